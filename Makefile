@@ -1,0 +1,36 @@
+# weft — the front door. Everything builds out of tree in build/.
+BUILD ?= build
+JOBS  ?= $(shell nproc)
+CTEST_ARGS ?=
+
+.PHONY: all deps demo test unit-test system-test bench clean configure
+
+all: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+deps:
+	@scripts/install-deps
+
+configure: $(BUILD)/CMakeCache.txt
+$(BUILD)/CMakeCache.txt:
+	@scripts/install-deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+# Boots the ring8 cluster, moves data over every link both ways, checks every byte.
+demo: all
+	@scripts/demo $(BUILD)
+
+test: all
+	cd $(BUILD) && ctest --output-on-failure $(CTEST_ARGS)
+
+unit-test: all
+	cd $(BUILD) && ctest --output-on-failure -L unit
+
+system-test: all
+	cd $(BUILD) && ctest --output-on-failure -L system
+
+bench: all
+	@$(BUILD)/bin/weft-bench-platform
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,134 @@
+// make bench: the platform's own numbers, all measured in this one run.
+//   - raw Ethernet copy throughput of the bridge over one link (4 KiB, 16 KiB,
+//     1 MiB transfers) beside host memcpy of the same sizes
+//   - one-word ping-pong round trip between two chips
+//   - ring8 start-up time and the host CPU an idle ring8 costs
+#include <string.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "common/error.h"
+#include "driver/cluster.h"
+#include "driver/paths.h"
+
+using namespace weft;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+void push64(std::vector<uint32_t>& v, uint64_t x) {
+    v.push_back(static_cast<uint32_t>(x));
+    v.push_back(static_cast<uint32_t>(x >> 32));
+}
+
+double host_memcpy_gbps(size_t size) {
+    std::vector<uint8_t> a(size, 1), b(size, 2);
+    const size_t total = 256ull << 20;
+    const size_t reps = std::max<size_t>(1, total / size);
+    auto t0 = Clock::now();
+    for (size_t i = 0; i < reps; ++i) {
+        memcpy(b.data(), a.data(), size);
+        a[i % size] = static_cast<uint8_t>(i);  // keep the copies from being folded away
+    }
+    double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    volatile uint8_t sink = b[size / 2];
+    (void)sink;
+    return double(size) * reps / s / 1e9;
+}
+
+double link_gbps(Cluster& c, uint32_t size) {
+    const BoardInfo& b = c.board();
+    const uint32_t port = 1;  // E, linked to chip 1 W in pair.yaml
+    const uint64_t total = 128ull << 20;
+    const uint32_t reps = static_cast<uint32_t>(std::max<uint64_t>(1, total / size));
+    Launch l{0, b.ports[port].core, &kernel_named("eth_send"), {port}};
+    push64(l.args, b.dram.base);
+    push64(l.args, b.dram.base + (16 << 20));
+    l.args.push_back(size);
+    l.args.push_back(size);  // one send per transfer
+    l.args.push_back(reps);
+    push64(l.args, 0);
+    l.args.push_back(0);
+    KernelResult r = c.run({l}, std::chrono::seconds(120))[0];
+    if (r.return_code != 0) throw Error("eth_send failed");
+    return double(size) * reps / (double(r.ticks) / b.timebase_hz) / 1e9;
+}
+
+double ping_pong_us(Cluster& c, uint32_t n) {
+    const BoardInfo& b = c.board();
+    const uint64_t flag0 = b.l1_free(b.ports[1].core).base, flag1 = b.l1_free(b.ports[3].core).base;
+    c.chip(0).write32(flag0, 0);
+    c.chip(1).write32(flag1, 0);
+    Launch a{0, b.ports[1].core, &kernel_named("ping_pong"), {1, 1, n}};
+    push64(a.args, flag0);
+    push64(a.args, flag1);
+    Launch z{1, b.ports[3].core, &kernel_named("ping_pong"), {3, 0, n}};
+    push64(z.args, flag1);
+    push64(z.args, flag0);
+    auto r = c.run({z, a}, std::chrono::seconds(120));
+    return double(r[1].ticks) / b.timebase_hz * 1e6 / n;
+}
+
+// User + system CPU seconds of a process and its threads.
+double cpu_seconds(int pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream rest(s.substr(s.rfind(')') + 2));
+    std::string field;
+    unsigned long long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+        if (i == 14) utime = std::stoull(field);
+        if (i == 15) stime = std::stoull(field);
+    }
+    return double(utime + stime) / sysconf(_SC_CLK_TCK);
+}
+
+}  // namespace
+
+int main() {
+    try {
+        const std::string base = "/tmp/weft-bench-" + std::to_string(getpid());
+        std::printf("weft platform bench (host: %ld cores)\n\n", sysconf(_SC_NPROCESSORS_ONLN));
+        {
+            std::printf("starting pair ...\n");
+            auto pair = Cluster::start(paths::cluster_file("pair"), base + "-pair");
+            std::printf("\n%-10s %16s %16s %10s\n", "transfer", "link GB/s", "memcpy GB/s", "ratio");
+            for (uint32_t size : {4u << 10, 16u << 10, 1u << 20}) {
+                double link = link_gbps(*pair, size);
+                double mem = host_memcpy_gbps(size);
+                char label[16];
+                snprintf(label, sizeof label, size >= (1u << 20) ? "%u MiB" : "%u KiB", size >= (1u << 20) ? size >> 20 : size >> 10);
+                std::printf("%-10s %16.2f %16.2f %10.3f\n", label, link, mem, link / mem);
+            }
+            ping_pong_us(*pair, 20);  // warm: the cores leave deep idle
+            std::printf("\none-word ping-pong round trip over one link: %.1f us (mean of 2000)\n", ping_pong_us(*pair, 2000));
+        }
+        {
+            auto t0 = Clock::now();
+            auto ring = Cluster::start(paths::cluster_file("ring8"), base + "-ring8");
+            const double up = std::chrono::duration<double>(Clock::now() - t0).count();
+            std::printf("\nring8 start-up (8 QEMU chips x %zu harts, all READY): %.2f s (target < 3 s)\n",
+                        ring->board().cores.size(), up);
+            std::vector<int> pids = {ring->info()["bridge_pid"].get<int>()};
+            for (const auto& chip : ring->info()["chips"]) pids.push_back(chip["pid"]);
+            std::this_thread::sleep_for(std::chrono::seconds(2));  // past the post-boot responsive window
+            double cpu0 = 0, cpu1 = 0;
+            for (int pid : pids) cpu0 += cpu_seconds(pid);
+            const double window = 5.0;
+            std::this_thread::sleep_for(std::chrono::duration<double>(window));
+            for (int pid : pids) cpu1 += cpu_seconds(pid);
+            std::printf("idle ring8 host CPU: %.1f%% of one core over %.0f s (bridge + 8 QEMUs; target < 10%%)\n",
+                        100.0 * (cpu1 - cpu0) / window, window);
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,63 @@
+// HAL timer, mailbox and cache for the host board (see host_board.h).
+#include <stdlib.h>
+
+#include "hal/cache.h"
+#include "hal/mailbox.h"
+#include "hal/timer.h"
+#include "host_board.h"
+
+namespace weft {
+
+namespace host_board {
+State& state() {
+    static State s;
+    return s;
+}
+void reset(abi::ChipControlBlock* control, uint32_t core) {
+    State& s = state();
+    s = State{};
+    s.control = control;
+    s.core = core;
+}
+}  // namespace host_board
+
+namespace timer {
+uint64_t now() { return host_board::state().now; }
+uint64_t ticks_per_us() { return 10; }
+uint64_t cycles() { return host_board::state().now * 10; }
+void sleep_until(uint64_t deadline) {
+    auto& s = host_board::state();
+    ++s.sleeps;
+    if (s.on_sleep) s.on_sleep();
+    if (s.now < deadline) s.now = deadline;
+}
+}  // namespace timer
+
+namespace mailbox {
+abi::ChipControlBlock& control() { return *host_board::state().control; }
+uint32_t core_id() { return host_board::state().core; }
+uint32_t chip_id() { return control().host.chip_id; }
+uint32_t num_chips() { return control().host.num_chips; }
+abi::HartStatus& my_status() { return control().hart[core_id()]; }
+void set_wait(uint32_t kind, uint64_t addr, uint32_t value) {
+    auto& st = my_status();
+    st.wait_addr = addr;
+    st.wait_value = value;
+    st.wait_kind = kind;
+}
+void clear_wait() { my_status().wait_kind = abi::kWaitNone; }
+void set_progress(uint64_t step) { my_status().progress = step; }
+uint32_t active_wake_us() { return 500; }
+uint32_t idle_wake_us() { return 40000; }
+void panic(int32_t code, uint64_t detail) {
+    auto& s = host_board::state();
+    if (s.on_panic) s.on_panic(code, detail);
+    abort();
+}
+}  // namespace mailbox
+
+namespace cache {
+void invalidate_instructions(uint64_t, uint64_t) {}
+}  // namespace cache
+
+}  // namespace weft

@@ -1,0 +1,36 @@
+#include "hal/eth.h"
+
+#include "ring_submit.h"
+
+namespace weft::eth {
+namespace {
+
+abi::EthRing& ring(uint32_t port) { return mailbox::control().eth[port]; }
+
+void submit(uint32_t port, uint16_t op, uint64_t src, uint64_t dst, uint32_t len, uint32_t value) {
+    if (port >= WEFT_NUM_PORTS) mailbox::panic(abi::kPanicBadArgs, port);
+    abi::EthCommand c{};
+    c.op = op;
+    c.len = len;
+    c.src = src;
+    c.dst = dst;
+    c.value = value;
+    qemu_virt::ring_submit(ring(port), c, abi::kRingEth, port, abi::kWaitEthRing);
+}
+
+}  // namespace
+
+void send_bytes(uint32_t port, uint64_t src, uint64_t dst, uint32_t len) {
+    submit(port, abi::kEthSendBytes, src, dst, len, 0);
+}
+void send_word(uint32_t port, uint64_t dst, uint32_t value) { submit(port, abi::kEthSendWord, 0, dst, 4, value); }
+bool tx_busy(uint32_t port) {
+    auto& r = ring(port);
+    qemu_virt::ring_ok(r, abi::kRingEth, port);
+    return r.head != r.tail;
+}
+void wait_tx_idle(uint32_t port) { qemu_virt::ring_drain(ring(port), abi::kRingEth, port, abi::kWaitEthRing); }
+bool link_up(uint32_t port) { return port < WEFT_NUM_PORTS && mailbox::control().port[port].state == abi::kLinkUp; }
+uint32_t peer_chip(uint32_t port) { return mailbox::control().port[port].peer_chip; }
+
+}  // namespace weft::eth

@@ -1,0 +1,42 @@
+// Producer side of the device command rings (include/weft/abi/ring.h).
+#pragma once
+#include "hal/mailbox.h"
+#include "hal/wait.h"
+#include "rt/fence.h"
+#include "weft/abi/fault.h"
+#include "weft/board_layout.h"
+
+namespace weft::qemu_virt {
+
+template <typename Ring>
+[[noreturn]] void ring_failed(const Ring& ring, uint32_t kind, uint32_t index) {
+    mailbox::panic(abi::kPanicRingError, abi::ring_error_detail(kind, index, ring.error, ring.error_index));
+}
+
+template <typename Ring>
+bool ring_ok(const Ring& ring, uint32_t kind, uint32_t index) {
+    if (ring.error != abi::kRingOk) ring_failed(ring, kind, index);
+    return true;
+}
+
+template <typename Ring, typename Command>
+void ring_submit(Ring& ring, const Command& cmd, uint32_t kind, uint32_t index, uint32_t wait_kind) {
+    const uint32_t tail = ring.tail;
+    if (tail - ring.head >= Ring::kSlots) {
+        wait_active([&] { return ring_ok(ring, kind, index) && tail - ring.head < Ring::kSlots; }, wait_kind, index);
+    }
+    const uint64_t* from = reinterpret_cast<const uint64_t*>(&cmd);
+    volatile uint64_t* to = reinterpret_cast<volatile uint64_t*>(&ring.slots[tail & (Ring::kSlots - 1)]);
+    for (unsigned i = 0; i < sizeof(Command) / 8; ++i) to[i] = from[i];
+    rt::publish_fence();
+    ring.tail = tail + 1;
+}
+
+template <typename Ring>
+void ring_drain(Ring& ring, uint32_t kind, uint32_t index, uint32_t wait_kind) {
+    const uint32_t tail = ring.tail;
+    wait_active([&] { return ring_ok(ring, kind, index) && ring.head == tail; }, wait_kind, index);
+    rt::acquire_fence();
+}
+
+}  // namespace weft::qemu_virt

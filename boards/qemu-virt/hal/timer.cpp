@@ -1,0 +1,27 @@
+// Timer HAL on QEMU virt: the ACLINT's mtime/mtimecmp. WFI wakes when a source
+// enabled in mie is pending even with mstatus.MIE clear, so no trap is taken:
+// the hart sleeps until its own mtimecmp fires and then re-checks its condition.
+#include "hal/timer.h"
+
+#include "rt/csr.h"
+#include "weft/board_layout.h"
+
+namespace weft::timer {
+namespace {
+volatile uint64_t* const mtime = reinterpret_cast<volatile uint64_t*>(WEFT_CLINT + 0xbff8);
+volatile uint64_t* mtimecmp(uint64_t hart) { return reinterpret_cast<volatile uint64_t*>(WEFT_CLINT + 0x4000 + 8 * hart); }
+}  // namespace
+
+uint64_t now() { return *mtime; }
+uint64_t ticks_per_us() { return WEFT_TIMEBASE_HZ / 1000000; }
+uint64_t cycles() { return WEFT_CSR_READ(mcycle); }
+
+void sleep_until(uint64_t deadline) {
+    *mtimecmp(rt::hart_id()) = deadline;
+    WEFT_CSR_SET(mie, rt::kMieMtie);
+    if (now() < deadline) __asm__ volatile("wfi");
+    // Leave the comparator far away so the pending bit drops and the next WFI sleeps.
+    *mtimecmp(rt::hart_id()) = ~0ull;
+}
+
+}  // namespace weft::timer

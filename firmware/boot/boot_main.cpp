@@ -1,0 +1,116 @@
+// Resident boot + launch firmware: every hart marks READY in its launch
+// mailbox, sleeps until the host posts LAUNCH, runs the kernel, posts DONE (or
+// FAULT from the trap handler) and goes back to waiting.
+#include <stdint.h>
+
+#include "boot/launch_protocol.h"
+#include "hal/cache.h"
+#include "hal/mailbox.h"
+#include "hal/timer.h"
+#include "hal/wait.h"
+#include "rt/console.h"
+#include "rt/csr.h"
+#include "weft/abi/fault.h"
+#include "weft/board_layout.h"
+
+using namespace weft;
+
+namespace {
+
+constexpr uint64_t stack_top(uint32_t core) {
+    return board::kCores[core].l1_base + board::kCores[core].l1_size;
+}
+
+template <uint32_t... I>
+struct StackTops {
+    uint64_t top[sizeof...(I)] = {stack_top(I)...};
+};
+
+template <uint32_t N, uint32_t... I>
+struct MakeStackTops : MakeStackTops<N - 1, N - 1, I...> {};
+template <uint32_t... I>
+struct MakeStackTops<0, I...> {
+    using type = StackTops<I...>;
+};
+
+// After a kernel ends, stay responsive for this long before falling back to
+// the deep idle interval: ops launch kernels back to back.
+constexpr uint64_t kResponsiveWindowUs = 1000000;
+constexpr uint32_t kResponsiveWakeUs = 1000;
+
+using KernelEntry = int (*)(uint64_t args, uint64_t count);
+
+[[noreturn]] void serve_launches(uint32_t core);
+
+}  // namespace
+
+// Read by start.S and trap.S before any stack exists.
+extern "C" const MakeStackTops<board::kNumCores>::type weft_stack_tops = {};
+
+namespace {
+
+uint64_t& kernel_end(uint32_t core) {
+    static uint64_t ends[board::kNumCores];
+    return ends[core];
+}
+
+void wait_for_launch(uint32_t core) {
+    auto& cb = mailbox::control();
+    const auto& st = cb.hart[core];
+    const auto& req = cb.host.launch[core];
+    auto launched = [&] { return req.seq != st.done_seq; };
+    while (!launched()) {
+        const uint64_t window_end = kernel_end(core) + kResponsiveWindowUs * timer::ticks_per_us();
+        if (timer::now() < window_end)
+            wait_until([&] { return launched() || timer::now() >= window_end; }, abi::kWaitLaunch, 0, 0,
+                       kResponsiveWakeUs);
+        else
+            wait_until(launched, abi::kWaitLaunch, 0, 0, mailbox::idle_wake_us());
+    }
+}
+
+[[noreturn]] void serve_launches(uint32_t core) {
+    auto& cb = mailbox::control();
+    auto& st = cb.hart[core];
+    const auto& req = cb.host.launch[core];
+    for (;;) {
+        wait_for_launch(core);
+        const boot::Snapshot s = boot::begin_launch(req, st);
+        if (s.flags & abi::kLaunchNewCode) cache::invalidate_instructions(s.code_base, s.code_size);
+        const uint64_t t0 = timer::now();
+        const uint64_t c0 = timer::cycles();
+        int rc = reinterpret_cast<KernelEntry>(s.entry)(s.args, s.arg_count);
+        const uint64_t cycles = timer::cycles() - c0, ticks = timer::now() - t0;
+        kernel_end(core) = timer::now();
+        boot::post_done(st, s.seq, rc, cycles, ticks);
+    }
+}
+
+}  // namespace
+
+extern "C" [[noreturn]] void weft_boot_main(uint64_t hart) {
+    const uint32_t core = static_cast<uint32_t>(hart);
+    auto& cb = mailbox::control();
+    auto& st = cb.hart[core];
+    kernel_end(core) = timer::now();
+    boot::post_ready(cb.host.launch[core], st);
+    if (core == 0) console::printf("weft boot: chip %u ready (%u cores, board " WEFT_BOARD_NAME ")\n", cb.host.chip_id, board::kNumCores);
+    serve_launches(core);
+}
+
+extern "C" [[noreturn]] void weft_on_trap(uint64_t mcause, uint64_t mepc, uint64_t mtval, uint64_t a0, uint64_t a1,
+                                          uint64_t a2) {
+    const uint32_t core = static_cast<uint32_t>(rt::hart_id());
+    auto& st = mailbox::control().hart[core];
+    int32_t rc = -1;
+    if (mcause == 3 && a2 == abi::kPanicMagic) {  // mailbox::panic
+        mcause = abi::kPanicCause;
+        mtval = a1;
+        rc = static_cast<int32_t>(a0);
+    }
+    kernel_end(core) = timer::now();
+    console::printf("weft: chip %u core %u FAULT mcause=%lu mepc=0x%lx mtval=0x%lx\n", mailbox::chip_id(), core,
+                    mcause, mepc, mtval);
+    boot::post_fault(st, mcause, mepc, mtval, rc);
+    serve_launches(core);
+}

@@ -1,0 +1,17 @@
+// Ethernet command queue of a port (layer 2 of DESIGN.md section 4). A port's
+// commands are sent in order: a word sent after a buffer lands after it.
+#pragma once
+#include <stdint.h>
+
+namespace weft::eth {
+
+// Send len bytes from local src to address dst of the chip at the other end.
+void send_bytes(uint32_t port, uint64_t src, uint64_t dst, uint32_t len);
+// Write one 32-bit word at the peer's address dst.
+void send_word(uint32_t port, uint64_t dst, uint32_t value);
+bool tx_busy(uint32_t port);
+void wait_tx_idle(uint32_t port);
+bool link_up(uint32_t port);
+uint32_t peer_chip(uint32_t port);
+
+}  // namespace weft::eth

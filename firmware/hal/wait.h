@@ -1,0 +1,34 @@
+// Waiting without burning the host: poll briefly, then sleep in WFI with a
+// timer wake-up whose interval grows up to a cap. A wake-up costs ~20 µs of
+// host CPU under QEMU, so a bare spin or a fixed short tick would starve the
+// other chips sharing the host's cores.
+#pragma once
+#include <stdint.h>
+#include "hal/mailbox.h"
+#include "hal/timer.h"
+
+namespace weft {
+
+template <typename Ready>
+inline void wait_until(Ready ready, uint32_t wait_kind, uint64_t wait_addr, uint32_t wait_value,
+                       uint32_t max_backoff_us) {
+    for (int i = 0; i < 32; ++i)
+        if (ready()) return;
+    mailbox::set_wait(wait_kind, wait_addr, wait_value);
+    const uint64_t tpu = timer::ticks_per_us();
+    uint64_t backoff = 5 * tpu;
+    const uint64_t cap = uint64_t(max_backoff_us) * tpu;
+    while (!ready()) {
+        timer::sleep_until(timer::now() + backoff);
+        backoff = backoff * 2 > cap ? cap : backoff * 2;
+    }
+    mailbox::clear_wait();
+}
+
+// The usual case: a wait inside a running kernel.
+template <typename Ready>
+inline void wait_active(Ready ready, uint32_t wait_kind, uint64_t wait_addr, uint32_t wait_value = 0) {
+    wait_until(ready, wait_kind, wait_addr, wait_value, mailbox::active_wake_us());
+}
+
+}  // namespace weft

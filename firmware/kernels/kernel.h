@@ -1,0 +1,25 @@
+// What every kernel sees: its runtime arguments, written by the host into the
+// core's argument block. Kernels define kernel_main and return 0 on success.
+#pragma once
+#include <stdint.h>
+
+#include "hal/mailbox.h"
+#include "weft/abi/fault.h"
+
+namespace weft {
+
+struct KernelArgs {
+    const uint32_t* words;
+    uint32_t count;
+
+    uint32_t u32(uint32_t i) const {
+        if (i >= count) mailbox::panic(abi::kPanicBadArgs, i);
+        return words[i];
+    }
+    // 64-bit values (addresses) take two words, low first.
+    uint64_t u64(uint32_t i) const { return uint64_t(u32(i)) | (uint64_t(u32(i + 1)) << 32); }
+};
+
+}  // namespace weft
+
+extern "C" int kernel_main(weft::KernelArgs args);

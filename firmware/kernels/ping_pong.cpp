@@ -1,0 +1,27 @@
+// One-word ping-pong over a link. The initiator writes i into the peer's flag
+// and waits for the echo in its own; the responder echoes.
+// args: port, initiator, iterations, local_flag(2), remote_flag(2)
+#include "hal/eth.h"
+#include "hal/noc.h"
+#include "kernels/kernel.h"
+
+using namespace weft;
+
+extern "C" int kernel_main(KernelArgs a) {
+    const uint32_t port = a.u32(0);
+    const bool initiator = a.u32(1) != 0;
+    const uint32_t n = a.u32(2);
+    const uint64_t local = a.u64(3), remote = a.u64(5);
+    for (uint32_t i = 1; i <= n; ++i) {
+        if (initiator) {
+            eth::send_word(port, remote, i);
+            noc::semaphore_wait(local, i);
+        } else {
+            noc::semaphore_wait(local, i);
+            eth::send_word(port, remote, i);
+        }
+        mailbox::set_progress(i);
+    }
+    eth::wait_tx_idle(port);
+    return 0;
+}

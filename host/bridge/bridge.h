@@ -1,0 +1,60 @@
+// weft-bridge: one process per cluster. It owns the chips (QEMU processes and
+// their RAM), emulates their devices on an engine thread, and answers the
+// control socket on the main thread.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bridge/chip_process.h"
+#include "bridge/devices.h"
+#include "bridge/ethernet.h"
+#include "driver/cluster_file.h"
+
+namespace weft {
+
+struct BridgeOptions {
+    std::string cluster_file;
+    std::string run_dir;
+    std::string qemu;
+    std::string boot_firmware;
+    int boot_timeout_ms = 30000;
+};
+
+class Bridge {
+public:
+    Bridge(ClusterSpec spec, BridgeOptions options);
+    ~Bridge();
+
+    // Starts every chip and waits until all their cores are READY; throws
+    // weft::Error naming the chips and cores that did not come up.
+    void start();
+    void start_engine();
+    void stop();
+    // Reaps exited QEMUs (after SIGCHLD); returns a message per chip that died.
+    std::vector<std::string> reap_children();
+
+    const ClusterSpec& spec() const { return spec_; }
+    const BridgeOptions& options() const { return options_; }
+    std::vector<std::unique_ptr<ChipProcess>>& chips() { return chips_; }
+    Ethernet& ethernet() { return *ethernet_; }
+    const DeviceCounters& counters(uint32_t chip) const { return *counters_[chip]; }
+    uint64_t engine_passes() const { return passes_; }
+
+private:
+    void engine_loop();
+    bool serve_chip(uint32_t chip);
+
+    ClusterSpec spec_;
+    BridgeOptions options_;
+    std::vector<std::unique_ptr<ChipProcess>> chips_;
+    std::vector<std::unique_ptr<DeviceCounters>> counters_;
+    std::unique_ptr<Ethernet> ethernet_;
+    std::thread engine_;
+    std::atomic<bool> running_{false};
+    std::atomic<uint64_t> passes_{0};
+};
+
+}  // namespace weft

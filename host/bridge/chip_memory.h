@@ -1,0 +1,25 @@
+// A chip's RAM as the bridge (and the driver) see it: the memfd QEMU uses as
+// guest RAM, mapped shared. Guest physical address = ram.base + offset.
+#pragma once
+#include <stdint.h>
+
+#include "weft/abi/control_block.h"
+
+namespace weft {
+
+struct ChipMemory {
+    uint8_t* host = nullptr;
+    uint64_t base = 0;  // guest physical address of host[0]
+    uint64_t size = 0;
+
+    // Host pointer for [addr, addr + len) or nullptr if any of it is outside RAM.
+    uint8_t* at(uint64_t addr, uint64_t len) const {
+        if (addr < base || len > size || addr - base > size - len) return nullptr;
+        return host + (addr - base);
+    }
+    abi::ChipControlBlock& control(uint64_t control_block_addr) const {
+        return *reinterpret_cast<abi::ChipControlBlock*>(at(control_block_addr, sizeof(abi::ChipControlBlock)));
+    }
+};
+
+}  // namespace weft

@@ -1,0 +1,114 @@
+#include "bridge/chip_process.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "common/error.h"
+
+namespace weft {
+
+ChipProcess::ChipProcess(uint32_t id, const BoardInfo& board, const std::string& run_dir)
+    : id_(id), board_(board), run_dir_(run_dir) {
+    std::string name = "weft-chip" + std::to_string(id);
+    memfd_ = memfd_create(name.c_str(), MFD_CLOEXEC);
+    if (memfd_ < 0) throw Error("memfd_create: " + std::string(strerror(errno)));
+    if (ftruncate(memfd_, static_cast<off_t>(board.ram.size)) != 0)
+        throw Error("cannot size chip " + std::to_string(id) + " memory: " + strerror(errno));
+    void* p = mmap(nullptr, board.ram.size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd_, 0);
+    if (p == MAP_FAILED) throw Error("cannot map chip " + std::to_string(id) + " memory: " + strerror(errno));
+    mem_ = ChipMemory{static_cast<uint8_t*>(p), board.ram.base, board.ram.size};
+}
+
+ChipProcess::~ChipProcess() {
+    if (alive()) terminate(1000);
+    if (mem_.host) munmap(mem_.host, mem_.size);
+    if (memfd_ >= 0) close(memfd_);
+}
+
+std::string ChipProcess::console_path() const { return run_dir_ + "/chip" + std::to_string(id_) + ".console"; }
+std::string ChipProcess::qemu_log_path() const { return run_dir_ + "/chip" + std::to_string(id_) + ".qemu.log"; }
+
+void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmware) {
+    const std::string mb = std::to_string(board_.ram.size >> 20);
+    // QEMU opens its RAM through /proc/self/fd: the memfd is inherited, no file exists.
+    const int child_fd = 200;  // high, so it cannot collide with the log or stdio descriptors
+    std::vector<std::string> args = {
+        qemu, "-nodefaults", "-display", "none", "-monitor", "none",
+        "-machine", "virt,memory-backend=ram",
+        "-object", "memory-backend-file,id=ram,size=" + mb + "M,mem-path=/proc/self/fd/" + std::to_string(child_fd) + ",share=on",
+        "-m", mb + "M",
+        "-smp", std::to_string(board_.cores.size()),
+        "-accel", "tcg,thread=multi",
+        "-bios", "none", "-kernel", boot_firmware,
+        "-serial", "file:" + console_path(),
+    };
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int log = open(qemu_log_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    pid_t pid = fork();
+    if (pid < 0) throw Error("fork: " + std::string(strerror(errno)));
+    if (pid == 0) {
+        // QEMU must not outlive the bridge, whatever kills it.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        sigset_t none;  // the bridge blocks its signals for signalfd; QEMU must not inherit that
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        if (getppid() == 1) _exit(127);
+        if (memfd_ == child_fd) fcntl(child_fd, F_SETFD, 0);
+        else dup2(memfd_, child_fd);  // dup2 clears close-on-exec on the copy
+        int devnull = open("/dev/null", O_RDONLY);
+        dup2(devnull, 0);
+        if (log >= 0) {
+            dup2(log, 1);
+            dup2(log, 2);
+        }
+        setpgid(0, 0);  // a Ctrl-C on the terminal reaches the bridge, which stops the chips in order
+        execvp(argv[0], argv.data());
+        dprintf(2, "cannot start %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    if (log >= 0) close(log);
+    pid_ = pid;
+}
+
+void ChipProcess::mark_exited(int status) {
+    exited_ = true;
+    exit_status_ = status;
+}
+
+std::string ChipProcess::describe_exit() const {
+    if (!exited_) return "running";
+    if (WIFSIGNALED(exit_status_)) return std::string("killed by signal ") + strsignal(WTERMSIG(exit_status_));
+    return "exited with status " + std::to_string(WEXITSTATUS(exit_status_));
+}
+
+void ChipProcess::terminate(int grace_ms) {
+    if (!alive()) return;
+    kill(pid_, SIGTERM);
+    for (int waited = 0; waited <= grace_ms; waited += 10) {
+        int st;
+        pid_t r = waitpid(pid_, &st, WNOHANG);
+        if (r == pid_ || (r < 0 && errno == ECHILD)) {
+            mark_exited(r == pid_ ? st : 0);
+            return;
+        }
+        timespec ts{0, 10 * 1000 * 1000};
+        nanosleep(&ts, nullptr);
+    }
+    kill(pid_, SIGKILL);
+    int st = 0;
+    waitpid(pid_, &st, 0);
+    mark_exited(st);
+}
+
+}  // namespace weft

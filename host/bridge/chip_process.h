@@ -1,0 +1,48 @@
+// One emulated chip: its guest RAM (a memfd, never a file on disk, so nothing
+// is left behind whatever happens to the processes) and its QEMU process.
+#pragma once
+#include <sys/types.h>
+
+#include <string>
+
+#include "bridge/chip_memory.h"
+#include "driver/board.h"
+
+namespace weft {
+
+class ChipProcess {
+public:
+    ChipProcess(uint32_t id, const BoardInfo& board, const std::string& run_dir);
+    ~ChipProcess();
+    ChipProcess(const ChipProcess&) = delete;
+    ChipProcess& operator=(const ChipProcess&) = delete;
+
+    void spawn(const std::string& qemu, const std::string& boot_firmware);
+    // Called with the status waitpid returned for our pid.
+    void mark_exited(int status);
+    // SIGTERM, then SIGKILL after grace_ms; reaps the process.
+    void terminate(int grace_ms);
+
+    uint32_t id() const { return id_; }
+    pid_t pid() const { return pid_; }
+    bool alive() const { return pid_ > 0 && !exited_; }
+    int exit_status() const { return exit_status_; }
+    int memfd() const { return memfd_; }
+    const ChipMemory& memory() const { return mem_; }
+    abi::ChipControlBlock& control() const { return mem_.control(board_.control_block.base); }
+    std::string console_path() const;
+    std::string qemu_log_path() const;
+    std::string describe_exit() const;
+
+private:
+    uint32_t id_;
+    const BoardInfo& board_;
+    std::string run_dir_;
+    int memfd_ = -1;
+    ChipMemory mem_;
+    pid_t pid_ = -1;
+    bool exited_ = false;
+    int exit_status_ = 0;
+};
+
+}  // namespace weft

@@ -1,0 +1,50 @@
+// The hardware blocks weft-bridge emulates for each chip (DESIGN.md section 3).
+// They execute what firmware queues and nothing more: no protocol lives here.
+#pragma once
+#include <stdint.h>
+
+#include <atomic>
+
+#include "bridge/chip_memory.h"
+#include "driver/board.h"
+#include "weft/abi/control_block.h"
+
+namespace weft {
+
+struct DeviceCounters {
+    std::atomic<uint64_t> noc_commands{0}, noc_bytes{0};
+    std::atomic<uint64_t> math_commands{0}, math_elements{0};
+};
+
+// Consumer side of a command ring: executes up to `budget` commands in order.
+// exec returns abi::kRingOk or the RingError that stops the ring (sticky, so
+// the producer sees it and reports instead of waiting forever).
+template <typename Ring, typename Exec>
+uint32_t consume_ring(Ring& ring, uint32_t budget, Exec exec) {
+    if (ring.error != abi::kRingOk) return 0;
+    uint32_t head = ring.head;
+    const uint32_t tail = __atomic_load_n(const_cast<uint32_t*>(&ring.tail), __ATOMIC_ACQUIRE);
+    uint32_t done = 0;
+    while (head != tail && done < budget) {
+        uint32_t err = abi::kRingBadArgument;  // a tail beyond the ring's size: the producer is broken
+        if (tail - head <= Ring::kSlots) {
+            auto cmd = ring.slots[head & (Ring::kSlots - 1)];  // copy: the slot is shared memory
+            err = exec(cmd);
+        }
+        if (err != abi::kRingOk) {
+            ring.error_index = head;
+            __atomic_store_n(const_cast<uint32_t*>(&ring.error), err, __ATOMIC_RELEASE);
+            break;
+        }
+        ++head;
+        ++done;
+        __atomic_store_n(const_cast<uint32_t*>(&ring.head), head, __ATOMIC_RELEASE);
+    }
+    return done;
+}
+
+uint32_t run_noc_ring(const ChipMemory& mem, const BoardInfo& board, abi::NocRing& ring, uint32_t budget,
+                      DeviceCounters& counters);
+uint32_t run_math_ring(const ChipMemory& mem, abi::MathRing& ring, uint32_t budget, DeviceCounters& counters);
+
+}  // namespace weft

@@ -1,0 +1,24 @@
+// Math engine: element-wise reductions between chip addresses, one ring per
+// worker core (the chip's compute engine; firmware never loops over elements).
+#include "bridge/devices.h"
+#include "common/eltwise.h"
+
+namespace weft {
+
+uint32_t run_math_ring(const ChipMemory& mem, abi::MathRing& ring, uint32_t budget, DeviceCounters& counters) {
+    return consume_ring(ring, budget, [&](const abi::MathCommand& c) -> uint32_t {
+        const uint32_t size = abi::dtype_size(c.dtype);
+        if (size == 0) return abi::kRingBadArgument;
+        const uint64_t bytes = uint64_t(c.count) * size;
+        uint8_t* a = mem.at(c.src0, bytes);
+        uint8_t* b = mem.at(c.src1, bytes);
+        uint8_t* d = mem.at(c.dst, bytes);
+        if (!a || !b || !d) return abi::kRingBadAddress;
+        if (!eltwise(c.op, c.dtype, a, b, d, c.count)) return abi::kRingBadOpcode;
+        counters.math_commands++;
+        counters.math_elements += c.count;
+        return abi::kRingOk;
+    });
+}
+
+}  // namespace weft

@@ -1,0 +1,216 @@
+// weft: one word per job.
+//   weft up CLUSTER            start a cluster (a file, or a name from clusters/)
+//   weft down                  stop it
+//   weft status [--json]       chips, cores and links of the running cluster
+//   weft linktest [--size S] [--packet P] [--cluster C]
+//                              move data over every link both ways, check every byte
+//   weft link CHIP PORT up|down   take a link down or bring it back
+// Options for all: --run-dir DIR (default $WEFT_RUN_DIR or /tmp/weft-<uid>).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "driver/cluster.h"
+#include "driver/cluster_file.h"
+#include "driver/control_client.h"
+#include "driver/link_test.h"
+#include "driver/paths.h"
+
+using namespace weft;
+
+namespace {
+
+struct Args {
+    std::vector<std::string> words;
+    std::string run_dir = paths::default_run_dir();
+    std::string cluster;
+    uint64_t size = 0;
+    uint64_t packet = 0;
+    bool json = false;
+};
+
+uint64_t parse_size(const std::string& s) {
+    size_t pos = 0;
+    unsigned long long v = 0;
+    try {
+        v = std::stoull(s, &pos);
+    } catch (...) {
+        throw Error("'" + s + "' is not a size (examples: 4096, 16K, 1M)");
+    }
+    std::string unit = s.substr(pos);
+    if (unit == "K" || unit == "k" || unit == "KiB") v <<= 10;
+    else if (unit == "M" || unit == "MiB") v <<= 20;
+    else if (unit == "G" || unit == "GiB") v <<= 30;
+    else if (!unit.empty()) throw Error("'" + s + "' has an unknown unit (use K, M or G)");
+    return v;
+}
+
+Args parse(int argc, char** argv) {
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        std::string w = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw Error(w + " needs a value");
+            return argv[++i];
+        };
+        if (w == "--run-dir") a.run_dir = value();
+        else if (w == "--cluster") a.cluster = value();
+        else if (w == "--size") a.size = parse_size(value());
+        else if (w == "--packet") a.packet = parse_size(value());
+        else if (w == "--json") a.json = true;
+        else if (w.rfind("--", 0) == 0) throw Error("unknown option " + w + " (see 'weft help')");
+        else a.words.push_back(w);
+    }
+    return a;
+}
+
+int help() {
+    std::puts(
+        "usage: weft COMMAND [options]\n"
+        "  up CLUSTER              start a cluster from a cluster file or a name in clusters/ (ring8, pair, line4)\n"
+        "  down                    stop the running cluster\n"
+        "  status [--json]         chips, cores and links with their counters\n"
+        "  linktest [--size S] [--packet P] [--cluster C]\n"
+        "                          move S bytes over every link in both directions and check every byte\n"
+        "                          (starts a temporary cluster C when none is up)\n"
+        "  link CHIP PORT up|down  take a link down or bring it back\n"
+        "options: --run-dir DIR    where the cluster's socket and logs live (default $WEFT_RUN_DIR or /tmp/weft-UID)");
+    return 0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int cmd_up(const Args& a) {
+    if (a.words.size() != 2) throw Error("usage: weft up CLUSTER (e.g. weft up ring8)");
+    const std::string file = paths::cluster_file(a.words[1]);
+    // Refuse a bad file before starting anything, with the line that is wrong.
+    ClusterSpec spec = load_cluster(file, paths::known_boards());
+    auto t0 = std::chrono::steady_clock::now();
+    spawn_bridge(file, a.run_dir);
+    std::printf("cluster '%s' up: %u chips of board %s, %zu links, in %.2f s (run dir %s)\n", spec.name.c_str(),
+                spec.num_chips, spec.board_name.c_str(), spec.links.size(), seconds_since(t0), a.run_dir.c_str());
+    return 0;
+}
+
+int cmd_down(const Args& a) {
+    ControlClient c(a.run_dir);
+    auto t0 = std::chrono::steady_clock::now();
+    c.request({{"cmd", "shutdown"}});
+    if (!c.wait_closed(20000)) throw Error("weft-bridge did not stop within 20 s (see " + a.run_dir + "/bridge.log)");
+    std::printf("cluster down in %.2f s\n", seconds_since(t0));
+    return 0;
+}
+
+int cmd_status(const Args& a) {
+    auto cluster = Cluster::attach(a.run_dir);
+    nlohmann::json counters = cluster->counters();
+    if (a.json) {
+        nlohmann::json out = cluster->info();
+        out["counters"] = counters;
+        std::cout << out.dump(2) << "\n";
+        return 0;
+    }
+    const nlohmann::json& info = cluster->info();
+    std::printf("cluster '%s' (%s), board %s, %zu chips, bridge pid %d\n", info["name"].get<std::string>().c_str(),
+                info["cluster_file"].get<std::string>().c_str(), info["board"].get<std::string>().c_str(), cluster->size(),
+                info["bridge_pid"].get<int>());
+    static const char* states = "-RrDF";  // off, ready, running, done, fault
+    for (const auto& c : info["chips"]) {
+        const uint32_t id = c["id"];
+        Chip& chip = cluster->chip(id);
+        std::string cores;
+        for (uint32_t k = 0; k < cluster->board().cores.size(); ++k) cores += states[std::min<uint32_t>(uint32_t(chip.status(k).state), 4u)];
+        std::printf("  chip %u  pid %-7d %-8s cores [%s]\n", id, c["pid"].get<int>(),
+                    c["alive"].get<bool>() ? "alive" : c["state"].get<std::string>().c_str(), cores.c_str());
+    }
+    std::printf("  cores: R ready, r running, D done, F fault\n");
+    std::printf("  %-14s %-14s %-5s %12s %14s %12s %14s\n", "link end a", "end b", "state", "frames a>b", "bytes a>b",
+                "frames b>a", "bytes b>a");
+    for (const auto& l : counters["links"]) {
+        auto end = [](const nlohmann::json& e) {
+            return "chip " + std::to_string(e["chip"].get<int>()) + "." + e["name"].get<std::string>();
+        };
+        std::printf("  %-14s %-14s %-5s %12llu %14llu %12llu %14llu\n", end(l["a"]).c_str(), end(l["b"]).c_str(),
+                    l["state"].get<std::string>().c_str(), (unsigned long long)l["a_to_b"]["frames"],
+                    (unsigned long long)l["a_to_b"]["bytes"], (unsigned long long)l["b_to_a"]["frames"],
+                    (unsigned long long)l["b_to_a"]["bytes"]);
+    }
+    return 0;
+}
+
+// Attach to the running cluster, or start a temporary one from --cluster.
+std::unique_ptr<Cluster> attach_or_start(const Args& a, const std::string& fallback) {
+    try {
+        if (a.cluster.empty()) return Cluster::attach(a.run_dir);
+    } catch (const Error&) {
+    }
+    const std::string file = paths::cluster_file(a.cluster.empty() ? fallback : a.cluster);
+    std::string run_dir = a.run_dir + "-tmp" + std::to_string(getpid());
+    std::fprintf(stderr, "no cluster up in %s: starting a temporary one from %s\n", a.run_dir.c_str(), file.c_str());
+    return Cluster::start(file, run_dir);
+}
+
+int cmd_linktest(const Args& a) {
+    auto cluster = attach_or_start(a, "ring8");
+    LinkTestOptions opt;
+    if (a.size) opt.bytes = a.size;
+    if (a.packet) opt.packet = static_cast<uint32_t>(a.packet);
+    std::printf("link test: %llu bytes each way over every link, packets of %u bytes\n",
+                (unsigned long long)opt.bytes, opt.packet);
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<LinkTransfer> out = run_link_test(*cluster, opt);
+    const BoardInfo& b = cluster->board();
+    std::printf("  %-12s %-12s %12s %12s %12s %10s\n", "from", "to", "bytes", "wrong(host)", "wrong(chip)", "GB/s");
+    uint64_t wrong = 0;
+    for (const auto& t : out) {
+        std::string from = "chip " + std::to_string(t.from_chip) + "." + port_name(b, t.from_port);
+        std::string to = "chip " + std::to_string(t.to_chip) + "." + port_name(b, t.to_port);
+        std::printf("  %-12s %-12s %12llu %12llu %12d %10.2f\n", from.c_str(), to.c_str(), (unsigned long long)t.bytes,
+                    (unsigned long long)t.wrong_bytes, t.wrong_words, t.seconds > 0 ? t.bytes / t.seconds / 1e9 : 0.0);
+        wrong += t.wrong_bytes + static_cast<uint64_t>(t.wrong_words);
+    }
+    std::printf("%zu transfers over %zu links in %.2f s: %s\n", out.size(), out.size() / 2, seconds_since(t0),
+                wrong ? "DATA MISMATCH" : "every byte intact");
+    return wrong ? 1 : 0;
+}
+
+int cmd_link(const Args& a) {
+    if (a.words.size() != 4 || (a.words[3] != "up" && a.words[3] != "down"))
+        throw Error("usage: weft link CHIP PORT up|down");
+    ControlClient c(a.run_dir);
+    auto reply = c.request({{"cmd", "link"},
+                            {"chip", std::stoul(a.words[1])},
+                            {"port", std::stoul(a.words[2])},
+                            {"up", a.words[3] == "up"}});
+    std::printf("link chip %d.%s <-> chip %d.%s is %s\n", reply["link"]["a"]["chip"].get<int>(),
+                reply["link"]["a"]["name"].get<std::string>().c_str(), reply["link"]["b"]["chip"].get<int>(),
+                reply["link"]["b"]["name"].get<std::string>().c_str(), reply["link"]["state"].get<std::string>().c_str());
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        Args a = parse(argc, argv);
+        if (a.words.empty() || a.words[0] == "help" || a.words[0] == "-h") return help();
+        const std::string& cmd = a.words[0];
+        if (cmd == "up") return cmd_up(a);
+        if (cmd == "down") return cmd_down(a);
+        if (cmd == "status") return cmd_status(a);
+        if (cmd == "linktest") return cmd_linktest(a);
+        if (cmd == "link") return cmd_link(a);
+        throw Error("unknown command '" + cmd + "' (see 'weft help')");
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "weft: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,64 @@
+// The board description as read from its DTB with libfdt. The same reader feeds
+// the build-time header generator (firmware) and the driver and bridge at run
+// time, so host and firmware cannot disagree on the memory map.
+#pragma once
+#include <stdint.h>
+#include <string>
+#include <vector>
+
+namespace weft {
+
+enum class CoreRole { kErisc, kWorker };
+const char* role_name(CoreRole role);
+
+struct Region {
+    uint64_t base = 0;
+    uint64_t size = 0;
+    uint64_t end() const { return base + size; }
+    bool contains(uint64_t addr, uint64_t len) const {
+        return addr >= base && len <= size && addr - base <= size - len;
+    }
+};
+
+struct CoreInfo {
+    uint32_t id = 0;
+    CoreRole role = CoreRole::kWorker;
+    int port = -1;  // Ethernet port served, ERISC cores only
+    Region l1;
+};
+
+struct PortInfo {
+    uint32_t id = 0;
+    char direction = '?';  // N, E, S, W
+    uint32_t plane = 0;
+    uint32_t core = 0;
+};
+
+struct BoardInfo {
+    std::string name;  // "qemu-virt"
+    std::string model;
+    Region ram, boot_firmware, control_block, dram, qemu_reserved;
+    uint64_t uart = 0, test_device = 0, clint = 0;
+    uint32_t timebase_hz = 0;
+    uint32_t code_size = 0, stack_size = 0, args_size = 0;
+    std::vector<CoreInfo> cores;
+    std::vector<PortInfo> ports;
+
+    // L1 layout of a core: [code | free | args | stack]
+    uint64_t stack_top(uint32_t core) const { return cores.at(core).l1.end(); }
+    uint64_t args_base(uint32_t core) const { return stack_top(core) - stack_size - args_size; }
+    // The part of a core's L1 free for buffers and semaphores.
+    Region l1_free(uint32_t core) const {
+        return Region{cores.at(core).l1.base + code_size, args_base(core) - cores.at(core).l1.base - code_size};
+    }
+    uint32_t planes() const;
+    // Port serving (direction, plane), or -1.
+    int port_for(char direction, uint32_t plane) const;
+    std::vector<uint32_t> cores_with_role(CoreRole role) const;
+};
+
+// Parse and validate a board DTB; throws weft::Error naming the bad node.
+BoardInfo parse_board(const void* blob, size_t size);
+BoardInfo load_board(const std::string& dtb_path);
+
+}  // namespace weft

@@ -1,0 +1,168 @@
+#include "driver/chip.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "common/error.h"
+#include "weft/abi/fault.h"
+
+namespace weft {
+namespace {
+
+std::string hex(uint64_t v) {
+    std::ostringstream o;
+    o << "0x" << std::hex << v;
+    return o.str();
+}
+
+std::string describe_panic(int32_t code, uint64_t detail) {
+    switch (code) {
+        case abi::kPanicRingError: {
+            static const char* kinds[] = {"?", "NoC", "Ethernet", "math"};
+            static const char* errors[] = {"ok", "address outside the chip", "unknown opcode", "bad length",
+                                           "link down", "bad argument"};
+            uint32_t kind = static_cast<uint32_t>(detail >> 56), ring = (detail >> 48) & 0xff;
+            uint32_t err = (detail >> 32) & 0xffff, index = static_cast<uint32_t>(detail);
+            std::ostringstream o;
+            o << (kind < 4 ? kinds[kind] : "?") << (kind == abi::kRingEth ? " port " : " ring ") << ring
+              << " refused command #" << index << ": " << (err < 6 ? errors[err] : "unknown error");
+            return o.str();
+        }
+        case abi::kPanicAssert: return "assertion failed at line " + std::to_string(detail);
+        case abi::kPanicBadArgs: return "missing or bad runtime argument #" + std::to_string(detail);
+        case abi::kPanicDeadline: return "firmware deadline passed waiting on " + hex(detail);
+    }
+    return "panic code " + std::to_string(code);
+}
+
+}  // namespace
+
+std::string describe_mcause(uint64_t mcause) {
+    static const char* names[] = {"instruction address misaligned", "instruction access fault", "illegal instruction",
+                                  "breakpoint", "load address misaligned", "load access fault",
+                                  "store address misaligned", "store access fault", "ecall from U", "ecall from S",
+                                  "reserved", "ecall from M", "instruction page fault", "load page fault", "reserved",
+                                  "store page fault"};
+    if (mcause < 16) return names[mcause];
+    if (mcause == abi::kPanicCause) return "firmware panic";
+    return "mcause " + std::to_string(mcause);
+}
+
+Chip::Chip(uint32_t id, const BoardInfo& board, int memfd)
+    : id_(id), board_(board), memfd_(memfd), loaded_hash_(board.cores.size(), 0), loaded_name_(board.cores.size()) {
+    void* p = mmap(nullptr, board.ram.size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+    if (p == MAP_FAILED) throw Error("cannot map chip " + std::to_string(id) + " memory: " + strerror(errno));
+    mem_ = static_cast<uint8_t*>(p);
+    if (control().host.magic != abi::kControlMagic || control().host.abi_version != abi::kAbiVersion)
+        throw Error("chip " + std::to_string(id) + ": control block has no weft ABI v" + std::to_string(abi::kAbiVersion) +
+                    " (bridge and driver from different builds?)");
+}
+
+Chip::~Chip() {
+    if (mem_) munmap(mem_, board_.ram.size);
+    if (memfd_ >= 0) close(memfd_);
+}
+
+uint8_t* Chip::host_ptr(uint64_t addr, uint64_t len) const {
+    if (!board_.ram.contains(addr, len))
+        throw Error("chip " + std::to_string(id_) + ": [" + hex(addr) + ", +" + std::to_string(len) +
+                    ") is outside its memory [" + hex(board_.ram.base) + ", " + hex(board_.ram.end()) + ")");
+    return mem_ + (addr - board_.ram.base);
+}
+
+void Chip::write(uint64_t addr, const void* src, uint64_t len) { memcpy(host_ptr(addr, len), src, len); }
+void Chip::read(uint64_t addr, void* dst, uint64_t len) const { memcpy(dst, host_ptr(addr, len), len); }
+uint32_t Chip::read32(uint64_t addr) const {
+    return __atomic_load_n(reinterpret_cast<uint32_t*>(host_ptr(addr, 4)), __ATOMIC_ACQUIRE);
+}
+void Chip::write32(uint64_t addr, uint32_t value) {
+    __atomic_store_n(reinterpret_cast<uint32_t*>(host_ptr(addr, 4)), value, __ATOMIC_RELEASE);
+}
+
+abi::ChipControlBlock& Chip::control() const {
+    return *reinterpret_cast<abi::ChipControlBlock*>(mem_ + (board_.control_block.base - board_.ram.base));
+}
+
+LoadedKernel Chip::load(uint32_t core, const KernelImage& image) {
+    if (core >= board_.cores.size())
+        throw Error("chip " + std::to_string(id_) + " has no core " + std::to_string(core));
+    const abi::HartStatus& st = status(core);
+    if (st.state == abi::kHartRunning)
+        throw Error("chip " + std::to_string(id_) + " core " + std::to_string(core) + " is still running kernel '" +
+                    loaded_name_[core] + "'");
+    const uint64_t base = board_.cores[core].l1.base;
+    if (image.bytes.size() > board_.code_size)
+        throw Error("kernel '" + image.name + "' (" + std::to_string(image.bytes.size()) + " bytes) does not fit in core " +
+                    std::to_string(core) + "'s L1 code area (" + std::to_string(board_.code_size) + " bytes)");
+    std::vector<uint8_t> bytes = image.relocated(base);
+    LoadedKernel k;
+    k.core = core;
+    k.name = image.name;
+    k.base = base;
+    k.entry = base + image.entry;
+    k.end = (base + bytes.size() + 7) & ~7ull;
+    k.code_size = image.code_size;
+    // Same bytes at the same place: the core's translations are still valid.
+    const uint64_t hash = image.content_hash ^ base;
+    k.new_code = loaded_hash_[core] != hash;
+    write(base, bytes.data(), bytes.size());
+    loaded_hash_[core] = hash;
+    loaded_name_[core] = image.name;
+    return k;
+}
+
+uint32_t Chip::launch(const LoadedKernel& k, const std::vector<uint32_t>& args) {
+    const uint32_t core = k.core;
+    if (args.size() * 4 > board_.args_size)
+        throw Error("kernel '" + k.name + "': " + std::to_string(args.size()) + " argument words exceed the " +
+                    std::to_string(board_.args_size) + "-byte argument block");
+    const abi::HartStatus& st = status(core);
+    if (st.state != abi::kHartReady && st.state != abi::kHartDone && st.state != abi::kHartFault)
+        throw Error("chip " + std::to_string(id_) + " core " + std::to_string(core) + " is not ready for a launch (state " +
+                    std::to_string(st.state) + ")");
+    const uint64_t args_addr = board_.args_base(core);
+    if (!args.empty()) write(args_addr, args.data(), args.size() * 4);
+    abi::LaunchRequest& req = control().host.launch[core];
+    req.flags = k.new_code ? uint32_t(abi::kLaunchNewCode) : 0u;
+    req.entry = k.entry;
+    req.args = args_addr;
+    req.arg_count = args.size();
+    req.code_base = k.base;
+    req.code_size = k.code_size;
+    const uint32_t seq = req.seq + 1;
+    __atomic_store_n(const_cast<uint32_t*>(&req.seq), seq, __ATOMIC_RELEASE);
+    return seq;
+}
+
+bool Chip::finished(uint32_t core, uint32_t seq) const {
+    return __atomic_load_n(const_cast<uint32_t*>(&status(core).done_seq), __ATOMIC_ACQUIRE) == seq;
+}
+
+std::string Chip::describe_fault(uint32_t core) const {
+    const abi::HartStatus& st = status(core);
+    if (st.state != abi::kHartFault) return "";
+    std::ostringstream o;
+    o << "chip " << id_ << " core " << core << " (" << role_name(board_.cores[core].role) << ") kernel '"
+      << loaded_name_[core] << "' FAULT: ";
+    if (st.mcause == abi::kPanicCause) {
+        o << describe_panic(st.return_code, st.mtval) << " (pc " << hex(st.mepc) << ")";
+    } else {
+        o << describe_mcause(st.mcause) << " (mcause " << st.mcause << ") at pc " << hex(st.mepc);
+        const uint64_t base = board_.cores[core].l1.base;
+        if (st.mepc >= base && st.mepc < base + board_.cores[core].l1.size)
+            o << " (" << loaded_name_[core] << "+" << hex(st.mepc - base) << ")";
+        o << ", mtval " << hex(st.mtval);
+    }
+    return o.str();
+}
+
+KernelResult Chip::result(uint32_t core) const {
+    const abi::HartStatus& st = status(core);
+    if (st.state == abi::kHartFault) throw FaultError(describe_fault(core));
+    return KernelResult{st.return_code, st.cycles, st.ticks};
+}
+
+}  // namespace weft

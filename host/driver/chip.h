@@ -1,0 +1,74 @@
+// One chip as the host driver sees it: its memory mapped like a PCIe BAR
+// window, its launch mailboxes, and the kernels loaded on its cores.
+#pragma once
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "driver/board.h"
+#include "driver/kernel_image.h"
+#include "weft/abi/control_block.h"
+
+namespace weft {
+
+struct LoadedKernel {
+    uint32_t core = 0;
+    std::string name;
+    uint64_t base = 0;   // L1 address of the image
+    uint64_t entry = 0;  // absolute
+    uint64_t end = 0;    // first free L1 byte after the image (8-aligned)
+    uint64_t code_size = 0;
+    bool new_code = false;  // code bytes changed since the core last ran
+};
+
+struct KernelResult {
+    int32_t return_code = 0;
+    uint64_t cycles = 0;
+    uint64_t ticks = 0;  // mtime ticks (board timebase)
+};
+
+class Chip {
+public:
+    Chip(uint32_t id, const BoardInfo& board, int memfd);  // takes the fd
+    ~Chip();
+    Chip(const Chip&) = delete;
+    Chip& operator=(const Chip&) = delete;
+
+    uint32_t id() const { return id_; }
+    const BoardInfo& board() const { return board_; }
+
+    // Bounds-checked access to chip memory; throws weft::Error naming the range.
+    uint8_t* host_ptr(uint64_t addr, uint64_t len) const;
+    void write(uint64_t addr, const void* src, uint64_t len);
+    void read(uint64_t addr, void* dst, uint64_t len) const;
+    uint32_t read32(uint64_t addr) const;
+    void write32(uint64_t addr, uint32_t value);
+
+    abi::ChipControlBlock& control() const;
+    const abi::HartStatus& status(uint32_t core) const { return control().hart[core]; }
+    bool alive() const { return control().bridge.life != abi::kChipDead; }
+
+    // Places a kernel at the bottom of the core's L1 and relocates it there.
+    LoadedKernel load(uint32_t core, const KernelImage& image);
+    // Writes the runtime arguments and posts LAUNCH; returns the launch seq.
+    uint32_t launch(const LoadedKernel& kernel, const std::vector<uint32_t>& args);
+    bool finished(uint32_t core, uint32_t seq) const;
+    // Result of a finished launch; throws FaultError describing a fault.
+    KernelResult result(uint32_t core) const;
+    const std::string& kernel_name(uint32_t core) const { return loaded_name_.at(core); }
+    // One line per core describing a fault; empty if the core did not fault.
+    std::string describe_fault(uint32_t core) const;
+
+private:
+    uint32_t id_;
+    const BoardInfo& board_;
+    int memfd_;
+    uint8_t* mem_ = nullptr;
+    std::vector<uint64_t> loaded_hash_;  // per core: image bytes now in L1 (0 = unknown)
+    std::vector<std::string> loaded_name_;
+};
+
+std::string describe_mcause(uint64_t mcause);
+
+}  // namespace weft

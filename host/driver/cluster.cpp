@@ -1,0 +1,175 @@
+#include "driver/cluster.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "common/error.h"
+#include "driver/paths.h"
+
+namespace weft {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long the bridge may go without a heartbeat before we call it gone.
+constexpr uint64_t kBridgeSilenceMs = 3000;
+
+uint64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+const KernelImage& kernel_named(const std::string& name) {
+    static std::mutex mu;
+    static std::map<std::string, KernelImage> cache;
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(name);
+    if (it == cache.end()) it = cache.emplace(name, load_kernel_image(paths::kernel(name))).first;
+    return it->second;
+}
+
+void Cluster::connect(const std::string& run_dir) {
+    run_dir_ = run_dir;
+    control_ = std::make_unique<ControlClient>(run_dir);
+    std::vector<int> fds;
+    info_ = control_->request({{"cmd", "attach"}}, &fds);
+    board_ = load_board(info_.at("board_dtb").get<std::string>());
+    const size_t n = info_.at("chips").size();
+    if (fds.size() != n) {
+        for (int fd : fds) close(fd);
+        throw Error("weft-bridge passed " + std::to_string(fds.size()) + " memory handles for " + std::to_string(n) + " chips");
+    }
+    for (size_t i = 0; i < n; ++i) chips_.push_back(std::make_unique<Chip>(static_cast<uint32_t>(i), board_, fds[i]));
+}
+
+std::unique_ptr<Cluster> Cluster::attach(const std::string& run_dir) {
+    std::unique_ptr<Cluster> c(new Cluster());
+    c->connect(run_dir);
+    return c;
+}
+
+std::unique_ptr<Cluster> Cluster::start(const std::string& cluster_file, const std::string& run_dir) {
+    spawn_bridge(cluster_file, run_dir);
+    std::unique_ptr<Cluster> c(new Cluster());
+    c->owned_ = true;
+    try {
+        c->connect(run_dir);
+    } catch (...) {
+        try {
+            ControlClient(run_dir).request({{"cmd", "shutdown"}});
+        } catch (...) {
+        }
+        throw;
+    }
+    return c;
+}
+
+Cluster::~Cluster() {
+    try {
+        if (owned_) shutdown();
+    } catch (...) {
+    }
+}
+
+void Cluster::shutdown() {
+    if (!control_) return;
+    chips_.clear();
+    control_->request({{"cmd", "shutdown"}});
+    control_->wait_closed(15000);
+    control_.reset();
+}
+
+std::vector<LinkInfo> Cluster::links() {
+    std::vector<LinkInfo> out;
+    const nlohmann::json info = control_->request({{"cmd", "info"}});  // keep alive: the loop refers into it
+    for (const auto& l : info.at("links"))
+        out.push_back({l["a"]["chip"], l["a"]["port"], l["b"]["chip"], l["b"]["port"], l["state"] == "up"});
+    return out;
+}
+
+nlohmann::json Cluster::counters() { return control_->request({{"cmd", "counters"}}); }
+
+void Cluster::set_link(uint32_t chip, uint32_t port, bool up) {
+    control_->request({{"cmd", "link"}, {"chip", chip}, {"port", port}, {"up", up}});
+}
+
+std::vector<std::pair<CoreRef, uint32_t>> Cluster::launch_all(const std::vector<Launch>& launches) {
+    std::set<std::pair<uint32_t, uint32_t>> seen;
+    for (const Launch& l : launches) {
+        if (l.chip >= chips_.size()) throw Error("launch on chip " + std::to_string(l.chip) + ": the cluster has " + std::to_string(chips_.size()) + " chips");
+        if (!l.kernel) throw Error("launch without a kernel");
+        if (!seen.insert({l.chip, l.core}).second)
+            throw Error("two launches on chip " + std::to_string(l.chip) + " core " + std::to_string(l.core));
+    }
+    std::vector<LoadedKernel> loaded;
+    for (const Launch& l : launches) loaded.push_back(chips_[l.chip]->load(l.core, *l.kernel));
+    std::vector<std::pair<CoreRef, uint32_t>> launched;
+    for (size_t i = 0; i < launches.size(); ++i) {
+        const Launch& l = launches[i];
+        launched.push_back({{l.chip, l.core}, chips_[l.chip]->launch(loaded[i], l.args)});
+    }
+    return launched;
+}
+
+std::vector<KernelResult> Cluster::wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
+                                            std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    std::vector<bool> done(launched.size(), false);
+    size_t remaining = launched.size();
+    long nap_us = 20;
+    while (remaining) {
+        bool progressed = false;
+        for (size_t i = 0; i < launched.size(); ++i) {
+            if (done[i]) continue;
+            const auto& [ref, seq] = launched[i];
+            Chip& chip = *chips_[ref.chip];
+            if (chip.finished(ref.core, seq)) {
+                if (chip.status(ref.core).state == abi::kHartFault) {
+                    std::vector<CoreRef> waiting;
+                    for (size_t j = 0; j < launched.size(); ++j)
+                        if (!done[j] && j != i) waiting.push_back(launched[j].first);
+                    throw FaultError(chip.describe_fault(ref.core) + "\n" + hang_report(waiting));
+                }
+                done[i] = true;
+                --remaining;
+                progressed = true;
+                continue;
+            }
+            if (!chip.alive()) {
+                throw Error("chip " + std::to_string(ref.chip) + " died while core " + std::to_string(ref.core) +
+                            " ran kernel '" + chip.kernel_name(ref.core) + "' (QEMU wait status " +
+                            std::to_string(chip.control().bridge.exit_status) + "; see " + run_dir_ + "/chip" +
+                            std::to_string(ref.chip) + ".qemu.log)");
+            }
+        }
+        if (!remaining) break;
+        const uint64_t beat = chips_[launched.front().first.chip]->control().bridge.heartbeat;
+        if (beat && now_ms() > beat + kBridgeSilenceMs)
+            throw Error("weft-bridge has stopped (no heartbeat for " + std::to_string(now_ms() - beat) + " ms); see " +
+                        run_dir_ + "/bridge.log");
+        if (Clock::now() > deadline) {
+            std::vector<CoreRef> waiting;
+            for (size_t i = 0; i < launched.size(); ++i)
+                if (!done[i]) waiting.push_back(launched[i].first);
+            throw TimeoutError("deadline of " + std::to_string(timeout.count()) + " ms passed with " +
+                               std::to_string(remaining) + " kernel(s) unfinished\n" + hang_report(waiting));
+        }
+        nap_us = progressed ? 20 : std::min<long>(nap_us * 2, 2000);
+        std::this_thread::sleep_for(std::chrono::microseconds(nap_us));
+    }
+    std::vector<KernelResult> results;
+    for (const auto& [ref, seq] : launched) results.push_back(chips_[ref.chip]->result(ref.core));
+    return results;
+}
+
+std::vector<KernelResult> Cluster::run(const std::vector<Launch>& launches, std::chrono::milliseconds timeout) {
+    return wait_all(launch_all(launches), timeout);
+}
+
+}  // namespace weft

@@ -1,0 +1,82 @@
+// libweft's entry point: a running cluster of chips, started here or attached
+// to, with kernel launch and waits that always end (result, fault or hang
+// report).
+#pragma once
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "driver/board.h"
+#include "driver/chip.h"
+#include "driver/control_client.h"
+#include "driver/kernel_image.h"
+
+namespace weft {
+
+struct CoreRef {
+    uint32_t chip = 0;
+    uint32_t core = 0;
+};
+
+struct Launch {
+    uint32_t chip = 0;
+    uint32_t core = 0;
+    const KernelImage* kernel = nullptr;
+    std::vector<uint32_t> args;
+};
+
+struct LinkInfo {
+    uint32_t chip_a, port_a, chip_b, port_b;
+    bool up;
+};
+
+class Cluster {
+public:
+    // Attach to the cluster whose bridge serves run_dir.
+    static std::unique_ptr<Cluster> attach(const std::string& run_dir);
+    // Start a cluster from a cluster file; it is shut down when the Cluster is destroyed.
+    static std::unique_ptr<Cluster> start(const std::string& cluster_file, const std::string& run_dir);
+    ~Cluster();
+
+    size_t size() const { return chips_.size(); }
+    Chip& chip(uint32_t id) { return *chips_.at(id); }
+    const BoardInfo& board() const { return board_; }
+    const nlohmann::json& info() const { return info_; }
+    const std::string& run_dir() const { return run_dir_; }
+    std::vector<LinkInfo> links();
+    nlohmann::json counters();
+    void set_link(uint32_t chip, uint32_t port, bool up);
+
+    // Loads each launch's kernel onto its core, launches them in the order
+    // given and waits for all. Throws FaultError on a fault, TimeoutError with
+    // the hang report when the deadline passes, Error if a chip dies.
+    std::vector<KernelResult> run(const std::vector<Launch>& launches, std::chrono::milliseconds timeout);
+    // The two halves of run, for callers that do work between them.
+    std::vector<std::pair<CoreRef, uint32_t>> launch_all(const std::vector<Launch>& launches);
+    std::vector<KernelResult> wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
+                                       std::chrono::milliseconds timeout);
+
+    // Where every chip and core stands; `waiting` marks the cores still owed.
+    std::string hang_report(const std::vector<CoreRef>& waiting);
+    // Stops the cluster (only if this object started it, unless force).
+    void shutdown();
+
+private:
+    Cluster() = default;
+    void connect(const std::string& run_dir);
+
+    std::string run_dir_;
+    bool owned_ = false;
+    std::unique_ptr<ControlClient> control_;
+    nlohmann::json info_;
+    BoardInfo board_;
+    std::vector<std::unique_ptr<Chip>> chips_;
+};
+
+// Loads kernels by name from the build's firmware directory, once each.
+const KernelImage& kernel_named(const std::string& name);
+
+}  // namespace weft

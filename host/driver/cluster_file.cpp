@@ -1,0 +1,422 @@
+#include "driver/cluster_file.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "common/error.h"
+
+namespace weft {
+
+const LinkSpec* ClusterSpec::link_at(uint32_t chip, uint32_t port) const {
+    for (const LinkSpec& l : links)
+        if ((l.a.chip == chip && l.a.port == port) || (l.b.chip == chip && l.b.port == port)) return &l;
+    return nullptr;
+}
+
+ChipCoord ClusterSpec::chip_coord(uint32_t chip) const {
+    for (const MeshSpec& m : meshes) {
+        if (chip < m.first_chip || chip - m.first_chip >= m.num_chips()) continue;
+        const uint32_t i = chip - m.first_chip;
+        return ChipCoord{m.id, i % m.width, i / m.width};
+    }
+    throw Error("chip " + std::to_string(chip) + " is not in cluster '" + name + "', which has " +
+                std::to_string(num_chips) + " chips");
+}
+
+std::string port_name(const BoardInfo& board, uint32_t port) {
+    for (const PortInfo& p : board.ports) {
+        if (p.id != port) continue;
+        std::string name(1, p.direction);
+        return p.plane == 0 ? name : name + std::to_string(p.plane);
+    }
+    return "p" + std::to_string(port);
+}
+
+namespace {
+
+const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link"};
+const std::vector<std::string> kMeshKeys = {"id", "shape", "topology", "planes"};
+const std::vector<std::string> kLinkModelKeys = {"mtu", "bandwidth_gbps", "latency_us"};
+const std::vector<std::string> kTopologies = {"line", "ring", "mesh", "torus"};
+
+std::string join(const std::vector<std::string>& words) {
+    std::string out;
+    for (const std::string& w : words) out += (out.empty() ? "" : ", ") + w;
+    return out;
+}
+
+bool contains(const std::vector<std::string>& words, const std::string& w) {
+    return std::find(words.begin(), words.end(), w) != words.end();
+}
+
+// yaml-cpp marks an empty value at the token after it, often on a later line,
+// so empty and unmarked nodes report a line the caller knows is right.
+int line_of(const YAML::Node& node, int fallback) {
+    if (!node.IsDefined() || node.IsNull() || node.Mark().is_null()) return fallback;
+    return node.Mark().line + 1;
+}
+
+// How a value looks, for "expected X, not Y" messages.
+std::string describe(const YAML::Node& node) {
+    if (node.IsScalar()) {
+        const std::string& s = node.Scalar();
+        return "'" + (s.size() > 40 ? s.substr(0, 40) + "..." : s) + "'";
+    }
+    if (node.IsSequence()) return "a sequence";
+    if (node.IsMap()) return "a map";
+    return "nothing";
+}
+
+// Plain decimal only: YAML's 0x, 0o and 1_000 spellings would only surprise
+// in a file that counts chips and ports.
+bool parse_u32(std::string_view s, uint32_t& out) {
+    if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size();
+}
+
+bool parse_number(std::string_view s, double& out) {
+    if (s.empty()) return false;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size() && std::isfinite(out);
+}
+
+std::string integer_range(uint32_t min, uint32_t max) {
+    if (max != UINT32_MAX) return "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+    return min == 0 ? "a non-negative integer" : "an integer >= " + std::to_string(min);
+}
+
+bool valid_name(const std::string& name) {
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+               c == '-';
+    });
+}
+
+// A port as written, before it is checked against the cluster and board.
+struct PortText {
+    uint32_t chip = 0;
+    char kind = 0;        // N, E, S, W, or 'p' for a raw port number
+    uint32_t number = 0;  // the plane, or the raw port number
+};
+
+std::optional<PortText> split_port(std::string_view s) {
+    const size_t dot = s.find('.');
+    PortText t;
+    if (dot == std::string_view::npos || !parse_u32(s.substr(0, dot), t.chip)) return std::nullopt;
+    const std::string_view port = s.substr(dot + 1);
+    if (port.empty()) return std::nullopt;
+    t.kind = port[0];
+    const std::string_view digits = port.substr(1);
+    if (t.kind == 'p') return parse_u32(digits, t.number) ? std::optional(t) : std::nullopt;
+    if (std::string_view("NESW").find(t.kind) == std::string_view::npos) return std::nullopt;
+    if (!digits.empty() && !parse_u32(digits, t.number)) return std::nullopt;
+    return t;
+}
+
+struct Field {
+    YAML::Node value;
+    int key_line = 0;
+    int line = 0;  // of the value, or of the key when the value is empty
+};
+using Fields = std::map<std::string, Field>;
+
+class Parser {
+public:
+    Parser(const std::string& path, const std::map<std::string, BoardInfo>& boards) : path_(path), boards_(boards) {}
+
+    ClusterSpec parse(const std::string& text) {
+        const YAML::Node root = load_document(text);
+        const int root_line = line_of(root, 1);
+        const Fields top = fields(root, root_line, "the cluster file", kTopKeys);
+        spec_.path = path_;
+        parse_name(required(top, "name", root_line, "the cluster file"));
+        parse_board(required(top, "board", root_line, "the cluster file"));
+        parse_meshes(required(top, "meshes", root_line, "the cluster file"));
+        if (auto it = top.find("links"); it != top.end()) parse_links(it->second);
+        if (auto it = top.find("link"); it != top.end()) parse_link_model(it->second);
+        return std::move(spec_);
+    }
+
+private:
+    [[noreturn]] void fail(int line, const std::string& msg) const {
+        throw Error(path_ + ":" + std::to_string(line) + ": " + msg);
+    }
+
+    YAML::Node load_document(const std::string& text) const {
+        std::vector<YAML::Node> docs;
+        try {
+            docs = YAML::LoadAll(text);
+        } catch (const YAML::Exception& e) {
+            fail(e.mark.is_null() ? 1 : e.mark.line + 1, "malformed YAML: " + e.msg);
+        }
+        // Empty documents (a stray '---') carry nothing, so they are not an error.
+        docs.erase(std::remove_if(docs.begin(), docs.end(), [](const YAML::Node& d) { return d.IsNull(); }),
+                   docs.end());
+        if (docs.empty()) fail(1, "the file is empty; a cluster file is a map with keys " + join(kTopKeys));
+        if (docs.size() > 1) fail(line_of(docs[1], 1), "a second YAML document starts here; a cluster file holds one");
+        return docs[0];
+    }
+
+    // The keys of a map, each checked against `allowed` and seen only once.
+    Fields fields(const YAML::Node& map, int line, const std::string& what,
+                  const std::vector<std::string>& allowed) const {
+        if (!map.IsMap()) fail(line, what + " must be a map with keys " + join(allowed) + ", not " + describe(map));
+        Fields out;
+        for (auto it = map.begin(); it != map.end(); ++it) {
+            const int key_line = line_of(it->first, line);
+            if (!it->first.IsScalar()) fail(key_line, "the keys of " + what + " must be plain words");
+            const std::string& key = it->first.Scalar();
+            if (!contains(allowed, key))
+                fail(key_line, "unknown key '" + key + "' in " + what + " (allowed keys: " + join(allowed) + ")");
+            if (auto prev = out.find(key); prev != out.end())
+                fail(key_line, "key '" + key + "' appears twice in " + what + " (first at line " +
+                                   std::to_string(prev->second.key_line) + ")");
+            out[key] = Field{it->second, key_line, line_of(it->second, key_line)};
+        }
+        return out;
+    }
+
+    const Field& required(const Fields& f, const std::string& key, int map_line, const std::string& what) const {
+        auto it = f.find(key);
+        if (it == f.end()) fail(map_line, what + " is missing the required key '" + key + "'");
+        return it->second;
+    }
+
+    std::string word(const Field& f, const std::string& what) const {
+        if (!f.value.IsScalar()) fail(f.line, what + " must be a single word, not " + describe(f.value));
+        return f.value.Scalar();
+    }
+
+    uint32_t integer(const YAML::Node& n, int line, const std::string& what, uint32_t min, uint32_t max) const {
+        uint32_t v = 0;
+        if (!n.IsScalar() || !parse_u32(n.Scalar(), v) || v < min || v > max)
+            fail(line, what + " must be " + integer_range(min, max) + ", not " + describe(n));
+        return v;
+    }
+
+    double non_negative(const Field& f, const std::string& what) const {
+        double v = 0;
+        if (!f.value.IsScalar() || !parse_number(f.value.Scalar(), v) || v < 0)
+            fail(f.line, what + " must be a non-negative number, not " + describe(f.value));
+        return v;
+    }
+
+    void parse_name(const Field& f) {
+        spec_.name = word(f, "name");
+        if (!valid_name(spec_.name))
+            fail(f.line, "name '" + spec_.name + "' may only use letters, digits, '_' and '-'");
+    }
+
+    void parse_board(const Field& f) {
+        spec_.board_name = word(f, "board");
+        auto it = boards_.find(spec_.board_name);
+        if (it == boards_.end()) {
+            std::vector<std::string> known;
+            for (const auto& [name, info] : boards_) known.push_back(name);
+            fail(f.line, "unknown board '" + spec_.board_name + "' (" +
+                             (known.empty() ? "no boards are built; run 'make'" : "known boards: " + join(known)) +
+                             ")");
+        }
+        spec_.board = it->second;
+    }
+
+    void parse_meshes(const Field& f) {
+        if (!f.value.IsSequence()) fail(f.line, "meshes must be a sequence of meshes, not " + describe(f.value));
+        if (f.value.size() == 0) fail(f.line, "meshes must list at least one mesh");
+        std::map<uint32_t, int> id_lines;
+        for (const YAML::Node& entry : f.value) {
+            MeshSpec m = parse_mesh(entry, line_of(entry, f.line), id_lines);
+            m.first_chip = spec_.num_chips;
+            if (uint64_t(spec_.num_chips) + m.num_chips() > kMaxClusterChips)
+                fail(m.line, "the cluster would have " + std::to_string(uint64_t(spec_.num_chips) + m.num_chips()) +
+                                 " chips; at most " + std::to_string(kMaxClusterChips) + " are supported");
+            spec_.num_chips += m.num_chips();
+            spec_.meshes.push_back(m);
+            generate_links(spec_.meshes.back());
+        }
+    }
+
+    MeshSpec parse_mesh(const YAML::Node& entry, int line, std::map<uint32_t, int>& id_lines) const {
+        const Fields f = fields(entry, line, "a mesh", kMeshKeys);
+        MeshSpec m;
+        m.line = line;
+        const Field& id = required(f, "id", line, "the mesh");
+        m.id = integer(id.value, id.line, "mesh id", 0, UINT32_MAX);
+        if (auto [it, fresh] = id_lines.emplace(m.id, id.line); !fresh)
+            fail(id.line, "duplicate mesh id " + std::to_string(m.id) + " (first used at line " +
+                              std::to_string(it->second) + ")");
+        const std::string name = "mesh " + std::to_string(m.id);
+        parse_shape(required(f, "shape", line, name), m);
+        parse_topology(required(f, "topology", line, name), m);
+        auto planes = f.find("planes");
+        m.planes = planes == f.end() ? std::max(1u, spec_.board.planes()) : parse_planes(planes->second);
+        return m;
+    }
+
+    void parse_shape(const Field& f, MeshSpec& m) const {
+        const std::string expected = "shape must be [width, height] with two positive integers";
+        if (!f.value.IsSequence() || f.value.size() != 2) fail(f.line, expected + ", not " + describe(f.value));
+        uint32_t dims[2] = {0, 0};
+        for (size_t i = 0; i < 2; ++i) {
+            const YAML::Node n = f.value[i];
+            if (!n.IsScalar() || !parse_u32(n.Scalar(), dims[i]) || dims[i] == 0)
+                fail(line_of(n, f.line), expected + ", not " + describe(n) + " as the " + (i ? "height" : "width"));
+        }
+        // Both at most the cluster limit, so their product cannot overflow.
+        for (uint32_t d : dims)
+            if (d > kMaxClusterChips)
+                fail(f.line, "shape " + std::to_string(d) + " is larger than the " +
+                                 std::to_string(kMaxClusterChips) + " chips a cluster may have");
+        m.width = dims[0];
+        m.height = dims[1];
+    }
+
+    void parse_topology(const Field& f, MeshSpec& m) const {
+        m.topology = word(f, "topology");
+        if (!contains(kTopologies, m.topology))
+            fail(f.line, "unknown topology '" + m.topology + "' (known topologies: " + join(kTopologies) + ")");
+        const std::string shape = std::to_string(m.width) + "x" + std::to_string(m.height);
+        const bool one_dimensional = m.width == 1 || m.height == 1;
+        if ((m.topology == "line" || m.topology == "ring") && !one_dimensional)
+            fail(f.line, "a " + m.topology + " must be one chip wide or one chip high, not " + shape +
+                             " (use topology: mesh or torus for a grid)");
+        if (m.topology == "ring" && m.num_chips() < 3)
+            fail(f.line, "a ring needs at least 3 chips, not " + std::to_string(m.num_chips()) +
+                             " (for 2 chips use topology: line)");
+    }
+
+    uint32_t parse_planes(const Field& f) const {
+        const uint32_t have = std::max(1u, spec_.board.planes());
+        const uint32_t planes = integer(f.value, f.line, "planes", 0, UINT32_MAX);
+        if (planes < 1 || planes > have)
+            fail(f.line, "planes " + std::to_string(planes) + " is out of range: board " + spec_.board_name +
+                             " has " + std::to_string(have) + " plane(s), so planes must be 1.." +
+                             std::to_string(have));
+        return planes;
+    }
+
+    uint32_t mesh_port(const MeshSpec& m, char direction, uint32_t plane) const {
+        const int port = spec_.board.port_for(direction, plane);
+        if (port < 0)
+            fail(m.line, "mesh " + std::to_string(m.id) + " needs a " + direction + " port on plane " +
+                             std::to_string(plane) + ", which board " + spec_.board_name + " does not have");
+        return static_cast<uint32_t>(port);
+    }
+
+    // line and ring were checked to be one-dimensional, so for them the grid
+    // cables are exactly the chain; only the wrap cables differ by topology.
+    void generate_links(const MeshSpec& m) {
+        const bool ring = m.topology == "ring", torus = m.topology == "torus";
+        const bool wrap_x = (ring && m.height == 1) || (torus && m.width >= 3);
+        const bool wrap_y = (ring && m.width == 1) || (torus && m.height >= 3);
+        auto chip = [&](uint32_t x, uint32_t y) { return m.first_chip + x + y * m.width; };
+        for (uint32_t p = 0; p < m.planes; ++p) {
+            if (m.width > 1) {
+                const uint32_t e = mesh_port(m, 'E', p), w = mesh_port(m, 'W', p);
+                for (uint32_t y = 0; y < m.height; ++y)
+                    for (uint32_t x = 0; x < m.width; ++x)
+                        if (x + 1 < m.width || wrap_x)
+                            add_link({{chip(x, y), e}, {chip((x + 1) % m.width, y), w}, m.line});
+            }
+            if (m.height > 1) {
+                const uint32_t s = mesh_port(m, 'S', p), n = mesh_port(m, 'N', p);
+                for (uint32_t y = 0; y < m.height; ++y)
+                    for (uint32_t x = 0; x < m.width; ++x)
+                        if (y + 1 < m.height || wrap_y)
+                            add_link({{chip(x, y), s}, {chip(x, (y + 1) % m.height), n}, m.line});
+            }
+        }
+    }
+
+    void parse_links(const Field& f) {
+        if (f.value.IsNull()) return;  // "links:" with nothing under it
+        if (!f.value.IsSequence())
+            fail(f.line, "links must be a sequence of [CHIP.PORT, CHIP.PORT] pairs, not " + describe(f.value));
+        for (const YAML::Node& entry : f.value) {
+            const int line = line_of(entry, f.line);
+            if (!entry.IsSequence() || entry.size() != 2)
+                fail(line, "a link must be a pair [CHIP.PORT, CHIP.PORT], not " + describe(entry));
+            add_link({parse_port(entry[0], line), parse_port(entry[1], line), line});
+        }
+    }
+
+    PortRef parse_port(const YAML::Node& n, int line) const {
+        const std::optional<PortText> t = n.IsScalar() ? split_port(n.Scalar()) : std::nullopt;
+        if (!t)
+            fail(line, "bad port " + describe(n) +
+                           ": expected CHIP.PORT, where PORT is N, E, S or W with an optional plane (E1) or pN "
+                           "for raw port N, e.g. 0.E, 3.W1, 2.p3");
+        if (t->chip >= spec_.num_chips)
+            fail(line, "chip " + std::to_string(t->chip) + " in '" + n.Scalar() + "' does not exist: the cluster has " +
+                           std::to_string(spec_.num_chips) + " chips (0.." + std::to_string(spec_.num_chips - 1) +
+                           ")");
+        const int port = t->kind == 'p' ? (t->number < spec_.board.ports.size() ? int(t->number) : -1)
+                                         : spec_.board.port_for(t->kind, t->number);
+        if (port < 0) {
+            std::vector<std::string> names;
+            for (const PortInfo& p : spec_.board.ports) names.push_back(port_name(spec_.board, p.id));
+            fail(line, "port '" + n.Scalar().substr(n.Scalar().find('.') + 1) + "' is not on board " +
+                           spec_.board_name + " (its ports: " + join(names) + ")");
+        }
+        return PortRef{t->chip, static_cast<uint32_t>(port)};
+    }
+
+    std::string describe_port(const PortRef& p) const {
+        return "port " + port_name(spec_.board, p.port) + " of chip " + std::to_string(p.chip);
+    }
+
+    void add_link(const LinkSpec& l) {
+        if (l.a.chip == l.b.chip && l.a.port == l.b.port) fail(l.line, "link from " + describe_port(l.a) + " to itself");
+        for (const PortRef& end : {l.a, l.b}) {
+            auto it = cabled_.find({end.chip, end.port});
+            if (it != cabled_.end())
+                fail(l.line, describe_port(end) + " is linked twice: here and at line " + std::to_string(it->second));
+        }
+        cabled_[{l.a.chip, l.a.port}] = l.line;
+        cabled_[{l.b.chip, l.b.port}] = l.line;
+        spec_.links.push_back(l);
+    }
+
+    void parse_link_model(const Field& f) {
+        if (f.value.IsNull()) return;  // "link:" with nothing under it keeps the defaults
+        const Fields model = fields(f.value, f.line, "the link model", kLinkModelKeys);
+        LinkModel& lm = spec_.link_model;
+        if (auto it = model.find("mtu"); it != model.end())
+            lm.mtu = integer(it->second.value, it->second.line, "mtu", 1, kMaxLinkMtu);
+        if (auto it = model.find("bandwidth_gbps"); it != model.end())
+            lm.bandwidth_gbps = non_negative(it->second, "bandwidth_gbps");
+        if (auto it = model.find("latency_us"); it != model.end())
+            lm.latency_us = non_negative(it->second, "latency_us");
+    }
+
+    const std::string& path_;
+    const std::map<std::string, BoardInfo>& boards_;
+    ClusterSpec spec_;
+    std::map<std::pair<uint32_t, uint32_t>, int> cabled_;  // (chip, port) -> line of the link using it
+};
+
+}  // namespace
+
+ClusterSpec parse_cluster(const std::string& yaml_text, const std::string& path,
+                          const std::map<std::string, BoardInfo>& boards) {
+    return Parser(path, boards).parse(yaml_text);
+}
+
+ClusterSpec load_cluster(const std::string& path, const std::map<std::string, BoardInfo>& boards) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("cannot open cluster file '" + path + "'");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) throw Error("cannot read cluster file '" + path + "'");
+    return parse_cluster(text, path, boards);
+}
+
+}  // namespace weft

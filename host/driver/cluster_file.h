@@ -1,0 +1,108 @@
+// Cluster files: which board every chip is, how many chips, and how their
+// Ethernet ports are cabled. The bridge wires its links from this, and the
+// driver uses it to name ports and chips in reports.
+//
+// Format (YAML, one document):
+//
+//   name: ring8             # required, [A-Za-z0-9_-]+
+//   board: qemu-virt        # required, one of the built boards
+//   meshes:                 # required, at least one
+//     - id: 0               # required, a non-negative integer, unique
+//       shape: [8, 1]       # required, [width, height], both >= 1
+//       topology: ring      # required: line | ring | mesh | torus
+//       planes: 1           # optional, 1..board planes; default = all of them
+//   links:                  # optional extra cables between any two chips
+//     - [0.N, 7.S]          # CHIP.PORT; PORT is a direction with an optional
+//                           # plane (E = E0, E1) or pN for raw port number N
+//   link:                   # optional link model; 0 means unshaped
+//     mtu: 16384            # bytes per frame, 1..16777216
+//     bandwidth_gbps: 0
+//     latency_us: 0
+//
+// Chips are numbered mesh by mesh in file order, row-major inside a mesh:
+// chip = first_chip + x + y * width. On each plane p < planes, a mesh cables
+// E(p) of (x, y) to W(p) of (x + 1, y) and S(p) of (x, y) to N(p) of (x, y + 1):
+//   line   one row or one column (a 1xN line runs vertically on N/S)
+//   ring   a line plus the cable closing it; needs at least 3 chips
+//   mesh   the full grid
+//   torus  the grid plus wrap cables in every dimension of size >= 3
+// (a size-2 wrap would duplicate the cable already joining the two chips).
+//
+// Every error that can be tied to a place in the file is reported as
+// "<path>:<line>: <message>" with a 1-based line, like a compiler.
+#pragma once
+#include <stdint.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "driver/board.h"
+
+namespace weft {
+
+struct PortRef {
+    uint32_t chip = 0;
+    uint32_t port = 0;
+};
+
+struct LinkSpec {
+    PortRef a, b;
+    int line = 0;  // 1-based line of the file entry that made it; 0 if none
+};
+
+struct MeshSpec {
+    uint32_t id = 0;
+    uint32_t width = 1, height = 1;
+    std::string topology;
+    uint32_t planes = 1;
+    uint32_t first_chip = 0;
+    int line = 0;
+    uint32_t num_chips() const { return width * height; }
+};
+
+struct LinkModel {
+    uint32_t mtu = 16384;
+    double bandwidth_gbps = 0;  // 0 = unshaped
+    double latency_us = 0;      // 0 = unshaped
+};
+
+// Where a chip sits: the id of its mesh and its coordinates in it.
+struct ChipCoord {
+    uint32_t mesh = 0;
+    uint32_t x = 0, y = 0;
+};
+
+struct ClusterSpec {
+    std::string name;
+    std::string board_name;
+    BoardInfo board;
+    uint32_t num_chips = 0;
+    std::vector<MeshSpec> meshes;
+    std::vector<LinkSpec> links;
+    LinkModel link_model;
+    std::string path;
+
+    // The link attached to (chip, port), or nullptr.
+    const LinkSpec* link_at(uint32_t chip, uint32_t port) const;
+    // Mesh coordinates of a chip; throws weft::Error if there is no such chip.
+    ChipCoord chip_coord(uint32_t chip) const;
+};
+
+// The cluster files refuse more chips than this, so that a typo such as
+// shape: [8000, 8000] fails at once instead of generating millions of links.
+inline constexpr uint32_t kMaxClusterChips = 1024;
+// Larger frames than this would let the bridge's frame arithmetic overflow.
+inline constexpr uint32_t kMaxLinkMtu = 16u << 20;
+
+// boards: the known boards by name. Throws weft::Error; see the format above.
+ClusterSpec parse_cluster(const std::string& yaml_text, const std::string& path,
+                          const std::map<std::string, BoardInfo>& boards);
+// Reads the file at `path` and parses it.
+ClusterSpec load_cluster(const std::string& path, const std::map<std::string, BoardInfo>& boards);
+
+// "E" for the E port of plane 0, "E1" for plane 1, "p<N>" for a port the
+// board does not have.
+std::string port_name(const BoardInfo& board, uint32_t port);
+
+}  // namespace weft

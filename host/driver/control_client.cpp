@@ -1,0 +1,98 @@
+#include "driver/control_client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/unix_socket.h"
+#include "driver/paths.h"
+
+namespace weft {
+
+ControlClient::ControlClient(const std::string& run_dir) : run_dir_(run_dir) {
+    const std::string sock = paths::control_socket(run_dir);
+    try {
+        fd_ = net::connect_unix(sock);
+    } catch (const Error&) {
+        throw Error("no cluster is up in " + run_dir + " (start one with 'weft up CLUSTER.yaml')");
+    }
+}
+
+ControlClient::~ControlClient() {
+    if (fd_ >= 0) close(fd_);
+}
+
+nlohmann::json ControlClient::request(const nlohmann::json& req, std::vector<int>* fds, int timeout_ms) {
+    net::send_line(fd_, req.dump());
+    std::string line;
+    if (!net::recv_line(fd_, &line, fds, timeout_ms)) throw Error("weft-bridge closed the control socket");
+    nlohmann::json reply = nlohmann::json::parse(line);
+    if (!reply.value("ok", false)) throw Error("weft-bridge: " + reply.value("error", std::string("request failed")));
+    return reply;
+}
+
+bool ControlClient::wait_closed(int timeout_ms) {
+    pollfd p{fd_, POLLIN, 0};
+    for (int waited = 0; waited < timeout_ms; waited += 100) {
+        if (poll(&p, 1, 100) > 0) {
+            char c;
+            if (read(fd_, &c, 1) <= 0) return true;
+        }
+    }
+    return false;
+}
+
+void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, int timeout_ms) {
+    if (mkdir(run_dir.c_str(), 0700) != 0 && errno != EEXIST)
+        throw Error("cannot create run directory " + run_dir + ": " + strerror(errno));
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0) throw Error("pipe: " + std::string(strerror(errno)));
+    const std::string bridge = paths::bridge_binary();
+    const std::string log = run_dir + "/bridge.log";
+    pid_t pid = fork();
+    if (pid < 0) throw Error("fork: " + std::string(strerror(errno)));
+    if (pid == 0) {
+        // Detach twice so the bridge outlives this process and is nobody's zombie.
+        setsid();
+        if (fork() != 0) _exit(0);
+        int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int in = open("/dev/null", O_RDONLY);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(out, 2);
+        int ready = dup(pipefd[1]);  // without CLOEXEC
+        std::string ready_s = std::to_string(ready);
+        execl(bridge.c_str(), bridge.c_str(), "--cluster", cluster_file.c_str(), "--run-dir", run_dir.c_str(),
+              "--ready-fd", ready_s.c_str(), static_cast<char*>(nullptr));
+        dprintf(2, "cannot run %s: %s\n", bridge.c_str(), strerror(errno));
+        _exit(127);
+    }
+    close(pipefd[1]);
+    waitpid(pid, nullptr, 0);
+    std::string msg;
+    pollfd p{pipefd[0], POLLIN, 0};
+    for (;;) {
+        int r = poll(&p, 1, timeout_ms);
+        if (r <= 0) {
+            close(pipefd[0]);
+            throw TimeoutError("weft-bridge did not report ready within " + std::to_string(timeout_ms) + " ms (see " + log + ")");
+        }
+        char buf[512];
+        ssize_t n = read(pipefd[0], buf, sizeof buf);
+        if (n <= 0) break;
+        msg.append(buf, static_cast<size_t>(n));
+        if (msg.find('\n') != std::string::npos) break;
+    }
+    close(pipefd[0]);
+    while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+    if (msg == "ok") return;
+    if (msg.rfind("error: ", 0) == 0) throw Error(msg.substr(7));
+    throw Error("weft-bridge failed to start (see " + log + ")");
+}
+
+}  // namespace weft

@@ -1,0 +1,32 @@
+// Client of weft-bridge's control socket.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace weft {
+
+class ControlClient {
+public:
+    // Throws weft::Error telling the user to run `weft up` when no cluster is up.
+    explicit ControlClient(const std::string& run_dir);
+    ~ControlClient();
+    ControlClient(const ControlClient&) = delete;
+    ControlClient& operator=(const ControlClient&) = delete;
+
+    // Sends a request; throws weft::Error with the bridge's message if it says ok=false.
+    nlohmann::json request(const nlohmann::json& req, std::vector<int>* fds = nullptr, int timeout_ms = 10000);
+    // After "shutdown": waits until the bridge closes the socket (all chips stopped).
+    bool wait_closed(int timeout_ms);
+
+private:
+    int fd_ = -1;
+    std::string run_dir_;
+};
+
+// Starts weft-bridge as a daemon for `cluster_file` in `run_dir` and waits
+// until every chip is READY. Throws weft::Error with the bridge's reason.
+void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, int timeout_ms = 60000);
+
+}  // namespace weft

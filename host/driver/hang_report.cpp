@@ -1,0 +1,123 @@
+// The hang report: where every chip and core of the cluster stands, read
+// straight from the chips' control blocks, with the cores still owed a result
+// marked. It names the wait each stuck core posted (semaphore, ring, launch).
+#include <iomanip>
+#include <set>
+#include <sstream>
+
+#include "driver/cluster.h"
+#include "driver/cluster_file.h"
+
+namespace weft {
+namespace {
+
+const char* state_name(uint32_t s) {
+    switch (s) {
+        case abi::kHartOff: return "OFF";
+        case abi::kHartReady: return "READY";
+        case abi::kHartRunning: return "RUNNING";
+        case abi::kHartDone: return "DONE";
+        case abi::kHartFault: return "FAULT";
+    }
+    return "?";
+}
+
+const char* link_name(uint32_t s) {
+    switch (s) {
+        case abi::kLinkUp: return "up";
+        case abi::kLinkDown: return "DOWN";
+    }
+    return "-";
+}
+
+std::string hex(uint64_t v) {
+    std::ostringstream o;
+    o << "0x" << std::hex << v;
+    return o.str();
+}
+
+std::string describe_wait(const Chip& chip, const abi::HartStatus& st) {
+    const abi::ChipControlBlock& cb = chip.control();
+    switch (st.wait_kind) {
+        case abi::kWaitNone: return "";
+        case abi::kWaitLaunch: return "idle, waiting for a launch";
+        case abi::kWaitSemaphore:
+        case abi::kWaitWord: {
+            std::string now = "?";
+            try {
+                now = std::to_string(chip.read32(st.wait_addr));
+            } catch (...) {
+            }
+            return std::string(st.wait_kind == abi::kWaitSemaphore ? "semaphore " : "word ") + hex(st.wait_addr) +
+                   " to reach " + std::to_string(st.wait_value) + " (now " + now + ")";
+        }
+        case abi::kWaitNocRing: {
+            const auto& r = cb.noc[st.wait_addr % abi::kMaxCores];
+            return "NoC ring (issued " + std::to_string(r.tail) + ", completed " + std::to_string(r.head) + ")";
+        }
+        case abi::kWaitEthRing: {
+            const uint32_t port = static_cast<uint32_t>(st.wait_addr % abi::kMaxPorts);
+            const auto& r = cb.eth[port];
+            return "Ethernet port " + port_name(chip.board(), port) + " TX (issued " + std::to_string(r.tail) +
+                   ", sent " + std::to_string(r.head) + ", link " + link_name(cb.port[port].state) + ")";
+        }
+        case abi::kWaitMathRing: {
+            const auto& r = cb.math[st.wait_addr % abi::kMaxCores];
+            return "math ring (issued " + std::to_string(r.tail) + ", completed " + std::to_string(r.head) + ")";
+        }
+    }
+    return "wait kind " + std::to_string(st.wait_kind);
+}
+
+template <typename Ring>
+void ring_line(std::ostringstream& o, const char* what, const std::string& which, const Ring& r) {
+    if (r.tail == r.head && r.error == abi::kRingOk) return;
+    o << "      " << what << " " << which << ": issued " << r.tail << ", completed " << r.head;
+    if (r.error) o << ", ERROR " << r.error << " at command #" << r.error_index;
+    o << "\n";
+}
+
+}  // namespace
+
+std::string Cluster::hang_report(const std::vector<CoreRef>& waiting) {
+    std::set<std::pair<uint32_t, uint32_t>> owed;
+    for (const CoreRef& r : waiting) owed.insert({r.chip, r.core});
+    std::ostringstream o;
+    o << "=== weft hang report: cluster '" << info_.value("name", "?") << "', " << chips_.size() << " chips ===\n";
+    for (auto& chip_ptr : chips_) {
+        const Chip& chip = *chip_ptr;
+        const abi::ChipControlBlock& cb = chip.control();
+        o << "chip " << chip.id() << (chip.alive() ? "" : "  ** DEAD (QEMU exited) **") << "  links:";
+        for (uint32_t p = 0; p < board_.ports.size(); ++p) {
+            o << " " << port_name(board_, p) << ":" << link_name(cb.port[p].state);
+            if (cb.port[p].state != abi::kLinkUnwired)
+                o << "->" << cb.port[p].peer_chip << "." << port_name(board_, cb.port[p].peer_port);
+        }
+        o << "\n";
+        for (uint32_t c = 0; c < board_.cores.size(); ++c) {
+            const abi::HartStatus& st = cb.hart[c];
+            const bool stuck = owed.count({chip.id(), c}) != 0;
+            const bool busy = st.state == abi::kHartRunning || st.state == abi::kHartFault;
+            if (!stuck && !busy) continue;  // idle cores would only bury the ones that matter
+            const CoreInfo& ci = board_.cores[c];
+            std::string role = role_name(ci.role);
+            if (ci.port >= 0) role += "/" + port_name(board_, static_cast<uint32_t>(ci.port));
+            o << "  core " << c << " " << std::left << std::setw(9) << role << std::setw(8) << state_name(st.state)
+              << " kernel '" << chip.kernel_name(c) << "' launch " << cb.host.launch[c].seq << " (finished "
+              << st.done_seq << ")";
+            if (st.progress) o << " progress " << st.progress;
+            if (stuck) o << "   <-- not finished";
+            o << "\n";
+            std::string wait = describe_wait(chip, st);
+            if (!wait.empty()) o << "      waiting on " << wait << "\n";
+            if (st.state == abi::kHartFault) o << "      " << chip.describe_fault(c) << "\n";
+            ring_line(o, "NoC ring", "of core " + std::to_string(c), cb.noc[c]);
+            ring_line(o, "math ring", "of core " + std::to_string(c), cb.math[c]);
+            if (ci.port >= 0)
+                ring_line(o, "Ethernet TX", port_name(board_, static_cast<uint32_t>(ci.port)), cb.eth[ci.port]);
+        }
+    }
+    return o.str();
+}
+
+}  // namespace weft

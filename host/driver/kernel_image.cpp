@@ -1,0 +1,139 @@
+#include "driver/kernel_image.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "common/error.h"
+
+namespace weft {
+namespace {
+
+// RISC-V relocation types (psABI) the loader must act on or may ignore.
+constexpr uint32_t R_64 = 2, R_32 = 1;
+constexpr uint32_t R_HI20 = 26, R_LO12_I = 27, R_LO12_S = 28, R_TPREL_HI20 = 30;
+
+struct ElfFile {
+    int fd = -1;
+    Elf* elf = nullptr;
+    ~ElfFile() {
+        if (elf) elf_end(elf);
+        if (fd >= 0) close(fd);
+    }
+};
+
+uint64_t fnv1a(const std::vector<uint8_t>& v) {
+    uint64_t h = 1469598103934665603ull;
+    for (uint8_t b : v) h = (h ^ b) * 1099511628211ull;
+    return h;
+}
+
+}  // namespace
+
+KernelImage load_kernel_image(const std::string& path) {
+    auto fail = [&](const std::string& msg) -> Error { return Error("kernel " + path + ": " + msg); };
+    if (elf_version(EV_CURRENT) == EV_NONE) throw fail("libelf is unusable");
+    ElfFile f;
+    f.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (f.fd < 0) throw fail(std::string("cannot open: ") + strerror(errno) + " (was it built? run 'make')");
+    f.elf = elf_begin(f.fd, ELF_C_READ, nullptr);
+    if (!f.elf || elf_kind(f.elf) != ELF_K_ELF) throw fail("not an ELF file");
+    GElf_Ehdr eh;
+    if (!gelf_getehdr(f.elf, &eh)) throw fail("unreadable ELF header");
+    if (eh.e_machine != EM_RISCV || gelf_getclass(f.elf) != ELFCLASS64) throw fail("not a 64-bit RISC-V ELF");
+
+    KernelImage img;
+    img.path = path;
+    img.name = path.substr(path.rfind('/') + 1);
+    if (img.name.size() > 4 && img.name.ends_with(".elf")) img.name.resize(img.name.size() - 4);
+
+    size_t nph = 0;
+    elf_getphdrnum(f.elf, &nph);
+    uint64_t end = 0;
+    bool any = false;
+    for (size_t i = 0; i < nph; ++i) {
+        GElf_Phdr ph;
+        gelf_getphdr(f.elf, static_cast<int>(i), &ph);
+        if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
+        any = true;
+        end = std::max(end, ph.p_vaddr + ph.p_memsz);
+        if (ph.p_flags & PF_X) img.code_size = std::max(img.code_size, ph.p_vaddr + ph.p_filesz);
+    }
+    if (!any) throw fail("no loadable segments");
+    if (end > (64u << 20)) throw fail("image spans " + std::to_string(end) + " bytes; is it linked at address 0?");
+    img.bytes.assign(end, 0);
+    for (size_t i = 0; i < nph; ++i) {
+        GElf_Phdr ph;
+        gelf_getphdr(f.elf, static_cast<int>(i), &ph);
+        if (ph.p_type != PT_LOAD || ph.p_filesz == 0) continue;
+        if (pread(f.fd, img.bytes.data() + ph.p_vaddr, ph.p_filesz, static_cast<off_t>(ph.p_offset)) !=
+            static_cast<ssize_t>(ph.p_filesz))
+            throw fail("truncated segment");
+    }
+    img.entry = eh.e_entry;
+    if (img.entry >= img.code_size) throw fail("entry point outside the code");
+
+    // Relocations kept by --emit-relocs, for sections that are loaded.
+    bool saw_relocs = false;
+    Elf_Scn* scn = nullptr;
+    while ((scn = elf_nextscn(f.elf, scn))) {
+        GElf_Shdr sh;
+        gelf_getshdr(scn, &sh);
+        if (sh.sh_type == SHT_REL) throw fail("REL relocations are not supported");
+        if (sh.sh_type != SHT_RELA) continue;
+        Elf_Scn* target = elf_getscn(f.elf, sh.sh_info);
+        GElf_Shdr tsh;
+        if (!target || !gelf_getshdr(target, &tsh) || !(tsh.sh_flags & SHF_ALLOC)) continue;
+        saw_relocs = true;
+        Elf_Scn* symscn = elf_getscn(f.elf, sh.sh_link);
+        Elf_Data* syms = symscn ? elf_getdata(symscn, nullptr) : nullptr;
+        Elf_Data* data = elf_getdata(scn, nullptr);
+        const size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+        for (size_t i = 0; i < n; ++i) {
+            GElf_Rela r;
+            gelf_getrela(data, static_cast<int>(i), &r);
+            const uint32_t type = GELF_R_TYPE(r.r_info);
+            if (type == R_HI20 || type == R_LO12_I || type == R_LO12_S || type == R_TPREL_HI20) {
+                std::ostringstream o;
+                o << "absolute code relocation (type " << type << ") at 0x" << std::hex << r.r_offset
+                  << ": build kernels with -mcmodel=medany";
+                throw fail(o.str());
+            }
+            if (type != R_64 && type != R_32) continue;  // PC-relative and differences move with the image
+            GElf_Sym sym{};
+            if (syms) gelf_getsym(syms, static_cast<int>(GELF_R_SYM(r.r_info)), &sym);
+            if (sym.st_shndx == SHN_ABS) continue;  // a constant, not an address
+            const uint64_t width = type == R_64 ? 8 : 4;
+            if (r.r_offset + width > img.bytes.size()) throw fail("relocation outside the image");
+            (type == R_64 ? img.abs64 : img.abs32).push_back(r.r_offset);
+        }
+    }
+    if (!saw_relocs) throw fail("no relocation sections: link kernels with -Wl,-q (--emit-relocs)");
+    img.content_hash = fnv1a(img.bytes);
+    return img;
+}
+
+std::vector<uint8_t> KernelImage::relocated(uint64_t base) const {
+    std::vector<uint8_t> out = bytes;
+    for (uint64_t off : abs64) {
+        uint64_t v;
+        memcpy(&v, out.data() + off, 8);
+        v += base;
+        memcpy(out.data() + off, &v, 8);
+    }
+    for (uint64_t off : abs32) {
+        uint32_t v;
+        memcpy(&v, out.data() + off, 4);
+        uint64_t moved = uint64_t(v) + base;
+        if (moved > 0xffffffffull) throw Error("kernel " + path + ": 32-bit address does not fit at this base");
+        v = static_cast<uint32_t>(moved);
+        memcpy(out.data() + off, &v, 4);
+    }
+    return out;
+}
+
+}  // namespace weft

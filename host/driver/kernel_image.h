@@ -1,0 +1,32 @@
+// A kernel ELF as the loader needs it: one flat image linked at address 0,
+// plus the offsets of the absolute pointers to shift when it is placed at a
+// core's L1. Kernels are built with -mcmodel=medany (PC-relative code) and
+// linked with --emit-relocs, so only data words (vtables, pointer tables,
+// .init_array) carry absolute addresses.
+#pragma once
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+namespace weft {
+
+struct KernelImage {
+    std::string path;
+    std::string name;
+    std::vector<uint8_t> bytes;  // [0, image_size): file contents, .bss as zeros
+    uint64_t entry = 0;          // offset of the entry point
+    uint64_t code_size = 0;      // executable bytes from offset 0
+    std::vector<uint64_t> abs64;  // offsets of 64-bit absolute addresses
+    std::vector<uint64_t> abs32;  // offsets of 32-bit absolute addresses
+    uint64_t content_hash = 0;
+
+    // The image as it must sit in memory at `base`. Throws if a 32-bit
+    // absolute address no longer fits.
+    std::vector<uint8_t> relocated(uint64_t base) const;
+};
+
+// Throws weft::Error naming the file and the problem.
+KernelImage load_kernel_image(const std::string& path);
+
+}  // namespace weft

@@ -1,0 +1,160 @@
+// The chip control block: the one structure through which the host driver,
+// weft-bridge and a chip's firmware talk. It sits at the address the board's
+// devicetree gives for "weft,control-block". Every word has one writer, named
+// in the comment of the part that holds it.
+#pragma once
+#include <stdint.h>
+#include "weft/abi/commands.h"
+#include "weft/abi/ring.h"
+
+namespace weft::abi {
+
+inline constexpr uint32_t kControlMagic = 0x54464557;  // "WEFT"
+inline constexpr uint32_t kAbiVersion = 1;
+inline constexpr uint32_t kMaxCores = 16;
+inline constexpr uint32_t kMaxPorts = 8;
+
+inline constexpr uint32_t kNocSlots = 64;
+inline constexpr uint32_t kEthSlots = 64;
+inline constexpr uint32_t kMathSlots = 16;
+inline constexpr uint32_t kEventSlots = 64;
+
+using NocRing = CommandRing<NocCommand, kNocSlots>;
+using EthRing = CommandRing<EthCommand, kEthSlots>;
+using MathRing = CommandRing<MathCommand, kMathSlots>;
+
+// ---- launch mailbox ---------------------------------------------------------
+enum HartState : uint32_t {
+    kHartOff = 0,      // never booted (or not present on this board)
+    kHartReady = 1,    // waiting for LAUNCH
+    kHartRunning = 2,  // running a kernel
+    kHartDone = 3,     // last kernel returned; result below
+    kHartFault = 4,    // last kernel trapped; cause below
+};
+
+enum LaunchFlags : uint32_t {
+    kLaunchNewCode = 1u << 0,  // code at [code_base, +code_size) was (re)written: drop stale translations
+};
+
+// Written by the host only. The host fills every field, fences, then bumps seq.
+struct LaunchRequest {
+    volatile uint32_t seq;
+    uint32_t flags;
+    uint64_t entry;      // absolute address of the kernel's entry
+    uint64_t args;       // address of the runtime argument words (a0)
+    uint64_t arg_count;  // number of 32-bit argument words (a1)
+    uint64_t code_base;
+    uint64_t code_size;
+    uint64_t reserved[2];
+};
+static_assert(sizeof(LaunchRequest) == 64, "LaunchRequest layout");
+
+// What a hart is blocked on, posted by the hart before it sleeps so that a hang
+// report can name the exact wait.
+enum WaitKind : uint32_t {
+    kWaitNone = 0,
+    kWaitLaunch = 1,     // idle in the boot firmware
+    kWaitSemaphore = 2,  // wait_addr: semaphore, wait_value: value awaited
+    kWaitNocRing = 3,    // NoC ring full or barrier
+    kWaitEthRing = 4,    // wait_addr: port
+    kWaitMathRing = 5,
+    kWaitWord = 6,       // generic memory word, wait_value: value awaited
+};
+
+// Written by the hart only.
+struct HartStatus {
+    volatile uint32_t state;      // HartState
+    volatile uint32_t done_seq;   // seq of the last launch that ended (DONE or FAULT)
+    volatile int32_t return_code;
+    volatile uint32_t boot_count;
+    volatile uint64_t cycles;     // mcycle spent in the last kernel
+    volatile uint64_t ticks;      // mtime ticks spent in the last kernel
+    volatile uint64_t mcause;
+    volatile uint64_t mepc;
+    volatile uint64_t mtval;
+    volatile uint32_t wait_kind;  // WaitKind
+    volatile uint32_t wait_value;
+    volatile uint64_t wait_addr;
+    volatile uint64_t heartbeat;  // mtime at the hart's last wake-up
+    volatile uint64_t progress;   // free for kernels: a step counter shown in hang reports
+    volatile uint32_t running_seq;  // seq of the launch being run
+    uint32_t pad;
+    uint64_t reserved[4];
+};
+static_assert(sizeof(HartStatus) == 128, "HartStatus layout");
+
+// ---- link state (written by weft-bridge only) -------------------------------
+enum LinkState : uint32_t { kLinkUnwired = 0, kLinkUp = 1, kLinkDown = 2 };
+
+struct PortState {
+    volatile uint32_t state;  // LinkState
+    volatile uint32_t peer_chip;
+    volatile uint32_t peer_port;
+    uint32_t pad;
+};
+static_assert(sizeof(PortState) == 16, "PortState layout");
+
+// ---- status mailbox: firmware posts events for the host ---------------------
+struct StatusEvent {
+    uint32_t kind;
+    uint32_t core;
+    uint32_t port;
+    uint32_t channel;
+    uint64_t time;
+    uint64_t detail;
+};
+static_assert(sizeof(StatusEvent) == 32, "StatusEvent layout");
+
+struct EventRing {
+    volatile uint32_t tail;  // written by firmware (one hart: the ring is per chip,
+                             // so firmware serialises posts through core 0's mailbox)
+    uint32_t pad0[15];
+    volatile uint32_t head;  // written by the host
+    uint32_t pad1[15];
+    StatusEvent slots[kEventSlots];
+};
+
+// ---- written by weft-bridge only ---------------------------------------------
+enum ChipLife : uint32_t { kChipStarting = 0, kChipAlive = 1, kChipDead = 2 };
+
+struct BridgeArea {
+    volatile uint32_t life;         // ChipLife
+    volatile int32_t exit_status;   // QEMU's wait status once dead
+    volatile uint64_t heartbeat;    // bumped by the bridge about every 100 ms
+    uint32_t pad[12];
+};
+static_assert(sizeof(BridgeArea) == 64, "BridgeArea layout");
+
+// ---- written by the chip's harts, with guest atomics ------------------------
+struct GuestShared {
+    volatile uint32_t console_lock;
+    uint32_t pad[15];
+};
+
+// ---- host-written chip identity and policy ----------------------------------
+struct HostArea {
+    volatile uint32_t magic;         // kControlMagic once the bridge set the chip up
+    volatile uint32_t abi_version;
+    volatile uint32_t chip_id;
+    volatile uint32_t num_chips;
+    volatile uint32_t idle_wake_us;    // sleep between launch-mailbox polls when idle
+    volatile uint32_t active_wake_us;  // back-off while a kernel waits on a device
+    uint32_t pad[10];
+    LaunchRequest launch[kMaxCores];
+};
+
+struct ChipControlBlock {
+    HostArea host;                    // host driver / bridge
+    HartStatus hart[kMaxCores];       // each hart its own
+    BridgeArea bridge;                // bridge
+    PortState port[kMaxPorts];        // bridge
+    GuestShared guest;                // harts (atomics among themselves only)
+    EventRing events;                 // firmware -> host
+    NocRing noc[kMaxCores];           // producer: hart i
+    MathRing math[kMaxCores];         // producer: hart i
+    EthRing eth[kMaxPorts];           // producer: the ERISC of port p
+};
+
+static_assert(sizeof(ChipControlBlock) <= 256 * 1024, "control block outgrew its window");
+
+}  // namespace weft::abi

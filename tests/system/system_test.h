@@ -1,0 +1,43 @@
+// Helpers for system tests: real clusters of QEMU chips started through
+// libweft, each in a run directory of its own.
+#pragma once
+#include <unistd.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "common/error.h"
+#include "driver/cluster.h"
+#include "driver/paths.h"
+
+// cmocka last: its fail() macro would clash with the C++ headers.
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+namespace weft::test {
+
+inline std::string source_dir() { return getenv("WEFT_SOURCE_DIR") ? getenv("WEFT_SOURCE_DIR") : "."; }
+
+inline std::unique_ptr<Cluster> start_cluster(const std::string& name) {
+    const std::string run_dir = "/tmp/weft-test-" + std::to_string(getpid()) + "-" + name;
+    return Cluster::start(source_dir() + "/clusters/" + name + ".yaml", run_dir);
+}
+
+inline void push64(std::vector<uint32_t>& v, uint64_t x) {
+    v.push_back(static_cast<uint32_t>(x));
+    v.push_back(static_cast<uint32_t>(x >> 32));
+}
+
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+inline bool process_exists(int pid) { return pid > 0 && kill(pid, 0) == 0; }
+
+}  // namespace weft::test

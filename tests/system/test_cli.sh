@@ -1,0 +1,100 @@
+#!/bin/bash
+# The weft CLI as a user drives it, and clean shutdown however the cluster ends:
+# `weft down`, Ctrl-C on a foreground bridge, and a killed bridge.
+set -u
+BUILD=$1
+SRC=$2
+WEFT=$BUILD/bin/weft
+export WEFT_RUN_DIR=/tmp/weft-clitest-$$
+TMP=$(mktemp -d)
+passed=0
+failed=0
+trap 'rm -rf "$TMP"; $WEFT down >/dev/null 2>&1; pkill -f "$WEFT_RUN_DIR" 2>/dev/null' EXIT
+
+check() {  # check NAME CONDITION...
+    local name=$1
+    shift
+    if "$@"; then
+        passed=$((passed + 1))
+        echo "ok   $name"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $name"
+    fi
+}
+has() { grep -q -- "$2" "$1"; }
+no_chip_processes() { ! pgrep -f "$WEFT_RUN_DIR" >/dev/null; }
+wait_for() {  # wait_for SECONDS CONDITION...
+    local n=$(($1 * 10))
+    shift
+    for _ in $(seq "$n"); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+$WEFT status >"$TMP/out" 2>&1
+check "status without a cluster fails" test $? -ne 0
+check "status without a cluster says what to do" has "$TMP/out" "no cluster is up in $WEFT_RUN_DIR (start one with 'weft up"
+
+cat >"$TMP/twice.yaml" <<'YAML'
+name: twice
+board: qemu-virt
+meshes:
+  - id: 0
+    shape: [2, 1]
+    topology: line
+links:
+  - [0.E, 1.N]
+YAML
+$WEFT up "$TMP/twice.yaml" >"$TMP/out" 2>&1
+check "port linked twice is refused" test $? -ne 0
+check "refusal names the line" has "$TMP/out" "twice.yaml:8:"
+check "no chip was started for a bad file" no_chip_processes
+
+$WEFT up no-such-cluster >"$TMP/out" 2>&1
+check "unknown cluster name is refused" has "$TMP/out" "cluster file 'no-such-cluster' not found"
+
+$WEFT frobnicate >"$TMP/out" 2>&1
+check "unknown command is refused" has "$TMP/out" "unknown command 'frobnicate'"
+
+$WEFT up pair >"$TMP/out" 2>&1
+check "weft up pair" has "$TMP/out" "cluster 'pair' up: 2 chips"
+$WEFT up pair >"$TMP/out" 2>&1
+check "a second cluster in the same run dir is refused" has "$TMP/out" "already up"
+$WEFT status >"$TMP/out" 2>&1
+check "status lists both chips" has "$TMP/out" "chip 1  pid"
+check "status lists the link" has "$TMP/out" "chip 0.E"
+$WEFT linktest --size 64K >"$TMP/out" 2>&1
+check "linktest moves every byte intact" has "$TMP/out" "every byte intact"
+$WEFT status >"$TMP/out" 2>&1
+check "link counters count the traffic" has "$TMP/out" " 65540 "
+$WEFT down >"$TMP/out" 2>&1
+check "weft down" has "$TMP/out" "cluster down"
+check "no QEMU left after weft down" no_chip_processes
+check "no socket left after weft down" test ! -e "$WEFT_RUN_DIR/control.sock"
+
+# Ctrl-C on a bridge in the foreground.
+"$BUILD/bin/weft-bridge" --cluster "$SRC/clusters/pair.yaml" --run-dir "$WEFT_RUN_DIR" 2>"$TMP/fg.log" &
+bridge=$!
+check "foreground bridge comes up" wait_for 30 test -S "$WEFT_RUN_DIR/control.sock"
+kill -INT $bridge
+wait $bridge
+check "Ctrl-C stops the bridge cleanly" test $? -eq 0
+check "no QEMU left after Ctrl-C" no_chip_processes
+check "no socket left after Ctrl-C" test ! -e "$WEFT_RUN_DIR/control.sock"
+
+# A bridge killed outright takes its chips with it, and the run dir is reusable.
+$WEFT up pair >/dev/null 2>&1
+bridge=$($WEFT status --json | sed -n 's/.*"bridge_pid": \([0-9]*\).*/\1/p')
+check "bridge pid is reported" test -n "$bridge"
+kill -KILL "$bridge"
+check "chips die with a killed bridge" wait_for 10 no_chip_processes
+$WEFT up pair >"$TMP/out" 2>&1
+check "run dir is reusable after a crash" has "$TMP/out" "cluster 'pair' up"
+$WEFT down >/dev/null 2>&1
+check "no QEMU left at the end" no_chip_processes
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

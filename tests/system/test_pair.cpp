@@ -1,0 +1,256 @@
+// System tests on the `pair` cluster (2 chips, one link): real QEMU chips,
+// the real bridge, kernels built with the cross toolchain.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "system_test.h"
+#include "weft/abi/pattern.h"
+
+using namespace weft;
+using namespace weft::test;
+using std::chrono::milliseconds;
+
+namespace {
+
+std::unique_ptr<Cluster> g_cluster;
+
+int setup(void**) {
+    try {
+        g_cluster = start_cluster("pair");
+    } catch (const std::exception& e) {
+        fprintf(stderr, "cannot start pair: %s\n", e.what());
+        return -1;
+    }
+    return 0;
+}
+
+int teardown(void**) {
+    g_cluster.reset();
+    return 0;
+}
+
+// chip 0 port E <-> chip 1 port W in pair.yaml
+constexpr uint32_t kPortN = 0, kPortE = 1, kPortW = 3;
+
+void test_boot(void**) {
+    Cluster& c = *g_cluster;
+    assert_int_equal(c.size(), 2);
+    for (uint32_t chip = 0; chip < 2; ++chip) {
+        assert_int_equal(c.chip(chip).control().host.chip_id, chip);
+        for (uint32_t core = 0; core < c.board().cores.size(); ++core)
+            assert_true(c.chip(chip).status(core).state == abi::kHartReady ||
+                        c.chip(chip).status(core).state == abi::kHartDone);
+    }
+    auto links = c.links();
+    assert_int_equal(links.size(), 1);
+    assert_int_equal(links[0].chip_a, 0);
+    assert_int_equal(links[0].port_a, kPortE);
+    assert_int_equal(links[0].chip_b, 1);
+    assert_int_equal(links[0].port_b, kPortW);
+    assert_int_equal(c.chip(0).control().port[kPortE].state, abi::kLinkUp);
+    assert_int_equal(c.chip(0).control().port[kPortN].state, abi::kLinkUnwired);
+}
+
+// A kernel on chip 0 sends a buffer over Ethernet into chip 1's L1 and signals
+// a semaphore there; chip 1's kernel waits for it and checks every word.
+void test_eth_buffer_into_l1(void**) {
+    Cluster& c = *g_cluster;
+    const BoardInfo& b = c.board();
+    const uint32_t len = 48 * 1024, seed = 77;
+    const uint32_t worker = 5;
+    const uint64_t src = b.dram.base + 0x100000;
+    const uint64_t dst = b.l1_free(worker).base + 0x1000;
+    const uint64_t sem = b.l1_free(worker).base;
+    std::vector<uint32_t> data(len / 4);
+    for (uint32_t i = 0; i < data.size(); ++i) data[i] = abi::pattern_word(seed, i);
+    c.chip(0).write(src, data.data(), len);
+    c.chip(1).write32(sem, 0);
+    memset(c.chip(1).host_ptr(dst, len), 0, len);
+
+    Launch recv{1, worker, &kernel_named("recv_check"), {}};
+    push64(recv.args, sem);
+    recv.args.push_back(1);
+    push64(recv.args, dst);
+    recv.args.push_back(len);
+    recv.args.push_back(seed);
+    Launch send{0, b.ports[kPortE].core, &kernel_named("eth_send"), {kPortE}};
+    push64(send.args, src);
+    push64(send.args, dst);
+    send.args.push_back(len);
+    send.args.push_back(16 * 1024);
+    send.args.push_back(1);
+    push64(send.args, sem);
+    send.args.push_back(1);
+    auto results = c.run({recv, send}, milliseconds(10000));
+    assert_int_equal(results[0].return_code, 0);  // chip 1 found every word intact
+    assert_int_equal(results[1].return_code, 0);
+    assert_memory_equal(c.chip(1).host_ptr(dst, len), data.data(), len);
+    auto counters = c.counters();
+    assert_true(counters["links"][0]["a_to_b"]["bytes"].get<uint64_t>() >= len + 4);
+}
+
+void test_kernel_relocates_on_every_core(void**) {
+    Cluster& c = *g_cluster;
+    std::vector<Launch> all;
+    for (uint32_t chip = 0; chip < 2; ++chip)
+        for (uint32_t core = 0; core < c.board().cores.size(); ++core)
+            all.push_back({chip, core, &kernel_named("reloc_probe"), {}});
+    for (const KernelResult& r : c.run(all, milliseconds(10000))) assert_int_equal(r.return_code, 1321);
+}
+
+void test_noc_and_math_engines(void**) {
+    Cluster& c = *g_cluster;
+    const BoardInfo& b = c.board();
+    Chip& chip = c.chip(0);
+    const uint32_t core = 6, len = 4096, count = 1024;
+    const uint64_t src = b.dram.base, dst = b.dram.base + 0x10000, sem = b.l1_free(core).base;
+    const uint64_t mcast_off = b.code_size + 0x2000;  // inside every core's free L1
+    const uint64_t fa = b.dram.base + 0x20000, fb = b.dram.base + 0x30000, out = b.dram.base + 0x40000;
+    std::vector<uint32_t> data(len / 4);
+    for (uint32_t i = 0; i < data.size(); ++i) data[i] = abi::pattern_word(5, i);
+    chip.write(src, data.data(), len);
+    std::vector<float> x(count), y(count);
+    for (uint32_t i = 0; i < count; ++i) x[i] = float(i) * 0.5f, y[i] = 1000.0f - float(i);
+    chip.write(fa, x.data(), count * 4);
+    chip.write(fb, y.data(), count * 4);
+    chip.write32(sem, 0);
+    Launch l{0, core, &kernel_named("noc_math"), {}};
+    push64(l.args, src);
+    push64(l.args, dst);
+    l.args.push_back(len);
+    push64(l.args, sem);
+    push64(l.args, mcast_off);
+    l.args.push_back(0x30);  // cores 4 and 5
+    l.args.push_back(abi::kMathMax);
+    l.args.push_back(abi::kF32);
+    push64(l.args, fa);
+    push64(l.args, fb);
+    push64(l.args, out);
+    l.args.push_back(count);
+    auto r = c.run({l}, milliseconds(10000));
+    assert_int_equal(r[0].return_code, 0);
+    assert_memory_equal(chip.host_ptr(dst, len), data.data(), len);
+    assert_memory_equal(chip.host_ptr(b.cores[4].l1.base + mcast_off, len), data.data(), len);
+    assert_memory_equal(chip.host_ptr(b.cores[5].l1.base + mcast_off, len), data.data(), len);
+    assert_int_equal(chip.read32(sem), 3);
+    const float* o = reinterpret_cast<const float*>(chip.host_ptr(out, count * 4));
+    for (uint32_t i = 0; i < count; ++i) assert_true(o[i] == std::max(x[i], y[i]));
+}
+
+void expect_fault(uint32_t kind, const char* what) {
+    Cluster& c = *g_cluster;
+    std::string msg;
+    try {
+        c.run({{1, 7, &kernel_named("fault"), {kind}}}, milliseconds(10000));
+    } catch (const FaultError& e) {
+        msg = e.what();
+    }
+    if (!contains(msg, what)) fail_msg("fault kind %u: expected '%s' in:\n%s", kind, what, msg.c_str());
+    assert_true(contains(msg, "chip 1 core 7 (worker) kernel 'fault' FAULT"));
+}
+
+void test_faults_are_reported_not_hung(void**) {
+    expect_fault(0, "load access fault (mcause 5)");
+    expect_fault(1, "illegal instruction (mcause 2)");
+    expect_fault(2, "NoC ring 7 refused command #0: address outside the chip");
+    // The core went back to its mailbox and takes the next kernel.
+    auto r = g_cluster->run({{1, 7, &kernel_named("reloc_probe"), {}}}, milliseconds(10000));
+    assert_int_equal(r[0].return_code, 1321);
+}
+
+void test_hang_report_within_deadline(void**) {
+    Cluster& c = *g_cluster;
+    const uint64_t sem = c.board().l1_free(5).base + 0x40;
+    c.chip(0).write32(sem, 0);
+    Launch l{0, 5, &kernel_named("wait_sem"), {}};
+    push64(l.args, sem);
+    l.args.push_back(1);
+    std::string report;
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+        c.run({l}, milliseconds(1500));
+    } catch (const TimeoutError& e) {
+        report = e.what();
+    }
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    assert_true(took < 5.0);
+    char expect[128];
+    snprintf(expect, sizeof expect, "waiting on semaphore 0x%llx to reach 1 (now 0)", (unsigned long long)sem);
+    if (!contains(report, expect)) fail_msg("hang report lacks '%s':\n%s", expect, report.c_str());
+    assert_true(contains(report, "core 5 worker"));
+    assert_true(contains(report, "RUNNING"));
+    assert_true(contains(report, "<-- not finished"));
+    // Release the kernel so the core is free again.
+    c.chip(0).write32(sem, 1);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (c.chip(0).status(5).state == abi::kHartRunning && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(milliseconds(5));
+    assert_int_equal(c.chip(0).status(5).state, abi::kHartDone);
+}
+
+void test_dead_link_is_an_error(void**) {
+    Cluster& c = *g_cluster;
+    c.set_link(0, kPortE, false);
+    assert_int_equal(c.chip(0).control().port[kPortE].state, abi::kLinkDown);
+    Launch l{0, c.board().ports[kPortE].core, &kernel_named("ping_pong"), {kPortE, 1, 1}};
+    push64(l.args, c.board().l1_free(1).base);
+    push64(l.args, c.board().l1_free(3).base);
+    std::string msg;
+    try {
+        c.run({l}, milliseconds(5000));
+    } catch (const FaultError& e) {
+        msg = e.what();
+    }
+    c.set_link(0, kPortE, true);
+    if (!contains(msg, "Ethernet port 1 refused command #0: link down")) fail_msg("got: %s", msg.c_str());
+}
+
+// Runs last: kills a chip's QEMU and checks the driver says so, then that
+// shutdown leaves no process or socket behind.
+void test_chip_crash_then_clean_shutdown(void**) {
+    Cluster& c = *g_cluster;
+    const int victim = c.info()["chips"][1]["pid"];
+    const int survivor = c.info()["chips"][0]["pid"];
+    const int bridge = c.info()["bridge_pid"];
+    const uint64_t sem = c.board().l1_free(4).base;
+    c.chip(1).write32(sem, 0);
+    Launch l{1, 4, &kernel_named("wait_sem"), {}};
+    push64(l.args, sem);
+    l.args.push_back(1);
+    auto launched = c.launch_all({l});
+    kill(victim, SIGKILL);
+    std::string msg;
+    try {
+        c.wait_all(launched, milliseconds(10000));
+    } catch (const TimeoutError& e) {
+        fail_msg("a dead chip must be reported as such, not as a timeout:\n%s", e.what());
+    } catch (const Error& e) {
+        msg = e.what();
+    }
+    if (!contains(msg, "chip 1 died")) fail_msg("got: %s", msg.c_str());
+    assert_int_equal(c.links()[0].up, false);
+    const std::string run_dir = c.run_dir();
+    g_cluster.reset();  // shuts the cluster down
+    assert_false(process_exists(survivor));
+    assert_false(process_exists(bridge));
+    struct stat st;
+    assert_int_not_equal(stat((run_dir + "/control.sock").c_str(), &st), 0);
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_boot),
+        cmocka_unit_test(test_eth_buffer_into_l1),
+        cmocka_unit_test(test_kernel_relocates_on_every_core),
+        cmocka_unit_test(test_noc_and_math_engines),
+        cmocka_unit_test(test_faults_are_reported_not_hung),
+        cmocka_unit_test(test_hang_report_within_deadline),
+        cmocka_unit_test(test_dead_link_is_an_error),
+        cmocka_unit_test(test_chip_crash_then_clean_shutdown),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,129 @@
+// Reading the board DTB with libfdt: the real qemu-virt board, and broken
+// variants of it made with libfdt's read-write API.
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <libfdt.h>
+}
+
+#include "common/error.h"
+#include "driver/board.h"
+#include "weft/abi/control_block.h"
+
+// cmocka last: its fail() macro would clash with the C++ headers.
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace weft;
+
+namespace {
+
+std::string dtb_path() {
+    return std::string(getenv("WEFT_BUILD_DIR") ? getenv("WEFT_BUILD_DIR") : ".") + "/boards/qemu-virt/board.dtb";
+}
+
+std::vector<char> blob() {
+    std::ifstream in(dtb_path(), std::ios::binary);
+    std::vector<char> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    b.resize(b.size() + 4096);  // room for edits
+    assert_int_equal(fdt_open_into(b.data(), b.data(), static_cast<int>(b.size())), 0);
+    return b;
+}
+
+std::string error_of(const std::vector<char>& b) {
+    try {
+        parse_board(b.data(), b.size());
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+void test_qemu_virt_board(void**) {
+    BoardInfo b = load_board(dtb_path());
+    assert_string_equal(b.name.c_str(), "qemu-virt");
+    assert_int_equal(b.ram.base, 0x80000000);
+    assert_int_equal(b.cores.size(), 8);
+    assert_int_equal(b.ports.size(), 4);
+    assert_int_equal(b.planes(), 1);
+    assert_int_equal(b.cores_with_role(CoreRole::kErisc).size(), 4);
+    assert_int_equal(b.cores_with_role(CoreRole::kWorker).size(), 4);
+    for (const PortInfo& p : b.ports) {
+        assert_int_equal(b.cores[p.core].role, CoreRole::kErisc);
+        assert_int_equal(b.cores[p.core].port, p.id);
+    }
+    assert_int_equal(b.port_for('E', 0), 1);
+    assert_int_equal(b.port_for('W', 0), 3);
+    assert_int_equal(b.port_for('E', 1), -1);
+    assert_true(b.control_block.size >= sizeof(abi::ChipControlBlock));
+    // L1 free space sits between the code area and the argument block.
+    Region free = b.l1_free(4);
+    assert_int_equal(free.base, b.cores[4].l1.base + b.code_size);
+    assert_int_equal(free.end(), b.args_base(4));
+    assert_int_equal(b.stack_top(4), b.cores[4].l1.end());
+    assert_int_equal(b.qemu_reserved.end(), b.ram.end());
+}
+
+void test_missing_property_is_named(void**) {
+    auto b = blob();
+    int chip = fdt_path_offset(b.data(), "/chip");
+    assert_int_equal(fdt_delprop(b.data(), chip, "dram"), 0);
+    std::string e = error_of(b);
+    assert_non_null(strstr(e.c_str(), "/chip"));
+    assert_non_null(strstr(e.c_str(), "missing property 'dram'"));
+}
+
+void test_overlap_is_refused(void**) {
+    auto b = blob();
+    int chip = fdt_path_offset(b.data(), "/chip");
+    fdt32_t cells[4] = {cpu_to_fdt32(0), cpu_to_fdt32(0x80040000), cpu_to_fdt32(0), cpu_to_fdt32(0x100000)};
+    assert_int_equal(fdt_setprop(b.data(), chip, "dram", cells, sizeof cells), 0);
+    assert_non_null(strstr(error_of(b).c_str(), "overlaps"));
+}
+
+void test_bad_role_and_port(void**) {
+    auto b = blob();
+    int core = fdt_path_offset(b.data(), "/chip/cores/core@5");
+    assert_int_equal(fdt_setprop_string(b.data(), core, "role", "dsp"), 0);
+    std::string e = error_of(b);
+    assert_non_null(strstr(e.c_str(), "/chip/cores/core@5"));
+    assert_non_null(strstr(e.c_str(), "unknown role 'dsp'"));
+
+    auto c = blob();
+    int port = fdt_path_offset(c.data(), "/chip/ports/port@2");
+    assert_int_equal(fdt_setprop_u32(c.data(), port, "core", 5), 0);
+    assert_non_null(strstr(error_of(c).c_str(), "is not the ERISC core of this port"));
+}
+
+void test_not_a_dtb(void**) {
+    std::vector<char> junk(256, 'x');
+    assert_non_null(strstr(error_of(junk).c_str(), "not a valid flattened devicetree"));
+    bool threw = false;
+    try {
+        load_board("/nonexistent.dtb");
+    } catch (const Error& e) {
+        threw = strstr(e.what(), "cannot open board DTB") != nullptr;
+    }
+    assert_true(threw);
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_qemu_virt_board), cmocka_unit_test(test_missing_property_is_named),
+        cmocka_unit_test(test_overlap_is_refused), cmocka_unit_test(test_bad_role_and_port),
+        cmocka_unit_test(test_not_a_dtb),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

@@ -1,0 +1,230 @@
+// The device command rings end to end on the host: the firmware's producer
+// (boards/qemu-virt ring code over the host board) against weft-bridge's
+// consumer, with the test playing the DMA engine whenever the firmware sleeps.
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "bridge/devices.h"
+#include "hal/eth.h"
+#include "hal/math.h"
+#include "hal/noc.h"
+#include "host_board.h"
+#include "weft/abi/fault.h"
+
+// cmocka last: its fail() macro would clash with the C++ headers.
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace weft;
+
+namespace {
+
+constexpr uint64_t kRamBase = 0x80000000;
+constexpr uint64_t kRamSize = 1 << 20;
+
+struct Panic : std::runtime_error {
+    int32_t code;
+    uint64_t detail;
+    Panic(int32_t c, uint64_t d) : std::runtime_error("panic"), code(c), detail(d) {}
+};
+
+struct Fixture {
+    std::unique_ptr<abi::ChipControlBlock> cb = std::make_unique<abi::ChipControlBlock>();
+    std::vector<uint8_t> ram = std::vector<uint8_t>(kRamSize);
+    ChipMemory mem{ram.data(), kRamBase, kRamSize};
+    BoardInfo board;
+    DeviceCounters counters;
+    uint32_t core = 4;
+    uint32_t budget = 3;  // small, so the producer meets a full ring
+
+    Fixture() {
+        *cb = abi::ChipControlBlock{};
+        host_board::reset(cb.get(), core);
+        host_board::state().on_sleep = [this] {
+            run_noc_ring(mem, board, cb->noc[core], budget, counters);
+            run_math_ring(mem, cb->math[core], budget, counters);
+        };
+        host_board::state().on_panic = [](int32_t code, uint64_t detail) { throw Panic(code, detail); };
+    }
+    uint8_t* at(uint64_t addr) { return ram.data() + (addr - kRamBase); }
+    uint32_t word(uint64_t addr) {
+        uint32_t v;
+        memcpy(&v, at(addr), 4);
+        return v;
+    }
+};
+
+void test_writes_complete_in_order_across_wrap(void**) {
+    Fixture f;
+    const uint64_t src = kRamBase, dst = kRamBase + 0x10000, sem = kRamBase + 0x80000;
+    const uint32_t n = 3 * abi::kNocSlots + 5;  // wraps the ring three times
+    for (uint32_t i = 0; i < n; ++i) {
+        memset(f.at(src + 64 * (i % 512)), int(i & 0xff), 64);
+        noc::async_write(src + 64 * (i % 512), dst + 64 * i, 64);
+        noc::semaphore_inc(sem, 1);
+    }
+    noc::barrier();
+    assert_int_equal(f.cb->noc[f.core].head, 2 * n);
+    assert_int_equal(f.cb->noc[f.core].tail, 2 * n);
+    assert_int_equal(f.word(sem), n);
+    for (uint32_t i = 0; i < n; ++i) assert_int_equal(f.at(dst + 64 * i)[63], i & 0xff);
+    assert_true(host_board::state().sleeps > 0);  // the ring filled and the producer waited
+    assert_int_equal(f.counters.noc_bytes.load(), 64ull * n);
+}
+
+void test_increment_lands_after_write(void**) {
+    Fixture f;
+    const uint64_t src = kRamBase, dst = kRamBase + 0x1000, sem = kRamBase + 0x2000;
+    memset(f.at(src), 0xab, 256);
+    // The consumer checks, at the moment the increment executes, that the payload is there.
+    int incs_after_payload = 0;
+    host_board::state().on_sleep = [&] {
+        abi::NocRing& r = f.cb->noc[f.core];
+        while (r.head != r.tail) {
+            const abi::NocCommand& c = r.slots[r.head % abi::kNocSlots];
+            const bool inc = c.op == abi::kNocSemInc;
+            run_noc_ring(f.mem, f.board, r, 1, f.counters);
+            if (inc && f.at(dst)[255] == 0xab) ++incs_after_payload;
+        }
+    };
+    noc::async_write(src, dst, 256);
+    noc::semaphore_inc(sem, 1);
+    noc::barrier();
+    assert_int_equal(incs_after_payload, 1);
+    assert_int_equal(f.word(sem), 1);
+    // Fused: the payload and the increment in one command.
+    memset(f.at(src), 0xcd, 256);
+    noc::async_write_inc(src, dst + 512, 256, sem, 2);
+    noc::barrier();
+    assert_int_equal(f.at(dst + 512)[0], 0xcd);
+    assert_int_equal(f.word(sem), 3);
+}
+
+void test_bad_address_panics_with_ring_error(void**) {
+    Fixture f;
+    noc::async_write(kRamBase, kRamBase, 16);
+    noc::async_write(kRamBase, 0x7000000000ull, 64);
+    try {
+        noc::barrier();
+        fail_msg("barrier returned although the engine refused a command");
+    } catch (const Panic& p) {
+        assert_int_equal(p.code, abi::kPanicRingError);
+        assert_int_equal(p.detail, abi::ring_error_detail(abi::kRingNoc, f.core, abi::kRingBadAddress, 1));
+    }
+    assert_int_equal(f.cb->noc[f.core].head, 1);  // the ring stopped at the bad command
+}
+
+void test_semaphore_wait_posts_wait_site(void**) {
+    Fixture f;
+    const uint64_t sem = kRamBase + 0x100;
+    uint32_t* word = reinterpret_cast<uint32_t*>(f.at(sem));
+    int sleeps = 0;
+    abi::HartStatus& st = f.cb->hart[f.core];
+    host_board::state().on_sleep = [&] {
+        // While the firmware sleeps, its status names the exact wait.
+        assert_int_equal(st.wait_kind, abi::kWaitSemaphore);
+        assert_int_equal(st.wait_addr, reinterpret_cast<uint64_t>(word));
+        assert_int_equal(st.wait_value, 3);
+        if (++sleeps == 5) *word = 3;
+    };
+    noc::semaphore_wait(reinterpret_cast<uint64_t>(word), 3);
+    assert_int_equal(sleeps, 5);
+    assert_int_equal(st.wait_kind, abi::kWaitNone);
+}
+
+void test_backoff_grows_to_cap(void**) {
+    Fixture f;
+    uint32_t flag = 0;
+    std::vector<uint64_t> times;
+    host_board::state().on_sleep = [&] {
+        times.push_back(host_board::state().now);
+        if (times.size() == 20) flag = 1;
+    };
+    noc::semaphore_wait(reinterpret_cast<uint64_t>(&flag), 1);
+    // Intervals double from 5 µs and stop at the active cap (500 µs = 5000 ticks).
+    assert_int_equal(times[1] - times[0], 50);
+    assert_int_equal(times[2] - times[1], 100);
+    assert_int_equal(times[19] - times[18], 5000);
+}
+
+void test_math_engine_reduces(void**) {
+    Fixture f;
+    const uint64_t a = kRamBase, b = kRamBase + 0x1000, out = kRamBase + 0x2000;
+    float fa[4] = {1.5f, -2, 3, 1e30f}, fb[4] = {2.5f, 2, -7, 1e30f};
+    memcpy(f.at(a), fa, sizeof fa);
+    memcpy(f.at(b), fb, sizeof fb);
+    math::eltwise(abi::kMathSum, abi::kF32, a, b, out, 4);
+    math::barrier();
+    float r[4];
+    memcpy(r, f.at(out), sizeof r);
+    assert_true(r[0] == 4.0f && r[1] == 0.0f && r[2] == -4.0f && r[3] == 2e30f);
+
+    int32_t ia[2] = {INT32_MAX, -5}, ib[2] = {1, 7};
+    memcpy(f.at(a), ia, sizeof ia);
+    memcpy(f.at(b), ib, sizeof ib);
+    math::eltwise(abi::kMathSum, abi::kI32, a, b, out, 2);
+    math::eltwise(abi::kMathMax, abi::kI32, a, b, out + 8, 2);
+    math::barrier();
+    int32_t ir[4];
+    memcpy(ir, f.at(out), sizeof ir);
+    assert_int_equal(ir[0], INT32_MIN);  // wraps like the hardware
+    assert_int_equal(ir[1], 2);
+    assert_int_equal(ir[2], INT32_MAX);
+    assert_int_equal(ir[3], 7);
+    assert_int_equal(f.counters.math_elements.load(), 8);
+}
+
+void test_math_unknown_type_panics(void**) {
+    Fixture f;
+    math::eltwise(abi::kMathSum, static_cast<abi::DataType>(9), kRamBase, kRamBase, kRamBase, 1);
+    try {
+        math::barrier();
+        fail_msg("barrier returned after a bad math command");
+    } catch (const Panic& p) {
+        assert_int_equal(p.detail, abi::ring_error_detail(abi::kRingMath, f.core, abi::kRingBadArgument, 0));
+    }
+}
+
+void test_eth_port_out_of_range_panics(void**) {
+    Fixture f;
+    try {
+        eth::send_word(99, kRamBase, 1);
+        fail_msg("send on a port the board does not have");
+    } catch (const Panic& p) {
+        assert_int_equal(p.code, abi::kPanicBadArgs);
+        assert_int_equal(p.detail, 99);
+    }
+}
+
+void test_corrupt_tail_is_refused(void**) {
+    Fixture f;
+    abi::NocRing& r = f.cb->noc[f.core];
+    r.tail = abi::kNocSlots + 7;  // more outstanding than the ring holds
+    assert_int_equal(run_noc_ring(f.mem, f.board, r, 100, f.counters), 0);
+    assert_int_equal(r.error, abi::kRingBadArgument);
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_writes_complete_in_order_across_wrap),
+        cmocka_unit_test(test_increment_lands_after_write),
+        cmocka_unit_test(test_bad_address_panics_with_ring_error),
+        cmocka_unit_test(test_semaphore_wait_posts_wait_site),
+        cmocka_unit_test(test_backoff_grows_to_cap),
+        cmocka_unit_test(test_math_engine_reduces),
+        cmocka_unit_test(test_math_unknown_type_panics),
+        cmocka_unit_test(test_eth_port_out_of_range_panics),
+        cmocka_unit_test(test_corrupt_tail_is_refused),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
