@@ -5,7 +5,10 @@
 
 #include "boot/launch_protocol.h"
 #include "hal/cache.h"
+#include "hal/eth.h"
 #include "hal/mailbox.h"
+#include "hal/math.h"
+#include "hal/noc.h"
 #include "hal/timer.h"
 #include "hal/wait.h"
 #include "rt/console.h"
@@ -69,6 +72,16 @@ void wait_for_launch(uint32_t core) {
     }
 }
 
+// A kernel that faulted on a refused command leaves its rings stopped; the
+// next kernel on this core gets them back clean.
+void clear_ring_errors(uint32_t core) {
+    auto& cb = mailbox::control();
+    if (cb.noc[core].error) noc::reset();
+    if (cb.math[core].error) math::reset();
+    const int port = board::kCores[core].port;
+    if (port >= 0 && cb.eth[port].error) eth::reset(static_cast<uint32_t>(port));
+}
+
 [[noreturn]] void serve_launches(uint32_t core) {
     auto& cb = mailbox::control();
     auto& st = cb.hart[core];
@@ -77,6 +90,7 @@ void wait_for_launch(uint32_t core) {
         wait_for_launch(core);
         const boot::Snapshot s = boot::begin_launch(req, st);
         if (s.flags & abi::kLaunchNewCode) cache::invalidate_instructions(s.code_base, s.code_size);
+        clear_ring_errors(core);
         const uint64_t t0 = timer::now();
         const uint64_t c0 = timer::cycles();
         int rc = reinterpret_cast<KernelEntry>(s.entry)(s.args, s.arg_count);

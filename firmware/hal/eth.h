@@ -12,6 +12,11 @@ void send_word(uint32_t port, uint64_t dst, uint32_t value);
 bool tx_busy(uint32_t port);
 void wait_tx_idle(uint32_t port);
 bool link_up(uint32_t port);
+// Panics (FAULT naming the port and command) if the port refused a command,
+// e.g. because its link went down. Returns true so it can sit in a wait predicate.
+bool check(uint32_t port);
+// Clears a refused command so the port can be used again (boot firmware, between kernels).
+void reset(uint32_t port);
 uint32_t peer_chip(uint32_t port);
 
 }  // namespace weft::eth

@@ -7,5 +7,6 @@ namespace weft::math {
 
 void eltwise(abi::MathOp op, abi::DataType dtype, uint64_t src0, uint64_t src1, uint64_t dst, uint32_t count);
 void barrier();
+void reset();
 
 }  // namespace weft::math

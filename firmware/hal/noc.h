@@ -29,6 +29,8 @@ void semaphore_wait_min(uint64_t sem, uint32_t value);
 void barrier();
 inline void async_write_barrier() { barrier(); }
 inline void async_read_barrier() { barrier(); }
+// Clears a refused command on this core's ring (boot firmware, between kernels).
+void reset();
 uint32_t issued();
 uint32_t completed();
 

@@ -2,7 +2,7 @@
 // and waits for the echo in its own; the responder echoes.
 // args: port, initiator, iterations, local_flag(2), remote_flag(2)
 #include "hal/eth.h"
-#include "hal/noc.h"
+#include "hal/wait.h"
 #include "kernels/kernel.h"
 
 using namespace weft;
@@ -12,12 +12,15 @@ extern "C" int kernel_main(KernelArgs a) {
     const bool initiator = a.u32(1) != 0;
     const uint32_t n = a.u32(2);
     const uint64_t local = a.u64(3), remote = a.u64(5);
+    const volatile uint32_t* flag = reinterpret_cast<const volatile uint32_t*>(local);
+    // Waiting for the echo also watches the port: a dead link faults, not hangs.
+    auto echo = [&](uint32_t i) { wait_active([&] { return eth::check(port) && *flag == i; }, abi::kWaitSemaphore, local, i); };
     for (uint32_t i = 1; i <= n; ++i) {
         if (initiator) {
             eth::send_word(port, remote, i);
-            noc::semaphore_wait(local, i);
+            echo(i);
         } else {
-            noc::semaphore_wait(local, i);
+            echo(i);
             eth::send_word(port, remote, i);
         }
         mailbox::set_progress(i);

@@ -21,6 +21,15 @@ struct DeviceCounters {
 // the producer sees it and reports instead of waiting forever).
 template <typename Ring, typename Exec>
 uint32_t consume_ring(Ring& ring, uint32_t budget, Exec exec) {
+    const uint32_t reset = __atomic_load_n(const_cast<uint32_t*>(&ring.reset_seq), __ATOMIC_ACQUIRE);
+    if (reset != ring.reset_ack) {
+        // The producer gave up on what is queued: drop it and start clean.
+        ring.head = __atomic_load_n(const_cast<uint32_t*>(&ring.tail), __ATOMIC_ACQUIRE);
+        ring.error = abi::kRingOk;
+        ring.error_index = 0;
+        __atomic_store_n(const_cast<uint32_t*>(&ring.reset_ack), reset, __ATOMIC_RELEASE);
+        return 1;
+    }
     if (ring.error != abi::kRingOk) return 0;
     uint32_t head = ring.head;
     const uint32_t tail = __atomic_load_n(const_cast<uint32_t*>(&ring.tail), __ATOMIC_ACQUIRE);

@@ -157,9 +157,10 @@ int main(int argc, char** argv) {
         clients = keep;
     }
     bridge->stop();
-    for (int c : clients) close(c);
     close(listen_fd);
     unlink(sock_path.c_str());
     log("all chips stopped");
+    // Clients still connected see the socket close when this process is gone:
+    // that is how `weft down` knows the whole cluster has stopped.
     return 0;
 }

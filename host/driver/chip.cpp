@@ -22,13 +22,11 @@ std::string describe_panic(int32_t code, uint64_t detail) {
     switch (code) {
         case abi::kPanicRingError: {
             static const char* kinds[] = {"?", "NoC", "Ethernet", "math"};
-            static const char* errors[] = {"ok", "address outside the chip", "unknown opcode", "bad length",
-                                           "link down", "bad argument"};
             uint32_t kind = static_cast<uint32_t>(detail >> 56), ring = (detail >> 48) & 0xff;
             uint32_t err = (detail >> 32) & 0xffff, index = static_cast<uint32_t>(detail);
             std::ostringstream o;
             o << (kind < 4 ? kinds[kind] : "?") << (kind == abi::kRingEth ? " port " : " ring ") << ring
-              << " refused command #" << index << ": " << (err < 6 ? errors[err] : "unknown error");
+              << " refused command #" << index << ": " << ring_error_name(err);
             return o.str();
         }
         case abi::kPanicAssert: return "assertion failed at line " + std::to_string(detail);
@@ -39,6 +37,12 @@ std::string describe_panic(int32_t code, uint64_t detail) {
 }
 
 }  // namespace
+
+const char* ring_error_name(uint32_t error) {
+    static const char* names[] = {"ok", "address outside the chip", "unknown opcode", "bad length", "link down",
+                                  "bad argument"};
+    return error < sizeof(names) / sizeof(names[0]) ? names[error] : "unknown error";
+}
 
 std::string describe_mcause(uint64_t mcause) {
     static const char* names[] = {"instruction address misaligned", "instruction access fault", "illegal instruction",

@@ -70,5 +70,6 @@ private:
 };
 
 std::string describe_mcause(uint64_t mcause);
+const char* ring_error_name(uint32_t error);  // abi::RingError
 
 }  // namespace weft

@@ -73,7 +73,7 @@ template <typename Ring>
 void ring_line(std::ostringstream& o, const char* what, const std::string& which, const Ring& r) {
     if (r.tail == r.head && r.error == abi::kRingOk) return;
     o << "      " << what << " " << which << ": issued " << r.tail << ", completed " << r.head;
-    if (r.error) o << ", ERROR " << r.error << " at command #" << r.error_index;
+    if (r.error) o << ", REFUSED command #" << r.error_index << ": " << ring_error_name(r.error);
     o << "\n";
 }
 

@@ -38,6 +38,15 @@ inline void push64(std::vector<uint32_t>& v, uint64_t x) {
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-inline bool process_exists(int pid) { return pid > 0 && kill(pid, 0) == 0; }
+// A zombie counts as gone: in a container nobody may reap the daemon.
+inline bool process_exists(int pid) {
+    if (pid <= 0 || kill(pid, 0) != 0) return false;
+    FILE* f = fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+    if (!f) return false;
+    char state = 0;
+    int n = fscanf(f, "%*d %*s %c", &state);
+    fclose(f);
+    return n == 1 && state != 'Z';
+}
 
 }  // namespace weft::test

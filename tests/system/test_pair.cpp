@@ -202,9 +202,17 @@ void test_dead_link_is_an_error(void**) {
         c.run({l}, milliseconds(5000));
     } catch (const FaultError& e) {
         msg = e.what();
+    } catch (const Error& e) {
+        fail_msg("a dead link must fault the kernel, not time out:\n%s", e.what());
     }
     c.set_link(0, kPortE, true);
-    if (!contains(msg, "Ethernet port 1 refused command #0: link down")) fail_msg("got: %s", msg.c_str());
+    if (!contains(msg, "chip 0 core 1 (erisc) kernel 'ping_pong' FAULT: Ethernet port 1 refused command #") ||
+        !contains(msg, ": link down"))
+        fail_msg("got: %s", msg.c_str());
+    // Link back up: the next kernel on that port gets a clean ring and the data goes through.
+    auto r = c.run({{0, c.board().ports[kPortE].core, &kernel_named("reloc_probe"), {}}}, milliseconds(5000));
+    assert_int_equal(r[0].return_code, 1321);
+    test_eth_buffer_into_l1(nullptr);
 }
 
 // Runs last: kills a chip's QEMU and checks the driver says so, then that

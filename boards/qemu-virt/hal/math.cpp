@@ -16,6 +16,10 @@ void eltwise(abi::MathOp op, abi::DataType dtype, uint64_t src0, uint64_t src1, 
                            abi::kWaitMathRing);
 }
 
+void reset() {
+    qemu_virt::ring_reset(mailbox::control().math[mailbox::core_id()], abi::kWaitMathRing, mailbox::core_id());
+}
+
 void barrier() {
     qemu_virt::ring_drain(mailbox::control().math[mailbox::core_id()], abi::kRingMath, mailbox::core_id(),
                           abi::kWaitMathRing);

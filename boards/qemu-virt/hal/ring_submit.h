@@ -19,8 +19,19 @@ bool ring_ok(const Ring& ring, uint32_t kind, uint32_t index) {
     return true;
 }
 
+// Clears a refused command (and anything queued behind it) so the next kernel
+// starts on a healthy ring. The consumer acknowledges; the wait is short.
+template <typename Ring>
+void ring_reset(Ring& ring, uint32_t wait_kind, uint32_t index) {
+    const uint32_t seq = ring.reset_seq + 1;
+    rt::publish_fence();
+    ring.reset_seq = seq;
+    wait_active([&] { return ring.reset_ack == seq; }, wait_kind, index);
+}
+
 template <typename Ring, typename Command>
 void ring_submit(Ring& ring, const Command& cmd, uint32_t kind, uint32_t index, uint32_t wait_kind) {
+    ring_ok(ring, kind, index);  // a refused command surfaces at the next submission, not at some later wait
     const uint32_t tail = ring.tail;
     if (tail - ring.head >= Ring::kSlots) {
         wait_active([&] { return ring_ok(ring, kind, index) && tail - ring.head < Ring::kSlots; }, wait_kind, index);

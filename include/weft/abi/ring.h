@@ -21,14 +21,16 @@ struct CommandRing {
     static_assert((Slots & (Slots - 1)) == 0, "slot count must be a power of two");
     static constexpr uint32_t kSlots = Slots;
 
-    // Written by the producer (firmware) only: commands issued so far.
-    volatile uint32_t tail;
-    uint32_t producer_pad[15];
+    // Written by the producer (firmware) only.
+    volatile uint32_t tail;       // commands issued so far
+    volatile uint32_t reset_seq;  // bumped to ask the consumer to clear an error
+    uint32_t producer_pad[14];
     // Written by the consumer (bridge) only.
     volatile uint32_t head;         // commands completed so far
-    volatile uint32_t error;        // RingError of the first failed command, sticky
+    volatile uint32_t error;        // RingError of the first failed command, sticky until a reset
     volatile uint32_t error_index;  // its index
-    uint32_t consumer_pad[13];
+    volatile uint32_t reset_ack;    // reset_seq last honoured: error cleared, pending commands dropped
+    uint32_t consumer_pad[12];
     Command slots[Slots];
 };
 
