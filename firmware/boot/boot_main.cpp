@@ -40,6 +40,8 @@ struct MakeStackTops<0, I...> {
 // the deep idle interval: ops launch kernels back to back.
 constexpr uint64_t kResponsiveWindowUs = 1000000;
 constexpr uint32_t kResponsiveWakeUs = 1000;
+// A hart off watch duty sleeps this long unless another hart wakes it.
+constexpr uint64_t kOffWatchSleepUs = 1000000;
 
 using KernelEntry = int (*)(uint64_t args, uint64_t count);
 
@@ -57,18 +59,76 @@ uint64_t& kernel_end(uint32_t core) {
     return ends[core];
 }
 
+// Idle harts do not all poll their mailboxes: each wake-up costs the host
+// ~20-50 µs of CPU, and 64 harts polling every few ms would eat a core. The
+// lowest-numbered idle hart keeps watch over every mailbox of its chip and
+// wakes the hart a launch is for with a software interrupt (CLINT MSIP); the
+// others sleep until woken. Harts that just finished a kernel poll briefly
+// themselves and relay too.
+volatile uint32_t* msip(uint32_t core) { return reinterpret_cast<volatile uint32_t*>(WEFT_CLINT + 4 * core); }
+constexpr uint64_t kMieMsie = 1u << 3;
+
+bool launch_waiting(uint32_t core) {
+    const auto& cb = mailbox::control();
+    return cb.host.launch[core].seq != cb.hart[core].done_seq && cb.hart[core].state != abi::kHartRunning;
+}
+
+bool idle(uint32_t core) {
+    const auto& cb = mailbox::control();
+    return cb.hart[core].state != abi::kHartRunning && cb.hart[core].state != abi::kHartOff &&
+           cb.host.launch[core].seq == cb.hart[core].done_seq;
+}
+
+bool on_watch(uint32_t core) {
+    for (uint32_t c = 0; c < core; ++c)
+        if (idle(c)) return false;
+    return true;
+}
+
+bool others_waiting(uint32_t self) {
+    for (uint32_t c = 0; c < board::kNumCores; ++c)
+        if (c != self && launch_waiting(c)) return true;
+    return false;
+}
+
+void relay_launches(uint32_t self) {
+    for (uint32_t c = 0; c < board::kNumCores; ++c)
+        if (c != self && launch_waiting(c)) *msip(c) = 1;
+}
+
+void sleep_until_woken(uint32_t core) {
+    WEFT_CSR_SET(mie, kMieMsie);
+    mailbox::set_wait(abi::kWaitLaunch, 0, 0);
+    timer::sleep_until(timer::now() + kOffWatchSleepUs * timer::ticks_per_us());
+    *msip(core) = 0;
+    __asm__ volatile("csrc mie, %0" ::"r"(kMieMsie));
+}
+
 void wait_for_launch(uint32_t core) {
     auto& cb = mailbox::control();
     const auto& st = cb.hart[core];
     const auto& req = cb.host.launch[core];
     auto launched = [&] { return req.seq != st.done_seq; };
-    while (!launched()) {
+    for (;;) {
+        relay_launches(core);
+        if (launched()) break;
         const uint64_t window_end = kernel_end(core) + kResponsiveWindowUs * timer::ticks_per_us();
-        if (timer::now() < window_end)
-            wait_until([&] { return launched() || timer::now() >= window_end; }, abi::kWaitLaunch, 0, 0,
-                       kResponsiveWakeUs);
-        else
-            wait_until(launched, abi::kWaitLaunch, 0, 0, mailbox::idle_wake_us());
+        if (timer::now() < window_end) {
+            wait_until([&] { return launched() || others_waiting(core) || timer::now() >= window_end; },
+                       abi::kWaitLaunch, 0, 0, kResponsiveWakeUs);
+        } else if (on_watch(core)) {
+            wait_until([&] { return launched() || others_waiting(core) || !on_watch(core); }, abi::kWaitLaunch, 0, 0,
+                       mailbox::idle_wake_us());
+        } else {
+            sleep_until_woken(core);
+        }
+    }
+    // Leaving the idle pool: the next idle hart must take over the watch.
+    for (uint32_t c = 0; c < board::kNumCores; ++c) {
+        if (c != core && idle(c)) {
+            *msip(c) = 1;
+            break;
+        }
     }
 }
 

@@ -48,7 +48,7 @@ void set_wait(uint32_t kind, uint64_t addr, uint32_t value) {
 void clear_wait() { my_status().wait_kind = abi::kWaitNone; }
 void set_progress(uint64_t step) { my_status().progress = step; }
 uint32_t active_wake_us() { return 500; }
-uint32_t idle_wake_us() { return 40000; }
+uint32_t idle_wake_us() { return 20000; }
 void panic(int32_t code, uint64_t detail) {
     auto& s = host_board::state();
     if (s.on_panic) s.on_panic(code, detail);
