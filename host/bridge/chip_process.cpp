@@ -60,6 +60,8 @@ void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmwar
     if (pid == 0) {
         // QEMU must not outlive the bridge, whatever kills it.
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        // Guest back-off naps are tens of µs; the default 50 µs timer slack would double them.
+        prctl(PR_SET_TIMERSLACK, 1000UL);
         sigset_t none;  // the bridge blocks its signals for signalfd; QEMU must not inherit that
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -4,6 +4,7 @@
 set -u
 BUILD=$1
 SRC=$2
+export WEFT_BUILD_DIR=$BUILD
 WEFT=$BUILD/bin/weft
 export WEFT_RUN_DIR=/tmp/weft-clitest-$$
 TMP=$(mktemp -d)
@@ -95,6 +96,14 @@ $WEFT up pair >"$TMP/out" 2>&1
 check "run dir is reusable after a crash" has "$TMP/out" "cluster 'pair' up"
 $WEFT down >/dev/null 2>&1
 check "no QEMU left at the end" no_chip_processes
+
+# flash-and-run: one chip, its console on the terminal, an external timeout.
+"$SRC/scripts/flash-and-run" --timeout 3 </dev/null >"$TMP/out" 2>&1
+rc=$?
+check "flash-and-run shows the chip console" has "$TMP/out" "weft boot: chip 0 ready (8 cores, board qemu-virt)"
+check "flash-and-run ends at its timeout" test $rc -eq 124
+"$SRC/scripts/flash-and-run" /nonexistent.elf >"$TMP/out" 2>&1
+check "flash-and-run names a missing image" has "$TMP/out" "no image '/nonexistent.elf'"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

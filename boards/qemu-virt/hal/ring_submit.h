@@ -34,7 +34,10 @@ void ring_submit(Ring& ring, const Command& cmd, uint32_t kind, uint32_t index, 
     ring_ok(ring, kind, index);  // a refused command surfaces at the next submission, not at some later wait
     const uint32_t tail = ring.tail;
     if (tail - ring.head >= Ring::kSlots) {
-        wait_active([&] { return ring_ok(ring, kind, index) && tail - ring.head < Ring::kSlots; }, wait_kind, index);
+        // Full: wait for half the ring, not one slot, so a producer that is
+        // faster than the device sleeps once per half ring instead of per command.
+        wait_active([&] { return ring_ok(ring, kind, index) && tail - ring.head <= Ring::kSlots / 2; }, wait_kind,
+                    index);
     }
     const uint64_t* from = reinterpret_cast<const uint64_t*>(&cmd);
     volatile uint64_t* to = reinterpret_cast<volatile uint64_t*>(&ring.slots[tail & (Ring::kSlots - 1)]);
