@@ -16,16 +16,12 @@
 #include "common/error.h"
 #include "driver/cluster.h"
 #include "driver/paths.h"
+#include "driver/platform_kernels.h"
 
 using namespace weft;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-void push64(std::vector<uint32_t>& v, uint64_t x) {
-    v.push_back(static_cast<uint32_t>(x));
-    v.push_back(static_cast<uint32_t>(x >> 32));
-}
 
 // memcpy between buffers as large as the link test's total, so both move the
 // same bytes through the same caches; best of five, the machine being shared.
@@ -50,14 +46,9 @@ constexpr uint64_t kLinkBytes = 64ull << 20;
 double link_gbps(Cluster& c, uint32_t size) {
     const BoardInfo& b = c.board();
     const uint32_t port = 1;  // E, linked to chip 1 W in pair.yaml
-    Launch l{0, b.ports[port].core, &kernel_named("eth_send"), {port}};
-    push64(l.args, b.dram.base);
-    push64(l.args, b.dram.base + kLinkBytes);
-    l.args.push_back(static_cast<uint32_t>(kLinkBytes));
-    l.args.push_back(size);  // one send per transfer
-    l.args.push_back(1);
-    push64(l.args, 0);
-    l.args.push_back(0);
+    // One send per transfer: the packet is the transfer size.
+    Launch l = kernels::eth_send(0, b.ports[port].core, port, b.dram.base, b.dram.base + kLinkBytes,
+                                 static_cast<uint32_t>(kLinkBytes), size, 1, 0, 0);
     KernelResult r = c.run({l}, std::chrono::seconds(120))[0];
     if (r.return_code != 0) throw Error("eth_send failed");
     return double(kLinkBytes) / (double(r.ticks) / b.timebase_hz) / 1e9;
@@ -68,12 +59,8 @@ double ping_pong_us(Cluster& c, uint32_t n) {
     const uint64_t flag0 = b.l1_free(b.ports[1].core).base, flag1 = b.l1_free(b.ports[3].core).base;
     c.chip(0).write32(flag0, 0);
     c.chip(1).write32(flag1, 0);
-    Launch a{0, b.ports[1].core, &kernel_named("ping_pong"), {1, 1, n}};
-    push64(a.args, flag0);
-    push64(a.args, flag1);
-    Launch z{1, b.ports[3].core, &kernel_named("ping_pong"), {3, 0, n}};
-    push64(z.args, flag1);
-    push64(z.args, flag0);
+    Launch a = kernels::ping_pong(0, b.ports[1].core, 1, true, n, flag0, flag1);
+    Launch z = kernels::ping_pong(1, b.ports[3].core, 3, false, n, flag1, flag0);
     auto r = c.run({z, a}, std::chrono::seconds(120));
     return double(r[1].ticks) / b.timebase_hz * 1e6 / n;
 }

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/error.h"
+#include "driver/platform_kernels.h"
 #include "weft/abi/pattern.h"
 
 namespace weft {
@@ -14,11 +15,6 @@ namespace {
 // per port, so all links can run at once without sharing memory.
 uint64_t tx_buffer(const BoardInfo& b, uint32_t port, uint64_t bytes) { return b.dram.base + (2 * port) * bytes; }
 uint64_t rx_buffer(const BoardInfo& b, uint32_t port, uint64_t bytes) { return b.dram.base + (2 * port + 1) * bytes; }
-
-void push64(std::vector<uint32_t>& v, uint64_t x) {
-    v.push_back(static_cast<uint32_t>(x));
-    v.push_back(static_cast<uint32_t>(x >> 32));
-}
 
 }  // namespace
 
@@ -40,8 +36,6 @@ std::vector<LinkTransfer> run_link_test(Cluster& cluster, const LinkTestOptions&
     // One checking worker per receiving port of a chip.
     std::map<uint32_t, uint32_t> next_worker;
     std::vector<Launch> receivers, senders;
-    const KernelImage& send = kernel_named("eth_send");
-    const KernelImage& check = kernel_named("recv_check");
     for (size_t i = 0; i < transfers.size(); ++i) {
         LinkTransfer& t = transfers[i];
         t.bytes = opt.bytes;
@@ -59,23 +53,12 @@ std::vector<LinkTransfer> run_link_test(Cluster& cluster, const LinkTestOptions&
         memset(to.host_ptr(rx_buffer(board, t.to_port, opt.bytes), opt.bytes), 0, opt.bytes);
         to.write32(flag, 0);
 
-        Launch r{t.to_chip, worker, &check, {}};
-        push64(r.args, flag);
-        r.args.push_back(1);
-        push64(r.args, rx_buffer(board, t.to_port, opt.bytes));
-        r.args.push_back(static_cast<uint32_t>(opt.bytes));
-        r.args.push_back(seed);
-        receivers.push_back(r);
-
-        Launch s{t.from_chip, board.ports.at(t.from_port).core, &send, {t.from_port}};
-        push64(s.args, tx_buffer(board, t.from_port, opt.bytes));
-        push64(s.args, rx_buffer(board, t.to_port, opt.bytes));
-        s.args.push_back(static_cast<uint32_t>(opt.bytes));
-        s.args.push_back(opt.packet);
-        s.args.push_back(1);  // repeat
-        push64(s.args, flag);
-        s.args.push_back(1);
-        senders.push_back(s);
+        receivers.push_back(kernels::recv_check(t.to_chip, worker, flag, 1, rx_buffer(board, t.to_port, opt.bytes),
+                                                static_cast<uint32_t>(opt.bytes), seed));
+        senders.push_back(kernels::eth_send(t.from_chip, board.ports.at(t.from_port).core, t.from_port,
+                                            tx_buffer(board, t.from_port, opt.bytes),
+                                            rx_buffer(board, t.to_port, opt.bytes), static_cast<uint32_t>(opt.bytes),
+                                            opt.packet, 1, flag, 1));
     }
     std::vector<Launch> all = receivers;
     all.insert(all.end(), senders.begin(), senders.end());

@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "driver/cluster.h"
 #include "driver/paths.h"
+#include "driver/platform_kernels.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
 #include <stdarg.h>
@@ -29,11 +30,6 @@ inline std::string source_dir() { return getenv("WEFT_SOURCE_DIR") ? getenv("WEF
 inline std::unique_ptr<Cluster> start_cluster(const std::string& name) {
     const std::string run_dir = "/tmp/weft-test-" + std::to_string(getpid()) + "-" + name;
     return Cluster::start(source_dir() + "/clusters/" + name + ".yaml", run_dir);
-}
-
-inline void push64(std::vector<uint32_t>& v, uint64_t x) {
-    v.push_back(static_cast<uint32_t>(x));
-    v.push_back(static_cast<uint32_t>(x >> 32));
 }
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }

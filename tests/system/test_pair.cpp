@@ -69,20 +69,8 @@ void test_eth_buffer_into_l1(void**) {
     c.chip(1).write32(sem, 0);
     memset(c.chip(1).host_ptr(dst, len), 0, len);
 
-    Launch recv{1, worker, &kernel_named("recv_check"), {}};
-    push64(recv.args, sem);
-    recv.args.push_back(1);
-    push64(recv.args, dst);
-    recv.args.push_back(len);
-    recv.args.push_back(seed);
-    Launch send{0, b.ports[kPortE].core, &kernel_named("eth_send"), {kPortE}};
-    push64(send.args, src);
-    push64(send.args, dst);
-    send.args.push_back(len);
-    send.args.push_back(16 * 1024);
-    send.args.push_back(1);
-    push64(send.args, sem);
-    send.args.push_back(1);
+    Launch recv = kernels::recv_check(1, worker, sem, 1, dst, len, seed);
+    Launch send = kernels::eth_send(0, b.ports[kPortE].core, kPortE, src, dst, len, 16 * 1024, 1, sem, 1);
     auto results = c.run({recv, send}, milliseconds(10000));
     assert_int_equal(results[0].return_code, 0);  // chip 1 found every word intact
     assert_int_equal(results[1].return_code, 0);
@@ -96,7 +84,7 @@ void test_kernel_relocates_on_every_core(void**) {
     std::vector<Launch> all;
     for (uint32_t chip = 0; chip < 2; ++chip)
         for (uint32_t core = 0; core < c.board().cores.size(); ++core)
-            all.push_back({chip, core, &kernel_named("reloc_probe"), {}});
+            all.push_back(kernels::reloc_probe(chip, core));
     for (const KernelResult& r : c.run(all, milliseconds(10000))) assert_int_equal(r.return_code, 1321);
 }
 
@@ -116,20 +104,9 @@ void test_noc_and_math_engines(void**) {
     chip.write(fa, x.data(), count * 4);
     chip.write(fb, y.data(), count * 4);
     chip.write32(sem, 0);
-    Launch l{0, core, &kernel_named("noc_math"), {}};
-    push64(l.args, src);
-    push64(l.args, dst);
-    l.args.push_back(len);
-    push64(l.args, sem);
-    push64(l.args, mcast_off);
-    l.args.push_back(0x30);  // cores 4 and 5
-    l.args.push_back(abi::kMathMax);
-    l.args.push_back(abi::kF32);
-    push64(l.args, fa);
-    push64(l.args, fb);
-    push64(l.args, out);
-    l.args.push_back(count);
-    auto r = c.run({l}, milliseconds(10000));
+    kernels::NocMathArgs args{src, dst, len, sem, mcast_off, 0x30 /* cores 4 and 5 */, abi::kMathMax, abi::kF32,
+                              fa, fb, out, count};
+    auto r = c.run({kernels::noc_math(0, core, args)}, milliseconds(10000));
     assert_int_equal(r[0].return_code, 0);
     assert_memory_equal(chip.host_ptr(dst, len), data.data(), len);
     assert_memory_equal(chip.host_ptr(b.cores[4].l1.base + mcast_off, len), data.data(), len);
@@ -143,7 +120,7 @@ void expect_fault(uint32_t kind, const char* what) {
     Cluster& c = *g_cluster;
     std::string msg;
     try {
-        c.run({{1, 7, &kernel_named("fault"), {kind}}}, milliseconds(10000));
+        c.run({kernels::fault(1, 7, kind)}, milliseconds(10000));
     } catch (const FaultError& e) {
         msg = e.what();
     }
@@ -156,7 +133,7 @@ void test_faults_are_reported_not_hung(void**) {
     expect_fault(1, "illegal instruction (mcause 2)");
     expect_fault(2, "NoC ring 7 refused command #0: address outside the chip");
     // The core went back to its mailbox and takes the next kernel.
-    auto r = g_cluster->run({{1, 7, &kernel_named("reloc_probe"), {}}}, milliseconds(10000));
+    auto r = g_cluster->run({kernels::reloc_probe(1, 7)}, milliseconds(10000));
     assert_int_equal(r[0].return_code, 1321);
 }
 
@@ -164,9 +141,7 @@ void test_hang_report_within_deadline(void**) {
     Cluster& c = *g_cluster;
     const uint64_t sem = c.board().l1_free(5).base + 0x40;
     c.chip(0).write32(sem, 0);
-    Launch l{0, 5, &kernel_named("wait_sem"), {}};
-    push64(l.args, sem);
-    l.args.push_back(1);
+    Launch l = kernels::wait_sem(0, 5, sem, 1);
     std::string report;
     auto t0 = std::chrono::steady_clock::now();
     try {
@@ -194,9 +169,8 @@ void test_dead_link_is_an_error(void**) {
     Cluster& c = *g_cluster;
     c.set_link(0, kPortE, false);
     assert_int_equal(c.chip(0).control().port[kPortE].state, abi::kLinkDown);
-    Launch l{0, c.board().ports[kPortE].core, &kernel_named("ping_pong"), {kPortE, 1, 1}};
-    push64(l.args, c.board().l1_free(1).base);
-    push64(l.args, c.board().l1_free(3).base);
+    Launch l = kernels::ping_pong(0, c.board().ports[kPortE].core, kPortE, true, 1, c.board().l1_free(1).base,
+                                  c.board().l1_free(3).base);
     std::string msg;
     try {
         c.run({l}, milliseconds(5000));
@@ -210,7 +184,7 @@ void test_dead_link_is_an_error(void**) {
         !contains(msg, ": link down"))
         fail_msg("got: %s", msg.c_str());
     // Link back up: the next kernel on that port gets a clean ring and the data goes through.
-    auto r = c.run({{0, c.board().ports[kPortE].core, &kernel_named("reloc_probe"), {}}}, milliseconds(5000));
+    auto r = c.run({kernels::reloc_probe(0, c.board().ports[kPortE].core)}, milliseconds(5000));
     assert_int_equal(r[0].return_code, 1321);
     test_eth_buffer_into_l1(nullptr);
 }
@@ -224,10 +198,7 @@ void test_chip_crash_then_clean_shutdown(void**) {
     const int bridge = c.info()["bridge_pid"];
     const uint64_t sem = c.board().l1_free(4).base;
     c.chip(1).write32(sem, 0);
-    Launch l{1, 4, &kernel_named("wait_sem"), {}};
-    push64(l.args, sem);
-    l.args.push_back(1);
-    auto launched = c.launch_all({l});
+    auto launched = c.launch_all({kernels::wait_sem(1, 4, sem, 1)});
     kill(victim, SIGKILL);
     std::string msg;
     try {

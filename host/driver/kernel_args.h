@@ -1,0 +1,29 @@
+// Runtime arguments as kernels read them (firmware/kernels/kernel.h): 32-bit
+// words, 64-bit values as two words, low first.
+#pragma once
+#include <stdint.h>
+
+#include <initializer_list>
+#include <vector>
+
+namespace weft {
+
+class KernelArgWords {
+public:
+    KernelArgWords& u32(uint32_t v) {
+        words_.push_back(v);
+        return *this;
+    }
+    KernelArgWords& u64(uint64_t v) {
+        words_.push_back(static_cast<uint32_t>(v));
+        words_.push_back(static_cast<uint32_t>(v >> 32));
+        return *this;
+    }
+    operator std::vector<uint32_t>() const { return words_; }
+    const std::vector<uint32_t>& words() const { return words_; }
+
+private:
+    std::vector<uint32_t> words_;
+};
+
+}  // namespace weft
