@@ -75,6 +75,25 @@ void Bridge::start() {
     for (auto& chip : chips_) chip->control().bridge.life = abi::kChipAlive;
 }
 
+void Bridge::reset_chip(uint32_t id, int timeout_ms) {
+    if (id >= chips_.size()) throw Error("no chip " + std::to_string(id) + " in this cluster");
+    ChipProcess& chip = *chips_[id];
+    const uint32_t cores = static_cast<uint32_t>(spec_.board.cores.size());
+    std::vector<uint32_t> boots(cores);
+    for (uint32_t c = 0; c < cores; ++c) boots[c] = chip.control().hart[c].boot_count;
+    chip.reset();
+    const uint64_t deadline = now_ms() + timeout_ms;
+    for (uint32_t c = 0; c < cores; ++c) {
+        const abi::HartStatus& st = chip.control().hart[c];
+        while (st.boot_count == boots[c] || st.state != abi::kHartReady) {
+            if (now_ms() > deadline)
+                throw Error("chip " + std::to_string(id) + " core " + std::to_string(c) + " did not come back READY within " +
+                            std::to_string(timeout_ms) + " ms of the reset");
+            sleep_us(1000);
+        }
+    }
+}
+
 std::vector<std::string> Bridge::reap_children() {
     std::vector<std::string> died;
     for (;;) {

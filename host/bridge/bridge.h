@@ -33,6 +33,8 @@ public:
     void start();
     void start_engine();
     void stop();
+    // Resets one chip through QMP and waits until all its cores are READY again.
+    void reset_chip(uint32_t chip, int timeout_ms);
     // Reaps exited QEMUs (after SIGCHLD); returns a message per chip that died.
     std::vector<std::string> reap_children();
 

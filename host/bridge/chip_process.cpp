@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/unix_socket.h"
 
 namespace weft {
 
@@ -34,6 +35,7 @@ ChipProcess::~ChipProcess() {
     if (memfd_ >= 0) close(memfd_);
 }
 
+std::string ChipProcess::qmp_path() const { return run_dir_ + "/chip" + std::to_string(id_) + ".qmp"; }
 std::string ChipProcess::console_path() const { return run_dir_ + "/chip" + std::to_string(id_) + ".console"; }
 std::string ChipProcess::qemu_log_path() const { return run_dir_ + "/chip" + std::to_string(id_) + ".qemu.log"; }
 
@@ -50,6 +52,7 @@ void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmwar
         "-accel", "tcg,thread=multi",
         "-bios", "none", "-kernel", boot_firmware,
         "-serial", "file:" + console_path(),
+        "-qmp", "unix:" + qmp_path() + ",server=on,wait=off",
     };
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -86,6 +89,32 @@ void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmwar
 void ChipProcess::mark_exited(int status) {
     exited_ = true;
     exit_status_ = status;
+    unlink(qmp_path().c_str());  // a QEMU that crashed leaves its socket
+}
+
+void ChipProcess::reset() {
+    if (!alive()) throw Error("chip " + std::to_string(id_) + " is not running (" + describe_exit() + ")");
+    int fd = net::connect_unix(qmp_path());
+    auto expect_return = [&](const std::string& what) {
+        std::string line;
+        for (;;) {  // skip asynchronous events until the command's answer
+            if (!net::recv_line(fd, &line, nullptr, 5000)) throw Error("QMP closed during " + what);
+            if (line.find("\"return\"") != std::string::npos) return;
+            if (line.find("\"error\"") != std::string::npos) throw Error("QMP " + what + ": " + line);
+        }
+    };
+    try {
+        std::string greeting;
+        if (!net::recv_line(fd, &greeting, nullptr, 5000)) throw Error("QMP sent no greeting");
+        net::send_line(fd, R"({"execute":"qmp_capabilities"})");
+        expect_return("qmp_capabilities");
+        net::send_line(fd, R"({"execute":"system_reset"})");
+        expect_return("system_reset");
+    } catch (...) {
+        close(fd);
+        throw;
+    }
+    close(fd);
 }
 
 std::string ChipProcess::describe_exit() const {

@@ -30,6 +30,10 @@ public:
     int memfd() const { return memfd_; }
     const ChipMemory& memory() const { return mem_; }
     abi::ChipControlBlock& control() const { return mem_.control(board_.control_block.base); }
+    // Resets the machine through QEMU's QMP socket (RAM is kept: the host
+    // owns what is in it). Throws weft::Error if QEMU does not answer.
+    void reset();
+    std::string qmp_path() const;
     std::string console_path() const;
     std::string qemu_log_path() const;
     std::string describe_exit() const;

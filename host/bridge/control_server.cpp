@@ -100,11 +100,19 @@ ControlReply handle_control(Bridge& bridge, const std::string& line) {
             bridge.ethernet().set_link_up(static_cast<size_t>(li), req.value("up", true));
             reply.body = {{"ok", true}, {"link", link_json(bridge, static_cast<size_t>(li), false)}};
         }
+    } else if (cmd == "reset") {
+        const uint32_t chip = req.value("chip", ~0u);
+        try {
+            bridge.reset_chip(chip, 10000);
+            reply.body = {{"ok", true}};
+        } catch (const std::exception& e) {
+            reply.body = {{"ok", false}, {"error", e.what()}};
+        }
     } else if (cmd == "shutdown") {
         reply.body = {{"ok", true}};
         reply.shutdown = true;
     } else {
-        reply.body = {{"ok", false}, {"error", "unknown command '" + cmd + "' (info, attach, counters, link, shutdown)"}};
+        reply.body = {{"ok", false}, {"error", "unknown command '" + cmd + "' (info, attach, counters, link, reset, shutdown)"}};
     }
     return reply;
 }

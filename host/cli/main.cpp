@@ -5,6 +5,7 @@
 //   weft linktest [--size S] [--packet P] [--cluster C]
 //                              move data over every link both ways, check every byte
 //   weft link CHIP PORT up|down   take a link down or bring it back
+//   weft reset CHIP            reset a chip (its cores come back READY)
 // Options for all: --run-dir DIR (default $WEFT_RUN_DIR or /tmp/weft-<uid>).
 #include <unistd.h>
 
@@ -80,6 +81,7 @@ int help() {
         "                          move S bytes over every link in both directions and check every byte\n"
         "                          (starts a temporary cluster C when none is up)\n"
         "  link CHIP PORT up|down  take a link down or bring it back\n"
+        "  reset CHIP              reset one chip through QMP; its cores come back READY\n"
         "options: --run-dir DIR    where the cluster's socket and logs live (default $WEFT_RUN_DIR or /tmp/weft-UID)");
     return 0;
 }
@@ -196,6 +198,15 @@ int cmd_link(const Args& a) {
     return 0;
 }
 
+int cmd_reset(const Args& a) {
+    if (a.words.size() != 2) throw Error("usage: weft reset CHIP");
+    ControlClient c(a.run_dir);
+    auto t0 = std::chrono::steady_clock::now();
+    c.request({{"cmd", "reset"}, {"chip", std::stoul(a.words[1])}}, nullptr, 15000);
+    std::printf("chip %s reset, all cores READY in %.2f s\n", a.words[1].c_str(), seconds_since(t0));
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -208,6 +219,7 @@ int main(int argc, char** argv) {
         if (cmd == "status") return cmd_status(a);
         if (cmd == "linktest") return cmd_linktest(a);
         if (cmd == "link") return cmd_link(a);
+        if (cmd == "reset") return cmd_reset(a);
         throw Error("unknown command '" + cmd + "' (see 'weft help')");
     } catch (const std::exception& e) {
         std::fprintf(stderr, "weft: %s\n", e.what());

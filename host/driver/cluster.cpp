@@ -99,6 +99,8 @@ void Cluster::set_link(uint32_t chip, uint32_t port, bool up) {
     control_->request({{"cmd", "link"}, {"chip", chip}, {"port", port}, {"up", up}});
 }
 
+void Cluster::reset_chip(uint32_t chip) { control_->request({{"cmd", "reset"}, {"chip", chip}}, nullptr, 15000); }
+
 std::vector<std::pair<CoreRef, uint32_t>> Cluster::launch_all(const std::vector<Launch>& launches) {
     std::set<std::pair<uint32_t, uint32_t>> seen;
     for (const Launch& l : launches) {

@@ -49,6 +49,9 @@ public:
     std::vector<LinkInfo> links();
     nlohmann::json counters();
     void set_link(uint32_t chip, uint32_t port, bool up);
+    // Resets a chip (QMP system_reset) and returns once its cores are READY;
+    // the way out for a core stuck in a kernel. Chip memory is kept.
+    void reset_chip(uint32_t chip);
 
     // Loads each launch's kernel onto its core, launches them in the order
     // given and waits for all. Throws FaultError on a fault, TimeoutError with

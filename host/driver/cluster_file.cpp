@@ -1,5 +1,6 @@
 #include "driver/cluster_file.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -122,6 +124,38 @@ std::optional<PortText> split_port(std::string_view s) {
     return t;
 }
 
+// Records the root node of each document the parser walks through.
+class DocumentRoots : public YAML::EventHandler {
+public:
+    bool empty = true;  // the last document's root is null
+    YAML::Mark mark;    // where the last document's root starts
+
+    void OnDocumentStart(const YAML::Mark&) override { seen_root_ = false; }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m, true); }
+    void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m, false); }
+    void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override {
+        node(m, false);
+    }
+    void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        node(m, false);
+    }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        node(m, false);
+    }
+    void OnMapEnd() override {}
+
+private:
+    void node(const YAML::Mark& m, bool null) {
+        if (seen_root_) return;
+        seen_root_ = true;
+        mark = m;
+        empty = null;
+    }
+    bool seen_root_ = false;
+};
+
 struct Field {
     YAML::Node value;
     int key_line = 0;
@@ -152,18 +186,43 @@ private:
     }
 
     YAML::Node load_document(const std::string& text) const {
-        std::vector<YAML::Node> docs;
         try {
-            docs = YAML::LoadAll(text);
+            check_documents(text);
+            // check_documents proved the stream ends and holds at most one
+            // non-empty document, so LoadAll is safe and that one is the file.
+            for (const YAML::Node& doc : YAML::LoadAll(text))
+                if (!doc.IsNull()) return doc;
         } catch (const YAML::Exception& e) {
             fail(e.mark.is_null() ? 1 : e.mark.line + 1, "malformed YAML: " + e.msg);
         }
-        // Empty documents (a stray '---') carry nothing, so they are not an error.
-        docs.erase(std::remove_if(docs.begin(), docs.end(), [](const YAML::Node& d) { return d.IsNull(); }),
-                   docs.end());
-        if (docs.empty()) fail(1, "the file is empty; a cluster file is a map with keys " + join(kTopKeys));
-        if (docs.size() > 1) fail(line_of(docs[1], 1), "a second YAML document starts here; a cluster file holds one");
-        return docs[0];
+        fail(1, "the file is empty; a cluster file is a map with keys " + join(kTopKeys));
+    }
+
+    // Walks the documents of the stream without building them. Empty
+    // documents (a stray '---') are harmless and skipped.
+    void check_documents(const std::string& text) const {
+        std::istringstream in(text);
+        YAML::Parser parser(in);
+        DocumentRoots roots;
+        std::optional<YAML::Mark> last_empty;
+        int documents = 0;
+        while (parser.HandleNextDocument(roots)) {
+            if (!roots.empty) {
+                if (++documents > 1)
+                    fail(roots.mark.line + 1, "a second YAML document starts here; a cluster file holds one");
+                last_empty.reset();
+                continue;
+            }
+            // yaml-cpp 0.7 does not consume a ',' outside a flow collection and
+            // reports an empty document at it forever (jbeder/yaml-cpp#1040),
+            // so an empty document where the last one was means it is stuck.
+            if (last_empty && last_empty->pos == roots.mark.pos) {
+                const size_t pos = static_cast<size_t>(std::max(0, roots.mark.pos));
+                fail(roots.mark.line + 1, "malformed YAML: unexpected " +
+                                              (pos < text.size() ? "'" + text.substr(pos, 1) + "'" : "end of file"));
+            }
+            last_empty = roots.mark;
+        }
     }
 
     // The keys of a map, each checked against `allowed` and seen only once.
@@ -375,7 +434,8 @@ private:
     }
 
     void add_link(const LinkSpec& l) {
-        if (l.a.chip == l.b.chip && l.a.port == l.b.port) fail(l.line, "link from " + describe_port(l.a) + " to itself");
+        if (l.a.chip == l.b.chip && l.a.port == l.b.port)
+            fail(l.line, "link from " + describe_port(l.a) + " to itself");
         for (const PortRef& end : {l.a, l.b}) {
             auto it = cabled_.find({end.chip, end.port});
             if (it != cabled_.end())

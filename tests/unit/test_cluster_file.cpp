@@ -377,6 +377,9 @@ void test_link_model(void**) {
 void test_error_malformed_yaml(void**) {
     EXPECT_ERROR(head() + "  - id: 0\n    shape: [2, 1]]\n    topology: line\n", 5, "malformed YAML");
     EXPECT_ERROR("name: t\nboard: *nothing\n", 2, "malformed YAML", "anchor");
+    // yaml-cpp 0.7's LoadAll would loop forever on these stray commas.
+    EXPECT_ERROR(",\n", 1, "malformed YAML: unexpected ','");
+    EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "---\n,\n", 8, "malformed YAML: unexpected ','");
 }
 
 void test_error_not_a_map(void**) {
@@ -387,6 +390,12 @@ void test_error_not_a_map(void**) {
 void test_error_empty(void**) {
     EXPECT_ERROR("", 1, "empty");
     EXPECT_ERROR("# nothing but a comment\n", 1, "empty");
+}
+
+void test_empty_documents_are_skipped(void**) {
+    ClusterSpec s = PARSE("---\n---\n" + head() + mesh(0, 2, 1, "line") + "---\n");
+    EXPECT_LINKS(s, "0.E-1.W");
+    assert_int_equal(s.meshes[0].line, 6);
 }
 
 void test_error_second_document(void**) {
@@ -525,9 +534,11 @@ void test_error_chip_out_of_range(void**) {
 }
 
 void test_error_self_link(void**) {
-    EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "links:\n  - [0.N, 0.N]\n", 8, "link from port N of chip 0 to itself");
+    EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "links:\n  - [0.N, 0.N]\n", 8,
+                 "link from port N of chip 0 to itself");
     // The same port under two spellings is still the same port.
-    EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "links:\n  - [1.S, 1.p2]\n", 8, "link from port S of chip 1 to itself");
+    EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "links:\n  - [1.S, 1.p2]\n", 8,
+                 "link from port S of chip 1 to itself");
 }
 
 void test_error_linked_twice(void**) {
@@ -607,6 +618,7 @@ void test_truncations_and_mutations(void**) {
 }
 
 void test_hostile_inputs(void**) {
+    static const char kBinary[] = "\xef\xbb\xbfname: t\n\0\x01\xff";  // BOM, NUL, invalid UTF-8
     struct Case {
         std::string yaml;
         bool valid;
@@ -623,7 +635,7 @@ void test_hostile_inputs(void**) {
         {head() + mesh(0, 2, 1, "line") + "links:\n  - [0.p4294967295, 1.E4294967295]\n", false},
         {head() + mesh(0, 2, 1, "line") + "link:\n  bandwidth_gbps: 1e999\n", false},
         {head() + mesh(0, 2, 1, "line") + "link:\n  latency_us: nan\n", false},
-        {std::string("\xef\xbb\xbfname: t\n\0\x01\xff", 16), false},
+        {std::string(kBinary, sizeof kBinary - 1), false},
         {"\t\tname: t\n", false},
         {"? ? ? ? x\n", false},
         {"!!binary aGVsbG8=\n", false},
@@ -667,6 +679,7 @@ int main() {
         cmocka_unit_test(test_error_malformed_yaml),
         cmocka_unit_test(test_error_not_a_map),
         cmocka_unit_test(test_error_empty),
+        cmocka_unit_test(test_empty_documents_are_skipped),
         cmocka_unit_test(test_error_second_document),
         cmocka_unit_test(test_error_unknown_keys),
         cmocka_unit_test(test_error_duplicate_key),
