@@ -1,6 +1,9 @@
-// Waits until a semaphore reaches a value, then checks the buffer against the
-// shared test pattern. Returns the number of wrong words (0 = all intact).
-// args: sem(2), value, buf(2), len, seed
+// Waits until a semaphore reaches a value, then checks the first check_len
+// bytes of the buffer against the shared test pattern. Returns the number of
+// wrong words (0 = all intact). A guest loop is slow under emulation and
+// steals host cores from the chips still moving data, so large buffers are
+// better checked by the host (check_len 0).
+// args: sem(2), value, buf(2), check_len, seed
 #include "hal/noc.h"
 #include "kernels/kernel.h"
 #include "weft/abi/pattern.h"

@@ -170,16 +170,21 @@ int cmd_linktest(const Args& a) {
     auto t0 = std::chrono::steady_clock::now();
     std::vector<LinkTransfer> out = run_link_test(*cluster, opt);
     const BoardInfo& b = cluster->board();
-    std::printf("  %-12s %-12s %12s %12s %12s %10s\n", "from", "to", "bytes", "wrong(host)", "wrong(chip)", "GB/s");
-    uint64_t wrong = 0;
+    std::printf("  %-12s %-12s %10s %12s %12s %12s %10s %8s\n", "from", "to", "bytes", "host: wrong", "chip checked",
+                "chip: wrong", "send us", "GB/s");
+    uint64_t wrong = 0, total = 0;
     for (const auto& t : out) {
         std::string from = "chip " + std::to_string(t.from_chip) + "." + port_name(b, t.from_port);
         std::string to = "chip " + std::to_string(t.to_chip) + "." + port_name(b, t.to_port);
-        std::printf("  %-12s %-12s %12llu %12llu %12d %10.2f\n", from.c_str(), to.c_str(), (unsigned long long)t.bytes,
-                    (unsigned long long)t.wrong_bytes, t.wrong_words, t.seconds > 0 ? t.bytes / t.seconds / 1e9 : 0.0);
+        std::printf("  %-12s %-12s %10llu %12llu %12llu %12d %10.0f %8.2f\n", from.c_str(), to.c_str(),
+                    (unsigned long long)t.bytes, (unsigned long long)t.wrong_bytes, (unsigned long long)t.chip_checked,
+                    t.wrong_words, t.seconds * 1e6, t.seconds > 0 ? t.bytes / t.seconds / 1e9 : 0.0);
         wrong += t.wrong_bytes + static_cast<uint64_t>(t.wrong_words);
+        total += t.bytes;
     }
-    std::printf("%zu transfers over %zu links in %.2f s: %s\n", out.size(), out.size() / 2, seconds_since(t0),
+    const double wall = seconds_since(t0);
+    std::printf("%zu transfers over %zu links, %.1f MiB in %.2f s (%.2f GB/s aggregate, loading and checking included): %s\n",
+                out.size(), out.size() / 2, total / 1048576.0, wall, total / wall / 1e9,
                 wrong ? "DATA MISMATCH" : "every byte intact");
     return wrong ? 1 : 0;
 }

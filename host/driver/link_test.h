@@ -12,7 +12,8 @@ struct LinkTransfer {
     uint32_t from_chip, from_port, to_chip, to_port;
     uint64_t bytes = 0;
     uint64_t wrong_bytes = 0;   // host check
-    int32_t wrong_words = 0;    // the receiving kernel's own check
+    uint64_t chip_checked = 0;  // bytes the receiving kernel checked itself
+    int32_t wrong_words = 0;    // ... and the words it found wrong
     double seconds = 0;         // sender's time on the chip clock
 };
 
@@ -20,6 +21,7 @@ struct LinkTestOptions {
     uint64_t bytes = 64 * 1024;
     uint32_t packet = 16 * 1024;
     uint32_t seed = 1;
+    uint64_t chip_check_limit = 64 * 1024;  // receivers check at most this much on the chip
     std::chrono::milliseconds timeout{20000};
 };
 

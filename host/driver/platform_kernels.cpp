@@ -10,9 +10,10 @@ Launch eth_send(uint32_t chip, uint32_t core, uint32_t port, uint64_t src, uint6
             KernelArgWords().u32(port).u64(src).u64(dst).u32(len).u32(packet).u32(repeat).u64(flag).u32(flag_value)};
 }
 
-Launch recv_check(uint32_t chip, uint32_t core, uint64_t sem, uint32_t value, uint64_t buf, uint32_t len,
+Launch recv_check(uint32_t chip, uint32_t core, uint64_t sem, uint32_t value, uint64_t buf, uint32_t check_len,
                   uint32_t seed) {
-    return {chip, core, &kernel_named("recv_check"), KernelArgWords().u64(sem).u32(value).u64(buf).u32(len).u32(seed)};
+    return {chip, core, &kernel_named("recv_check"),
+            KernelArgWords().u64(sem).u32(value).u64(buf).u32(check_len).u32(seed)};
 }
 
 Launch wait_sem(uint32_t chip, uint32_t core, uint64_t sem, uint32_t value) {

@@ -12,8 +12,9 @@ namespace weft::kernels {
 // write flag_value at the peer's flag (flag 0: none). Returns -1 if the link is down.
 Launch eth_send(uint32_t chip, uint32_t core, uint32_t port, uint64_t src, uint64_t dst, uint32_t len,
                 uint32_t packet, uint32_t repeat, uint64_t flag, uint32_t flag_value);
-// recv_check: wait for *sem == value, then count words of [buf, +len) that differ from pattern(seed).
-Launch recv_check(uint32_t chip, uint32_t core, uint64_t sem, uint32_t value, uint64_t buf, uint32_t len,
+// recv_check: wait for *sem == value, then count words of [buf, +check_len) that differ from
+// pattern(seed). check_len 0: only wait (the host checks).
+Launch recv_check(uint32_t chip, uint32_t core, uint64_t sem, uint32_t value, uint64_t buf, uint32_t check_len,
                   uint32_t seed);
 // wait_sem: wait for *sem == value.
 Launch wait_sem(uint32_t chip, uint32_t core, uint64_t sem, uint32_t value);
