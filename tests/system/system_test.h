@@ -32,8 +32,6 @@ inline std::unique_ptr<Cluster> start_cluster(const std::string& name) {
     return Cluster::start(source_dir() + "/clusters/" + name + ".yaml", run_dir);
 }
 
-inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
 // A zombie counts as gone: in a container nobody may reap the daemon.
 inline bool process_exists(int pid) {
     if (pid <= 0 || kill(pid, 0) != 0) return false;
@@ -44,5 +42,17 @@ inline bool process_exists(int pid) {
     fclose(f);
     return n == 1 && state != 'Z';
 }
+
+// Processes exit a moment after closing their sockets: allow them 3 s.
+inline bool process_gone_soon(int pid) {
+    for (int i = 0; i < 300; ++i) {
+        if (!process_exists(pid)) return true;
+        usleep(10000);
+    }
+    return false;
+}
+
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
 
 }  // namespace weft::test

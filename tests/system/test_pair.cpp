@@ -211,8 +211,8 @@ void test_chip_crash_then_clean_shutdown(void**) {
     assert_int_equal(c.links()[0].up, false);
     const std::string run_dir = c.run_dir();
     g_cluster.reset();  // shuts the cluster down
-    assert_false(process_exists(survivor));
-    assert_false(process_exists(bridge));
+    assert_true(process_gone_soon(survivor));
+    assert_true(process_gone_soon(bridge));
     struct stat st;
     assert_int_not_equal(stat((run_dir + "/control.sock").c_str(), &st), 0);
 }
