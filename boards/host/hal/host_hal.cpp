@@ -36,19 +36,6 @@ void sleep_until(uint64_t deadline) {
 namespace mailbox {
 abi::ChipControlBlock& control() { return *host_board::state().control; }
 uint32_t core_id() { return host_board::state().core; }
-uint32_t chip_id() { return control().host.chip_id; }
-uint32_t num_chips() { return control().host.num_chips; }
-abi::HartStatus& my_status() { return control().hart[core_id()]; }
-void set_wait(uint32_t kind, uint64_t addr, uint32_t value) {
-    auto& st = my_status();
-    st.wait_addr = addr;
-    st.wait_value = value;
-    st.wait_kind = kind;
-}
-void clear_wait() { my_status().wait_kind = abi::kWaitNone; }
-void set_progress(uint64_t step) { my_status().progress = step; }
-uint32_t active_wake_us() { return 500; }
-uint32_t idle_wake_us() { return 20000; }
 void panic(int32_t code, uint64_t detail) {
     auto& s = host_board::state();
     if (s.on_panic) s.on_panic(code, detail);
