@@ -10,6 +10,10 @@ void send_bytes(uint32_t port, uint64_t src, uint64_t dst, uint32_t len);
 // Write one 32-bit word at the peer's address dst.
 void send_word(uint32_t port, uint64_t dst, uint32_t value);
 bool tx_busy(uint32_t port);
+// Commands issued / completed on the port so far: a command numbered i (the
+// value of issued() before it was sent) has completed once completed() > i.
+uint32_t issued(uint32_t port);
+uint32_t completed(uint32_t port);
 void wait_tx_idle(uint32_t port);
 bool link_up(uint32_t port);
 // Panics (FAULT naming the port and command) if the port refused a command,

@@ -30,6 +30,8 @@ bool tx_busy(uint32_t port) {
     return r.head != r.tail;
 }
 void wait_tx_idle(uint32_t port) { qemu_virt::ring_drain(ring(port), abi::kRingEth, port, abi::kWaitEthRing); }
+uint32_t issued(uint32_t port) { return ring(port).tail; }
+uint32_t completed(uint32_t port) { return ring(port).head; }
 bool check(uint32_t port) { return qemu_virt::ring_ok(ring(port), abi::kRingEth, port); }
 void reset(uint32_t port) { qemu_virt::ring_reset(ring(port), abi::kWaitEthRing, port); }
 bool link_up(uint32_t port) { return port < WEFT_NUM_PORTS && mailbox::control().port[port].state == abi::kLinkUp; }

@@ -1,0 +1,218 @@
+#include "edm/edm.h"
+
+#include "hal/eth.h"
+#include "hal/mailbox.h"
+#include "hal/noc.h"
+#include "hal/timer.h"
+#include "hal/wait.h"
+#include "weft/abi/fault.h"
+
+namespace weft::edm {
+namespace {
+
+volatile uint32_t* word_at(uint64_t addr) { return reinterpret_cast<volatile uint32_t*>(addr); }
+
+// Has eth command number `cmd` completed? (modular: counters wrap)
+bool eth_done(uint32_t port, uint32_t cmd) { return static_cast<int32_t>(eth::completed(port) - cmd) > 0; }
+
+}  // namespace
+
+Edm::Edm(const abi::EdmConfig& config)
+    : config_(config), link_(*reinterpret_cast<abi::EdmLinkWords*>(config.link_words)) {
+    if (config.magic != abi::kEdmMagic) mailbox::panic(abi::kPanicBadArgs, 0);
+    if (config.num_channels > abi::kEdmMaxChannels) mailbox::panic(abi::kPanicBadArgs, 1);
+    for (uint32_t i = 0; i < config.num_channels; ++i) {
+        const abi::EdmChannel& c = config.channels[i];
+        if (c.slots == 0 || c.slots > abi::kEdmMaxSlots || c.num_workers == 0 || c.num_workers > abi::kEdmMaxWorkers ||
+            c.id >= abi::kEdmMaxChannels)
+            mailbox::panic(abi::kPanicBadArgs, 100 + i);
+        channels_[i].cfg = &c;
+        // Clear-before-notify at start-up: no worker has been told of any slot yet.
+        for (uint32_t s = 0; s < c.slots; ++s) *edm_semaphore(channels_[i], s) = 0;
+    }
+    // The peer writes these only after the handshake, so clearing them now is safe;
+    // the handshake words themselves carry the epoch and are never cleared.
+    for (uint32_t i = 0; i < abi::kEdmMaxChannels; ++i) {
+        link_.filled[i] = 0;
+        link_.acked[i] = 0;
+    }
+}
+
+volatile uint32_t* Edm::edm_semaphore(const Channel& ch, uint32_t slot) const {
+    return word_at(ch.cfg->semaphore_base + 4ull * slot);
+}
+
+uint64_t Edm::worker_semaphore(const Channel& ch, uint32_t worker, uint32_t slot) const {
+    return ch.cfg->workers[worker].semaphore_base + 4ull * slot;
+}
+
+uint64_t Edm::peer_word(const volatile uint32_t* word) const {
+    return config_.peer_link_words + (reinterpret_cast<uint64_t>(word) - config_.link_words);
+}
+
+// Which workers take message number `message`: returns how many, from *first.
+uint32_t Edm::workers_for(const Channel& ch, uint32_t message, uint32_t* first) const {
+    switch (ch.cfg->sharing) {
+        case abi::kEdmRoundRobin: *first = message % ch.cfg->num_workers; return 1;
+        case abi::kEdmShared: *first = 0; return ch.cfg->num_workers;
+    }
+    *first = 0;
+    return 1;
+}
+
+uint32_t Edm::needed_signals(const Channel& ch) const {
+    return ch.cfg->sharing == abi::kEdmShared ? ch.cfg->num_workers : 1;
+}
+
+bool Edm::poll_handshake() {
+    // Seed 000: the initiator sends to the fixed 16-byte handshake address and
+    // waits for the acknowledgement; it resends until then, so the two chips
+    // may start in any order and at any time.
+    if (config_.handshake_initiator) {
+        if (link_.handshake_ack == config_.epoch) {
+            handshake_done_ = true;
+            return true;
+        }
+        const uint64_t now = timer::now();
+        if (!handshake_sent_ || now >= next_handshake_) {
+            eth::send_word(config_.port, peer_word(&link_.handshake), config_.epoch);
+            handshake_sent_ = true;
+            next_handshake_ = now + uint64_t(config_.handshake_retry_us) * timer::ticks_per_us();
+            return true;
+        }
+        return false;
+    }
+    if (link_.handshake != config_.epoch) return false;
+    eth::send_word(config_.port, peer_word(&link_.handshake_ack), config_.epoch);
+    handshake_done_ = true;
+    return true;
+}
+
+bool Edm::sender_finished(const Channel& ch) const {
+    const uint32_t acked = link_.acked[ch.cfg->id];
+    if (config_.termination == abi::kEdmMessageCount)
+        return ch.sent == ch.cfg->message_count && acked == ch.cfg->message_count;
+    return ch.closing && ch.sent == ch.taken && acked == ch.sent;
+}
+
+bool Edm::poll_sender(Channel& ch) {
+    const abi::EdmChannel& c = *ch.cfg;
+    const uint32_t n = c.slots;
+    bool moved = false;
+    // 1. Grant free slots to the workers (clear our semaphore, then notify).
+    while (!ch.closing && ch.granted - ch.sent < n &&
+           (config_.termination != abi::kEdmMessageCount || ch.granted < c.message_count)) {
+        const uint32_t slot = ch.granted % n;
+        if (ch.granted >= n && !eth_done(config_.port, ch.eth_command[slot])) break;  // slot still on the wire
+        *edm_semaphore(ch, slot) = 0;
+        uint32_t first, count = workers_for(ch, ch.granted, &first);
+        for (uint32_t w = first; w < first + count; ++w) noc::semaphore_inc(worker_semaphore(ch, w, slot), 1);
+        ++ch.granted;
+        moved = true;
+    }
+    // 2. Take the payloads the workers have written.
+    while (ch.taken < ch.granted) {
+        const uint32_t slot = ch.taken % n;
+        const uint32_t signal = *edm_semaphore(ch, slot);
+        if (signal < needed_signals(ch)) break;
+        if (c.sharing != abi::kEdmShared && signal == abi::kEdmTerminateImmediately) {
+            ch.closing = true;  // no payload in this slot
+            moved = true;
+            break;
+        }
+        if (c.sharing != abi::kEdmShared && signal == abi::kEdmNextMessageIsLast) ch.closing = true;
+        ++ch.taken;
+        moved = true;
+        if (ch.closing) break;
+    }
+    // 3. Send what was taken while the peer has a free slot.
+    while (ch.sent < ch.taken && ch.sent - link_.acked[c.id] < n) {
+        const uint32_t slot = ch.sent % n;
+        ch.eth_command[slot] = eth::issued(config_.port);
+        eth::send_bytes(config_.port, c.buffer_base + uint64_t(c.slot_size) * slot,
+                        c.remote_buffer_base + uint64_t(c.slot_size) * slot, c.slot_size);
+        ++ch.sent;
+        eth::send_word(config_.port, peer_word(&link_.filled[c.id]), ch.sent);
+        ++moved_;
+        moved = true;
+    }
+    if (sender_finished(ch)) {
+        ch.done = true;
+        moved = true;
+    }
+    return moved;
+}
+
+bool Edm::poll_receiver(Channel& ch) {
+    const abi::EdmChannel& c = *ch.cfg;
+    const uint32_t n = c.slots;
+    bool moved = false;
+    const uint32_t filled = link_.filled[c.id];
+    // 1. Hand arrived messages to the workers.
+    while (ch.delivered < filled && ch.delivered - ch.released < n) {
+        const uint32_t slot = ch.delivered % n;
+        *edm_semaphore(ch, slot) = 0;
+        uint32_t first, count = workers_for(ch, ch.delivered, &first);
+        for (uint32_t w = first; w < first + count; ++w) {
+            const uint64_t sem = worker_semaphore(ch, w, slot);
+            if (c.receive_mode == abi::kEdmPush)
+                noc::async_write_inc(c.buffer_base + uint64_t(c.slot_size) * slot,
+                                     c.workers[w].buffer_base + uint64_t(c.slot_size) * slot, c.slot_size, sem, 1);
+            else
+                noc::semaphore_inc(sem, 1);
+        }
+        ++ch.delivered;
+        moved = true;
+    }
+    // 2. Return slots the workers are done with to the sender.
+    while (ch.released < ch.delivered) {
+        const uint32_t slot = ch.released % n;
+        const uint32_t signal = *edm_semaphore(ch, slot);
+        if (signal < needed_signals(ch)) break;
+        *edm_semaphore(ch, slot) = 0;  // so an idle slot can carry a terminate signal
+        ++ch.released;
+        eth::send_word(config_.port, peer_word(&link_.acked[c.id]), ch.released);
+        ++moved_;
+        moved = true;
+        if (c.sharing != abi::kEdmShared && signal == abi::kEdmNextMessageIsLast &&
+            config_.termination == abi::kEdmWorkerInitiated) {
+            ch.done = true;
+            return true;
+        }
+    }
+    // 3. Termination.
+    if (config_.termination == abi::kEdmMessageCount) {
+        if (ch.released == c.message_count) ch.done = moved = true;
+    } else if (ch.released == ch.delivered && *edm_semaphore(ch, ch.delivered % n) == abi::kEdmTerminateImmediately) {
+        ch.done = moved = true;
+    }
+    return moved;
+}
+
+bool Edm::poll() {
+    if (done_) return false;
+    eth::check(config_.port);  // a dead link faults the EDM with the port named, it does not hang it
+    if (!handshake_done_) return poll_handshake();
+    bool moved = false, all_done = true;
+    for (uint32_t i = 0; i < config_.num_channels; ++i) {
+        Channel& ch = channels_[i];
+        if (ch.done) continue;
+        moved |= ch.cfg->role == abi::kEdmSender ? poll_sender(ch) : poll_receiver(ch);
+        all_done &= ch.done;
+    }
+    if (all_done) done_ = moved = true;
+    mailbox::set_progress(moved_);
+    return moved;
+}
+
+int Edm::run() {
+    while (!done_) {
+        if (!poll()) wait_active([&] { return poll() || done_; }, abi::kWaitWord, config_.link_words, config_.epoch);
+    }
+    // Every ack and counter we sent must be on the wire before the core is reused.
+    eth::wait_tx_idle(config_.port);
+    noc::barrier();
+    return 0;
+}
+
+}  // namespace weft::edm

@@ -1,0 +1,69 @@
+// The ERISC data mover (seed 000): one instance per Ethernet port on its ERISC
+// core, moving messages between worker cores and the link on several channels
+// at once, each multi-buffered. Written against the HAL only, so the same code
+// runs as the `edm` kernel and inside the host unit tests.
+//
+// Worker <-> EDM, per channel slot i (the seed's protocol, slot by slot):
+//   sender:   EDM clears its slot semaphore, then increments the worker's;
+//             the worker clears its own, writes the payload into the EDM slot
+//             and increments the EDM slot semaphore (ordered after the write).
+//   receiver: EDM clears its slot semaphore, then signals the worker (pull:
+//             increment; push: the payload written into the worker's slot
+//             buffer, then the increment); the worker clears its own, consumes
+//             and increments the EDM slot semaphore.
+// EDM <-> EDM over the link: payload into the peer's receiver slot, then the
+// peer's `filled` counter (a word sent after the bytes lands after them);
+// the receiver returns the slot with the sender's `acked` counter.
+#pragma once
+#include <stdint.h>
+
+#include "weft/abi/edm.h"
+
+namespace weft::edm {
+
+class Edm {
+public:
+    explicit Edm(const abi::EdmConfig& config);
+
+    // One round over the handshake or every channel; true if anything moved.
+    bool poll();
+    bool done() const { return done_; }
+    bool handshake_done() const { return handshake_done_; }
+    // Runs to completion, sleeping when nothing can move. Returns 0.
+    int run();
+    uint32_t messages_moved() const { return moved_; }
+
+private:
+    struct Channel {
+        const abi::EdmChannel* cfg;
+        // sender: granted >= taken >= sent; receiver: delivered >= released
+        uint32_t granted = 0, taken = 0, sent = 0;
+        uint32_t delivered = 0, released = 0;
+        uint32_t eth_command[abi::kEdmMaxSlots] = {};  // sender: eth command that sends slot i
+        bool closing = false;  // sender: no more grants (last message seen or terminate)
+        bool done = false;
+    };
+
+    bool poll_handshake();
+    bool poll_sender(Channel& ch);
+    bool poll_receiver(Channel& ch);
+    bool sender_finished(const Channel& ch) const;
+
+    volatile uint32_t* edm_semaphore(const Channel& ch, uint32_t slot) const;
+    uint64_t worker_semaphore(const Channel& ch, uint32_t worker, uint32_t slot) const;
+    uint32_t workers_for(const Channel& ch, uint32_t message, uint32_t* first) const;
+    uint32_t needed_signals(const Channel& ch) const;
+    // The peer's copy of one of our link words (same offset in its EdmLinkWords).
+    uint64_t peer_word(const volatile uint32_t* word) const;
+
+    const abi::EdmConfig& config_;
+    abi::EdmLinkWords& link_;
+    Channel channels_[abi::kEdmMaxChannels];
+    bool handshake_done_ = false;
+    bool handshake_sent_ = false;
+    uint64_t next_handshake_ = 0;
+    bool done_ = false;
+    uint32_t moved_ = 0;
+};
+
+}  // namespace weft::edm

@@ -1,0 +1,104 @@
+// Host EDM builder (seed 000, "Host CCL Op Builder Components"): describe one
+// Ethernet link's channels once, and get back both ends' EDM configurations
+// and every worker's connection, with all buffers and semaphores placed by the
+// builder in the cores' L1.
+//
+//   ccl::L1Allocator mem(board);
+//   ccl::EdmLinkBuilder link(mem, board, {0, E}, {1, W}, options);
+//   auto& ch = link.add_sender_channel(0, {4}, messages);   // workers on chip 0 send ...
+//   link.add_receiver_channel(ch.id, {5});                   // ... to workers on chip 1
+//   link.write(cluster);
+//   cluster.run({link.edm_launch(0), link.edm_launch(1), link.sender_worker(ch.id, 0, ...), ...});
+#pragma once
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "ccl/l1_allocator.h"
+#include "driver/cluster.h"
+#include "driver/cluster_file.h"
+#include "weft/abi/edm.h"
+
+namespace weft::ccl {
+
+struct EdmOptions {
+    abi::EdmTermination termination = abi::kEdmMessageCount;
+    abi::EdmSharing sharing = abi::kEdmNotShared;
+    abi::EdmReceiveMode receive_mode = abi::kEdmPull;
+    uint32_t slots = 4;              // buffers per channel
+    uint32_t slot_size = 16 * 1024;  // bytes per message (4-16 KiB is where links run well)
+    uint32_t handshake_retry_us = 200;
+    uint32_t epoch = 0;              // 0: the next value of a process-wide counter
+};
+
+struct WorkerInterface {
+    uint32_t chip = 0, core = 0;
+    uint64_t connection = 0;  // its abi::EdmWorkerConnection, in its L1: the worker kernel's argument
+    abi::EdmWorkerConnection info{};
+};
+
+struct ChannelInterface {
+    uint32_t id = 0;
+    int from_end = 0;         // messages go from this end to the other
+    uint32_t message_count = 0;
+    uint64_t eth_buffer_address = 0;     // sender end: slot 0 of the channel in the sending EDM's L1
+    uint64_t eth_semaphore_address = 0;  // sender end: slot 0's semaphore there
+    std::vector<WorkerInterface> senders, receivers;
+};
+
+class EdmLinkBuilder {
+public:
+    EdmLinkBuilder(L1Allocator& mem, const BoardInfo& board, PortRef a, PortRef b, EdmOptions options = {});
+
+    // A channel carrying messages from end `from_end` (0: a, 1: b), fed by
+    // worker cores on that end's chip. Creates the matching receiver channel
+    // at the other end. Throws weft::Error if it does not fit.
+    const ChannelInterface& add_sender_channel(int from_end, const std::vector<uint32_t>& worker_cores,
+                                               uint32_t message_count = 0);
+    // The workers on the receiving chip that drain channel `id`.
+    const ChannelInterface& add_receiver_channel(uint32_t id, const std::vector<uint32_t>& worker_cores);
+
+    // Seed 000: the end with sender channels starts the handshake; if both
+    // have some, the end holding the lowest sender channel id.
+    int handshake_initiator() const;
+    const abi::EdmConfig& config(int end) const;  // final once every channel has its receivers
+    uint64_t config_address(int end) const { return end_[end].config_address; }
+    uint32_t erisc_core(int end) const { return end_[end].core; }
+    const PortRef& port(int end) const { return end_[end].port; }
+    const ChannelInterface& channel(uint32_t id) const { return channels_.at(id); }
+    size_t channels() const { return channels_.size(); }
+
+    // Writes the EDM configurations and worker connections into chip memory
+    // and clears every semaphore. Checks the description is complete.
+    void write(Cluster& cluster) const;
+
+    Launch edm_launch(int end) const;
+    // Worker kernels (firmware/kernels/edm_*_worker): move page_count pages of
+    // page_size bytes at base + i * stride. finish: 0 plain, 1 mark the last
+    // message, 2 terminate after the pages.
+    Launch sender_worker(uint32_t id, uint32_t worker, uint64_t base, uint32_t page_size, uint32_t stride,
+                         uint32_t page_count, uint32_t finish = 0) const;
+    Launch receiver_worker(uint32_t id, uint32_t worker, uint64_t base, uint32_t page_size, uint32_t stride,
+                           uint32_t page_count, uint32_t finish = 0) const;
+
+private:
+    struct End {
+        PortRef port;
+        uint32_t core = 0;
+        uint64_t config_address = 0;
+        uint64_t link_words = 0;
+        abi::EdmConfig config{};
+    };
+    WorkerInterface make_worker(uint32_t chip, uint32_t core, const abi::EdmChannel& edm_channel, uint32_t index,
+                                uint32_t count, const std::string& what);
+    void check_complete() const;
+
+    L1Allocator& mem_;
+    const BoardInfo& board_;
+    EdmOptions options_;
+    End end_[2];
+    std::vector<ChannelInterface> channels_;
+};
+
+}  // namespace weft::ccl
