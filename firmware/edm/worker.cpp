@@ -7,8 +7,8 @@
 namespace weft::edm {
 
 uint32_t WorkerConnection::next_slot() {
-    const uint32_t slot = message_ % c_.slots;
-    const uint64_t sem = c_.worker_semaphore_base + 4ull * slot;
+    const uint32_t slot = message_ % c_->slots;
+    const uint64_t sem = c_->worker_semaphore_base + 4ull * slot;
     noc::semaphore_wait_min(sem, 1);
     // Clear before notifying the EDM back: after that it may signal this slot again.
     noc::semaphore_set(sem, 0);
@@ -17,68 +17,76 @@ uint32_t WorkerConnection::next_slot() {
 
 void WorkerConnection::finish(uint32_t slot, uint32_t signal) {
     // Same ring as the payload's command: the increment lands after the bytes.
-    noc::semaphore_inc(c_.edm_semaphore_base + 4ull * slot, signal);
-    message_ += c_.message_stride;
+    noc::semaphore_inc(c_->edm_semaphore_base + 4ull * slot, signal);
+    message_ += c_->message_stride;
     ++done_;
 }
 
 void WorkerConnection::send(uint64_t src, uint32_t bytes, uint32_t signal) {
-    if (bytes > c_.slot_size) mailbox::panic(abi::kPanicBadArgs, bytes);
+    if (bytes > c_->slot_size) mailbox::panic(abi::kPanicBadArgs, bytes);
     const uint32_t slot = next_slot();
-    noc::async_write(src, c_.edm_buffer_base + uint64_t(c_.slot_size) * slot, bytes);
+    noc::async_write(src, c_->edm_buffer_base + uint64_t(c_->slot_size) * slot, bytes);
     finish(slot, signal);
 }
 
 void WorkerConnection::terminate() {
     // A sender waits for the slot it would have filled; a receiver marks the
     // slot the next message would arrive in, which the EDM watches while idle.
-    const uint32_t slot = c_.role == abi::kEdmSender ? next_slot() : message_ % c_.slots;
-    noc::semaphore_inc(c_.edm_semaphore_base + 4ull * slot, abi::kEdmTerminateImmediately);
+    const uint32_t slot = c_->role == abi::kEdmSender ? next_slot() : message_ % c_->slots;
+    noc::semaphore_inc(c_->edm_semaphore_base + 4ull * slot, abi::kEdmTerminateImmediately);
 }
 
 void WorkerConnection::receive(uint64_t dst, uint32_t bytes, uint32_t signal) {
-    if (bytes > c_.slot_size) mailbox::panic(abi::kPanicBadArgs, bytes);
+    if (bytes > c_->slot_size) mailbox::panic(abi::kPanicBadArgs, bytes);
     const uint32_t slot = next_slot();
-    const uint64_t from = (c_.receive_mode == abi::kEdmPush ? c_.worker_buffer_base : c_.edm_buffer_base) +
-                          uint64_t(c_.slot_size) * slot;
+    const uint64_t from = (c_->receive_mode == abi::kEdmPush ? c_->worker_buffer_base : c_->edm_buffer_base) +
+                          uint64_t(c_->slot_size) * slot;
     noc::async_read(from, dst, bytes);
     noc::barrier();  // the slot may be refilled as soon as the EDM hears back
     finish(slot, signal);
 }
 
-uint32_t WorkerConnection::send_pages(const Pages& p, bool last_is_final) {
+bool WorkerConnection::send_next(const Pages& p, uint32_t* next, bool last_is_final) {
     const uint32_t per = pages_per_message(p.page_size);
     if (per == 0) mailbox::panic(abi::kPanicBadArgs, p.page_size);
-    uint32_t sent = 0;
-    for (uint32_t first = 0; first < p.count; first += per) {
-        const uint32_t n = p.count - first < per ? p.count - first : per;
-        const uint32_t slot = next_slot();
-        const uint64_t into = c_.edm_buffer_base + uint64_t(c_.slot_size) * slot;
-        for (uint32_t i = 0; i < n; ++i)
-            noc::async_write(p.base + uint64_t(first + i) * p.stride, into + uint64_t(i) * p.page_size, p.page_size);
-        const bool last = last_is_final && first + per >= p.count;
-        finish(slot, last ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable);
-        ++sent;
-    }
+    if (*next >= p.count) return false;
+    const uint32_t first = *next;
+    const uint32_t n = p.count - first < per ? p.count - first : per;
+    const uint32_t slot = next_slot();
+    const uint64_t into = c_->edm_buffer_base + uint64_t(c_->slot_size) * slot;
+    for (uint32_t i = 0; i < n; ++i)
+        noc::async_write(p.base + uint64_t(first + i) * p.stride, into + uint64_t(i) * p.page_size, p.page_size);
+    *next = first + n;
+    finish(slot, last_is_final && *next == p.count ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable);
+    return true;
+}
+
+uint32_t WorkerConnection::send_pages(const Pages& p, bool last_is_final) {
+    uint32_t next = 0, sent = 0;
+    while (send_next(p, &next, last_is_final)) ++sent;
     return sent;
 }
 
-uint32_t WorkerConnection::receive_pages(const Pages& p, bool last_is_final) {
+bool WorkerConnection::receive_next(const Pages& p, uint32_t* next, bool last_is_final) {
     const uint32_t per = pages_per_message(p.page_size);
     if (per == 0) mailbox::panic(abi::kPanicBadArgs, p.page_size);
-    uint32_t got = 0;
-    for (uint32_t first = 0; first < p.count; first += per) {
-        const uint32_t n = p.count - first < per ? p.count - first : per;
-        const uint32_t slot = next_slot();
-        const uint64_t from = (c_.receive_mode == abi::kEdmPush ? c_.worker_buffer_base : c_.edm_buffer_base) +
-                              uint64_t(c_.slot_size) * slot;
-        for (uint32_t i = 0; i < n; ++i)
-            noc::async_read(from + uint64_t(i) * p.page_size, p.base + uint64_t(first + i) * p.stride, p.page_size);
-        noc::barrier();
-        const bool last = last_is_final && first + per >= p.count;
-        finish(slot, last ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable);
-        ++got;
-    }
+    if (*next >= p.count) return false;
+    const uint32_t first = *next;
+    const uint32_t n = p.count - first < per ? p.count - first : per;
+    const uint32_t slot = next_slot();
+    const uint64_t from = (c_->receive_mode == abi::kEdmPush ? c_->worker_buffer_base : c_->edm_buffer_base) +
+                          uint64_t(c_->slot_size) * slot;
+    for (uint32_t i = 0; i < n; ++i)
+        noc::async_read(from + uint64_t(i) * p.page_size, p.base + uint64_t(first + i) * p.stride, p.page_size);
+    noc::barrier();  // the slot may be refilled as soon as the EDM hears back
+    *next = first + n;
+    finish(slot, last_is_final && *next == p.count ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable);
+    return true;
+}
+
+uint32_t WorkerConnection::receive_pages(const Pages& p, bool last_is_final) {
+    uint32_t next = 0, got = 0;
+    while (receive_next(p, &next, last_is_final)) ++got;
     return got;
 }
 

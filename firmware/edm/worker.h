@@ -18,30 +18,34 @@ struct Pages {
 
 class WorkerConnection {
 public:
-    explicit WorkerConnection(const abi::EdmWorkerConnection& c) : c_(c), message_(c.first_message) {}
+    WorkerConnection() = default;
+    explicit WorkerConnection(const abi::EdmWorkerConnection& c) : c_(&c), message_(c.first_message) {}
 
     // Sender: one message of `bytes` (<= slot size) from local src into the next slot.
     // signal: abi::kEdmNextMessageAvailable or kEdmNextMessageIsLast.
     void send(uint64_t src, uint32_t bytes, uint32_t signal = abi::kEdmNextMessageAvailable);
-    // Sender: as many pages per message as fit in a slot. Returns messages sent.
+    // Sender: the next message of as many pages as fit in a slot, from page
+    // *next on; advances *next. Returns false once every page was sent.
+    bool send_next(const Pages& pages, uint32_t* next, bool last_is_final);
     uint32_t send_pages(const Pages& pages, bool last_is_final);
     // Sender, worker-initiated termination: stop the channel without a payload.
     void terminate();
 
     // Receiver: the next message, `bytes` of it copied to local dst.
     void receive(uint64_t dst, uint32_t bytes, uint32_t signal = abi::kEdmNextMessageAvailable);
-    // Receiver: unpack messages into pages (same packing as send_pages).
+    // Receiver: unpack the next message into pages (same packing as send_next).
+    bool receive_next(const Pages& pages, uint32_t* next, bool last_is_final);
     uint32_t receive_pages(const Pages& pages, bool last_is_final);
 
-    uint32_t pages_per_message(uint32_t page_size) const { return c_.slot_size / page_size; }
+    uint32_t pages_per_message(uint32_t page_size) const { return c_->slot_size / page_size; }
     uint32_t messages() const { return done_; }
 
 private:
     uint32_t next_slot();  // waits for the EDM to hand over the next slot, clears our semaphore
     void finish(uint32_t slot, uint32_t signal);
 
-    const abi::EdmWorkerConnection& c_;
-    uint32_t message_;
+    const abi::EdmWorkerConnection* c_ = nullptr;
+    uint32_t message_ = 0;
     uint32_t done_ = 0;
 };
 

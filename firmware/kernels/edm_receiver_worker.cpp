@@ -1,20 +1,5 @@
-// A worker draining an EDM receiver channel: unpacks messages into pages.
-// args: connection(2), pages(2), page_size, page_stride, page_count, finish
-//   finish: 0 plain, 1 mark the last read as the channel's last,
-//           2 send a terminate signal after the pages
-// Returns the number of messages received.
-#include "edm/worker.h"
-#include "hal/noc.h"
-#include "kernels/kernel.h"
+// A worker draining EDM receiver channels: unpacks messages into pages.
+// Arguments: see edm_worker_common.h.
+#include "edm_worker_common.h"
 
-using namespace weft;
-
-extern "C" int kernel_main(KernelArgs a) {
-    edm::WorkerConnection conn(*reinterpret_cast<const abi::EdmWorkerConnection*>(a.u64(0)));
-    const edm::Pages pages{a.u64(2), a.u32(4), a.u32(5), a.u32(6)};
-    const uint32_t finish = a.u32(7);
-    int got = static_cast<int>(conn.receive_pages(pages, finish == 1));
-    if (finish == 2) conn.terminate();
-    noc::barrier();
-    return got;
-}
+extern "C" int kernel_main(weft::KernelArgs a) { return weft::serve_edm_channels<false>(a); }

@@ -78,7 +78,7 @@ WorkerInterface EdmLinkBuilder::make_worker(uint32_t chip, uint32_t core, const 
     return w;
 }
 
-const ChannelInterface& EdmLinkBuilder::add_sender_channel(int from_end, const std::vector<uint32_t>& workers,
+ChannelInterface EdmLinkBuilder::add_sender_channel(int from_end, const std::vector<uint32_t>& workers,
                                                            uint32_t message_count) {
     if (from_end != 0 && from_end != 1) throw Error("EDM channel end must be 0 or 1");
     if (channels_.size() >= abi::kEdmMaxChannels)
@@ -128,7 +128,7 @@ const ChannelInterface& EdmLinkBuilder::add_sender_channel(int from_end, const s
     return channels_.back();
 }
 
-const ChannelInterface& EdmLinkBuilder::add_receiver_channel(uint32_t id, const std::vector<uint32_t>& workers) {
+ChannelInterface EdmLinkBuilder::add_receiver_channel(uint32_t id, const std::vector<uint32_t>& workers) {
     if (id >= channels_.size()) throw Error("EDM channel " + std::to_string(id) + " was never added as a sender channel");
     ChannelInterface& ci = channels_[id];
     if (!ci.receivers.empty()) throw Error("EDM channel " + std::to_string(id) + " already has its receivers");
@@ -190,18 +190,26 @@ Launch EdmLinkBuilder::edm_launch(int end) const {
     return {end_[end].port.chip, end_[end].core, &kernel_named("edm"), KernelArgWords().u64(end_[end].config_address)};
 }
 
-Launch EdmLinkBuilder::sender_worker(uint32_t id, uint32_t worker, uint64_t base, uint32_t page_size, uint32_t stride,
-                                     uint32_t page_count, uint32_t finish) const {
-    const WorkerInterface& w = channels_.at(id).senders.at(worker);
-    return {w.chip, w.core, &kernel_named("edm_sender_worker"),
-            KernelArgWords().u64(w.connection).u64(base).u32(page_size).u32(stride).u32(page_count).u32(finish)};
+Launch EdmLinkBuilder::worker_launch(const std::vector<WorkerJob>& jobs, bool sender) const {
+    if (jobs.empty() || jobs.size() > abi::kEdmMaxChannels) throw Error("a worker serves 1.." + std::to_string(abi::kEdmMaxChannels) + " EDM channels");
+    KernelArgWords args;
+    args.u32(static_cast<uint32_t>(jobs.size()));
+    const WorkerInterface* first = nullptr;
+    for (const WorkerJob& j : jobs) {
+        const ChannelInterface& ci = channels_.at(j.channel);
+        const WorkerInterface& w = (sender ? ci.senders : ci.receivers).at(j.worker);
+        if (first && (w.chip != first->chip || w.core != first->core))
+            throw Error("jobs of one worker launch must all be on one core");
+        if (!first) first = &w;
+        if (j.page_size == 0 || j.page_size > w.info.slot_size)
+            throw Error("page size " + std::to_string(j.page_size) + " does not fit the channel's " +
+                        std::to_string(w.info.slot_size) + "-byte messages");
+        args.u64(w.connection).u64(j.base).u32(j.page_size).u32(j.stride).u32(j.page_count).u32(j.finish);
+    }
+    return {first->chip, first->core, &kernel_named(sender ? "edm_sender_worker" : "edm_receiver_worker"), args};
 }
 
-Launch EdmLinkBuilder::receiver_worker(uint32_t id, uint32_t worker, uint64_t base, uint32_t page_size,
-                                       uint32_t stride, uint32_t page_count, uint32_t finish) const {
-    const WorkerInterface& w = channels_.at(id).receivers.at(worker);
-    return {w.chip, w.core, &kernel_named("edm_receiver_worker"),
-            KernelArgWords().u64(w.connection).u64(base).u32(page_size).u32(stride).u32(page_count).u32(finish)};
-}
+Launch EdmLinkBuilder::sender_worker(const std::vector<WorkerJob>& jobs) const { return worker_launch(jobs, true); }
+Launch EdmLinkBuilder::receiver_worker(const std::vector<WorkerJob>& jobs) const { return worker_launch(jobs, false); }
 
 }  // namespace weft::ccl

@@ -54,10 +54,10 @@ public:
     // A channel carrying messages from end `from_end` (0: a, 1: b), fed by
     // worker cores on that end's chip. Creates the matching receiver channel
     // at the other end. Throws weft::Error if it does not fit.
-    const ChannelInterface& add_sender_channel(int from_end, const std::vector<uint32_t>& worker_cores,
-                                               uint32_t message_count = 0);
+    ChannelInterface add_sender_channel(int from_end, const std::vector<uint32_t>& worker_cores,
+                                        uint32_t message_count = 0);
     // The workers on the receiving chip that drain channel `id`.
-    const ChannelInterface& add_receiver_channel(uint32_t id, const std::vector<uint32_t>& worker_cores);
+    ChannelInterface add_receiver_channel(uint32_t id, const std::vector<uint32_t>& worker_cores);
 
     // Seed 000: the end with sender channels starts the handshake; if both
     // have some, the end holding the lowest sender channel id.
@@ -74,13 +74,20 @@ public:
     void write(Cluster& cluster) const;
 
     Launch edm_launch(int end) const;
-    // Worker kernels (firmware/kernels/edm_*_worker): move page_count pages of
-    // page_size bytes at base + i * stride. finish: 0 plain, 1 mark the last
-    // message, 2 terminate after the pages.
-    Launch sender_worker(uint32_t id, uint32_t worker, uint64_t base, uint32_t page_size, uint32_t stride,
-                         uint32_t page_count, uint32_t finish = 0) const;
-    Launch receiver_worker(uint32_t id, uint32_t worker, uint64_t base, uint32_t page_size, uint32_t stride,
-                           uint32_t page_count, uint32_t finish = 0) const;
+    static constexpr uint32_t kMaxJobWorkers = abi::kEdmMaxWorkers;
+    uint32_t pages_per_message(uint32_t page_size) const { return options_.slot_size / page_size; }
+
+    // One worker's part in one channel: page_count pages of page_size bytes at
+    // base + i * stride. finish: 0 plain, 1 mark the last message, 2 terminate after.
+    struct WorkerJob {
+        uint32_t channel = 0, worker = 0;
+        uint64_t base = 0;
+        uint32_t page_size = 0, stride = 0, page_count = 0, finish = 0;
+    };
+    // The worker kernels (firmware/kernels/edm_*_worker): one core may serve
+    // several channels, all jobs must name workers on the same core.
+    Launch sender_worker(const std::vector<WorkerJob>& jobs) const;
+    Launch receiver_worker(const std::vector<WorkerJob>& jobs) const;
 
 private:
     struct End {
@@ -93,6 +100,7 @@ private:
     WorkerInterface make_worker(uint32_t chip, uint32_t core, const abi::EdmChannel& edm_channel, uint32_t index,
                                 uint32_t count, const std::string& what);
     void check_complete() const;
+    Launch worker_launch(const std::vector<WorkerJob>& jobs, bool sender) const;
 
     L1Allocator& mem_;
     const BoardInfo& board_;

@@ -7,7 +7,7 @@
 namespace weft::abi {
 
 inline constexpr uint32_t kEdmMagic = 0x4544'4d31;  // "EDM1"
-inline constexpr uint32_t kEdmMaxChannels = 8;
+inline constexpr uint32_t kEdmMaxChannels = 16;  // per link, both directions together
 inline constexpr uint32_t kEdmMaxSlots = 8;
 inline constexpr uint32_t kEdmMaxWorkers = 4;
 
@@ -40,7 +40,7 @@ struct EdmLinkWords {
     volatile uint32_t filled[kEdmMaxChannels];  // receiver channels: messages the peer sender has sent
     volatile uint32_t acked[kEdmMaxChannels];   // sender channels: messages the peer receiver has released
 };
-static_assert(sizeof(EdmLinkWords) == 80, "EdmLinkWords layout");
+static_assert(sizeof(EdmLinkWords) == 16 + 8 * kEdmMaxChannels, "EdmLinkWords layout");
 
 struct EdmWorker {
     uint64_t semaphore_base;  // slot i's semaphore in the worker's L1: + 4 * i

@@ -1,0 +1,161 @@
+// The ERISC data mover on real QEMU chips: every channel count, both
+// directions at once, chips launched in shuffled order with random delays,
+// both termination modes, pull and push receivers, shared and round-robin
+// buffers, and a link that dies under it. Every byte is checked on the host.
+#include "edm_harness.h"
+
+using namespace weft;
+using namespace weft::test;
+
+namespace {
+
+std::unique_ptr<Cluster> g_pair, g_ring;
+constexpr uint32_t kE = 1, kW = 3;
+
+int setup(void**) {
+    try {
+        g_pair = start_cluster("pair");
+        g_ring = start_cluster("ring8");
+    } catch (const std::exception& e) {
+        fprintf(stderr, "cannot start clusters: %s\n", e.what());
+        return -1;
+    }
+    return 0;
+}
+
+int teardown(void**) {
+    g_pair.reset();
+    g_ring.reset();
+    return 0;
+}
+
+void expect_intact(const std::vector<EdmResult>& out) {
+    for (const EdmResult& r : out) {
+        assert_true(r.bytes > 0);
+        assert_int_equal(r.wrong, 0);
+    }
+}
+
+ccl::EdmOptions small_slots() {
+    ccl::EdmOptions o;
+    o.slots = 2;
+    o.slot_size = 8192;  // 16 channels x 2 slots x 8 KiB fit in an ERISC's L1
+    return o;
+}
+
+void test_pair_every_channel_count_shuffled(void**) {
+    for (uint32_t channels = 1; channels <= 8; ++channels) {
+        EdmRun r{{0, kE}, {1, kW}, small_slots()};
+        r.channels = channels;
+        r.pages = 12;
+        r.shuffle = true;
+        r.seed = channels;
+        expect_intact(run_edm(*g_pair, {r}));
+    }
+}
+
+// Every link of the ring at once: each chip runs two EDMs and all four workers.
+void test_ring8_every_link_every_channel_count(void**) {
+    for (uint32_t channels = 1; channels <= 8; ++channels) {
+        std::vector<EdmRun> runs;
+        for (uint32_t chip = 0; chip < 8; ++chip) {
+            EdmRun r{{chip, kE}, {(chip + 1) % 8, kW}, small_slots()};
+            r.channels = channels;
+            r.pages = 6;
+            r.seed = 100 + channels;
+            r.shuffle = channels % 2 == 1;
+            r.first_worker_a = 4;  // a chip's east link uses workers 4 and 5 ...
+            r.first_worker_b = 6;  // ... and its west link workers 6 and 7
+            runs.push_back(r);
+        }
+        expect_intact(run_edm(*g_ring, runs));
+    }
+}
+
+void test_worker_initiated_termination(void**) {
+    EdmRun r{{0, kE}, {1, kW}, small_slots()};
+    r.options.termination = abi::kEdmWorkerInitiated;
+    r.channels = 3;
+    r.finish = 1;  // the last message carries "next message is last"
+    expect_intact(run_edm(*g_pair, {r}));
+    r.finish = 2;  // or the workers send "terminate immediately" after their pages
+    r.seed = 9;
+    expect_intact(run_edm(*g_pair, {r}));
+}
+
+void test_push_mode(void**) {
+    EdmRun r{{0, kE}, {1, kW}, small_slots()};
+    r.options.receive_mode = abi::kEdmPush;
+    r.channels = 4;
+    r.shuffle = true;
+    expect_intact(run_edm(*g_pair, {r}));
+}
+
+void test_buffer_sharing(void**) {
+    EdmRun rr{{0, kE}, {1, kW}, small_slots()};
+    rr.options.sharing = abi::kEdmRoundRobin;
+    rr.page_size = rr.options.slot_size;  // one page per message, so workers alternate pages
+    rr.pages = 8;
+    rr.sender_workers = 2;
+    rr.receiver_workers = 2;
+    rr.both_directions = false;
+    expect_intact(run_edm(*g_pair, {rr}));
+
+    EdmRun shared{{0, kE}, {1, kW}, small_slots()};
+    shared.options.sharing = abi::kEdmShared;
+    shared.receiver_workers = 2;  // both receivers see every message
+    shared.both_directions = false;
+    expect_intact(run_edm(*g_pair, {shared}));
+}
+
+void test_builder_refuses_what_does_not_fit(void**) {
+    ccl::L1Allocator mem(g_pair->board());
+    ccl::EdmOptions big;
+    big.slots = 8;
+    big.slot_size = 16384;
+    ccl::EdmLinkBuilder link(mem, g_pair->board(), {0, kE}, {1, kW}, big);
+    std::string msg;
+    try {
+        for (int i = 0; i < 8; ++i) link.add_sender_channel(i % 2, {4}, 1);
+    } catch (const Error& e) {
+        msg = e.what();
+    }
+    if (!contains(msg, "(erisc W) L1: EDM sender channel 3 buffers needs 131072 bytes") || !contains(msg, "use fewer channels"))
+        fail_msg("got: %s", msg.c_str());
+}
+
+void test_dead_link_faults_the_edm(void**) {
+    Cluster& c = *g_pair;
+    ccl::L1Allocator mem(c.board());
+    ccl::EdmLinkBuilder link(mem, c.board(), {0, kE}, {1, kW}, small_slots());
+    auto ch = link.add_sender_channel(0, {4}, 1000);
+    link.add_receiver_channel(ch.id, {5});
+    link.write(c);
+    c.set_link(0, kE, false);
+    std::string msg;
+    try {
+        c.run({link.edm_launch(0)}, std::chrono::seconds(10));  // the initiator's handshake cannot go out
+    } catch (const FaultError& e) {
+        msg = e.what();
+    } catch (const Error& e) {
+        msg = std::string("not a fault: ") + e.what();
+    }
+    c.set_link(0, kE, true);
+    if (!contains(msg, "kernel 'edm' FAULT: Ethernet port 1 refused command #") || !contains(msg, "link down"))
+        fail_msg("got: %s", msg.c_str());
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pair_every_channel_count_shuffled),
+        cmocka_unit_test(test_ring8_every_link_every_channel_count),
+        cmocka_unit_test(test_worker_initiated_termination),
+        cmocka_unit_test(test_push_mode),
+        cmocka_unit_test(test_buffer_sharing),
+        cmocka_unit_test(test_builder_refuses_what_does_not_fit),
+        cmocka_unit_test(test_dead_link_faults_the_edm),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
