@@ -1,0 +1,304 @@
+// The EDM's channel state machines on the host board: two EDM instances (the
+// real firmware code) joined by a simulated link, with the test playing the
+// NoC/Ethernet devices (the bridge's ring consumer) and the workers, step by
+// step and in whatever order a case needs.
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "bridge/devices.h"
+#include "edm/edm.h"
+#include "host_board.h"
+#include "weft/abi/fault.h"
+
+// cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace weft;
+
+namespace {
+
+constexpr uint32_t kPort = 1, kEdmCore = 1;
+
+struct Panic : std::runtime_error {
+    int32_t code;
+    uint64_t detail;
+    Panic(int32_t c, uint64_t d) : std::runtime_error("panic"), code(c), detail(d) {}
+};
+
+uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+// One end of the link: its chip's control block, the EDM's L1 and a worker's L1.
+struct End {
+    std::unique_ptr<abi::ChipControlBlock> cb = std::make_unique<abi::ChipControlBlock>();
+    abi::EdmConfig config{};
+    abi::EdmLinkWords link{};
+    std::vector<uint8_t> edm_buffers;
+    uint32_t edm_sems[abi::kEdmMaxSlots] = {};
+    uint32_t worker_sems[abi::kEdmMaxSlots] = {};
+    std::unique_ptr<edm::Edm> edm;
+    End() { *cb = abi::ChipControlBlock{}; }
+};
+
+// A link with one channel from end a to end b (and optionally one back).
+struct Link {
+    End end[2];
+    ChipMemory everything{nullptr, 0, ~0ull};  // addresses are host pointers
+    BoardInfo board;
+    DeviceCounters counters;
+    uint32_t slots, size;
+    bool wire_up = true;
+
+    Link(uint32_t slots_, uint32_t size_, uint32_t termination, uint32_t count, int initiator = 0)
+        : slots(slots_), size(size_) {
+        for (int e = 0; e < 2; ++e) {
+            End& x = end[e];
+            x.edm_buffers.assign(uint64_t(slots) * size, 0);
+            abi::EdmConfig& c = x.config;
+            c.magic = abi::kEdmMagic;
+            c.port = kPort;
+            c.epoch = 7;
+            c.termination = termination;
+            c.handshake_initiator = e == initiator;
+            c.num_channels = 1;
+            c.link_words = addr(&x.link);
+            c.handshake_retry_us = 100;
+            abi::EdmChannel& ch = c.channels[0];
+            ch.id = 0;
+            ch.role = e == 0 ? abi::kEdmSender : abi::kEdmReceiver;
+            ch.slots = slots;
+            ch.slot_size = size;
+            ch.message_count = count;
+            ch.num_workers = 1;
+            ch.buffer_base = addr(x.edm_buffers.data());
+            ch.semaphore_base = addr(x.edm_sems);
+            ch.workers[0].semaphore_base = addr(x.worker_sems);
+        }
+        for (int e = 0; e < 2; ++e) end[e].config.peer_link_words = addr(&end[1 - e].link);
+        end[0].config.channels[0].remote_buffer_base = addr(end[1].edm_buffers.data());
+    }
+
+    void enter(int e) {
+        host_board::reset(end[e].cb.get(), kEdmCore);
+        host_board::state().on_panic = [](int32_t c, uint64_t d) { throw Panic(c, d); };
+        host_board::state().on_sleep = [this] { devices(); };
+    }
+    void start(int e) {
+        enter(e);
+        end[e].edm = std::make_unique<edm::Edm>(end[e].config);
+    }
+    // The bridge: NoC commands of the EDM core, Ethernet frames on the wire.
+    void devices() {
+        for (int e = 0; e < 2; ++e) {
+            run_noc_ring(everything, board, end[e].cb->noc[kEdmCore], 64, counters);
+            if (!wire_up) continue;
+            consume_ring(end[e].cb->eth[kPort], 64, [](const abi::EthCommand& c) -> uint32_t {
+                if (c.op == abi::kEthSendBytes) memcpy(reinterpret_cast<void*>(c.dst), reinterpret_cast<void*>(c.src), c.len);
+                else *reinterpret_cast<volatile uint32_t*>(c.dst) = c.value;
+                return abi::kRingOk;
+            });
+        }
+    }
+    bool poll(int e) {
+        if (!end[e].edm) return false;
+        enter(e);
+        bool moved = end[e].edm->poll();
+        devices();
+        return moved;
+    }
+    bool done(int e) const { return end[e].edm && end[e].edm->done(); }
+};
+
+// The sender worker, seed protocol: wait for its semaphore, clear it, write, signal.
+bool worker_send(Link& l, uint32_t message, uint32_t signal = abi::kEdmNextMessageAvailable) {
+    End& a = l.end[0];
+    const uint32_t slot = message % l.slots;
+    if (a.worker_sems[slot] == 0) return false;
+    a.worker_sems[slot] = 0;
+    if (signal != abi::kEdmTerminateImmediately) memset(a.edm_buffers.data() + slot * l.size, int(message + 1), l.size);
+    a.edm_sems[slot] += signal;
+    return true;
+}
+
+// The receiver worker (pull): wait, clear, read, release.
+bool worker_receive(Link& l, uint32_t message, std::vector<uint8_t>* got, uint32_t signal = abi::kEdmNextMessageAvailable) {
+    End& b = l.end[1];
+    const uint32_t slot = message % l.slots;
+    if (b.worker_sems[slot] == 0) return false;
+    b.worker_sems[slot] = 0;
+    got->push_back(b.edm_buffers[slot * l.size]);
+    got->push_back(b.edm_buffers[slot * l.size + l.size - 1]);
+    b.edm_sems[slot] += signal;
+    return true;
+}
+
+void test_ordering_and_slot_wrap(void**) {
+    Link l(3, 64, abi::kEdmMessageCount, 10);
+    l.start(0);
+    l.start(1);
+    std::vector<uint8_t> got;
+    uint32_t sent = 0, received = 0;
+    for (int step = 0; step < 2000 && !(l.done(0) && l.done(1)); ++step) {
+        l.poll(0);
+        l.poll(1);
+        if (sent < 10 && worker_send(l, sent)) ++sent;
+        if (received < 10 && worker_receive(l, received, &got)) ++received;
+    }
+    assert_true(l.done(0) && l.done(1));
+    assert_int_equal(got.size(), 20);
+    for (uint32_t m = 0; m < 10; ++m) {  // every message whole and in order, across three slots' wrap
+        assert_int_equal(got[2 * m], m + 1);
+        assert_int_equal(got[2 * m + 1], m + 1);
+    }
+    assert_int_equal(l.end[0].link.acked[0], 10);
+    assert_int_equal(l.end[1].link.filled[0], 10);
+}
+
+// The initiator resends its handshake until the late side answers; either side may initiate.
+void run_late_start(int initiator, int late) {
+    Link l(2, 32, abi::kEdmMessageCount, 4, initiator);
+    l.start(1 - late);
+    for (int step = 0; step < 200; ++step) {
+        l.poll(1 - late);
+        host_board::state().now += 200;  // time passes: the initiator retries
+    }
+    assert_false(l.end[1 - late].edm->handshake_done());
+    l.start(late);
+    std::vector<uint8_t> got;
+    uint32_t sent = 0, received = 0;
+    for (int step = 0; step < 2000 && !(l.done(0) && l.done(1)); ++step) {
+        l.poll(0);
+        l.poll(1);
+        host_board::state().now += 200;
+        if (sent < 4 && worker_send(l, sent)) ++sent;
+        if (received < 4 && worker_receive(l, received, &got)) ++received;
+    }
+    assert_true(l.done(0) && l.done(1));
+    assert_int_equal(received, 4);
+}
+
+void test_handshake_from_either_side(void**) {
+    run_late_start(0, 1);
+    run_late_start(0, 0);
+    run_late_start(1, 0);
+    run_late_start(1, 1);
+}
+
+void test_stale_handshake_is_ignored(void**) {
+    Link l(2, 32, abi::kEdmMessageCount, 1, 0);
+    l.end[1].link.handshake = 6;  // left by an earlier invocation (epoch 6)
+    l.start(1);
+    for (int i = 0; i < 50; ++i) l.poll(1);
+    assert_false(l.end[1].edm->handshake_done());
+    assert_int_equal(l.end[0].link.handshake_ack, 0);  // nothing was acknowledged
+}
+
+void test_worker_initiated_last_message(void**) {
+    Link l(2, 32, abi::kEdmWorkerInitiated, 0);
+    l.start(0);
+    l.start(1);
+    std::vector<uint8_t> got;
+    uint32_t sent = 0, received = 0;
+    for (int step = 0; step < 2000 && !(l.done(0) && l.done(1)); ++step) {
+        l.poll(0);
+        l.poll(1);
+        if (sent < 5 && worker_send(l, sent, sent == 4 ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable))
+            ++sent;
+        if (received < 5 &&
+            worker_receive(l, received, &got, received == 4 ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable))
+            ++received;
+    }
+    assert_true(l.done(0) && l.done(1));
+    assert_int_equal(l.end[0].link.acked[0], 5);
+}
+
+// A sender worker that closes early with "terminate immediately", and a receiver that follows.
+void test_worker_closes_early(void**) {
+    Link l(2, 32, abi::kEdmWorkerInitiated, 0);
+    l.start(0);
+    l.start(1);
+    std::vector<uint8_t> got;
+    uint32_t sent = 0, received = 0;
+    bool closed = false, receiver_closed = false;
+    for (int step = 0; step < 2000 && !(l.done(0) && l.done(1)); ++step) {
+        l.poll(0);
+        l.poll(1);
+        if (sent < 2 && worker_send(l, sent)) ++sent;
+        else if (sent == 2 && !closed) closed = worker_send(l, 2, abi::kEdmTerminateImmediately);
+        if (received < 2 && worker_receive(l, received, &got)) ++received;
+        else if (received == 2 && !receiver_closed) {
+            l.end[1].edm_sems[2 % l.slots] += abi::kEdmTerminateImmediately;  // the idle slot carries the signal
+            receiver_closed = true;
+        }
+    }
+    assert_true(l.done(0) && l.done(1));
+    assert_int_equal(l.end[1].link.filled[0], 2);  // the terminate carried no payload
+}
+
+// With message-count termination, a worker that stops early leaves the EDM
+// waiting; what it has moved shows in its progress word for the hang report.
+void test_message_count_waits_for_missing_messages(void**) {
+    Link l(2, 32, abi::kEdmMessageCount, 5);
+    l.start(0);
+    l.start(1);
+    std::vector<uint8_t> got;
+    uint32_t sent = 0, received = 0;
+    for (int step = 0; step < 500; ++step) {
+        l.poll(0);
+        l.poll(1);
+        if (sent < 3 && worker_send(l, sent)) ++sent;
+        if (received < 3 && worker_receive(l, received, &got)) ++received;
+    }
+    assert_false(l.done(0));
+    assert_false(l.done(1));
+    assert_int_equal(l.end[0].cb->hart[kEdmCore].progress, 3);
+}
+
+void test_dead_link_panics_with_the_port(void**) {
+    Link l(2, 32, abi::kEdmMessageCount, 1);
+    l.start(0);
+    abi::EthRing& ring = l.end[0].cb->eth[kPort];
+    ring.error = abi::kRingLinkDown;  // what the bridge reports for a pulled cable
+    try {
+        l.poll(0);
+        fail_msg("the EDM kept going on a dead link");
+    } catch (const Panic& p) {
+        assert_int_equal(p.code, abi::kPanicRingError);
+        assert_int_equal(p.detail >> 56, abi::kRingEth);
+        assert_int_equal((p.detail >> 48) & 0xff, kPort);
+    }
+}
+
+void test_bad_config_panics(void**) {
+    Link l(2, 32, abi::kEdmMessageCount, 1);
+    l.end[0].config.channels[0].slots = abi::kEdmMaxSlots + 1;
+    try {
+        l.start(0);
+        fail_msg("an impossible slot count was accepted");
+    } catch (const Panic& p) {
+        assert_int_equal(p.code, abi::kPanicBadArgs);
+    }
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ordering_and_slot_wrap),
+        cmocka_unit_test(test_handshake_from_either_side),
+        cmocka_unit_test(test_stale_handshake_is_ignored),
+        cmocka_unit_test(test_worker_initiated_last_message),
+        cmocka_unit_test(test_worker_closes_early),
+        cmocka_unit_test(test_message_count_waits_for_missing_messages),
+        cmocka_unit_test(test_dead_link_panics_with_the_port),
+        cmocka_unit_test(test_bad_config_panics),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
