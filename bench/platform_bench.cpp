@@ -17,6 +17,7 @@
 #include "driver/cluster.h"
 #include "driver/paths.h"
 #include "driver/platform_kernels.h"
+#include "edm_bench.h"
 
 using namespace weft;
 using Clock = std::chrono::steady_clock;
@@ -90,6 +91,8 @@ int main() {
         {
             std::printf("starting pair ...\n");
             auto pair = Cluster::start(paths::cluster_file("pair"), base + "-pair");
+            if (const char* w = getenv("WEFT_ACTIVE_WAKE_US"))  // cap of the back-off of waiting kernels
+                for (uint32_t i = 0; i < pair->size(); ++i) pair->chip(i).control().host.active_wake_us = std::atoi(w);
             std::printf("\nraw Ethernet copy over one link, 64 MiB in transfers of:\n");
             std::printf("%-10s %16s %16s %10s\n", "transfer", "link GB/s", "memcpy GB/s", "link/memcpy");
             link_gbps(*pair, 1u << 20);  // warm: first touch of the DRAM pages
@@ -101,6 +104,7 @@ int main() {
                 snprintf(label, sizeof label, size >= (1u << 20) ? "%u MiB" : "%u KiB", size >= (1u << 20) ? size >> 20 : size >> 10);
                 std::printf("%-10s %16.2f %16.2f %10.3f\n", label, link, mem, link / mem);
             }
+            if (!getenv("WEFT_BENCH_SKIP_EDM")) run_edm_bench(*pair, [&](uint32_t size) { return link_gbps(*pair, size); });
             ping_pong_us(*pair, 20);  // warm: the cores leave deep idle
             std::printf("\none-word ping-pong round trip over one link: %.1f us (mean of 2000)\n", ping_pong_us(*pair, 2000));
         }

@@ -17,7 +17,7 @@ bool eth_done(uint32_t port, uint32_t cmd) { return static_cast<int32_t>(eth::co
 
 }  // namespace
 
-Edm::Edm(const abi::EdmConfig& config)
+Edm::Edm(abi::EdmConfig& config)
     : config_(config), link_(*reinterpret_cast<abi::EdmLinkWords*>(config.link_words)) {
     if (config.magic != abi::kEdmMagic) mailbox::panic(abi::kPanicBadArgs, 0);
     if (config.num_channels > abi::kEdmMaxChannels) mailbox::panic(abi::kPanicBadArgs, 1);
@@ -27,9 +27,11 @@ Edm::Edm(const abi::EdmConfig& config)
             c.id >= abi::kEdmMaxChannels)
             mailbox::panic(abi::kPanicBadArgs, 100 + i);
         channels_[i].cfg = &c;
+        config.status[i] = abi::EdmChannelStatus{};
         // Clear-before-notify at start-up: no worker has been told of any slot yet.
         for (uint32_t s = 0; s < c.slots; ++s) *edm_semaphore(channels_[i], s) = 0;
     }
+    config.handshake_done = 0;
     // The peer writes these only after the handshake, so clearing them now is safe;
     // the handshake words themselves carry the epoch and are never cleared.
     for (uint32_t i = 0; i < abi::kEdmMaxChannels; ++i) {
@@ -71,6 +73,7 @@ bool Edm::poll_handshake() {
     if (config_.handshake_initiator) {
         if (link_.handshake_ack == config_.epoch) {
             handshake_done_ = true;
+            config_.handshake_done = 1;
             return true;
         }
         const uint64_t now = timer::now();
@@ -85,6 +88,7 @@ bool Edm::poll_handshake() {
     if (link_.handshake != config_.epoch) return false;
     eth::send_word(config_.port, peer_word(&link_.handshake_ack), config_.epoch);
     handshake_done_ = true;
+    config_.handshake_done = 1;
     return true;
 }
 
@@ -197,7 +201,10 @@ bool Edm::poll() {
     for (uint32_t i = 0; i < config_.num_channels; ++i) {
         Channel& ch = channels_[i];
         if (ch.done) continue;
-        moved |= ch.cfg->role == abi::kEdmSender ? poll_sender(ch) : poll_receiver(ch);
+        if (ch.cfg->role == abi::kEdmSender ? poll_sender(ch) : poll_receiver(ch)) {
+            moved = true;
+            publish(i);
+        }
         all_done &= ch.done;
     }
     if (all_done) done_ = moved = true;
@@ -205,9 +212,20 @@ bool Edm::poll() {
     return moved;
 }
 
+void Edm::publish(uint32_t i) {
+    const Channel& ch = channels_[i];
+    abi::EdmChannelStatus& st = config_.status[i];
+    const bool sender = ch.cfg->role == abi::kEdmSender;
+    st.granted_or_delivered = sender ? ch.granted : ch.delivered;
+    st.taken = ch.taken;
+    st.sent_or_released = sender ? ch.sent : ch.released;
+    st.done = ch.done;
+}
+
 int Edm::run() {
     while (!done_) {
-        if (!poll()) wait_active([&] { return poll() || done_; }, abi::kWaitWord, config_.link_words, config_.epoch);
+        if (!poll())
+            wait_active([&] { return poll() || done_; }, abi::kWaitEdm, reinterpret_cast<uint64_t>(&config_));
     }
     // Every ack and counter we sent must be on the wire before the core is reused.
     eth::wait_tx_idle(config_.port);

@@ -23,7 +23,7 @@ namespace weft::edm {
 
 class Edm {
 public:
-    explicit Edm(const abi::EdmConfig& config);
+    explicit Edm(abi::EdmConfig& config);
 
     // One round over the handshake or every channel; true if anything moved.
     bool poll();
@@ -48,6 +48,7 @@ private:
     bool poll_sender(Channel& ch);
     bool poll_receiver(Channel& ch);
     bool sender_finished(const Channel& ch) const;
+    void publish(uint32_t index);
 
     volatile uint32_t* edm_semaphore(const Channel& ch, uint32_t slot) const;
     uint64_t worker_semaphore(const Channel& ch, uint32_t worker, uint32_t slot) const;
@@ -56,7 +57,7 @@ private:
     // The peer's copy of one of our link words (same offset in its EdmLinkWords).
     uint64_t peer_word(const volatile uint32_t* word) const;
 
-    const abi::EdmConfig& config_;
+    abi::EdmConfig& config_;
     abi::EdmLinkWords& link_;
     Channel channels_[abi::kEdmMaxChannels];
     bool handshake_done_ = false;

@@ -41,8 +41,7 @@ void WorkerConnection::receive(uint64_t dst, uint32_t bytes, uint32_t signal) {
     const uint32_t slot = next_slot();
     const uint64_t from = (c_->receive_mode == abi::kEdmPush ? c_->worker_buffer_base : c_->edm_buffer_base) +
                           uint64_t(c_->slot_size) * slot;
-    noc::async_read(from, dst, bytes);
-    noc::barrier();  // the slot may be refilled as soon as the EDM hears back
+    noc::async_read(from, dst, bytes);  // the release below is ordered after it on the same ring
     finish(slot, signal);
 }
 
@@ -78,7 +77,8 @@ bool WorkerConnection::receive_next(const Pages& p, uint32_t* next, bool last_is
                           uint64_t(c_->slot_size) * slot;
     for (uint32_t i = 0; i < n; ++i)
         noc::async_read(from + uint64_t(i) * p.page_size, p.base + uint64_t(first + i) * p.stride, p.page_size);
-    noc::barrier();  // the slot may be refilled as soon as the EDM hears back
+    // No barrier: the release below is queued on the same NoC ring, so it lands
+    // after the reads, and the EDM refills the slot only after the release.
     *next = first + n;
     finish(slot, last_is_final && *next == p.count ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable);
     return true;

@@ -4,6 +4,6 @@
 #include "kernels/kernel.h"
 
 extern "C" int kernel_main(weft::KernelArgs args) {
-    weft::edm::Edm edm(*reinterpret_cast<const weft::abi::EdmConfig*>(args.u64(0)));
+    weft::edm::Edm edm(*reinterpret_cast<weft::abi::EdmConfig*>(args.u64(0)));
     return edm.run();
 }

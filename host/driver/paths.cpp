@@ -41,6 +41,8 @@ std::string build_root() {
     return dir + "/..";
 }
 
+std::string source_root() { return WEFT_SOURCE_DIR; }
+
 std::string bridge_binary() { return build_root() + "/bin/weft-bridge"; }
 std::string firmware_dir() { return build_root() + "/firmware"; }
 std::string boot_firmware() { return firmware_dir() + "/boot.elf"; }

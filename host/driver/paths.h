@@ -8,7 +8,8 @@
 
 namespace weft::paths {
 
-std::string build_root();                 // $WEFT_BUILD_DIR or <binary>/..
+std::string build_root();
+std::string source_root();                // the source tree this build came from                 // $WEFT_BUILD_DIR or <binary>/..
 std::string bridge_binary();
 std::string firmware_dir();
 std::string boot_firmware();

@@ -59,6 +59,7 @@ enum WaitKind : uint32_t {
     kWaitEthRing = 4,    // wait_addr: port
     kWaitMathRing = 5,
     kWaitWord = 6,       // generic memory word, wait_value: value awaited
+    kWaitEdm = 7,        // an EDM with nothing to move; wait_addr: its abi::EdmConfig
 };
 
 // Written by the hart only.

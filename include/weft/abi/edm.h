@@ -63,6 +63,14 @@ struct EdmChannel {
 };
 static_assert(sizeof(EdmChannel) == 56 + 16 * kEdmMaxWorkers, "EdmChannel layout");
 
+// Written by the EDM while it runs, read by the host's hang report.
+struct EdmChannelStatus {
+    volatile uint32_t granted_or_delivered;  // sender: slots granted to workers; receiver: messages delivered
+    volatile uint32_t taken;                 // sender: payloads taken from workers
+    volatile uint32_t sent_or_released;      // sender: messages sent; receiver: slots released
+    volatile uint32_t done;
+};
+
 struct EdmConfig {
     uint32_t magic;
     uint32_t port;
@@ -75,6 +83,10 @@ struct EdmConfig {
     uint32_t handshake_retry_us;
     uint32_t pad;
     EdmChannel channels[kEdmMaxChannels];
+    // Written by the EDM only.
+    volatile uint32_t handshake_done;
+    uint32_t pad2[3];
+    EdmChannelStatus status[kEdmMaxChannels];
 };
 
 // What a worker kernel needs to talk to one EDM channel, from the builder.

@@ -1,0 +1,127 @@
+#include "edm_bench.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "ccl/edm_builder.h"
+#include "common/error.h"
+#include "driver/paths.h"
+
+namespace weft {
+namespace {
+
+constexpr uint64_t kBytesPerDirection = 32ull << 20;
+constexpr uint32_t kEast = 1, kWest = 3;
+
+struct Cell {
+    double gbps = 0;
+    uint32_t slots = 0;
+    std::string error;
+};
+
+// Largest slot count (<= 4) whose buffers fit both ends' ERISC L1.
+uint32_t slots_that_fit(const BoardInfo& b, uint32_t channels_total, uint32_t size) {
+    const uint64_t room = b.l1_free(b.ports[kEast].core).size - 4096;  // configuration and link words
+    for (uint32_t slots = 4; slots >= 1; --slots)
+        if (uint64_t(channels_total) * slots * (size + 64) <= room) return slots;
+    return 0;
+}
+
+Cell measure(Cluster& c, uint32_t size, uint32_t channels, bool both, abi::EdmReceiveMode mode = abi::kEdmPull) {
+    const BoardInfo& b = c.board();
+    Cell cell;
+    cell.slots = slots_that_fit(b, channels * (both ? 2 : 1), size);
+    if (cell.slots == 0) {
+        cell.error = "no fit";
+        return cell;
+    }
+    ccl::EdmOptions opt;
+    opt.slots = cell.slots;
+    opt.slot_size = size;
+    opt.receive_mode = mode;
+    ccl::L1Allocator mem(b);
+    ccl::EdmLinkBuilder link(mem, b, {0, kEast}, {1, kWest}, opt);
+    const uint64_t per_channel = kBytesPerDirection / channels / size * size;
+    const uint32_t messages = static_cast<uint32_t>(per_channel / size);
+    std::vector<ccl::EdmLinkBuilder::WorkerJob> send[2], recv[2];
+    for (int dir = 0; dir < (both ? 2 : 1); ++dir) {
+        for (uint32_t k = 0; k < channels; ++k) {
+            auto ch = link.add_sender_channel(dir, {dir == 0 ? 4u : 6u}, messages);
+            link.add_receiver_channel(ch.id, {dir == 0 ? 5u : 7u});
+            const uint64_t src = b.dram.base + dir * kBytesPerDirection + k * per_channel;
+            const uint64_t dst = b.dram.base + 2 * kBytesPerDirection + dir * kBytesPerDirection + k * per_channel;
+            send[dir].push_back({ch.id, 0, src, size, size, messages, 0});
+            recv[dir].push_back({ch.id, 0, dst, size, size, messages, 0});
+        }
+    }
+    link.write(c);
+    std::vector<Launch> launches = {link.edm_launch(0), link.edm_launch(1)};
+    for (int dir = 0; dir < (both ? 2 : 1); ++dir) {
+        launches.push_back(link.sender_worker(send[dir]));
+        launches.push_back(link.receiver_worker(recv[dir]));
+    }
+    auto results = c.run(launches, std::chrono::seconds(120));
+    const double seconds = double(std::max(results[0].ticks, results[1].ticks)) / b.timebase_hz;
+    cell.gbps = double(per_channel) * channels * (both ? 2 : 1) / seconds / 1e9;
+    return cell;
+}
+
+}  // namespace
+
+void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_gbps) {
+    std::vector<uint32_t> sizes = {1024, 2048, 4096, 8192, 16384};
+    const std::vector<uint32_t> channel_counts = {1, 2, 4, 8};
+    if (getenv("WEFT_BENCH_QUICK")) sizes = {16384};
+    std::vector<double> raw;
+    for (uint32_t s : sizes) raw.push_back(raw_link_gbps(s));
+    std::ostringstream t;
+    t << "EDM over one link of `pair`: " << (kBytesPerDirection >> 20)
+      << " MiB per direction, GB/s per link (both directions added up), and as a fraction of the bridge's raw link\n"
+         "copy at the same transfer size measured in the same run. Slots per channel: as many (<= 4) as fit the ERISC L1.\n\n";
+    t << "| packet | raw GB/s | dir | ch 1 | ch 2 | ch 4 | ch 8 |\n|---|---|---|---|---|---|---|\n";
+    const int total = static_cast<int>(sizes.size() * channel_counts.size() * 2);
+    int done = 0;
+    for (size_t si = 0; si < sizes.size(); ++si) {
+        for (bool both : {false, true}) {
+            t << "| " << sizes[si] / 1024 << " KiB | " << std::fixed;
+            t.precision(2);
+            t << raw[si] << " | " << (both ? "bi" : "uni") << " |";
+            for (uint32_t ch : channel_counts) {
+                std::fprintf(stderr, "\r  EDM bench %d/%d: %u KiB, %u channel(s), %s ...   ", ++done, total, sizes[si] / 1024,
+                             ch, both ? "bidirectional" : "one way");
+                Cell cell = measure(c, sizes[si], ch, both);
+                if (!cell.error.empty()) {
+                    t << " " << cell.error << " |";
+                    continue;
+                }
+                t.precision(2);
+                t << " " << cell.gbps << " (" << int(100 * cell.gbps / raw[si] + 0.5) << "%, " << cell.slots << "s) |";
+            }
+            t << "\n";
+        }
+    }
+    // The receiver's push mode (seed 000's future work) beside pull, 16 KiB packets.
+    for (bool both : {false, true}) {
+        t << "| 16 KiB push | " << raw.back() << " | " << (both ? "bi" : "uni") << " |";
+        for (uint32_t ch : channel_counts) {
+            std::fprintf(stderr, "\r  EDM bench: push mode, %u channel(s), %s ...   ", ch, both ? "bidirectional" : "one way");
+            Cell cell = measure(c, 16384, ch, both, abi::kEdmPush);
+            if (!cell.error.empty()) {
+                t << " " << cell.error << " |";
+                continue;
+            }
+            t << " " << cell.gbps << " (" << int(100 * cell.gbps / raw.back() + 0.5) << "%, " << cell.slots << "s) |";
+        }
+        t << "\n";
+    }
+    std::fprintf(stderr, "\r%70s\r", "");
+    std::printf("\n%s", t.str().c_str());
+    const std::string out = paths::source_root() + "/bench/results/edm_link.md";
+    std::ofstream f(out);
+    f << "# EDM link benchmark\n\n" << t.str();
+    if (f) std::printf("(recorded in %s)\n", out.c_str());
+}
+
+}  // namespace weft

@@ -1,0 +1,14 @@
+// The EDM link benchmark (issue: ERISC data mover): packet sizes 1-16 KiB x
+// channels 1, 2, 4, 8, one and both directions, on one link of a pair, each
+// beside the bridge's raw link copy at the same transfer size, measured in
+// the same run. Prints the table and records it in bench/results/.
+#pragma once
+#include <functional>
+
+#include "driver/cluster.h"
+
+namespace weft {
+
+void run_edm_bench(Cluster& pair, const std::function<double(uint32_t)>& raw_link_gbps);
+
+}  // namespace weft
