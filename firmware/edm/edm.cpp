@@ -30,6 +30,7 @@ Edm::Edm(abi::EdmConfig& config)
         config.status[i] = abi::EdmChannelStatus{};
         // Clear-before-notify at start-up: no worker has been told of any slot yet.
         for (uint32_t s = 0; s < c.slots; ++s) *edm_semaphore(channels_[i], s) = 0;
+        if (c.control_semaphore) *word_at(c.control_semaphore) = 0;
     }
     config.handshake_done = 0;
     // The peer writes these only after the handshake, so clearing them now is safe;
@@ -173,7 +174,7 @@ bool Edm::poll_receiver(Channel& ch) {
         const uint32_t slot = ch.released % n;
         const uint32_t signal = *edm_semaphore(ch, slot);
         if (signal < needed_signals(ch)) break;
-        *edm_semaphore(ch, slot) = 0;  // so an idle slot can carry a terminate signal
+        *edm_semaphore(ch, slot) = 0;
         ++ch.released;
         eth::send_word(config_.port, peer_word(&link_.acked[c.id]), ch.released);
         ++moved_;
@@ -187,7 +188,8 @@ bool Edm::poll_receiver(Channel& ch) {
     // 3. Termination.
     if (config_.termination == abi::kEdmMessageCount) {
         if (ch.released == c.message_count) ch.done = moved = true;
-    } else if (ch.released == ch.delivered && *edm_semaphore(ch, ch.delivered % n) == abi::kEdmTerminateImmediately) {
+    } else if (ch.released == ch.delivered && c.control_semaphore &&
+               *word_at(c.control_semaphore) >= abi::kEdmTerminateImmediately) {
         ch.done = moved = true;
     }
     return moved;

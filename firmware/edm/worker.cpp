@@ -30,10 +30,14 @@ void WorkerConnection::send(uint64_t src, uint32_t bytes, uint32_t signal) {
 }
 
 void WorkerConnection::terminate() {
-    // A sender waits for the slot it would have filled; a receiver marks the
-    // slot the next message would arrive in, which the EDM watches while idle.
-    const uint32_t slot = c_->role == abi::kEdmSender ? next_slot() : message_ % c_->slots;
-    noc::semaphore_inc(c_->edm_semaphore_base + 4ull * slot, abi::kEdmTerminateImmediately);
+    // A sender signals in the slot it would have filled; a receiver on the
+    // channel's control semaphore (its last release may still be in flight).
+    if (c_->role == abi::kEdmSender) {
+        const uint32_t slot = next_slot();
+        noc::semaphore_inc(c_->edm_semaphore_base + 4ull * slot, abi::kEdmTerminateImmediately);
+    } else {
+        noc::semaphore_inc(c_->edm_control_semaphore, abi::kEdmTerminateImmediately);
+    }
 }
 
 void WorkerConnection::receive(uint64_t dst, uint32_t bytes, uint32_t signal) {

@@ -60,6 +60,7 @@ WorkerInterface EdmLinkBuilder::make_worker(uint32_t chip, uint32_t core, const 
     abi::EdmWorkerConnection& i = w.info;
     i.edm_buffer_base = ch.buffer_base;
     i.edm_semaphore_base = ch.semaphore_base;
+    i.edm_control_semaphore = ch.control_semaphore;
     i.worker_semaphore_base = mem_.allocate(chip, core, 4ull * ch.slots, 16, what + " semaphores");
     if (ch.role == abi::kEdmReceiver && ch.receive_mode == abi::kEdmPush)
         i.worker_buffer_base = mem_.allocate(chip, core, uint64_t(ch.slots) * ch.slot_size, 64, what + " push buffers");
@@ -111,6 +112,8 @@ ChannelInterface EdmLinkBuilder::add_sender_channel(int from_end, const std::vec
         const std::string what = std::string("EDM ") + (side == 0 ? "sender" : "receiver") + " channel " + std::to_string(id);
         ch.buffer_base = mem_.allocate(end.port.chip, end.core, uint64_t(ch.slots) * ch.slot_size, 64, what + " buffers");
         ch.semaphore_base = mem_.allocate(end.port.chip, end.core, 4ull * ch.slots, 16, what + " semaphores");
+        if (ch.role == abi::kEdmReceiver)
+            ch.control_semaphore = mem_.allocate(end.port.chip, end.core, 4, 4, what + " control semaphore");
         made[side] = &ch;
         ++end.config.num_channels;
     }
@@ -172,8 +175,10 @@ void EdmLinkBuilder::write(Cluster& cluster) const {
         c.handshake_initiator = e == initiator ? 1 : 0;
         Chip& chip = cluster.chip(end_[e].port.chip);
         chip.write(end_[e].config_address, &c, sizeof c);
-        for (uint32_t i = 0; i < c.num_channels; ++i)
+        for (uint32_t i = 0; i < c.num_channels; ++i) {
             std::memset(chip.host_ptr(c.channels[i].semaphore_base, 4ull * c.channels[i].slots), 0, 4ull * c.channels[i].slots);
+            if (c.channels[i].control_semaphore) chip.write32(c.channels[i].control_semaphore, 0);
+        }
     }
     for (const ChannelInterface& ci : channels_) {
         for (const auto* list : {&ci.senders, &ci.receivers}) {

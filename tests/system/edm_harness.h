@@ -113,7 +113,7 @@ inline std::vector<EdmResult> run_edm(Cluster& c, const std::vector<EdmRun>& run
     } else {
         launched = c.launch_all(launches);
     }
-    std::vector<KernelResult> results = c.wait_all(launched, std::chrono::seconds(60));
+    std::vector<KernelResult> results = c.wait_all(launched, std::chrono::seconds(30));
     std::vector<EdmResult> out(runs.size());
     for (size_t i = 0; i < launches.size(); ++i) {
         if (launches[i].kernel->name != "edm") continue;

@@ -42,6 +42,7 @@ struct End {
     abi::EdmLinkWords link{};
     std::vector<uint8_t> edm_buffers;
     uint32_t edm_sems[abi::kEdmMaxSlots] = {};
+    uint32_t control_sem = 0;
     uint32_t worker_sems[abi::kEdmMaxSlots] = {};
     std::unique_ptr<edm::Edm> edm;
     End() { *cb = abi::ChipControlBlock{}; }
@@ -79,6 +80,7 @@ struct Link {
             ch.num_workers = 1;
             ch.buffer_base = addr(x.edm_buffers.data());
             ch.semaphore_base = addr(x.edm_sems);
+            if (e == 1) ch.control_semaphore = addr(&x.control_sem);
             ch.workers[0].semaphore_base = addr(x.worker_sems);
         }
         for (int e = 0; e < 2; ++e) end[e].config.peer_link_words = addr(&end[1 - e].link);
@@ -234,12 +236,38 @@ void test_worker_closes_early(void**) {
         else if (sent == 2 && !closed) closed = worker_send(l, 2, abi::kEdmTerminateImmediately);
         if (received < 2 && worker_receive(l, received, &got)) ++received;
         else if (received == 2 && !receiver_closed) {
-            l.end[1].edm_sems[2 % l.slots] += abi::kEdmTerminateImmediately;  // the idle slot carries the signal
+            l.end[1].control_sem += abi::kEdmTerminateImmediately;
             receiver_closed = true;
         }
     }
     assert_true(l.done(0) && l.done(1));
     assert_int_equal(l.end[1].link.filled[0], 2);  // the terminate carried no payload
+}
+
+// A receiver worker that stops right after its last read: the terminate may
+// land before the EDM has seen that read's release, and must not be lost in it.
+void test_receiver_terminate_races_last_release(void**) {
+    Link l(2, 32, abi::kEdmWorkerInitiated, 0);
+    l.start(0);
+    l.start(1);
+    std::vector<uint8_t> got;
+    uint32_t sent = 0, received = 0;
+    bool closed = false, terminated = false;
+    for (int step = 0; step < 2000 && !(l.done(0) && l.done(1)); ++step) {
+        l.poll(0);
+        if (sent < 3 && worker_send(l, sent)) ++sent;
+        else if (sent == 3 && !closed) closed = worker_send(l, 3, abi::kEdmTerminateImmediately);
+        if (received < 3 && worker_receive(l, received, &got)) {
+            if (++received == 3) {
+                l.end[1].control_sem += abi::kEdmTerminateImmediately;  // before end 1's EDM polls again
+                terminated = true;
+            }
+        }
+        l.poll(1);
+    }
+    assert_true(terminated);
+    assert_true(l.done(0) && l.done(1));
+    assert_int_equal(l.end[0].link.acked[0], 3);
 }
 
 // With message-count termination, a worker that stops early leaves the EDM
@@ -296,6 +324,7 @@ int main() {
         cmocka_unit_test(test_stale_handshake_is_ignored),
         cmocka_unit_test(test_worker_initiated_last_message),
         cmocka_unit_test(test_worker_closes_early),
+        cmocka_unit_test(test_receiver_terminate_races_last_release),
         cmocka_unit_test(test_message_count_waits_for_missing_messages),
         cmocka_unit_test(test_dead_link_panics_with_the_port),
         cmocka_unit_test(test_bad_config_panics),

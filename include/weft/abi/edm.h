@@ -59,9 +59,12 @@ struct EdmChannel {
     uint64_t buffer_base;         // slot i in this EDM's L1: + slot_size * i
     uint64_t semaphore_base;      // slot i's EDM semaphore in this EDM's L1: + 4 * i
     uint64_t remote_buffer_base;  // senders: the peer receiver channel's slot 0
+    // Receivers: a worker ends the channel here (kEdmTerminateImmediately). Not
+    // on a slot semaphore: a slot may still owe a release when the worker stops.
+    uint64_t control_semaphore;
     EdmWorker workers[kEdmMaxWorkers];
 };
-static_assert(sizeof(EdmChannel) == 56 + 16 * kEdmMaxWorkers, "EdmChannel layout");
+static_assert(sizeof(EdmChannel) == 64 + 16 * kEdmMaxWorkers, "EdmChannel layout");
 
 // Written by the EDM while it runs, read by the host's hang report.
 struct EdmChannelStatus {
@@ -103,7 +106,8 @@ struct EdmWorkerConnection {
     uint32_t message_stride;
     uint32_t termination;            // EdmTermination
     uint32_t pad;
+    uint64_t edm_control_semaphore;  // receivers: where a worker ends the channel
 };
-static_assert(sizeof(EdmWorkerConnection) == 64, "EdmWorkerConnection layout");
+static_assert(sizeof(EdmWorkerConnection) == 72, "EdmWorkerConnection layout");
 
 }  // namespace weft::abi
