@@ -40,7 +40,8 @@ void tell_parent(int fd, const std::string& msg) {
 }
 
 int usage() {
-    std::fprintf(stderr, "usage: weft-bridge --cluster FILE --run-dir DIR [--ready-fd N] [--qemu PATH]\n");
+    std::fprintf(stderr,
+                 "usage: weft-bridge --cluster FILE --run-dir DIR [--ready-fd N] [--qemu PATH] [--owner-pid PID]\n");
     return 2;
 }
 
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
     opt.qemu = paths::qemu_binary();
     opt.boot_firmware = paths::boot_firmware();
     int ready_fd = -1;
+    int owner_pid = 0;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
         else if (a == "--run-dir") opt.run_dir = next();
         else if (a == "--ready-fd") ready_fd = std::atoi(next().c_str());
         else if (a == "--qemu") opt.qemu = next();
+        else if (a == "--owner-pid") owner_pid = std::atoi(next().c_str());
         else if (a == "--boot-timeout-ms") opt.boot_timeout_ms = std::atoi(next().c_str());
         else return usage();
     }
@@ -114,6 +117,10 @@ int main(int argc, char** argv) {
         std::vector<pollfd> fds = {{sig_fd, POLLIN, 0}, {listen_fd, POLLIN, 0}};
         for (int c : clients) fds.push_back({c, POLLIN, 0});
         if (poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) break;
+        if (owner_pid > 0 && kill(owner_pid, 0) != 0 && errno == ESRCH) {
+            log("owner process " + std::to_string(owner_pid) + " is gone, shutting down");
+            break;
+        }
         if (fds[0].revents & POLLIN) {
             signalfd_siginfo si;
             if (read(sig_fd, &si, sizeof si) == sizeof si) {

@@ -3,6 +3,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -55,7 +56,7 @@ std::unique_ptr<Cluster> Cluster::attach(const std::string& run_dir) {
 }
 
 std::unique_ptr<Cluster> Cluster::start(const std::string& cluster_file, const std::string& run_dir) {
-    spawn_bridge(cluster_file, run_dir);
+    spawn_bridge(cluster_file, run_dir, 60000, getpid());
     std::unique_ptr<Cluster> c(new Cluster());
     c->owned_ = true;
     try {
@@ -72,7 +73,13 @@ std::unique_ptr<Cluster> Cluster::start(const std::string& cluster_file, const s
 
 Cluster::~Cluster() {
     try {
-        if (owned_) shutdown();
+        if (owned_) {
+            shutdown();
+            // A temporary cluster's run directory (logs, consoles) goes with it,
+            // unless asked to keep it for a look.
+            const char* keep = getenv("WEFT_KEEP_RUN_DIR");
+            if (!keep || !*keep || *keep == '0') std::filesystem::remove_all(run_dir_);
+        }
     } catch (...) {
     }
 }

@@ -47,7 +47,7 @@ bool ControlClient::wait_closed(int timeout_ms) {
     return false;
 }
 
-void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, int timeout_ms) {
+void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, int timeout_ms, int owner_pid) {
     if (mkdir(run_dir.c_str(), 0700) != 0 && errno != EEXIST)
         throw Error("cannot create run directory " + run_dir + ": " + strerror(errno));
     int pipefd[2];
@@ -66,9 +66,9 @@ void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, i
         dup2(out, 1);
         dup2(out, 2);
         int ready = dup(pipefd[1]);  // without CLOEXEC
-        std::string ready_s = std::to_string(ready);
+        std::string ready_s = std::to_string(ready), owner_s = std::to_string(owner_pid);
         execl(bridge.c_str(), bridge.c_str(), "--cluster", cluster_file.c_str(), "--run-dir", run_dir.c_str(),
-              "--ready-fd", ready_s.c_str(), static_cast<char*>(nullptr));
+              "--ready-fd", ready_s.c_str(), "--owner-pid", owner_s.c_str(), static_cast<char*>(nullptr));
         dprintf(2, "cannot run %s: %s\n", bridge.c_str(), strerror(errno));
         _exit(127);
     }

@@ -27,6 +27,9 @@ private:
 
 // Starts weft-bridge as a daemon for `cluster_file` in `run_dir` and waits
 // until every chip is READY. Throws weft::Error with the bridge's reason.
-void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, int timeout_ms = 60000);
+// With an owner pid, the cluster stops by itself once that process is gone
+// (a library user or test that dies never leaves chips running).
+void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, int timeout_ms = 60000,
+                  int owner_pid = 0);
 
 }  // namespace weft

@@ -10,7 +10,7 @@ export WEFT_RUN_DIR=/tmp/weft-clitest-$$
 TMP=$(mktemp -d)
 passed=0
 failed=0
-trap 'rm -rf "$TMP"; $WEFT down >/dev/null 2>&1; pkill -f "$WEFT_RUN_DIR" 2>/dev/null' EXIT
+trap '$WEFT down >/dev/null 2>&1; pkill -f "$WEFT_RUN_DIR" 2>/dev/null; rm -rf "$TMP" "$WEFT_RUN_DIR"' EXIT
 
 check() {  # check NAME CONDITION...
     local name=$1

@@ -2,7 +2,9 @@
 // the real bridge, kernels built with the cross toolchain.
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
+#include <filesystem>
 #include <thread>
 
 #include "system_test.h"
@@ -217,6 +219,35 @@ void test_chip_crash_then_clean_shutdown(void**) {
     assert_int_not_equal(stat((run_dir + "/control.sock").c_str(), &st), 0);
 }
 
+// A program that started a cluster and then died without shutting it down:
+// the cluster stops by itself and takes its chips with it.
+void test_owner_crash_stops_cluster(void**) {
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        close(pipefd[0]);
+        try {
+            auto c = Cluster::start(source_dir() + "/clusters/pair.yaml",
+                                    "/tmp/weft-test-" + std::to_string(getpid()) + "-orphan");
+            int pids[3] = {c->info()["bridge_pid"], c->info()["chips"][0]["pid"], c->info()["chips"][1]["pid"]};
+            if (write(pipefd[1], pids, sizeof pids) != sizeof pids) _exit(2);
+            raise(SIGKILL);  // no destructor, no shutdown
+        } catch (...) {
+        }
+        _exit(1);
+    }
+    close(pipefd[1]);
+    int pids[3] = {};
+    ssize_t n = read(pipefd[0], pids, sizeof pids);
+    close(pipefd[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    assert_int_equal(n, sizeof pids);
+    for (int pid : pids) assert_true(process_gone_soon(pid));
+    std::filesystem::remove_all("/tmp/weft-test-" + std::to_string(child) + "-orphan");
+}
+
 }  // namespace
 
 int main() {
@@ -229,6 +260,7 @@ int main() {
         cmocka_unit_test(test_hang_report_within_deadline),
         cmocka_unit_test(test_dead_link_is_an_error),
         cmocka_unit_test(test_chip_crash_then_clean_shutdown),
+        cmocka_unit_test(test_owner_crash_stops_cluster),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
