@@ -12,7 +12,9 @@ namespace weft {
 template <typename Ready>
 inline void wait_until(Ready ready, uint32_t wait_kind, uint64_t wait_addr, uint32_t wait_value,
                        uint32_t max_backoff_us) {
-    for (int i = 0; i < 64; ++i)
+    // Few polls before sleeping: predicates like the EDM's do real work, and
+    // under emulation every guest instruction costs host CPU the chips share.
+    for (int i = 0; i < 8; ++i)
         if (ready()) return;
     mailbox::set_wait(wait_kind, wait_addr, wait_value);
     const uint64_t tpu = timer::ticks_per_us();

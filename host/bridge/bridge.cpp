@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <sstream>
 
 #include "common/error.h"
@@ -143,8 +144,11 @@ void Bridge::engine_loop() {
     // Spin briefly after work (ops issue commands in bursts), then back off:
     // short naps while recently busy, long ones once idle, so an idle cluster
     // costs next to nothing. Naps of tens of µs need a tight timer slack (the
-    // default 50 µs would double them).
+    // default 50 µs would double them). WEFT_BRIDGE_SPIN / WEFT_BRIDGE_NAP_US
+    // tune the spin and the short nap for experiments; the defaults measured best.
     prctl(PR_SET_TIMERSLACK, 1000UL);
+    const uint32_t spin_passes = getenv("WEFT_BRIDGE_SPIN") ? std::atoi(getenv("WEFT_BRIDGE_SPIN")) : 256;
+    const long nap_us = getenv("WEFT_BRIDGE_NAP_US") ? std::atol(getenv("WEFT_BRIDGE_NAP_US")) : 10;
     uint64_t last_work = now_ms();
     uint64_t last_heartbeat = 0;
     uint32_t idle_passes = 0;
@@ -162,12 +166,12 @@ void Bridge::engine_loop() {
             idle_passes = 0;
             continue;
         }
-        if (++idle_passes < 256) {
+        if (++idle_passes < spin_passes) {
             sched_yield();
             continue;
         }
         const uint64_t idle_ms = now - last_work;
-        sleep_us(idle_ms < 50 ? 10 : idle_ms < 1000 ? 100 : 2000);
+        sleep_us(idle_ms < 50 ? nap_us : idle_ms < 1000 ? 100 : 2000);
     }
 }
 
