@@ -1,6 +1,7 @@
 #include "rt/console.h"
 
 #include "hal/mailbox.h"
+#include "hal/wait.h"
 #include "weft/board_layout.h"
 
 namespace weft::console {
@@ -18,8 +19,8 @@ void put(char c) {
 
 void lock() {
     auto* word = const_cast<uint32_t*>(&mailbox::control().guest.console_lock);
-    while (__atomic_exchange_n(word, 1u, __ATOMIC_ACQUIRE) != 0) {
-    }
+    wait_until([&] { return __atomic_exchange_n(word, 1u, __ATOMIC_ACQUIRE) == 0; }, abi::kWaitWord,
+               reinterpret_cast<uint64_t>(word), 0, 100);
 }
 void unlock() {
     __atomic_store_n(const_cast<uint32_t*>(&mailbox::control().guest.console_lock), 0u, __ATOMIC_RELEASE);
