@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ccl/edm_builder.h"
+#include "host_cpu.h"
 #include "common/error.h"
 #include "driver/paths.h"
 
@@ -72,24 +73,11 @@ Cell measure(Cluster& c, uint32_t size, uint32_t channels, bool both, abi::EdmRe
     return cell;
 }
 
-// User + system CPU seconds of the cluster's processes (bridge and QEMUs, all threads).
-double cluster_cpu_seconds(Cluster& c) {
+// The cluster's processes: its bridge and its QEMUs.
+std::vector<int> cluster_pids(Cluster& c) {
     std::vector<int> pids = {c.info()["bridge_pid"].get<int>()};
     for (const auto& chip : c.info()["chips"]) pids.push_back(chip["pid"]);
-    double total = 0;
-    for (int pid : pids) {
-        std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-        std::string st((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        std::istringstream rest(st.substr(st.rfind(')') + 2));
-        std::string field;
-        unsigned long long ut = 0, stime = 0;
-        for (int i = 3; i <= 15 && rest >> field; ++i) {
-            if (i == 14) ut = std::stoull(field);
-            if (i == 15) stime = std::stoull(field);
-        }
-        total += double(ut + stime) / sysconf(_SC_CLK_TCK);
-    }
-    return total;
+    return pids;
 }
 
 }  // namespace
@@ -143,11 +131,11 @@ void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_g
     std::fprintf(stderr, "\r%70s\r", "");
     // Where the time goes: how busy the host is while an EDM runs.
     {
-        const double cpu0 = cluster_cpu_seconds(c);
+        const double cpu0 = bench::cpu_seconds(cluster_pids(c));
         const auto t0 = std::chrono::steady_clock::now();
         Cell cell = measure(c, 16384, 4, false);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        const double cpu = cluster_cpu_seconds(c) - cpu0;
+        const double cpu = bench::cpu_seconds(cluster_pids(c)) - cpu0;
         t << "\nHost CPU while 16 KiB x 4 channels ran one way (" << cell.gbps << " GB/s): " << int(100 * cpu / wall + 0.5)
           << "% of one core (bridge + both QEMUs), over " << sysconf(_SC_NPROCESSORS_ONLN) << " cores.\n";
     }

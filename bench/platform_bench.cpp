@@ -18,6 +18,7 @@
 #include "driver/paths.h"
 #include "driver/platform_kernels.h"
 #include "edm_bench.h"
+#include "host_cpu.h"
 
 using namespace weft;
 using Clock = std::chrono::steady_clock;
@@ -66,20 +67,6 @@ double ping_pong_us(Cluster& c, uint32_t n) {
     return double(r[1].ticks) / b.timebase_hz * 1e6 / n;
 }
 
-// User + system CPU seconds of a process and its threads.
-double cpu_seconds(int pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::istringstream rest(s.substr(s.rfind(')') + 2));
-    std::string field;
-    unsigned long long utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && rest >> field; ++i) {
-        if (i == 14) utime = std::stoull(field);
-        if (i == 15) stime = std::stoull(field);
-    }
-    return double(utime + stime) / sysconf(_SC_CLK_TCK);
-}
-
 }  // namespace
 
 int main() {
@@ -117,11 +104,10 @@ int main() {
             std::vector<int> pids = {ring->info()["bridge_pid"].get<int>()};
             for (const auto& chip : ring->info()["chips"]) pids.push_back(chip["pid"]);
             std::this_thread::sleep_for(std::chrono::seconds(3));  // past the post-boot responsive window
-            double cpu0 = 0, cpu1 = 0;
-            for (int pid : pids) cpu0 += cpu_seconds(pid);
+            const double cpu0 = bench::cpu_seconds(pids);
             const double window = 10.0;
             std::this_thread::sleep_for(std::chrono::duration<double>(window));
-            for (int pid : pids) cpu1 += cpu_seconds(pid);
+            const double cpu1 = bench::cpu_seconds(pids);
             std::printf("idle ring8 host CPU: %.1f%% of one core over %.0f s (bridge + 8 QEMUs; target < 10%%)\n",
                         100.0 * (cpu1 - cpu0) / window, window);
         }
