@@ -27,7 +27,7 @@ uint32_t active_wake_us() {
 }
 uint32_t idle_wake_us() {
     uint32_t v = control().host.idle_wake_us;
-    return v ? v : 20000;
+    return v ? v : 40000;
 }
 
 }  // namespace weft::mailbox
