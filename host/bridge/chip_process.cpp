@@ -49,7 +49,7 @@ void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmwar
         "-object", "memory-backend-file,id=ram,size=" + mb + "M,mem-path=/proc/self/fd/" + std::to_string(child_fd) + ",share=on",
         "-m", mb + "M",
         "-smp", std::to_string(board_.cores.size()),
-        "-accel", "tcg,thread=multi",
+        "-accel", getenv("WEFT_QEMU_ACCEL") ? getenv("WEFT_QEMU_ACCEL") : "tcg,thread=multi",
         "-bios", "none", "-kernel", boot_firmware,
         "-serial", "file:" + console_path(),
         "-qmp", "unix:" + qmp_path() + ",server=on,wait=off",
