@@ -54,6 +54,20 @@ check "port linked twice is refused" test $? -ne 0
 check "refusal names the line" has "$TMP/out" "twice.yaml:8:"
 check "no chip was started for a bad file" no_chip_processes
 
+cat >"$TMP/shaped.yaml" <<'YAML'
+name: shaped
+board: qemu-virt
+meshes:
+  - id: 0
+    shape: [2, 1]
+    topology: line
+link:
+  latency_us: 5
+YAML
+$WEFT up "$TMP/shaped.yaml" >"$TMP/out" 2>&1
+check "link shaping is refused, not ignored" has "$TMP/out" "link shaping (link: bandwidth_gbps, latency_us) is not implemented"
+check "no chip was started for a refused file" no_chip_processes
+
 $WEFT up no-such-cluster >"$TMP/out" 2>&1
 check "unknown cluster name is refused" has "$TMP/out" "cluster file 'no-such-cluster' not found"
 
