@@ -29,7 +29,7 @@ struct Cell {
 // Largest slot count (<= 4) whose buffers fit both ends' ERISC L1.
 uint32_t slots_that_fit(const BoardInfo& b, uint32_t channels_total, uint32_t size) {
     const uint64_t room = b.l1_free(b.ports[kEast].core).size - 4096;  // configuration and link words
-    for (uint32_t slots = 4; slots >= 1; --slots)
+    for (uint32_t slots = abi::kEdmMaxSlots; slots >= 1; --slots)
         if (uint64_t(channels_total) * slots * (size + 64) <= room) return slots;
     return 0;
 }
@@ -91,7 +91,7 @@ void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_g
     std::ostringstream t;
     t << "EDM over one link of `pair`: " << (kBytesPerDirection >> 20)
       << " MiB per direction, GB/s per link (both directions added up), and as a fraction of the bridge's raw link\n"
-         "copy at the same transfer size measured in the same run. Slots per channel: as many (<= 4) as fit the ERISC L1.\n\n";
+         "copy at the same transfer size measured in the same run. Slots per channel: as many (<= 8) as fit the ERISC L1.\n\n";
     t << "| packet | raw GB/s | dir | ch 1 | ch 2 | ch 4 | ch 8 |\n|---|---|---|---|---|---|---|\n";
     const int total = static_cast<int>(sizes.size() * channel_counts.size() * 2);
     int done = 0;
