@@ -67,6 +67,23 @@ uint32_t Edm::needed_signals(const Channel& ch) const {
     return ch.cfg->sharing == abi::kEdmShared ? ch.cfg->num_workers : 1;
 }
 
+// The seed's clear-before-notify, for both channel roles: clear our slot
+// semaphore, then tell the slot's workers (a push receiver's payload goes with
+// the increment, written before it on the same NoC ring).
+void Edm::hand_over(const Channel& ch, uint32_t message, uint32_t slot) {
+    const abi::EdmChannel& c = *ch.cfg;
+    *edm_semaphore(ch, slot) = 0;
+    uint32_t first, count = workers_for(ch, message, &first);
+    for (uint32_t w = first; w < first + count; ++w) {
+        const uint64_t sem = worker_semaphore(ch, w, slot);
+        if (c.role == abi::kEdmReceiver && c.receive_mode == abi::kEdmPush)
+            noc::async_write_inc(c.buffer_base + uint64_t(c.slot_size) * slot,
+                                 c.workers[w].buffer_base + uint64_t(c.slot_size) * slot, c.slot_size, sem, 1);
+        else
+            noc::semaphore_inc(sem, 1);
+    }
+}
+
 bool Edm::poll_handshake() {
     // Seed 000: the initiator sends to the fixed 16-byte handshake address and
     // waits for the acknowledgement; it resends until then, so the two chips
@@ -109,9 +126,7 @@ bool Edm::poll_sender(Channel& ch) {
            (config_.termination != abi::kEdmMessageCount || ch.granted < c.message_count)) {
         const uint32_t slot = ch.granted % n;
         if (ch.granted >= n && !eth_done(config_.port, ch.eth_command[slot])) break;  // slot still on the wire
-        *edm_semaphore(ch, slot) = 0;
-        uint32_t first, count = workers_for(ch, ch.granted, &first);
-        for (uint32_t w = first; w < first + count; ++w) noc::semaphore_inc(worker_semaphore(ch, w, slot), 1);
+        hand_over(ch, ch.granted, slot);
         ++ch.granted;
         moved = true;
     }
@@ -156,16 +171,7 @@ bool Edm::poll_receiver(Channel& ch) {
     // 1. Hand arrived messages to the workers.
     while (ch.delivered < filled && ch.delivered - ch.released < n) {
         const uint32_t slot = ch.delivered % n;
-        *edm_semaphore(ch, slot) = 0;
-        uint32_t first, count = workers_for(ch, ch.delivered, &first);
-        for (uint32_t w = first; w < first + count; ++w) {
-            const uint64_t sem = worker_semaphore(ch, w, slot);
-            if (c.receive_mode == abi::kEdmPush)
-                noc::async_write_inc(c.buffer_base + uint64_t(c.slot_size) * slot,
-                                     c.workers[w].buffer_base + uint64_t(c.slot_size) * slot, c.slot_size, sem, 1);
-            else
-                noc::semaphore_inc(sem, 1);
-        }
+        hand_over(ch, ch.delivered, slot);
         ++ch.delivered;
         moved = true;
     }

@@ -49,6 +49,7 @@ private:
     bool poll_receiver(Channel& ch);
     bool sender_finished(const Channel& ch) const;
     void publish(uint32_t index);
+    void hand_over(const Channel& ch, uint32_t message, uint32_t slot);
 
     volatile uint32_t* edm_semaphore(const Channel& ch, uint32_t slot) const;
     uint64_t worker_semaphore(const Channel& ch, uint32_t worker, uint32_t slot) const;
