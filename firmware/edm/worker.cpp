@@ -22,10 +22,27 @@ void WorkerConnection::finish(uint32_t slot, uint32_t signal) {
     ++done_;
 }
 
+uint64_t WorkerConnection::slot_buffer(uint32_t slot) const {
+    // Senders write the EDM's slot; receivers read it (pull) or their own landing copy (push).
+    const bool own = c_->role == abi::kEdmReceiver && c_->receive_mode == abi::kEdmPush;
+    return (own ? c_->worker_buffer_base : c_->edm_buffer_base) + uint64_t(c_->slot_size) * slot;
+}
+
+uint32_t WorkerConnection::message_pages(const Pages& p, uint32_t next) const {
+    const uint32_t per = pages_per_message(p.page_size);
+    if (per == 0) mailbox::panic(abi::kPanicBadArgs, p.page_size);
+    if (next >= p.count) return 0;
+    return p.count - next < per ? p.count - next : per;
+}
+
+uint32_t WorkerConnection::page_signal(const Pages& p, uint32_t next, bool last_is_final) {
+    return last_is_final && next == p.count ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable;
+}
+
 void WorkerConnection::send(uint64_t src, uint32_t bytes, uint32_t signal) {
     if (bytes > c_->slot_size) mailbox::panic(abi::kPanicBadArgs, bytes);
     const uint32_t slot = next_slot();
-    noc::async_write(src, c_->edm_buffer_base + uint64_t(c_->slot_size) * slot, bytes);
+    noc::async_write(src, slot_buffer(slot), bytes);
     finish(slot, signal);
 }
 
@@ -43,24 +60,19 @@ void WorkerConnection::terminate() {
 void WorkerConnection::receive(uint64_t dst, uint32_t bytes, uint32_t signal) {
     if (bytes > c_->slot_size) mailbox::panic(abi::kPanicBadArgs, bytes);
     const uint32_t slot = next_slot();
-    const uint64_t from = (c_->receive_mode == abi::kEdmPush ? c_->worker_buffer_base : c_->edm_buffer_base) +
-                          uint64_t(c_->slot_size) * slot;
-    noc::async_read(from, dst, bytes);  // the release below is ordered after it on the same ring
+    noc::async_read(slot_buffer(slot), dst, bytes);  // the release below is ordered after it on the same ring
     finish(slot, signal);
 }
 
 bool WorkerConnection::send_next(const Pages& p, uint32_t* next, bool last_is_final) {
-    const uint32_t per = pages_per_message(p.page_size);
-    if (per == 0) mailbox::panic(abi::kPanicBadArgs, p.page_size);
-    if (*next >= p.count) return false;
-    const uint32_t first = *next;
-    const uint32_t n = p.count - first < per ? p.count - first : per;
+    const uint32_t n = message_pages(p, *next);
+    if (n == 0) return false;
     const uint32_t slot = next_slot();
-    const uint64_t into = c_->edm_buffer_base + uint64_t(c_->slot_size) * slot;
+    const uint64_t into = slot_buffer(slot);
     for (uint32_t i = 0; i < n; ++i)
-        noc::async_write(p.base + uint64_t(first + i) * p.stride, into + uint64_t(i) * p.page_size, p.page_size);
-    *next = first + n;
-    finish(slot, last_is_final && *next == p.count ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable);
+        noc::async_write(p.base + uint64_t(*next + i) * p.stride, into + uint64_t(i) * p.page_size, p.page_size);
+    *next += n;
+    finish(slot, page_signal(p, *next, last_is_final));
     return true;
 }
 
@@ -71,20 +83,16 @@ uint32_t WorkerConnection::send_pages(const Pages& p, bool last_is_final) {
 }
 
 bool WorkerConnection::receive_next(const Pages& p, uint32_t* next, bool last_is_final) {
-    const uint32_t per = pages_per_message(p.page_size);
-    if (per == 0) mailbox::panic(abi::kPanicBadArgs, p.page_size);
-    if (*next >= p.count) return false;
-    const uint32_t first = *next;
-    const uint32_t n = p.count - first < per ? p.count - first : per;
+    const uint32_t n = message_pages(p, *next);
+    if (n == 0) return false;
     const uint32_t slot = next_slot();
-    const uint64_t from = (c_->receive_mode == abi::kEdmPush ? c_->worker_buffer_base : c_->edm_buffer_base) +
-                          uint64_t(c_->slot_size) * slot;
+    const uint64_t from = slot_buffer(slot);
     for (uint32_t i = 0; i < n; ++i)
-        noc::async_read(from + uint64_t(i) * p.page_size, p.base + uint64_t(first + i) * p.stride, p.page_size);
+        noc::async_read(from + uint64_t(i) * p.page_size, p.base + uint64_t(*next + i) * p.stride, p.page_size);
     // No barrier: the release below is queued on the same NoC ring, so it lands
     // after the reads, and the EDM refills the slot only after the release.
-    *next = first + n;
-    finish(slot, last_is_final && *next == p.count ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable);
+    *next += n;
+    finish(slot, page_signal(p, *next, last_is_final));
     return true;
 }
 

@@ -43,6 +43,10 @@ public:
 private:
     uint32_t next_slot();  // waits for the EDM to hand over the next slot, clears our semaphore
     void finish(uint32_t slot, uint32_t signal);
+    uint64_t slot_buffer(uint32_t slot) const;  // where this worker writes or reads a slot's payload
+    // Pages in the message that starts at page `next` (0: none left).
+    uint32_t message_pages(const Pages& pages, uint32_t next) const;
+    static uint32_t page_signal(const Pages& pages, uint32_t next, bool last_is_final);
 
     const abi::EdmWorkerConnection* c_ = nullptr;
     uint32_t message_ = 0;
