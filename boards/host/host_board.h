@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <functional>
+#include <stdexcept>
 
 #include "weft/abi/control_block.h"
 
@@ -23,5 +24,15 @@ struct State {
 
 State& state();
 void reset(abi::ChipControlBlock* control, uint32_t core);
+
+// What tests catch when firmware gives up: mailbox::panic's code and detail.
+struct Panic : std::runtime_error {
+    int32_t code;
+    uint64_t detail;
+    Panic(int32_t c, uint64_t d) : std::runtime_error("firmware panic"), code(c), detail(d) {}
+};
+inline void throw_on_panic() {
+    state().on_panic = [](int32_t code, uint64_t detail) { throw Panic(code, detail); };
+}
 
 }  // namespace weft::host_board

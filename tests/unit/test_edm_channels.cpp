@@ -4,7 +4,6 @@
 // step and in whatever order a case needs.
 #include <cstring>
 #include <memory>
-#include <stdexcept>
 #include <vector>
 
 #include "bridge/devices.h"
@@ -27,11 +26,7 @@ namespace {
 
 constexpr uint32_t kPort = 1, kEdmCore = 1;
 
-struct Panic : std::runtime_error {
-    int32_t code;
-    uint64_t detail;
-    Panic(int32_t c, uint64_t d) : std::runtime_error("panic"), code(c), detail(d) {}
-};
+using host_board::Panic;
 
 uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
@@ -89,7 +84,7 @@ struct Link {
 
     void enter(int e) {
         host_board::reset(end[e].cb.get(), kEdmCore);
-        host_board::state().on_panic = [](int32_t c, uint64_t d) { throw Panic(c, d); };
+        host_board::throw_on_panic();
         host_board::state().on_sleep = [this] { devices(); };
     }
     void start(int e) {
@@ -117,6 +112,18 @@ struct Link {
     }
     bool done(int e) const { return end[e].edm && end[e].edm->done(); }
 };
+
+// Polls both EDMs, lets time pass, then lets the workers act, until both EDMs
+// are done or the steps run out.
+template <typename Workers>
+void run(Link& l, int steps, Workers workers, uint64_t tick = 0) {
+    for (int step = 0; step < steps && !(l.done(0) && l.done(1)); ++step) {
+        l.poll(0);
+        l.poll(1);
+        host_board::state().now += tick;
+        workers();
+    }
+}
 
 // The sender worker, seed protocol: wait for its semaphore, clear it, write, signal.
 bool worker_send(Link& l, uint32_t message, uint32_t signal = abi::kEdmNextMessageAvailable) {
@@ -147,12 +154,10 @@ void test_ordering_and_slot_wrap(void**) {
     l.start(1);
     std::vector<uint8_t> got;
     uint32_t sent = 0, received = 0;
-    for (int step = 0; step < 2000 && !(l.done(0) && l.done(1)); ++step) {
-        l.poll(0);
-        l.poll(1);
+    run(l, 2000, [&] {
         if (sent < 10 && worker_send(l, sent)) ++sent;
         if (received < 10 && worker_receive(l, received, &got)) ++received;
-    }
+    });
     assert_true(l.done(0) && l.done(1));
     assert_int_equal(got.size(), 20);
     for (uint32_t m = 0; m < 10; ++m) {  // every message whole and in order, across three slots' wrap
@@ -175,13 +180,13 @@ void run_late_start(int initiator, int late) {
     l.start(late);
     std::vector<uint8_t> got;
     uint32_t sent = 0, received = 0;
-    for (int step = 0; step < 2000 && !(l.done(0) && l.done(1)); ++step) {
-        l.poll(0);
-        l.poll(1);
-        host_board::state().now += 200;
-        if (sent < 4 && worker_send(l, sent)) ++sent;
-        if (received < 4 && worker_receive(l, received, &got)) ++received;
-    }
+    run(
+        l, 2000,
+        [&] {
+            if (sent < 4 && worker_send(l, sent)) ++sent;
+            if (received < 4 && worker_receive(l, received, &got)) ++received;
+        },
+        200);
     assert_true(l.done(0) && l.done(1));
     assert_int_equal(received, 4);
 }
@@ -208,15 +213,13 @@ void test_worker_initiated_last_message(void**) {
     l.start(1);
     std::vector<uint8_t> got;
     uint32_t sent = 0, received = 0;
-    for (int step = 0; step < 2000 && !(l.done(0) && l.done(1)); ++step) {
-        l.poll(0);
-        l.poll(1);
+    run(l, 2000, [&] {
         if (sent < 5 && worker_send(l, sent, sent == 4 ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable))
             ++sent;
         if (received < 5 &&
             worker_receive(l, received, &got, received == 4 ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable))
             ++received;
-    }
+    });
     assert_true(l.done(0) && l.done(1));
     assert_int_equal(l.end[0].link.acked[0], 5);
 }
@@ -229,9 +232,7 @@ void test_worker_closes_early(void**) {
     std::vector<uint8_t> got;
     uint32_t sent = 0, received = 0;
     bool closed = false, receiver_closed = false;
-    for (int step = 0; step < 2000 && !(l.done(0) && l.done(1)); ++step) {
-        l.poll(0);
-        l.poll(1);
+    run(l, 2000, [&] {
         if (sent < 2 && worker_send(l, sent)) ++sent;
         else if (sent == 2 && !closed) closed = worker_send(l, 2, abi::kEdmTerminateImmediately);
         if (received < 2 && worker_receive(l, received, &got)) ++received;
@@ -239,7 +240,7 @@ void test_worker_closes_early(void**) {
             l.end[1].control_sem += abi::kEdmTerminateImmediately;
             receiver_closed = true;
         }
-    }
+    });
     assert_true(l.done(0) && l.done(1));
     assert_int_equal(l.end[1].link.filled[0], 2);  // the terminate carried no payload
 }
@@ -278,12 +279,10 @@ void test_message_count_waits_for_missing_messages(void**) {
     l.start(1);
     std::vector<uint8_t> got;
     uint32_t sent = 0, received = 0;
-    for (int step = 0; step < 500; ++step) {
-        l.poll(0);
-        l.poll(1);
+    run(l, 500, [&] {  // never done: all 500 steps run
         if (sent < 3 && worker_send(l, sent)) ++sent;
         if (received < 3 && worker_receive(l, received, &got)) ++received;
-    }
+    });
     assert_false(l.done(0));
     assert_false(l.done(1));
     assert_int_equal(l.end[0].cb->hart[kEdmCore].progress, 3);

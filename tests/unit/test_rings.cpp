@@ -4,7 +4,6 @@
 
 #include <cstring>
 #include <memory>
-#include <stdexcept>
 #include <vector>
 
 #include "bridge/devices.h"
@@ -30,11 +29,7 @@ namespace {
 constexpr uint64_t kRamBase = 0x80000000;
 constexpr uint64_t kRamSize = 1 << 20;
 
-struct Panic : std::runtime_error {
-    int32_t code;
-    uint64_t detail;
-    Panic(int32_t c, uint64_t d) : std::runtime_error("panic"), code(c), detail(d) {}
-};
+using host_board::Panic;
 
 struct Fixture {
     std::unique_ptr<abi::ChipControlBlock> cb = std::make_unique<abi::ChipControlBlock>();
@@ -52,7 +47,7 @@ struct Fixture {
             run_noc_ring(mem, board, cb->noc[core], budget, counters);
             run_math_ring(mem, cb->math[core], budget, counters);
         };
-        host_board::state().on_panic = [](int32_t code, uint64_t detail) { throw Panic(code, detail); };
+        host_board::throw_on_panic();
     }
     uint8_t* at(uint64_t addr) { return ram.data() + (addr - kRamBase); }
     uint32_t word(uint64_t addr) {
