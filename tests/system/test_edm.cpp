@@ -12,16 +12,7 @@ namespace {
 std::unique_ptr<Cluster> g_pair, g_ring;
 constexpr uint32_t kE = 1, kW = 3;
 
-int setup(void**) {
-    try {
-        g_pair = start_cluster("pair");
-        g_ring = start_cluster("ring8");
-    } catch (const std::exception& e) {
-        fprintf(stderr, "cannot start clusters: %s\n", e.what());
-        return -1;
-    }
-    return 0;
-}
+int setup(void**) { return start_for_group("pair", &g_pair) != 0 ? -1 : start_for_group("ring8", &g_ring); }
 
 int teardown(void**) {
     g_pair.reset();

@@ -18,15 +18,7 @@ namespace {
 
 std::unique_ptr<Cluster> g_cluster;
 
-int setup(void**) {
-    try {
-        g_cluster = start_cluster("pair");
-    } catch (const std::exception& e) {
-        fprintf(stderr, "cannot start pair: %s\n", e.what());
-        return -1;
-    }
-    return 0;
-}
+int setup(void**) { return start_for_group("pair", &g_cluster); }
 
 int teardown(void**) {
     g_cluster.reset();

@@ -17,18 +17,7 @@ namespace {
 
 std::unique_ptr<Cluster> g_cluster;
 
-int setup(void**) {
-    try {
-        auto t0 = std::chrono::steady_clock::now();
-        g_cluster = start_cluster("ring8");
-        fprintf(stderr, "ring8 up in %.2f s\n",
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    } catch (const std::exception& e) {
-        fprintf(stderr, "cannot start ring8: %s\n", e.what());
-        return -1;
-    }
-    return 0;
-}
+int setup(void**) { return start_for_group("ring8", &g_cluster); }
 
 int teardown(void**) {
     g_cluster.reset();
