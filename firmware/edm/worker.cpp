@@ -46,6 +46,13 @@ void WorkerConnection::send(uint64_t src, uint32_t bytes, uint32_t signal) {
     finish(slot, signal);
 }
 
+uint64_t WorkerConnection::acquire() {
+    held_slot_ = next_slot();
+    return slot_buffer(held_slot_);
+}
+
+void WorkerConnection::release(uint32_t signal) { finish(held_slot_, signal); }
+
 void WorkerConnection::terminate() {
     // A sender signals in the slot it would have filled; a receiver on the
     // channel's control semaphore (its last release may still be in flight).

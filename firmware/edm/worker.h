@@ -37,6 +37,13 @@ public:
     bool receive_next(const Pages& pages, uint32_t* next, bool last_is_final);
     uint32_t receive_pages(const Pages& pages, bool last_is_final);
 
+    // One slot at a time, for callers that frame messages themselves:
+    // acquire waits for the next slot and returns where its payload is written
+    // (sender) or read (receiver); release hands it back to the EDM.
+    uint64_t acquire();
+    void release(uint32_t signal = abi::kEdmNextMessageAvailable);
+
+    uint32_t slot_size() const { return c_->slot_size; }
     uint32_t pages_per_message(uint32_t page_size) const { return c_->slot_size / page_size; }
     uint32_t messages() const { return done_; }
 
@@ -51,6 +58,7 @@ private:
     const abi::EdmWorkerConnection* c_ = nullptr;
     uint32_t message_ = 0;
     uint32_t done_ = 0;
+    uint32_t held_slot_ = 0;
 };
 
 }  // namespace weft::edm

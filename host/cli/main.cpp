@@ -4,6 +4,8 @@
 //   weft status [--json]       chips, cores and links of the running cluster
 //   weft linktest [--size S] [--packet P] [--cluster C]
 //                              move data over every link both ways, check every byte
+//   weft run OP [--size S ...]  run one collective op, check it, time it
+//   weft bench OP -b MIN -e MAX -f FACTOR   nccl-tests style sweep
 //   weft link CHIP PORT up|down   take a link down or bring it back
 //   weft reset CHIP            reset a chip (its cores come back READY)
 // Options for all: --run-dir DIR (default $WEFT_RUN_DIR or /tmp/weft-<uid>).
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/ccl_commands.h"
 #include "common/error.h"
 #include "driver/cluster.h"
 #include "driver/cluster_file.h"
@@ -34,6 +37,7 @@ struct Args {
     uint64_t size = 0;
     uint64_t packet = 0;
     bool json = false;
+    cli::CclArgs ccl;
 };
 
 uint64_t parse_size(const std::string& s) {
@@ -65,6 +69,23 @@ Args parse(int argc, char** argv) {
         else if (w == "--size") a.size = parse_size(value());
         else if (w == "--packet") a.packet = parse_size(value());
         else if (w == "--json") a.json = true;
+        else if (w == "--dtype") a.ccl.dtype = value();
+        else if (w == "--redop") a.ccl.redop = value();
+        else if (w == "--algo") a.ccl.algo = value();
+        else if (w == "--root") a.ccl.root = static_cast<uint32_t>(parse_size(value()));
+        else if (w == "--shape") a.ccl.shape = value();
+        else if (w == "--dim") a.ccl.dim = static_cast<uint32_t>(parse_size(value()));
+        else if (w == "-b" || w == "--minbytes") a.ccl.min_bytes = parse_size(value());
+        else if (w == "-e" || w == "--maxbytes") a.ccl.max_bytes = parse_size(value());
+        else if (w == "-f" || w == "--stepfactor") a.ccl.factor = static_cast<uint32_t>(parse_size(value()));
+        else if (w == "-n" || w == "--iters") a.ccl.iters = static_cast<uint32_t>(parse_size(value()));
+        else if (w == "-w" || w == "--warmup") a.ccl.warmup = static_cast<uint32_t>(parse_size(value()));
+        else if (w == "--all-algos") a.ccl.all_algos = true;
+        else if (w == "--no-check") a.ccl.check = false;
+        else if (w == "--fit") a.ccl.fit = true;
+        else if (w == "--json-out") a.ccl.json = value();
+        else if (w == "--csv") a.ccl.csv = value();
+        else if (w == "--png") a.ccl.png = value();
         else if (w.rfind("--", 0) == 0) throw Error("unknown option " + w + " (see 'weft help')");
         else a.words.push_back(w);
     }
@@ -80,6 +101,12 @@ int help() {
         "  linktest [--size S] [--packet P] [--cluster C]\n"
         "                          move S bytes over every link in both directions and check every byte\n"
         "                          (starts a temporary cluster C when none is up)\n"
+        "  run OP [--size S --dtype T --redop R --algo A --root R --shape a,b,c,d --dim D --cluster C]\n"
+        "                          run one collective op, check it against the host reference, time it\n"
+        "                          ops: all_gather reduce_scatter all_reduce broadcast reduce gather scatter sendrecv\n"
+        "                          types: f32 bf16 f16 i32; reductions: sum max min prod; --algo auto picks\n"
+        "  bench OP -b MIN -e MAX -f FACTOR [--algo A|all] [-n ITERS] [--json-out F --csv F --png F] [--fit]\n"
+        "                          nccl-tests style sweep: size, count, type, redop, time, algbw, busbw, #wrong\n"
         "  link CHIP PORT up|down  take a link down or bring it back\n"
         "  reset CHIP              reset one chip through QMP; its cores come back READY\n"
         "options: --run-dir DIR    where the cluster's socket and logs live (default $WEFT_RUN_DIR or /tmp/weft-UID)");
@@ -189,6 +216,16 @@ int cmd_linktest(const Args& a) {
     return wrong ? 1 : 0;
 }
 
+int cmd_ccl(Args a, bool bench) {
+    if (a.words.size() != 2)
+        throw Error(std::string("usage: weft ") + (bench ? "bench OP -b MIN -e MAX -f FACTOR" : "run OP --size S") +
+                    " [--dtype T --redop R --algo A --cluster C]");
+    a.ccl.op = a.words[1];
+    a.ccl.size = a.size;
+    auto cluster = attach_or_start(a, "ring8");
+    return bench ? cli::cmd_bench(*cluster, a.ccl) : cli::cmd_run(*cluster, a.ccl);
+}
+
 int cmd_link(const Args& a) {
     if (a.words.size() != 4 || (a.words[3] != "up" && a.words[3] != "down"))
         throw Error("usage: weft link CHIP PORT up|down");
@@ -224,6 +261,8 @@ int main(int argc, char** argv) {
         if (cmd == "status") return cmd_status(a);
         if (cmd == "linktest") return cmd_linktest(a);
         if (cmd == "link") return cmd_link(a);
+        if (cmd == "run") return cmd_ccl(a, false);
+        if (cmd == "bench") return cmd_ccl(a, true);
         if (cmd == "reset") return cmd_reset(a);
         throw Error("unknown command '" + cmd + "' (see 'weft help')");
     } catch (const std::exception& e) {

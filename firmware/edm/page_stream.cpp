@@ -1,0 +1,91 @@
+#include "edm/page_stream.h"
+
+#include "hal/mailbox.h"
+#include "hal/math.h"
+#include "hal/noc.h"
+#include "weft/abi/fault.h"
+
+namespace weft::edm {
+namespace {
+
+// Walks the bytes of a page run in order, a contiguous segment at a time.
+class PageCursor {
+public:
+    explicit PageCursor(const abi::CclPages& p) : p_(p) {}
+    uint64_t remaining() const { return uint64_t(p_.page_size) * p_.count - done_; }
+    // Calls f(address, length) for the next `bytes` bytes.
+    template <typename F>
+    void take(uint32_t bytes, F f) {
+        while (bytes > 0) {
+            const uint32_t seg = p_.page_size - offset_ < bytes ? p_.page_size - offset_ : bytes;
+            f(p_.base + uint64_t(page_) * p_.stride + offset_, seg);
+            bytes -= seg;
+            done_ += seg;
+            offset_ += seg;
+            if (offset_ == p_.page_size) {
+                offset_ = 0;
+                ++page_;
+            }
+        }
+    }
+
+private:
+    abi::CclPages p_;
+    uint32_t page_ = 0, offset_ = 0;
+    uint64_t done_ = 0;
+};
+
+uint32_t next_message(const WorkerConnection& c, const PageCursor& cur) {
+    return cur.remaining() < c.slot_size() ? static_cast<uint32_t>(cur.remaining()) : c.slot_size();
+}
+
+uint32_t element_size(uint32_t dtype) { return dtype == abi::kBF16 || dtype == abi::kF16 ? 2 : 4; }
+
+}  // namespace
+
+void stream_send(WorkerConnection& c, const abi::CclPages& src) {
+    PageCursor cur(src);
+    while (cur.remaining() > 0) {
+        const uint32_t n = next_message(c, cur);
+        uint64_t into = c.acquire();
+        cur.take(n, [&](uint64_t from, uint32_t len) {
+            noc::async_write(from, into, len);
+            into += len;
+        });
+        c.release();  // queued after the writes on the same ring: lands after the payload
+    }
+}
+
+void stream_receive(WorkerConnection& c, const abi::CclPages& dst) {
+    PageCursor cur(dst);
+    while (cur.remaining() > 0) {
+        const uint32_t n = next_message(c, cur);
+        uint64_t from = c.acquire();
+        cur.take(n, [&](uint64_t to, uint32_t len) {
+            noc::async_read(from, to, len);
+            from += len;
+        });
+        c.release();  // after the reads on the same ring: the EDM refills the slot only then
+    }
+}
+
+void stream_receive_reduce(WorkerConnection& c, const abi::CclPages& dst, uint32_t op, uint32_t dtype) {
+    if (dst.count > 1 && dst.stride != dst.page_size) mailbox::panic(abi::kPanicBadArgs, dst.stride);
+    const uint32_t esize = element_size(dtype);
+    // Earlier NoC writes of this core into dst must land before the math engine reads it.
+    noc::barrier();
+    uint64_t at = dst.base, left = uint64_t(dst.page_size) * dst.count;
+    while (left > 0) {
+        const uint32_t n = left < c.slot_size() ? static_cast<uint32_t>(left) : c.slot_size();
+        if (n % esize) mailbox::panic(abi::kPanicBadArgs, n);
+        const uint64_t from = c.acquire();
+        math::eltwise(static_cast<abi::MathOp>(op), static_cast<abi::DataType>(dtype), at, from, at, n / esize);
+        // The math engine is another ring: the slot may be refilled only once it has read it.
+        math::barrier();
+        c.release();
+        at += n;
+        left -= n;
+    }
+}
+
+}  // namespace weft::edm

@@ -1,0 +1,17 @@
+// A run of pages moved through one EDM channel as a byte stream, cut into
+// slot-sized messages: the sender gathers pages into messages, the receiver
+// scatters messages into pages (the two sides may use different page shapes).
+// A stream of B bytes is ceil(B / slot_size) messages on both sides, which is
+// how the host counts a channel's messages.
+#pragma once
+#include "edm/worker.h"
+#include "weft/abi/ccl.h"
+
+namespace weft::edm {
+
+void stream_send(WorkerConnection& c, const abi::CclPages& src);
+void stream_receive(WorkerConnection& c, const abi::CclPages& dst);
+// dst = dst op incoming, element-wise; dst must be contiguous.
+void stream_receive_reduce(WorkerConnection& c, const abi::CclPages& dst, uint32_t op, uint32_t dtype);
+
+}  // namespace weft::edm

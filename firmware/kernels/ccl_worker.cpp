@@ -1,0 +1,60 @@
+// Runs one worker's part of a collective op: a program of EDM sends and
+// receives, local copies, and waits/signals between the workers of this chip,
+// built by the host op lowering (host/ccl/lowering.cpp).
+// Arguments: program (u64), instruction count, signals base (u64: this
+// worker's semaphores, one per producer worker), EDM connection (u64, 0: none).
+// Returns the instructions run.
+#include "edm/page_stream.h"
+#include "hal/math.h"
+#include "hal/noc.h"
+#include "kernels/kernel.h"
+
+namespace {
+
+using namespace weft;
+
+void copy_pages(const abi::CclPages& src, const abi::CclPages& dst) {
+    // Page shapes may differ: walk both runs a common segment at a time.
+    uint32_t sp = 0, so = 0, dp = 0, dof = 0;
+    uint64_t left = uint64_t(src.page_size) * src.count;
+    while (left > 0) {
+        uint32_t seg = src.page_size - so;
+        if (dst.page_size - dof < seg) seg = dst.page_size - dof;
+        noc::async_write(src.base + uint64_t(sp) * src.stride + so, dst.base + uint64_t(dp) * dst.stride + dof, seg);
+        left -= seg;
+        if ((so += seg) == src.page_size) so = 0, ++sp;
+        if ((dof += seg) == dst.page_size) dof = 0, ++dp;
+    }
+}
+
+}  // namespace
+
+extern "C" int kernel_main(KernelArgs a) {
+    const auto* program = reinterpret_cast<const abi::CclInstr*>(a.u64(0));
+    const uint32_t count = a.u32(2);
+    const uint64_t signals = a.u64(3);
+    const uint64_t connection = a.u64(5);
+    edm::WorkerConnection conn;
+    if (connection) conn = edm::WorkerConnection(*reinterpret_cast<const abi::EdmWorkerConnection*>(connection));
+    for (uint32_t i = 0; i < count; ++i) {
+        const abi::CclInstr& in = program[i];
+        mailbox::set_progress(i);
+        const bool needs_link = in.opcode == abi::kCclSend || in.opcode == abi::kCclRecv || in.opcode == abi::kCclRecvReduce;
+        if (needs_link && !connection) mailbox::panic(abi::kPanicBadArgs, i);
+        switch (in.opcode) {
+        case abi::kCclSend: edm::stream_send(conn, in.src); break;
+        case abi::kCclRecv: edm::stream_receive(conn, in.dst); break;
+        case abi::kCclRecvReduce: edm::stream_receive_reduce(conn, in.dst, in.arg & 0xffff, in.arg >> 16); break;
+        case abi::kCclCopy: copy_pages(in.src, in.dst); break;
+        case abi::kCclWait:
+            if (in.arg >= abi::kCclMaxProducers) mailbox::panic(abi::kPanicBadArgs, i);
+            noc::semaphore_wait_min(signals + 4ull * in.arg, in.count);
+            break;
+        case abi::kCclSignal: noc::semaphore_inc(in.dst.base, 1); break;
+        default: mailbox::panic(abi::kPanicBadArgs, i);
+        }
+    }
+    noc::barrier();
+    math::barrier();
+    return static_cast<int>(count);
+}

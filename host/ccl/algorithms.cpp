@@ -1,0 +1,277 @@
+// The overlay plans of every collective algorithm (seeds 000, 001, 004).
+// Positions are places in the overlay order; blocks and shards are named by
+// the chip (rank) that owns them.
+#include <algorithm>
+#include <functional>
+
+#include "ccl/collective.h"
+#include "common/error.h"
+
+namespace weft::ccl {
+namespace {
+
+struct Builder {
+    const PlanContext& c;
+    const OpLayout& l;
+    uint32_t n;
+    Plan plan;
+
+    explicit Builder(const PlanContext& ctx) : c(ctx), l(ctx.layout), n(ctx.layout.ranks) {}
+    uint32_t ring(int64_t pos) const { return c.ring[static_cast<size_t>(((pos % n) + n) % n)]; }
+    uint32_t ring_pos(uint32_t chip) const {
+        return static_cast<uint32_t>(std::find(c.ring.begin(), c.ring.end(), chip) - c.ring.begin());
+    }
+    // Cuts a span in two at a grain boundary near the middle (halves of a block).
+    std::pair<uint64_t, uint64_t> halves(const Span& s) const {
+        const uint64_t grain = std::max<uint64_t>(s.grain(), l.element);
+        const uint64_t first = s.size() / grain / 2 * grain;
+        return {first, s.size() - first};
+    }
+};
+
+// ---- all-gather (seed 000 "(Ring/Line) All Gather") ----
+
+void all_gather_ring(Builder& b, bool bidir_halves, bool halfway) {
+    const uint32_t n = b.n;
+    for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, Span::bytes(b.l.input, b.l.block_elems[r] * b.l.element), b.l.output_block(r));
+    auto in = [&](uint32_t r) { return Span::bytes(b.l.input, b.l.block_elems[r] * b.l.element); };
+    // dir +1: to the next position; -1: to the previous. part: bytes [off, off+len) of each block.
+    auto walk = [&](int dir, uint32_t steps, bool half, int which) {
+        for (uint32_t t = 0; t < steps; ++t)
+            for (uint32_t i = 0; i < n; ++i) {
+                const uint32_t owner = b.ring(int64_t(i) - dir * int64_t(t));
+                Span src = t == 0 ? in(owner) : b.l.output_block(owner);
+                Span dst = b.l.output_block(owner);
+                if (half) {
+                    auto [a, rest] = b.halves(dst);
+                    const uint64_t off = which == 0 ? 0 : a, len = which == 0 ? a : rest;
+                    src = src.sub(off, len);
+                    dst = dst.sub(off, len);
+                }
+                b.plan.send(1 + t, b.ring(i), src, b.ring(int64_t(i) + dir), dst);
+            }
+    };
+    if (bidir_halves) {
+        walk(+1, n - 1, true, 0);
+        walk(-1, n - 1, true, 1);
+    } else if (halfway) {
+        walk(+1, ag_forward_steps(n, true), false, 0);
+        walk(-1, ag_reverse_steps(n, true), false, 0);
+    } else {
+        walk(+1, n - 1, false, 0);
+    }
+}
+
+void all_gather_line(Builder& b) {
+    const auto& line = b.c.line;
+    const uint32_t n = b.n;
+    for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, Span::bytes(b.l.input, b.l.block_elems[r] * b.l.element), b.l.output_block(r));
+    for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t owner = line[k];
+        const Span in = Span::bytes(b.l.input, b.l.block_elems[owner] * b.l.element), out = b.l.output_block(owner);
+        for (uint32_t j = k; j + 1 < n; ++j) b.plan.send(1 + j - k, line[j], j == k ? in : out, line[j + 1], out);
+        for (uint32_t j = k; j > 0; --j) b.plan.send(1 + k - j, line[j], j == k ? in : out, line[j - 1], out);
+    }
+}
+
+// ---- reduce-scatter (seed 000 "(Ring) Reduce Scatter"; bidirectional and line beyond it) ----
+
+void reduce_scatter(Builder& b, const std::string& algo) {
+    const uint32_t n = b.n;
+    for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, b.l.whole(b.l.input), b.l.whole(b.l.work));
+    if (algo == "line") {
+        const auto& line = b.c.line;
+        for (uint32_t k = 0; k < n; ++k) {
+            const Span blk = b.l.work_block(line[k]);
+            for (uint32_t j = 0; j < k; ++j) b.plan.send(1 + j, line[j], blk, line[j + 1], blk, true);
+            for (uint32_t j = n - 1; j > k; --j) b.plan.send(1 + (n - 1 - j), line[j], blk, line[j - 1], blk, true);
+        }
+    } else {
+        const bool bidir = algo == "ring_bidir";
+        for (uint32_t s = 0; s + 1 < n; ++s)
+            for (uint32_t i = 0; i < n; ++i) {
+                // Forward: position i passes on the block of position i-s-1, so that
+                // after n-1 steps every position holds its own chip's block.
+                Span fwd = b.l.work_block(b.ring(int64_t(i) - s - 1));
+                if (bidir) fwd = fwd.sub(0, b.halves(fwd).first);
+                b.plan.send(1 + s, b.ring(i), fwd, b.ring(i + 1), fwd, true);
+                if (!bidir) continue;
+                Span rev = b.l.work_block(b.ring(int64_t(i) + s + 1));
+                const auto [a, rest] = b.halves(rev);
+                rev = rev.sub(a, rest);
+                b.plan.send(1 + s, b.ring(i), rev, b.ring(int64_t(i) - 1), rev, true);
+            }
+    }
+    for (uint32_t r = 0; r < n; ++r)
+        b.plan.copy(n, r, b.l.work_block(r), Span::bytes(b.l.output, b.l.block_elems[r] * b.l.element));
+}
+
+// ---- all-reduce (seed 001 CTRING, seed 004's four others) ----
+
+void all_reduce_ring(Builder& b) {
+    const uint32_t n = b.n;
+    const uint64_t total = b.l.elements * b.l.element;
+    const CtringParams p = ctring_params(total, n, b.l.element, b.c.ctring);
+    b.plan.piece_bytes = p.chunk_size;
+    const uint64_t min_shard = std::max<uint64_t>(1, (b.c.ctring.min_shard_size + b.l.element - 1) / b.l.element);
+    const uint32_t fwd = ag_forward_steps(n, p.bidir_ag), rev = ag_reverse_steps(n, p.bidir_ag);
+    const uint32_t rounds = 1 + (n - 1) + fwd;
+    const uint64_t part_elems = std::max<uint64_t>(1, p.partition_bytes / b.l.element);
+    uint32_t base = 0;
+    for (uint64_t first = 0; first < b.l.elements; first += part_elems, base += rounds) {
+        const uint64_t len = std::min(part_elems, b.l.elements - first);
+        const uint64_t shard = std::max((len + n - 1) / n, min_shard);
+        auto span = [&](uint64_t buf, uint32_t k) {
+            const uint64_t s0 = std::min(len, k * shard), s1 = std::min(len, (k + 1) * shard);
+            return Span::bytes(buf + (first + s0) * b.l.element, (s1 - s0) * b.l.element);
+        };
+        for (uint32_t r = 0; r < n; ++r)
+            b.plan.copy(base, r, Span::bytes(b.l.input + first * b.l.element, len * b.l.element),
+                        Span::bytes(b.l.output + first * b.l.element, len * b.l.element));
+        for (uint32_t s = 0; s + 1 < n; ++s)
+            for (uint32_t i = 0; i < n; ++i) {
+                const Span sh = span(b.l.output, rs_send_shard(i, s, n));
+                b.plan.send(base + 1 + s, b.ring(i), sh, b.ring(i + 1), sh, true);
+            }
+        for (uint32_t t = 0; t < std::max(fwd, rev); ++t)
+            for (uint32_t i = 0; i < n; ++i) {
+                if (t < fwd) {
+                    const Span sh = span(b.l.output, ag_send_shard(i, t, n));
+                    b.plan.send(base + n + t, b.ring(i), sh, b.ring(i + 1), sh);
+                }
+                if (t < rev) {
+                    const Span sh = span(b.l.output, ag_rev_send_shard(i, t, n));
+                    b.plan.send(base + n + t, b.ring(i), sh, b.ring(int64_t(i) - 1), sh);
+                }
+            }
+    }
+}
+
+void all_reduce_other(Builder& b, const std::string& algo) {
+    const uint32_t n = b.n;
+    const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
+    for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, in, out);
+    if (algo == "full_mesh") {
+        for (uint32_t i = 0; i < n; ++i)
+            for (uint32_t k = 1; k < n; ++k) b.plan.send(1, b.ring(i), in, b.ring(i + k), out, true);
+    } else if (algo == "reduce_root") {
+        const uint32_t root = b.ring(0);
+        for (uint32_t i = 1; i < n; ++i) b.plan.send(1, b.ring(i), in, root, out, true);
+        for (uint32_t i = 1; i < n; ++i) b.plan.send(2, root, out, b.ring(i), out);
+    } else if (algo == "tree") {
+        // A binary heap over the ring positions: children 2i+1, 2i+2 sit close by.
+        auto depth = [](uint32_t i) {
+            uint32_t d = 0;
+            while (i > 0) i = (i - 1) / 2, ++d;
+            return d;
+        };
+        const uint32_t max_depth = depth(n - 1);
+        for (uint32_t i = 1; i < n; ++i) b.plan.send(1 + max_depth - depth(i), b.ring(i), out, b.ring((i - 1) / 2), out, true);
+        for (uint32_t i = 1; i < n; ++i) b.plan.send(1 + max_depth + depth(i), b.ring((i - 1) / 2), out, b.ring(i), out);
+    } else if (algo == "naive_ring") {
+        // Seed 004 approach 4: the last node starts; sums travel left to node 0,
+        // then the total goes once more around the ring.
+        for (uint32_t s = 0; s + 1 < n; ++s) b.plan.send(1 + s, b.ring(n - 1 - s), out, b.ring(n - 2 - s), out, true);
+        for (uint32_t k = 0; k + 1 < n; ++k) b.plan.send(n + k, b.ring(-int64_t(k)), out, b.ring(-int64_t(k) - 1), out);
+    } else {
+        throw Error("internal: all_reduce algorithm " + algo);
+    }
+}
+
+// ---- rooted ops and send/recv ----
+
+// Chains from the root both ways round the ring: positions root+1 .. root+F
+// and root-1 .. root-B (F = ceil((n-1)/2), B = floor((n-1)/2)).
+void rooted_chain(Builder& b, bool reduce) {
+    const uint32_t n = b.n, root = b.c.request.root, p0 = b.ring_pos(root);
+    const uint32_t forward = n / 2, backward = (n - 1) / 2;
+    const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output), work = b.l.whole(b.l.work);
+    if (!reduce) {
+        b.plan.copy(0, root, in, out);
+        for (uint32_t j = 1; j <= forward; ++j) b.plan.send(j, b.ring(p0 + j - 1), j == 1 ? in : out, b.ring(p0 + j), out);
+        for (uint32_t j = 1; j <= backward; ++j)
+            b.plan.send(j, b.ring(int64_t(p0) - j + 1), j == 1 ? in : out, b.ring(int64_t(p0) - j), out);
+        return;
+    }
+    for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, in, r == root ? out : work);
+    auto acc = [&](uint32_t chip) { return chip == root ? out : work; };
+    for (uint32_t j = forward; j >= 1; --j) {
+        const uint32_t from = b.ring(p0 + j), to = b.ring(p0 + j - 1);
+        b.plan.send(1 + forward - j, from, acc(from), to, acc(to), true);
+    }
+    for (uint32_t j = backward; j >= 1; --j) {
+        const uint32_t from = b.ring(int64_t(p0) - j), to = b.ring(int64_t(p0) - j + 1);
+        b.plan.send(1 + backward - j, from, acc(from), to, acc(to), true);
+    }
+}
+
+void rooted_direct(Builder& b) {
+    const uint32_t n = b.n, root = b.c.request.root;
+    const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
+    auto in_block = [&](uint32_t r) { return Span::bytes(b.l.input, b.l.block_elems[r] * b.l.element); };
+    auto out_block = [&](uint32_t r) { return Span::bytes(b.l.output, b.l.block_elems[r] * b.l.element); };
+    switch (b.c.request.op) {
+    case Collective::kBroadcast:
+        b.plan.copy(0, root, in, out);
+        for (uint32_t r = 0; r < n; ++r)
+            if (r != root) b.plan.send(1, root, in, r, out);
+        break;
+    case Collective::kReduce:
+        b.plan.copy(0, root, in, out);
+        for (uint32_t r = 0; r < n; ++r)
+            if (r != root) b.plan.send(1, r, in, root, out, true);
+        break;
+    case Collective::kGather:
+        for (uint32_t r = 0; r < n; ++r) {
+            if (r == root) b.plan.copy(0, root, in_block(r), b.l.output_block(r));
+            else b.plan.send(1, r, in_block(r), root, b.l.output_block(r));
+        }
+        break;
+    case Collective::kScatter:
+        for (uint32_t r = 0; r < n; ++r) {
+            if (r == root) b.plan.copy(0, root, b.l.input_block(r), out_block(r));
+            else b.plan.send(1, root, b.l.input_block(r), r, out_block(r));
+        }
+        break;
+    default: throw Error("internal: direct algorithm for this op");
+    }
+}
+
+}  // namespace
+
+Plan build_plan(const PlanContext& ctx, const std::string& algo) {
+    const auto& algos = algorithms(ctx.request.op);
+    if (std::find(algos.begin(), algos.end(), algo) == algos.end()) {
+        std::string list;
+        for (const auto& a : algos) list += (list.empty() ? "" : ", ") + a;
+        throw Error("unknown algorithm '" + algo + "' for " + collective_name(ctx.request.op) + " (algorithms: " + list +
+                    ", auto)");
+    }
+    Builder b(ctx);
+    switch (ctx.request.op) {
+    case Collective::kAllGather:
+        if (algo == "line") all_gather_line(b);
+        else all_gather_ring(b, algo == "ring_bidir", algo == "ring_halfway");
+        break;
+    case Collective::kReduceScatter: reduce_scatter(b, algo); break;
+    case Collective::kAllReduce:
+        if (algo == "ring") all_reduce_ring(b);
+        else all_reduce_other(b, algo);
+        break;
+    case Collective::kBroadcast:
+    case Collective::kReduce:
+        if (algo == "chain") rooted_chain(b, ctx.request.op == Collective::kReduce);
+        else rooted_direct(b);
+        break;
+    case Collective::kGather:
+    case Collective::kScatter: rooted_direct(b); break;
+    case Collective::kSendRecv:
+        for (uint32_t i = 0; i < b.n && b.n > 1; ++i)
+            b.plan.send(0, b.ring(i), b.l.whole(b.l.input), b.ring(i + 1), b.l.whole(b.l.output));
+        if (b.n == 1) b.plan.copy(0, 0, b.l.whole(b.l.input), b.l.whole(b.l.output));
+        break;
+    }
+    return std::move(b.plan);
+}
+
+}  // namespace weft::ccl

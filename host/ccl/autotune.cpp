@@ -1,0 +1,97 @@
+#include "ccl/autotune.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "driver/paths.h"
+
+namespace weft::ccl {
+
+CostFeatures CostFeatures::of(const LoweredOp& op) {
+    CostFeatures f;
+    for (const WorkerProgram& w : op.workers) f.longest_program = std::max(f.longest_program, double(w.code.size()));
+    for (const Stream& s : op.streams) f.busiest_stream = std::max(f.busiest_stream, double(s.messages));
+    return f;
+}
+
+double CostModel::predict(const OpRequest&, const std::string&, const LoweredOp& op) const {
+    const CostFeatures f = CostFeatures::of(op);
+    return launch + per_instruction * f.longest_program + per_message * f.busiest_stream;
+}
+
+CostModel CostModel::for_cluster(const std::string& name) {
+    CostModel m;
+    if (name.empty()) return m;
+    const std::string path = paths::source_root() + "/data/cost_model/" + name + ".json";
+    std::ifstream in(path);
+    if (!in) return m;
+    try {
+        const auto j = nlohmann::json::parse(in);
+        m.launch = j.at("launch_s").get<double>();
+        m.per_instruction = j.at("per_instruction_s").get<double>();
+        m.per_message = j.at("per_message_s").get<double>();
+        m.source = path;
+    } catch (const std::exception& e) {
+        throw Error(path + ": not a cost model (" + e.what() + ")");
+    }
+    return m;
+}
+
+CostModel CostModel::fit(const std::vector<std::pair<CostFeatures, double>>& pts) {
+    // Minimise relative error (times span 4 orders of magnitude): weight each row by 1/t.
+    // Solve the 3x3 normal equations; drop a coefficient that comes out negative and refit.
+    std::array<bool, 3> use{true, true, true};
+    std::array<double, 3> c{};
+    for (int round = 0; round < 3; ++round) {
+        double a[3][4] = {};
+        for (const auto& [f, t] : pts) {
+            const double w = 1.0 / std::max(t, 1e-6);
+            const double x[3] = {use[0] ? w : 0, use[1] ? w * f.longest_program : 0, use[2] ? w * f.busiest_stream : 0};
+            for (int i = 0; i < 3; ++i) {
+                for (int j = 0; j < 3; ++j) a[i][j] += x[i] * x[j];
+                a[i][3] += x[i] * (w * t);
+            }
+        }
+        for (int i = 0; i < 3; ++i)
+            if (!use[i]) a[i][i] = 1, a[i][3] = 0;
+        for (int i = 0; i < 3; ++i) {  // Gauss-Jordan
+            int p = i;
+            for (int k = i + 1; k < 3; ++k)
+                if (std::fabs(a[k][i]) > std::fabs(a[p][i])) p = k;
+            std::swap(a[i], a[p]);
+            if (std::fabs(a[i][i]) < 1e-300) throw Error("cost model fit: the measurements do not determine it");
+            for (int k = 0; k < 3; ++k) {
+                if (k == i) continue;
+                const double m = a[k][i] / a[i][i];
+                for (int j = i; j < 4; ++j) a[k][j] -= m * a[i][j];
+            }
+        }
+        bool again = false;
+        for (int i = 0; i < 3; ++i) {
+            c[i] = a[i][3] / a[i][i];
+            if (use[i] && c[i] < 0) use[i] = false, again = true;
+        }
+        if (!again) break;
+    }
+    CostModel m;
+    m.launch = std::max(0.0, c[0]);
+    m.per_instruction = std::max(0.0, c[1]);
+    m.per_message = std::max(0.0, c[2]);
+    m.source = "fitted";
+    return m;
+}
+
+void CostModel::save(const std::string& path) const {
+    std::ofstream out(path);
+    if (!out) throw Error("cannot write " + path);
+    out << nlohmann::json{{"launch_s", launch}, {"per_instruction_s", per_instruction}, {"per_message_s", per_message}}
+               .dump(2)
+        << "\n";
+}
+
+}  // namespace weft::ccl

@@ -1,0 +1,217 @@
+#include "ccl/collective.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "common/error.h"
+
+namespace weft::ccl {
+namespace {
+
+struct OpInfo {
+    Collective op;
+    const char* name;
+    std::vector<std::string> algos;
+    bool reduces;
+};
+
+const std::vector<OpInfo>& ops() {
+    static const std::vector<OpInfo> v = {
+        {Collective::kAllGather, "all_gather", {"ring", "ring_bidir", "ring_halfway", "line"}, false},
+        {Collective::kReduceScatter, "reduce_scatter", {"ring", "ring_bidir", "line"}, true},
+        {Collective::kAllReduce, "all_reduce", {"ring", "full_mesh", "reduce_root", "tree", "naive_ring"}, true},
+        {Collective::kBroadcast, "broadcast", {"chain", "direct"}, false},
+        {Collective::kReduce, "reduce", {"chain", "direct"}, true},
+        {Collective::kGather, "gather", {"direct"}, false},
+        {Collective::kScatter, "scatter", {"direct"}, false},
+        {Collective::kSendRecv, "sendrecv", {"ring"}, false},
+    };
+    return v;
+}
+
+const OpInfo& info(Collective c) {
+    for (const OpInfo& o : ops())
+        if (o.op == c) return o;
+    throw Error("internal: unknown collective");
+}
+
+uint64_t env_u64(const char* name, uint64_t fallback) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return fallback;
+    char* end = nullptr;
+    const long long x = std::strtoll(v, &end, 0);
+    if (*end != '\0' || x < -1) throw Error(std::string(name) + "=" + v + " is not a number");
+    return static_cast<uint64_t>(x);
+}
+
+}  // namespace
+
+const std::vector<Collective>& all_collectives() {
+    static const std::vector<Collective> v = [] {
+        std::vector<Collective> r;
+        for (const OpInfo& o : ops()) r.push_back(o.op);
+        return r;
+    }();
+    return v;
+}
+
+std::string collective_name(Collective c) { return info(c).name; }
+
+Collective parse_collective(const std::string& name) {
+    std::string known;
+    for (const OpInfo& o : ops()) {
+        if (name == o.name) return o.op;
+        known += std::string(known.empty() ? "" : ", ") + o.name;
+    }
+    throw Error("unknown op '" + name + "' (ops: " + known + ")");
+}
+
+const std::vector<std::string>& algorithms(Collective c) { return info(c).algos; }
+bool reduces(Collective c) { return info(c).reduces; }
+
+double bus_factor(Collective c, uint32_t n) {
+    switch (c) {
+    case Collective::kAllReduce: return 2.0 * (n - 1) / n;
+    case Collective::kAllGather:
+    case Collective::kReduceScatter:
+    case Collective::kGather:
+    case Collective::kScatter: return double(n - 1) / n;
+    default: return 1.0;
+    }
+}
+
+uint32_t dtype_size(abi::DataType t) { return t == abi::kBF16 || t == abi::kF16 ? 2 : 4; }
+
+std::string dtype_name(abi::DataType t) {
+    switch (t) {
+    case abi::kF32: return "f32";
+    case abi::kBF16: return "bf16";
+    case abi::kF16: return "f16";
+    case abi::kI32: return "i32";
+    }
+    return "?";
+}
+
+abi::DataType parse_dtype(const std::string& s) {
+    for (abi::DataType t : {abi::kF32, abi::kBF16, abi::kF16, abi::kI32})
+        if (s == dtype_name(t)) return t;
+    throw Error("unknown data type '" + s + "' (types: f32, bf16, f16, i32)");
+}
+
+std::string redop_name(abi::MathOp op) {
+    switch (op) {
+    case abi::kMathSum: return "sum";
+    case abi::kMathMax: return "max";
+    case abi::kMathMin: return "min";
+    case abi::kMathProd: return "prod";
+    }
+    return "?";
+}
+
+abi::MathOp parse_redop(const std::string& s) {
+    for (abi::MathOp op : {abi::kMathSum, abi::kMathMax, abi::kMathMin, abi::kMathProd})
+        if (s == redop_name(op)) return op;
+    throw Error("unknown reduction '" + s + "' (reductions: sum, max, min, prod)");
+}
+
+Span OpLayout::input_block(uint32_t r) const {
+    return Span::bytes(input + block_first[r] * element, block_elems[r] * element);
+}
+
+Span OpLayout::work_block(uint32_t r) const {
+    return Span::bytes(work + block_first[r] * element, block_elems[r] * element);
+}
+
+Span OpLayout::output_block(uint32_t r) const {
+    if (inner > 0 && outer > 1) return {output + r * inner, inner, outer, uint64_t(ranks) * inner};
+    return Span::bytes(output + block_first[r] * element, block_elems[r] * element);
+}
+
+OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Span& dram) {
+    OpLayout l;
+    l.ranks = ranks;
+    l.element = dtype_size(r.dtype);
+    if (r.root >= ranks)
+        throw Error("root " + std::to_string(r.root) + " is not a chip of this " + std::to_string(ranks) + "-chip cluster");
+    if (r.shape[0] != 0) {
+        if (r.op != Collective::kAllGather) throw Error("--shape applies to all_gather only");
+        if (r.dim > 3) throw Error("all_gather dimension " + std::to_string(r.dim) + " is not one of 0..3");
+        uint64_t per = 1, outer = 1;
+        for (uint32_t d = 0; d < 4; ++d) {
+            if (r.shape[d] == 0) throw Error("a tensor shape needs four sizes of at least 1");
+            per *= r.shape[d];
+            if (d < r.dim) outer *= r.shape[d];
+        }
+        l.elements = per * ranks;
+        l.outer = outer;
+        l.inner = per / outer * l.element;
+    } else {
+        if (r.bytes == 0) throw Error("an op needs a size of at least one element");
+        if (r.bytes % l.element)
+            throw Error("size " + std::to_string(r.bytes) + " is not a whole number of " + dtype_name(r.dtype) +
+                        " elements (" + std::to_string(l.element) + " bytes each)");
+        l.elements = r.bytes / l.element;
+    }
+    const uint64_t base = l.elements / ranks, rem = l.elements % ranks;
+    for (uint32_t k = 0, first = 0; k < ranks; ++k) {
+        l.block_elems.push_back(base + (k < rem ? 1 : 0));
+        l.block_first.push_back(first);
+        first += static_cast<uint32_t>(l.block_elems.back());
+    }
+    const uint64_t whole = l.elements * l.element, block = (base + (rem ? 1 : 0)) * l.element;
+    switch (r.op) {
+    case Collective::kAllGather:
+    case Collective::kGather: l.input_bytes = block, l.output_bytes = whole; break;
+    case Collective::kReduceScatter: l.input_bytes = whole, l.output_bytes = block, l.work_bytes = whole; break;
+    case Collective::kReduce: l.input_bytes = whole, l.output_bytes = whole, l.work_bytes = whole; break;
+    case Collective::kScatter: l.input_bytes = whole, l.output_bytes = block; break;
+    default: l.input_bytes = whole, l.output_bytes = whole; break;
+    }
+    auto up = [](uint64_t x) { return (x + 4095) & ~uint64_t(4095); };
+    l.input = dram.base;
+    l.output = l.input + up(l.input_bytes);
+    l.work = l.output + up(l.output_bytes);
+    const uint64_t used = l.work + up(l.work_bytes) - dram.base;
+    constexpr uint64_t kMinScratch = 1ull << 20, kMaxScratch = 64ull << 20;
+    if (used + kMinScratch > dram.size())
+        throw Error("op of " + std::to_string(whole) + " bytes does not fit chip DRAM (" +
+                    std::to_string(dram.size() >> 20) + " MiB): its buffers need " + std::to_string(used >> 20) +
+                    " MiB plus 1 MiB of scratch");
+    l.scratch = Span::bytes(dram.base + used, std::min(kMaxScratch, dram.size() - used));
+    return l;
+}
+
+CtringTuning CtringTuning::from_env() {
+    CtringTuning t;
+    t.pipeline_depth = static_cast<uint32_t>(env_u64("WEFT_CTRING_PIPELINE_DEPTH", 0));
+    t.chunk_size = env_u64("WEFT_CTRING_CHUNK_SIZE", 0);
+    t.num_chunks = env_u64("WEFT_CTRING_NUM_CHUNKS", 0);
+    t.max_bdp = env_u64("WEFT_CTRING_MAX_BDP", t.max_bdp);
+    t.min_shard_size = env_u64("WEFT_CTRING_MIN_SHARD_SIZE", t.min_shard_size);
+    t.bidir_ag_max_size = static_cast<int64_t>(env_u64("WEFT_CTRING_BIDIR_AG_MAX_SIZE", uint64_t(t.bidir_ag_max_size)));
+    if (t.max_bdp == 0) throw Error("WEFT_CTRING_MAX_BDP must be positive");
+    return t;
+}
+
+uint32_t ctring_pipeline_depth(uint64_t m) {
+    if (m < (32u << 10)) return 1;
+    if (m < (1u << 20)) return 2;
+    if (m < (16u << 20)) return 4;
+    if (m <= (32u << 20)) return 2;
+    return 1;
+}
+
+CtringParams ctring_params(uint64_t bytes, uint32_t ranks, uint32_t element, const CtringTuning& t) {
+    CtringParams p{};
+    p.pipeline_depth = t.pipeline_depth ? t.pipeline_depth : ctring_pipeline_depth(bytes);
+    p.num_chunks = t.num_chunks ? t.num_chunks : uint64_t(p.pipeline_depth) * ranks;
+    p.chunk_size = t.chunk_size ? t.chunk_size : std::clamp<uint64_t>(bytes / p.num_chunks, 1, 16ull << 20);
+    // The max in-flight bound: chunk_size * num_chunks <= max BDP.
+    if (p.chunk_size * p.num_chunks > t.max_bdp) p.chunk_size = std::max<uint64_t>(1, t.max_bdp / p.num_chunks);
+    p.chunk_size = std::max<uint64_t>(element, p.chunk_size / element * element);
+    p.partition_bytes = p.chunk_size * p.num_chunks;
+    p.bidir_ag = t.bidir_ag_max_size < 0 || (t.bidir_ag_max_size > 0 && bytes <= uint64_t(t.bidir_ag_max_size));
+    return p;
+}
+
+}  // namespace weft::ccl

@@ -1,0 +1,114 @@
+// The collective ops weft runs, their algorithms, and how an op's buffers sit
+// in every chip's DRAM. Ranks are chip ids; the algorithms walk the chips in
+// an overlay order (a ring or a line) chosen over the cables (topology.h).
+#pragma once
+#include <stdint.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "ccl/plan.h"
+#include "ccl/topology.h"
+#include "weft/abi/commands.h"
+
+namespace weft::ccl {
+
+enum class Collective { kAllGather, kReduceScatter, kAllReduce, kBroadcast, kReduce, kGather, kScatter, kSendRecv };
+
+const std::vector<Collective>& all_collectives();
+std::string collective_name(Collective c);
+// Throws weft::Error listing the valid names.
+Collective parse_collective(const std::string& name);
+// The algorithms of an op, the first being its default fixed choice.
+const std::vector<std::string>& algorithms(Collective c);
+// nccl-tests' bus bandwidth factor: busbw = algbw * factor.
+double bus_factor(Collective c, uint32_t ranks);
+bool reduces(Collective c);
+
+uint32_t dtype_size(abi::DataType t);
+std::string dtype_name(abi::DataType t);
+abi::DataType parse_dtype(const std::string& name);
+std::string redop_name(abi::MathOp op);
+abi::MathOp parse_redop(const std::string& name);
+
+struct OpRequest {
+    Collective op = Collective::kAllReduce;
+    abi::DataType dtype = abi::kF32;
+    abi::MathOp redop = abi::kMathSum;
+    // nccl-tests' size: the whole vector (all-reduce, broadcast, reduce,
+    // send/recv, reduce-scatter's input) or the whole gathered result
+    // (all-gather, gather, scatter's input). Need not divide by the ranks.
+    uint64_t bytes = 0;
+    std::string algo = "auto";
+    uint32_t root = 0;
+    // All-gather of a 4-D tensor: each rank's shape and the dimension to
+    // concatenate along (then `bytes` is ignored). shape[0] == 0: flat.
+    std::array<uint64_t, 4> shape{};
+    uint32_t dim = 0;
+};
+
+// Where an op's buffers are, the same addresses on every chip, and how the
+// vector is cut into per-rank blocks (remainders go to the first ranks).
+struct OpLayout {
+    uint32_t ranks = 0;
+    uint32_t element = 4;
+    uint64_t elements = 0;            // of the whole vector
+    std::vector<uint64_t> block_elems, block_first;  // per rank
+    uint64_t input = 0, output = 0, work = 0;
+    uint64_t input_bytes = 0, output_bytes = 0, work_bytes = 0;
+    Span scratch;
+    // All-gather along an inner dimension: rank r's block in the output is
+    // `outer` pages of `inner` bytes, one every ranks * inner bytes.
+    uint64_t outer = 1, inner = 0;
+
+    Span input_block(uint32_t rank) const;   // rank's block of a whole-vector input
+    Span output_block(uint32_t rank) const;  // rank's block of a whole-vector output
+    Span work_block(uint32_t rank) const;
+    Span whole(uint64_t base) const { return Span::bytes(base, elements * element); }
+};
+
+// dram: the chip DRAM the buffers go in. Throws weft::Error if the op does
+// not fit or the request is malformed (unknown root, shape, ...).
+OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Span& dram);
+
+// Tunables of the ring all-reduce (seed 001, CTRING), each overridable by an
+// environment variable like the seed's CVARs.
+struct CtringTuning {
+    uint32_t pipeline_depth = 0;  // WEFT_CTRING_PIPELINE_DEPTH (0: by message size)
+    uint64_t chunk_size = 0;      // WEFT_CTRING_CHUNK_SIZE (0: auto)
+    uint64_t num_chunks = 0;      // WEFT_CTRING_NUM_CHUNKS (0: depth * ranks)
+    uint64_t max_bdp = 128ull << 20;   // WEFT_CTRING_MAX_BDP
+    uint64_t min_shard_size = 16;      // WEFT_CTRING_MIN_SHARD_SIZE
+    int64_t bidir_ag_max_size = 4ll << 20;  // WEFT_CTRING_BIDIR_AG_MAX_SIZE: 0 off, -1 always
+    static CtringTuning from_env();
+};
+
+struct CtringParams {
+    uint32_t pipeline_depth;
+    uint64_t num_chunks, chunk_size, partition_bytes;
+    bool bidir_ag;
+};
+// Seed 001's auto-tune tiers (per-rank message size -> pipeline depth).
+uint32_t ctring_pipeline_depth(uint64_t message_bytes);
+CtringParams ctring_params(uint64_t message_bytes, uint32_t ranks, uint32_t element, const CtringTuning& t);
+// Seed 001's shard indices for ring position r of n.
+inline uint32_t rs_send_shard(uint32_t r, uint32_t step, uint32_t n) { return (r + n - step % n) % n; }
+inline uint32_t rs_owned_shard(uint32_t r, uint32_t n) { return (r + 1) % n; }
+inline uint32_t ag_send_shard(uint32_t r, uint32_t step, uint32_t n) { return (rs_owned_shard(r, n) + n - step % n) % n; }
+inline uint32_t ag_rev_send_shard(uint32_t r, uint32_t rev_step, uint32_t n) { return (r + rev_step + 1) % n; }
+inline uint32_t ag_forward_steps(uint32_t n, bool bidir) { return bidir ? n / 2 : n - 1; }  // ceil((n-1)/2)
+inline uint32_t ag_reverse_steps(uint32_t n, bool bidir) { return bidir ? (n - 1) / 2 : 0; }
+
+struct PlanContext {
+    const OpRequest& request;
+    const OpLayout& layout;
+    const Topology& topo;
+    std::vector<uint32_t> ring, line;  // chip ids in overlay order
+    CtringTuning ctring;
+};
+
+// The overlay plan of `algo` (not "auto"); throws weft::Error for an unknown one.
+Plan build_plan(const PlanContext& ctx, const std::string& algo);
+
+}  // namespace weft::ccl

@@ -1,0 +1,243 @@
+#include "ccl/lowering.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <string>
+
+#include "common/error.h"
+
+namespace weft::ccl {
+namespace {
+
+enum Role : uint32_t { kSend = 0, kReceive = 1, kCopy = 2 };
+
+struct WorkerKey {
+    uint32_t role, port;
+    bool operator<(const WorkerKey& o) const { return role != o.role ? role < o.role : port < o.port; }
+};
+
+struct LowOp {
+    uint32_t chip;
+    WorkerKey key;
+    abi::CclOpcode opcode;
+    Span src, dst;
+    bool reads_dst = false;  // a reduction reads what it overwrites
+    int worker = -1;         // index into the chip's workers
+    std::map<int, size_t> deps;      // producer worker -> its latest op this one must follow
+    std::map<int, uint32_t> signal;  // consumer worker -> number of this op's signal to it
+};
+
+class ScratchRing {
+public:
+    explicit ScratchRing(Span arena) : arena_(arena), next_(arena.base) {}
+    Span take(uint64_t len) {
+        len = (len + 63) & ~uint64_t(63);
+        if (len > arena_.size())
+            throw Error("a forwarded piece of " + std::to_string(len) + " bytes does not fit the " +
+                        std::to_string(arena_.size()) + "-byte scratch ring");
+        if (next_ + len > arena_.base + arena_.size()) next_ = arena_.base;  // reuse waits on the old readers
+        Span s = Span::bytes(next_, len);
+        next_ += len;
+        return s;
+    }
+
+private:
+    Span arena_;
+    uint64_t next_;
+};
+
+bool conflicts(const LowOp& earlier, const LowOp& later) {
+    auto reads = [](const LowOp& o, const Span& s) {
+        return (o.opcode == abi::kCclSend || o.opcode == abi::kCclCopy ? o.src.overlaps(s) : false) ||
+               (o.reads_dst && o.dst.overlaps(s));
+    };
+    auto writes = [](const LowOp& o, const Span& s) { return o.opcode != abi::kCclSend && o.dst.overlaps(s); };
+    // later reads what earlier writes; later writes what earlier reads or writes.
+    if (later.opcode == abi::kCclSend || later.opcode == abi::kCclCopy)
+        if (writes(earlier, later.src)) return true;
+    if (later.opcode != abi::kCclSend) {
+        if (writes(earlier, later.dst) || reads(earlier, later.dst)) return true;
+    }
+    return false;
+}
+
+uint64_t lcm64(uint64_t a, uint64_t b) { return a / std::gcd(a, b) * b; }
+
+}  // namespace
+
+LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32_t>& worker_cores,
+                const LoweringOptions& opt) {
+    const uint32_t n = topo.size();
+    std::vector<Transfer> order = plan.transfers;
+    std::stable_sort(order.begin(), order.end(), [](const Transfer& a, const Transfer& b) { return a.round < b.round; });
+
+    std::vector<std::vector<LowOp>> ops(n);
+    std::vector<ScratchRing> scratch(n, ScratchRing(opt.scratch));
+    LoweredOp out;
+    auto push = [&](uint32_t chip, WorkerKey key, abi::CclOpcode code, Span src, Span dst, bool reads_dst) {
+        LowOp o{};
+        o.chip = chip;
+        o.key = key;
+        o.opcode = code;
+        o.src = src;
+        o.dst = dst;
+        o.reads_dst = reads_dst;
+        ops[chip].push_back(o);
+    };
+
+    for (size_t first = 0; first < order.size();) {
+        size_t last = first;
+        while (last < order.size() && order[last].round == order[first].round) ++last;
+        // Pieces of every transfer of the round, interleaved: piece k of all, then piece k + 1.
+        std::vector<uint64_t> piece(last - first), pieces(last - first);
+        uint64_t most = 0;
+        for (size_t t = first; t < last; ++t) {
+            const Transfer& x = order[t];
+            uint64_t grain = lcm64(lcm64(x.src.grain(), x.dst.grain()), x.reduce ? opt.element_size : 1);
+            uint64_t p = std::max(grain, opt.piece_bytes / grain * grain);
+            if (x.src_chip == x.dst_chip) p = x.src.size();  // a local copy is one NoC command stream
+            piece[t - first] = p;
+            pieces[t - first] = (x.src.size() + p - 1) / p;
+            most = std::max(most, pieces[t - first]);
+        }
+        for (uint64_t k = 0; k < most; ++k)
+            for (size_t t = first; t < last; ++t) {
+                if (k >= pieces[t - first]) continue;
+                const Transfer& x = order[t];
+                const uint64_t off = k * piece[t - first];
+                const uint64_t len = std::min(piece[t - first], x.src.size() - off);
+                const Span src = x.src.sub(off, len), dst = x.dst.sub(off, len);
+                if (x.src_chip == x.dst_chip) {
+                    push(x.src_chip, {kCopy, 0}, abi::kCclCopy, src, dst, false);
+                    continue;
+                }
+                const std::vector<Hop>& route = topo.route(x.src_chip, x.dst_chip);
+                Span from = src;
+                for (size_t h = 0; h < route.size(); ++h) {
+                    const Hop& hop = route[h];
+                    const bool final_hop = h + 1 == route.size();
+                    const Span to = final_hop ? dst : scratch[hop.to_chip].take(len).sub(0, len);
+                    push(hop.from_chip, {kSend, hop.from_port}, abi::kCclSend, from, Span{}, false);
+                    const bool reduce = final_hop && x.reduce;
+                    push(hop.to_chip, {kReceive, hop.to_port}, reduce ? abi::kCclRecvReduce : abi::kCclRecv, Span{}, to,
+                         reduce);
+                    out.hops++;
+                    out.bytes_on_links += len;
+                    from = to;
+                }
+            }
+        first = last;
+    }
+
+    // Workers: one per (role, port) a chip uses; copies get their own if one is spare.
+    std::map<std::pair<uint32_t, uint32_t>, int> stream_of;  // (chip, port) -> stream
+    std::vector<std::map<WorkerKey, int>> worker_of(n);
+    std::vector<size_t> first_worker(n);
+    for (uint32_t c = 0; c < n; ++c) {
+        std::set<WorkerKey> keys;
+        for (const LowOp& o : ops[c]) keys.insert(o.key);
+        const bool spare_for_copy = keys.size() <= worker_cores.size();
+        std::vector<WorkerKey> link_keys;
+        for (const WorkerKey& k : keys)
+            if (k.role != kCopy) link_keys.push_back(k);
+        if (link_keys.size() > worker_cores.size() || (keys.size() > link_keys.size() && link_keys.empty() && worker_cores.empty()))
+            throw Error("chip " + std::to_string(c) + " would need " + std::to_string(link_keys.size()) +
+                        " worker cores (a sender and a receiver per port it uses) but the board has " +
+                        std::to_string(worker_cores.size()));
+        first_worker[c] = out.workers.size();
+        for (const WorkerKey& k : link_keys) {
+            WorkerProgram w;
+            w.chip = c;
+            w.index = static_cast<uint32_t>(worker_of[c].size());
+            w.core = worker_cores[w.index];
+            w.receives = k.role == kReceive;
+            worker_of[c][k] = static_cast<int>(w.index);
+            out.workers.push_back(w);
+        }
+        if (keys.size() > link_keys.size()) {
+            if (spare_for_copy) {
+                WorkerProgram w;
+                w.chip = c;
+                w.index = static_cast<uint32_t>(worker_of[c].size());
+                w.core = worker_cores[w.index];
+                worker_of[c][{kCopy, 0}] = static_cast<int>(w.index);
+                out.workers.push_back(w);
+            } else {
+                worker_of[c][{kCopy, 0}] = worker_of[c].at(link_keys.front());
+            }
+        }
+        for (LowOp& o : ops[c]) o.worker = worker_of[c].at(o.key);
+    }
+    // Streams: one EDM sender channel per (chip, port) that sends.
+    for (uint32_t c = 0; c < n; ++c)
+        for (const LowOp& o : ops[c]) {
+            if (o.opcode != abi::kCclSend) continue;
+            auto [it, fresh] = stream_of.try_emplace({c, o.key.port}, static_cast<int>(out.streams.size()));
+            if (fresh) {
+                Stream s;
+                s.chip = c;
+                s.port = o.key.port;
+                const Hop& h = topo.neighbour(c, s.port);
+                s.peer_chip = h.to_chip;
+                s.peer_port = h.to_port;
+                s.sender_core = out.workers[first_worker[c] + worker_of[c].at(o.key)].core;
+                out.streams.push_back(s);
+            }
+            out.streams[it->second].messages +=
+                static_cast<uint32_t>((o.src.size() + opt.slot_size - 1) / opt.slot_size);
+        }
+    for (Stream& s : out.streams) {
+        auto r = worker_of[s.peer_chip].find({kReceive, s.peer_port});
+        if (r == worker_of[s.peer_chip].end()) throw Error("internal: a stream without a receiver");
+        s.receiver_core = out.workers[first_worker[s.peer_chip] + r->second].core;
+        out.workers[first_worker[s.peer_chip] + r->second].stream = static_cast<int>(&s - out.streams.data());
+        for (auto& [key, w] : worker_of[s.chip])
+            if (key.role == kSend && key.port == s.port) out.workers[first_worker[s.chip] + w].stream = static_cast<int>(&s - out.streams.data());
+    }
+
+    // Dependencies between workers of a chip, then their signal numbers.
+    for (uint32_t c = 0; c < n; ++c) {
+        std::vector<LowOp>& v = ops[c];
+        const size_t others = worker_of[c].size();
+        for (size_t i = 0; i < v.size(); ++i) {
+            std::set<int> seen;
+            for (size_t j = i; j-- > 0 && seen.size() + 1 < others;) {
+                if (v[j].worker == v[i].worker || seen.count(v[j].worker)) continue;
+                if (!conflicts(v[j], v[i])) continue;
+                seen.insert(v[j].worker);
+                v[i].deps[v[j].worker] = j;
+            }
+        }
+        for (size_t i = 0; i < v.size(); ++i)
+            for (auto& [w, j] : v[i].deps) v[j].signal[v[i].worker] = 0;
+        std::map<std::pair<int, int>, uint32_t> sent;  // (producer, consumer) -> signals so far
+        for (LowOp& o : v)
+            for (auto& [consumer, number] : o.signal) number = ++sent[{o.worker, consumer}];
+        for (const LowOp& o : v) {
+            WorkerProgram& w = out.workers[first_worker[c] + o.worker];
+            for (auto& [producer, j] : o.deps) {
+                abi::CclInstr in{};
+                in.opcode = abi::kCclWait;
+                in.arg = static_cast<uint32_t>(producer);
+                in.count = v[j].signal.at(o.worker);
+                w.code.push_back(in);
+            }
+            abi::CclInstr in{};
+            in.opcode = o.opcode;
+            in.src = o.src.pages();
+            in.dst = o.dst.pages();
+            if (o.opcode == abi::kCclRecvReduce) in.arg = opt.reduce_arg;
+            w.code.push_back(in);
+            for (auto& [consumer, number] : o.signal) {
+                abi::CclInstr s{};
+                s.opcode = abi::kCclSignal;
+                s.arg = static_cast<uint32_t>(consumer);
+                w.code.push_back(s);
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace weft::ccl

@@ -1,0 +1,59 @@
+// Lowers an overlay plan (plan.h) to what the chips run: one program per
+// worker core (firmware/kernels/ccl_worker) and the EDM channels they use.
+//
+// Every transfer is cut into pieces (the tensor slicer: a piece fits the EDM
+// channel's buffering, so a chip forwards piece k while piece k+1 arrives),
+// routed hop by hop over the cables (intermediate chips forward through a
+// scratch ring), and each hop becomes a send on the source chip's worker for
+// that port and a receive on the destination chip's worker for its port.
+// Workers of one chip order their accesses to shared memory with semaphores:
+// an op waits for every earlier op of another worker whose bytes it reads
+// over or writes over. Every worker runs its ops in one global order (round,
+// piece, transfer, hop) and a send is only ever waited on by the receive at
+// the same place in that order, so no cycle of waits can form.
+#pragma once
+#include <stdint.h>
+
+#include <map>
+#include <vector>
+
+#include "ccl/plan.h"
+#include "ccl/topology.h"
+#include "driver/board.h"
+#include "weft/abi/ccl.h"
+
+namespace weft::ccl {
+
+struct LoweringOptions {
+    uint64_t piece_bytes = 64 * 1024;  // pipelining unit: the EDM channel's buffering by default
+    uint32_t slot_size = 16 * 1024;    // EDM message size
+    uint32_t element_size = 4;         // pieces of a reduced transfer cut on element boundaries
+    uint32_t reduce_arg = 0;           // abi::MathOp | abi::DataType << 16 for reductions
+    Span scratch;                      // per chip: forwarding buffers (same addresses on every chip)
+};
+
+// A stream of EDM messages out of one chip port: one sender channel.
+struct Stream {
+    uint32_t chip = 0, port = 0, peer_chip = 0, peer_port = 0;
+    uint32_t messages = 0;
+    uint32_t sender_core = 0, receiver_core = 0;
+};
+
+struct WorkerProgram {
+    uint32_t chip = 0, core = 0, index = 0;  // index: among this chip's workers (its signal slot)
+    int stream = -1;                         // the Stream it sends or receives, if any
+    bool receives = false;
+    std::vector<abi::CclInstr> code;         // kCclSignal: arg = consumer's index, address patched by the runner
+};
+
+struct LoweredOp {
+    std::vector<WorkerProgram> workers;
+    std::vector<Stream> streams;
+    uint64_t hops = 0, bytes_on_links = 0;
+};
+
+// worker_cores: the board's worker cores, in the order workers are handed out.
+LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32_t>& worker_cores,
+                const LoweringOptions& options);
+
+}  // namespace weft::ccl

@@ -1,0 +1,32 @@
+// Inputs for a collective op and the host reference it is checked against,
+// element by element: exact for integers and for max/min, and for float sums
+// and products within n * eps * (sum or product of |inputs|), which bounds
+// the rounding of any reduction order over n ranks.
+#pragma once
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "ccl/collective.h"
+
+namespace weft::ccl {
+
+struct OpData {
+    std::vector<std::vector<uint8_t>> input;  // per chip: what goes in its input buffer
+};
+
+// Random values that keep every reduction in range (products near 1, i32 small).
+OpData make_inputs(const OpRequest& r, const OpLayout& l, uint32_t seed);
+
+struct CheckResult {
+    uint64_t checked = 0, wrong = 0;
+    std::string first_wrong;  // "chip 3 element 17: got 1.5, expected 2 (tolerance 1e-6)"
+};
+
+// outputs: per chip, its output buffer (output_bytes). ring: the overlay order
+// (send/recv receives from the previous chip in it).
+CheckResult check_outputs(const OpRequest& r, const OpLayout& l, const OpData& in,
+                          const std::vector<std::vector<uint8_t>>& outputs, const std::vector<uint32_t>& ring);
+
+}  // namespace weft::ccl

@@ -1,0 +1,135 @@
+#include "ccl/runner.h"
+
+#include <map>
+#include <memory>
+
+#include "common/error.h"
+#include "driver/kernel_args.h"
+
+namespace weft::ccl {
+
+CollectiveRunner::CollectiveRunner(Cluster& cluster, RunnerOptions options)
+    : cluster_(cluster),
+      options_(options),
+      topo_(static_cast<uint32_t>(cluster.size()), cluster.links()),
+      ring_(topo_.ring_order()),
+      line_(topo_.line_order()),
+      workers_(cluster.board().cores_with_role(CoreRole::kWorker)),
+      model_(CostModel::for_cluster(cluster.info().value("name", std::string()))) {}
+
+OpLayout CollectiveRunner::layout(const OpRequest& r) const {
+    const Region& d = cluster_.board().dram;
+    return layout_op(r, static_cast<uint32_t>(cluster_.size()), Span::bytes(d.base, d.size));
+}
+
+LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo) const {
+    const OpLayout l = layout(r);
+    const PlanContext ctx{r, l, topo_, ring_, line_, CtringTuning::from_env()};
+    const Plan plan = build_plan(ctx, algo);
+    LoweringOptions lo;
+    lo.slot_size = options_.slot_size;
+    lo.piece_bytes = plan.piece_bytes ? plan.piece_bytes : uint64_t(options_.slots) * options_.slot_size;
+    lo.element_size = l.element;
+    lo.reduce_arg = uint32_t(r.redop) | uint32_t(r.dtype) << 16;
+    lo.scratch = l.scratch;
+    return lower(plan, topo_, workers_, lo);
+}
+
+std::string CollectiveRunner::resolve(const OpRequest& r) const {
+    if (r.algo != "auto") return r.algo;
+    const auto& algos = algorithms(r.op);
+    if (algos.size() == 1) return algos.front();
+    std::string best;
+    double best_t = 0;
+    for (const std::string& a : algos) {
+        const double t = model_.predict(r, a, lower_op(r, a));
+        if (best.empty() || t < best_t) best = a, best_t = t;
+    }
+    return best;
+}
+
+OpTiming CollectiveRunner::run(const OpRequest& r) {
+    OpTiming timing;
+    timing.algo = resolve(r);
+    const LoweredOp op = lower_op(r, timing.algo);
+    const BoardInfo& board = cluster_.board();
+    L1Allocator mem(board);
+    EdmOptions eo;
+    eo.termination = abi::kEdmMessageCount;
+    eo.slots = options_.slots;
+    eo.slot_size = options_.slot_size;
+
+    // One EDM builder per cable that carries a stream, both directions together.
+    std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<EdmLinkBuilder>> links;
+    std::vector<uint64_t> connection_of(op.workers.size(), 0);
+    std::map<std::pair<uint32_t, uint32_t>, size_t> worker_at;  // (chip, core) -> worker
+    for (size_t w = 0; w < op.workers.size(); ++w) worker_at[{op.workers[w].chip, op.workers[w].core}] = w;
+    for (const Stream& s : op.streams) {
+        const uint64_t a = uint64_t(s.chip) << 32 | s.port, b = uint64_t(s.peer_chip) << 32 | s.peer_port;
+        auto key = std::minmax(a, b);
+        auto& link = links[key];
+        if (!link) {
+            const PortRef first{uint32_t(key.first >> 32), uint32_t(key.first)};
+            const PortRef second{uint32_t(key.second >> 32), uint32_t(key.second)};
+            link = std::make_unique<EdmLinkBuilder>(mem, board, first, second, eo);
+        }
+        const int from_end = a == key.first ? 0 : 1;
+        const ChannelInterface ch = link->add_sender_channel(from_end, {s.sender_core}, s.messages);
+        const ChannelInterface rx = link->add_receiver_channel(ch.id, {s.receiver_core});
+        connection_of[worker_at.at({s.chip, s.sender_core})] = ch.senders.at(0).connection;
+        connection_of[worker_at.at({s.peer_chip, s.receiver_core})] = rx.receivers.at(0).connection;
+    }
+
+    // Programs and signal semaphores in each worker's L1, then the signal addresses.
+    std::vector<uint64_t> program_at(op.workers.size()), signals_at(op.workers.size());
+    std::map<std::pair<uint32_t, uint32_t>, uint64_t> signals_of;  // (chip, worker index)
+    for (size_t w = 0; w < op.workers.size(); ++w) {
+        const WorkerProgram& p = op.workers[w];
+        const std::string what = "CCL program of " + std::to_string(p.code.size()) + " instructions";
+        program_at[w] = mem.allocate(p.chip, p.core, p.code.size() * sizeof(abi::CclInstr), 64, what);
+        signals_at[w] = mem.allocate(p.chip, p.core, 4 * abi::kCclMaxProducers, 16, "CCL signal semaphores");
+        signals_of[{p.chip, p.index}] = signals_at[w];
+    }
+    std::vector<Launch> launches;
+    for (auto& [key, link] : links) {
+        link->write(cluster_);
+        launches.push_back(link->edm_launch(0));
+        launches.push_back(link->edm_launch(1));
+    }
+    const KernelImage& worker_kernel = kernel_named("ccl_worker");
+    for (size_t w = 0; w < op.workers.size(); ++w) {
+        WorkerProgram p = op.workers[w];
+        for (abi::CclInstr& in : p.code)
+            if (in.opcode == abi::kCclSignal) {
+                in.dst.base = signals_of.at({p.chip, in.arg}) + 4ull * p.index;
+                in.arg = p.index;
+            }
+        Chip& chip = cluster_.chip(p.chip);
+        if (!p.code.empty()) chip.write(program_at[w], p.code.data(), p.code.size() * sizeof(abi::CclInstr));
+        const uint32_t zero[abi::kCclMaxProducers] = {};
+        chip.write(signals_at[w], zero, sizeof zero);
+        launches.push_back({p.chip, p.core, &worker_kernel,
+                            KernelArgWords()
+                                .u64(program_at[w])
+                                .u32(static_cast<uint32_t>(p.code.size()))
+                                .u64(signals_at[w])
+                                .u64(connection_of[w])});
+    }
+    timing.bytes_on_links = op.bytes_on_links;
+    timing.hops = op.hops;
+    timing.workers = static_cast<uint32_t>(op.workers.size());
+    timing.streams = static_cast<uint32_t>(op.streams.size());
+    if (launches.empty()) return timing;
+
+    // Generous: the emulated links move well over 20 MB/s even on a loaded host.
+    auto timeout = options_.timeout;
+    if (timeout.count() == 0)
+        timeout = std::chrono::milliseconds(20000 + op.bytes_on_links / (20u << 20) * 1000 / std::max<size_t>(1, links.size()));
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto launched = cluster_.launch_all(launches);
+    cluster_.wait_all(launched, timeout);
+    timing.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return timing;
+}
+
+}  // namespace weft::ccl

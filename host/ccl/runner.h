@@ -1,0 +1,61 @@
+// Runs collective ops on a live cluster: plans the op over the cluster's
+// cables, lowers it to worker programs and EDM channels, places everything
+// with the EDM builder and the L1 allocator, launches the EDMs and workers on
+// every chip, and waits (with a deadline; a hang report on timeout).
+//
+//   ccl::CollectiveRunner run(cluster);
+//   OpLayout l = run.layout(request);          // where inputs go, on every chip
+//   ... write inputs ...
+//   OpTiming t = run.run(request);             // request.algo may be "auto"
+//   ... read outputs ...
+#pragma once
+#include <chrono>
+#include <string>
+
+#include "ccl/autotune.h"
+#include "ccl/collective.h"
+#include "ccl/edm_builder.h"
+#include "ccl/lowering.h"
+#include "ccl/topology.h"
+#include "driver/cluster.h"
+
+namespace weft::ccl {
+
+struct OpTiming {
+    std::string algo;        // the algorithm that ran ("auto" resolved)
+    double seconds = 0;      // launch of the first kernel to the last one done
+    uint64_t bytes_on_links = 0, hops = 0;
+    uint32_t workers = 0, streams = 0;
+};
+
+struct RunnerOptions {
+    uint32_t slots = 4;
+    uint32_t slot_size = 16 * 1024;
+    std::chrono::milliseconds timeout{0};  // 0: from the op's size
+};
+
+class CollectiveRunner {
+public:
+    explicit CollectiveRunner(Cluster& cluster, RunnerOptions options = {});
+
+    const Topology& topology() const { return topo_; }
+    const std::vector<uint32_t>& ring() const { return ring_; }
+    const std::vector<uint32_t>& line() const { return line_; }
+    double ring_stretch() const { return topo_.stretch(ring_, true); }
+
+    OpLayout layout(const OpRequest& r) const;
+    // The algorithm `auto` picks for r (or r.algo itself if fixed and valid).
+    std::string resolve(const OpRequest& r) const;
+    // The lowered op, without running it (the cost model and the tests use it).
+    LoweredOp lower_op(const OpRequest& r, const std::string& algo) const;
+    OpTiming run(const OpRequest& r);
+
+private:
+    Cluster& cluster_;
+    RunnerOptions options_;
+    Topology topo_;
+    std::vector<uint32_t> ring_, line_, workers_;
+    CostModel model_;
+};
+
+}  // namespace weft::ccl

@@ -1,0 +1,46 @@
+// The underlay a collective runs on: which chips are cabled to which, routes
+// between any two chips, and the overlay orders (a ring or a line of chips)
+// that the algorithms walk, chosen to keep every overlay hop short (seed 004,
+// "Overlay and Underlay Topologies").
+#pragma once
+#include <stdint.h>
+
+#include <vector>
+
+#include "driver/cluster.h"
+
+namespace weft::ccl {
+
+struct Hop {
+    uint32_t from_chip, from_port, to_chip, to_port;
+};
+
+class Topology {
+public:
+    // links: the cluster's cables; only those that are up are used.
+    Topology(uint32_t chips, const std::vector<LinkInfo>& links);
+
+    uint32_t size() const { return n_; }
+    // Shortest route (fewest hops, lowest chip first on ties); throws weft::Error
+    // naming both chips when one cannot reach the other.
+    const std::vector<Hop>& route(uint32_t from, uint32_t to) const;
+    uint32_t distance(uint32_t from, uint32_t to) const;
+    // The cable on (chip, port); throws weft::Error if there is none (or it is down).
+    const Hop& neighbour(uint32_t chip, uint32_t port) const;
+
+    // The ring of all chips with the least total stretch (a snake on a mesh);
+    // the first ring found in lexicographic order wins ties, so ring8 is 0..7.
+    std::vector<uint32_t> ring_order() const;
+    // The open line (no wrap) with the least stretch.
+    std::vector<uint32_t> line_order() const;
+    // Average underlay hops per overlay hop of `order` (1.0: every hop is a cable).
+    double stretch(const std::vector<uint32_t>& order, bool wrap) const;
+
+private:
+    std::vector<uint32_t> best_order(bool wrap) const;
+    uint32_t n_;
+    std::vector<std::vector<Hop>> adjacent_;       // per chip, by port
+    std::vector<std::vector<std::vector<Hop>>> routes_;  // [from][to]
+};
+
+}  // namespace weft::ccl
