@@ -1,5 +1,6 @@
 #include "ccl/runner.h"
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 
@@ -7,6 +8,21 @@
 #include "driver/kernel_args.h"
 
 namespace weft::ccl {
+
+RunnerOptions RunnerOptions::from_env() {
+    RunnerOptions o;
+    auto get = [](const char* name, uint32_t fallback) {
+        const char* v = std::getenv(name);
+        if (!v || !*v) return fallback;
+        char* end = nullptr;
+        const unsigned long x = std::strtoul(v, &end, 0);
+        if (*end || x == 0) throw Error(std::string(name) + "=" + v + " is not a positive number");
+        return static_cast<uint32_t>(x);
+    };
+    o.slots = get("WEFT_CCL_SLOTS", o.slots);
+    o.slot_size = get("WEFT_CCL_SLOT_SIZE", o.slot_size);
+    return o;
+}
 
 CollectiveRunner::CollectiveRunner(Cluster& cluster, RunnerOptions options)
     : cluster_(cluster),

@@ -32,11 +32,13 @@ struct RunnerOptions {
     uint32_t slots = 4;
     uint32_t slot_size = 16 * 1024;
     std::chrono::milliseconds timeout{0};  // 0: from the op's size
+    // WEFT_CCL_SLOTS / WEFT_CCL_SLOT_SIZE override the EDM buffering.
+    static RunnerOptions from_env();
 };
 
 class CollectiveRunner {
 public:
-    explicit CollectiveRunner(Cluster& cluster, RunnerOptions options = {});
+    explicit CollectiveRunner(Cluster& cluster, RunnerOptions options = RunnerOptions::from_env());
 
     const Topology& topology() const { return topo_; }
     const std::vector<uint32_t>& ring() const { return ring_; }

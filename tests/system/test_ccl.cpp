@@ -1,0 +1,182 @@
+// System test of the collective ops on a real cluster (argv[1]: pair, line4,
+// ring8, ...): every op x algorithm x data type, with sizes that leave
+// remainders and sizes down to one element per rank, checked element by
+// element against the host reference; all-gather along every dimension of a
+// 4-D tensor; bad requests refused with a message that names the problem.
+#include <string>
+#include <vector>
+
+#include "ccl/op_case.h"
+#include "system_test.h"
+
+using namespace weft;
+using namespace weft::test;
+
+namespace {
+
+std::string g_name = "ring8";
+std::unique_ptr<Cluster> g_cluster;
+std::unique_ptr<ccl::CollectiveRunner> g_runner;
+
+int setup(void**) {
+    if (start_for_group(g_name, &g_cluster) != 0) return -1;
+    // Small EDM slots, so that even these small tensors take many messages,
+    // wrap every channel's slots and cross piece boundaries.
+    ccl::RunnerOptions o;
+    o.slots = 3;
+    o.slot_size = 4096;
+    g_runner = std::make_unique<ccl::CollectiveRunner>(*g_cluster, o);
+    return 0;
+}
+
+int teardown(void**) {
+    g_runner.reset();
+    g_cluster.reset();
+    return 0;
+}
+
+const abi::DataType kTypes[] = {abi::kF32, abi::kBF16, abi::kF16, abi::kI32};
+
+// Runs and checks one case; returns a line describing a failure, or "".
+std::string run_one(const ccl::OpRequest& r, uint32_t seed) {
+    std::string what = ccl::collective_name(r.op) + "/" + r.algo + "/" + ccl::dtype_name(r.dtype) + "/" +
+                       ccl::redop_name(r.redop) + " " + std::to_string(r.bytes) + " B root " + std::to_string(r.root);
+    try {
+        const ccl::CaseResult res = ccl::run_case(*g_runner, *g_cluster, r, seed);
+        if (res.check.checked == 0) return what + ": nothing was checked";
+        if (res.check.wrong) return what + ": " + std::to_string(res.check.wrong) + " wrong, first " + res.check.first_wrong;
+        return "";
+    } catch (const std::exception& e) {
+        return what + ": " + e.what();
+    }
+}
+
+void report(const std::vector<std::string>& failures, size_t cases) {
+    for (const auto& f : failures) fprintf(stderr, "FAIL %s\n", f.c_str());
+    fprintf(stderr, "%zu cases on %s, %zu failed\n", cases, g_name.c_str(), failures.size());
+    assert_int_equal(failures.size(), 0);
+}
+
+void test_every_op_algorithm_and_type(void**) {
+    const uint32_t n = static_cast<uint32_t>(g_cluster->size());
+    std::vector<std::string> failures;
+    size_t cases = 0;
+    uint32_t seed = 1;
+    for (ccl::Collective op : ccl::all_collectives())
+        for (const std::string& algo : ccl::algorithms(op))
+            for (abi::DataType t : kTypes) {
+                const uint32_t es = ccl::dtype_size(t);
+                // One element per rank, then a size no rank count divides (odd elements).
+                for (uint64_t elements : {uint64_t(n), uint64_t(3000 * n + n / 2 + 1)}) {
+                    std::vector<abi::MathOp> redops{abi::kMathSum};
+                    if (ccl::reduces(op) && elements > n) redops.push_back(abi::MathOp(abi::kMathMax + (seed % 3)));
+                    for (abi::MathOp redop : redops) {
+                        ccl::OpRequest r;
+                        r.op = op;
+                        r.algo = algo;
+                        r.dtype = t;
+                        r.redop = redop;
+                        r.bytes = elements * es;
+                        r.root = seed % n;  // rooted ops: a different root each time
+                        ++cases;
+                        const std::string f = run_one(r, seed++);
+                        if (!f.empty()) failures.push_back(f);
+                    }
+                }
+            }
+    report(failures, cases);
+}
+
+void test_all_reduce_one_element(void**) {
+    // One element in all: every rank but one has an empty shard.
+    std::vector<std::string> failures;
+    for (const std::string& algo : ccl::algorithms(ccl::Collective::kAllReduce)) {
+        ccl::OpRequest r;
+        r.op = ccl::Collective::kAllReduce;
+        r.algo = algo;
+        r.bytes = 4;
+        const std::string f = run_one(r, 7);
+        if (!f.empty()) failures.push_back(f);
+    }
+    report(failures, ccl::algorithms(ccl::Collective::kAllReduce).size());
+}
+
+void test_all_gather_every_dimension(void**) {
+    std::vector<std::string> failures;
+    size_t cases = 0;
+    for (const std::string& algo : ccl::algorithms(ccl::Collective::kAllGather))
+        for (uint32_t dim = 0; dim < 4; ++dim) {
+            ccl::OpRequest r;
+            r.op = ccl::Collective::kAllGather;
+            r.algo = algo;
+            r.dtype = abi::kBF16;
+            r.shape = {2, 3, 4, 70};
+            r.dim = dim;
+            ++cases;
+            const std::string f = run_one(r, 100 + dim);
+            if (!f.empty()) failures.push_back(f + " (dim " + std::to_string(dim) + ")");
+        }
+    report(failures, cases);
+}
+
+void test_auto_picks_a_valid_algorithm(void**) {
+    for (ccl::Collective op : ccl::all_collectives()) {
+        ccl::OpRequest r;
+        r.op = op;
+        r.bytes = 64 * 1024;
+        const std::string algo = g_runner->resolve(r);
+        const auto& algos = ccl::algorithms(op);
+        assert_true(std::find(algos.begin(), algos.end(), algo) != algos.end());
+        assert_string_equal(run_one(r, 3).c_str(), "");
+    }
+}
+
+void expect_error(const ccl::OpRequest& r, const char* needle) {
+    try {
+        ccl::run_case(*g_runner, *g_cluster, r, 1);
+    } catch (const Error& e) {
+        if (std::string(e.what()).find(needle) != std::string::npos) return;
+        fprintf(stderr, "error '%s' does not mention '%s'\n", e.what(), needle);
+        fail();
+    }
+    fprintf(stderr, "no error for a request that should mention '%s'\n", needle);
+    fail();
+}
+
+void test_bad_requests_are_refused(void**) {
+    ccl::OpRequest r;
+    r.bytes = 6;  // three bf16, one and a half f32
+    expect_error(r, "not a whole number of f32 elements");
+    r.bytes = 0;
+    expect_error(r, "at least one element");
+    r.bytes = 1024;
+    r.algo = "hypercube";
+    expect_error(r, "unknown algorithm 'hypercube'");
+    r.algo = "auto";
+    r.op = ccl::Collective::kBroadcast;
+    r.root = 99;
+    expect_error(r, "root 99 is not a chip");
+    r.root = 0;
+    r.bytes = 1ull << 30;
+    expect_error(r, "does not fit chip DRAM");
+    try {
+        ccl::parse_collective("allreduce");
+        fail();
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "unknown op 'allreduce'"));
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc > 1) g_name = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_requests_are_refused),
+        cmocka_unit_test(test_every_op_algorithm_and_type),
+        cmocka_unit_test(test_all_reduce_one_element),
+        cmocka_unit_test(test_all_gather_every_dimension),
+        cmocka_unit_test(test_auto_picks_a_valid_algorithm),
+    };
+    return cmocka_run_group_tests_name(("ccl on " + g_name).c_str(), tests, setup, teardown);
+}
