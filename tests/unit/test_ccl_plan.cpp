@@ -1,0 +1,267 @@
+// CMocka tests of the host side of the collective ops, no QEMU: CTRING's
+// shard indices against seed 001's worked 4-rank example, its auto-tune tiers
+// and chunking bounds, the overlay orders and their stretch, the tensor
+// slicer (piece sizes) and the lowering's bookkeeping.
+#include <algorithm>
+#include <set>
+
+#include "ccl/collective.h"
+#include "ccl/lowering.h"
+#include "ccl/topology.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace weft;
+using namespace weft::ccl;
+
+namespace {
+
+std::vector<LinkInfo> ring_links(uint32_t n) {
+    std::vector<LinkInfo> v;
+    for (uint32_t i = 0; i < n; ++i) v.push_back({i, 1, (i + 1) % n, 3, true});  // E -> W
+    return v;
+}
+std::vector<LinkInfo> line_links(uint32_t n) {
+    std::vector<LinkInfo> v;
+    for (uint32_t i = 0; i + 1 < n; ++i) v.push_back({i, 1, i + 1, 3, true});
+    return v;
+}
+// A width x height mesh: E/W = ports 1/3, S/N = ports 2/0.
+std::vector<LinkInfo> mesh_links(uint32_t w, uint32_t h) {
+    std::vector<LinkInfo> v;
+    for (uint32_t y = 0; y < h; ++y)
+        for (uint32_t x = 0; x < w; ++x) {
+            const uint32_t c = x + y * w;
+            if (x + 1 < w) v.push_back({c, 1, c + 1, 3, true});
+            if (y + 1 < h) v.push_back({c, 2, c + w, 0, true});
+        }
+    return v;
+}
+
+void test_ctring_shards_match_the_seed_example(void**) {
+    // Seed 001, 4 ranks: RS step 1 handles shards 3,0,1,2 and step 2 shards
+    // 2,3,0,1 on ranks 0..3; after RS rank r owns shard (r+1)%N. (The seed's
+    // line for step 0, "0,3,2,1", contradicts both its own later steps and
+    // that ownership rule; the consistent reading is 0,1,2,3.)
+    const uint32_t n = 4;
+    const uint32_t step1[] = {3, 0, 1, 2}, step2[] = {2, 3, 0, 1}, step0[] = {0, 1, 2, 3};
+    for (uint32_t r = 0; r < n; ++r) {
+        assert_int_equal(rs_send_shard(r, 0, n), step0[r]);
+        assert_int_equal(rs_send_shard(r, 1, n), step1[r]);
+        assert_int_equal(rs_send_shard(r, 2, n), step2[r]);
+        // What rank r receives at the last RS step is what it owns afterwards.
+        assert_int_equal(rs_send_shard((r + n - 1) % n, n - 2, n), rs_owned_shard(r, n));
+        assert_int_equal(rs_owned_shard(r, n), (r + 1) % n);
+    }
+    // Forward AG (getStepShardIdx): step 0 sends the owned shard, then what arrived.
+    for (uint32_t r = 0; r < n; ++r) {
+        assert_int_equal(ag_send_shard(r, 0, n), rs_owned_shard(r, n));
+        for (uint32_t t = 1; t < n - 1; ++t) assert_int_equal(ag_send_shard(r, t, n), ag_send_shard((r + n - 1) % n, t - 1, n));
+        // Reverse AG (getRevStepShardIdx): step 0 sends the owned shard left, then forwards.
+        assert_int_equal(ag_rev_send_shard(r, 0, n), rs_owned_shard(r, n));
+        assert_int_equal(ag_rev_send_shard(r, 1, n), ag_rev_send_shard((r + 1) % n, 0, n));
+    }
+}
+
+void test_bidirectional_all_gather_covers_every_shard(void**) {
+    for (uint32_t n = 2; n <= 9; ++n) {
+        assert_int_equal(ag_forward_steps(n, true), (n - 1 + 1) / 2);  // ceil((N-1)/2)
+        assert_int_equal(ag_reverse_steps(n, true), (n - 1) / 2);      // floor((N-1)/2)
+        assert_int_equal(ag_forward_steps(n, true) + ag_reverse_steps(n, true), n - 1);
+        for (uint32_t r = 0; r < n; ++r) {
+            std::set<uint32_t> have{rs_owned_shard(r, n)};
+            for (uint32_t t = 0; t < ag_forward_steps(n, true); ++t) have.insert(ag_send_shard((r + n - 1) % n, t, n));
+            for (uint32_t t = 0; t < ag_reverse_steps(n, true); ++t) have.insert(ag_rev_send_shard((r + 1) % n, t, n));
+            assert_int_equal(have.size(), n);
+        }
+    }
+}
+
+void test_ctring_auto_tune_tiers(void**) {
+    assert_int_equal(ctring_pipeline_depth(1024), 1);
+    assert_int_equal(ctring_pipeline_depth(32 * 1024 - 1), 1);
+    assert_int_equal(ctring_pipeline_depth(32 * 1024), 2);
+    assert_int_equal(ctring_pipeline_depth((1 << 20) - 1), 2);
+    assert_int_equal(ctring_pipeline_depth(1 << 20), 4);
+    assert_int_equal(ctring_pipeline_depth((16 << 20) - 1), 4);
+    assert_int_equal(ctring_pipeline_depth(16 << 20), 2);
+    assert_int_equal(ctring_pipeline_depth(32 << 20), 2);
+    assert_int_equal(ctring_pipeline_depth((32 << 20) + 1), 1);
+
+    CtringTuning t;
+    CtringParams p = ctring_params(4 << 20, 8, 4, t);  // 4 MiB on 8 ranks: depth 4
+    assert_int_equal(p.pipeline_depth, 4);
+    assert_int_equal(p.num_chunks, 32);
+    assert_int_equal(p.chunk_size, (4 << 20) / 32);
+    assert_true(p.bidir_ag);  // default threshold 4 MB
+    p = ctring_params((4 << 20) + 4, 8, 4, t);
+    assert_false(p.bidir_ag);
+    // Chunk size clamps at 16 MB, and chunk * chunks stays within the max BDP.
+    t.pipeline_depth = 1;
+    t.max_bdp = 8 << 20;
+    p = ctring_params(1ull << 31, 2, 4, t);
+    assert_true(p.chunk_size <= 16u << 20);
+    assert_true(p.chunk_size * p.num_chunks <= t.max_bdp);
+    // Overrides win; chunks stay whole elements.
+    t = CtringTuning{};
+    t.chunk_size = 1001;
+    t.num_chunks = 3;
+    t.bidir_ag_max_size = -1;
+    p = ctring_params(1 << 20, 8, 4, t);
+    assert_int_equal(p.num_chunks, 3);
+    assert_int_equal(p.chunk_size % 4, 0);
+    assert_true(p.bidir_ag);
+    t.bidir_ag_max_size = 0;
+    assert_false(ctring_params(1024, 8, 4, t).bidir_ag);
+}
+
+void test_ring_orders_and_stretch(void**) {
+    Topology ring(8, ring_links(8));
+    std::vector<uint32_t> want{0, 1, 2, 3, 4, 5, 6, 7};
+    assert_true(ring.ring_order() == want);
+    assert_true(ring.stretch(ring.ring_order(), true) == 1.0);
+    // A line has no closing cable: the best ring's wrap hop crosses the line.
+    Topology line(4, line_links(4));
+    assert_true(line.line_order() == std::vector<uint32_t>({0, 1, 2, 3}));
+    assert_true(line.stretch(line.line_order(), false) == 1.0);
+    assert_true(line.stretch(line.ring_order(), true) == 1.5);  // (1 + 1 + 1 + 3) / 4
+    // 2x2 mesh: the snake 0-1-3-2 uses only cables; row-major order would not.
+    Topology m2(4, mesh_links(2, 2));
+    assert_true(m2.ring_order() == std::vector<uint32_t>({0, 1, 3, 2}));
+    assert_true(m2.stretch(m2.ring_order(), true) == 1.0);
+    assert_true(m2.stretch({0, 1, 2, 3}, true) > 1.0);
+    // 4x3 mesh (12 chips, the heuristic path): an even side admits a cable-only ring.
+    Topology m43(12, mesh_links(4, 3));
+    const auto o = m43.ring_order();
+    assert_int_equal(o.size(), 12);
+    assert_int_equal(std::set<uint32_t>(o.begin(), o.end()).size(), 12);
+    assert_true(m43.stretch(o, true) <= 1.2);
+    // Routes take the fewest hops and say which port.
+    assert_int_equal(ring.distance(0, 4), 4);
+    assert_int_equal(ring.distance(0, 6), 2);
+    assert_int_equal(ring.route(0, 7).front().from_port, 3);
+}
+
+void test_disconnected_cluster_is_named(void**) {
+    auto links = line_links(4);
+    links[1].up = false;  // 1 - 2 cut
+    Topology t(4, links);
+    try {
+        t.route(0, 3);
+        fail();
+    } catch (const std::exception& e) {
+        assert_non_null(strstr(e.what(), "chip 0 cannot reach chip 3"));
+    }
+}
+
+LoweringOptions options(uint64_t piece) {
+    LoweringOptions o;
+    o.piece_bytes = piece;
+    o.slot_size = 4096;
+    o.scratch = Span::bytes(0x1000000, 1 << 20);
+    return o;
+}
+
+void test_slicer_cuts_pieces_within_bounds(void**) {
+    // One 100000-byte transfer over one cable in pieces of 16 KiB: 7 pieces,
+    // each a whole number of 4-byte elements, sent as ceil(piece / slot) messages.
+    Topology t(2, line_links(2));
+    Plan p;
+    p.send(0, 0, Span::bytes(0x100000, 100000), 1, Span::bytes(0x200000, 100000), true);
+    const LoweredOp op = lower(p, t, {4, 5, 6, 7}, options(16384));
+    assert_int_equal(op.streams.size(), 1);
+    assert_int_equal(op.hops, 7);
+    assert_int_equal(op.bytes_on_links, 100000);
+    uint32_t expect_messages = 6 * 4 + (100000 - 6 * 16384 + 4095) / 4096;
+    assert_int_equal(op.streams[0].messages, expect_messages);
+    uint64_t seen = 0;
+    for (const WorkerProgram& w : op.workers)
+        for (const abi::CclInstr& in : w.code)
+            if (in.opcode == abi::kCclRecvReduce) {
+                assert_true(in.dst.page_size <= 16384);
+                assert_int_equal(in.dst.page_size % 4, 0);
+                assert_int_equal(in.dst.base, 0x200000 + seen);
+                seen += in.dst.page_size;
+            }
+    assert_int_equal(seen, 100000);
+}
+
+void test_lowering_routes_and_orders_workers(void**) {
+    // Chip 0 to chip 3 on a line: forwarded through 1 and 2's scratch.
+    Topology t(4, line_links(4));
+    Plan p;
+    p.send(0, 0, Span::bytes(0x100000, 8192), 3, Span::bytes(0x200000, 8192));
+    const LoweredOp op = lower(p, t, {4, 5, 6, 7}, options(1 << 20));
+    assert_int_equal(op.hops, 3);
+    assert_int_equal(op.streams.size(), 3);
+    for (const Stream& s : op.streams) assert_int_equal(s.messages, 2);
+    // Chips 1 and 2 each run a receiver and a sender; the sender waits for the receiver.
+    for (uint32_t chip : {1u, 2u}) {
+        const WorkerProgram *rx = nullptr, *tx = nullptr;
+        for (const WorkerProgram& w : op.workers)
+            if (w.chip == chip) (w.receives ? rx : tx) = &w;
+        assert_non_null(rx);
+        assert_non_null(tx);
+        assert_int_equal(rx->code.back().opcode, abi::kCclSignal);
+        assert_int_equal(tx->code.front().opcode, abi::kCclWait);
+        assert_int_equal(tx->code.front().arg, rx->index);
+        assert_int_equal(tx->code.front().count, 1);
+    }
+}
+
+void test_a_chip_with_too_many_ports_is_refused(void**) {
+    // The centre of a 3x3 mesh sending on all four ports needs 8 workers.
+    Topology t(9, mesh_links(3, 3));
+    Plan p;
+    for (uint32_t to : {1u, 3u, 5u, 7u}) {
+        p.send(0, 4, Span::bytes(0x100000, 64), to, Span::bytes(0x200000, 64));
+        p.send(0, to, Span::bytes(0x100000, 64), 4, Span::bytes(0x300000 + to * 64, 64));
+    }
+    try {
+        lower(p, t, {4, 5, 6, 7}, options(1 << 20));
+        fail();
+    } catch (const std::exception& e) {
+        assert_non_null(strstr(e.what(), "chip 4 would need 8 worker cores"));
+    }
+}
+
+void test_layout_splits_remainders_to_the_first_ranks(void**) {
+    OpRequest r;
+    r.op = Collective::kReduceScatter;
+    r.bytes = 4 * 11;
+    const OpLayout l = layout_op(r, 4, Span::bytes(0x81000000, 200 << 20));
+    assert_true(l.block_elems == std::vector<uint64_t>({3, 3, 3, 2}));
+    assert_true(l.block_first == std::vector<uint64_t>({0, 3, 6, 9}));
+    r.op = Collective::kAllGather;
+    r.shape = {2, 3, 4, 5};
+    r.dim = 2;
+    const OpLayout g = layout_op(r, 4, Span::bytes(0x81000000, 200 << 20));
+    const Span b = g.output_block(1);  // 6 pages of 4*5 elements, one every 4 ranks' worth
+    assert_int_equal(b.count, 6);
+    assert_int_equal(b.page_size, 20 * 4);
+    assert_int_equal(b.stride, 4 * 20 * 4);
+    assert_int_equal(b.base, g.output + 20 * 4);
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ctring_shards_match_the_seed_example),
+        cmocka_unit_test(test_bidirectional_all_gather_covers_every_shard),
+        cmocka_unit_test(test_ctring_auto_tune_tiers),
+        cmocka_unit_test(test_ring_orders_and_stretch),
+        cmocka_unit_test(test_disconnected_cluster_is_named),
+        cmocka_unit_test(test_slicer_cuts_pieces_within_bounds),
+        cmocka_unit_test(test_lowering_routes_and_orders_workers),
+        cmocka_unit_test(test_a_chip_with_too_many_ports_is_refused),
+        cmocka_unit_test(test_layout_splits_remainders_to_the_first_ranks),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
