@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all deps demo test unit-test system-test bench clean configure
+.PHONY: all deps demo test unit-test system-test bench bench-ccl clean configure
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -29,8 +29,13 @@ unit-test: all
 system-test: all
 	cd $(BUILD) && ctest --output-on-failure -L system
 
+# The platform (links, EDM, start-up), then the collective ops on ring8.
 bench: all
 	@$(BUILD)/bin/weft-bench-platform
+	@$(BUILD)/bin/weft-bench-ccl
+
+bench-ccl: all
+	@$(BUILD)/bin/weft-bench-ccl
 
 clean:
 	rm -rf $(BUILD)

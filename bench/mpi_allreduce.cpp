@@ -84,14 +84,17 @@ std::string parse(int argc, char** argv, Options* o) {
 
 // Adaptive iteration count: 20 for small messages, fewer once one all-reduce
 // takes long, so each size costs at most ~2 s of timed loop (8 ranks on 2 cores
-// reach ~0.5 s per 64 MiB all-reduce); never fewer than 3. The warm-up time is
-// the slowest rank's, so every rank agrees on the count.
-int pick_iters(double warm_sec_per_iter) {
-    constexpr double kBudgetSec = 2.0;
-    constexpr int kMax = 20, kMin = 3;
-    if (warm_sec_per_iter <= 0) return kMax;
-    double n = kBudgetSec / warm_sec_per_iter;
-    return static_cast<int>(std::clamp(n, double(kMin), double(kMax)));
+// take ~0.3-0.6 s per 64 MiB all-reduce), and the whole sweep stays inside
+// kTotalSec even on a loaded machine: once the sweep is behind, the sizes left
+// share what remains, down to one iteration each. warm_sec is the slowest
+// rank's warm-up time per call and elapsed_sec rank 0's time since the sweep began, so
+// every rank computes the same count.
+int pick_iters(double warm_sec, double elapsed_sec, int sizes_left) {
+    constexpr double kPerSizeSec = 2.0, kTotalSec = 45.0;
+    constexpr int kMax = 20;
+    if (warm_sec <= 0) return kMax;
+    double budget = std::min(kPerSizeSec, std::max(0.0, kTotalSec - elapsed_sec) / std::max(1, sizes_left));
+    return static_cast<int>(std::clamp(budget / warm_sec, 1.0, double(kMax)));
 }
 
 // Value of element i on rank r: small integers, so the float sum over any
@@ -99,7 +102,8 @@ int pick_iters(double warm_sec_per_iter) {
 inline int32_t value(int rank, uint64_t i) { return (rank % 16 + 1) * static_cast<int32_t>(i % 7 + 1); }
 
 template <typename T>
-void run_size(const Options& o, uint64_t bytes, MPI_Datatype type, int rank, int ranks) {
+void run_size(const Options& o, uint64_t bytes, MPI_Datatype type, int rank, int ranks, double start,
+              int sizes_left) {
     const uint64_t count = bytes / sizeof(T);
     bytes = count * sizeof(T);
     std::vector<T> send(count), recv(count);
@@ -114,9 +118,9 @@ void run_size(const Options& o, uint64_t bytes, MPI_Datatype type, int rank, int
     double warm = o.warmup ? (MPI_Wtime() - t0) / o.warmup : 0.0;
     int iters = o.iters;
     if (iters == 0) {
-        double warm_max = 0;
-        MPI_Allreduce(&warm, &warm_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        iters = pick_iters(warm_max);
+        double mine[2] = {warm, rank == 0 ? MPI_Wtime() - start : 0.0}, all[2] = {0, 0};
+        MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        iters = pick_iters(all[0], all[1], sizes_left);
     }
     if (iters == 0) iters = 1;
 
@@ -176,10 +180,16 @@ int main(int argc, char** argv) {
         return 2;
     }
 
-    for (uint64_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= o.factor) {
-        if (o.is_float) run_size<float>(o, bytes, MPI_FLOAT, rank, ranks);
-        else run_size<int32_t>(o, bytes, MPI_INT32_T, rank, ranks);
+    std::vector<uint64_t> sizes;
+    for (uint64_t bytes = o.min_bytes;; bytes *= o.factor) {
+        sizes.push_back(bytes);
         if (bytes > o.max_bytes / o.factor) break;  // next step would pass max (or overflow)
+    }
+    const double start = MPI_Wtime();
+    for (size_t k = 0; k < sizes.size(); ++k) {
+        const int left = static_cast<int>(sizes.size() - k);
+        if (o.is_float) run_size<float>(o, sizes[k], MPI_FLOAT, rank, ranks, start, left);
+        else run_size<int32_t>(o, sizes[k], MPI_INT32_T, rank, ranks, start, left);
     }
     MPI_Finalize();
     return 0;

@@ -19,6 +19,7 @@
 #include "driver/platform_kernels.h"
 #include "edm_bench.h"
 #include "host_cpu.h"
+#include "link_rate.h"
 
 using namespace weft;
 using Clock = std::chrono::steady_clock;
@@ -42,19 +43,7 @@ double host_memcpy_gbps(size_t size, uint64_t total) {
 }
 
 constexpr uint64_t kLinkBytes = 64ull << 20;
-
-// Sends kLinkBytes from chip 0's DRAM to chip 1's in transfers of `size`
-// bytes, one Ethernet command each; timed on the chip clock by the kernel.
-double link_gbps(Cluster& c, uint32_t size) {
-    const BoardInfo& b = c.board();
-    const uint32_t port = 1;  // E, linked to chip 1 W in pair.yaml
-    // One send per transfer: the packet is the transfer size.
-    Launch l = kernels::eth_send(0, b.ports[port].core, port, b.dram.base, b.dram.base + kLinkBytes,
-                                 static_cast<uint32_t>(kLinkBytes), size, 1, 0, 0);
-    KernelResult r = c.run({l}, std::chrono::seconds(120))[0];
-    if (r.return_code != 0) throw Error("eth_send failed");
-    return double(kLinkBytes) / (double(r.ticks) / b.timebase_hz) / 1e9;
-}
+using bench::link_gbps;
 
 double ping_pong_us(Cluster& c, uint32_t n) {
     const BoardInfo& b = c.board();

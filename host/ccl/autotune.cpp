@@ -19,10 +19,23 @@ CostFeatures CostFeatures::of(const LoweredOp& op) {
     return f;
 }
 
-double CostModel::predict(const OpRequest&, const std::string&, const LoweredOp& op) const {
-    const CostFeatures f = CostFeatures::of(op);
-    return launch + per_instruction * f.longest_program + per_message * f.busiest_stream;
+double CostModel::predict(const OpRequest& r, const LoweredOp& op) const {
+    auto it = per_op.find(collective_name(r.op));
+    return (it == per_op.end() ? fallback : it->second).predict(CostFeatures::of(op));
 }
+
+namespace {
+CostCoefficients coefficients_of(const nlohmann::json& j) {
+    CostCoefficients c;
+    c.launch = j.at("launch_s").get<double>();
+    c.per_instruction = j.at("per_instruction_s").get<double>();
+    c.per_message = j.at("per_message_s").get<double>();
+    return c;
+}
+nlohmann::json json_of(const CostCoefficients& c) {
+    return {{"launch_s", c.launch}, {"per_instruction_s", c.per_instruction}, {"per_message_s", c.per_message}};
+}
+}  // namespace
 
 CostModel CostModel::for_cluster(const std::string& name) {
     CostModel m;
@@ -32,9 +45,8 @@ CostModel CostModel::for_cluster(const std::string& name) {
     if (!in) return m;
     try {
         const auto j = nlohmann::json::parse(in);
-        m.launch = j.at("launch_s").get<double>();
-        m.per_instruction = j.at("per_instruction_s").get<double>();
-        m.per_message = j.at("per_message_s").get<double>();
+        m.fallback = coefficients_of(j.at("fallback"));
+        for (auto& [op, c] : j.at("ops").items()) m.per_op[op] = coefficients_of(c);
         m.source = path;
     } catch (const std::exception& e) {
         throw Error(path + ": not a cost model (" + e.what() + ")");
@@ -42,7 +54,7 @@ CostModel CostModel::for_cluster(const std::string& name) {
     return m;
 }
 
-CostModel CostModel::fit(const std::vector<std::pair<CostFeatures, double>>& pts) {
+CostCoefficients CostCoefficients::fit(const std::vector<std::pair<CostFeatures, double>>& pts) {
     // Minimise relative error (times span 4 orders of magnitude): weight each row by 1/t.
     // Solve the 3x3 normal equations; drop a coefficient that comes out negative and refit.
     std::array<bool, 3> use{true, true, true};
@@ -78,20 +90,19 @@ CostModel CostModel::fit(const std::vector<std::pair<CostFeatures, double>>& pts
         }
         if (!again) break;
     }
-    CostModel m;
+    CostCoefficients m;
     m.launch = std::max(0.0, c[0]);
     m.per_instruction = std::max(0.0, c[1]);
     m.per_message = std::max(0.0, c[2]);
-    m.source = "fitted";
     return m;
 }
 
 void CostModel::save(const std::string& path) const {
+    nlohmann::json ops = nlohmann::json::object();
+    for (const auto& [op, c] : per_op) ops[op] = json_of(c);
     std::ofstream out(path);
     if (!out) throw Error("cannot write " + path);
-    out << nlohmann::json{{"launch_s", launch}, {"per_instruction_s", per_instruction}, {"per_message_s", per_message}}
-               .dump(2)
-        << "\n";
+    out << nlohmann::json{{"fallback", json_of(fallback)}, {"ops", ops}}.dump(2) << "\n";
 }
 
 }  // namespace weft::ccl

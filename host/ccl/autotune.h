@@ -5,6 +5,7 @@
 // The three coefficients are fitted by `weft bench --fit` to measurements of
 // every algorithm on a cluster and stored in data/cost_model/<cluster>.json.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,16 +20,24 @@ struct CostFeatures {
     static CostFeatures of(const LoweredOp& op);
 };
 
-struct CostModel {
-    // Seconds: launch, per instruction, per message. Defaults measured on ring8.
+struct CostCoefficients {
+    // Seconds: launch, per instruction of the longest program, per message of the busiest stream.
     double launch = 2e-3, per_instruction = 60e-6, per_message = 40e-6;
+    double predict(const CostFeatures& f) const {
+        return launch + per_instruction * f.longest_program + per_message * f.busiest_stream;
+    }
+    // Least squares on relative error, coefficients kept non-negative.
+    static CostCoefficients fit(const std::vector<std::pair<CostFeatures, double>>& points);
+};
+
+struct CostModel {
+    std::map<std::string, CostCoefficients> per_op;  // by collective_name; others use `fallback`
+    CostCoefficients fallback;
     std::string source = "built-in defaults";
 
-    double predict(const OpRequest& r, const std::string& algo, const LoweredOp& op) const;
+    double predict(const OpRequest& r, const LoweredOp& op) const;
     // data/cost_model/<name>.json in the source tree, else the defaults.
     static CostModel for_cluster(const std::string& cluster_name);
-    // Least squares (coefficients kept non-negative) over measured points.
-    static CostModel fit(const std::vector<std::pair<CostFeatures, double>>& points);
     void save(const std::string& path) const;
 };
 

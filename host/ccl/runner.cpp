@@ -58,7 +58,7 @@ std::string CollectiveRunner::resolve(const OpRequest& r) const {
     std::string best;
     double best_t = 0;
     for (const std::string& a : algos) {
-        const double t = model_.predict(r, a, lower_op(r, a));
+        const double t = model_.predict(r, lower_op(r, a));
         if (best.empty() || t < best_t) best = a, best_t = t;
     }
     return best;

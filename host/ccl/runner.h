@@ -51,6 +51,8 @@ public:
     // The lowered op, without running it (the cost model and the tests use it).
     LoweredOp lower_op(const OpRequest& r, const std::string& algo) const;
     OpTiming run(const OpRequest& r);
+    const CostModel& cost_model() const { return model_; }
+    void set_cost_model(CostModel m) { model_ = std::move(m); }
 
 private:
     Cluster& cluster_;

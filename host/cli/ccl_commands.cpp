@@ -155,12 +155,9 @@ int cmd_bench(Cluster& cluster, const CclArgs& a) {
                 << row["time_us"] << "," << row["algbw_gbs"] << "," << row["busbw_gbs"] << "," << row["wrong"] << "\n";
     }
     if (a.fit) {
-        const ccl::CostModel m = ccl::CostModel::fit(fit_points);
-        const std::string name = cluster.info().value("name", std::string("cluster"));
-        const std::string path = "cost_model_" + name + ".json";
-        m.save(path);
-        std::printf("# cost model: launch %.3g s + %.3g s/instruction + %.3g s/message, written to %s\n", m.launch,
-                    m.per_instruction, m.per_message, path.c_str());
+        const ccl::CostCoefficients m = ccl::CostCoefficients::fit(fit_points);
+        std::printf("# cost model for %s: launch %.3g s + %.3g s/instruction + %.3g s/message\n",
+                    ccl::collective_name(base.op).c_str(), m.launch, m.per_instruction, m.per_message);
     }
     return wrong_total ? 1 : 0;
 }

@@ -388,12 +388,15 @@ struct Extent {
     double xmin, xmax, ymin, ymax;
 };
 
+// Magnitudes beyond this would overflow the tick arithmetic; no measurement gets near it.
+bool in_range(double v) { return std::isfinite(v) && std::fabs(v) <= 1e300; }
+
 // Connecting points in x order keeps the line a function of x whatever order
 // the caller measured in.
 Points plottable_points(const PlotSeries& s, bool log2_x) {
     Points out;
     for (const auto& [x, y] : s.points)
-        if (std::isfinite(x) && std::isfinite(y) && (!log2_x || x > 0)) out.emplace_back(x, y);
+        if (in_range(x) && in_range(y) && (!log2_x || x > 0)) out.emplace_back(x, y);
     std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return out;
 }
@@ -610,15 +613,17 @@ void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
 Rgb plot_series_colour(std::size_t index) { return kPalette[index % kPalette.size()]; }
 
 void write_line_plot_png(const std::string& path, const PlotSpec& spec) {
-    // Below this the labels crowd out the plot; above it the raw image runs to hundreds of MiB.
-    if (spec.width < 160 || spec.height < 120 || spec.width > 8192 || spec.height > 8192)
+    // Below this the labels crowd out the plot; above it the image and its
+    // encoded copies (held in memory at once) would run to hundreds of MiB.
+    if (spec.width < 160 || spec.height < 120 || spec.width > 4096 || spec.height > 4096)
         throw Error("plot '" + path + "': size " + std::to_string(spec.width) + "x" +
-                    std::to_string(spec.height) + " is outside 160x120..8192x8192");
+                    std::to_string(spec.height) + " is outside 160x120..4096x4096");
     std::vector<Points> data;
     for (const PlotSeries& s : spec.series) data.push_back(plottable_points(s, spec.log2_x));
     const std::optional<Extent> extent = extent_of(data);
     if (!extent)
-        throw Error("plot '" + path + "': no points to draw (points need finite x and y, and x > 0 on a log2 axis)");
+        throw Error("plot '" + path + "': no points to draw "
+                    "(points need finite x and y, and x > 0 on a log2 axis)");
     write_file(path, encode_png(render(spec, data, *extent)));
 }
 

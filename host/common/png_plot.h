@@ -33,10 +33,10 @@ struct Rgb {
 // Exposed so callers and tests can find a series in the image.
 Rgb plot_series_colour(std::size_t index);
 
-// Writes an 8-bit RGB PNG. Points that cannot be placed (non-finite, or x <= 0
-// on a log2 axis) are skipped. Throws Error (a std::runtime_error) naming the
-// path if the file cannot be written, the size is outside 160x120..8192x8192,
-// or no series has a point to draw.
+// Writes an 8-bit RGB PNG. Points that cannot be placed (non-finite, beyond
+// +-1e300, or x <= 0 on a log2 axis) are skipped. Throws Error (a
+// std::runtime_error) naming the path if the file cannot be written, the size
+// is outside 160x120..4096x4096, or no series has a point to draw.
 void write_line_plot_png(const std::string& path, const PlotSpec& spec);
 
 }  // namespace weft

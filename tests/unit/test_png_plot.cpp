@@ -229,6 +229,12 @@ void test_empty_spec_throws(void**) {
     rmdir(dir);
 }
 
+void test_unreasonable_size_throws(void**) {
+    PlotSpec spec = bandwidth_spec();
+    spec.width = 10;
+    expect_error_naming("/tmp/weft_png_plot_tiny.png", spec);
+}
+
 void test_unwritable_path_throws(void**) {
     expect_error_naming("/nonexistent-weft-dir/plot.png", bandwidth_spec());
 }
@@ -241,6 +247,7 @@ int main() {
         cmocka_unit_test(test_linear_axis_odd_size),
         cmocka_unit_test(test_palette_is_distinct),
         cmocka_unit_test(test_empty_spec_throws),
+        cmocka_unit_test(test_unreasonable_size_throws),
         cmocka_unit_test(test_unwritable_path_throws),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

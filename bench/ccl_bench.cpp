@@ -1,0 +1,245 @@
+// make bench, collective part: on ring8, in one run,
+//   - the raw link throughput (the yardstick),
+//   - busbw against size (1 KiB .. 64 MiB) of every all-reduce algorithm and
+//     every all-gather variant, each also as a fraction of the raw link,
+//   - the cost model for --algo auto fitted to these measurements, and how
+//     close its choice comes to the best fixed algorithm at every size,
+//   - Open MPI's MPI_Allreduce with 8 processes on this host, side by side.
+// Writes bench/results/ccl_ring8.json and a PNG chart per op.
+// WEFT_BENCH_QUICK=1: sizes up to 1 MiB only.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "ccl/op_case.h"
+#include "common/png_plot.h"
+#include "driver/paths.h"
+#include "link_rate.h"
+#include "mpi_reference.h"
+
+using namespace weft;
+
+namespace {
+
+struct Point {
+    std::string algo;
+    uint64_t bytes = 0;
+    double seconds = 0, busbw = 0;
+    uint64_t wrong = 0;
+    ccl::CostFeatures features;
+};
+
+std::string human(uint64_t b) {
+    char s[32];
+    if (b >= (1u << 20)) snprintf(s, sizeof s, "%lluM", (unsigned long long)(b >> 20));
+    else if (b >= 1024) snprintf(s, sizeof s, "%lluK", (unsigned long long)(b >> 10));
+    else snprintf(s, sizeof s, "%llu", (unsigned long long)b);
+    return s;
+}
+
+// Times every algorithm of `op` at every size; an algorithm whose run took
+// longer than the budget is not tried at larger sizes (said in the table).
+std::vector<Point> sweep(Cluster& c, ccl::CollectiveRunner& run, ccl::Collective op, const std::vector<uint64_t>& sizes) {
+    std::vector<Point> out;
+    const uint32_t n = static_cast<uint32_t>(c.size());
+    constexpr double kBudgetSeconds = 6.0;
+    const bool tty = isatty(STDERR_FILENO);
+    for (const std::string& algo : ccl::algorithms(op)) {
+        for (uint64_t size : sizes) {
+            ccl::OpRequest r;
+            r.op = op;
+            r.bytes = size;
+            r.algo = algo;
+            if (tty) std::fprintf(stderr, "\r  %s %-13s %6s ...   ", ccl::collective_name(op).c_str(), algo.c_str(), human(size).c_str());
+            const ccl::CaseResult first = ccl::run_case(run, c, r, 1, true);
+            const uint32_t iters = size <= (1u << 20) ? 4 : size <= (16u << 20) ? 2 : 1;
+            double total = 0;
+            for (uint32_t i = 0; i < iters; ++i) total += ccl::run_case(run, c, r, 1, false).timing.seconds;
+            Point p;
+            p.algo = algo;
+            p.bytes = size;
+            p.seconds = total / iters;
+            p.busbw = double(size) / p.seconds / 1e9 * ccl::bus_factor(op, n);
+            p.wrong = first.check.wrong;
+            p.features = ccl::CostFeatures::of(run.lower_op(r, algo));
+            out.push_back(p);
+            if (first.timing.seconds > kBudgetSeconds) break;
+        }
+    }
+    if (tty) std::fprintf(stderr, "\r%60s\r", "");
+    return out;
+}
+
+const Point* find(const std::vector<Point>& v, const std::string& algo, uint64_t bytes) {
+    for (const Point& p : v)
+        if (p.algo == algo && p.bytes == bytes) return &p;
+    return nullptr;
+}
+
+void print_table(ccl::Collective op, const std::vector<Point>& pts, const std::vector<uint64_t>& sizes, double raw) {
+    const auto& algos = ccl::algorithms(op);
+    std::printf("\n%s on ring8: busbw GB/s (fraction of the raw link %.3f GB/s)\n", ccl::collective_name(op).c_str(), raw);
+    std::printf("%8s", "size");
+    for (const auto& a : algos) std::printf(" %20s", a.c_str());
+    std::printf("\n");
+    for (uint64_t s : sizes) {
+        std::printf("%8s", human(s).c_str());
+        for (const auto& a : algos) {
+            const Point* p = find(pts, a, s);
+            if (!p) std::printf(" %20s", "(over budget)");
+            else std::printf(" %11.4f (%5.3f)%s", p->busbw, p->busbw / raw, p->wrong ? "!" : " ");
+        }
+        std::printf("\n");
+    }
+}
+
+void plot(const std::string& path, ccl::Collective op, const std::vector<Point>& pts, double raw,
+          const std::vector<bench::MpiPoint>& mpi) {
+    PlotSpec spec;
+    spec.title = ccl::collective_name(op) + " on ring8 (8 QEMU chips), busbw";
+    spec.x_label = "message size (bytes)";
+    spec.y_label = "busbw (GB/s)";
+    for (const auto& a : ccl::algorithms(op)) {
+        PlotSeries s{"weft " + a, {}};
+        for (const Point& p : pts)
+            if (p.algo == a) s.points.push_back({double(p.bytes), p.busbw});
+        spec.series.push_back(s);
+    }
+    if (!mpi.empty()) {
+        PlotSeries s{"Open MPI (8 procs)", {}};
+        for (const auto& m : mpi) s.points.push_back({double(m.bytes), m.busbw_gbs});
+        spec.series.push_back(s);
+    }
+    PlotSeries link{"raw link", {}};
+    for (const Point& p : pts) link.points.push_back({double(p.bytes), raw});
+    std::sort(link.points.begin(), link.points.end());
+    link.points.erase(std::unique(link.points.begin(), link.points.end()), link.points.end());
+    spec.series.push_back(link);
+    write_line_plot_png(path, spec);
+}
+
+}  // namespace
+
+int main() {
+    try {
+        const bool quick = getenv("WEFT_BENCH_QUICK") != nullptr;
+        std::vector<uint64_t> sizes;
+        for (uint64_t s = 1024; s <= (quick ? (1ull << 20) : (64ull << 20)); s *= 4) sizes.push_back(s);
+        const std::string results = paths::source_root() + "/bench/results";
+        std::printf("weft collective bench on ring8 (host: %ld cores)\nstarting ring8 ...\n", sysconf(_SC_NPROCESSORS_ONLN));
+        auto cluster = Cluster::start(paths::cluster_file("ring8"), "/tmp/weft-bench-ccl-" + std::to_string(getpid()));
+        ccl::CollectiveRunner run(*cluster);
+        bench::link_gbps(*cluster, 1u << 20);  // warm the DRAM pages
+        const double raw = bench::link_gbps(*cluster, 1u << 20);
+        std::printf("raw link throughput (chip 0 E -> chip 1, 64 MiB in 1 MiB transfers): %.3f GB/s\n", raw);
+
+        std::map<ccl::Collective, std::vector<Point>> all;
+        for (ccl::Collective op : {ccl::Collective::kAllReduce, ccl::Collective::kAllGather}) {
+            std::printf("sweeping %s ...\n", ccl::collective_name(op).c_str());
+            std::fflush(stdout);
+            all[op] = sweep(*cluster, run, op, sizes);
+        }
+
+        // The auto choice: fit per op, then compare its pick with the best measured.
+        ccl::CostModel model;
+        model.source = "fitted by make bench on ring8";
+        for (auto& [op, pts] : all) {
+            std::vector<std::pair<ccl::CostFeatures, double>> fit;
+            for (const Point& p : pts) fit.push_back({p.features, p.seconds});
+            model.per_op[ccl::collective_name(op)] = ccl::CostCoefficients::fit(fit);
+        }
+        model.fallback = model.per_op["all_reduce"];
+        model.save(paths::source_root() + "/data/cost_model/ring8.json");
+        run.set_cost_model(model);
+
+        std::vector<bench::MpiPoint> mpi;
+        std::string why;
+        const std::string mpi_program = paths::build_root() + "/bin/weft-mpi-allreduce";
+        if (access(mpi_program.c_str(), X_OK) == 0) {
+            std::printf("running Open MPI's MPI_Allreduce with 8 processes ...\n");
+            std::fflush(stdout);
+            mpi = bench::run_mpi_allreduce(mpi_program, 8, sizes.front(), sizes.back(), 4, &why);
+        } else {
+            why = mpi_program + " was not built (install libopenmpi-dev: make deps)";
+        }
+
+        nlohmann::json out{{"raw_link_gbps", raw}, {"chips", cluster->size()}};
+        for (auto& [op, pts] : all) {
+            print_table(op, pts, sizes, raw);
+            nlohmann::json rows = nlohmann::json::array();
+            for (const Point& p : pts)
+                rows.push_back({{"algo", p.algo}, {"bytes", p.bytes}, {"time_us", p.seconds * 1e6}, {"busbw_gbs", p.busbw},
+                                {"of_raw_link", p.busbw / raw}, {"wrong", p.wrong}});
+            out[ccl::collective_name(op)] = rows;
+            const std::string png = results + "/" + ccl::collective_name(op) + "_busbw.png";
+            plot(png, op, pts, raw, op == ccl::Collective::kAllReduce ? mpi : std::vector<bench::MpiPoint>{});
+            std::printf("chart: %s\n", png.c_str());
+        }
+
+        std::printf("\n--algo auto (cost model fitted above) against the best fixed algorithm, time ratio:\n");
+        std::printf("%8s %-16s %-14s %-14s %8s\n", "size", "op", "auto picks", "best fixed", "ratio");
+        int over = 0;
+        for (auto& [op, pts] : all)
+            for (uint64_t s : sizes) {
+                ccl::OpRequest r;
+                r.op = op;
+                r.bytes = s;
+                const std::string pick = run.resolve(r);
+                const Point* best = nullptr;
+                for (const Point& p : pts)
+                    if (p.bytes == s && (!best || p.seconds < best->seconds)) best = &p;
+                const Point* chosen = find(pts, pick, s);
+                if (!best) continue;
+                const double ratio = chosen ? chosen->seconds / best->seconds : 99;
+                over += ratio > 1.10;
+                std::printf("%8s %-16s %-14s %-14s %8.3f%s\n", human(s).c_str(), ccl::collective_name(op).c_str(),
+                            pick.c_str(), best->algo.c_str(), ratio, ratio > 1.10 ? "  > 1.10" : "");
+            }
+        std::printf("auto within 10%% of the best fixed choice at %s size\n", over ? "NOT every" : "every");
+
+        std::printf("\nall-reduce against Open MPI's MPI_Allreduce (8 processes, same host), busbw GB/s:\n");
+        if (mpi.empty()) std::printf("  no MPI reference: %s\n", why.c_str());
+        else {
+            if (!why.empty()) std::printf("  (MPI sweep incomplete: %s)\n", why.c_str());
+            std::printf("%8s %14s %14s %10s\n", "size", "weft ring", "MPI", "weft/MPI");
+            nlohmann::json rows = nlohmann::json::array();
+            for (const auto& m : mpi) {
+                const Point* p = find(all[ccl::Collective::kAllReduce], "ring", m.bytes);
+                std::printf("%8s %14.4f %14.4f %10.4f\n", human(m.bytes).c_str(), p ? p->busbw : 0.0, m.busbw_gbs,
+                            p && m.busbw_gbs > 0 ? p->busbw / m.busbw_gbs : 0.0);
+                rows.push_back({{"bytes", m.bytes}, {"mpi_busbw_gbs", m.busbw_gbs}, {"weft_ring_busbw_gbs", p ? p->busbw : 0.0}});
+            }
+            out["mpi_allreduce"] = rows;
+        }
+
+        std::printf("\ntargets:\n");
+        if (const Point* p = find(all[ccl::Collective::kAllReduce], "ring", sizes.back()))
+            std::printf("  ring all-reduce at %s: busbw %.4f GB/s = %.3f of the raw link (target 0.80): %s\n",
+                        human(sizes.back()).c_str(), p->busbw, p->busbw / raw, p->busbw / raw >= 0.8 ? "met" : "MISSED");
+        int beats = 0, total = 0;
+        for (uint64_t s : sizes) {
+            if (s < (1u << 20)) continue;
+            const Point *u = find(all[ccl::Collective::kAllGather], "ring", s);
+            const Point *b = find(all[ccl::Collective::kAllGather], "ring_bidir", s);
+            const Point *h = find(all[ccl::Collective::kAllGather], "ring_halfway", s);
+            if (!u || (!b && !h)) continue;
+            const double best_bi = std::max(b ? b->busbw : 0.0, h ? h->busbw : 0.0);
+            ++total;
+            beats += best_bi > u->busbw;
+            std::printf("  all-gather %s: bidirectional %.4f vs unidirectional %.4f GB/s: %s\n", human(s).c_str(), best_bi,
+                        u->busbw, best_bi > u->busbw ? "beats" : "DOES NOT beat");
+        }
+        std::printf("  bidirectional all-gather beats unidirectional at %d of %d sizes from 1 MiB\n", beats, total);
+        std::ofstream(results + "/ccl_ring8.json") << out.dump(1) << "\n";
+        std::printf("results: %s/ccl_ring8.json, cost model: data/cost_model/ring8.json\n", results.c_str());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
