@@ -14,8 +14,12 @@
 // when every size ran (wrong elements are reported, not fatal), 2 on bad usage.
 // The C API only: keep Open MPI / MPICH from pulling in the deprecated C++
 // bindings (whose headers warn under -Wextra).
+#ifndef OMPI_SKIP_MPICXX
 #define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
 #define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #include <algorithm>

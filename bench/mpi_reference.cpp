@@ -189,10 +189,17 @@ bool run_child(const std::vector<std::string>& args, const std::vector<std::stri
     return true;
 }
 
-// The last few informative lines of mpirun's stderr, on one line.
+// The last few informative lines of mpirun's stderr, on one line. When a rank
+// failed, what it said comes before mpirun's "Primary job terminated normally,
+// but 1 process returned a non-zero exit code" banner: that part is kept.
 std::string stderr_tail(const std::string& err, size_t max_lines = 6) {
+    std::string text = err;
+    auto banner = text.find("Primary job  terminated normally");
+    if (banner == std::string::npos) banner = text.find("mpirun detected that one or more processes exited");
+    if (banner != std::string::npos && text.substr(0, banner).find_first_not_of("-\n\r \t") != std::string::npos)
+        text = text.substr(0, banner) + "\n(a rank exited with non-zero status)";
     std::vector<std::string> lines;
-    std::istringstream in(err);
+    std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
         auto b = line.find_first_not_of(" \t\r");
         if (b == std::string::npos) continue;

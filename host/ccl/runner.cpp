@@ -1,5 +1,6 @@
 #include "ccl/runner.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -143,8 +144,16 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
         timeout = std::chrono::milliseconds(20000 + op.bytes_on_links / (20u << 20) * 1000 / std::max<size_t>(1, links.size()));
     const auto t0 = std::chrono::steady_clock::now();
     const auto launched = cluster_.launch_all(launches);
-    cluster_.wait_all(launched, timeout);
+    const auto t1 = std::chrono::steady_clock::now();
+    const std::vector<KernelResult> results = cluster_.wait_all(launched, timeout);
     timing.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (std::getenv("WEFT_CCL_TRACE")) {
+        double slowest = 0;
+        for (const KernelResult& k : results) slowest = std::max(slowest, double(k.ticks) / board.timebase_hz);
+        std::fprintf(stderr, "ccl %s: %zu kernels launched in %.2f ms, all done after %.2f ms, slowest kernel %.2f ms\n",
+                     timing.algo.c_str(), launches.size(),
+                     std::chrono::duration<double>(t1 - t0).count() * 1e3, timing.seconds * 1e3, slowest * 1e3);
+    }
     return timing;
 }
 
