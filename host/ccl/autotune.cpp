@@ -14,7 +14,7 @@ namespace weft::ccl {
 
 CostFeatures CostFeatures::of(const LoweredOp& op) {
     CostFeatures f;
-    for (const WorkerProgram& w : op.workers) f.longest_program = std::max(f.longest_program, double(w.code.size()));
+    f.critical_path = op.critical_path;
     for (const Stream& s : op.streams) f.busiest_stream = std::max(f.busiest_stream, double(s.messages));
     return f;
 }
@@ -28,12 +28,12 @@ namespace {
 CostCoefficients coefficients_of(const nlohmann::json& j) {
     CostCoefficients c;
     c.launch = j.at("launch_s").get<double>();
-    c.per_instruction = j.at("per_instruction_s").get<double>();
+    c.per_step = j.at("per_step_s").get<double>();
     c.per_message = j.at("per_message_s").get<double>();
     return c;
 }
 nlohmann::json json_of(const CostCoefficients& c) {
-    return {{"launch_s", c.launch}, {"per_instruction_s", c.per_instruction}, {"per_message_s", c.per_message}};
+    return {{"launch_s", c.launch}, {"per_step_s", c.per_step}, {"per_message_s", c.per_message}};
 }
 }  // namespace
 
@@ -63,7 +63,7 @@ CostCoefficients CostCoefficients::fit(const std::vector<std::pair<CostFeatures,
         double a[3][4] = {};
         for (const auto& [f, t] : pts) {
             const double w = 1.0 / std::max(t, 1e-6);
-            const double x[3] = {use[0] ? w : 0, use[1] ? w * f.longest_program : 0, use[2] ? w * f.busiest_stream : 0};
+            const double x[3] = {use[0] ? w : 0, use[1] ? w * f.critical_path : 0, use[2] ? w * f.busiest_stream : 0};
             for (int i = 0; i < 3; ++i) {
                 for (int j = 0; j < 3; ++j) a[i][j] += x[i] * x[j];
                 a[i][3] += x[i] * (w * t);
@@ -92,7 +92,7 @@ CostCoefficients CostCoefficients::fit(const std::vector<std::pair<CostFeatures,
     }
     CostCoefficients m;
     m.launch = std::max(0.0, c[0]);
-    m.per_instruction = std::max(0.0, c[1]);
+    m.per_step = std::max(0.0, c[1]);
     m.per_message = std::max(0.0, c[2]);
     return m;
 }

@@ -1,7 +1,7 @@
 // The cost model `--algo auto` chooses with. An op's time on this platform is
-// modelled from its lowered form: a fixed launch cost, a cost per instruction
-// of the longest worker program (each is a hop of latency: a wait, a slot
-// hand-over), and a cost per EDM message on the busiest stream (bandwidth).
+// modelled from its lowered form: a fixed launch cost, a cost per op on its
+// critical path (each is a wait for another core: the latency term), and a
+// cost per EDM message on the busiest stream (the bandwidth term).
 // The three coefficients are fitted by `weft bench --fit` to measurements of
 // every algorithm on a cluster and stored in data/cost_model/<cluster>.json.
 #pragma once
@@ -15,16 +15,16 @@
 namespace weft::ccl {
 
 struct CostFeatures {
-    double longest_program = 0;  // instructions
+    double critical_path = 0;    // ops that must run one after another
     double busiest_stream = 0;   // messages
     static CostFeatures of(const LoweredOp& op);
 };
 
 struct CostCoefficients {
-    // Seconds: launch, per instruction of the longest program, per message of the busiest stream.
-    double launch = 2e-3, per_instruction = 60e-6, per_message = 40e-6;
+    // Seconds: launch, per op on the critical path, per message of the busiest stream.
+    double launch = 2e-3, per_step = 60e-6, per_message = 40e-6;
     double predict(const CostFeatures& f) const {
-        return launch + per_instruction * f.longest_program + per_message * f.busiest_stream;
+        return launch + per_step * f.critical_path + per_message * f.busiest_stream;
     }
     // Least squares on relative error, coefficients kept non-negative.
     static CostCoefficients fit(const std::vector<std::pair<CostFeatures, double>>& points);

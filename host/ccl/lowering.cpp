@@ -26,6 +26,9 @@ struct LowOp {
     int worker = -1;         // index into the chip's workers
     std::map<int, size_t> deps;      // producer worker -> its latest op this one must follow
     std::map<int, uint32_t> signal;  // consumer worker -> number of this op's signal to it
+    int partner_chip = -1;           // a receive: the send it drains
+    size_t partner = 0;
+    uint32_t depth = 0;              // ops on the longest chain of waits ending here
 };
 
 class ScratchRing {
@@ -75,7 +78,9 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
     std::vector<std::vector<LowOp>> ops(n);
     std::vector<ScratchRing> scratch(n, ScratchRing(opt.scratch));
     LoweredOp out;
+    std::vector<std::pair<uint32_t, size_t>> created;  // every op, in plan order
     auto push = [&](uint32_t chip, WorkerKey key, abi::CclOpcode code, Span src, Span dst, bool reads_dst) {
+        created.push_back({chip, ops[chip].size()});
         LowOp o{};
         o.chip = chip;
         o.key = key;
@@ -122,6 +127,8 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
                     const bool reduce = final_hop && x.reduce;
                     push(hop.to_chip, {kReceive, hop.to_port}, reduce ? abi::kCclRecvReduce : abi::kCclRecv, Span{}, to,
                          reduce);
+                    ops[hop.to_chip].back().partner_chip = static_cast<int>(hop.from_chip);
+                    ops[hop.to_chip].back().partner = ops[hop.from_chip].size() - 1;
                     out.hops++;
                     out.bytes_on_links += len;
                     from = to;
@@ -236,6 +243,18 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
                 w.code.push_back(s);
             }
         }
+    }
+    // The critical path: each op follows the previous op of its worker, the ops
+    // it waits for, and (a receive) its send. Plan order is a topological order.
+    std::vector<std::map<int, uint32_t>> last_depth(n);  // per chip: worker -> depth of its last op
+    for (const auto& [chip, i] : created) {
+        LowOp& o = ops[chip][i];
+        uint32_t d = last_depth[chip][o.worker];
+        for (const auto& [w, j] : o.deps) d = std::max(d, ops[chip][j].depth);
+        if (o.partner_chip >= 0) d = std::max(d, ops[static_cast<uint32_t>(o.partner_chip)][o.partner].depth);
+        o.depth = d + 1;
+        last_depth[chip][o.worker] = o.depth;
+        out.critical_path = std::max(out.critical_path, o.depth);
     }
     return out;
 }

@@ -50,6 +50,7 @@ struct LoweredOp {
     std::vector<WorkerProgram> workers;
     std::vector<Stream> streams;
     uint64_t hops = 0, bytes_on_links = 0;
+    uint32_t critical_path = 0;  // ops on the longest chain that must run one after another
 };
 
 // worker_cores: the board's worker cores, in the order workers are handed out.

@@ -32,7 +32,12 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, RunnerOptions options)
       ring_(topo_.ring_order()),
       line_(topo_.line_order()),
       workers_(cluster.board().cores_with_role(CoreRole::kWorker)),
-      model_(CostModel::for_cluster(cluster.info().value("name", std::string()))) {}
+      model_(CostModel::for_cluster(cluster.info().value("name", std::string()))) {
+    // The back-off cap of waiting kernels, for experiments (the firmware default holds otherwise).
+    if (const char* w = std::getenv("WEFT_ACTIVE_WAKE_US"))
+        for (uint32_t c = 0; c < cluster.size(); ++c)
+            cluster.chip(c).control().host.active_wake_us = static_cast<uint32_t>(std::atoi(w));
+}
 
 OpLayout CollectiveRunner::layout(const OpRequest& r) const {
     const Region& d = cluster_.board().dram;

@@ -156,8 +156,8 @@ int cmd_bench(Cluster& cluster, const CclArgs& a) {
     }
     if (a.fit) {
         const ccl::CostCoefficients m = ccl::CostCoefficients::fit(fit_points);
-        std::printf("# cost model for %s: launch %.3g s + %.3g s/instruction + %.3g s/message\n",
-                    ccl::collective_name(base.op).c_str(), m.launch, m.per_instruction, m.per_message);
+        std::printf("# cost model for %s: launch %.3g s + %.3g s/step + %.3g s/message\n",
+                    ccl::collective_name(base.op).c_str(), m.launch, m.per_step, m.per_message);
     }
     return wrong_total ? 1 : 0;
 }
