@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccl/op_case.h"
+#include "common/png_plot.h"
 #include "common/error.h"
 
 namespace weft::cli {
@@ -153,6 +154,20 @@ int cmd_bench(Cluster& cluster, const CclArgs& a) {
             out << row["op"].get<std::string>() << "," << row["algo"].get<std::string>() << "," << row["bytes"] << ","
                 << row["count"] << "," << row["type"].get<std::string>() << "," << row["redop"].get<std::string>() << ","
                 << row["time_us"] << "," << row["algbw_gbs"] << "," << row["busbw_gbs"] << "," << row["wrong"] << "\n";
+    }
+    if (!a.png.empty()) {
+        PlotSpec spec;
+        spec.title = ccl::collective_name(base.op) + " on " + std::to_string(n) + " chips, " + ccl::dtype_name(base.dtype);
+        spec.x_label = "message size (bytes)";
+        spec.y_label = "busbw (GB/s)";
+        for (const std::string& algo : algos) {
+            PlotSeries series{algo, {}};
+            for (const auto& row : rows)
+                if (row["requested"] == algo) series.points.push_back({row["bytes"].get<double>(), row["busbw_gbs"].get<double>()});
+            spec.series.push_back(series);
+        }
+        write_line_plot_png(a.png, spec);
+        std::printf("# chart: %s\n", a.png.c_str());
     }
     if (a.fit) {
         const ccl::CostCoefficients m = ccl::CostCoefficients::fit(fit_points);
