@@ -137,6 +137,9 @@ int main() {
         bench::link_gbps(*cluster, 1u << 20);  // warm the DRAM pages
         const double raw = bench::link_gbps(*cluster, 1u << 20);
         std::printf("raw link throughput (chip 0 E -> chip 1, 64 MiB in 1 MiB transfers): %.3f GB/s\n", raw);
+        // A ring collective keeps all 8 links busy at once on the same 2 host cores.
+        const double raw_all = bench::all_links_gbps(*cluster, 1u << 20);
+        std::printf("raw link throughput with all 8 links sending at once: %.3f GB/s per link\n", raw_all);
 
         std::map<ccl::Collective, std::vector<Point>> all;
         for (ccl::Collective op : {ccl::Collective::kAllReduce, ccl::Collective::kAllGather}) {
@@ -168,7 +171,7 @@ int main() {
             why = mpi_program + " was not built (install libopenmpi-dev: make deps)";
         }
 
-        nlohmann::json out{{"raw_link_gbps", raw}, {"chips", cluster->size()}};
+        nlohmann::json out{{"raw_link_gbps", raw}, {"raw_link_all_busy_gbps", raw_all}, {"chips", cluster->size()}};
         for (auto& [op, pts] : all) {
             print_table(op, pts, sizes, raw);
             nlohmann::json rows = nlohmann::json::array();
@@ -219,8 +222,10 @@ int main() {
 
         std::printf("\ntargets:\n");
         if (const Point* p = find(all[ccl::Collective::kAllReduce], "ring", sizes.back()))
-            std::printf("  ring all-reduce at %s: busbw %.4f GB/s = %.3f of the raw link (target 0.80): %s\n",
-                        human(sizes.back()).c_str(), p->busbw, p->busbw / raw, p->busbw / raw >= 0.8 ? "met" : "MISSED");
+            std::printf("  ring all-reduce at %s: busbw %.4f GB/s = %.3f of the raw link (target 0.80): %s; "
+                        "%.3f of a link's rate with all 8 busy\n",
+                        human(sizes.back()).c_str(), p->busbw, p->busbw / raw, p->busbw / raw >= 0.8 ? "met" : "MISSED",
+                        p->busbw / raw_all);
         int beats = 0, total = 0;
         for (uint64_t s : sizes) {
             if (s < (1u << 20)) continue;
