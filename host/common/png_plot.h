@@ -8,8 +8,8 @@
 namespace weft {
 
 // A line-plot PNG writer for benchmark charts (bus bandwidth against message
-// size, one line per algorithm). It has no dependencies beyond the standard
-// library, so benchmark tools can emit charts on any host.
+// size, one line per algorithm), with its own font and rasteriser; zlib only
+// compresses the pixels.
 
 struct PlotSeries {
     std::string name;
