@@ -85,6 +85,18 @@ $WEFT linktest --size 64K >"$TMP/out" 2>&1
 check "linktest moves every byte intact" has "$TMP/out" "every byte intact"
 $WEFT status >"$TMP/out" 2>&1
 check "link counters count the traffic" has "$TMP/out" " 65540 "
+$WEFT run all_reduce --size 100K --dtype bf16 --redop max >"$TMP/out" 2>&1
+check "weft run all_reduce passes its check" has "$TMP/out" "elements match the host reference"
+check "weft run names the algorithm auto chose" has "$TMP/out" "(auto)"
+$WEFT run allreduce >"$TMP/out" 2>&1
+check "an unknown op is refused by name" has "$TMP/out" "unknown op 'allreduce' (ops: all_gather"
+$WEFT run all_gather --size 6 >"$TMP/out" 2>&1
+check "a size of no whole elements is refused" has "$TMP/out" "size 6 is not a whole number of f32 elements"
+$WEFT bench all_gather -b 1K -e 4K -f 2 --algo all --csv "$TMP/ag.csv" --png "$TMP/ag.png" >"$TMP/out" 2>&1
+check "weft bench prints the nccl-tests columns" has "$TMP/out" "algbw     busbw   #wrong"
+check "weft bench prints the average bus bandwidth" has "$TMP/out" "# Avg bus bandwidth"
+check "weft bench writes CSV rows for every algorithm and size" test "$(wc -l <"$TMP/ag.csv")" -eq $((1 + 3 * 4))
+check "weft bench draws a PNG" test "$(head -c 4 "$TMP/ag.png" | tail -c 3)" = "PNG"
 $WEFT down >"$TMP/out" 2>&1
 check "weft down" has "$TMP/out" "cluster down"
 check "no QEMU left after weft down" no_chip_processes
