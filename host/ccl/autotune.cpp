@@ -40,8 +40,13 @@ nlohmann::json json_of(const CostCoefficients& c) {
 CostModel CostModel::for_cluster(const std::string& name) {
     CostModel m;
     if (name.empty()) return m;
-    const std::string path = paths::source_root() + "/data/cost_model/" + name + ".json";
+    // A cluster without its own fit uses ring8's: same chips, same links, same host.
+    std::string path = paths::source_root() + "/data/cost_model/" + name + ".json";
     std::ifstream in(path);
+    if (!in) {
+        path = paths::source_root() + "/data/cost_model/ring8.json";
+        in.open(path);
+    }
     if (!in) return m;
     try {
         const auto j = nlohmann::json::parse(in);

@@ -36,7 +36,7 @@ struct CostModel {
     std::string source = "built-in defaults";
 
     double predict(const OpRequest& r, const LoweredOp& op) const;
-    // data/cost_model/<name>.json in the source tree, else the defaults.
+    // data/cost_model/<name>.json in the source tree, else ring8's, else the defaults.
     static CostModel for_cluster(const std::string& cluster_name);
     void save(const std::string& path) const;
 };
