@@ -158,6 +158,10 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
         std::fprintf(stderr, "ccl %s: %zu kernels launched in %.2f ms, all done after %.2f ms, slowest kernel %.2f ms\n",
                      timing.algo.c_str(), launches.size(),
                      std::chrono::duration<double>(t1 - t0).count() * 1e3, timing.seconds * 1e3, slowest * 1e3);
+        if (std::string(std::getenv("WEFT_CCL_TRACE")) == "2")
+            for (size_t k = 0; k < results.size(); ++k)
+                std::fprintf(stderr, "   chip %u core %u %-10s %8.2f ms\n", launches[k].chip, launches[k].core,
+                             launches[k].kernel->name.c_str(), double(results[k].ticks) / board.timebase_hz * 1e3);
     }
     return timing;
 }
