@@ -85,15 +85,27 @@ bool on_watch(uint32_t core) {
     return true;
 }
 
+// The launch sequence number each hart was last woken for, so that a launch
+// is relayed once: idle harts that kept seeing it as waiting would spin on it
+// until its hart picked it up (shared by the harts of the chip: boot .bss).
+volatile uint32_t relayed_seq[board::kNumCores];
+
+bool unrelayed(uint32_t core) {
+    return launch_waiting(core) && relayed_seq[core] != mailbox::control().host.launch[core].seq;
+}
+
 bool others_waiting(uint32_t self) {
     for (uint32_t c = 0; c < board::kNumCores; ++c)
-        if (c != self && launch_waiting(c)) return true;
+        if (c != self && unrelayed(c)) return true;
     return false;
 }
 
 void relay_launches(uint32_t self) {
     for (uint32_t c = 0; c < board::kNumCores; ++c)
-        if (c != self && launch_waiting(c)) *msip(c) = 1;
+        if (c != self && unrelayed(c)) {
+            relayed_seq[c] = mailbox::control().host.launch[c].seq;
+            *msip(c) = 1;
+        }
 }
 
 void sleep_until_woken(uint32_t core) {
@@ -114,8 +126,12 @@ void wait_for_launch(uint32_t core) {
         if (launched()) break;
         const uint64_t window_end = kernel_end(core) + kResponsiveWindowUs * timer::ticks_per_us();
         if (timer::now() < window_end) {
+            // A relayed launch (MSIP) wakes us at once; our own polling is the fallback.
+            WEFT_CSR_SET(mie, kMieMsie);
             wait_until([&] { return launched() || others_waiting(core) || timer::now() >= window_end; },
                        abi::kWaitLaunch, 0, 0, kResponsiveWakeUs);
+            *msip(core) = 0;
+            __asm__ volatile("csrc mie, %0" ::"r"(kMieMsie));
         } else if (on_watch(core)) {
             wait_until([&] { return launched() || others_waiting(core) || !on_watch(core); }, abi::kWaitLaunch, 0, 0,
                        mailbox::idle_wake_us());
