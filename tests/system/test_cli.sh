@@ -92,6 +92,10 @@ $WEFT run allreduce >"$TMP/out" 2>&1
 check "an unknown op is refused by name" has "$TMP/out" "unknown op 'allreduce' (ops: all_gather"
 $WEFT run all_gather --size 6 >"$TMP/out" 2>&1
 check "a size of no whole elements is refused" has "$TMP/out" "size 6 is not a whole number of f32 elements"
+$WEFT link 0 1 down >/dev/null 2>&1
+$WEFT run all_reduce --size 4K >"$TMP/out" 2>&1
+check "an op over a dead link is refused by name, not hung" has "$TMP/out" "chip 0 cannot reach chip 1: no path of working links joins them"
+$WEFT link 0 1 up >/dev/null 2>&1
 $WEFT bench all_gather -b 1K -e 4K -f 2 --algo all --csv "$TMP/ag.csv" --png "$TMP/ag.png" >"$TMP/out" 2>&1
 check "weft bench prints the nccl-tests columns" has "$TMP/out" "algbw     busbw   #wrong"
 check "weft bench prints the average bus bandwidth" has "$TMP/out" "# Avg bus bandwidth"
