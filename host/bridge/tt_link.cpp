@@ -1,0 +1,296 @@
+#include "bridge/tt_link.h"
+
+#include <string.h>
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <string>
+
+#include "common/error.h"
+
+namespace weft {
+
+// Frames are built by copying the header's bytes; the wire format is little-endian.
+static_assert(std::endian::native == std::endian::little, "TT-link framing assumes a little-endian host");
+
+namespace {
+
+constexpr size_t kHeaderBytes = sizeof(abi::TtLinkHeader);
+constexpr size_t kTrailerBytes = sizeof(abi::TtLinkTrailer);
+
+constexpr std::array<uint32_t, 256> make_crc_table() {
+    std::array<uint32_t, 256> table{};
+    for (uint32_t byte = 0; byte < 256; ++byte) {
+        uint32_t crc = byte;
+        for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (crc & 1 ? 0xedb88320u : 0);  // reflected 0x04c11db7
+        table[byte] = crc;
+    }
+    return table;
+}
+constexpr std::array<uint32_t, 256> kCrcTable = make_crc_table();
+
+// Serial-number arithmetic (RFC 1982) on 16-bit sequence numbers: how far `to`
+// is ahead of `from`, negative when behind. Correct across the wrap as long as
+// the two are less than half the sequence space apart.
+int16_t seq_ahead(uint16_t from, uint16_t to) { return static_cast<int16_t>(static_cast<uint16_t>(to - from)); }
+
+}  // namespace
+
+uint32_t tt_link_crc32(const void* data, size_t len, uint32_t crc) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    crc = ~crc;
+    for (size_t i = 0; i < len; ++i) crc = (crc >> 8) ^ kCrcTable[(crc ^ p[i]) & 0xff];
+    return ~crc;
+}
+
+std::vector<uint8_t> encode_frame(const abi::TtLinkHeader& header, const uint8_t* payload) {
+    std::vector<uint8_t> frame(kHeaderBytes + header.length + kTrailerBytes);
+    memcpy(frame.data(), &header, kHeaderBytes);
+    if (header.length) memcpy(frame.data() + kHeaderBytes, payload, header.length);
+    const abi::TtLinkTrailer trailer{tt_link_crc32(frame.data(), kHeaderBytes + header.length)};
+    memcpy(frame.data() + kHeaderBytes + header.length, &trailer, kTrailerBytes);
+    return frame;
+}
+
+std::optional<DecodedFrame> decode_frame(const uint8_t* bytes, size_t len) {
+    if (len < kHeaderBytes + kTrailerBytes) return std::nullopt;
+    DecodedFrame frame{};
+    memcpy(&frame.header, bytes, kHeaderBytes);
+    const size_t covered = len - kTrailerBytes;
+    if (covered - kHeaderBytes != frame.header.length) return std::nullopt;
+    abi::TtLinkTrailer trailer;
+    memcpy(&trailer, bytes + covered, kTrailerBytes);
+    if (trailer.crc != tt_link_crc32(bytes, covered)) return std::nullopt;
+    frame.payload = {bytes + kHeaderBytes, frame.header.length};
+    return frame;
+}
+
+// ---------------------------------------------------------------------------
+// TtLinkEndpoint
+
+TtLinkEndpoint::TtLinkEndpoint(const TtLinkConfig& config, DeliverFn deliver, RetrainFn on_retrain)
+    : config_(config), deliver_(std::move(deliver)), on_retrain_(std::move(on_retrain)) {
+    if (config_.window == 0 || config_.window > TtLinkConfig::kMaxWindow)
+        throw Error("TT-link window must be 1.." + std::to_string(TtLinkConfig::kMaxWindow) + " frames, not " +
+                    std::to_string(config_.window));
+    if (config_.retransmit_timeout == 0) throw Error("TT-link retransmit timeout must be positive");
+    if (config_.timeouts_before_retrain == 0) throw Error("TT-link timeouts_before_retrain must be positive");
+    if (!deliver_) throw Error("TT-link endpoint needs a deliver callback");
+}
+
+bool TtLinkEndpoint::can_send() const { return outgoing_.size() < config_.window; }
+
+void TtLinkEndpoint::send(uint64_t dst, const uint8_t* payload, size_t len) {
+    if (!can_send()) throw Error("TT-link send with a full window: wait for can_send()");
+    if (len > abi::kTtLinkMaxPayload)
+        throw Error("TT-link payload of " + std::to_string(len) + " bytes exceeds the frame limit of " +
+                    std::to_string(abi::kTtLinkMaxPayload));
+    outgoing_.push_back({dst, std::vector<uint8_t>(payload, payload + len)});
+}
+
+bool TtLinkEndpoint::idle() const {
+    return outgoing_.empty() && !ack_owed_ && !retraining_ && !retrain_answer_due_;
+}
+
+std::optional<std::vector<uint8_t>> TtLinkEndpoint::next_frame() {
+    if (config_.compliance_mode) return next_compliance_frame();
+    if (retrain_answer_due_) {
+        retrain_answer_due_ = false;
+        return control_frame(abi::kTtLinkRetrain | abi::kTtLinkAck);
+    }
+    if (retraining_) {
+        // Data waits for the handshake; the link is not trusted until then.
+        if (retrain_request_due_) {
+            retrain_request_due_ = false;
+            retrain_request_sent_at_ = now_;
+            return control_frame(abi::kTtLinkRetrain);
+        }
+    } else if (next_to_send_ < outgoing_.size()) {
+        return data_frame(next_to_send_++);
+    }
+    if (ack_owed_) {
+        ++counters_.acks_sent;
+        return control_frame(abi::kTtLinkAck);
+    }
+    return std::nullopt;
+}
+
+std::optional<std::vector<uint8_t>> TtLinkEndpoint::next_compliance_frame() {
+    if (outgoing_.empty()) return std::nullopt;
+    std::vector<uint8_t> frame = data_frame(0);
+    outgoing_.pop_front();  // sent once, never again
+    ++base_seq_;
+    return frame;
+}
+
+std::vector<uint8_t> TtLinkEndpoint::data_frame(size_t index) {
+    OutgoingFrame& f = outgoing_[index];
+    if (f.sent_before) ++counters_.retransmits;
+    f.sent_before = true;
+    f.sent_at = now_;
+    ++counters_.frames_sent;
+    counters_.bytes_sent += f.payload.size();
+    ack_owed_ = false;  // the ack rides along
+    const abi::TtLinkHeader h{f.dst, static_cast<uint16_t>(base_seq_ + index), expected_seq_,
+                              static_cast<uint16_t>(f.payload.size()), abi::kTtLinkData};
+    return encode_frame(h, f.payload.data());
+}
+
+std::vector<uint8_t> TtLinkEndpoint::control_frame(uint16_t flags) {
+    ack_owed_ = false;  // every frame carries rx_seq
+    // tx_seq is informational here: where our sending side stands.
+    const uint16_t tx_seq = flags & abi::kTtLinkRetrain ? base_seq_ : next_tx_seq();
+    return encode_frame({0, tx_seq, expected_seq_, 0, flags}, nullptr);
+}
+
+void TtLinkEndpoint::receive(const uint8_t* bytes, size_t len) {
+    const std::optional<DecodedFrame> frame = decode_frame(bytes, len);
+    if (!frame) {
+        // Nothing in a bad frame can be trusted, not even whether it was data:
+        // no ack for it; the sender's timer recovers it.
+        ++counters_.crc_errors;
+        return;
+    }
+    const abi::TtLinkHeader& h = frame->header;
+    if (config_.compliance_mode) {
+        if (h.flags & abi::kTtLinkData) {
+            ++counters_.frames_received;
+            deliver_(h.dst, frame->payload.data(), frame->payload.size());
+        }
+        return;
+    }
+    if (h.flags & abi::kTtLinkRetrain) return take_retrain_frame(h);
+    take_ack(h.rx_seq);
+    if (h.flags & abi::kTtLinkData) accept_data(h, frame->payload);
+}
+
+void TtLinkEndpoint::take_ack(uint16_t rx_seq) {
+    const uint16_t newly_acked = static_cast<uint16_t>(rx_seq - base_seq_);
+    // 0: a repeat of the last ack. More than we have outstanding: a stale ack
+    // that lies behind base_seq_ modulo 2^16 (the window is under half the
+    // sequence space, so it can't be confused with a new one).
+    if (newly_acked == 0 || newly_acked > outgoing_.size()) return;
+    outgoing_.erase(outgoing_.begin(), outgoing_.begin() + newly_acked);
+    base_seq_ = rx_seq;
+    next_to_send_ = next_to_send_ > newly_acked ? next_to_send_ - newly_acked : 0;
+    timeouts_without_progress_ = 0;
+}
+
+void TtLinkEndpoint::accept_data(const abi::TtLinkHeader& header, std::span<const uint8_t> payload) {
+    ack_owed_ = true;  // accepted or not, the sender needs to hear where we stand
+    const int16_t ahead = seq_ahead(expected_seq_, header.tx_seq);
+    if (ahead < 0) {
+        ++counters_.duplicates;
+        return;
+    }
+    if (ahead > 0) {
+        ++counters_.out_of_order;
+        return;
+    }
+    ++expected_seq_;
+    ++counters_.frames_received;
+    deliver_(header.dst, payload.data(), payload.size());
+}
+
+void TtLinkEndpoint::take_retrain_frame(const abi::TtLinkHeader& header) {
+    take_ack(header.rx_seq);  // the peer's receiver says exactly what it holds
+    if (!(header.flags & abi::kTtLinkAck)) {
+        retrain_answer_due_ = true;
+        go_back();  // resend from where the peer stands now, not after our own timer
+    }
+    // Request or answer, we now know the peer's state: our handshake is done.
+    // (retrain() already rewound the window, and held data back since.)
+    retraining_ = false;
+    retrain_request_due_ = false;
+}
+
+void TtLinkEndpoint::tick(uint64_t now) {
+    now_ = now;
+    if (config_.compliance_mode) return;
+    if (retraining_) {
+        const bool request_on_wire = !retrain_request_due_;
+        if (request_on_wire && now_ - retrain_request_sent_at_ >= config_.retransmit_timeout) {
+            ++counters_.timeouts;
+            retrain_request_due_ = true;
+        }
+        return;
+    }
+    const bool timer_running = next_to_send_ > 0;  // the oldest unacked frame is on the wire
+    if (!timer_running || now_ - outgoing_.front().sent_at < config_.retransmit_timeout) return;
+    ++counters_.timeouts;
+    if (++timeouts_without_progress_ >= config_.timeouts_before_retrain)
+        retrain();
+    else
+        go_back();
+}
+
+void TtLinkEndpoint::retrain() {
+    if (config_.compliance_mode || retraining_) return;
+    ++counters_.retrains;
+    retraining_ = true;
+    retrain_request_due_ = true;
+    timeouts_without_progress_ = 0;
+    go_back();
+    if (on_retrain_) on_retrain_();
+}
+
+// ---------------------------------------------------------------------------
+// FaultyWire
+
+FaultyWire::FaultyWire(const WireFaults& faults) : faults_(faults), rng_state_(faults.seed) {
+    const auto is_rate = [](double r) { return r >= 0 && r <= 1; };  // also refuses NaN
+    if (!is_rate(faults_.drop_rate) || !is_rate(faults_.bit_error_rate))
+        throw Error("wire fault rates must be within [0, 1]");
+    if (faults_.bit_error_rate > 0) clean_bits_left_ = clean_bits_before_next_error();
+}
+
+// splitmix64: small, fast, and the same sequence on every platform, which the
+// standard library's distributions don't promise.
+uint64_t FaultyWire::next_random() {
+    uint64_t z = (rng_state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+double FaultyWire::uniform() { return static_cast<double>(next_random() >> 11) * 0x1.0p-53; }
+
+uint64_t FaultyWire::clean_bits_before_next_error() {
+    const double p = faults_.bit_error_rate;
+    if (p >= 1) return 0;
+    // Inverse CDF of the geometric distribution; 1 - uniform() is in (0, 1].
+    const double gap = std::floor(std::log(1 - uniform()) / std::log1p(-p));
+    // Capped far beyond any wire's lifetime, which keeps the cast defined and
+    // the caller's position arithmetic from overflowing.
+    constexpr uint64_t kNever = uint64_t(1) << 62;
+    return gap < static_cast<double>(kNever) ? static_cast<uint64_t>(gap) : kNever;
+}
+
+void FaultyWire::flip_bits(std::vector<uint8_t>& frame) {
+    const uint64_t bits = uint64_t(frame.size()) * 8;
+    if (clean_bits_left_ >= bits) {
+        clean_bits_left_ -= bits;
+        return;
+    }
+    uint64_t pos = clean_bits_left_;
+    while (pos < bits) {
+        frame[pos / 8] ^= static_cast<uint8_t>(1u << (pos % 8));
+        ++stats_.bits_flipped;
+        pos += 1 + clean_bits_before_next_error();  // cannot overflow: the gap is capped at 2^62
+    }
+    clean_bits_left_ = pos - bits;
+    ++stats_.corrupted;
+}
+
+std::optional<std::vector<uint8_t>> FaultyWire::carry(std::vector<uint8_t> frame) {
+    ++stats_.frames;
+    if (faults_.drop_rate > 0 && uniform() < faults_.drop_rate) {
+        ++stats_.dropped;
+        return std::nullopt;
+    }
+    if (faults_.bit_error_rate > 0) flip_bits(frame);
+    return frame;
+}
+
+}  // namespace weft
