@@ -6,7 +6,7 @@
 //     close its choice comes to the best fixed algorithm at every size,
 //   - Open MPI's MPI_Allreduce with 8 processes on this host, side by side.
 // Writes bench/results/ccl_ring8.json and a PNG chart per op.
-// WEFT_BENCH_QUICK=1: sizes up to 1 MiB only.
+// WEFT_BENCH_QUICK=1: sizes up to 1 MiB only. --replot: redraw the charts from the recorded JSON.
 #include <unistd.h>
 
 #include <chrono>
@@ -102,7 +102,7 @@ void print_table(ccl::Collective op, const std::vector<Point>& pts, const std::v
 // beside MPI and the raw link), and one of the ring all-reduce against those.
 void plot_algorithms(const std::string& path, ccl::Collective op, const std::vector<Point>& pts) {
     PlotSpec spec;
-    spec.title = ccl::collective_name(op) + " on ring8 (8 QEMU chips): busbw per algorithm";
+    spec.title = ccl::collective_name(op) + " on ring8: busbw per algorithm";
     spec.x_label = "message size (bytes)";
     spec.y_label = "busbw (GB/s)";
     for (const auto& a : ccl::algorithms(op)) {
@@ -117,7 +117,7 @@ void plot_algorithms(const std::string& path, ccl::Collective op, const std::vec
 void plot_against_mpi(const std::string& path, const std::vector<Point>& pts, double raw_all,
                       const std::vector<bench::MpiPoint>& mpi) {
     PlotSpec spec;
-    spec.title = "all_reduce on ring8: weft ring vs Open MPI (8 procs) and the raw link";
+    spec.title = "all_reduce on ring8 vs Open MPI (8 procs)";
     spec.x_label = "message size (bytes)";
     spec.y_label = "busbw (GB/s)";
     PlotSeries ring{"weft ring", {}}, link{"raw link, all 8 busy", {}}, ompi{"Open MPI", {}};
@@ -129,10 +129,38 @@ void plot_against_mpi(const std::string& path, const std::vector<Point>& pts, do
     write_line_plot_png(path, spec);
 }
 
+// Redraws the charts from a recorded ccl_ring8.json, without running anything.
+void replot(const std::string& results) {
+    std::ifstream in(results + "/ccl_ring8.json");
+    if (!in) throw Error("no " + results + "/ccl_ring8.json to replot");
+    const auto j = nlohmann::json::parse(in);
+    std::vector<bench::MpiPoint> mpi;
+    if (j.contains("mpi_allreduce"))
+        for (const auto& m : j["mpi_allreduce"]) mpi.push_back({m["bytes"], 0, 0, m["mpi_busbw_gbs"], 0});
+    for (ccl::Collective op : {ccl::Collective::kAllReduce, ccl::Collective::kAllGather}) {
+        std::vector<Point> pts;
+        for (const auto& r : j.at(ccl::collective_name(op))) {
+            Point p;
+            p.algo = r["algo"];
+            p.bytes = r["bytes"];
+            p.busbw = r["busbw_gbs"];
+            pts.push_back(p);
+        }
+        plot_algorithms(results + "/" + ccl::collective_name(op) + "_busbw.png", op, pts);
+        if (op == ccl::Collective::kAllReduce)
+            plot_against_mpi(results + "/all_reduce_vs_mpi.png", pts, j.value("raw_link_all_busy_gbps", 0.0), mpi);
+    }
+    std::printf("charts redrawn in %s\n", results.c_str());
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
     try {
+        if (argc > 1 && std::string(argv[1]) == "--replot") {
+            replot(paths::source_root() + "/bench/results");
+            return 0;
+        }
         const bool quick = getenv("WEFT_BENCH_QUICK") != nullptr;
         std::vector<uint64_t> sizes;
         for (uint64_t s = 1024; s <= (quick ? (1ull << 20) : (64ull << 20)); s *= 4) sizes.push_back(s);
