@@ -144,36 +144,29 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
     for (uint32_t c = 0; c < n; ++c) {
         std::set<WorkerKey> keys;
         for (const LowOp& o : ops[c]) keys.insert(o.key);
-        const bool spare_for_copy = keys.size() <= worker_cores.size();
         std::vector<WorkerKey> link_keys;
         for (const WorkerKey& k : keys)
             if (k.role != kCopy) link_keys.push_back(k);
-        if (link_keys.size() > worker_cores.size() || (keys.size() > link_keys.size() && link_keys.empty() && worker_cores.empty()))
-            throw Error("chip " + std::to_string(c) + " would need " + std::to_string(link_keys.size()) +
+        const bool copies = keys.size() > link_keys.size();
+        const size_t needed = link_keys.size() + (copies && link_keys.empty() ? 1 : 0);
+        if (needed > worker_cores.size())
+            throw Error("chip " + std::to_string(c) + " would need " + std::to_string(needed) +
                         " worker cores (a sender and a receiver per port it uses) but the board has " +
                         std::to_string(worker_cores.size()));
         first_worker[c] = out.workers.size();
-        for (const WorkerKey& k : link_keys) {
+        auto add_worker = [&](WorkerKey k) {
             WorkerProgram w;
             w.chip = c;
-            w.index = static_cast<uint32_t>(worker_of[c].size());
+            w.index = static_cast<uint32_t>(out.workers.size() - first_worker[c]);
             w.core = worker_cores[w.index];
             w.receives = k.role == kReceive;
-            worker_of[c][k] = static_cast<int>(w.index);
             out.workers.push_back(w);
-        }
-        if (keys.size() > link_keys.size()) {
-            if (spare_for_copy) {
-                WorkerProgram w;
-                w.chip = c;
-                w.index = static_cast<uint32_t>(worker_of[c].size());
-                w.core = worker_cores[w.index];
-                worker_of[c][{kCopy, 0}] = static_cast<int>(w.index);
-                out.workers.push_back(w);
-            } else {
-                worker_of[c][{kCopy, 0}] = worker_of[c].at(link_keys.front());
-            }
-        }
+            return static_cast<int>(w.index);
+        };
+        for (const WorkerKey& k : link_keys) worker_of[c][k] = add_worker(k);
+        if (copies)  // a spare core of its own, else the first link worker does them
+            worker_of[c][{kCopy, 0}] =
+                link_keys.size() < worker_cores.size() ? add_worker({kCopy, 0}) : worker_of[c].at(link_keys.front());
         for (LowOp& o : ops[c]) o.worker = worker_of[c].at(o.key);
     }
     // Streams: one EDM sender channel per (chip, port) that sends.
@@ -198,15 +191,12 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
         auto r = worker_of[s.peer_chip].find({kReceive, s.peer_port});
         if (r == worker_of[s.peer_chip].end()) throw Error("internal: a stream without a receiver");
         s.receiver_core = out.workers[first_worker[s.peer_chip] + r->second].core;
-        out.workers[first_worker[s.peer_chip] + r->second].stream = static_cast<int>(&s - out.streams.data());
-        for (auto& [key, w] : worker_of[s.chip])
-            if (key.role == kSend && key.port == s.port) out.workers[first_worker[s.chip] + w].stream = static_cast<int>(&s - out.streams.data());
     }
 
     // Dependencies between workers of a chip, then their signal numbers.
     for (uint32_t c = 0; c < n; ++c) {
         std::vector<LowOp>& v = ops[c];
-        const size_t others = worker_of[c].size();
+        const size_t others = (c + 1 < n ? first_worker[c + 1] : out.workers.size()) - first_worker[c];
         for (size_t i = 0; i < v.size(); ++i) {
             std::set<int> seen;
             for (size_t j = i; j-- > 0 && seen.size() + 1 < others;) {

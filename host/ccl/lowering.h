@@ -41,7 +41,6 @@ struct Stream {
 
 struct WorkerProgram {
     uint32_t chip = 0, core = 0, index = 0;  // index: among this chip's workers (its signal slot)
-    int stream = -1;                         // the Stream it sends or receives, if any
     bool receives = false;
     std::vector<abi::CclInstr> code;         // kCclSignal: arg = consumer's index, address patched by the runner
 };
