@@ -74,6 +74,20 @@ double Topology::stretch(const std::vector<uint32_t>& order, bool wrap) const {
     return double(hops) / double(edges);
 }
 
+std::vector<uint32_t> Topology::nearest_neighbour_order(uint32_t start) const {
+    std::vector<uint32_t> order{start};
+    std::vector<bool> used(n_, false);
+    used[start] = true;
+    while (order.size() < n_) {
+        uint32_t pick = n_, d = std::numeric_limits<uint32_t>::max();
+        for (uint32_t c = 0; c < n_; ++c)
+            if (!used[c] && distance(order.back(), c) < d) d = distance(order.back(), c), pick = c;
+        used[pick] = true;
+        order.push_back(pick);
+    }
+    return order;
+}
+
 std::vector<uint32_t> Topology::best_order(bool wrap) const {
     for (uint32_t c = 1; c < n_; ++c) route(0, c);  // a disconnected cluster fails here, by name
     std::vector<uint32_t> order{0}, best;
@@ -102,33 +116,16 @@ std::vector<uint32_t> Topology::best_order(bool wrap) const {
         extend(0);
         if (!wrap) {
             // An open line need not start at chip 0: try every start, keep the shortest.
+            // Greedy from each start: enough to find the cabled line of a line cluster.
             for (uint32_t s = 1; s < n_; ++s) {
-                std::vector<uint32_t> line{s};
-                std::vector<bool> u(n_, false);
-                u[s] = true;
-                // Greedy from s: enough to find the cabled line of a line cluster.
-                while (line.size() < n_) {
-                    uint32_t pick = n_, d = std::numeric_limits<uint32_t>::max();
-                    for (uint32_t c = 0; c < n_; ++c)
-                        if (!u[c] && distance(line.back(), c) < d) d = distance(line.back(), c), pick = c;
-                    u[pick] = true;
-                    line.push_back(pick);
-                }
+                const std::vector<uint32_t> line = nearest_neighbour_order(s);
                 if (stretch(line, false) < stretch(best, false)) best = line;
             }
         }
         return best;
     }
     // Larger clusters: nearest neighbour from chip 0, then 2-opt until no gain.
-    std::vector<bool> used(n_, false);
-    used[0] = true;
-    while (order.size() < n_) {
-        uint32_t pick = n_, d = std::numeric_limits<uint32_t>::max();
-        for (uint32_t c = 0; c < n_; ++c)
-            if (!used[c] && distance(order.back(), c) < d) d = distance(order.back(), c), pick = c;
-        used[pick] = true;
-        order.push_back(pick);
-    }
+    order = nearest_neighbour_order(0);
     for (bool improved = true; improved;) {
         improved = false;
         for (size_t i = 1; i + 1 < order.size(); ++i)

@@ -38,6 +38,8 @@ public:
 
 private:
     std::vector<uint32_t> best_order(bool wrap) const;
+    // Every chip, each step to the nearest one not yet taken.
+    std::vector<uint32_t> nearest_neighbour_order(uint32_t start) const;
     uint32_t n_;
     std::vector<std::vector<Hop>> adjacent_;       // per chip, by port
     std::vector<std::vector<std::vector<Hop>>> routes_;  // [from][to]
