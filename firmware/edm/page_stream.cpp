@@ -69,6 +69,21 @@ void stream_receive(WorkerConnection& c, const abi::CclPages& dst) {
     }
 }
 
+void copy_pages(const abi::CclPages& src, const abi::CclPages& dst) {
+    PageCursor from(src), to(dst);
+    // Walk both runs together: each source segment may span destination pages.
+    while (from.remaining() > 0) {
+        const uint64_t left = from.remaining();
+        const uint32_t n = left > 0xffffffffull ? 0xffffffffu : static_cast<uint32_t>(left);
+        from.take(n, [&](uint64_t s, uint32_t len) {
+            to.take(len, [&](uint64_t d, uint32_t part) {
+                noc::async_write(s, d, part);
+                s += part;
+            });
+        });
+    }
+}
+
 void stream_receive_reduce(WorkerConnection& c, const abi::CclPages& dst, uint32_t op, uint32_t dtype) {
     if (dst.count > 1 && dst.stride != dst.page_size) mailbox::panic(abi::kPanicBadArgs, dst.stride);
     const uint32_t esize = element_size(dtype);

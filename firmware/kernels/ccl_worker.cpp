@@ -9,25 +9,7 @@
 #include "hal/noc.h"
 #include "kernels/kernel.h"
 
-namespace {
-
 using namespace weft;
-
-void copy_pages(const abi::CclPages& src, const abi::CclPages& dst) {
-    // Page shapes may differ: walk both runs a common segment at a time.
-    uint32_t sp = 0, so = 0, dp = 0, dof = 0;
-    uint64_t left = uint64_t(src.page_size) * src.count;
-    while (left > 0) {
-        uint32_t seg = src.page_size - so;
-        if (dst.page_size - dof < seg) seg = dst.page_size - dof;
-        noc::async_write(src.base + uint64_t(sp) * src.stride + so, dst.base + uint64_t(dp) * dst.stride + dof, seg);
-        left -= seg;
-        if ((so += seg) == src.page_size) so = 0, ++sp;
-        if ((dof += seg) == dst.page_size) dof = 0, ++dp;
-    }
-}
-
-}  // namespace
 
 extern "C" int kernel_main(KernelArgs a) {
     const auto* program = reinterpret_cast<const abi::CclInstr*>(a.u64(0));
@@ -45,7 +27,7 @@ extern "C" int kernel_main(KernelArgs a) {
         case abi::kCclSend: edm::stream_send(conn, in.src); break;
         case abi::kCclRecv: edm::stream_receive(conn, in.dst); break;
         case abi::kCclRecvReduce: edm::stream_receive_reduce(conn, in.dst, in.arg & 0xffff, in.arg >> 16); break;
-        case abi::kCclCopy: copy_pages(in.src, in.dst); break;
+        case abi::kCclCopy: edm::copy_pages(in.src, in.dst); break;
         case abi::kCclWait:
             if (in.arg >= abi::kCclMaxProducers) mailbox::panic(abi::kPanicBadArgs, i);
             noc::semaphore_wait_min(signals + 4ull * in.arg, in.count);
