@@ -33,14 +33,13 @@ struct Builder {
 
 void all_gather_ring(Builder& b, bool bidir_halves, bool halfway) {
     const uint32_t n = b.n;
-    for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, Span::bytes(b.l.input, b.l.block_elems[r] * b.l.element), b.l.output_block(r));
-    auto in = [&](uint32_t r) { return Span::bytes(b.l.input, b.l.block_elems[r] * b.l.element); };
+    for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, b.l.own_input(r), b.l.output_block(r));
     // dir +1: to the next position; -1: to the previous. part: bytes [off, off+len) of each block.
     auto walk = [&](int dir, uint32_t steps, bool half, int which) {
         for (uint32_t t = 0; t < steps; ++t)
             for (uint32_t i = 0; i < n; ++i) {
                 const uint32_t owner = b.ring(int64_t(i) - dir * int64_t(t));
-                Span src = t == 0 ? in(owner) : b.l.output_block(owner);
+                Span src = t == 0 ? b.l.own_input(owner) : b.l.output_block(owner);
                 Span dst = b.l.output_block(owner);
                 if (half) {
                     auto [a, rest] = b.halves(dst);
@@ -65,10 +64,10 @@ void all_gather_ring(Builder& b, bool bidir_halves, bool halfway) {
 void all_gather_line(Builder& b) {
     const auto& line = b.c.line;
     const uint32_t n = b.n;
-    for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, Span::bytes(b.l.input, b.l.block_elems[r] * b.l.element), b.l.output_block(r));
+    for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, b.l.own_input(r), b.l.output_block(r));
     for (uint32_t k = 0; k < n; ++k) {
         const uint32_t owner = line[k];
-        const Span in = Span::bytes(b.l.input, b.l.block_elems[owner] * b.l.element), out = b.l.output_block(owner);
+        const Span in = b.l.own_input(owner), out = b.l.output_block(owner);
         for (uint32_t j = k; j + 1 < n; ++j) b.plan.send(1 + j - k, line[j], j == k ? in : out, line[j + 1], out);
         for (uint32_t j = k; j > 0; --j) b.plan.send(1 + k - j, line[j], j == k ? in : out, line[j - 1], out);
     }
@@ -103,7 +102,7 @@ void reduce_scatter(Builder& b, const std::string& algo) {
             }
     }
     for (uint32_t r = 0; r < n; ++r)
-        b.plan.copy(n, r, b.l.work_block(r), Span::bytes(b.l.output, b.l.block_elems[r] * b.l.element));
+        b.plan.copy(n, r, b.l.work_block(r), b.l.own_output(r));
 }
 
 // ---- all-reduce (seed 001 CTRING, seed 004's four others) ----
@@ -208,8 +207,6 @@ void rooted_chain(Builder& b, bool reduce) {
 void rooted_direct(Builder& b) {
     const uint32_t n = b.n, root = b.c.request.root;
     const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
-    auto in_block = [&](uint32_t r) { return Span::bytes(b.l.input, b.l.block_elems[r] * b.l.element); };
-    auto out_block = [&](uint32_t r) { return Span::bytes(b.l.output, b.l.block_elems[r] * b.l.element); };
     switch (b.c.request.op) {
     case Collective::kBroadcast:
         b.plan.copy(0, root, in, out);
@@ -223,14 +220,14 @@ void rooted_direct(Builder& b) {
         break;
     case Collective::kGather:
         for (uint32_t r = 0; r < n; ++r) {
-            if (r == root) b.plan.copy(0, root, in_block(r), b.l.output_block(r));
-            else b.plan.send(1, r, in_block(r), root, b.l.output_block(r));
+            if (r == root) b.plan.copy(0, root, b.l.own_input(r), b.l.output_block(r));
+            else b.plan.send(1, r, b.l.own_input(r), root, b.l.output_block(r));
         }
         break;
     case Collective::kScatter:
         for (uint32_t r = 0; r < n; ++r) {
-            if (r == root) b.plan.copy(0, root, b.l.input_block(r), out_block(r));
-            else b.plan.send(1, root, b.l.input_block(r), r, out_block(r));
+            if (r == root) b.plan.copy(0, root, b.l.input_block(r), b.l.own_output(r));
+            else b.plan.send(1, root, b.l.input_block(r), r, b.l.own_output(r));
         }
         break;
     default: throw Error("internal: direct algorithm for this op");

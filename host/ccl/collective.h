@@ -65,6 +65,10 @@ struct OpLayout {
     Span input_block(uint32_t rank) const;   // rank's block of a whole-vector input
     Span output_block(uint32_t rank) const;  // rank's block of a whole-vector output
     Span work_block(uint32_t rank) const;
+    // A block-sized buffer (all-gather's and gather's input, reduce-scatter's
+    // and scatter's output): rank's own block at the start of it.
+    Span own_input(uint32_t rank) const { return Span::bytes(input, block_elems[rank] * element); }
+    Span own_output(uint32_t rank) const { return Span::bytes(output, block_elems[rank] * element); }
     Span whole(uint64_t base) const { return Span::bytes(base, elements * element); }
 };
 
