@@ -57,23 +57,32 @@ LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo
     return lower(plan, topo_, workers_, lo);
 }
 
-std::string CollectiveRunner::resolve(const OpRequest& r) const {
-    if (r.algo != "auto") return r.algo;
+std::pair<std::string, LoweredOp> CollectiveRunner::choose(const OpRequest& r) const {
     const auto& algos = algorithms(r.op);
-    if (algos.size() == 1) return algos.front();
-    std::string best;
+    if (r.algo != "auto" || algos.size() == 1) {
+        const std::string algo = r.algo != "auto" ? r.algo : algos.front();
+        return {algo, lower_op(r, algo)};
+    }
+    // Every candidate is lowered to be costed; the winner's lowering is kept.
+    std::pair<std::string, LoweredOp> best;
     double best_t = 0;
     for (const std::string& a : algos) {
-        const double t = model_.predict(r, lower_op(r, a));
-        if (best.empty() || t < best_t) best = a, best_t = t;
+        LoweredOp op = lower_op(r, a);
+        const double t = model_.predict(r, op);
+        if (best.first.empty() || t < best_t) best = {a, std::move(op)}, best_t = t;
     }
     return best;
 }
 
+std::string CollectiveRunner::resolve(const OpRequest& r) const {
+    return r.algo != "auto" ? r.algo : choose(r).first;
+}
+
 OpTiming CollectiveRunner::run(const OpRequest& r) {
     OpTiming timing;
-    timing.algo = resolve(r);
-    const LoweredOp op = lower_op(r, timing.algo);
+    auto [algo, op] = choose(r);
+    timing.algo = algo;
+    timing.features = CostFeatures::of(op);
     const BoardInfo& board = cluster_.board();
     L1Allocator mem(board);
     EdmOptions eo;

@@ -26,6 +26,7 @@ struct OpTiming {
     double seconds = 0;      // launch of the first kernel to the last one done
     uint64_t bytes_on_links = 0, hops = 0;
     uint32_t workers = 0, streams = 0;
+    CostFeatures features;   // of the lowered op, what the cost model is fitted on
 };
 
 struct RunnerOptions {
@@ -58,6 +59,9 @@ public:
     void set_cost_model(CostModel m) { model_ = std::move(m); }
 
 private:
+    // The algorithm to run (auto: the cost model's pick) and its lowering.
+    std::pair<std::string, LoweredOp> choose(const OpRequest& r) const;
+
     Cluster& cluster_;
     RunnerOptions options_;
     Topology topo_;

@@ -137,7 +137,7 @@ int cmd_bench(Cluster& cluster, const CclArgs& a) {
                             {"bytes", bytes}, {"count", first.layout.elements}, {"type", ccl::dtype_name(r.dtype)},
                             {"redop", ccl::redop_name(r.redop)}, {"time_us", t * 1e6}, {"algbw_gbs", alg},
                             {"busbw_gbs", bus}, {"wrong", first.check.wrong}});
-            if (a.fit) fit_points.push_back({ccl::CostFeatures::of(run.lower_op(r, first.timing.algo)), t});
+            if (a.fit) fit_points.push_back({first.timing.features, t});
         }
     std::printf("# Out of bounds values : %llu %s\n", (unsigned long long)wrong_total, wrong_total ? "FAILED" : "OK");
     std::printf("# Avg bus bandwidth    : %.4f GB/s\n", bus_n ? bus_sum / bus_n : 0.0);
