@@ -1,8 +1,8 @@
 #include "ccl/collective.h"
 
 #include <algorithm>
-#include <cstdlib>
 
+#include "common/env.h"
 #include "common/error.h"
 
 namespace weft::ccl {
@@ -36,12 +36,7 @@ const OpInfo& info(Collective c) {
 }
 
 uint64_t env_u64(const char* name, uint64_t fallback) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return fallback;
-    char* end = nullptr;
-    const long long x = std::strtoll(v, &end, 0);
-    if (*end != '\0' || x < -1) throw Error(std::string(name) + "=" + v + " is not a number");
-    return static_cast<uint64_t>(x);
+    return static_cast<uint64_t>(env_integer(name, static_cast<long long>(fallback), -1));  // -1: "always"
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "common/env.h"
 #include "common/error.h"
 #include "driver/kernel_args.h"
 
@@ -12,14 +13,7 @@ namespace weft::ccl {
 
 RunnerOptions RunnerOptions::from_env() {
     RunnerOptions o;
-    auto get = [](const char* name, uint32_t fallback) {
-        const char* v = std::getenv(name);
-        if (!v || !*v) return fallback;
-        char* end = nullptr;
-        const unsigned long x = std::strtoul(v, &end, 0);
-        if (*end || x == 0) throw Error(std::string(name) + "=" + v + " is not a positive number");
-        return static_cast<uint32_t>(x);
-    };
+    auto get = [](const char* name, uint32_t fallback) { return static_cast<uint32_t>(env_integer(name, fallback, 1)); };
     o.slots = get("WEFT_CCL_SLOTS", o.slots);
     o.slot_size = get("WEFT_CCL_SLOT_SIZE", o.slot_size);
     return o;
