@@ -67,8 +67,7 @@ int main() {
         {
             std::printf("starting pair ...\n");
             auto pair = Cluster::start(paths::cluster_file("pair"), base + "-pair");
-            if (const char* w = getenv("WEFT_ACTIVE_WAKE_US"))  // cap of the back-off of waiting kernels
-                for (uint32_t i = 0; i < pair->size(); ++i) pair->chip(i).control().host.active_wake_us = std::atoi(w);
+            pair->apply_wake_override();
             std::printf("\nraw Ethernet copy over one link, 64 MiB in transfers of:\n");
             std::printf("%-10s %16s %16s %10s\n", "transfer", "link GB/s", "memcpy GB/s", "link/memcpy");
             link_gbps(*pair, 1u << 20);  // warm: first touch of the DRAM pages

@@ -27,10 +27,7 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, RunnerOptions options)
       line_(topo_.line_order()),
       workers_(cluster.board().cores_with_role(CoreRole::kWorker)),
       model_(CostModel::for_cluster(cluster.info().value("name", std::string()))) {
-    // The back-off cap of waiting kernels, for experiments (the firmware default holds otherwise).
-    if (const char* w = std::getenv("WEFT_ACTIVE_WAKE_US"))
-        for (uint32_t c = 0; c < cluster.size(); ++c)
-            cluster.chip(c).control().host.active_wake_us = static_cast<uint32_t>(std::atoi(w));
+    cluster.apply_wake_override();
 }
 
 OpLayout CollectiveRunner::layout(const OpRequest& r) const {

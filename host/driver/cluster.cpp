@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "common/env.h"
 #include "common/error.h"
 #include "driver/paths.h"
 
@@ -107,6 +108,12 @@ void Cluster::set_link(uint32_t chip, uint32_t port, bool up) {
 }
 
 void Cluster::reset_chip(uint32_t chip) { control_->request({{"cmd", "reset"}, {"chip", chip}}, nullptr, 15000); }
+
+void Cluster::apply_wake_override() {
+    const long long us = env_integer("WEFT_ACTIVE_WAKE_US", 0, 1);
+    if (us == 0) return;
+    for (auto& chip : chips_) chip->control().host.active_wake_us = static_cast<uint32_t>(us);
+}
 
 std::vector<std::pair<CoreRef, uint32_t>> Cluster::launch_all(const std::vector<Launch>& launches) {
     std::set<std::pair<uint32_t, uint32_t>> seen;

@@ -52,6 +52,9 @@ public:
     // Resets a chip (QMP system_reset) and returns once its cores are READY;
     // the way out for a core stuck in a kernel. Chip memory is kept.
     void reset_chip(uint32_t chip);
+    // WEFT_ACTIVE_WAKE_US, when set: the back-off cap (µs) of waiting kernels on
+    // every chip, for experiments; the firmware default holds otherwise.
+    void apply_wake_override();
 
     // Loads each launch's kernel onto its core, launches them in the order
     // given and waits for all. Throws FaultError on a fault, TimeoutError with
