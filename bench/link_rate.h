@@ -20,7 +20,7 @@ inline double links_gbps(Cluster& c, const std::vector<uint32_t>& senders, uint3
         ls.push_back(kernels::eth_send(chip, b.ports[port].core, port, b.dram.base, b.dram.base + bytes,
                                        static_cast<uint32_t>(bytes), transfer, 1, 0, 0));
     double sum = 0;
-    for (const KernelResult& r : c.run(ls, std::chrono::seconds(300))) {
+    for (const KernelResult& r : c.run(ls, std::chrono::seconds(senders.size() > 1 ? 300 : 120))) {
         if (r.return_code != 0) throw Error("eth_send failed (is every sending chip's E port cabled?)");
         sum += double(bytes) / (double(r.ticks) / b.timebase_hz) / 1e9;
     }
