@@ -159,13 +159,18 @@ void Bridge::engine_loop() {
     uint32_t idle_passes = 0;
     while (running_) {
         bool work = false;
-        for (uint32_t i = 0; i < chips_.size(); ++i) work |= serve_chip(i);
-        ++passes_;
-        uint64_t now = now_ms();
-        if (now - last_heartbeat >= 100) {
-            last_heartbeat = now;
-            for (auto& chip : chips_) chip->control().bridge.heartbeat = now;
+        uint64_t now = 0;
+        for (uint32_t i = 0; i < chips_.size(); ++i) {
+            work |= serve_chip(i);
+            // Beat between chips too: one pass over cold memory can take seconds,
+            // and a driver must not mistake that for a dead bridge.
+            now = now_ms();
+            if (now - last_heartbeat >= 100) {
+                last_heartbeat = now;
+                for (auto& chip : chips_) chip->control().bridge.heartbeat = now;
+            }
         }
+        ++passes_;
         if (work) {
             last_work = now;
             idle_passes = 0;
