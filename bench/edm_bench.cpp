@@ -82,6 +82,12 @@ std::vector<int> cluster_pids(Cluster& c) {
 
 }  // namespace
 
+double measure_edm_cell(Cluster& c, uint32_t size, uint32_t channels, bool both, bool push) {
+    Cell cell = measure(c, size, channels, both, push ? abi::kEdmPush : abi::kEdmPull);
+    if (!cell.error.empty()) throw Error("EDM cell: " + cell.error);
+    return cell.gbps;
+}
+
 void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_gbps) {
     std::vector<uint32_t> sizes = {1024, 2048, 4096, 8192, 16384};
     const std::vector<uint32_t> channel_counts = {1, 2, 4, 8};

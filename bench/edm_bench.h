@@ -9,6 +9,9 @@
 
 namespace weft {
 
+// One cell of the table: GB/s of `channels` channels of `size`-byte packets.
+double measure_edm_cell(Cluster& pair, uint32_t size, uint32_t channels, bool both, bool push);
+
 void run_edm_bench(Cluster& pair, const std::function<double(uint32_t)>& raw_link_gbps);
 
 }  // namespace weft

@@ -58,8 +58,23 @@ double ping_pong_us(Cluster& c, uint32_t n) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
     try {
+        if (argc >= 2 && std::string(argv[1]) == "--edm") {
+            // One EDM cell, repeated: weft-bench-platform --edm SIZE CHANNELS uni|bi [pull|push] [REPS]
+            if (argc < 5) throw Error("usage: weft-bench-platform --edm SIZE CHANNELS uni|bi [pull|push] [REPS]");
+            const uint32_t size = std::stoul(argv[2]), channels = std::stoul(argv[3]);
+            const bool both = std::string(argv[4]) == "bi", push = argc > 5 && std::string(argv[5]) == "push";
+            const int reps = argc > 6 ? std::stoi(argv[6]) : 5;
+            auto pair = Cluster::start(paths::cluster_file("pair"), "/tmp/weft-bench-" + std::to_string(getpid()) + "-pair");
+            pair->apply_wake_override();
+            link_gbps(*pair, 1u << 20);  // warm: first touch of the DRAM pages
+            std::printf("raw link at %u bytes: %.2f GB/s\n", size, link_gbps(*pair, size));
+            for (int i = 0; i < reps; ++i)
+                std::printf("EDM %u B x %u ch %s %s: %.2f GB/s\n", size, channels, both ? "bi" : "uni", push ? "push" : "pull",
+                            measure_edm_cell(*pair, size, channels, both, push));
+            return 0;
+        }
         const std::string base = "/tmp/weft-bench-" + std::to_string(getpid());
         std::printf("weft platform bench (host: %ld cores)\n\n", sysconf(_SC_NPROCESSORS_ONLN));
         std::vector<double> memcpy_gbps;

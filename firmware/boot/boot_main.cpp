@@ -11,6 +11,7 @@
 #include "hal/noc.h"
 #include "hal/timer.h"
 #include "hal/wait.h"
+#include "hal/wake.h"
 #include "rt/console.h"
 #include "rt/csr.h"
 #include "weft/abi/fault.h"
@@ -36,10 +37,6 @@ struct MakeStackTops<0, I...> {
     using type = StackTops<I...>;
 };
 
-// After a kernel ends, stay responsive for this long before falling back to
-// the deep idle interval: ops launch kernels back to back.
-constexpr uint64_t kResponsiveWindowUs = 1000000;
-constexpr uint32_t kResponsiveWakeUs = 1000;
 // A hart off watch duty sleeps this long unless another hart wakes it.
 constexpr uint64_t kOffWatchSleepUs = 1000000;
 
@@ -54,17 +51,11 @@ extern "C" const MakeStackTops<board::kNumCores>::type weft_stack_tops = {};
 
 namespace {
 
-uint64_t& kernel_end(uint32_t core) {
-    static uint64_t ends[board::kNumCores];
-    return ends[core];
-}
-
 // Idle harts do not all poll their mailboxes: each wake-up costs the host
-// ~20-50 µs of CPU, and 64 harts polling every few ms would eat a core. The
-// lowest-numbered idle hart keeps watch over every mailbox of its chip and
-// wakes the hart a launch is for with a software interrupt (CLINT MSIP); the
-// others sleep until woken. Harts that just finished a kernel poll briefly
-// themselves and relay too.
+// ~20-50 µs of CPU. The lowest-numbered idle hart keeps watch: it sleeps on the
+// chip's doorbell, which weft-bridge rings when the host posts a launch, and
+// wakes the hart the launch is for with a software interrupt (CLINT MSIP); the
+// others sleep until woken.
 volatile uint32_t* msip(uint32_t core) { return reinterpret_cast<volatile uint32_t*>(WEFT_CLINT + 4 * core); }
 constexpr uint64_t kMieMsie = 1u << 3;
 
@@ -124,18 +115,14 @@ void wait_for_launch(uint32_t core) {
     for (;;) {
         relay_launches(core);
         if (launched()) break;
-        const uint64_t window_end = kernel_end(core) + kResponsiveWindowUs * timer::ticks_per_us();
-        if (timer::now() < window_end) {
-            // A relayed launch (MSIP) wakes us at once; our own polling is the fallback.
-            WEFT_CSR_SET(mie, kMieMsie);
-            wait_until([&] { return launched() || others_waiting(core) || timer::now() >= window_end; },
-                       abi::kWaitLaunch, 0, 0, kResponsiveWakeUs);
-            *msip(core) = 0;
-            __asm__ volatile("csrc mie, %0" ::"r"(kMieMsie));
-        } else if (on_watch(core)) {
-            wait_until([&] { return launched() || others_waiting(core) || !on_watch(core); }, abi::kWaitLaunch, 0, 0,
-                       mailbox::idle_wake_us());
+        if (on_watch(core)) {
+            mailbox::set_wait(abi::kWaitLaunch, 0, 0);
+            wake::listen(true);
+            wake::arm();
+            if (!launched() && !others_waiting(core) && on_watch(core)) wake::sleep(mailbox::idle_wake_us());
+            wake::disarm();
         } else {
+            wake::listen(false);
             sleep_until_woken(core);
         }
     }
@@ -167,11 +154,12 @@ void clear_ring_errors(uint32_t core) {
         const boot::Snapshot s = boot::begin_launch(req, st);
         if (s.flags & abi::kLaunchNewCode) cache::invalidate_instructions(s.code_base, s.code_size);
         clear_ring_errors(core);
+        wake::listen(true);
         const uint64_t t0 = timer::now();
         const uint64_t c0 = timer::cycles();
         int rc = reinterpret_cast<KernelEntry>(s.entry)(s.args, s.arg_count);
         const uint64_t cycles = timer::cycles() - c0, ticks = timer::now() - t0;
-        kernel_end(core) = timer::now();
+        wake::listen(false);
         boot::post_done(st, s.seq, rc, cycles, ticks);
     }
 }
@@ -182,7 +170,7 @@ extern "C" [[noreturn]] void weft_boot_main(uint64_t hart) {
     const uint32_t core = static_cast<uint32_t>(hart);
     auto& cb = mailbox::control();
     auto& st = cb.hart[core];
-    kernel_end(core) = timer::now();
+    wake::init_core();
     boot::post_ready(cb.host.launch[core], st);
     if (core == 0) console::printf("weft boot: chip %u ready (%u cores, board " WEFT_BOARD_NAME ")\n", cb.host.chip_id, board::kNumCores);
     serve_launches(core);
@@ -198,7 +186,6 @@ extern "C" [[noreturn]] void weft_on_trap(uint64_t mcause, uint64_t mepc, uint64
         mtval = a1;
         rc = static_cast<int32_t>(a0);
     }
-    kernel_end(core) = timer::now();
     console::printf("weft: chip %u core %u FAULT mcause=%lu mepc=0x%lx mtval=0x%lx\n", mailbox::chip_id(), core,
                     mcause, mepc, mtval);
     boot::post_fault(st, mcause, mepc, mtval, rc);

@@ -15,7 +15,8 @@ abi::HartStatus& my_status();
 void set_wait(uint32_t kind, uint64_t addr, uint32_t value);
 void clear_wait();
 void set_progress(uint64_t step);
-// Back-off interval (µs) for waits while a kernel runs, and for idle waits.
+// Fallback alarm (µs) of a kernel sleeping on its doorbell, and of the idle
+// hart that keeps watch over the launch mailboxes.
 uint32_t active_wake_us();
 uint32_t idle_wake_us();
 

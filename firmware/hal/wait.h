@@ -1,11 +1,13 @@
-// Waiting without burning the host: poll briefly, then sleep in WFI with a
-// timer wake-up whose interval grows up to a cap. A wake-up costs ~20 µs of
+// Waiting without burning the host: poll briefly, then sleep in WFI, on a
+// doorbell (wait_active) or with a timer wake-up whose interval grows up to a
+// cap (wait_until). A wake-up costs ~20 µs of
 // host CPU under QEMU, so a bare spin or a fixed short tick would starve the
 // other chips sharing the host's cores.
 #pragma once
 #include <stdint.h>
 #include "hal/mailbox.h"
 #include "hal/timer.h"
+#include "hal/wake.h"
 
 namespace weft {
 
@@ -27,10 +29,23 @@ inline void wait_until(Ready ready, uint32_t wait_kind, uint64_t wait_addr, uint
     mailbox::clear_wait();
 }
 
-// The usual case: a wait inside a running kernel.
+// The usual case: a kernel waiting for a device (NoC, Ethernet, math) or for
+// a word another chip or core writes through one. It sleeps until the
+// device side rings the doorbell (wake.h), so it costs the host nothing while
+// it waits and wakes as soon as the device has acted. A condition that only a
+// plain store of another core can make true must use wait_until instead.
 template <typename Ready>
 inline void wait_active(Ready ready, uint32_t wait_kind, uint64_t wait_addr, uint32_t wait_value = 0) {
-    wait_until(ready, wait_kind, wait_addr, wait_value, mailbox::active_wake_us());
+    for (int i = 0; i < 8; ++i)
+        if (ready()) return;
+    mailbox::set_wait(wait_kind, wait_addr, wait_value);
+    for (;;) {
+        wake::arm();
+        if (ready()) break;
+        wake::sleep(mailbox::active_wake_us());
+    }
+    wake::disarm();
+    mailbox::clear_wait();
 }
 
 }  // namespace weft

@@ -23,7 +23,7 @@ void set_progress(uint64_t step) { my_status().progress = step; }
 // The host may tune the back-off per chip; these defaults hold until it does.
 uint32_t active_wake_us() {
     uint32_t v = control().host.active_wake_us;
-    return v ? v : 500;
+    return v ? v : 5000;
 }
 uint32_t idle_wake_us() {
     uint32_t v = control().host.idle_wake_us;

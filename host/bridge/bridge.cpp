@@ -1,15 +1,23 @@
 #include "bridge/bridge.h"
 
 #include <sched.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <cerrno>
 #include <sstream>
 
 #include "common/error.h"
+#include "driver/paths.h"
 
 namespace weft {
 namespace {
@@ -119,6 +127,15 @@ std::vector<std::string> Bridge::reap_children() {
 }
 
 void Bridge::start_engine() {
+    const std::string kick = paths::kick_socket(options_.run_dir);
+    unlink(kick.c_str());
+    kick_fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (kick.size() >= sizeof addr.sun_path) throw Error("run directory path too long for a socket: " + kick);
+    memcpy(addr.sun_path, kick.c_str(), kick.size() + 1);
+    if (kick_fd_ < 0 || bind(kick_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+        throw Error("cannot bind " + kick + ": " + strerror(errno));
     running_ = true;
     engine_ = std::thread([this] { engine_loop(); });
 }
@@ -126,10 +143,15 @@ void Bridge::start_engine() {
 void Bridge::stop() {
     running_ = false;
     if (engine_.joinable()) engine_.join();
+    if (kick_fd_ >= 0) {
+        close(kick_fd_);
+        kick_fd_ = -1;
+        unlink(paths::kick_socket(options_.run_dir).c_str());
+    }
     for (auto& chip : chips_) chip->terminate(2000);
 }
 
-bool Bridge::serve_chip(uint32_t id) {
+bool Bridge::serve_chip(uint32_t id, std::vector<char>& touched) {
     ChipProcess& chip = *chips_[id];
     if (!chip.alive()) return false;
     abi::ChipControlBlock& cb = chip.control();
@@ -141,27 +163,92 @@ bool Bridge::serve_chip(uint32_t id) {
         work += run_noc_ring(mem, spec_.board, cb.noc[c], kBudget, counters);
         work += run_math_ring(mem, cb.math[c], kBudget, counters);
     }
-    for (uint32_t p = 0; p < spec_.board.ports.size(); ++p) work += ethernet_->run_port(id, p, kBudget);
+    if (work) touched[id] = 1;
+    for (uint32_t p = 0; p < spec_.board.ports.size(); ++p) {
+        if (!ethernet_->run_port(id, p, kBudget)) continue;
+        ++work;
+        touched[id] = 1;
+        const int peer = ethernet_->peer_chip(id, p);
+        if (peer >= 0) touched[peer] = 1;
+    }
     return work != 0;
 }
 
+namespace {
+
+bool wait_may_be_over(const ChipProcess& chip, const abi::HartStatus& st) {
+    if (st.wait_kind != abi::kWaitSemaphore) return true;
+    const auto* sem = reinterpret_cast<const uint32_t*>(chip.memory().at(st.wait_addr, 4));
+    // semaphore_wait waits for ==, semaphore_wait_min for >=: >= covers both.
+    return !sem || __atomic_load_n(sem, __ATOMIC_ACQUIRE) >= st.wait_value;
+}
+
+}  // namespace
+
+void Bridge::wake_cores(uint32_t id, bool touched) {
+    ChipProcess& chip = *chips_[id];
+    if (!chip.alive()) return;
+    const abi::ChipControlBlock& cb = chip.control();
+    uint32_t cores = 0;  // the doorbell byte: which cores it is for
+    for (uint32_t c = 0; c < spec_.board.cores.size(); ++c) {
+        const abi::HartStatus& st = cb.hart[c];
+        // A sleeper is rung once per sleep (it re-arms with a new odd number),
+        // and a semaphore wait only once the semaphore got where it waits for:
+        // a wake-up that finds nothing to do costs the host as much as one that does.
+        const uint32_t bell = st.doorbell;
+        if (touched && (bell & 1) && bell != rung_[id][c] && wait_may_be_over(chip, st)) {
+            rung_[id][c] = bell;
+            cores |= 1u << c;
+        }
+        // A launch: the core it is for sleeps until a software interrupt, which
+        // the core that takes the doorbell (the chip's watch hart if no other) sends.
+        const uint32_t seq = cb.host.launch[c].seq;
+        if (seq != st.done_seq && st.state != abi::kHartRunning && seq != launch_rung_[id][c]) {
+            launch_rung_[id][c] = seq;
+            cores |= 1u << c;
+        }
+    }
+    if (cores) chip.ring_doorbell(static_cast<uint8_t>(cores));
+}
+
+void Bridge::sleep_until_woken(int timeout_ms) {
+    std::vector<pollfd> fds;
+    for (auto& chip : chips_)
+        if (chip->uart_fd() >= 0) fds.push_back({chip->uart_fd(), POLLIN, 0});
+    if (kick_fd_ >= 0) fds.push_back({kick_fd_, POLLIN, 0});
+    poll(fds.data(), fds.size(), timeout_ms);
+    if (kick_fd_ >= 0) {
+        char buf[64];
+        while (recv(kick_fd_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+        }
+    }
+}
+
 void Bridge::engine_loop() {
-    // Spin briefly after work (ops issue commands in bursts), then back off:
-    // short naps while recently busy, long ones once idle, so an idle cluster
-    // costs next to nothing. Naps of tens of µs need a tight timer slack (the
-    // default 50 µs would double them). WEFT_BRIDGE_SPIN / WEFT_BRIDGE_NAP_US
-    // tune the spin and the short nap for experiments; the defaults measured best.
-    prctl(PR_SET_TIMERSLACK, 1000UL);
+    // Event driven both ways (firmware/hal/wake.h): after executing commands
+    // the engine rings the doorbell of every chip they touched where a core
+    // sleeps waiting; with nothing to do it spins briefly (ops issue commands
+    // in bursts), then sleeps until a core writes its UART or a driver kicks.
+    // WEFT_BRIDGE_SPIN tunes the spin for experiments.
     const uint32_t spin_passes = getenv("WEFT_BRIDGE_SPIN") ? std::atoi(getenv("WEFT_BRIDGE_SPIN")) : 256;
-    const long nap_us = getenv("WEFT_BRIDGE_NAP_US") ? std::atol(getenv("WEFT_BRIDGE_NAP_US")) : 10;
-    uint64_t last_work = now_ms();
-    uint64_t last_heartbeat = 0;
+    const uint32_t n = static_cast<uint32_t>(chips_.size());
+    rung_.assign(n, std::vector<uint32_t>(abi::kMaxCores, 0));
+    launch_rung_.assign(n, std::vector<uint32_t>(abi::kMaxCores, 0));
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t c = 0; c < abi::kMaxCores; ++c) launch_rung_[i][c] = chips_[i]->control().host.launch[c].seq;
+    std::vector<char> touched(n, 0);
+    uint64_t last_heartbeat = 0, last_console = 0;
     uint32_t idle_passes = 0;
+    bool last_look = false;  // the pass made after announcing sleep
     while (running_) {
         bool work = false;
+        std::fill(touched.begin(), touched.end(), 0);
         uint64_t now = 0;
-        for (uint32_t i = 0; i < chips_.size(); ++i) {
-            work |= serve_chip(i);
+        for (uint32_t i = 0; i < n; ++i) {
+            work |= serve_chip(i, touched);
+            // Ring the chip just served at once: its cores can go on while
+            // the engine serves the others.
+            wake_cores(i, touched[i]);
             // Beat between chips too: one pass over cold memory can take seconds,
             // and a driver must not mistake that for a dead bridge.
             now = now_ms();
@@ -170,9 +257,25 @@ void Bridge::engine_loop() {
                 for (auto& chip : chips_) chip->control().bridge.heartbeat = now;
             }
         }
+        // Chips served before a later chip's Ethernet touched them.
+        for (uint32_t i = 0; i < n; ++i)
+            if (touched[i]) wake_cores(i, true);
         ++passes_;
+        if (now - last_console >= 20) {
+            last_console = now;
+            for (auto& chip : chips_) chip->drain_uart();
+        }
+        if (last_look) {
+            last_look = false;
+            if (!work) {
+                sleep_until_woken(100);
+                for (auto& chip : chips_) chip->drain_uart();
+            }
+            for (auto& chip : chips_) chip->control().bridge.sleeping = 0;
+            idle_passes = 0;
+            continue;
+        }
         if (work) {
-            last_work = now;
             idle_passes = 0;
             continue;
         }
@@ -180,8 +283,12 @@ void Bridge::engine_loop() {
             sched_yield();
             continue;
         }
-        const uint64_t idle_ms = now - last_work;
-        sleep_us(idle_ms < 50 ? nap_us : idle_ms < 1000 ? 100 : 2000);
+        // Announce the sleep, then make one more pass: a core that queued a
+        // command before it could see the announcement is served by that pass.
+        if (++sleep_epoch_ == 0) ++sleep_epoch_;
+        for (auto& chip : chips_) chip->control().bridge.sleeping = sleep_epoch_;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        last_look = true;
     }
 }
 

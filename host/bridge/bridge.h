@@ -47,7 +47,13 @@ public:
 
 private:
     void engine_loop();
-    bool serve_chip(uint32_t chip);
+    // Executes the chip's queued device commands; marks in `touched` every
+    // chip whose memory or rings they changed.
+    bool serve_chip(uint32_t chip, std::vector<char>& touched);
+    // Rings the chip's doorbell if a core sleeps on it or a launch awaits.
+    void wake_cores(uint32_t chip, bool touched);
+    // Blocks until a core or the driver wakes the engine, or timeout_ms.
+    void sleep_until_woken(int timeout_ms);
 
     ClusterSpec spec_;
     BridgeOptions options_;
@@ -57,6 +63,12 @@ private:
     std::thread engine_;
     std::atomic<bool> running_{false};
     std::atomic<uint64_t> passes_{0};
+    // Per chip and core, the doorbell number (HartStatus::doorbell) and the
+    // launch seq last rung for, so each sleep is rung for once.
+    std::vector<std::vector<uint32_t>> rung_, launch_rung_;
+    uint32_t sleep_epoch_ = 0;
+    int kick_fd_ = -1;  // datagrams from drivers: "a launch was posted"
+
 };
 
 }  // namespace weft

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +33,8 @@ ChipProcess::ChipProcess(uint32_t id, const BoardInfo& board, const std::string&
 ChipProcess::~ChipProcess() {
     if (alive()) terminate(1000);
     if (mem_.host) munmap(mem_.host, mem_.size);
+    if (uart_fd_ >= 0) close(uart_fd_);
+    if (console_fd_ >= 0) close(console_fd_);
     if (memfd_ >= 0) close(memfd_);
 }
 
@@ -43,6 +46,13 @@ void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmwar
     const std::string mb = std::to_string(board_.ram.size >> 20);
     // QEMU opens its RAM through /proc/self/fd: the memfd is inherited, no file exists.
     const int child_fd = 200;  // high, so it cannot collide with the log or stdio descriptors
+    const int child_uart = 201;
+    int uart_pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, uart_pair) != 0)
+        throw Error("socketpair for chip " + std::to_string(id_) + "'s UART: " + strerror(errno));
+    uart_fd_ = uart_pair[0];
+    fcntl(uart_fd_, F_SETFL, O_NONBLOCK);
+    console_fd_ = open(console_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     std::vector<std::string> args = {
         qemu, "-nodefaults", "-display", "none", "-monitor", "none",
         "-machine", "virt,memory-backend=ram",
@@ -51,7 +61,8 @@ void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmwar
         "-smp", std::to_string(board_.cores.size()),
         "-accel", getenv("WEFT_QEMU_ACCEL") ? getenv("WEFT_QEMU_ACCEL") : "tcg,thread=multi",
         "-bios", "none", "-kernel", boot_firmware,
-        "-serial", "file:" + console_path(),
+        "-chardev", "socket,id=uart,fd=" + std::to_string(child_uart),
+        "-serial", "chardev:uart",
         "-qmp", "unix:" + qmp_path() + ",server=on,wait=off",
     };
     std::vector<char*> argv;
@@ -71,6 +82,7 @@ void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmwar
         if (getppid() == 1) _exit(127);
         if (memfd_ == child_fd) fcntl(child_fd, F_SETFD, 0);
         else dup2(memfd_, child_fd);  // dup2 clears close-on-exec on the copy
+        dup2(uart_pair[1], child_uart);
         int devnull = open("/dev/null", O_RDONLY);
         dup2(devnull, 0);
         if (log >= 0) {
@@ -83,7 +95,31 @@ void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmwar
         _exit(127);
     }
     if (log >= 0) close(log);
+    close(uart_pair[1]);
     pid_ = pid;
+}
+
+void ChipProcess::ring_doorbell(uint8_t cores) {
+    // One byte is a ring; if the socket is full, rings are already pending.
+    if (uart_fd_ >= 0) (void)!write(uart_fd_, &cores, 1);
+}
+
+void ChipProcess::drain_uart() {
+    char buf[4096];
+    while (uart_fd_ >= 0) {
+        ssize_t n = read(uart_fd_, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return;  // EAGAIN: nothing more
+        if (n == 0) {       // QEMU is gone
+            close(uart_fd_);
+            uart_fd_ = -1;
+            return;
+        }
+        ssize_t text = 0;
+        for (ssize_t i = 0; i < n; ++i)
+            if (buf[i] != 0) buf[text++] = buf[i];
+        if (text && console_fd_ >= 0) (void)!write(console_fd_, buf, text);
+    }
 }
 
 void ChipProcess::mark_exited(int status) {

@@ -35,6 +35,16 @@ public:
     void reset();
     std::string qmp_path() const;
     std::string console_path() const;
+
+    // The chip's UART (see firmware/hal/wake.h): the bridge's end of it.
+    // Wakes the cores sleeping on the chip's doorbell; `cores` is a mask of
+    // those the ring is for (firmware/hal/wake.h).
+    void ring_doorbell(uint8_t cores);
+    // -1 once QEMU closed its end.
+    int uart_fd() const { return uart_fd_; }
+    // Reads what the chip wrote to its UART: console text goes to the console
+    // file, NUL bytes are the cores' wake-ups of the bridge. Never blocks.
+    void drain_uart();
     std::string qemu_log_path() const;
     std::string describe_exit() const;
 
@@ -43,6 +53,8 @@ private:
     const BoardInfo& board_;
     std::string run_dir_;
     int memfd_ = -1;
+    int uart_fd_ = -1;     // bridge end of the UART's socket pair
+    int console_fd_ = -1;  // the console file
     ChipMemory mem_;
     pid_t pid_ = -1;
     bool exited_ = false;

@@ -24,6 +24,13 @@ int Ethernet::link_index(uint32_t chip, uint32_t port) const {
     return link_of_port_[chip * abi::kMaxPorts + port];
 }
 
+int Ethernet::peer_chip(uint32_t chip, uint32_t port) const {
+    const int li = link_index(chip, port);
+    if (li < 0) return -1;
+    const Link& l = *links_[li];
+    return static_cast<int>(l.end[0].chip == chip && l.end[0].port == port ? l.end[1].chip : l.end[0].chip);
+}
+
 void Ethernet::publish_port_states() {
     for (uint32_t chip = 0; chip < spec_.num_chips; ++chip) {
         auto& cb = chips_[chip]->control();

@@ -38,6 +38,8 @@ public:
     void chip_died(uint32_t chip);
     const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
     int link_index(uint32_t chip, uint32_t port) const;
+    // The chip at the other end of a port's cable, or -1.
+    int peer_chip(uint32_t chip, uint32_t port) const;
 
 private:
     uint32_t exec(uint32_t chip, uint32_t port, const abi::EthCommand& c);

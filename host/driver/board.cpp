@@ -115,6 +115,8 @@ BoardInfo parse_board(const void* blob, size_t size) {
     b.uart = r.addr(chip, "uart");
     b.test_device = r.addr(chip, "test-device");
     b.clint = r.addr(chip, "clint");
+    b.plic = r.addr(chip, "plic");
+    b.uart_irq = r.u32(chip, "uart-irq");
     b.timebase_hz = r.u32(chip, "timebase-frequency");
     b.code_size = r.u32(chip, "code-size");
     b.stack_size = r.u32(chip, "stack-size");

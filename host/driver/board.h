@@ -38,7 +38,8 @@ struct BoardInfo {
     std::string name;  // "qemu-virt"
     std::string model;
     Region ram, boot_firmware, control_block, dram, qemu_reserved;
-    uint64_t uart = 0, test_device = 0, clint = 0;
+    uint64_t uart = 0, test_device = 0, clint = 0, plic = 0;
+    uint32_t uart_irq = 0;
     uint32_t timebase_hz = 0;
     uint32_t code_size = 0, stack_size = 0, args_size = 0;
     std::vector<CoreInfo> cores;

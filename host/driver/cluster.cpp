@@ -1,5 +1,8 @@
 #include "driver/cluster.h"
 
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +51,19 @@ void Cluster::connect(const std::string& run_dir) {
         throw Error("weft-bridge passed " + std::to_string(fds.size()) + " memory handles for " + std::to_string(n) + " chips");
     }
     for (size_t i = 0; i < n; ++i) chips_.push_back(std::make_unique<Chip>(static_cast<uint32_t>(i), board_, fds[i]));
+    kick_fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+}
+
+void Cluster::kick_bridge() {
+    const std::string path = paths::kick_socket(run_dir_);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (kick_fd_ < 0 || path.size() >= sizeof addr.sun_path) return;
+    memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    // Best effort: a full queue already holds a kick, and a bridge that is
+    // gone is reported by its heartbeat.
+    const char b = 1;
+    (void)!sendto(kick_fd_, &b, 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
 }
 
 std::unique_ptr<Cluster> Cluster::attach(const std::string& run_dir) {
@@ -73,6 +89,7 @@ std::unique_ptr<Cluster> Cluster::start(const std::string& cluster_file, const s
 }
 
 Cluster::~Cluster() {
+    if (kick_fd_ >= 0) close(kick_fd_);
     try {
         if (owned_) {
             shutdown();
@@ -130,6 +147,7 @@ std::vector<std::pair<CoreRef, uint32_t>> Cluster::launch_all(const std::vector<
         const Launch& l = launches[i];
         launched.push_back({{l.chip, l.core}, chips_[l.chip]->launch(loaded[i], l.args)});
     }
+    kick_bridge();
     return launched;
 }
 

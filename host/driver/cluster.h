@@ -73,9 +73,12 @@ public:
 private:
     Cluster() = default;
     void connect(const std::string& run_dir);
+    // Wakes the bridge's engine, which may sleep, to ring the launched chips.
+    void kick_bridge();
 
     std::string run_dir_;
     bool owned_ = false;
+    int kick_fd_ = -1;
     std::unique_ptr<ControlClient> control_;
     nlohmann::json info_;
     BoardInfo board_;

@@ -74,6 +74,7 @@ std::string default_run_dir() {
 }
 
 std::string control_socket(const std::string& run_dir) { return run_dir + "/control.sock"; }
+std::string kick_socket(const std::string& run_dir) { return run_dir + "/kick.sock"; }
 
 std::string cluster_file(const std::string& name_or_path) {
     if (exists(name_or_path)) return name_or_path;

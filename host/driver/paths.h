@@ -20,6 +20,8 @@ std::string qemu_binary();                // $WEFT_QEMU or qemu-system-riscv64
 // Default run directory of a cluster: $WEFT_RUN_DIR or /tmp/weft-<uid>.
 std::string default_run_dir();
 std::string control_socket(const std::string& run_dir);
+// Datagram socket: a driver that posted a launch wakes the bridge's engine.
+std::string kick_socket(const std::string& run_dir);
 // The cluster file named on the command line, or clusters/<name>.yaml of the source tree.
 std::string cluster_file(const std::string& name_or_path);
 

@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
         mac("WEFT_UART", b.uart);
         mac("WEFT_TEST_DEVICE", b.test_device);
         mac("WEFT_CLINT", b.clint);
+        mac("WEFT_PLIC", b.plic);
+        mac("WEFT_UART_IRQ", b.uart_irq);
         mac("WEFT_TIMEBASE_HZ", b.timebase_hz);
         mac("WEFT_CODE_SIZE", b.code_size);
         mac("WEFT_STACK_SIZE", b.stack_size);

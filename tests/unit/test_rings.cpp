@@ -10,6 +10,7 @@
 #include "hal/eth.h"
 #include "hal/math.h"
 #include "hal/noc.h"
+#include "hal/wait.h"
 #include "host_board.h"
 #include "weft/abi/fault.h"
 
@@ -135,7 +136,27 @@ void test_semaphore_wait_posts_wait_site(void**) {
     assert_int_equal(st.wait_kind, abi::kWaitNone);
 }
 
-void test_backoff_grows_to_cap(void**) {
+void test_device_wait_sleeps_on_doorbell(void**) {
+    Fixture f;
+    uint32_t flag = 0;
+    abi::HartStatus& st = f.cb->hart[f.core];
+    std::vector<uint64_t> times;
+    host_board::state().on_sleep = [&] {
+        // Armed while asleep (odd), a new number each sleep so the device rings once per sleep.
+        assert_true(st.doorbell & 1);
+        if (!times.empty()) assert_int_equal(st.doorbell, 2 * times.size() + 1);
+        times.push_back(host_board::state().now);
+        if (times.size() == 4) flag = 1;
+    };
+    noc::semaphore_wait(reinterpret_cast<uint64_t>(&flag), 1);
+    // No back-off: the doorbell wakes it; the alarm is only the fallback (5 ms = 50000 ticks).
+    assert_int_equal(times.size(), 4);
+    assert_int_equal(times[1] - times[0], 50000);
+    assert_int_equal(times[3] - times[2], 50000);
+    assert_false(st.doorbell & 1);  // disarmed once the wait is over
+}
+
+void test_timed_wait_backoff_grows_to_cap(void**) {
     Fixture f;
     uint32_t flag = 0;
     std::vector<uint64_t> times;
@@ -143,8 +164,9 @@ void test_backoff_grows_to_cap(void**) {
         times.push_back(host_board::state().now);
         if (times.size() == 20) flag = 1;
     };
-    noc::semaphore_wait(reinterpret_cast<uint64_t>(&flag), 1);
-    // Intervals double from 5 µs and stop at the active cap (500 µs = 5000 ticks).
+    // A wait no device ends (a lock another core holds) polls on a timer.
+    wait_until([&] { return flag == 1; }, abi::kWaitWord, reinterpret_cast<uint64_t>(&flag), 1, 500);
+    // Intervals double from 5 µs and stop at the cap (500 µs = 5000 ticks).
     assert_int_equal(times[1] - times[0], 50);
     assert_int_equal(times[2] - times[1], 100);
     assert_int_equal(times[19] - times[18], 5000);
@@ -215,7 +237,8 @@ int main() {
         cmocka_unit_test(test_increment_lands_after_write),
         cmocka_unit_test(test_bad_address_panics_with_ring_error),
         cmocka_unit_test(test_semaphore_wait_posts_wait_site),
-        cmocka_unit_test(test_backoff_grows_to_cap),
+        cmocka_unit_test(test_device_wait_sleeps_on_doorbell),
+        cmocka_unit_test(test_timed_wait_backoff_grows_to_cap),
         cmocka_unit_test(test_math_engine_reduces),
         cmocka_unit_test(test_math_unknown_type_panics),
         cmocka_unit_test(test_eth_port_out_of_range_panics),

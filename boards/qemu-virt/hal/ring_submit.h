@@ -2,6 +2,7 @@
 #pragma once
 #include "hal/mailbox.h"
 #include "hal/wait.h"
+#include "hal/wake.h"
 #include "rt/fence.h"
 #include "weft/abi/fault.h"
 #include "weft/board_layout.h"
@@ -26,6 +27,7 @@ void ring_reset(Ring& ring, uint32_t wait_kind, uint32_t index) {
     const uint32_t seq = ring.reset_seq + 1;
     rt::publish_fence();
     ring.reset_seq = seq;
+    wake::notify_devices();
     wait_active([&] { return ring.reset_ack == seq; }, wait_kind, index);
 }
 
@@ -44,6 +46,7 @@ void ring_submit(Ring& ring, const Command& cmd, uint32_t kind, uint32_t index, 
     for (unsigned i = 0; i < sizeof(Command) / 8; ++i) to[i] = from[i];
     rt::publish_fence();
     ring.tail = tail + 1;
+    wake::notify_devices();
 }
 
 template <typename Ring>

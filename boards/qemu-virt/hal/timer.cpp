@@ -3,6 +3,7 @@
 // the hart sleeps until its own mtimecmp fires and then re-checks its condition.
 #include "hal/timer.h"
 
+#include "hal/mailbox.h"
 #include "rt/csr.h"
 #include "weft/board_layout.h"
 
@@ -17,10 +18,13 @@ uint64_t ticks_per_us() { return WEFT_TIMEBASE_HZ / 1000000; }
 uint64_t cycles() { return WEFT_CSR_READ(mcycle); }
 
 void sleep_until(uint64_t deadline) {
+    auto& alarm = mailbox::my_status().alarm;  // wake::sleep relies on it matching mtimecmp
+    alarm = deadline;
     *mtimecmp(rt::hart_id()) = deadline;
     WEFT_CSR_SET(mie, rt::kMieMtie);
     if (now() < deadline) __asm__ volatile("wfi");
     // Leave the comparator far away so the pending bit drops and the next WFI sleeps.
+    alarm = ~0ull;
     *mtimecmp(rt::hart_id()) = ~0ull;
 }
 

@@ -10,7 +10,7 @@
 namespace weft::abi {
 
 inline constexpr uint32_t kControlMagic = 0x54464557;  // "WEFT"
-inline constexpr uint32_t kAbiVersion = 1;
+inline constexpr uint32_t kAbiVersion = 2;
 inline constexpr uint32_t kMaxCores = 16;
 inline constexpr uint32_t kMaxPorts = 8;
 
@@ -79,8 +79,13 @@ struct HartStatus {
     volatile uint64_t heartbeat;  // mtime at the hart's last wake-up
     volatile uint64_t progress;   // free for kernels: a step counter shown in hang reports
     volatile uint32_t running_seq;  // seq of the launch being run
-    uint32_t pad;
-    uint64_t reserved[4];
+    // Odd while the hart sleeps waiting for a device: weft-bridge then rings
+    // the chip's doorbell when a device command touches the chip (wake.h).
+    volatile uint32_t doorbell;
+    volatile uint64_t alarm;      // the hart's mtimecmp as last written (saves an MMIO read)
+    volatile uint32_t notified;   // the bridge's `sleeping` epoch this hart last woke it from
+    uint32_t pad2;
+    uint64_t reserved[2];
 };
 static_assert(sizeof(HartStatus) == 128, "HartStatus layout");
 
@@ -122,7 +127,11 @@ struct BridgeArea {
     volatile uint32_t life;         // ChipLife
     volatile int32_t exit_status;   // QEMU's wait status once dead
     volatile uint64_t heartbeat;    // bumped by the bridge about every 100 ms
-    uint32_t pad[12];
+    // Non-zero while the bridge's engine sleeps (a new number each time): a
+    // core that queues a command then writes a byte to its UART to wake it,
+    // once per number (wake::notify_devices).
+    volatile uint32_t sleeping;
+    uint32_t pad[11];
 };
 static_assert(sizeof(BridgeArea) == 64, "BridgeArea layout");
 
@@ -139,7 +148,7 @@ struct HostArea {
     volatile uint32_t chip_id;
     volatile uint32_t num_chips;
     volatile uint32_t idle_wake_us;    // sleep between launch-mailbox polls when idle
-    volatile uint32_t active_wake_us;  // back-off while a kernel waits on a device
+    volatile uint32_t active_wake_us;  // fallback alarm while a kernel sleeps on its doorbell
     uint32_t pad[10];
     LaunchRequest launch[kMaxCores];
 };

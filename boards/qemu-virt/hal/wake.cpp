@@ -1,0 +1,118 @@
+// Doorbells on QEMU virt. The chip's one UART is the wire between weft-bridge
+// and the chip in both directions:
+//   bridge -> cores: a byte received raises the UART's RX interrupt on the
+//     PLIC, whose M-mode context of every core has it enabled; a core that
+//     wants to be woken sets mie.MEIE and WFIs (mstatus.MIE stays clear, so no
+//     trap is taken). The byte is a mask of the cores the ring is for. The
+//     line is shared, so the first core awake takes the byte and wakes the
+//     others of the mask with a software interrupt (CLINT MSIP): a core the
+//     line woke may find it already taken, and sleep on. Since QEMU 7.2's PLIC
+//     keeps a source pending until a context claims it, taking the byte is
+//     claim, read, complete.
+//   cores -> bridge: a NUL byte written to the UART (the bridge filters NULs
+//     out of the console text) while the bridge says it sleeps.
+#include "hal/wake.h"
+
+#include "hal/mailbox.h"
+#include "rt/csr.h"
+#include "weft/board_layout.h"
+
+namespace weft::wake {
+namespace {
+
+volatile uint8_t* const uart = reinterpret_cast<volatile uint8_t*>(WEFT_UART);
+constexpr int kRbr = 0, kThr = 0, kIer = 1, kLsr = 5;
+constexpr uint8_t kLsrDataReady = 1 << 0;
+constexpr uint8_t kIerRxAvailable = 1 << 0;
+constexpr uint64_t kMieMsie = 1u << 3, kMieMeie = 1u << 11;
+constexpr uint64_t kMipMsip = 1u << 3, kMipMeip = 1u << 11;
+static_assert(WEFT_NUM_CORES <= 8, "a doorbell byte is a mask of at most 8 cores");
+
+volatile uint32_t* msip(uint64_t hart) { return reinterpret_cast<volatile uint32_t*>(WEFT_CLINT + 4 * hart); }
+
+volatile uint32_t* plic_word(uint64_t offset) { return reinterpret_cast<volatile uint32_t*>(WEFT_PLIC + offset); }
+// QEMU virt gives each hart two PLIC contexts, M-mode first.
+uint64_t m_context(uint64_t hart) { return 2 * hart; }
+
+abi::HartStatus& me() { return mailbox::my_status(); }
+
+volatile uint64_t* mtimecmp() { return reinterpret_cast<volatile uint64_t*>(WEFT_CLINT + 0x4000 + 8 * rt::hart_id()); }
+uint64_t mtime() { return *reinterpret_cast<volatile uint64_t*>(WEFT_CLINT + 0xbff8); }
+
+volatile uint32_t* claim_register() { return plic_word(0x200000 + 0x1000 * m_context(rt::hart_id()) + 4); }
+
+// Takes the doorbell, if it rang, and passes it on to the cores it was for.
+// Only when our view of the line says it is up: every access here is an
+// emulated device access, and a claim that finds another core got there
+// first has nothing to do.
+void drain() {
+    if (!(WEFT_CSR_READ(mip) & kMipMeip)) return;
+    const uint32_t irq = *claim_register();
+    if (irq == 0) return;
+    uint32_t cores = 0;
+    while (uart[kLsr] & kLsrDataReady) cores |= uart[kRbr];
+    *claim_register() = irq;
+    const uint64_t self = rt::hart_id();
+    for (uint32_t c = 0; c < WEFT_NUM_CORES; ++c)
+        if (c != self && (cores >> c & 1)) *msip(c) = 1;
+}
+
+}  // namespace
+
+void init_core() {
+    if (rt::hart_id() == 0) {
+        *plic_word(4 * WEFT_UART_IRQ) = 1;  // priority above the threshold of 0
+        uart[kIer] = kIerRxAvailable;
+    }
+    *plic_word(0x200000 + 0x1000 * m_context(rt::hart_id())) = 0;  // threshold
+    listen(false);
+}
+
+void listen(bool on) {
+    // QEMU wakes the thread of every core whose PLIC context has the source
+    // enabled when the line rises, whether that core's mie takes it or not.
+    volatile uint32_t* enable = plic_word(0x2000 + 0x80 * m_context(rt::hart_id()) + 4 * (WEFT_UART_IRQ / 32));
+    const uint32_t bit = 1u << (WEFT_UART_IRQ % 32);
+    *enable = on ? (*enable | bit) : (*enable & ~bit);
+}
+
+void arm() {
+    // A new odd number per sleep: the bridge rings once for each.
+    const uint32_t bell = me().doorbell;
+    me().doorbell = bell + ((bell & 1) ? 2 : 1);
+    // The bridge reads `doorbell` after its device writes; we read the
+    // condition after arming: a full fence so one of us sees the other.
+    __asm__ volatile("fence rw, rw" ::: "memory");
+    drain();
+}
+
+void disarm() {
+    if (me().doorbell & 1) me().doorbell = me().doorbell + 1;
+}
+
+void sleep(uint32_t fallback_us) {
+    // The alarm is moved only once it has fired: every write of mtimecmp
+    // reschedules a timer in QEMU's main loop, which costs a thread switch.
+    const uint64_t now = mtime(), interval = uint64_t(fallback_us) * (WEFT_TIMEBASE_HZ / 1000000);
+    if (me().alarm <= now || me().alarm - now > interval) {
+        *mtimecmp() = now + interval;
+        me().alarm = now + interval;
+    }
+    WEFT_CSR_SET(mie, kMieMeie | kMieMsie | rt::kMieMtie);
+    __asm__ volatile("wfi");
+    __asm__ volatile("csrc mie, %0" ::"r"(kMieMeie | kMieMsie));
+    if (WEFT_CSR_READ(mip) & kMipMsip) *msip(rt::hart_id()) = 0;
+}
+
+void notify_devices() {
+    // Dekker with the bridge: it sets `sleeping`, fences, then looks at the
+    // rings one last time; we published the ring tail, fence, then look here.
+    __asm__ volatile("fence rw, rw" ::: "memory");
+    const uint32_t sleeping = mailbox::control().bridge.sleeping;
+    if (sleeping && sleeping != me().notified) {
+        me().notified = sleeping;
+        uart[kThr] = 0;
+    }
+}
+
+}  // namespace weft::wake
