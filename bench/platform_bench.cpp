@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
             for (int i = 0; i < reps; ++i)
                 std::printf("EDM %u B x %u ch %s %s: %.2f GB/s\n", size, channels, both ? "bi" : "uni", push ? "push" : "pull",
                             measure_edm_cell(*pair, size, channels, both, push));
+            ping_pong_us(*pair, 20);
+            std::printf("ping-pong round trip: %.1f us\n", ping_pong_us(*pair, 2000));
             return 0;
         }
         const std::string base = "/tmp/weft-bench-" + std::to_string(getpid());

@@ -211,12 +211,13 @@ void Bridge::wake_cores(uint32_t id, bool touched) {
     if (cores) chip.ring_doorbell(static_cast<uint8_t>(cores));
 }
 
-void Bridge::sleep_until_woken(int timeout_ms) {
+void Bridge::sleep_until_woken(long timeout_us) {
     std::vector<pollfd> fds;
     for (auto& chip : chips_)
         if (chip->uart_fd() >= 0) fds.push_back({chip->uart_fd(), POLLIN, 0});
     if (kick_fd_ >= 0) fds.push_back({kick_fd_, POLLIN, 0});
-    poll(fds.data(), fds.size(), timeout_ms);
+    const timespec ts{timeout_us / 1000000, (timeout_us % 1000000) * 1000};
+    ppoll(fds.data(), fds.size(), &ts, nullptr);
     if (kick_fd_ >= 0) {
         char buf[64];
         while (recv(kick_fd_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
@@ -227,19 +228,25 @@ void Bridge::sleep_until_woken(int timeout_ms) {
 void Bridge::engine_loop() {
     // Event driven both ways (firmware/hal/wake.h): after executing commands
     // the engine rings the doorbell of every chip they touched where a core
-    // sleeps waiting; with nothing to do it spins briefly (ops issue commands
-    // in bursts), then sleeps until a core writes its UART or a driver kicks.
-    // WEFT_BRIDGE_SPIN tunes the spin for experiments.
+    // sleeps waiting. With nothing to do it spins briefly (ops issue commands
+    // in bursts), then naps in short steps while an op is likely still going
+    // (a core's command is picked up within a nap without the core having to
+    // wake the engine, which costs it a device access and a thread switch),
+    // then announces a deep sleep that only a core's UART or a driver ends.
+    // WEFT_BRIDGE_SPIN / WEFT_BRIDGE_NAP_US tune spin and nap for experiments.
+    prctl(PR_SET_TIMERSLACK, 1000UL);  // naps of µs: the default 50 µs slack would dwarf them
     const uint32_t spin_passes = getenv("WEFT_BRIDGE_SPIN") ? std::atoi(getenv("WEFT_BRIDGE_SPIN")) : 256;
+    const long nap_us = getenv("WEFT_BRIDGE_NAP_US") ? std::atol(getenv("WEFT_BRIDGE_NAP_US")) : 10;
+    constexpr uint64_t kNapForMs = 50;  // then the deep sleep
     const uint32_t n = static_cast<uint32_t>(chips_.size());
     rung_.assign(n, std::vector<uint32_t>(abi::kMaxCores, 0));
     launch_rung_.assign(n, std::vector<uint32_t>(abi::kMaxCores, 0));
     for (uint32_t i = 0; i < n; ++i)
         for (uint32_t c = 0; c < abi::kMaxCores; ++c) launch_rung_[i][c] = chips_[i]->control().host.launch[c].seq;
     std::vector<char> touched(n, 0);
-    uint64_t last_heartbeat = 0, last_console = 0;
+    uint64_t last_heartbeat = 0, last_console = 0, last_work = now_ms();
     uint32_t idle_passes = 0;
-    bool last_look = false;  // the pass made after announcing sleep
+    bool last_look = false;  // the pass made after announcing the deep sleep
     while (running_) {
         bool work = false;
         std::fill(touched.begin(), touched.end(), 0);
@@ -265,14 +272,16 @@ void Bridge::engine_loop() {
             last_console = now;
             for (auto& chip : chips_) chip->drain_uart();
         }
+        if (work) last_work = now;
         if (last_look) {
             last_look = false;
             if (!work) {
-                sleep_until_woken(100);
+                sleep_until_woken(100000);
                 for (auto& chip : chips_) chip->drain_uart();
             }
             for (auto& chip : chips_) chip->control().bridge.sleeping = 0;
             idle_passes = 0;
+            last_work = now_ms();
             continue;
         }
         if (work) {
@@ -283,8 +292,12 @@ void Bridge::engine_loop() {
             sched_yield();
             continue;
         }
-        // Announce the sleep, then make one more pass: a core that queued a
-        // command before it could see the announcement is served by that pass.
+        if (nap_us > 0 && now - last_work < kNapForMs) {
+            sleep_until_woken(nap_us);
+            continue;
+        }
+        // Announce the deep sleep, then make one more pass: a core that queued
+        // a command before it could see the announcement is served by that pass.
         if (++sleep_epoch_ == 0) ++sleep_epoch_;
         for (auto& chip : chips_) chip->control().bridge.sleeping = sleep_epoch_;
         __atomic_thread_fence(__ATOMIC_SEQ_CST);

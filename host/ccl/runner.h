@@ -30,11 +30,10 @@ struct OpTiming {
 };
 
 struct RunnerOptions {
-    // 48 KiB messages: each EDM hop costs guest wake-ups under emulation, so
-    // fewer, larger messages move more per wake-up (measured 2-3x over 16 KiB
-    // on ring8); 2 channels x 4 slots x 48 KiB still fit the ERISC's L1.
-    uint32_t slots = 4;
-    uint32_t slot_size = 48 * 1024;
+    // Few, large messages: each costs the host a few core wake-ups whatever
+    // its size, and the ERISC L1 (4 MiB) holds 8 x 128 KiB each way.
+    uint32_t slots = 8;
+    uint32_t slot_size = 128 * 1024;
     std::chrono::milliseconds timeout{0};  // 0: from the op's size
     // WEFT_CCL_SLOTS / WEFT_CCL_SLOT_SIZE override the EDM buffering.
     static RunnerOptions from_env();

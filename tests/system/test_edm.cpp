@@ -103,7 +103,7 @@ void test_builder_refuses_what_does_not_fit(void**) {
     ccl::L1Allocator mem(g_pair->board());
     ccl::EdmOptions big;
     big.slots = 8;
-    big.slot_size = 16384;
+    big.slot_size = 256 * 1024;  // 2 MiB a channel: chip 1 (the second sender end) overflows its 4 MiB L1
     ccl::EdmLinkBuilder link(mem, g_pair->board(), {0, kE}, {1, kW}, big);
     std::string msg;
     try {
@@ -111,7 +111,7 @@ void test_builder_refuses_what_does_not_fit(void**) {
     } catch (const Error& e) {
         msg = e.what();
     }
-    if (!contains(msg, "(erisc W) L1: EDM sender channel 3 buffers needs 131072 bytes") || !contains(msg, "use fewer channels"))
+    if (!contains(msg, "chip 1 core 3 (erisc W) L1: EDM sender channel 1 buffers needs 2097152 bytes") || !contains(msg, "use fewer channels"))
         fail_msg("got: %s", msg.c_str());
 }
 

@@ -9,11 +9,13 @@
 
 namespace weft::timer {
 namespace {
-volatile uint64_t* const mtime = reinterpret_cast<volatile uint64_t*>(WEFT_CLINT + 0xbff8);
 volatile uint64_t* mtimecmp(uint64_t hart) { return reinterpret_cast<volatile uint64_t*>(WEFT_CLINT + 0x4000 + 8 * hart); }
 }  // namespace
 
-uint64_t now() { return *mtime; }
+// The time CSR, not the mtime register: the same clock (QEMU's ACLINT backs
+// the CSR), but a CSR read stays inside the core while a device read waits
+// for QEMU's global lock, which every hart and the main loop contend for.
+uint64_t now() { return WEFT_CSR_READ(time); }
 uint64_t ticks_per_us() { return WEFT_TIMEBASE_HZ / 1000000; }
 uint64_t cycles() { return WEFT_CSR_READ(mcycle); }
 

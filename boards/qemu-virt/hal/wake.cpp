@@ -21,8 +21,7 @@ namespace weft::wake {
 namespace {
 
 volatile uint8_t* const uart = reinterpret_cast<volatile uint8_t*>(WEFT_UART);
-constexpr int kRbr = 0, kThr = 0, kIer = 1, kLsr = 5;
-constexpr uint8_t kLsrDataReady = 1 << 0;
+constexpr int kRbr = 0, kThr = 0, kIer = 1;
 constexpr uint8_t kIerRxAvailable = 1 << 0;
 constexpr uint64_t kMieMsie = 1u << 3, kMieMeie = 1u << 11;
 constexpr uint64_t kMipMsip = 1u << 3, kMipMeip = 1u << 11;
@@ -37,7 +36,7 @@ uint64_t m_context(uint64_t hart) { return 2 * hart; }
 abi::HartStatus& me() { return mailbox::my_status(); }
 
 volatile uint64_t* mtimecmp() { return reinterpret_cast<volatile uint64_t*>(WEFT_CLINT + 0x4000 + 8 * rt::hart_id()); }
-uint64_t mtime() { return *reinterpret_cast<volatile uint64_t*>(WEFT_CLINT + 0xbff8); }
+uint64_t mtime() { return WEFT_CSR_READ(time); }  // see timer.cpp
 
 volatile uint32_t* claim_register() { return plic_word(0x200000 + 0x1000 * m_context(rt::hart_id()) + 4); }
 
@@ -49,8 +48,9 @@ void drain() {
     if (!(WEFT_CSR_READ(mip) & kMipMeip)) return;
     const uint32_t irq = *claim_register();
     if (irq == 0) return;
-    uint32_t cores = 0;
-    while (uart[kLsr] & kLsrDataReady) cores |= uart[kRbr];
+    // Without the FIFO the UART holds one byte: a ring that comes after this
+    // read raises the line (and the source) again.
+    const uint32_t cores = uart[kRbr];
     *claim_register() = irq;
     const uint64_t self = rt::hart_id();
     for (uint32_t c = 0; c < WEFT_NUM_CORES; ++c)
