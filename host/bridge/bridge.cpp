@@ -211,18 +211,19 @@ void Bridge::wake_cores(uint32_t id, bool touched) {
     if (cores) chip.ring_doorbell(static_cast<uint8_t>(cores));
 }
 
-void Bridge::sleep_until_woken(long timeout_us) {
+bool Bridge::sleep_until_woken(long timeout_us) {
     std::vector<pollfd> fds;
     for (auto& chip : chips_)
         if (chip->uart_fd() >= 0) fds.push_back({chip->uart_fd(), POLLIN, 0});
     if (kick_fd_ >= 0) fds.push_back({kick_fd_, POLLIN, 0});
     const timespec ts{timeout_us / 1000000, (timeout_us % 1000000) * 1000};
-    ppoll(fds.data(), fds.size(), &ts, nullptr);
+    const int ready = ppoll(fds.data(), fds.size(), &ts, nullptr);
     if (kick_fd_ >= 0) {
         char buf[64];
         while (recv(kick_fd_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
         }
     }
+    return ready > 0;
 }
 
 void Bridge::engine_loop() {
@@ -275,13 +276,13 @@ void Bridge::engine_loop() {
         if (work) last_work = now;
         if (last_look) {
             last_look = false;
-            if (!work) {
-                sleep_until_woken(100000);
-                for (auto& chip : chips_) chip->drain_uart();
-            }
+            // Woken by a core or a driver: an op is likely starting, nap again.
+            // Woken by the timeout (the heartbeat is due): sleep deep again.
+            const bool woken = work || sleep_until_woken(100000);
+            if (!work) for (auto& chip : chips_) chip->drain_uart();
             for (auto& chip : chips_) chip->control().bridge.sleeping = 0;
             idle_passes = 0;
-            last_work = now_ms();
+            if (woken) last_work = now_ms();
             continue;
         }
         if (work) {

@@ -52,8 +52,8 @@ private:
     bool serve_chip(uint32_t chip, std::vector<char>& touched);
     // Rings the chip's doorbell if a core sleeps on it or a launch awaits.
     void wake_cores(uint32_t chip, bool touched);
-    // Blocks until a core or the driver wakes the engine, or timeout_us.
-    void sleep_until_woken(long timeout_us);
+    // Blocks until a core or the driver wakes the engine (true), or timeout_us.
+    bool sleep_until_woken(long timeout_us);
 
     ClusterSpec spec_;
     BridgeOptions options_;
