@@ -11,7 +11,9 @@ using nlohmann::json;
 
 namespace {
 
-const char* state_name(const Link& l) { return l.up ? "up" : "down"; }
+// "state" is the cable (plugged or pulled), as firmware sees it in PortState;
+// "link_state" is what TT-link makes of it right now (up, down, retraining).
+const char* state_name(const Link& l) { return l.cable->plugged() ? "up" : "down"; }
 
 json port_json(const ClusterSpec& spec, const PortRef& p) {
     return {{"chip", p.chip}, {"port", p.port}, {"name", port_name(spec.board, p.port)}};
@@ -23,16 +25,27 @@ json link_json(Bridge& bridge, size_t i, bool with_counters) {
               {"a", port_json(bridge.spec(), l.end[0])},
               {"b", port_json(bridge.spec(), l.end[1])},
               {"state", state_name(l)},
+              {"link_state", cable_state_name(l.cable->state())},
+              {"mode", l.cable->compliance_mode() ? "compliance" : "tt-link"},
               {"line", l.line}};
     if (with_counters) {
         for (int d = 0; d < 2; ++d) {
-            const auto& c = l.dir[d];
+            const CableDirectionCounters& c = l.cable->counters(d);
             j[d == 0 ? "a_to_b" : "b_to_a"] = {{"frames", c.frames.load()},
                                                {"bytes", c.bytes.load()},
+                                               {"delivered", c.delivered.load()},
                                                {"retransmits", c.retransmits.load()},
-                                               {"crc_errors", c.crc_errors.load()}};
+                                               {"crc_errors", c.crc_errors.load()},
+                                               {"dropped", c.dropped.load()},
+                                               {"timeouts", c.timeouts.load()}};
         }
-        j["retrains"] = l.retrains.load();
+        j["retrains"] = l.cable->retrains();
+        j["misaddressed"] = l.misaddressed.load();
+        const CableFaults f = l.cable->faults();
+        j["faults"] = {{"drop_rate", f.drop_rate},
+                       {"bit_error_rate", f.bit_error_rate},
+                       {"flap_period_ms", f.flap_period_ms},
+                       {"flap_down_ms", f.flap_down_ms}};
     }
     return j;
 }

@@ -15,7 +15,7 @@
 //     - [0.N, 7.S]          # CHIP.PORT; PORT is a direction with an optional
 //                           # plane (E = E0, E1) or pN for raw port number N
 //   link:                   # optional link model; 0 means unshaped
-//     mtu: 16384            # bytes per frame, 1..16777216
+//     mtu: 16384            # payload bytes per TT-link frame, 1..65535
 //     bandwidth_gbps: 0
 //     latency_us: 0
 //
@@ -92,8 +92,8 @@ struct ClusterSpec {
 // The cluster files refuse more chips than this, so that a typo such as
 // shape: [8000, 8000] fails at once instead of generating millions of links.
 inline constexpr uint32_t kMaxClusterChips = 1024;
-// Larger frames than this would let the bridge's frame arithmetic overflow.
-inline constexpr uint32_t kMaxLinkMtu = 16u << 20;
+// A TT-link frame's payload: its header's 16-bit length field says at most this.
+inline constexpr uint32_t kMaxLinkMtu = 65535;
 
 // boards: the known boards by name. Throws weft::Error; see the format above.
 ClusterSpec parse_cluster(const std::string& yaml_text, const std::string& path,

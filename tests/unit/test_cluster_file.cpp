@@ -470,9 +470,9 @@ void test_error_bad_links_shape(void**) {
 
 void test_error_bad_link_model(void**) {
     const std::string base = head() + mesh(0, 2, 1, "line") + "link:\n";
-    EXPECT_ERROR(base + "  mtu: 0\n", 8, "mtu must be an integer from 1 to 16777216, not '0'");
+    EXPECT_ERROR(base + "  mtu: 0\n", 8, "mtu must be an integer from 1 to 65535, not '0'");
     EXPECT_ERROR(base + "  mtu: 1.5\n", 8, "mtu must be an integer");
-    EXPECT_ERROR(base + "  mtu: 16777217\n", 8, "mtu must be an integer from 1 to 16777216");
+    EXPECT_ERROR(base + "  mtu: 65536\n", 8, "mtu must be an integer from 1 to 65535");
     EXPECT_ERROR(base + "  bandwidth_gbps: -1\n", 8, "bandwidth_gbps must be a non-negative number, not '-1'");
     EXPECT_ERROR(base + "  latency_us: fast\n", 8, "latency_us must be a non-negative number");
     EXPECT_ERROR(base + "  latency_us: 1\n  bandwidth_gbps: inf\n", 9, "bandwidth_gbps must be a non-negative");
