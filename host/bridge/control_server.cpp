@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include "driver/cluster_file.h"
+#include "bridge/event_log.h"
+#include "common/error.h"
 #include "driver/paths.h"
 
 namespace weft {
@@ -50,6 +52,37 @@ json link_json(Bridge& bridge, size_t i, bool with_counters) {
     return j;
 }
 
+// {"cmd": "fault", "chip", "port", and any of "drop_rate", "bit_error_rate",
+// "flap_period_ms", "flap_down_ms" (the rest of the link's faults stay), or
+// "clear": true (all back to none, the cable plugged in).
+json apply_fault(Bridge& bridge, const json& req) {
+    const uint32_t chip = req.value("chip", ~0u), port = req.value("port", ~0u);
+    const int li = bridge.ethernet().link_index(chip, port);
+    if (li < 0)
+        return {{"ok", false},
+                {"error", "no link at chip " + std::to_string(chip) + " port " + std::to_string(port) +
+                              " (weft status lists the links)"}};
+    Link& link = *bridge.ethernet().links()[li];
+    CableFaults f = req.value("clear", false) ? CableFaults{} : link.cable->faults();
+    try {
+        for (const char* key : {"drop_rate", "bit_error_rate"})
+            if (req.contains(key) && !req[key].is_number()) throw Error(std::string(key) + " must be a number");
+        for (const char* key : {"flap_period_ms", "flap_down_ms"})
+            if (req.contains(key) && !req[key].is_number_unsigned())
+                throw Error(std::string(key) + " must be a non-negative integer of milliseconds");
+        f.drop_rate = req.value("drop_rate", f.drop_rate);
+        f.bit_error_rate = req.value("bit_error_rate", f.bit_error_rate);
+        f.flap_period_ms = req.value("flap_period_ms", f.flap_period_ms);
+        f.flap_down_ms = req.value("flap_down_ms", f.flap_down_ms);
+        link.cable->set_faults(f);
+    } catch (const std::exception& e) {
+        return {{"ok", false}, {"error", std::string("link chip ") + std::to_string(chip) + " port " +
+                                             std::to_string(port) + ": " + e.what()}};
+    }
+    if (req.value("clear", false)) bridge.ethernet().set_link_up(static_cast<size_t>(li), true);
+    return {{"ok", true}, {"link", link_json(bridge, static_cast<size_t>(li), true)}};
+}
+
 }  // namespace
 
 json cluster_info(Bridge& bridge) {
@@ -75,7 +108,7 @@ json cluster_info(Bridge& bridge) {
             {"links", links}};
 }
 
-ControlReply handle_control(Bridge& bridge, const std::string& line) {
+ControlReply handle_control(Bridge& bridge, EventLog& events, const std::string& line) {
     ControlReply reply;
     json req;
     try {
@@ -112,7 +145,16 @@ ControlReply handle_control(Bridge& bridge, const std::string& line) {
         } else {
             bridge.ethernet().set_link_up(static_cast<size_t>(li), req.value("up", true));
             reply.body = {{"ok", true}, {"link", link_json(bridge, static_cast<size_t>(li), false)}};
+            events.note(std::string("link at chip ") + std::to_string(chip) + " port " + std::to_string(port) +
+                        (req.value("up", true) ? ": cable plugged in" : ": cable pulled"));
         }
+    } else if (cmd == "fault") {
+        reply.body = apply_fault(bridge, req);
+        if (reply.body.value("ok", false)) events.note("faults set: " + req.dump());
+    } else if (cmd == "events") {
+        events.drain();
+        reply.body = events.recent();
+        reply.body["ok"] = true;
     } else if (cmd == "reset") {
         const uint32_t chip = req.value("chip", ~0u);
         try {
@@ -125,7 +167,7 @@ ControlReply handle_control(Bridge& bridge, const std::string& line) {
         reply.body = {{"ok", true}};
         reply.shutdown = true;
     } else {
-        reply.body = {{"ok", false}, {"error", "unknown command '" + cmd + "' (info, attach, counters, link, reset, shutdown)"}};
+        reply.body = {{"ok", false}, {"error", "unknown command '" + cmd + "' (info, attach, counters, link, fault, events, reset, shutdown)"}};
     }
     return reply;
 }
