@@ -51,10 +51,12 @@ Ethernet::Ethernet(const ClusterSpec& spec, std::vector<std::unique_ptr<ChipProc
         link->end[1] = l.b;
         link->line = l.line;
         Link* raw = link.get();
-        // Each link gets its own stream of faults, reproducible from the seed.
-        const WireFaults wire{0, 0, 0x7711ull * (links_.size() + 1)};
+        // The cluster file's wire options: the faults the cable starts with
+        // (weft fault changes them later) and its own reproducible stream.
+        const LinkOptions o = spec.link_options(links_.size());
+        const WireFaults wire{o.drop_rate, o.bit_error_rate, o.seed};
         link->cable = std::make_unique<TtLinkCable>(
-            bridge_tt_link_config(false), wire,
+            bridge_tt_link_config(o.compliance), wire,
             [this, raw](int receiver, uint64_t dst, const uint8_t* p, size_t n) { deliver(*raw, receiver, dst, p, n); });
         link_of_port_[l.a.chip * abi::kMaxPorts + l.a.port] = static_cast<int>(links_.size());
         link_of_port_[l.b.chip * abi::kMaxPorts + l.b.port] = static_cast<int>(links_.size());
