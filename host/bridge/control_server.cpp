@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <optional>
+
 #include "driver/cluster_file.h"
 #include "bridge/event_log.h"
 #include "common/error.h"
@@ -28,7 +30,9 @@ json link_json(Bridge& bridge, size_t i, bool with_counters) {
               {"b", port_json(bridge.spec(), l.end[1])},
               {"state", state_name(l)},
               {"link_state", cable_state_name(l.cable->state())},
-              {"mode", l.cable->compliance_mode() ? "compliance" : "tt-link"},
+              // The cluster file's spelling; "mode_pending" while a change drains.
+              {"mode", l.cable->compliance_mode() ? "compliance" : "ttlink"},
+              {"mode_pending", l.cable->mode_change_pending()},
               {"line", l.line}};
     if (with_counters) {
         for (int d = 0; d < 2; ++d) {
@@ -53,8 +57,9 @@ json link_json(Bridge& bridge, size_t i, bool with_counters) {
 }
 
 // {"cmd": "fault", "chip", "port", and any of "drop_rate", "bit_error_rate",
-// "flap_period_ms", "flap_down_ms" (the rest of the link's faults stay), or
-// "clear": true (all back to none, the cable plugged in).
+// "flap_period_ms", "flap_down_ms" (the rest of the link's faults stay),
+// "mode": "ttlink" | "compliance", or "clear": true (all faults back to none,
+// the cable plugged in; the mode stays).
 json apply_fault(Bridge& bridge, const json& req) {
     const uint32_t chip = req.value("chip", ~0u), port = req.value("port", ~0u);
     const int li = bridge.ethernet().link_index(chip, port);
@@ -74,7 +79,15 @@ json apply_fault(Bridge& bridge, const json& req) {
         f.bit_error_rate = req.value("bit_error_rate", f.bit_error_rate);
         f.flap_period_ms = req.value("flap_period_ms", f.flap_period_ms);
         f.flap_down_ms = req.value("flap_down_ms", f.flap_down_ms);
+        std::optional<bool> compliance;
+        if (req.contains("mode")) {
+            const json& m = req["mode"];
+            if (m != "ttlink" && m != "compliance")
+                throw Error("unknown link mode " + m.dump() + " (known modes: ttlink, compliance)");
+            compliance = m == "compliance";
+        }
         link.cable->set_faults(f);
+        if (compliance) link.cable->set_mode(*compliance);
     } catch (const std::exception& e) {
         return {{"ok", false}, {"error", std::string("link chip ") + std::to_string(chip) + " port " +
                                              std::to_string(port) + ": " + e.what()}};

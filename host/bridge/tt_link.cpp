@@ -97,7 +97,16 @@ TtLinkEndpoint::TtLinkEndpoint(const TtLinkConfig& config, DeliverFn deliver, Re
     if (!deliver_) throw Error("TT-link endpoint needs a deliver callback");
 }
 
-bool TtLinkEndpoint::can_send() const { return outgoing_.size() < config_.window; }
+bool TtLinkEndpoint::can_send() const { return !held_ && outgoing_.size() < config_.window; }
+
+void TtLinkEndpoint::set_mode(bool compliance) {
+    if (!idle()) throw Error("TT-link mode change while frames are queued or unacknowledged: hold() and drain first");
+    config_.compliance_mode = compliance;
+    base_seq_ = 0;
+    next_to_send_ = 0;
+    expected_seq_ = 0;
+    timeouts_without_progress_ = 0;
+}
 
 TtLinkEndpoint::OutgoingFrame& TtLinkEndpoint::queue(uint64_t dst, const uint8_t* payload, size_t len) {
     if (!can_send()) throw Error("TT-link send with a full window: wait for can_send()");

@@ -127,6 +127,17 @@ public:
     // up; it may call this on both ends). No-op in compliance mode.
     void retrain();
 
+    // Holding: can_send() says no, so the upper layer stops queueing while
+    // what is queued drains (before a mode change).
+    void hold(bool held) { held_ = held; }
+    // Switches between TT-link and compliance mode. Only while idle() and with
+    // nothing on the wire, and on both ends of the link at once (as a PHY
+    // renegotiates both ends): sequence numbers restart at 0 on both, since
+    // compliance mode does not keep them in step. Counters carry on. Throws
+    // weft::Error when not idle.
+    void set_mode(bool compliance);
+    bool compliance_mode() const { return config_.compliance_mode; }
+
     bool retraining() const { return retraining_; }
     // Frames the peer has not acknowledged yet (compliance: not yet sent).
     size_t frames_pending() const { return outgoing_.size(); }
@@ -192,6 +203,8 @@ private:
     // Receiving.
     uint16_t expected_seq_ = 0;
     bool ack_owed_ = false;  // a data frame arrived since our last frame told the peer expected_seq_
+
+    bool held_ = false;
 
     // Retrain handshake.
     bool retraining_ = false;

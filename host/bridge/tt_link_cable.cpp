@@ -31,7 +31,8 @@ const char* cable_state_name(CableState s) {
 TtLinkCable::TtLinkCable(const TtLinkConfig& config, const WireFaults& wire, DeliverFn deliver)
     : wire_{FaultyWire(wire), FaultyWire(WireFaults{wire.drop_rate, wire.bit_error_rate, wire.seed ^ 0x5eed})},
       deliver_(std::move(deliver)),
-      compliance_(config.compliance_mode) {
+      compliance_(config.compliance_mode),
+      mode_wanted_(config.compliance_mode) {
     for (int end = 0; end < 2; ++end)
         mac_[end] = std::make_unique<TtLinkEndpoint>(config, [this, end](uint64_t dst, const uint8_t* p, size_t n) {
             deliver_(end, dst, p, n);
@@ -60,6 +61,22 @@ void TtLinkCable::take_new_faults(uint64_t now_us) {
     flap_period_us_ = uint64_t(faults_.flap_period_ms) * 1000;
     flap_down_us_ = uint64_t(faults_.flap_down_ms) * 1000;
     flap_epoch_us_ = now_us;
+}
+
+void TtLinkCable::change_mode_when_drained() {
+    // Held only while a change waits (asked for and taken back: released).
+    const bool pending = mode_change_pending();
+    mac_[0]->hold(pending);
+    mac_[1]->hold(pending);
+    if (!pending) return;
+    if (!mac_[0]->idle() || !mac_[1]->idle()) return;
+    // Frames cross the wire within a pump, so idle MACs mean an empty wire.
+    const bool wanted = mode_wanted_.load(std::memory_order_acquire);
+    for (auto& mac : mac_) {
+        mac->set_mode(wanted);
+        mac->hold(false);
+    }
+    compliance_.store(wanted, std::memory_order_release);
 }
 
 bool TtLinkCable::carrier(uint64_t now_us) const {
@@ -120,6 +137,7 @@ uint64_t TtLinkCable::pump(uint64_t now_us) {
         }
         if (!said) break;
     }
+    change_mode_when_drained();
     publish();
     return mac_[0]->counters().frames_received + mac_[1]->counters().frames_received - delivered_before;
 }

@@ -62,7 +62,7 @@ public:
     // faults. Lets the engine skip idle cables on every pass.
     bool quiet() const {
         return mac_[0]->idle() && mac_[1]->idle() && carrier_ == plugged() && !flap_period_us_ &&
-               !faults_changed_.load(std::memory_order_relaxed);
+               !faults_changed_.load(std::memory_order_relaxed) && !mode_change_pending();
     }
 
     // --- any thread ---
@@ -70,7 +70,15 @@ public:
     bool plugged() const { return plugged_.load(std::memory_order_acquire); }
     void set_faults(const CableFaults& f);  // throws like check_cable_faults
     CableFaults faults() const;
-    bool compliance_mode() const { return compliance_; }
+    // Asks for compliance or TT-link mode. The MACs stop taking frames, what
+    // they hold drains (TT-link: acknowledged), then both ends switch at one
+    // pump, so no frame is half in one mode and half in the other. A pulled
+    // cable delays the switch until it is back.
+    void set_mode(bool compliance) { mode_wanted_.store(compliance, std::memory_order_release); }
+    bool compliance_mode() const { return compliance_.load(std::memory_order_acquire); }
+    bool mode_change_pending() const {
+        return mode_wanted_.load(std::memory_order_acquire) != compliance_.load(std::memory_order_acquire);
+    }
     CableState state() const { return static_cast<CableState>(state_.load(std::memory_order_relaxed)); }
     const CableDirectionCounters& counters(int sender) const { return dir_[sender]; }
     uint64_t retrains() const { return retrains_.load(std::memory_order_relaxed); }
@@ -79,12 +87,14 @@ private:
     void transmit(int from, const FrameView& frame);
     bool carrier(uint64_t now_us) const;
     void take_new_faults(uint64_t now_us);
+    void change_mode_when_drained();
     void publish();
 
     std::unique_ptr<TtLinkEndpoint> mac_[2];
     FaultyWire wire_[2];  // wire_[i]: frames sent by end i
     DeliverFn deliver_;
-    const bool compliance_;
+    std::atomic<bool> compliance_;  // written by the engine thread only
+    std::atomic<bool> mode_wanted_;
     std::vector<uint8_t> scratch_;  // a corrupted frame, built only when the wire corrupts one
     bool carrier_ = true;           // as of the last pump
     uint64_t flap_period_us_ = 0, flap_down_us_ = 0, flap_epoch_us_ = 0;

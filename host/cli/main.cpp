@@ -109,9 +109,10 @@ int help() {
         "                          nccl-tests style sweep: size, count, type, redop, time, algbw, busbw, #wrong\n"
         "  link CHIP PORT up|down  take a link down or bring it back\n"
         "  reset CHIP              reset one chip through QMP; its cores come back READY\n"
-        "  fault CHIP PORT drop RATE | ber RATE | down | up | flap PERIOD_MS DOWN_MS | clear\n"
+        "  fault CHIP PORT drop RATE | ber RATE | down | up | flap PERIOD_MS DOWN_MS | mode M | clear\n"
         "                          wire faults on the link at CHIP PORT: frame drop rate, bit-error rate,\n"
-        "                          cable pulled or plugged, a flapping carrier; clear removes them all\n"
+        "                          cable pulled or plugged, a flapping carrier; clear removes them all;\n"
+        "                          mode ttlink (Go-Back-N, lossless) or compliance (a bad frame is lost)\n"
         "options: --run-dir DIR    where the cluster's socket and logs live (default $WEFT_RUN_DIR or /tmp/weft-UID)");
     return 0;
 }
@@ -141,6 +142,21 @@ int cmd_down(const Args& a) {
     return 0;
 }
 
+// A link's wire faults in a few words: "none", or "drop 0.01 ber 1e-06 flap 100/20ms"
+// (flap period/down time, as weft fault takes them).
+std::string faults_text(const nlohmann::json& f) {
+    std::string out;
+    const auto add = [&](const char* fmt, auto... v) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, fmt, v...);
+        out += out.empty() ? buf : std::string(" ") + buf;
+    };
+    if (const double d = f["drop_rate"].get<double>(); d > 0) add("drop %g", d);
+    if (const double b = f["bit_error_rate"].get<double>(); b > 0) add("ber %g", b);
+    if (const unsigned p = f["flap_period_ms"].get<unsigned>(); p > 0) add("flap %u/%ums", p, f["flap_down_ms"].get<unsigned>());
+    return out.empty() ? "none" : out;
+}
+
 int cmd_status(const Args& a) {
     auto cluster = Cluster::attach(a.run_dir);
     nlohmann::json counters = cluster->counters();
@@ -164,8 +180,8 @@ int cmd_status(const Args& a) {
                     c["alive"].get<bool>() ? "alive" : c["state"].get<std::string>().c_str(), cores.c_str());
     }
     std::printf("  cores: R ready, r running, D done, F fault\n");
-    std::printf("  %-14s %-14s %-10s %12s %14s %12s %14s %8s %8s %8s\n", "link end a", "end b", "state", "frames a>b",
-                "bytes a>b", "frames b>a", "bytes b>a", "retx", "crc err", "retrains");
+    std::printf("  %-14s %-14s %-10s %12s %14s %12s %14s %8s %8s %8s  %-10s %s\n", "link end a", "end b", "state",
+                "frames a>b", "bytes a>b", "frames b>a", "bytes b>a", "retx", "crc err", "retrains", "mode", "faults");
     for (const auto& l : counters["links"]) {
         auto end = [](const nlohmann::json& e) {
             return "chip " + std::to_string(e["chip"].get<int>()) + "." + e["name"].get<std::string>();
@@ -173,11 +189,13 @@ int cmd_status(const Args& a) {
         const auto both = [&](const char* key) {
             return (unsigned long long)(l["a_to_b"][key].get<uint64_t>() + l["b_to_a"][key].get<uint64_t>());
         };
-        std::printf("  %-14s %-14s %-10s %12llu %14llu %12llu %14llu %8llu %8llu %8llu\n", end(l["a"]).c_str(),
-                    end(l["b"]).c_str(), l["link_state"].get<std::string>().c_str(),
+        std::printf("  %-14s %-14s %-10s %12llu %14llu %12llu %14llu %8llu %8llu %8llu  %-10s %s\n",
+                    end(l["a"]).c_str(), end(l["b"]).c_str(), l["link_state"].get<std::string>().c_str(),
                     (unsigned long long)l["a_to_b"]["frames"], (unsigned long long)l["a_to_b"]["bytes"],
                     (unsigned long long)l["b_to_a"]["frames"], (unsigned long long)l["b_to_a"]["bytes"],
-                    both("retransmits"), both("crc_errors"), (unsigned long long)l["retrains"].get<uint64_t>());
+                    both("retransmits"), both("crc_errors"), (unsigned long long)l["retrains"].get<uint64_t>(),
+                    (l["mode"].get<std::string>() + (l["mode_pending"].get<bool>() ? "*" : "")).c_str(),
+                    faults_text(l["faults"]).c_str());
     }
     const nlohmann::json ev = cluster->events();
     const auto& list = ev["events"];
@@ -280,7 +298,7 @@ uint32_t parse_ms(const std::string& word, const char* what) {
 }
 
 int cmd_fault(const Args& a) {
-    static const char* usage = "usage: weft fault CHIP PORT drop RATE | ber RATE | down | up | flap PERIOD_MS DOWN_MS | clear";
+    static const char* usage = "usage: weft fault CHIP PORT drop RATE | ber RATE | down | up | flap PERIOD_MS DOWN_MS | mode ttlink|compliance | clear";
     if (a.words.size() < 4) throw Error(usage);
     const uint32_t chip = parse_ms(a.words[1], "CHIP"), port = parse_ms(a.words[2], "PORT");
     const std::string& what = a.words[3];
@@ -296,6 +314,10 @@ int cmd_fault(const Args& a) {
     } else if (what == "flap" && args == 2) {
         req["flap_period_ms"] = parse_ms(a.words[4], "flap PERIOD_MS");
         req["flap_down_ms"] = parse_ms(a.words[5], "flap DOWN_MS");
+    } else if (what == "mode" && args == 1) {
+        if (a.words[4] != "ttlink" && a.words[4] != "compliance")
+            throw Error("mode must be ttlink or compliance, not '" + a.words[4] + "'");
+        req["mode"] = a.words[4];
     } else if (what == "clear" && args == 0) {
         req["clear"] = true;
     } else {
@@ -303,11 +325,13 @@ int cmd_fault(const Args& a) {
     }
     const nlohmann::json l = cluster->set_fault(chip, port, req);
     const nlohmann::json& f = l["faults"];
-    std::printf("link chip %d.%s <-> chip %d.%s: %s (%s), drop %g, ber %g, flap %u/%u ms\n", l["a"]["chip"].get<int>(),
-                l["a"]["name"].get<std::string>().c_str(), l["b"]["chip"].get<int>(),
+    std::printf("link chip %d.%s <-> chip %d.%s: %s (%s), drop %g, ber %g, flap %u/%u ms, mode %s%s\n",
+                l["a"]["chip"].get<int>(), l["a"]["name"].get<std::string>().c_str(), l["b"]["chip"].get<int>(),
                 l["b"]["name"].get<std::string>().c_str(), l["state"].get<std::string>().c_str(),
                 l["link_state"].get<std::string>().c_str(), f["drop_rate"].get<double>(),
-                f["bit_error_rate"].get<double>(), f["flap_period_ms"].get<unsigned>(), f["flap_down_ms"].get<unsigned>());
+                f["bit_error_rate"].get<double>(), f["flap_period_ms"].get<unsigned>(), f["flap_down_ms"].get<unsigned>(),
+                l["mode"].get<std::string>().c_str(),
+                l["mode_pending"].get<bool>() ? " (switching once the link drains)" : "");
     return 0;
 }
 

@@ -66,9 +66,11 @@ struct Rig {
         return pumps;
     }
 
-    void assert_exactly_once_in_order(size_t size) {
-        assert_memory_equal(dst.data(), src.data(), src.size());
-        assert_int_equal(order.size(), (src.size() + size - 1) / size);
+    // src[0, bytes) (default: all of it) landed, frame by frame in order.
+    void assert_exactly_once_in_order(size_t size, size_t bytes = SIZE_MAX) {
+        bytes = std::min(bytes, src.size());
+        assert_memory_equal(dst.data(), src.data(), bytes);
+        assert_int_equal(order.size(), (bytes + size - 1) / size);
         for (size_t i = 0; i < order.size(); ++i) assert_int_equal(order[i], i * size);
     }
 };
@@ -155,6 +157,105 @@ void test_compliance_mode_loses_bad_frames(void**) {
     assert_true(r.cable.compliance_mode());
 }
 
+// The same corrupting wire (same seed, same frames) under both modes: TT-link
+// resends what the CRC refused, compliance mode loses exactly those frames.
+void test_same_wire_compliance_loses_ttlink_repairs(void**) {
+    const WireFaults wire{0, 2e-5, 77};  // about one 2 KiB frame in three corrupted
+    Rig ttlink(config(false), wire, 256 * 1024);
+    ttlink.send_all(2048);
+    ttlink.assert_exactly_once_in_order(2048);
+    assert_true(ttlink.cable.counters(0).crc_errors.load() > 0);
+    assert_true(ttlink.cable.counters(0).retransmits.load() > 0);
+
+    Rig compliance(config(true), wire, 256 * 1024);
+    compliance.send_all(2048);
+    const CableDirectionCounters& c = compliance.cable.counters(0);
+    assert_true(c.crc_errors.load() > 0);
+    assert_int_equal(c.retransmits.load(), 0);
+    // Each refused frame is a 2 KiB hole in the far memory; nothing else is.
+    uint64_t holes = 0;
+    for (size_t off = 0; off < compliance.src.size(); off += 2048)
+        holes += memcmp(compliance.dst.data() + off, compliance.src.data() + off, 2048) != 0;
+    assert_int_equal(holes, c.crc_errors.load());
+    assert_int_equal(compliance.order.size(), 128 - holes);
+}
+
+// Pumps until the cable has switched to the mode asked for; fails otherwise.
+void pump_until_switched(Rig& r) {
+    for (int i = 0; r.cable.mode_change_pending(); ++i) {
+        if (i > 100000) fail_msg("the mode change never happened");
+        r.cable.pump(r.now += 5);
+    }
+}
+
+// Queues src[from, to) in frames of `size`, pumping as it goes, then pumps
+// until every frame is done.
+void send_range(Rig& r, size_t from, size_t to, size_t size) {
+    size_t off = from;
+    for (int i = 0; off < to || r.cable.mac(0).frames_pending(); ++i) {
+        if (i > 1000000) fail_msg("range [%zu, %zu) not sent", from, to);
+        while (off < to && r.cable.mac(0).can_send()) {
+            r.cable.mac(0).send_borrowed(off, r.src.data() + off, size);
+            off += size;
+        }
+        r.cable.pump(r.now += 5);
+    }
+}
+
+void test_mode_switch_at_run_time(void**) {
+    constexpr size_t kPhase = 128 * 1024, kFrame = 2048;
+    Rig r(config(false), WireFaults{0.3, 0, 13}, 3 * kPhase);
+    // Phase 1, TT-link on a lossy wire: queue a window, then ask for compliance
+    // mode with frames unacknowledged. The MACs stop taking frames, Go-Back-N
+    // finishes what it holds, and only then do both ends switch.
+    size_t queued = 0;
+    for (; queued < kPhase && r.cable.mac(0).can_send(); queued += kFrame)
+        r.cable.mac(0).send_borrowed(queued, r.src.data() + queued, kFrame);
+    r.cable.pump(r.now += 5);
+    assert_true(r.cable.mac(0).frames_pending() > 0);
+    r.cable.set_mode(true);
+    r.cable.pump(r.now += 5);
+    assert_false(r.cable.mac(0).can_send());  // held while draining
+    pump_until_switched(r);
+    assert_true(r.cable.compliance_mode() && r.cable.mac(0).compliance_mode() && r.cable.mac(1).compliance_mode());
+    assert_true(r.cable.mac(0).can_send());
+    r.assert_exactly_once_in_order(kFrame, queued);  // every frame queued under TT-link, despite the drops
+    assert_true(r.cable.counters(0).retransmits.load() > 0);
+
+    // Phase 2, compliance mode on a corrupting wire: bad frames are lost.
+    r.cable.set_faults({0, 2e-5, 0, 0});
+    const uint64_t retx_before = r.cable.counters(0).retransmits.load();
+    const uint64_t crc_before = r.cable.counters(0).crc_errors.load();
+    send_range(r, queued, 2 * kPhase, kFrame);
+    const uint64_t lost = r.cable.counters(0).crc_errors.load() - crc_before;
+    assert_true(lost > 0);
+    assert_int_equal(r.cable.counters(0).retransmits.load(), retx_before);
+    assert_int_equal(r.order.size(), 2 * kPhase / kFrame - lost);
+
+    // Phase 3, back to TT-link on the same wire: sequence numbers restart on
+    // both ends together, and every frame lands again.
+    r.cable.set_mode(false);
+    pump_until_switched(r);
+    assert_false(r.cable.compliance_mode());
+    send_range(r, 2 * kPhase, 3 * kPhase, kFrame);
+    assert_memory_equal(r.dst.data() + 2 * kPhase, r.src.data() + 2 * kPhase, kPhase);
+    assert_true(r.cable.counters(0).retransmits.load() > retx_before);
+    assert_int_equal(r.order.size(), 3 * kPhase / kFrame - lost);  // phase 3's frames all landed, once each
+    for (size_t i = r.order.size() - kPhase / kFrame; i < r.order.size(); ++i)
+        assert_int_equal(r.order[i], 2 * kPhase + (i - (r.order.size() - kPhase / kFrame)) * kFrame);
+}
+
+void test_mode_switch_taken_back(void**) {
+    // Asked for and taken back before the next pump: no hold stays behind.
+    Rig r(config(false), WireFaults{0, 0, 1}, 64 * 1024);
+    r.cable.set_mode(true);
+    r.cable.set_mode(false);
+    assert_false(r.cable.mode_change_pending());
+    r.send_all(1024);
+    r.assert_exactly_once_in_order(1024);
+    assert_false(r.cable.compliance_mode());
+}
+
 void test_flapping_link_still_delivers(void**) {
     Rig r(config(), WireFaults{0, 0, 1}, 128 * 1024);
     CableFaults f;
@@ -192,6 +293,9 @@ int main() {
         cmocka_unit_test(test_pulled_cable_waits_then_resumes),
         cmocka_unit_test(test_pulled_mid_window_loses_nothing),
         cmocka_unit_test(test_compliance_mode_loses_bad_frames),
+        cmocka_unit_test(test_same_wire_compliance_loses_ttlink_repairs),
+        cmocka_unit_test(test_mode_switch_at_run_time),
+        cmocka_unit_test(test_mode_switch_taken_back),
         cmocka_unit_test(test_flapping_link_still_delivers),
         cmocka_unit_test(test_bad_faults_are_refused_by_name),
     };
