@@ -50,7 +50,8 @@ public:
     nlohmann::json counters();
     void set_link(uint32_t chip, uint32_t port, bool up);
     // Sets wire faults on the link at (chip, port): any of drop_rate,
-    // bit_error_rate, flap_period_ms, flap_down_ms, or clear: true. Returns
+    // bit_error_rate, flap_period_ms, flap_down_ms, mode ("ttlink" or
+    // "compliance"), or clear: true. Returns
     // the link with its counters; throws weft::Error naming a bad value.
     // The latest status events ({"log": path, "events": [...]}), drained now.
     nlohmann::json events();
