@@ -19,6 +19,7 @@
 #include "driver/platform_kernels.h"
 #include "edm_bench.h"
 #include "host_cpu.h"
+#include "link_goodput.h"
 #include "link_rate.h"
 
 using namespace weft;
@@ -97,6 +98,7 @@ int main(int argc, char** argv) {
                 std::printf("%-10s %16.2f %16.2f %10.3f\n", label, link, mem, link / mem);
             }
             if (!getenv("WEFT_BENCH_SKIP_EDM")) run_edm_bench(*pair, [&](uint32_t size) { return link_gbps(*pair, size); });
+            run_link_goodput_bench(*pair);
             ping_pong_us(*pair, 20);  // warm: the cores leave deep idle
             std::printf("\none-word ping-pong round trip over one link: %.1f us (mean of 2000)\n", ping_pong_us(*pair, 2000));
         }

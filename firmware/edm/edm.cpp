@@ -3,6 +3,7 @@
 #include "hal/eth.h"
 #include "hal/mailbox.h"
 #include "hal/noc.h"
+#include "hal/status_events.h"
 #include "hal/timer.h"
 #include "hal/wait.h"
 #include "weft/abi/fault.h"
@@ -95,7 +96,7 @@ bool Edm::poll_handshake() {
             return true;
         }
         const uint64_t now = timer::now();
-        if (!handshake_sent_ || now >= next_handshake_) {
+        if ((!handshake_sent_ || now >= next_handshake_) && tx_room(1)) {
             eth::send_word(config_.port, peer_word(&link_.handshake), config_.epoch);
             handshake_sent_ = true;
             next_handshake_ = now + uint64_t(config_.handshake_retry_us) * timer::ticks_per_us();
@@ -103,7 +104,7 @@ bool Edm::poll_handshake() {
         }
         return false;
     }
-    if (link_.handshake != config_.epoch) return false;
+    if (link_.handshake != config_.epoch || !tx_room(1)) return false;
     eth::send_word(config_.port, peer_word(&link_.handshake_ack), config_.epoch);
     handshake_done_ = true;
     config_.handshake_done = 1;
@@ -146,7 +147,7 @@ bool Edm::poll_sender(Channel& ch) {
         if (ch.closing) break;
     }
     // 3. Send what was taken while the peer has a free slot.
-    while (ch.sent < ch.taken && ch.sent - link_.acked[c.id] < n) {
+    while (ch.sent < ch.taken && ch.sent - link_.acked[c.id] < n && tx_room(2)) {
         const uint32_t slot = ch.sent % n;
         ch.eth_command[slot] = eth::issued(config_.port);
         eth::send_bytes(config_.port, c.buffer_base + uint64_t(c.slot_size) * slot,
@@ -180,6 +181,7 @@ bool Edm::poll_receiver(Channel& ch) {
         const uint32_t slot = ch.released % n;
         const uint32_t signal = *edm_semaphore(ch, slot);
         if (signal < needed_signals(ch)) break;
+        if (!tx_room(1)) break;
         *edm_semaphore(ch, slot) = 0;
         ++ch.released;
         eth::send_word(config_.port, peer_word(&link_.acked[c.id]), ch.released);
@@ -230,13 +232,54 @@ void Edm::publish(uint32_t i) {
     st.done = ch.done;
 }
 
+bool Edm::tx_room(uint32_t commands) const {
+    return eth::issued(config_.port) - eth::completed(config_.port) + commands <= abi::kEthSlots;
+}
+
+template <typename Ready>
+bool Edm::wait_progress(Ready ready, uint64_t since) {
+    const uint64_t limit = uint64_t(config_.progress_timeout_us) * timer::ticks_per_us();
+    bool out_of_time = false;
+    wait_active(
+        [&] {
+            if (ready()) return true;
+            out_of_time = limit && timer::now() - since >= limit;
+            return out_of_time;
+        },
+        abi::kWaitEdm, reinterpret_cast<uint64_t>(&config_));
+    return !out_of_time;
+}
+
+void Edm::timed_out(uint64_t since) {
+    // Name the first channel still running: on a dead link they all are, and
+    // the one that was meant to finish first is where the op stands.
+    uint32_t channel = 0;
+    for (uint32_t i = 0; i < config_.num_channels; ++i) {
+        if (!channels_[i].done) {
+            channel = channels_[i].cfg->id;
+            break;
+        }
+    }
+    const uint64_t us = (timer::now() - since) / timer::ticks_per_us();
+    const uint32_t kind = eth::link_up(config_.port) ? abi::kEventTimeout : abi::kEventLinkDown;
+    status::post(abi::kEventTimeout, config_.port, channel, us);
+    if (kind == abi::kEventLinkDown) status::post(kind, config_.port, channel, us);
+    mailbox::panic(abi::kPanicEdmTimeout, (uint64_t(config_.port) << 48) | (uint64_t(channel & 0xffff) << 32) |
+                                              (us > 0xffffffffu ? 0xffffffffu : us));
+}
+
 int Edm::run() {
+    uint64_t since = timer::now();  // the last time anything moved
     while (!done_) {
-        if (!poll())
-            wait_active([&] { return poll() || done_; }, abi::kWaitEdm, reinterpret_cast<uint64_t>(&config_));
+        bool moved = false;
+        if (!wait_progress([&] { return (moved = poll()) || done_; }, since)) timed_out(since);
+        if (moved) since = timer::now();
     }
     // Every ack and counter we sent must be on the wire before the core is reused.
-    eth::wait_tx_idle(config_.port);
+    const uint32_t issued = eth::issued(config_.port);
+    since = timer::now();
+    if (!wait_progress([&] { return eth::check(config_.port) && eth::completed(config_.port) == issued; }, since))
+        timed_out(since);
     noc::barrier();
     return 0;
 }

@@ -48,6 +48,15 @@ private:
     bool poll_sender(Channel& ch);
     bool poll_receiver(Channel& ch);
     bool sender_finished(const Channel& ch) const;
+    // Room on the port's TX ring for `commands` more: the EDM never blocks in
+    // a full ring, where no timeout of its own could run.
+    bool tx_room(uint32_t commands) const;
+    // Waits for `ready`, but no longer than the progress timeout allows since
+    // `since` (mtime); false when the time ran out.
+    template <typename Ready>
+    bool wait_progress(Ready ready, uint64_t since);
+    // The progress timeout ran out: post the event, then fail. Never returns.
+    [[noreturn]] void timed_out(uint64_t since);
     void publish(uint32_t index);
     void hand_over(const Channel& ch, uint32_t message, uint32_t slot);
 

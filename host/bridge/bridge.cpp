@@ -293,7 +293,7 @@ void Bridge::engine_loop() {
             sched_yield();
             continue;
         }
-        if (nap_us > 0 && now - last_work < kNapForMs) {
+        if (nap_us > 0 && (now - last_work < kNapForMs || ethernet_->in_flight())) {
             sleep_until_woken(nap_us);
             continue;
         }

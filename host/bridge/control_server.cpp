@@ -2,7 +2,11 @@
 
 #include <unistd.h>
 
+#include <optional>
+
 #include "driver/cluster_file.h"
+#include "bridge/event_log.h"
+#include "common/error.h"
 #include "driver/paths.h"
 
 namespace weft {
@@ -11,7 +15,9 @@ using nlohmann::json;
 
 namespace {
 
-const char* state_name(const Link& l) { return l.up ? "up" : "down"; }
+// "state" is the cable (plugged or pulled), as firmware sees it in PortState;
+// "link_state" is what TT-link makes of it right now (up, down, retraining).
+const char* state_name(const Link& l) { return l.cable->plugged() ? "up" : "down"; }
 
 json port_json(const ClusterSpec& spec, const PortRef& p) {
     return {{"chip", p.chip}, {"port", p.port}, {"name", port_name(spec.board, p.port)}};
@@ -23,18 +29,71 @@ json link_json(Bridge& bridge, size_t i, bool with_counters) {
               {"a", port_json(bridge.spec(), l.end[0])},
               {"b", port_json(bridge.spec(), l.end[1])},
               {"state", state_name(l)},
+              {"link_state", cable_state_name(l.cable->state())},
+              // The cluster file's spelling; "mode_pending" while a change drains.
+              {"mode", l.cable->compliance_mode() ? "compliance" : "ttlink"},
+              {"mode_pending", l.cable->mode_change_pending()},
               {"line", l.line}};
     if (with_counters) {
         for (int d = 0; d < 2; ++d) {
-            const auto& c = l.dir[d];
+            const CableDirectionCounters& c = l.cable->counters(d);
             j[d == 0 ? "a_to_b" : "b_to_a"] = {{"frames", c.frames.load()},
                                                {"bytes", c.bytes.load()},
+                                               {"delivered", c.delivered.load()},
                                                {"retransmits", c.retransmits.load()},
-                                               {"crc_errors", c.crc_errors.load()}};
+                                               {"crc_errors", c.crc_errors.load()},
+                                               {"dropped", c.dropped.load()},
+                                               {"timeouts", c.timeouts.load()}};
         }
-        j["retrains"] = l.retrains.load();
+        j["retrains"] = l.cable->retrains();
+        j["misaddressed"] = l.misaddressed.load();
+        const CableFaults f = l.cable->faults();
+        j["faults"] = {{"drop_rate", f.drop_rate},
+                       {"bit_error_rate", f.bit_error_rate},
+                       {"flap_period_ms", f.flap_period_ms},
+                       {"flap_down_ms", f.flap_down_ms}};
     }
     return j;
+}
+
+// {"cmd": "fault", "chip", "port", and any of "drop_rate", "bit_error_rate",
+// "flap_period_ms", "flap_down_ms" (the rest of the link's faults stay),
+// "mode": "ttlink" | "compliance", or "clear": true (all faults back to none,
+// the cable plugged in; the mode stays).
+json apply_fault(Bridge& bridge, const json& req) {
+    const uint32_t chip = req.value("chip", ~0u), port = req.value("port", ~0u);
+    const int li = bridge.ethernet().link_index(chip, port);
+    if (li < 0)
+        return {{"ok", false},
+                {"error", "no link at chip " + std::to_string(chip) + " port " + std::to_string(port) +
+                              " (weft status lists the links)"}};
+    Link& link = *bridge.ethernet().links()[li];
+    CableFaults f = req.value("clear", false) ? CableFaults{} : link.cable->faults();
+    try {
+        for (const char* key : {"drop_rate", "bit_error_rate"})
+            if (req.contains(key) && !req[key].is_number()) throw Error(std::string(key) + " must be a number");
+        for (const char* key : {"flap_period_ms", "flap_down_ms"})
+            if (req.contains(key) && !req[key].is_number_unsigned())
+                throw Error(std::string(key) + " must be a non-negative integer of milliseconds");
+        f.drop_rate = req.value("drop_rate", f.drop_rate);
+        f.bit_error_rate = req.value("bit_error_rate", f.bit_error_rate);
+        f.flap_period_ms = req.value("flap_period_ms", f.flap_period_ms);
+        f.flap_down_ms = req.value("flap_down_ms", f.flap_down_ms);
+        std::optional<bool> compliance;
+        if (req.contains("mode")) {
+            const json& m = req["mode"];
+            if (m != "ttlink" && m != "compliance")
+                throw Error("unknown link mode " + m.dump() + " (known modes: ttlink, compliance)");
+            compliance = m == "compliance";
+        }
+        link.cable->set_faults(f);
+        if (compliance) link.cable->set_mode(*compliance);
+    } catch (const std::exception& e) {
+        return {{"ok", false}, {"error", std::string("link chip ") + std::to_string(chip) + " port " +
+                                             std::to_string(port) + ": " + e.what()}};
+    }
+    if (req.value("clear", false)) bridge.ethernet().set_link_up(static_cast<size_t>(li), true);
+    return {{"ok", true}, {"link", link_json(bridge, static_cast<size_t>(li), true)}};
 }
 
 }  // namespace
@@ -62,7 +121,7 @@ json cluster_info(Bridge& bridge) {
             {"links", links}};
 }
 
-ControlReply handle_control(Bridge& bridge, const std::string& line) {
+ControlReply handle_control(Bridge& bridge, EventLog& events, const std::string& line) {
     ControlReply reply;
     json req;
     try {
@@ -99,7 +158,16 @@ ControlReply handle_control(Bridge& bridge, const std::string& line) {
         } else {
             bridge.ethernet().set_link_up(static_cast<size_t>(li), req.value("up", true));
             reply.body = {{"ok", true}, {"link", link_json(bridge, static_cast<size_t>(li), false)}};
+            events.note(std::string("link at chip ") + std::to_string(chip) + " port " + std::to_string(port) +
+                        (req.value("up", true) ? ": cable plugged in" : ": cable pulled"));
         }
+    } else if (cmd == "fault") {
+        reply.body = apply_fault(bridge, req);
+        if (reply.body.value("ok", false)) events.note("faults set: " + req.dump());
+    } else if (cmd == "events") {
+        events.drain();
+        reply.body = events.recent();
+        reply.body["ok"] = true;
     } else if (cmd == "reset") {
         const uint32_t chip = req.value("chip", ~0u);
         try {
@@ -112,7 +180,7 @@ ControlReply handle_control(Bridge& bridge, const std::string& line) {
         reply.body = {{"ok", true}};
         reply.shutdown = true;
     } else {
-        reply.body = {{"ok", false}, {"error", "unknown command '" + cmd + "' (info, attach, counters, link, reset, shutdown)"}};
+        reply.body = {{"ok", false}, {"error", "unknown command '" + cmd + "' (info, attach, counters, link, fault, events, reset, shutdown)"}};
     }
     return reply;
 }

@@ -15,7 +15,9 @@ struct ControlReply {
     bool shutdown = false;
 };
 
-ControlReply handle_control(Bridge& bridge, const std::string& request_line);
+class EventLog;
+// events: where link changes are noted and recent events come from.
+ControlReply handle_control(Bridge& bridge, EventLog& events, const std::string& request_line);
 nlohmann::json cluster_info(Bridge& bridge);
 
 }  // namespace weft

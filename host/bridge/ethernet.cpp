@@ -2,17 +2,62 @@
 
 #include <string.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "bridge/devices.h"
 
 namespace weft {
+namespace {
+
+uint64_t now_us() {
+    using namespace std::chrono;
+    return duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+template <typename T>
+T load_acquire(const volatile T& v) {
+    return __atomic_load_n(const_cast<T*>(&v), __ATOMIC_ACQUIRE);
+}
+template <typename T>
+void store_release(volatile T& v, T value) {
+    __atomic_store_n(const_cast<T*>(&v), value, __ATOMIC_RELEASE);
+}
+
+}  // namespace
+
+TtLinkConfig bridge_tt_link_config(bool compliance_mode) {
+    TtLinkConfig c;
+    c.compliance_mode = compliance_mode;
+    // Frames reach the far MAC within the pump that sends them, so an ack is
+    // late only when it was lost: the timer need not wait for a round trip,
+    // just long enough that a lossy link still moves. 32 frames of 16 KiB
+    // in flight is 512 KiB, plenty for a wire with no latency.
+    c.window = 32;
+    c.retransmit_timeout = 200;
+    c.timeouts_before_retrain = 8;
+    return c;
+}
 
 Ethernet::Ethernet(const ClusterSpec& spec, std::vector<std::unique_ptr<ChipProcess>>& chips)
-    : spec_(spec), chips_(chips), link_of_port_(spec.num_chips * abi::kMaxPorts, -1) {
+    : spec_(spec),
+      chips_(chips),
+      link_of_port_(spec.num_chips * abi::kMaxPorts, -1),
+      tx_(spec.num_chips * abi::kMaxPorts),
+      frame_payload_(std::min<uint32_t>(spec.link_model.mtu ? spec.link_model.mtu : 16384, abi::kTtLinkMaxPayload)) {
     for (const LinkSpec& l : spec.links) {
         auto link = std::make_unique<Link>();
         link->end[0] = l.a;
         link->end[1] = l.b;
         link->line = l.line;
+        Link* raw = link.get();
+        // The cluster file's wire options: the faults the cable starts with
+        // (weft fault changes them later) and its own reproducible stream.
+        const LinkOptions o = spec.link_options(links_.size());
+        const WireFaults wire{o.drop_rate, o.bit_error_rate, o.seed};
+        link->cable = std::make_unique<TtLinkCable>(
+            bridge_tt_link_config(o.compliance), wire,
+            [this, raw](int receiver, uint64_t dst, const uint8_t* p, size_t n) { deliver(*raw, receiver, dst, p, n); });
         link_of_port_[l.a.chip * abi::kMaxPorts + l.a.port] = static_cast<int>(links_.size());
         link_of_port_[l.b.chip * abi::kMaxPorts + l.b.port] = static_cast<int>(links_.size());
         links_.push_back(std::move(link));
@@ -22,6 +67,12 @@ Ethernet::Ethernet(const ClusterSpec& spec, std::vector<std::unique_ptr<ChipProc
 int Ethernet::link_index(uint32_t chip, uint32_t port) const {
     if (chip >= spec_.num_chips || port >= abi::kMaxPorts) return -1;
     return link_of_port_[chip * abi::kMaxPorts + port];
+}
+
+bool Ethernet::in_flight() const {
+    for (const auto& l : links_)
+        if (l->cable->plugged() && !l->cable->quiet()) return true;
+    return false;
 }
 
 int Ethernet::peer_chip(uint32_t chip, uint32_t port) const {
@@ -45,60 +96,142 @@ void Ethernet::publish_port_states() {
             const PortRef& peer = l.end[0].chip == chip && l.end[0].port == port ? l.end[1] : l.end[0];
             ps.peer_chip = peer.chip;
             ps.peer_port = peer.port;
-            __atomic_store_n(const_cast<uint32_t*>(&ps.state), l.up ? abi::kLinkUp : abi::kLinkDown, __ATOMIC_RELEASE);
+            store_release(ps.state, l.cable->plugged() ? uint32_t(abi::kLinkUp) : uint32_t(abi::kLinkDown));
         }
     }
 }
 
 void Ethernet::set_link_up(size_t link, bool up) {
-    links_.at(link)->up = up;
+    links_.at(link)->cable->set_plugged(up);
     publish_port_states();
 }
 
 void Ethernet::chip_died(uint32_t chip) {
     for (auto& l : links_)
-        if (l->end[0].chip == chip || l->end[1].chip == chip) l->up = false;
+        if (l->end[0].chip == chip || l->end[1].chip == chip) l->cable->set_plugged(false);
     publish_port_states();
 }
 
-uint32_t Ethernet::exec(uint32_t chip, uint32_t port, const abi::EthCommand& c) {
-    int li = link_index(chip, port);
-    if (li < 0) return abi::kRingLinkDown;
-    Link& link = *links_[li];
-    if (!link.up) return abi::kRingLinkDown;
-    const int side = link.end[0].chip == chip && link.end[0].port == port ? 0 : 1;
-    ChipProcess& peer = *chips_[link.end[1 - side].chip];
-    if (!peer.alive()) return abi::kRingLinkDown;
+void Ethernet::deliver(const Link& link, int receiver, uint64_t dst, const uint8_t* payload, size_t len) {
+    const ChipMemory& mem = chips_[link.end[receiver].chip]->memory();
+    uint8_t* d = mem.at(dst, len);
+    if (!d) {
+        ++const_cast<Link&>(link).misaddressed;
+        return;
+    }
+    if (len == 4 && (dst & 3) == 0) {
+        // A word (send_word) is one store, released after every byte before it.
+        uint32_t w;
+        memcpy(&w, payload, 4);
+        __atomic_store_n(reinterpret_cast<uint32_t*>(d), w, __ATOMIC_RELEASE);
+    } else {
+        memcpy(d, payload, len);
+    }
+}
+
+uint32_t Ethernet::frame_commands(uint32_t chip, uint32_t port, int side, abi::EthRing& ring, TxPort& tx) {
+    Link& link = *links_[link_index(chip, port)];
+    TtLinkEndpoint& mac = link.cable->mac(side);
     const ChipMemory& local = chips_[chip]->memory();
-    const ChipMemory& remote = peer.memory();
-    LinkDirectionCounters& counters = link.dir[side];
-    switch (c.op) {
-        case abi::kEthSendBytes: {
-            uint8_t* s = local.at(c.src, c.len);
-            uint8_t* d = remote.at(c.dst, c.len);
-            if (!s || !d) return abi::kRingBadAddress;
-            memcpy(d, s, c.len);
-            const uint32_t mtu = spec_.link_model.mtu ? spec_.link_model.mtu : 16384;
-            counters.frames += (c.len + mtu - 1) / mtu;
-            counters.bytes += c.len;
-            return abi::kRingOk;
+    const ChipMemory& remote = chips_[link.end[1 - side].chip]->memory();
+    const uint32_t tail = load_acquire(ring.tail);
+    uint32_t frames = 0;
+    const auto refuse = [&](uint32_t err) {
+        ring.error_index = tx.next;
+        store_release(ring.error, err);
+    };
+    while (tx.next != tail && mac.can_send()) {
+        if (tail - ring.head > abi::EthRing::kSlots) {  // a tail beyond the ring's size: the producer is broken
+            refuse(abi::kRingBadArgument);
+            break;
         }
-        case abi::kEthSendWord: {
-            if (c.dst & 3) return abi::kRingBadAddress;
-            auto* w = reinterpret_cast<uint32_t*>(remote.at(c.dst, 4));
-            if (!w) return abi::kRingBadAddress;
-            __atomic_store_n(w, c.value, __ATOMIC_RELEASE);
-            counters.frames += 1;
-            counters.bytes += 4;
-            return abi::kRingOk;
+        const abi::EthCommand c = ring.slots[tx.next & (abi::kEthSlots - 1)];  // copy: the slot is shared memory
+        uint32_t len = 0;
+        if (c.op == abi::kEthSendWord) {
+            if ((c.dst & 3) || !remote.at(c.dst, 4)) {
+                refuse(abi::kRingBadAddress);
+                break;
+            }
+            mac.send_borrowed(c.dst, reinterpret_cast<const uint8_t*>(&c.value), 4);  // small: copied
+            ++frames;
+            ++tx.queued;
+        } else if (c.op == abi::kEthSendBytes) {
+            const uint8_t* s = local.at(c.src, c.len);
+            if (!s || !remote.at(c.dst, c.len)) {
+                refuse(abi::kRingBadAddress);
+                break;
+            }
+            len = c.len;
+            if (len) {
+                // The source stays put until the command completes (DMA rules),
+                // so frames point into it instead of copying it.
+                const uint32_t n = std::min(frame_payload_, len - tx.offset);
+                mac.send_borrowed(c.dst + tx.offset, s + tx.offset, n);
+                tx.offset += n;
+                ++frames;
+                ++tx.queued;
+            }
+        } else {
+            refuse(abi::kRingBadOpcode);
+            break;
+        }
+        if (tx.offset >= len) {
+            tx.last_frame[tx.next & (abi::kEthSlots - 1)] = tx.queued;
+            ++tx.next;
+            tx.offset = 0;
         }
     }
-    return abi::kRingBadOpcode;
+    return frames;
+}
+
+uint32_t Ethernet::complete_commands(abi::EthRing& ring, TxPort& tx, uint64_t frames_done) {
+    uint32_t head = ring.head, n = 0;
+    while (head != tx.next && frames_done >= tx.last_frame[head & (abi::kEthSlots - 1)]) {
+        ++head;
+        ++n;
+    }
+    if (n) store_release(ring.head, head);
+    return n;
 }
 
 uint32_t Ethernet::run_port(uint32_t chip, uint32_t port, uint32_t budget) {
     abi::EthRing& ring = chips_[chip]->control().eth[port];
-    return consume_ring(ring, budget, [&](const abi::EthCommand& c) { return exec(chip, port, c); });
+    const int li = link_index(chip, port);
+    const auto refuse_all = [&] { return consume_ring(ring, budget, [](const abi::EthCommand&) { return abi::kRingLinkDown; }); };
+    if (li < 0) return refuse_all();  // no cable on this port
+    Link& link = *links_[li];
+    const int side = link.end[0].chip == chip && link.end[0].port == port ? 0 : 1;
+    if (!chips_[link.end[1 - side].chip]->alive()) return refuse_all();  // a dead peer never comes back
+    TxPort& tx = tx_[chip * abi::kMaxPorts + port];
+
+    const uint32_t reset = load_acquire(ring.reset_seq);
+    if (reset != ring.reset_ack) {
+        // The producer gave up on what is queued: drop it and start clean.
+        // Frames already with the MAC still go out (a MAC can't recall them);
+        // later commands complete after them, in order.
+        const uint32_t tail = load_acquire(ring.tail);
+        tx.next = tail;
+        tx.offset = 0;
+        ring.error = abi::kRingOk;
+        ring.error_index = 0;
+        store_release(ring.head, tail);
+        store_release(ring.reset_ack, reset);
+        return 1;
+    }
+
+    TtLinkEndpoint& mac = link.cable->mac(side);
+    uint32_t completed = 0;
+    uint64_t delivered = 0;
+    for (;;) {
+        const uint32_t framed = ring.error == abi::kRingOk ? frame_commands(chip, port, side, ring, tx) : 0;
+        if (framed || !link.cable->quiet()) delivered += link.cable->pump(now_us());
+        const uint32_t done = complete_commands(ring, tx, mac.counters().frames_done);
+        completed += done;
+        // Stop when nothing new was framed (the cable has been pumped: what is
+        // left waits for a timer or a plug) or this ring had its share of the pass.
+        if (framed == 0 || completed >= budget) break;
+    }
+    return completed + (completed == 0 && delivered ? 1 : 0);
 }
 
 }  // namespace weft

@@ -16,6 +16,7 @@
 
 #include "bridge/bridge.h"
 #include "bridge/control_server.h"
+#include "bridge/event_log.h"
 #include "common/error.h"
 #include "common/unix_socket.h"
 #include "driver/paths.h"
@@ -111,12 +112,16 @@ int main(int argc, char** argv) {
     for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&mask, s);
     int sig_fd = signalfd(-1, &mask, SFD_CLOEXEC);
 
+    // Status mailboxes drained every 100 ms into the run directory's events.log.
+    EventLog events(*bridge, opt.run_dir + "/events.log");
+    log("status events are logged to " + events.path());
     std::vector<int> clients;
     bool stopping = false;
     while (!stopping) {
         std::vector<pollfd> fds = {{sig_fd, POLLIN, 0}, {listen_fd, POLLIN, 0}};
         for (int c : clients) fds.push_back({c, POLLIN, 0});
-        if (poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) break;
+        if (poll(fds.data(), fds.size(), 100) < 0 && errno != EINTR) break;
+        for (uint32_t n = events.drain(); n; n = 0) log(std::to_string(n) + " status event(s), see " + events.path());
         if (owner_pid > 0 && kill(owner_pid, 0) != 0 && errno == ESRCH) {
             log("owner process " + std::to_string(owner_pid) + " is gone, shutting down");
             break;
@@ -149,7 +154,7 @@ int main(int argc, char** argv) {
                     close(c);
                     continue;
                 }
-                ControlReply reply = handle_control(*bridge, line);
+                ControlReply reply = handle_control(*bridge, events, line);
                 net::send_line(c, reply.body.dump(), reply.fds);
                 if (reply.shutdown) {
                     log("shutdown requested");

@@ -44,12 +44,17 @@ uint32_t tt_link_crc32(const void* data, size_t len, uint32_t crc) {
     return ~crc;
 }
 
-std::vector<uint8_t> encode_frame(const abi::TtLinkHeader& header, const uint8_t* payload) {
-    std::vector<uint8_t> frame(kHeaderBytes + header.length + kTrailerBytes);
+void encode_frame_into(const abi::TtLinkHeader& header, const uint8_t* payload, std::vector<uint8_t>& frame) {
+    frame.resize(kHeaderBytes + header.length + kTrailerBytes);
     memcpy(frame.data(), &header, kHeaderBytes);
     if (header.length) memcpy(frame.data() + kHeaderBytes, payload, header.length);
     const abi::TtLinkTrailer trailer{tt_link_crc32(frame.data(), kHeaderBytes + header.length)};
     memcpy(frame.data() + kHeaderBytes + header.length, &trailer, kTrailerBytes);
+}
+
+std::vector<uint8_t> encode_frame(const abi::TtLinkHeader& header, const uint8_t* payload) {
+    std::vector<uint8_t> frame;
+    encode_frame_into(header, payload, frame);
     return frame;
 }
 
@@ -69,8 +74,21 @@ std::optional<DecodedFrame> decode_frame(const uint8_t* bytes, size_t len) {
 // ---------------------------------------------------------------------------
 // TtLinkEndpoint
 
+void TtLinkEndpoint::FrameQueue::pop_front(size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        OutgoingFrame& f = front();
+        f.owned.clear();  // keeps its capacity for the next send()
+        f.data = nullptr;
+        first_ = (first_ + 1) % slots_.size();
+        --count_;
+    }
+}
+
 TtLinkEndpoint::TtLinkEndpoint(const TtLinkConfig& config, DeliverFn deliver, RetrainFn on_retrain)
-    : config_(config), deliver_(std::move(deliver)), on_retrain_(std::move(on_retrain)) {
+    : config_(config),
+      deliver_(std::move(deliver)),
+      on_retrain_(std::move(on_retrain)),
+      outgoing_(config.window == 0 || config.window > TtLinkConfig::kMaxWindow ? 1 : config.window) {
     if (config_.window == 0 || config_.window > TtLinkConfig::kMaxWindow)
         throw Error("TT-link window must be 1.." + std::to_string(TtLinkConfig::kMaxWindow) + " frames, not " +
                     std::to_string(config_.window));
@@ -79,90 +97,140 @@ TtLinkEndpoint::TtLinkEndpoint(const TtLinkConfig& config, DeliverFn deliver, Re
     if (!deliver_) throw Error("TT-link endpoint needs a deliver callback");
 }
 
-bool TtLinkEndpoint::can_send() const { return outgoing_.size() < config_.window; }
+bool TtLinkEndpoint::can_send() const { return !held_ && outgoing_.size() < config_.window; }
 
-void TtLinkEndpoint::send(uint64_t dst, const uint8_t* payload, size_t len) {
+void TtLinkEndpoint::set_mode(bool compliance) {
+    if (!idle()) throw Error("TT-link mode change while frames are queued or unacknowledged: hold() and drain first");
+    config_.compliance_mode = compliance;
+    base_seq_ = 0;
+    next_to_send_ = 0;
+    expected_seq_ = 0;
+    timeouts_without_progress_ = 0;
+}
+
+TtLinkEndpoint::OutgoingFrame& TtLinkEndpoint::queue(uint64_t dst, const uint8_t* payload, size_t len) {
     if (!can_send()) throw Error("TT-link send with a full window: wait for can_send()");
     if (len > abi::kTtLinkMaxPayload)
         throw Error("TT-link payload of " + std::to_string(len) + " bytes exceeds the frame limit of " +
                     std::to_string(abi::kTtLinkMaxPayload));
-    outgoing_.push_back({dst, std::vector<uint8_t>(payload, payload + len)});
+    OutgoingFrame& f = outgoing_.push_back();
+    f.dst = dst;
+    f.len = static_cast<uint32_t>(len);
+    f.sent_at = 0;
+    f.sent_before = false;
+    if (len <= sizeof f.small) {
+        if (len) memcpy(f.small, payload, len);
+        f.data = f.small;
+    } else {
+        f.data = payload;
+    }
+    return f;
 }
+
+void TtLinkEndpoint::send(uint64_t dst, const uint8_t* payload, size_t len) {
+    OutgoingFrame& f = queue(dst, payload, len);
+    if (len > sizeof f.small) {
+        f.owned.assign(payload, payload + len);
+        f.data = f.owned.data();
+    }
+}
+
+void TtLinkEndpoint::send_borrowed(uint64_t dst, const uint8_t* payload, size_t len) { queue(dst, payload, len); }
 
 bool TtLinkEndpoint::idle() const {
     return outgoing_.empty() && !ack_owed_ && !retraining_ && !retrain_answer_due_;
 }
 
 std::optional<std::vector<uint8_t>> TtLinkEndpoint::next_frame() {
-    if (config_.compliance_mode) return next_compliance_frame();
+    FrameView v;
+    if (!next_frame_view(v)) return std::nullopt;
+    return encode_frame(v.header, v.payload);
+}
+
+bool TtLinkEndpoint::next_frame_view(FrameView& out) {
+    if (config_.compliance_mode) return next_compliance_frame(out);
     if (retrain_answer_due_) {
         retrain_answer_due_ = false;
-        return control_frame(abi::kTtLinkRetrain | abi::kTtLinkAck);
+        control_frame(abi::kTtLinkRetrain | abi::kTtLinkAck, out);
+        return true;
     }
     if (retraining_) {
         // Data waits for the handshake; the link is not trusted until then.
         if (retrain_request_due_) {
             retrain_request_due_ = false;
             retrain_request_sent_at_ = now_;
-            return control_frame(abi::kTtLinkRetrain);
+            control_frame(abi::kTtLinkRetrain, out);
+            return true;
         }
     } else if (next_to_send_ < outgoing_.size()) {
-        return data_frame(next_to_send_++);
+        data_frame(next_to_send_++, out);
+        return true;
     }
     if (ack_owed_) {
         ++counters_.acks_sent;
-        return control_frame(abi::kTtLinkAck);
+        control_frame(abi::kTtLinkAck, out);
+        return true;
     }
-    return std::nullopt;
+    return false;
 }
 
-std::optional<std::vector<uint8_t>> TtLinkEndpoint::next_compliance_frame() {
-    if (outgoing_.empty()) return std::nullopt;
-    std::vector<uint8_t> frame = data_frame(0);
-    outgoing_.pop_front();  // sent once, never again
+bool TtLinkEndpoint::next_compliance_frame(FrameView& out) {
+    if (outgoing_.empty()) return false;
+    data_frame(0, out);
+    // Sent once, never again: park the payload so the view outlives the slot.
+    OutgoingFrame& f = outgoing_.front();
+    if (f.data == f.small) {
+        memcpy(last_sent_small_, f.small, sizeof f.small);
+        out.payload = last_sent_small_;
+    } else if (!f.owned.empty()) {
+        last_sent_.swap(f.owned);
+    }
+    outgoing_.pop_front(1);
     ++base_seq_;
-    return frame;
+    ++counters_.frames_done;
+    return true;
 }
 
-std::vector<uint8_t> TtLinkEndpoint::data_frame(size_t index) {
+void TtLinkEndpoint::data_frame(size_t index, FrameView& out) {
     OutgoingFrame& f = outgoing_[index];
     if (f.sent_before) ++counters_.retransmits;
     f.sent_before = true;
     f.sent_at = now_;
     ++counters_.frames_sent;
-    counters_.bytes_sent += f.payload.size();
+    counters_.bytes_sent += f.len;
     ack_owed_ = false;  // the ack rides along
-    const abi::TtLinkHeader h{f.dst, static_cast<uint16_t>(base_seq_ + index), expected_seq_,
-                              static_cast<uint16_t>(f.payload.size()), abi::kTtLinkData};
-    return encode_frame(h, f.payload.data());
+    out.header = {f.dst, static_cast<uint16_t>(base_seq_ + index), expected_seq_, static_cast<uint16_t>(f.len),
+                  abi::kTtLinkData};
+    out.payload = f.data;
 }
 
-std::vector<uint8_t> TtLinkEndpoint::control_frame(uint16_t flags) {
+void TtLinkEndpoint::control_frame(uint16_t flags, FrameView& out) {
     ack_owed_ = false;  // every frame carries rx_seq
     // tx_seq is informational here: where our sending side stands.
     const uint16_t tx_seq = flags & abi::kTtLinkRetrain ? base_seq_ : next_tx_seq();
-    return encode_frame({0, tx_seq, expected_seq_, 0, flags}, nullptr);
+    out.header = {0, tx_seq, expected_seq_, 0, flags};
+    out.payload = nullptr;
 }
 
 void TtLinkEndpoint::receive(const uint8_t* bytes, size_t len) {
     const std::optional<DecodedFrame> frame = decode_frame(bytes, len);
-    if (!frame) {
-        // Nothing in a bad frame can be trusted, not even whether it was data:
-        // no ack for it; the sender's timer recovers it.
-        ++counters_.crc_errors;
-        return;
-    }
-    const abi::TtLinkHeader& h = frame->header;
+    // Nothing in a bad frame can be trusted, not even whether it was data:
+    // no ack for it; the sender's timer recovers it.
+    if (!frame) return receive_bad();
+    receive_good(frame->header, frame->payload.data());
+}
+
+void TtLinkEndpoint::receive_good(const abi::TtLinkHeader& h, const uint8_t* payload) {
     if (config_.compliance_mode) {
         if (h.flags & abi::kTtLinkData) {
             ++counters_.frames_received;
-            deliver_(h.dst, frame->payload.data(), frame->payload.size());
+            deliver_(h.dst, payload, h.length);
         }
         return;
     }
     if (h.flags & abi::kTtLinkRetrain) return take_retrain_frame(h);
     take_ack(h.rx_seq);
-    if (h.flags & abi::kTtLinkData) accept_data(h, frame->payload);
+    if (h.flags & abi::kTtLinkData) accept_data(h, {payload, h.length});
 }
 
 void TtLinkEndpoint::take_ack(uint16_t rx_seq) {
@@ -171,7 +239,8 @@ void TtLinkEndpoint::take_ack(uint16_t rx_seq) {
     // that lies behind base_seq_ modulo 2^16 (the window is under half the
     // sequence space, so it can't be confused with a new one).
     if (newly_acked == 0 || newly_acked > outgoing_.size()) return;
-    outgoing_.erase(outgoing_.begin(), outgoing_.begin() + newly_acked);
+    outgoing_.pop_front(newly_acked);
+    counters_.frames_done += newly_acked;
     base_seq_ = rx_seq;
     next_to_send_ = next_to_send_ > newly_acked ? next_to_send_ - newly_acked : 0;
     timeouts_without_progress_ = 0;
@@ -267,30 +336,52 @@ uint64_t FaultyWire::clean_bits_before_next_error() {
     return gap < static_cast<double>(kNever) ? static_cast<uint64_t>(gap) : kNever;
 }
 
-void FaultyWire::flip_bits(std::vector<uint8_t>& frame) {
-    const uint64_t bits = uint64_t(frame.size()) * 8;
+bool FaultyWire::pick_flips(uint64_t bits) {
+    flips_.clear();
     if (clean_bits_left_ >= bits) {
         clean_bits_left_ -= bits;
-        return;
+        return false;
     }
     uint64_t pos = clean_bits_left_;
     while (pos < bits) {
-        frame[pos / 8] ^= static_cast<uint8_t>(1u << (pos % 8));
+        flips_.push_back(pos);
         ++stats_.bits_flipped;
         pos += 1 + clean_bits_before_next_error();  // cannot overflow: the gap is capped at 2^62
     }
     clean_bits_left_ = pos - bits;
     ++stats_.corrupted;
+    return true;
 }
 
-std::optional<std::vector<uint8_t>> FaultyWire::carry(std::vector<uint8_t> frame) {
+FaultyWire::Fate FaultyWire::judge(size_t frame_bytes) {
     ++stats_.frames;
     if (faults_.drop_rate > 0 && uniform() < faults_.drop_rate) {
         ++stats_.dropped;
-        return std::nullopt;
+        return Fate::kDropped;
     }
-    if (faults_.bit_error_rate > 0) flip_bits(frame);
+    if (faults_.bit_error_rate > 0 && pick_flips(uint64_t(frame_bytes) * 8)) return Fate::kCorrupted;
+    return Fate::kIntact;
+}
+
+void FaultyWire::corrupt(uint8_t* frame) const {
+    for (uint64_t pos : flips_) frame[pos / 8] ^= static_cast<uint8_t>(1u << (pos % 8));
+}
+
+std::optional<std::vector<uint8_t>> FaultyWire::carry(std::vector<uint8_t> frame) {
+    switch (judge(frame.size())) {
+        case Fate::kDropped: return std::nullopt;
+        case Fate::kCorrupted: corrupt(frame.data()); break;
+        case Fate::kIntact: break;
+    }
     return frame;
+}
+
+void FaultyWire::set_rates(double drop_rate, double bit_error_rate) {
+    const auto is_rate = [](double r) { return r >= 0 && r <= 1; };  // also refuses NaN
+    if (!is_rate(drop_rate) || !is_rate(bit_error_rate)) throw Error("wire fault rates must be within [0, 1]");
+    faults_.drop_rate = drop_rate;
+    faults_.bit_error_rate = bit_error_rate;
+    clean_bits_left_ = bit_error_rate > 0 ? clean_bits_before_next_error() : 0;
 }
 
 }  // namespace weft

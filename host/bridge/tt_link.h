@@ -12,7 +12,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <deque>
 #include <functional>
 #include <optional>
 #include <span>
@@ -36,6 +35,16 @@ std::vector<uint8_t> encode_frame(const abi::TtLinkHeader& header, const uint8_t
 // nullopt when the frame is truncated, its length field disagrees with its
 // size, or its CRC is wrong: on a real MAC all three are just a bad FCS.
 std::optional<DecodedFrame> decode_frame(const uint8_t* bytes, size_t len);
+// encode_frame into a buffer the caller reuses (no allocation once it is big enough).
+void encode_frame_into(const abi::TtLinkHeader& header, const uint8_t* payload, std::vector<uint8_t>& out);
+
+// A frame as a MAC hands it to the wire without building it: the header and
+// where the payload lies (header.length bytes). A wire that leaves the frame
+// alone never needs its bytes or its CRC; only one that corrupts it does.
+struct FrameView {
+    abi::TtLinkHeader header;
+    const uint8_t* payload;  // valid until the endpoint is next called
+};
 
 struct TtLinkConfig {
     bool compliance_mode = false;  // no ARQ: deliver good frames, drop bad ones
@@ -62,6 +71,8 @@ struct TtLinkCounters {
     uint64_t timeouts = 0;         // retransmit (or retrain request) timer expiries
     uint64_t retrains = 0;         // retrain handshakes this endpoint started
     uint64_t acks_sent = 0;        // ack-only frames (piggybacked acks are free)
+    uint64_t frames_done = 0;      // data frames the sender is finished with: acknowledged
+                                   // (compliance: put on the wire). The upper layer's completions.
 };
 
 // One MAC's side of a TT-link: the sending direction (Go-Back-N window and
@@ -90,19 +101,42 @@ public:
     // Queues a payload (copied) with the next tx_seq. Throws weft::Error when
     // !can_send() or len > abi::kTtLinkMaxPayload: the caller must back off.
     void send(uint64_t dst, const uint8_t* payload, size_t len);
+    // send() without the copy, for a DMA engine whose source stays put: the
+    // payload must stay valid and unchanged until counters().frames_done says
+    // the frame is done. Payloads of up to 8 bytes are copied anyway (a word
+    // command's value lives in a ring slot the producer reuses).
+    void send_borrowed(uint64_t dst, const uint8_t* payload, size_t len);
     // The next frame this MAC puts on the wire, or nullopt when it has nothing
     // to say. Call until nullopt after each send(), receive() and tick().
     std::optional<std::vector<uint8_t>> next_frame();
+    // The same without encoding: false when there is nothing to say.
+    bool next_frame_view(FrameView& out);
 
     // --- Wire to upper layer ---
     // A frame off the wire, good or bad. May call the deliver callback.
     void receive(const uint8_t* frame, size_t len);
+    // A frame known to be intact (its CRC matches), already split in header
+    // and payload; receive() ends here after decode_frame.
+    void receive_good(const abi::TtLinkHeader& header, const uint8_t* payload);
+    // A frame whose CRC did not match.
+    void receive_bad() { ++counters_.crc_errors; }
 
     // Advances time (monotonic, caller's units); fires the timers that are due.
     void tick(uint64_t now);
     // Starts a retrain handshake now (e.g. when the bridge brings a link back
     // up; it may call this on both ends). No-op in compliance mode.
     void retrain();
+
+    // Holding: can_send() says no, so the upper layer stops queueing while
+    // what is queued drains (before a mode change).
+    void hold(bool held) { held_ = held; }
+    // Switches between TT-link and compliance mode. Only while idle() and with
+    // nothing on the wire, and on both ends of the link at once (as a PHY
+    // renegotiates both ends): sequence numbers restart at 0 on both, since
+    // compliance mode does not keep them in step. Counters carry on. Throws
+    // weft::Error when not idle.
+    void set_mode(bool compliance);
+    bool compliance_mode() const { return config_.compliance_mode; }
 
     bool retraining() const { return retraining_; }
     // Frames the peer has not acknowledged yet (compliance: not yet sent).
@@ -113,15 +147,36 @@ public:
 
 private:
     struct OutgoingFrame {
-        uint64_t dst;
-        std::vector<uint8_t> payload;
+        uint64_t dst = 0;
+        const uint8_t* data = nullptr;  // the payload: borrowed, owned.data() or small
+        uint32_t len = 0;
+        uint8_t small[8];               // payloads of up to 8 bytes live here
+        std::vector<uint8_t> owned;     // send()'s copy; empty when borrowed
         uint64_t sent_at = 0;  // last time it went on the wire: the retransmit timer's start
         bool sent_before = false;
     };
 
-    std::optional<std::vector<uint8_t>> next_compliance_frame();
-    std::vector<uint8_t> data_frame(size_t index);
-    std::vector<uint8_t> control_frame(uint16_t flags);
+    // The unacknowledged frames, oldest first: a ring of `window` slots made
+    // once, so queueing a frame never allocates (a deque would, per block).
+    class FrameQueue {
+    public:
+        explicit FrameQueue(size_t capacity) : slots_(capacity) {}
+        size_t size() const { return count_; }
+        bool empty() const { return count_ == 0; }
+        OutgoingFrame& operator[](size_t i) { return slots_[(first_ + i) % slots_.size()]; }
+        OutgoingFrame& front() { return (*this)[0]; }
+        OutgoingFrame& push_back() { return (*this)[count_++]; }
+        void pop_front(size_t n);
+
+    private:
+        std::vector<OutgoingFrame> slots_;
+        size_t first_ = 0, count_ = 0;
+    };
+
+    OutgoingFrame& queue(uint64_t dst, const uint8_t* payload, size_t len);
+    bool next_compliance_frame(FrameView& out);
+    void data_frame(size_t index, FrameView& out);
+    void control_frame(uint16_t flags, FrameView& out);
     void take_ack(uint16_t rx_seq);
     void accept_data(const abi::TtLinkHeader& header, std::span<const uint8_t> payload);
     void take_retrain_frame(const abi::TtLinkHeader& header);
@@ -136,7 +191,11 @@ private:
 
     // Sending: outgoing_[i] has tx_seq base_seq_ + i. Those before next_to_send_
     // are on the wire; Go-Back-N is rewinding next_to_send_ to 0.
-    std::deque<OutgoingFrame> outgoing_;
+    FrameQueue outgoing_;
+    // Compliance mode forgets a frame once sent; its copy is parked here so the
+    // view handed out stays valid until the next call.
+    std::vector<uint8_t> last_sent_;
+    uint8_t last_sent_small_[8];
     uint16_t base_seq_ = 0;
     size_t next_to_send_ = 0;
     uint32_t timeouts_without_progress_ = 0;
@@ -144,6 +203,8 @@ private:
     // Receiving.
     uint16_t expected_seq_ = 0;
     bool ack_owed_ = false;  // a data frame arrived since our last frame told the peer expected_seq_
+
+    bool held_ = false;
 
     // Retrain handshake.
     bool retraining_ = false;
@@ -170,19 +231,33 @@ public:
     explicit FaultyWire(const WireFaults& faults);
     // The frame as it arrives at the far end, or nullopt if it was lost.
     std::optional<std::vector<uint8_t>> carry(std::vector<uint8_t> frame);
+
+    // carry() in two steps, for a caller that keeps frames as views: decides a
+    // frame's fate from its size alone (same random draws as carry()), and
+    // for kCorrupted lists the bit positions to flip in flipped_bits().
+    enum class Fate { kIntact, kDropped, kCorrupted };
+    Fate judge(size_t frame_bytes);
+    const std::vector<uint64_t>& flipped_bits() const { return flips_; }
+    // Flips flipped_bits() in a frame judged kCorrupted.
+    void corrupt(uint8_t* frame) const;
+
+    // New rates from now on (the random stream goes on). Throws like the constructor.
+    void set_rates(double drop_rate, double bit_error_rate);
+    const WireFaults& faults() const { return faults_; }
     const Stats& stats() const { return stats_; }
 
 private:
     uint64_t next_random();
     double uniform();  // in [0, 1)
     uint64_t clean_bits_before_next_error();
-    void flip_bits(std::vector<uint8_t>& frame);
+    bool pick_flips(uint64_t bits);  // fills flips_; false when the frame stays clean
 
     WireFaults faults_;
     uint64_t rng_state_;
     // Bit errors form one Bernoulli stream across frames; the gaps between them
     // are geometric, so one draw per error instead of one per bit.
     uint64_t clean_bits_left_ = 0;
+    std::vector<uint64_t> flips_;  // reused: no allocation per corrupted frame once warm
     Stats stats_;
 };
 

@@ -45,6 +45,7 @@ EdmLinkBuilder::EdmLinkBuilder(L1Allocator& mem, const BoardInfo& board, PortRef
         c.termination = options_.termination;
         c.link_words = end.link_words;
         c.handshake_retry_us = options_.handshake_retry_us;
+        c.progress_timeout_us = options_.progress_timeout_us;
     }
     for (int e = 0; e < 2; ++e) end_[e].config.peer_link_words = end_[1 - e].link_words;
 }

@@ -109,6 +109,10 @@ int help() {
         "                          nccl-tests style sweep: size, count, type, redop, time, algbw, busbw, #wrong\n"
         "  link CHIP PORT up|down  take a link down or bring it back\n"
         "  reset CHIP              reset one chip through QMP; its cores come back READY\n"
+        "  fault CHIP PORT drop RATE | ber RATE | down | up | flap PERIOD_MS DOWN_MS | mode M | clear\n"
+        "                          wire faults on the link at CHIP PORT: frame drop rate, bit-error rate,\n"
+        "                          cable pulled or plugged, a flapping carrier; clear removes them all;\n"
+        "                          mode ttlink (Go-Back-N, lossless) or compliance (a bad frame is lost)\n"
         "options: --run-dir DIR    where the cluster's socket and logs live (default $WEFT_RUN_DIR or /tmp/weft-UID)");
     return 0;
 }
@@ -138,6 +142,21 @@ int cmd_down(const Args& a) {
     return 0;
 }
 
+// A link's wire faults in a few words: "none", or "drop 0.01 ber 1e-06 flap 100/20ms"
+// (flap period/down time, as weft fault takes them).
+std::string faults_text(const nlohmann::json& f) {
+    std::string out;
+    const auto add = [&](const char* fmt, auto... v) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, fmt, v...);
+        out += out.empty() ? buf : std::string(" ") + buf;
+    };
+    if (const double d = f["drop_rate"].get<double>(); d > 0) add("drop %g", d);
+    if (const double b = f["bit_error_rate"].get<double>(); b > 0) add("ber %g", b);
+    if (const unsigned p = f["flap_period_ms"].get<unsigned>(); p > 0) add("flap %u/%ums", p, f["flap_down_ms"].get<unsigned>());
+    return out.empty() ? "none" : out;
+}
+
 int cmd_status(const Args& a) {
     auto cluster = Cluster::attach(a.run_dir);
     nlohmann::json counters = cluster->counters();
@@ -161,16 +180,36 @@ int cmd_status(const Args& a) {
                     c["alive"].get<bool>() ? "alive" : c["state"].get<std::string>().c_str(), cores.c_str());
     }
     std::printf("  cores: R ready, r running, D done, F fault\n");
-    std::printf("  %-14s %-14s %-5s %12s %14s %12s %14s\n", "link end a", "end b", "state", "frames a>b", "bytes a>b",
-                "frames b>a", "bytes b>a");
+    std::printf("  %-14s %-14s %-10s %12s %14s %12s %14s %8s %8s %8s  %-10s %s\n", "link end a", "end b", "state",
+                "frames a>b", "bytes a>b", "frames b>a", "bytes b>a", "retx", "crc err", "retrains", "mode", "faults");
     for (const auto& l : counters["links"]) {
         auto end = [](const nlohmann::json& e) {
             return "chip " + std::to_string(e["chip"].get<int>()) + "." + e["name"].get<std::string>();
         };
-        std::printf("  %-14s %-14s %-5s %12llu %14llu %12llu %14llu\n", end(l["a"]).c_str(), end(l["b"]).c_str(),
-                    l["state"].get<std::string>().c_str(), (unsigned long long)l["a_to_b"]["frames"],
-                    (unsigned long long)l["a_to_b"]["bytes"], (unsigned long long)l["b_to_a"]["frames"],
-                    (unsigned long long)l["b_to_a"]["bytes"]);
+        const auto both = [&](const char* key) {
+            return (unsigned long long)(l["a_to_b"][key].get<uint64_t>() + l["b_to_a"][key].get<uint64_t>());
+        };
+        std::printf("  %-14s %-14s %-10s %12llu %14llu %12llu %14llu %8llu %8llu %8llu  %-10s %s\n",
+                    end(l["a"]).c_str(), end(l["b"]).c_str(), l["link_state"].get<std::string>().c_str(),
+                    (unsigned long long)l["a_to_b"]["frames"], (unsigned long long)l["a_to_b"]["bytes"],
+                    (unsigned long long)l["b_to_a"]["frames"], (unsigned long long)l["b_to_a"]["bytes"],
+                    both("retransmits"), both("crc_errors"), (unsigned long long)l["retrains"].get<uint64_t>(),
+                    (l["mode"].get<std::string>() + (l["mode_pending"].get<bool>() ? "*" : "")).c_str(),
+                    faults_text(l["faults"]).c_str());
+    }
+    const nlohmann::json ev = cluster->events();
+    const auto& list = ev["events"];
+    std::printf("  recent events (all in %s):%s\n", ev["log"].get<std::string>().c_str(), list.empty() ? " none" : "");
+    for (size_t i = list.size() > 10 ? list.size() - 10 : 0; i < list.size(); ++i) {
+        const auto& e = list[i];
+        if (e["source"] == "bridge")
+            std::printf("    %s  %s\n", e["when"].get<std::string>().c_str(), e["what"].get<std::string>().c_str());
+        else
+            std::printf("    %s  %s chip %d core %d port %s channel %d detail %llu%s%s\n",
+                        e["when"].get<std::string>().c_str(), e["kind"].get<std::string>().c_str(), e["chip"].get<int>(),
+                        e["core"].get<int>(), e["port_name"].get<std::string>().c_str(), e["channel"].get<int>(),
+                        (unsigned long long)e["detail"].get<uint64_t>(), e.contains("link") ? "  link " : "",
+                        e.contains("link") ? e["link"].get<std::string>().c_str() : "");
     }
     return 0;
 }
@@ -240,6 +279,62 @@ int cmd_link(const Args& a) {
     return 0;
 }
 
+double parse_rate(const std::string& word, const char* what) {
+    size_t used = 0;
+    double r = -1;
+    try {
+        r = std::stod(word, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != word.size() || !(r >= 0 && r <= 1))
+        throw Error(std::string(what) + " must be a number from 0 to 1 (e.g. 0.01 or 1e-6), not '" + word + "'");
+    return r;
+}
+
+uint32_t parse_ms(const std::string& word, const char* what) {
+    if (word.empty() || word.find_first_not_of("0123456789") != std::string::npos || word.size() > 9)
+        throw Error(std::string(what) + " must be a whole number of milliseconds, not '" + word + "'");
+    return static_cast<uint32_t>(std::stoul(word));
+}
+
+int cmd_fault(const Args& a) {
+    static const char* usage = "usage: weft fault CHIP PORT drop RATE | ber RATE | down | up | flap PERIOD_MS DOWN_MS | mode ttlink|compliance | clear";
+    if (a.words.size() < 4) throw Error(usage);
+    const uint32_t chip = parse_ms(a.words[1], "CHIP"), port = parse_ms(a.words[2], "PORT");
+    const std::string& what = a.words[3];
+    const size_t args = a.words.size() - 4;
+    nlohmann::json req = {{"chip", chip}, {"port", port}};
+    auto cluster = Cluster::attach(a.run_dir);
+    if ((what == "down" || what == "up") && args == 0) {
+        cluster->set_link(chip, port, what == "up");
+    } else if (what == "drop" && args == 1) {
+        req["drop_rate"] = parse_rate(a.words[4], "drop RATE");
+    } else if (what == "ber" && args == 1) {
+        req["bit_error_rate"] = parse_rate(a.words[4], "ber RATE");
+    } else if (what == "flap" && args == 2) {
+        req["flap_period_ms"] = parse_ms(a.words[4], "flap PERIOD_MS");
+        req["flap_down_ms"] = parse_ms(a.words[5], "flap DOWN_MS");
+    } else if (what == "mode" && args == 1) {
+        if (a.words[4] != "ttlink" && a.words[4] != "compliance")
+            throw Error("mode must be ttlink or compliance, not '" + a.words[4] + "'");
+        req["mode"] = a.words[4];
+    } else if (what == "clear" && args == 0) {
+        req["clear"] = true;
+    } else {
+        throw Error(std::string(usage) + "\n(got '" + what + "' with " + std::to_string(args) + " value(s))");
+    }
+    const nlohmann::json l = cluster->set_fault(chip, port, req);
+    const nlohmann::json& f = l["faults"];
+    std::printf("link chip %d.%s <-> chip %d.%s: %s (%s), drop %g, ber %g, flap %u/%u ms, mode %s%s\n",
+                l["a"]["chip"].get<int>(), l["a"]["name"].get<std::string>().c_str(), l["b"]["chip"].get<int>(),
+                l["b"]["name"].get<std::string>().c_str(), l["state"].get<std::string>().c_str(),
+                l["link_state"].get<std::string>().c_str(), f["drop_rate"].get<double>(),
+                f["bit_error_rate"].get<double>(), f["flap_period_ms"].get<unsigned>(), f["flap_down_ms"].get<unsigned>(),
+                l["mode"].get<std::string>().c_str(),
+                l["mode_pending"].get<bool>() ? " (switching once the link drains)" : "");
+    return 0;
+}
+
 int cmd_reset(const Args& a) {
     if (a.words.size() != 2) throw Error("usage: weft reset CHIP");
     ControlClient c(a.run_dir);
@@ -264,6 +359,7 @@ int main(int argc, char** argv) {
         if (cmd == "run") return cmd_ccl(a, false);
         if (cmd == "bench") return cmd_ccl(a, true);
         if (cmd == "reset") return cmd_reset(a);
+        if (cmd == "fault") return cmd_fault(a);
         throw Error("unknown command '" + cmd + "' (see 'weft help')");
     } catch (const std::exception& e) {
         std::fprintf(stderr, "weft: %s\n", e.what());

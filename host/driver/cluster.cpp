@@ -124,6 +124,16 @@ void Cluster::set_link(uint32_t chip, uint32_t port, bool up) {
     control_->request({{"cmd", "link"}, {"chip", chip}, {"port", port}, {"up", up}});
 }
 
+nlohmann::json Cluster::events() { return control_->request({{"cmd", "events"}}); }
+
+nlohmann::json Cluster::set_fault(uint32_t chip, uint32_t port, const nlohmann::json& faults) {
+    nlohmann::json req = faults;
+    req["cmd"] = "fault";
+    req["chip"] = chip;
+    req["port"] = port;
+    return control_->request(req)["link"];
+}
+
 void Cluster::reset_chip(uint32_t chip) { control_->request({{"cmd", "reset"}, {"chip", chip}}, nullptr, 15000); }
 
 void Cluster::apply_wake_override() {

@@ -49,6 +49,13 @@ public:
     std::vector<LinkInfo> links();
     nlohmann::json counters();
     void set_link(uint32_t chip, uint32_t port, bool up);
+    // Sets wire faults on the link at (chip, port): any of drop_rate,
+    // bit_error_rate, flap_period_ms, flap_down_ms, mode ("ttlink" or
+    // "compliance"), or clear: true. Returns
+    // the link with its counters; throws weft::Error naming a bad value.
+    // The latest status events ({"log": path, "events": [...]}), drained now.
+    nlohmann::json events();
+    nlohmann::json set_fault(uint32_t chip, uint32_t port, const nlohmann::json& faults);
     // Resets a chip (QMP system_reset) and returns once its cores are READY;
     // the way out for a core stuck in a kernel. Chip memory is kept.
     void reset_chip(uint32_t chip);

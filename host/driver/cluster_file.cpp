@@ -33,6 +33,22 @@ ChipCoord ClusterSpec::chip_coord(uint32_t chip) const {
                 std::to_string(num_chips) + " chips");
 }
 
+LinkOptions ClusterSpec::link_options(size_t index) const {
+    const LinkSpec& l = links.at(index);
+    LinkOptions o = link_model.options;
+    // splitmix64's finaliser over (model seed, index): neighbouring indices
+    // get unrelated streams, and the same file always gives the same ones.
+    uint64_t z = o.seed + 0x9e3779b97f4a7c15ull * (index + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    o.seed = z ^ (z >> 31);
+    if (l.overrides.drop_rate) o.drop_rate = *l.overrides.drop_rate;
+    if (l.overrides.bit_error_rate) o.bit_error_rate = *l.overrides.bit_error_rate;
+    if (l.overrides.seed) o.seed = *l.overrides.seed;
+    if (l.overrides.compliance) o.compliance = *l.overrides.compliance;
+    return o;
+}
+
 std::string port_name(const BoardInfo& board, uint32_t port) {
     for (const PortInfo& p : board.ports) {
         if (p.id != port) continue;
@@ -46,7 +62,10 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link"};
 const std::vector<std::string> kMeshKeys = {"id", "shape", "topology", "planes"};
-const std::vector<std::string> kLinkModelKeys = {"mtu", "bandwidth_gbps", "latency_us"};
+const std::vector<std::string> kLinkModelKeys = {"mtu",       "bandwidth_gbps", "latency_us", "drop_rate",
+                                                 "bit_error_rate", "seed",   "mode"};
+const std::vector<std::string> kLinkEntryKeys = {"ends", "drop_rate", "bit_error_rate", "seed", "mode"};
+const std::vector<std::string> kLinkModes = {"ttlink", "compliance"};
 const std::vector<std::string> kTopologies = {"line", "ring", "mesh", "torus"};
 
 std::string join(const std::vector<std::string>& words) {
@@ -80,6 +99,12 @@ std::string describe(const YAML::Node& node) {
 // Plain decimal only: YAML's 0x, 0o and 1_000 spellings would only surprise
 // in a file that counts chips and ports.
 bool parse_u32(std::string_view s, uint32_t& out) {
+    if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size();
+}
+
+bool parse_u64(std::string_view s, uint64_t& out) {
     if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
     return ec == std::errc() && end == s.data() + s.size();
@@ -384,14 +409,14 @@ private:
                 for (uint32_t y = 0; y < m.height; ++y)
                     for (uint32_t x = 0; x < m.width; ++x)
                         if (x + 1 < m.width || wrap_x)
-                            add_link({{chip(x, y), e}, {chip((x + 1) % m.width, y), w}, m.line});
+                            add_link(cable({chip(x, y), e}, {chip((x + 1) % m.width, y), w}, m.line));
             }
             if (m.height > 1) {
                 const uint32_t s = mesh_port(m, 'S', p), n = mesh_port(m, 'N', p);
                 for (uint32_t y = 0; y < m.height; ++y)
                     for (uint32_t x = 0; x < m.width; ++x)
                         if (y + 1 < m.height || wrap_y)
-                            add_link({{chip(x, y), s}, {chip(x, (y + 1) % m.height), n}, m.line});
+                            add_link(cable({chip(x, y), s}, {chip(x, (y + 1) % m.height), n}, m.line));
             }
         }
     }
@@ -402,10 +427,75 @@ private:
             fail(f.line, "links must be a sequence of [CHIP.PORT, CHIP.PORT] pairs, not " + describe(f.value));
         for (const YAML::Node& entry : f.value) {
             const int line = line_of(entry, f.line);
+            if (entry.IsMap()) {
+                parse_link_entry(entry, line);
+                continue;
+            }
             if (!entry.IsSequence() || entry.size() != 2)
-                fail(line, "a link must be a pair [CHIP.PORT, CHIP.PORT], not " + describe(entry));
-            add_link({parse_port(entry[0], line), parse_port(entry[1], line), line});
+                fail(line, "a link must be a pair [CHIP.PORT, CHIP.PORT] or a map with 'ends', not " +
+                               describe(entry));
+            add_link(cable(parse_port(entry[0], line), parse_port(entry[1], line), line));
         }
+    }
+
+    // {ends: [CHIP.PORT, CHIP.PORT], wire options...}: options for the cable
+    // a mesh already made between exactly these ports, or a new cable.
+    void parse_link_entry(const YAML::Node& entry, int line) {
+        const Fields f = fields(entry, line, "a link entry", kLinkEntryKeys);
+        const Field& ends = required(f, "ends", line, "the link entry");
+        if (!ends.value.IsSequence() || ends.value.size() != 2)
+            fail(ends.line, "ends must be a pair [CHIP.PORT, CHIP.PORT], not " + describe(ends.value));
+        LinkSpec l = cable(parse_port(ends.value[0], ends.line), parse_port(ends.value[1], ends.line), line);
+        LinkOverrides o;
+        if (auto it = f.find("drop_rate"); it != f.end()) o.drop_rate = rate(it->second, "drop_rate");
+        if (auto it = f.find("bit_error_rate"); it != f.end()) o.bit_error_rate = rate(it->second, "bit_error_rate");
+        if (auto it = f.find("seed"); it != f.end()) o.seed = seed(it->second);
+        if (auto it = f.find("mode"); it != f.end()) o.compliance = mode(it->second);
+        for (LinkSpec& have : spec_.links) {
+            const bool same = (same_port(have.a, l.a) && same_port(have.b, l.b)) ||
+                              (same_port(have.a, l.b) && same_port(have.b, l.a));
+            if (!same) continue;
+            if (have.overrides_line)
+                fail(line, "options for the cable between " + describe_port(l.a) + " and " + describe_port(l.b) +
+                               " are set twice: here and at line " + std::to_string(have.overrides_line));
+            have.overrides = o;
+            have.overrides_line = line;
+            return;
+        }
+        l.overrides = o;
+        l.overrides_line = line;
+        add_link(l);
+    }
+
+    static LinkSpec cable(const PortRef& a, const PortRef& b, int line) {
+        LinkSpec l;
+        l.a = a;
+        l.b = b;
+        l.line = line;
+        return l;
+    }
+
+    static bool same_port(const PortRef& x, const PortRef& y) { return x.chip == y.chip && x.port == y.port; }
+
+    double rate(const Field& f, const std::string& what) const {
+        double v = 0;
+        if (!f.value.IsScalar() || !parse_number(f.value.Scalar(), v) || v < 0 || v > 1)
+            fail(f.line, what + " must be a number from 0 to 1 (e.g. 0.01 or 1e-6), not " + describe(f.value));
+        return v;
+    }
+
+    uint64_t seed(const Field& f) const {
+        uint64_t v = 0;
+        if (!f.value.IsScalar() || !parse_u64(f.value.Scalar(), v))
+            fail(f.line, "seed must be a non-negative integer below 2^64, not " + describe(f.value));
+        return v;
+    }
+
+    bool mode(const Field& f) const {
+        const std::string m = word(f, "mode");
+        if (!contains(kLinkModes, m))
+            fail(f.line, "unknown link mode '" + m + "' (known modes: " + join(kLinkModes) + ")");
+        return m == "compliance";
     }
 
     PortRef parse_port(const YAML::Node& n, int line) const {
@@ -456,6 +546,12 @@ private:
             lm.bandwidth_gbps = non_negative(it->second, "bandwidth_gbps");
         if (auto it = model.find("latency_us"); it != model.end())
             lm.latency_us = non_negative(it->second, "latency_us");
+        if (auto it = model.find("drop_rate"); it != model.end())
+            lm.options.drop_rate = rate(it->second, "drop_rate");
+        if (auto it = model.find("bit_error_rate"); it != model.end())
+            lm.options.bit_error_rate = rate(it->second, "bit_error_rate");
+        if (auto it = model.find("seed"); it != model.end()) lm.options.seed = seed(it->second);
+        if (auto it = model.find("mode"); it != model.end()) lm.options.compliance = mode(it->second);
     }
 
     const std::string& path_;

@@ -14,10 +14,20 @@
 //   links:                  # optional extra cables between any two chips
 //     - [0.N, 7.S]          # CHIP.PORT; PORT is a direction with an optional
 //                           # plane (E = E0, E1) or pN for raw port number N
+//     - ends: [0.E, 1.W]    # a map entry sets wire options for one cable (the
+//       drop_rate: 0.05     # keys below, except mtu and shaping); when a mesh
+//       mode: compliance    # already made exactly this cable, it is not a new
+//                           # cable but that one's options
 //   link:                   # optional link model; 0 means unshaped
-//     mtu: 16384            # bytes per frame, 1..16777216
+//     mtu: 16384            # payload bytes per TT-link frame, 1..65535
 //     bandwidth_gbps: 0
 //     latency_us: 0
+//     drop_rate: 0          # wire faults of every cable: frames lost, 0..1
+//     bit_error_rate: 0     # bits flipped, 0..1 (e.g. 1e-6)
+//     seed: 1               # faults are random but reproducible from this
+//                           # (each cable draws its own stream from it)
+//     mode: ttlink          # ttlink (Go-Back-N: nothing lost) | compliance
+//                           # (plain frames: a bad frame is simply lost)
 //
 // Chips are numbered mesh by mesh in file order, row-major inside a mesh:
 // chip = first_chip + x + y * width. On each plane p < planes, a mesh cables
@@ -34,6 +44,7 @@
 #include <stdint.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,9 +57,26 @@ struct PortRef {
     uint32_t port = 0;
 };
 
+// Wire options of a cable: the link model's, or a links: entry's override.
+struct LinkOptions {
+    double drop_rate = 0;       // per frame
+    double bit_error_rate = 0;  // per bit
+    uint64_t seed = 1;          // of the cable's fault stream
+    bool compliance = false;    // compliance mode instead of TT-link's ARQ
+};
+
+// What a links: map entry overrides; the rest comes from the link model.
+struct LinkOverrides {
+    std::optional<double> drop_rate, bit_error_rate;
+    std::optional<uint64_t> seed;
+    std::optional<bool> compliance;
+};
+
 struct LinkSpec {
     PortRef a, b;
     int line = 0;  // 1-based line of the file entry that made it; 0 if none
+    LinkOverrides overrides;
+    int overrides_line = 0;  // of the links: entry that set them; 0 if none
 };
 
 struct MeshSpec {
@@ -65,6 +93,7 @@ struct LinkModel {
     uint32_t mtu = 16384;
     double bandwidth_gbps = 0;  // 0 = unshaped
     double latency_us = 0;      // 0 = unshaped
+    LinkOptions options;        // of every cable without an override
 };
 
 // Where a chip sits: the id of its mesh and its coordinates in it.
@@ -87,13 +116,17 @@ struct ClusterSpec {
     const LinkSpec* link_at(uint32_t chip, uint32_t port) const;
     // Mesh coordinates of a chip; throws weft::Error if there is no such chip.
     ChipCoord chip_coord(uint32_t chip) const;
+    // What links[index] runs with: its overrides over the link model. Without
+    // its own seed, a cable's seed is derived from the model's and its index,
+    // so cables do not drop the same frames in lockstep.
+    LinkOptions link_options(size_t index) const;
 };
 
 // The cluster files refuse more chips than this, so that a typo such as
 // shape: [8000, 8000] fails at once instead of generating millions of links.
 inline constexpr uint32_t kMaxClusterChips = 1024;
-// Larger frames than this would let the bridge's frame arithmetic overflow.
-inline constexpr uint32_t kMaxLinkMtu = 16u << 20;
+// A TT-link frame's payload: its header's 16-bit length field says at most this.
+inline constexpr uint32_t kMaxLinkMtu = 65535;
 
 // boards: the known boards by name. Throws weft::Error; see the format above.
 ClusterSpec parse_cluster(const std::string& yaml_text, const std::string& path,

@@ -87,6 +87,45 @@ void test_every_op_algorithm_and_type(void**) {
     report(failures, cases);
 }
 
+// Every op and algorithm over links that lose 1% of their frames and flip one
+// bit in a million: TT-link must hide all of it from the element-wise check.
+void test_every_op_over_faulty_links(void**) {
+    const uint32_t n = static_cast<uint32_t>(g_cluster->size());
+    for (const LinkInfo& l : g_cluster->links())
+        g_cluster->set_fault(l.chip_a, l.port_a, {{"drop_rate", 0.01}, {"bit_error_rate", 1e-6}});
+    std::vector<std::string> failures;
+    size_t cases = 0;
+    uint32_t seed = 7;
+    for (ccl::Collective op : ccl::all_collectives())
+        for (const std::string& algo : ccl::algorithms(op)) {
+            ccl::OpRequest r;
+            r.op = op;
+            r.algo = algo;
+            r.dtype = abi::kF32;
+            r.bytes = uint64_t(64 * 1024 + n / 2 + 1) * 4;  // enough frames that 1% of them is many
+            r.root = seed % n;
+            ++cases;
+            const std::string f = run_one(r, seed++);
+            if (!f.empty()) failures.push_back(f);
+        }
+    uint64_t retransmits = 0, crc_errors = 0, dropped = 0;
+    const nlohmann::json counters = g_cluster->counters();  // kept: the loop refers into it
+    for (const auto& l : counters["links"])
+        for (const char* d : {"a_to_b", "b_to_a"}) {
+            retransmits += l[d]["retransmits"].get<uint64_t>();
+            crc_errors += l[d]["crc_errors"].get<uint64_t>();
+            dropped += l[d]["dropped"].get<uint64_t>();
+        }
+    for (const LinkInfo& l : g_cluster->links()) g_cluster->set_fault(l.chip_a, l.port_a, {{"clear", true}});
+    fprintf(stderr, "faulty links: %llu frames dropped, %llu CRC errors, %llu retransmits\n", (unsigned long long)dropped,
+            (unsigned long long)crc_errors, (unsigned long long)retransmits);
+    // The faults really happened (else this test proves nothing) and were repaired.
+    assert_true(dropped > 0);
+    assert_true(crc_errors > 0);
+    assert_true(retransmits >= dropped);
+    report(failures, cases);
+}
+
 void test_all_reduce_one_element(void**) {
     // One element in all: every rank but one has an empty shard.
     std::vector<std::string> failures;
@@ -177,6 +216,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_all_reduce_one_element),
         cmocka_unit_test(test_all_gather_every_dimension),
         cmocka_unit_test(test_auto_picks_a_valid_algorithm),
+        cmocka_unit_test(test_every_op_over_faulty_links),
     };
     return cmocka_run_group_tests_name(("ccl on " + g_name).c_str(), tests, setup, teardown);
 }

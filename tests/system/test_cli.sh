@@ -68,6 +68,21 @@ $WEFT up "$TMP/shaped.yaml" >"$TMP/out" 2>&1
 check "link shaping is refused, not ignored" has "$TMP/out" "link shaping (link: bandwidth_gbps, latency_us) is not implemented"
 check "no chip was started for a refused file" no_chip_processes
 
+cat >"$TMP/lossy.yaml" <<'YAML'
+name: lossy
+board: qemu-virt
+meshes:
+  - id: 0
+    shape: [2, 1]
+    topology: line
+link:
+  drop_rate: 0.02
+  mode: turbo
+YAML
+$WEFT up "$TMP/lossy.yaml" >"$TMP/out" 2>&1
+check "a bad link mode in the cluster file is refused" has "$TMP/out" "lossy.yaml:9: unknown link mode 'turbo' (known modes: ttlink, compliance)"
+check "no chip was started for a bad link mode" no_chip_processes
+
 $WEFT up no-such-cluster >"$TMP/out" 2>&1
 check "unknown cluster name is refused" has "$TMP/out" "cluster file 'no-such-cluster' not found"
 
@@ -85,6 +100,20 @@ $WEFT linktest --size 64K >"$TMP/out" 2>&1
 check "linktest moves every byte intact" has "$TMP/out" "every byte intact"
 $WEFT status >"$TMP/out" 2>&1
 check "link counters count the traffic" has "$TMP/out" " 65540 "
+$WEFT fault 0 1 drop 0.01 >"$TMP/out" 2>&1
+check "weft fault sets a drop rate" has "$TMP/out" "drop 0.01, ber 0"
+$WEFT status >"$TMP/out" 2>&1
+check "status shows the link's drop rate" grep -q "chip 0.E .* ttlink *drop 0.01$" "$TMP/out"
+$WEFT fault 0 1 drop 1.5 >"$TMP/out" 2>&1
+check "a drop rate above 1 is refused" test $? -ne 0
+check "the refusal names the value" has "$TMP/out" "drop RATE must be a number from 0 to 1 (e.g. 0.01 or 1e-6), not '1.5'"
+$WEFT fault 0 1 mode lossy >"$TMP/out" 2>&1
+check "an unknown link mode is refused by name" has "$TMP/out" "mode must be ttlink or compliance, not 'lossy'"
+$WEFT fault 0 1 mode compliance >/dev/null 2>&1
+check "status shows compliance mode once the link switched" wait_for 5 sh -c "$WEFT status | grep -q 'chip 0.E .* compliance  *drop 0.01\$'"
+$WEFT fault 0 1 mode ttlink >/dev/null 2>&1
+$WEFT fault 0 1 clear >"$TMP/out" 2>&1
+check "weft fault clear removes the faults" has "$TMP/out" "drop 0, ber 0, flap 0/0 ms"
 $WEFT run all_reduce --size 100K --dtype bf16 --redop max >"$TMP/out" 2>&1
 check "weft run all_reduce passes its check" has "$TMP/out" "elements match the host reference"
 check "weft run names the algorithm auto chose" has "$TMP/out" "(auto)"
@@ -122,8 +151,11 @@ bridge=$($WEFT status --json | sed -n 's/.*"bridge_pid": \([0-9]*\).*/\1/p')
 check "bridge pid is reported" test -n "$bridge"
 kill -KILL "$bridge"
 check "chips die with a killed bridge" wait_for 10 no_chip_processes
-$WEFT up pair >"$TMP/out" 2>&1
-check "run dir is reusable after a crash" has "$TMP/out" "cluster 'pair' up"
+sed -i 's/mode: turbo/mode: compliance/' "$TMP/lossy.yaml"
+$WEFT up "$TMP/lossy.yaml" >"$TMP/out" 2>&1
+check "run dir is reusable after a crash" has "$TMP/out" "cluster 'lossy' up"
+$WEFT status >"$TMP/out" 2>&1
+check "the cluster file's faults and mode are on the link from the start" grep -q "chip 0.E .* compliance  *drop 0.02$" "$TMP/out"
 $WEFT down >/dev/null 2>&1
 check "no QEMU left at the end" no_chip_processes
 

@@ -2,6 +2,7 @@
 // directions at once, chips launched in shuffled order with random delays,
 // both termination modes, pull and push receivers, shared and round-robin
 // buffers, and a link that dies under it. Every byte is checked on the host.
+#include <thread>
 #include "edm_harness.h"
 
 using namespace weft;
@@ -115,10 +116,14 @@ void test_builder_refuses_what_does_not_fit(void**) {
         fail_msg("got: %s", msg.c_str());
 }
 
+// A cable pulled for good: the EDM's commands wait (TT-link does not fail
+// them), so its progress timeout must end it with an event naming the link.
 void test_dead_link_faults_the_edm(void**) {
     Cluster& c = *g_pair;
     ccl::L1Allocator mem(c.board());
-    ccl::EdmLinkBuilder link(mem, c.board(), {0, kE}, {1, kW}, small_slots());
+    ccl::EdmOptions o = small_slots();
+    o.progress_timeout_us = 500'000;
+    ccl::EdmLinkBuilder link(mem, c.board(), {0, kE}, {1, kW}, o);
     auto ch = link.add_sender_channel(0, {4}, 1000);
     link.add_receiver_channel(ch.id, {5});
     link.write(c);
@@ -131,9 +136,27 @@ void test_dead_link_faults_the_edm(void**) {
     } catch (const Error& e) {
         msg = std::string("not a fault: ") + e.what();
     }
+    const auto t0 = std::chrono::steady_clock::now();
+    nlohmann::json events = c.events();
     c.set_link(0, kE, true);
-    if (!contains(msg, "kernel 'edm' FAULT: Ethernet port 1 refused command #") || !contains(msg, "link down"))
+    if (!contains(msg, "kernel 'edm' FAULT: EDM timeout: port 1 channel 0 made no progress for"))
         fail_msg("got: %s", msg.c_str());
+    // The status mailbox told the control plane which link, within the bridge's 100 ms drain.
+    bool timeout = false, down = false;
+    for (int i = 0; i < 20 && !(timeout && down); ++i) {
+        for (const auto& e : events["events"]) {
+            if (e["source"] != "firmware" || e["chip"] != 0 || e["port"] != kE) continue;
+            timeout |= e["kind"] == "timeout" && e["link"] == "chip 0.E <-> chip 1.W";
+            down |= e["kind"] == "link_down";
+        }
+        if (!(timeout && down)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            events = c.events();
+        }
+    }
+    assert_true(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+    if (!timeout || !down) fail_msg("no timeout + link_down event for chip 0.E in %s", events.dump().c_str());
+    assert_true(contains(events["log"].get<std::string>(), "events.log"));
 }
 
 }  // namespace

@@ -158,6 +158,8 @@ void test_hang_report_within_deadline(void**) {
     assert_int_equal(r[0].return_code, 1321);
 }
 
+// A pulled cable fails nothing by itself (TT-link waits for it to come back):
+// a kernel waiting on it ends at its deadline with a report naming the link.
 void test_dead_link_is_an_error(void**) {
     Cluster& c = *g_cluster;
     c.set_link(0, kPortE, false);
@@ -165,21 +167,62 @@ void test_dead_link_is_an_error(void**) {
     Launch l = kernels::ping_pong(0, c.board().ports[kPortE].core, kPortE, true, 1, c.board().l1_free(1).base,
                                   c.board().l1_free(3).base);
     std::string msg;
+    const auto t0 = std::chrono::steady_clock::now();
     try {
-        c.run({l}, milliseconds(5000));
-    } catch (const FaultError& e) {
+        c.run({l}, milliseconds(1500));
+    } catch (const TimeoutError& e) {
         msg = e.what();
     } catch (const Error& e) {
-        fail_msg("a dead link must fault the kernel, not time out:\n%s", e.what());
+        msg = std::string("not a timeout: ") + e.what();
     }
+    assert_true(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+    if (!contains(msg, "E:DOWN->1.W") || !contains(msg, "kernel 'ping_pong'")) fail_msg("got: %s", msg.c_str());
+    c.reset_chip(0);  // frees the stuck core; its queued word goes out once the cable is back
     c.set_link(0, kPortE, true);
-    if (!contains(msg, "chip 0 core 1 (erisc) kernel 'ping_pong' FAULT: Ethernet port 1 refused command #") ||
-        !contains(msg, ": link down"))
-        fail_msg("got: %s", msg.c_str());
-    // Link back up: the next kernel on that port gets a clean ring and the data goes through.
     auto r = c.run({kernels::reloc_probe(0, c.board().ports[kPortE].core)}, milliseconds(5000));
     assert_int_equal(r[0].return_code, 1321);
     test_eth_buffer_into_l1(nullptr);
+}
+
+// The cable pulled while a transfer runs and plugged back: every byte arrives,
+// and every frame exactly once (delivered frames = frames the transfer needs).
+void test_link_pulled_and_restored_mid_transfer(void**) {
+    Cluster& c = *g_cluster;
+    const BoardInfo& b = c.board();
+    const uint32_t size = 16u << 20, packet = 4096;
+    const uint64_t src = b.dram.base, dst = b.dram.base + size, flag = b.l1_free(b.ports[kPortW].core).base;
+    std::vector<uint8_t> data(size), got(size);
+    for (uint32_t i = 0; i < size; ++i) data[i] = static_cast<uint8_t>(i * 7 + (i >> 12));
+    c.chip(0).write(src, data.data(), size);
+    std::vector<uint8_t> zero(size, 0);
+    c.chip(1).write(dst, zero.data(), size);
+    c.chip(1).write32(flag, 0);
+    const nlohmann::json before = c.counters()["links"][0];
+    const abi::EthRing& ring = c.chip(0).control().eth[kPortE];
+    const uint32_t head0 = ring.head;
+    auto launched = c.launch_all({kernels::eth_send(0, b.ports[kPortE].core, kPortE, src, dst, size, packet, 1, flag, 77)});
+    const auto t0 = std::chrono::steady_clock::now();
+    while (ring.head - head0 < 64) {
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) fail_msg("the transfer never started");
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    c.set_link(0, kPortE, false);
+    const uint32_t at_pull = ring.head - head0;
+    std::this_thread::sleep_for(milliseconds(300));
+    const uint32_t while_down = ring.head - head0;
+    c.set_link(0, kPortE, true);
+    auto r = c.wait_all(launched, milliseconds(60000));
+    assert_int_equal(r[0].return_code, 0);
+    assert_true(at_pull < size / packet);  // really mid-transfer
+    assert_true(while_down < size / packet);
+    c.chip(1).read(dst, got.data(), size);
+    assert_int_equal(c.chip(1).read32(flag), 77);
+    assert_memory_equal(got.data(), data.data(), size);
+    const nlohmann::json after = c.counters()["links"][0];
+    const char* dir = after["a"]["chip"] == 0 ? "a_to_b" : "b_to_a";
+    const uint64_t delivered = after[dir]["delivered"].get<uint64_t>() - before[dir]["delivered"].get<uint64_t>();
+    assert_int_equal(delivered, size / packet + 1);  // the packets and the flag, none twice
+    assert_true(after["retrains"].get<uint64_t>() > before["retrains"].get<uint64_t>());
 }
 
 // Runs last: kills a chip's QEMU and checks the driver says so, then that
@@ -251,6 +294,7 @@ int main() {
         cmocka_unit_test(test_faults_are_reported_not_hung),
         cmocka_unit_test(test_hang_report_within_deadline),
         cmocka_unit_test(test_dead_link_is_an_error),
+        cmocka_unit_test(test_link_pulled_and_restored_mid_transfer),
         cmocka_unit_test(test_chip_crash_then_clean_shutdown),
         cmocka_unit_test(test_owner_crash_stops_cluster),
     };

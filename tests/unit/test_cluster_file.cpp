@@ -372,6 +372,52 @@ void test_link_model(void**) {
     assert_true(d.link_model.bandwidth_gbps == 0 && d.link_model.latency_us == 0);
 }
 
+// The wire options: for every cable in the link model, per cable in a links:
+// map entry (on a cable a mesh made, or a new one).
+void test_link_faults(void**) {
+    ClusterSpec s = PARSE(head() + mesh(0, 4, 1, "ring") +
+                          "links:\n"
+                          "  - ends: [1.W, 0.E]\n"  // line 8: the ring's own cable 0.E-1.W, either way round
+                          "    drop_rate: 0.05\n"
+                          "    mode: ttlink\n"
+                          "  - {ends: [0.N, 2.S], bit_error_rate: 1e-5, seed: 99, mode: compliance}\n"  // line 11
+                          "link:\n"
+                          "  drop_rate: 0.01\n"
+                          "  bit_error_rate: 1e-6\n"
+                          "  seed: 18446744073709551615\n"
+                          "  mode: compliance\n");
+    assert_int_equal(s.links.size(), 5);  // the ring's four, plus one new
+    const weft::LinkOptions& m = s.link_model.options;
+    assert_true(m.drop_rate == 0.01 && m.bit_error_rate == 1e-6 && m.compliance);
+    assert_true(m.seed == UINT64_MAX);
+
+    // Cable 0 is 0.E-1.W: the entry changed it, added nothing.
+    assert_string_equal(link_text(s, s.links[0]).c_str(), "0.E-1.W");
+    assert_int_equal(s.links[0].line, 4);
+    assert_int_equal(s.links[0].overrides_line, 8);
+    const weft::LinkOptions o0 = s.link_options(0);
+    assert_true(o0.drop_rate == 0.05 && o0.bit_error_rate == 1e-6 && !o0.compliance);
+
+    const weft::LinkSpec& extra = s.links[4];
+    assert_string_equal(link_text(s, extra).c_str(), "0.N-2.S");
+    assert_int_equal(extra.line, 11);
+    const weft::LinkOptions o4 = s.link_options(4);
+    assert_true(o4.drop_rate == 0.01 && o4.bit_error_rate == 1e-5 && o4.compliance && o4.seed == 99);
+
+    // Cables without their own seed get distinct streams derived from the
+    // model's, the same on every parse.
+    const weft::LinkOptions o1 = s.link_options(1), o2 = s.link_options(2);
+    assert_true(o1.drop_rate == 0.01 && o1.compliance);
+    assert_true(o0.seed != o1.seed && o1.seed != o2.seed && o1.seed != UINT64_MAX);
+    assert_true(PARSE(head() + mesh(0, 4, 1, "ring") + "link:\n  seed: 18446744073709551615\n").link_options(1).seed ==
+                o1.seed);
+
+    // Without the keys: a clean wire in TT-link mode.
+    ClusterSpec d = PARSE(head() + mesh(0, 2, 1, "line"));
+    const weft::LinkOptions od = d.link_options(0);
+    assert_true(od.drop_rate == 0 && od.bit_error_rate == 0 && !od.compliance);
+}
+
 // ---- errors ----
 
 void test_error_malformed_yaml(void**) {
@@ -470,12 +516,42 @@ void test_error_bad_links_shape(void**) {
 
 void test_error_bad_link_model(void**) {
     const std::string base = head() + mesh(0, 2, 1, "line") + "link:\n";
-    EXPECT_ERROR(base + "  mtu: 0\n", 8, "mtu must be an integer from 1 to 16777216, not '0'");
+    EXPECT_ERROR(base + "  mtu: 0\n", 8, "mtu must be an integer from 1 to 65535, not '0'");
     EXPECT_ERROR(base + "  mtu: 1.5\n", 8, "mtu must be an integer");
-    EXPECT_ERROR(base + "  mtu: 16777217\n", 8, "mtu must be an integer from 1 to 16777216");
+    EXPECT_ERROR(base + "  mtu: 65536\n", 8, "mtu must be an integer from 1 to 65535");
     EXPECT_ERROR(base + "  bandwidth_gbps: -1\n", 8, "bandwidth_gbps must be a non-negative number, not '-1'");
     EXPECT_ERROR(base + "  latency_us: fast\n", 8, "latency_us must be a non-negative number");
     EXPECT_ERROR(base + "  latency_us: 1\n  bandwidth_gbps: inf\n", 9, "bandwidth_gbps must be a non-negative");
+}
+
+void test_error_bad_link_faults(void**) {
+    const std::string model = head() + mesh(0, 3, 1, "ring") + "link:\n";
+    EXPECT_ERROR(model + "  drop_rate: 1.5\n", 8, "drop_rate must be a number from 0 to 1", "not '1.5'");
+    EXPECT_ERROR(model + "  drop_rate: -0.1\n", 8, "drop_rate must be a number from 0 to 1", "not '-0.1'");
+    EXPECT_ERROR(model + "  drop_rate: often\n", 8, "drop_rate must be a number from 0 to 1", "not 'often'");
+    EXPECT_ERROR(model + "  mtu: 1500\n  bit_error_rate: nan\n", 9, "bit_error_rate must be a number from 0 to 1");
+    EXPECT_ERROR(model + "  bit_error_rate: [1e-6]\n", 8, "bit_error_rate must be a number", "a sequence");
+    EXPECT_ERROR(model + "  seed: -1\n", 8, "seed must be a non-negative integer below 2^64, not '-1'");
+    EXPECT_ERROR(model + "  seed: 18446744073709551616\n", 8, "seed must be a non-negative integer below 2^64");
+    EXPECT_ERROR(model + "  seed: 1.5\n", 8, "seed must be a non-negative integer");
+    EXPECT_ERROR(model + "  mode: lossy\n", 8, "unknown link mode 'lossy'", "known modes: ttlink, compliance");
+    EXPECT_ERROR(model + "  mode: [ttlink]\n", 8, "mode must be a single word");
+
+    const std::string links = head() + mesh(0, 3, 1, "ring") + "links:\n";
+    EXPECT_ERROR(links + "  - {ends: [0.E, 1.W], drop_rate: 2}\n", 8, "drop_rate must be a number from 0 to 1",
+                 "not '2'");
+    EXPECT_ERROR(links + "  - ends: [0.E, 1.W]\n    mode: fast\n", 9, "unknown link mode 'fast'");
+    EXPECT_ERROR(links + "  - ends: [0.E, 1.W]\n    mtu: 9000\n", 9, "unknown key 'mtu' in a link entry",
+                 "allowed keys: ends, drop_rate, bit_error_rate, seed, mode");
+    EXPECT_ERROR(links + "  - {drop_rate: 0.1}\n", 8, "the link entry is missing the required key 'ends'");
+    EXPECT_ERROR(links + "  - {ends: 0.E, drop_rate: 0.1}\n", 8, "ends must be a pair [CHIP.PORT, CHIP.PORT]",
+                 "'0.E'");
+    EXPECT_ERROR(links + "  - {ends: [0.E, 9.W]}\n", 8, "chip 9 in '9.W' does not exist");
+    EXPECT_ERROR(links + "  - {ends: [0.E, 1.W], seed: 1}\n  - {ends: [1.W, 0.E], seed: 2}\n", 9,
+                 "options for the cable between port W of chip 1 and port E of chip 0 are set twice",
+                 "and at line 8");
+    // Sharing one port with a cable is not naming that cable: a second cable on the port.
+    EXPECT_ERROR(links + "  - {ends: [0.E, 2.W], drop_rate: 0.1}\n", 8, "port E of chip 0 is linked twice");
 }
 
 void test_error_unknown_board(void**) {
@@ -599,7 +675,8 @@ bool parses_or_fails_cleanly(const std::string& yaml) {
 }
 
 const std::string kRich = head() + mesh(2, 3, 1, "ring") + mesh(1, 2, 2, "torus") + "    planes: 1\n" +
-                          "links:\n  - [0.N, 3.p3]\n  - [6.E, 2.S]\nlink:\n  mtu: 4096\n  latency_us: 2.5\n";
+                          "links:\n  - [0.N, 3.p3]\n  - [6.E, 2.S]\n  - {ends: [0.E, 1.W], drop_rate: 0.1, mode: compliance}\n"
+                          "link:\n  mtu: 4096\n  latency_us: 2.5\n  bit_error_rate: 1e-6\n  seed: 7\n";
 
 void test_truncations_and_mutations(void**) {
     static const char kNoise[] = ":[]{}-,.&*!|>'\"#%@ \t\n9xp\0";
@@ -676,6 +753,7 @@ int main() {
         cmocka_unit_test(test_link_at),
         cmocka_unit_test(test_port_name),
         cmocka_unit_test(test_link_model),
+        cmocka_unit_test(test_link_faults),
         cmocka_unit_test(test_error_malformed_yaml),
         cmocka_unit_test(test_error_not_a_map),
         cmocka_unit_test(test_error_empty),
@@ -689,6 +767,7 @@ int main() {
         cmocka_unit_test(test_error_bad_meshes),
         cmocka_unit_test(test_error_bad_links_shape),
         cmocka_unit_test(test_error_bad_link_model),
+        cmocka_unit_test(test_error_bad_link_faults),
         cmocka_unit_test(test_error_unknown_board),
         cmocka_unit_test(test_error_unknown_topology),
         cmocka_unit_test(test_error_topology_shape),

@@ -101,24 +101,40 @@ struct PortState {
 static_assert(sizeof(PortState) == 16, "PortState layout");
 
 // ---- status mailbox: firmware posts events for the host ---------------------
+// (seed 002, "Fabric Node Status Mailbox"). Posted with firmware/hal/status_events.h,
+// drained by weft-bridge into the run directory's events.log.
+enum StatusEventKind : uint32_t {
+    kEventLinkDown = 1,      // port: the port whose link is down
+    kEventDroppedPacket = 2,  // port, channel: where; detail: what was dropped
+    kEventTimeout = 3,        // port, channel: what made no progress; detail: µs waited
+    kEventRoutingError = 4,   // detail: the offending destination
+};
+
 struct StatusEvent {
-    uint32_t kind;
-    uint32_t core;
+    uint32_t kind;     // StatusEventKind
+    uint32_t core;     // the hart that posted it
     uint32_t port;
     uint32_t channel;
-    uint64_t time;
+    uint64_t time;     // mtime ticks at the post
     uint64_t detail;
 };
 static_assert(sizeof(StatusEvent) == 32, "StatusEvent layout");
 
+// One ring per chip, several harts posting: a post takes `lock` (a guest
+// amoswap among the harts only; the host never touches it), writes its slot,
+// fences, bumps `tail`, and lets go. So tail, dropped and the slots keep one
+// writer at a time, and the host, writing only `head`, needs no atomics
+// against the guest. A full ring drops the new event and counts it.
 struct EventRing {
-    volatile uint32_t tail;  // written by firmware (one hart: the ring is per chip,
-                             // so firmware serialises posts through core 0's mailbox)
-    uint32_t pad0[15];
-    volatile uint32_t head;  // written by the host
+    volatile uint32_t tail;     // offset 0: harts, under lock
+    volatile uint32_t lock;     // offset 4: harts (guest atomics among themselves)
+    volatile uint32_t dropped;  // offset 8: harts, under lock: events lost to a full ring
+    uint32_t pad0[13];
+    volatile uint32_t head;     // offset 64: written by the host
     uint32_t pad1[15];
-    StatusEvent slots[kEventSlots];
+    StatusEvent slots[kEventSlots];  // offset 128
 };
+static_assert(sizeof(EventRing) == 128 + 32 * kEventSlots, "EventRing layout");
 
 // ---- written by weft-bridge only ---------------------------------------------
 enum ChipLife : uint32_t { kChipStarting = 0, kChipAlive = 1, kChipDead = 2 };

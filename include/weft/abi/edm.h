@@ -84,7 +84,9 @@ struct EdmConfig {
     uint64_t link_words;           // this EDM's EdmLinkWords
     uint64_t peer_link_words;      // the peer EDM's, in its L1
     uint32_t handshake_retry_us;
-    uint32_t pad;
+    // Offset 44. How long the EDM may go without moving anything before it
+    // posts a timeout event (chip, port, stuck channel) and fails; 0: never.
+    uint32_t progress_timeout_us;
     EdmChannel channels[kEdmMaxChannels];
     // Written by the EDM only.
     volatile uint32_t handshake_done;

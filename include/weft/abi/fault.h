@@ -15,6 +15,7 @@ enum PanicCode : int32_t {
     kPanicAssert = 2,     // detail: line number
     kPanicBadArgs = 3,    // detail: index of the offending argument
     kPanicDeadline = 4,   // detail: address waited on
+    kPanicEdmTimeout = 5, // detail: port << 48 | channel id << 32 | µs without progress
 };
 
 enum RingKind : uint32_t { kRingNoc = 1, kRingEth = 2, kRingMath = 3 };

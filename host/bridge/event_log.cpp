@@ -1,0 +1,93 @@
+#include "bridge/event_log.h"
+
+#include <time.h>
+
+#include "bridge/bridge.h"
+#include "common/error.h"
+
+namespace weft {
+namespace {
+
+constexpr size_t kRecent = 64;
+
+std::string wall_clock() {
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    tm t;
+    localtime_r(&ts.tv_sec, &t);
+    char buf[48];
+    const size_t n = strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &t);
+    snprintf(buf + n, sizeof buf - n, ".%03ld", ts.tv_nsec / 1000000);
+    return buf;
+}
+
+}  // namespace
+
+const char* event_kind_name(uint32_t kind) {
+    switch (kind) {
+        case abi::kEventLinkDown: return "link_down";
+        case abi::kEventDroppedPacket: return "dropped_packet";
+        case abi::kEventTimeout: return "timeout";
+        case abi::kEventRoutingError: return "routing_error";
+    }
+    return "unknown";
+}
+
+EventLog::EventLog(Bridge& bridge, const std::string& path) : bridge_(bridge), path_(path) {
+    file_ = fopen(path.c_str(), "a");
+    if (!file_) throw Error("cannot open the event log " + path);
+}
+
+EventLog::~EventLog() {
+    if (file_) fclose(file_);
+}
+
+void EventLog::record(nlohmann::json event) {
+    event["when"] = wall_clock();
+    fprintf(file_, "%s\n", event.dump().c_str());
+    fflush(file_);  // the log must survive a crash of the bridge right after
+    recent_.push_back(std::move(event));
+    if (recent_.size() > kRecent) recent_.pop_front();
+}
+
+uint32_t EventLog::drain() {
+    uint32_t n = 0;
+    for (auto& chip : bridge_.chips()) {
+        abi::EventRing& ring = chip->control().events;
+        const uint32_t tail = ring.tail;  // volatile; the fence below orders the slot reads after it
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        uint32_t head = ring.head;
+        if (tail - head > abi::kEventSlots) head = tail - abi::kEventSlots;  // a wild tail: read what exists
+        for (; head != tail; ++head, ++n) {
+            const abi::StatusEvent e = ring.slots[head % abi::kEventSlots];
+            nlohmann::json j = {{"source", "firmware"},
+                                {"kind", event_kind_name(e.kind)},
+                                {"chip", chip->id()},
+                                {"core", e.core},
+                                {"port", e.port},
+                                {"port_name", port_name(bridge_.spec().board, e.port)},
+                                {"channel", e.channel},
+                                {"detail", e.detail},
+                                {"chip_time", e.time}};
+            if (const int li = bridge_.ethernet().link_index(chip->id(), e.port); li >= 0) {
+                const Link& l = *bridge_.ethernet().links()[li];
+                const PortRef& peer = l.end[0].chip == chip->id() && l.end[0].port == e.port ? l.end[1] : l.end[0];
+                j["link"] = "chip " + std::to_string(chip->id()) + "." + port_name(bridge_.spec().board, e.port) +
+                            " <-> chip " + std::to_string(peer.chip) + "." + port_name(bridge_.spec().board, peer.port);
+            }
+            record(std::move(j));
+        }
+        __atomic_store_n(const_cast<uint32_t*>(&ring.head), head, __ATOMIC_RELEASE);
+    }
+    return n;
+}
+
+void EventLog::note(const std::string& what) { record({{"source", "bridge"}, {"kind", "note"}, {"what", what}}); }
+
+nlohmann::json EventLog::recent() const {
+    nlohmann::json events = nlohmann::json::array();
+    for (const auto& e : recent_) events.push_back(e);
+    return {{"log", path_}, {"events", events}};
+}
+
+}  // namespace weft

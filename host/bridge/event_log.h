@@ -1,0 +1,44 @@
+// The control plane's side of the status mailboxes (seed 002, "Fabric Node
+// Status Mailbox"): drains every chip's EventRing, archives each event as one
+// line of <run dir>/events.log (kept across the run: the persistent record),
+// and keeps the latest in memory for `weft status`. The bridge's own link
+// events (cable pulled or plugged, faults set) go into the same log.
+// Main thread only (the control socket's), like everything that calls it.
+#pragma once
+#include <stdint.h>
+
+#include <cstdio>
+#include <deque>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace weft {
+
+class Bridge;
+
+class EventLog {
+public:
+    EventLog(Bridge& bridge, const std::string& path);
+    ~EventLog();
+
+    // Takes every event posted since the last call. Returns how many.
+    uint32_t drain();
+    // A line from the bridge itself (source "bridge").
+    void note(const std::string& what);
+    const std::string& path() const { return path_; }
+    // The latest events, oldest first, and the log's path.
+    nlohmann::json recent() const;
+
+private:
+    void record(nlohmann::json event);
+
+    Bridge& bridge_;
+    std::string path_;
+    FILE* file_ = nullptr;
+    std::deque<nlohmann::json> recent_;
+};
+
+const char* event_kind_name(uint32_t kind);
+
+}  // namespace weft

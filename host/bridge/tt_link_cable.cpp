@@ -1,0 +1,168 @@
+#include "bridge/tt_link_cable.h"
+
+#include <cmath>
+#include <memory>
+
+#include "common/error.h"
+
+namespace weft {
+
+void check_cable_faults(const CableFaults& f) {
+    const auto is_rate = [](double r) { return r >= 0 && r <= 1; };  // also refuses NaN
+    if (!is_rate(f.drop_rate))
+        throw Error("frame drop rate must be within [0, 1], not " + std::to_string(f.drop_rate));
+    if (!is_rate(f.bit_error_rate))
+        throw Error("bit-error rate must be within [0, 1], not " + std::to_string(f.bit_error_rate));
+    if (f.flap_period_ms && f.flap_down_ms >= f.flap_period_ms)
+        throw Error("a flapping link must be up part of each period: down " + std::to_string(f.flap_down_ms) +
+                    " ms is not shorter than the period of " + std::to_string(f.flap_period_ms) + " ms");
+    if (!f.flap_period_ms && f.flap_down_ms) throw Error("a flap needs a period as well as a down time");
+}
+
+const char* cable_state_name(CableState s) {
+    switch (s) {
+        case CableState::kUp: return "up";
+        case CableState::kDown: return "down";
+        case CableState::kRetraining: return "retraining";
+    }
+    return "?";
+}
+
+TtLinkCable::TtLinkCable(const TtLinkConfig& config, const WireFaults& wire, DeliverFn deliver)
+    : wire_{FaultyWire(wire), FaultyWire(WireFaults{wire.drop_rate, wire.bit_error_rate, wire.seed ^ 0x5eed})},
+      deliver_(std::move(deliver)),
+      compliance_(config.compliance_mode),
+      mode_wanted_(config.compliance_mode) {
+    for (int end = 0; end < 2; ++end)
+        mac_[end] = std::make_unique<TtLinkEndpoint>(config, [this, end](uint64_t dst, const uint8_t* p, size_t n) {
+            deliver_(end, dst, p, n);
+        });
+    faults_.drop_rate = wire.drop_rate;
+    faults_.bit_error_rate = wire.bit_error_rate;
+}
+
+void TtLinkCable::set_faults(const CableFaults& f) {
+    check_cable_faults(f);
+    std::lock_guard<std::mutex> lock(faults_mutex_);
+    faults_ = f;
+    faults_changed_.store(true, std::memory_order_release);
+}
+
+CableFaults TtLinkCable::faults() const {
+    std::lock_guard<std::mutex> lock(faults_mutex_);
+    return faults_;
+}
+
+void TtLinkCable::take_new_faults(uint64_t now_us) {
+    if (!faults_changed_.load(std::memory_order_acquire)) return;
+    std::lock_guard<std::mutex> lock(faults_mutex_);
+    faults_changed_.store(false, std::memory_order_relaxed);
+    for (FaultyWire& w : wire_) w.set_rates(faults_.drop_rate, faults_.bit_error_rate);
+    flap_period_us_ = uint64_t(faults_.flap_period_ms) * 1000;
+    flap_down_us_ = uint64_t(faults_.flap_down_ms) * 1000;
+    flap_epoch_us_ = now_us;
+}
+
+void TtLinkCable::change_mode_when_drained() {
+    // Held only while a change waits (asked for and taken back: released).
+    const bool pending = mode_change_pending();
+    mac_[0]->hold(pending);
+    mac_[1]->hold(pending);
+    if (!pending) return;
+    if (!mac_[0]->idle() || !mac_[1]->idle()) return;
+    // Frames cross the wire within a pump, so idle MACs mean an empty wire.
+    const bool wanted = mode_wanted_.load(std::memory_order_acquire);
+    for (auto& mac : mac_) {
+        mac->set_mode(wanted);
+        mac->hold(false);
+    }
+    compliance_.store(wanted, std::memory_order_release);
+}
+
+bool TtLinkCable::carrier(uint64_t now_us) const {
+    if (!plugged()) return false;
+    if (!flap_period_us_) return true;
+    return (now_us - flap_epoch_us_) % flap_period_us_ >= flap_down_us_;  // down first, then up
+}
+
+void TtLinkCable::transmit(int from, const FrameView& frame) {
+    TtLinkEndpoint& to = *mac_[1 - from];
+    const size_t bytes = sizeof(abi::TtLinkHeader) + frame.header.length + sizeof(abi::TtLinkTrailer);
+    switch (wire_[from].judge(bytes)) {
+        case FaultyWire::Fate::kDropped: return;
+        case FaultyWire::Fate::kIntact:
+            // A CRC computed over a frame the wire did not touch always matches
+            // the one the sender would have put in its trailer, so neither end
+            // computes it: an intact frame costs the payload copy only.
+            return to.receive_good(frame.header, frame.payload);
+        case FaultyWire::Fate::kCorrupted:
+            // The real thing: the frame with its CRC, bits flipped, checked by
+            // the receiving MAC (which drops it, barring a 2^-32 miss).
+            encode_frame_into(frame.header, frame.payload, scratch_);
+            wire_[from].corrupt(scratch_.data());
+            return to.receive(scratch_.data(), scratch_.size());
+    }
+}
+
+uint64_t TtLinkCable::pump(uint64_t now_us) {
+    take_new_faults(now_us);
+    const uint64_t delivered_before = mac_[0]->counters().frames_received + mac_[1]->counters().frames_received;
+    if (!carrier(now_us)) {
+        // No light on the fibre: nothing is sent and no timer runs, so a
+        // pulled cable costs the engine nothing while it waits.
+        if (carrier_) {
+            carrier_ = false;
+            publish();
+        }
+        return 0;
+    }
+    if (!carrier_) {
+        // The cable is back: resynchronise both ends' sequence numbers (the
+        // peer answers and resends from where we stand).
+        carrier_ = true;
+        mac_[0]->retrain();
+    }
+    mac_[0]->tick(now_us);
+    mac_[1]->tick(now_us);
+    // Each round drains both MACs; an exchange ends within a few rounds (data,
+    // ack; or retrain request, answer, data, ack). The cap is a guard only.
+    for (int round = 0; round < 64; ++round) {
+        bool said = false;
+        for (int end = 0; end < 2; ++end) {
+            FrameView frame;
+            while (mac_[end]->next_frame_view(frame)) {
+                transmit(end, frame);
+                said = true;
+            }
+        }
+        if (!said) break;
+    }
+    change_mode_when_drained();
+    publish();
+    return mac_[0]->counters().frames_received + mac_[1]->counters().frames_received - delivered_before;
+}
+
+void TtLinkCable::publish() {
+    constexpr auto kRelaxed = std::memory_order_relaxed;
+    uint64_t retrains = 0;
+    for (int end = 0; end < 2; ++end) {
+        const TtLinkCounters& tx = mac_[end]->counters();
+        const TtLinkCounters& rx = mac_[1 - end]->counters();
+        CableDirectionCounters& d = dir_[end];
+        d.frames.store(tx.frames_sent, kRelaxed);
+        d.bytes.store(tx.bytes_sent, kRelaxed);
+        d.delivered.store(rx.frames_received, kRelaxed);
+        d.retransmits.store(tx.retransmits, kRelaxed);
+        d.crc_errors.store(rx.crc_errors, kRelaxed);
+        d.dropped.store(wire_[end].stats().dropped, kRelaxed);
+        d.timeouts.store(tx.timeouts, kRelaxed);
+        retrains += tx.retrains;
+    }
+    retrains_.store(retrains, kRelaxed);
+    const CableState s = !carrier_                                              ? CableState::kDown
+                         : mac_[0]->retraining() || mac_[1]->retraining() ? CableState::kRetraining
+                                                                               : CableState::kUp;
+    state_.store(static_cast<uint32_t>(s), kRelaxed);
+}
+
+}  // namespace weft
