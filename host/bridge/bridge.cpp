@@ -174,41 +174,12 @@ bool Bridge::serve_chip(uint32_t id, std::vector<char>& touched) {
     return work != 0;
 }
 
-namespace {
-
-bool wait_may_be_over(const ChipProcess& chip, const abi::HartStatus& st) {
-    if (st.wait_kind != abi::kWaitSemaphore) return true;
-    const auto* sem = reinterpret_cast<const uint32_t*>(chip.memory().at(st.wait_addr, 4));
-    // semaphore_wait waits for ==, semaphore_wait_min for >=: >= covers both.
-    return !sem || __atomic_load_n(sem, __ATOMIC_ACQUIRE) >= st.wait_value;
-}
-
-}  // namespace
-
 void Bridge::wake_cores(uint32_t id, bool touched) {
     ChipProcess& chip = *chips_[id];
     if (!chip.alive()) return;
-    const abi::ChipControlBlock& cb = chip.control();
-    uint32_t cores = 0;  // the doorbell byte: which cores it is for
-    for (uint32_t c = 0; c < spec_.board.cores.size(); ++c) {
-        const abi::HartStatus& st = cb.hart[c];
-        // A sleeper is rung once per sleep (it re-arms with a new odd number),
-        // and a semaphore wait only once the semaphore got where it waits for:
-        // a wake-up that finds nothing to do costs the host as much as one that does.
-        const uint32_t bell = st.doorbell;
-        if (touched && (bell & 1) && bell != rung_[id][c] && wait_may_be_over(chip, st)) {
-            rung_[id][c] = bell;
-            cores |= 1u << c;
-        }
-        // A launch: the core it is for sleeps until a software interrupt, which
-        // the core that takes the doorbell (the chip's watch hart if no other) sends.
-        const uint32_t seq = cb.host.launch[c].seq;
-        if (seq != st.done_seq && st.state != abi::kHartRunning && seq != launch_rung_[id][c]) {
-            launch_rung_[id][c] = seq;
-            cores |= 1u << c;
-        }
-    }
-    if (cores) chip.ring_doorbell(static_cast<uint8_t>(cores));
+    const uint8_t cores = doorbells_[id].cores_to_ring(chip.control(), chip.memory(),
+                                                       static_cast<uint32_t>(spec_.board.cores.size()), touched);
+    if (cores) chip.ring_doorbell(cores);
 }
 
 bool Bridge::sleep_until_woken(long timeout_us) {
@@ -240,10 +211,8 @@ void Bridge::engine_loop() {
     const long nap_us = getenv("WEFT_BRIDGE_NAP_US") ? std::atol(getenv("WEFT_BRIDGE_NAP_US")) : 10;
     constexpr uint64_t kNapForMs = 50;  // then the deep sleep
     const uint32_t n = static_cast<uint32_t>(chips_.size());
-    rung_.assign(n, std::vector<uint32_t>(abi::kMaxCores, 0));
-    launch_rung_.assign(n, std::vector<uint32_t>(abi::kMaxCores, 0));
-    for (uint32_t i = 0; i < n; ++i)
-        for (uint32_t c = 0; c < abi::kMaxCores; ++c) launch_rung_[i][c] = chips_[i]->control().host.launch[c].seq;
+    doorbells_.assign(n, Doorbell{});
+    for (uint32_t i = 0; i < n; ++i) doorbells_[i].reset(chips_[i]->control());
     std::vector<char> touched(n, 0);
     uint64_t last_heartbeat = 0, last_console = 0, last_work = now_ms();
     uint32_t idle_passes = 0;

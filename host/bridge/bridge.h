@@ -10,6 +10,7 @@
 
 #include "bridge/chip_process.h"
 #include "bridge/devices.h"
+#include "bridge/doorbell.h"
 #include "bridge/ethernet.h"
 #include "driver/cluster_file.h"
 
@@ -63,9 +64,7 @@ private:
     std::thread engine_;
     std::atomic<bool> running_{false};
     std::atomic<uint64_t> passes_{0};
-    // Per chip and core, the doorbell number (HartStatus::doorbell) and the
-    // launch seq last rung for, so each sleep is rung for once.
-    std::vector<std::vector<uint32_t>> rung_, launch_rung_;
+    std::vector<Doorbell> doorbells_;  // per chip
     uint32_t sleep_epoch_ = 0;
     int kick_fd_ = -1;  // datagrams from drivers: "a launch was posted"
 

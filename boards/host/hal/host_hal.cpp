@@ -53,16 +53,9 @@ void invalidate_instructions(uint64_t, uint64_t) {}
 // on_sleep, so sleeping on the doorbell is just a sleep.
 #include "hal/wake.h"
 namespace weft::wake {
-// The numbering of the doorbell word is the ABI's (HartStatus::doorbell), so
-// tests see what the device side sees.
-void arm() {
-    auto& st = mailbox::my_status();
-    st.doorbell = st.doorbell + ((st.doorbell & 1) ? 2 : 1);
-}
-void disarm() {
-    auto& st = mailbox::my_status();
-    if (st.doorbell & 1) st.doorbell = st.doorbell + 1;
-}
+// The doorbell word numbered as on silicon, so tests see what the device side sees.
+void arm() { mailbox::my_status().doorbell = abi::doorbell_arm(mailbox::my_status().doorbell); }
+void disarm() { mailbox::my_status().doorbell = abi::doorbell_disarm(mailbox::my_status().doorbell); }
 void sleep(uint32_t fallback_us) { timer::sleep_until(timer::now() + uint64_t(fallback_us) * timer::ticks_per_us()); }
 void notify_devices() {}
 void init_core() {}

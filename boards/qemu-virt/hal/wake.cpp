@@ -77,18 +77,14 @@ void listen(bool on) {
 }
 
 void arm() {
-    // A new odd number per sleep: the bridge rings once for each.
-    const uint32_t bell = me().doorbell;
-    me().doorbell = bell + ((bell & 1) ? 2 : 1);
+    me().doorbell = abi::doorbell_arm(me().doorbell);
     // The bridge reads `doorbell` after its device writes; we read the
     // condition after arming: a full fence so one of us sees the other.
     __asm__ volatile("fence rw, rw" ::: "memory");
     drain();
 }
 
-void disarm() {
-    if (me().doorbell & 1) me().doorbell = me().doorbell + 1;
-}
+void disarm() { me().doorbell = abi::doorbell_disarm(me().doorbell); }
 
 void sleep(uint32_t fallback_us) {
     // The alarm is moved only once it has fired: every write of mtimecmp

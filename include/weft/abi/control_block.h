@@ -89,6 +89,12 @@ struct HartStatus {
 };
 static_assert(sizeof(HartStatus) == 128, "HartStatus layout");
 
+// HartStatus::doorbell: odd while armed, a new number for every sleep so the
+// bridge rings once per sleep.
+inline constexpr bool doorbell_armed(uint32_t bell) { return bell & 1; }
+inline constexpr uint32_t doorbell_arm(uint32_t bell) { return bell + (doorbell_armed(bell) ? 2 : 1); }
+inline constexpr uint32_t doorbell_disarm(uint32_t bell) { return bell + (doorbell_armed(bell) ? 1 : 0); }
+
 // ---- link state (written by weft-bridge only) -------------------------------
 enum LinkState : uint32_t { kLinkUnwired = 0, kLinkUp = 1, kLinkDown = 2 };
 

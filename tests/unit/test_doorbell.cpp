@@ -1,0 +1,116 @@
+// The bridge's doorbell decisions (host/bridge/doorbell.cpp): who is rung, and
+// that each sleep and each launch is rung for once.
+#include <memory>
+#include <vector>
+
+#include "bridge/doorbell.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace weft;
+
+namespace {
+
+constexpr uint64_t kBase = 0x80000000;
+
+struct Chip {
+    std::vector<uint8_t> ram = std::vector<uint8_t>(1 << 20, 0);
+    abi::ChipControlBlock cb{};
+    ChipMemory mem{ram.data(), kBase, ram.size()};
+    Doorbell bell;
+    Chip() { bell.reset(cb); }
+    uint8_t ring(bool touched = true) { return bell.cores_to_ring(cb, mem, 8, touched); }
+    uint32_t& word(uint64_t addr) { return *reinterpret_cast<uint32_t*>(ram.data() + (addr - kBase)); }
+    void sleep_on(uint32_t core, uint32_t kind, uint64_t addr = 0, uint32_t value = 0) {
+        abi::HartStatus& st = cb.hart[core];
+        st.state = abi::kHartRunning;
+        st.wait_kind = kind;
+        st.wait_addr = addr;
+        st.wait_value = value;
+        st.doorbell = abi::doorbell_arm(st.doorbell);
+    }
+};
+
+void test_sleeper_rung_once_per_sleep(void**) {
+    Chip c;
+    c.sleep_on(5, abi::kWaitEdm);
+    assert_int_equal(c.ring(), 1u << 5);
+    assert_int_equal(c.ring(), 0);  // the same sleep again: already rung
+    c.cb.hart[5].doorbell = abi::doorbell_arm(c.cb.hart[5].doorbell);  // woke, nothing to do, sleeps again
+    assert_int_equal(c.ring(), 1u << 5);
+}
+
+void test_untouched_chip_is_not_rung(void**) {
+    Chip c;
+    c.sleep_on(1, abi::kWaitEdm);
+    assert_int_equal(c.ring(false), 0);
+    assert_int_equal(c.ring(true), 1u << 1);
+}
+
+void test_disarmed_core_is_not_rung(void**) {
+    Chip c;
+    c.sleep_on(2, abi::kWaitNocRing);
+    c.cb.hart[2].doorbell = abi::doorbell_disarm(c.cb.hart[2].doorbell);
+    assert_false(abi::doorbell_armed(c.cb.hart[2].doorbell));
+    assert_int_equal(c.ring(), 0);
+}
+
+void test_semaphore_wait_rung_only_when_reached(void**) {
+    Chip c;
+    const uint64_t sem = kBase + 0x1000;
+    c.sleep_on(4, abi::kWaitSemaphore, sem, 3);
+    c.word(sem) = 2;
+    assert_int_equal(c.ring(), 0);
+    c.word(sem) = 3;
+    assert_int_equal(c.ring(), 1u << 4);
+}
+
+void test_launch_rung_once_for_its_core(void**) {
+    Chip c;
+    c.cb.hart[6].state = abi::kHartReady;
+    assert_int_equal(c.ring(false), 0);  // nothing posted
+    c.cb.host.launch[6].seq = 1;
+    assert_int_equal(c.ring(false), 1u << 6);
+    assert_int_equal(c.ring(false), 0);
+    c.cb.hart[6].state = abi::kHartRunning;  // picked up; the next launch is rung again once posted
+    c.cb.hart[6].done_seq = 1;
+    c.cb.hart[6].state = abi::kHartDone;
+    c.cb.host.launch[6].seq = 2;
+    assert_int_equal(c.ring(false), 1u << 6);
+}
+
+void test_launches_posted_before_reset_are_not_rung(void**) {
+    Chip c;
+    c.cb.host.launch[3].seq = 7;
+    c.cb.hart[3].done_seq = 6;  // pending, but posted before the bridge started watching
+    c.bell.reset(c.cb);
+    assert_int_equal(c.ring(false), 0);
+}
+
+void test_several_cores_in_one_byte(void**) {
+    Chip c;
+    c.sleep_on(0, abi::kWaitEthRing);
+    c.sleep_on(7, abi::kWaitEdm);
+    assert_int_equal(c.ring(), (1u << 0) | (1u << 7));
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sleeper_rung_once_per_sleep),
+        cmocka_unit_test(test_untouched_chip_is_not_rung),
+        cmocka_unit_test(test_disarmed_core_is_not_rung),
+        cmocka_unit_test(test_semaphore_wait_rung_only_when_reached),
+        cmocka_unit_test(test_launch_rung_once_for_its_core),
+        cmocka_unit_test(test_launches_posted_before_reset_are_not_rung),
+        cmocka_unit_test(test_several_cores_in_one_byte),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
