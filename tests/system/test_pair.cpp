@@ -223,6 +223,22 @@ void test_link_pulled_and_restored_mid_transfer(void**) {
     const uint64_t delivered = after[dir]["delivered"].get<uint64_t>() - before[dir]["delivered"].get<uint64_t>();
     assert_int_equal(delivered, size / packet + 1);  // the packets and the flag, none twice
     assert_true(after["retrains"].get<uint64_t>() > before["retrains"].get<uint64_t>());
+    // The bridge logs the retrain in events.log (it polls every 100 ms).
+    const auto logged = [&] {
+        const nlohmann::json events = c.events();  // kept: the loop must not outlive it
+        for (const auto& e : events["events"])
+            if (e["kind"] == "retrain" && e["link"] == "chip 0.E <-> chip 1.W" &&
+                e["retrains"].get<uint64_t>() >= after["retrains"].get<uint64_t>())
+                return true;
+        return false;
+    };
+    const auto t1 = std::chrono::steady_clock::now();
+    while (!logged()) {
+        if (std::chrono::steady_clock::now() - t1 > std::chrono::seconds(3))
+            fail_msg("no retrain event of chip 0.E <-> chip 1.W in events.log; the latest: %s",
+                     c.events()["events"].dump().c_str());
+        std::this_thread::sleep_for(milliseconds(50));
+    }
 }
 
 // Runs last: kills a chip's QEMU and checks the driver says so, then that
