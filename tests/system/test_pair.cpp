@@ -151,6 +151,10 @@ void test_hang_report_within_deadline(void**) {
     assert_true(contains(report, "core 5 worker"));
     assert_true(contains(report, "RUNNING"));
     assert_true(contains(report, "<-- not finished"));
+    // The stuck chip's cable, as TT-link sees it.
+    if (!contains(report, "TT-link chip 0.E <-> chip 1.W: up (cable up), mode ttlink, retrains") ||
+        !contains(report, "a>b frames ") || !contains(report, "faults: drop 0 ber 0"))
+        fail_msg("hang report lacks the TT-link state of chip 0's cable:\n%s", report.c_str());
     // A reset through QMP frees the stuck core; it takes the next kernel.
     c.reset_chip(0);
     assert_int_equal(c.chip(0).status(5).state, abi::kHartReady);
