@@ -69,17 +69,46 @@ uint32_t EventLog::drain() {
                                 {"channel", e.channel},
                                 {"detail", e.detail},
                                 {"chip_time", e.time}};
-            if (const int li = bridge_.ethernet().link_index(chip->id(), e.port); li >= 0) {
-                const Link& l = *bridge_.ethernet().links()[li];
-                const PortRef& peer = l.end[0].chip == chip->id() && l.end[0].port == e.port ? l.end[1] : l.end[0];
-                j["link"] = "chip " + std::to_string(chip->id()) + "." + port_name(bridge_.spec().board, e.port) +
-                            " <-> chip " + std::to_string(peer.chip) + "." + port_name(bridge_.spec().board, peer.port);
-            }
+            if (const int li = bridge_.ethernet().link_index(chip->id(), e.port); li >= 0)
+                j["link"] = link_name(bridge_, static_cast<size_t>(li), PortRef{chip->id(), e.port});
             record(std::move(j));
         }
         __atomic_store_n(const_cast<uint32_t*>(&ring.head), head, __ATOMIC_RELEASE);
     }
+    return n + note_retrains();
+}
+
+// Retrains happen in the engine thread, many per second on a flapping link;
+// polling the counters here turns them into at most one line per link per
+// drain, with the count since the last one.
+uint32_t EventLog::note_retrains() {
+    const auto& links = bridge_.ethernet().links();
+    if (retrains_seen_.size() != links.size()) retrains_seen_.assign(links.size(), 0);
+    uint32_t n = 0;
+    for (size_t i = 0; i < links.size(); ++i) {
+        const uint64_t total = links[i]->cable->retrains();
+        if (total == retrains_seen_[i]) continue;
+        const uint64_t fresh = total - retrains_seen_[i];
+        retrains_seen_[i] = total;
+        const std::string name = link_name(bridge_, i, links[i]->end[0]);
+        record({{"source", "bridge"},
+                {"kind", "retrain"},
+                {"link", name},
+                {"retrains", total},
+                {"what", "link " + name + " retrained" + (fresh > 1 ? " " + std::to_string(fresh) + " times" : "") +
+                             " (" + std::to_string(total) + " in all)"}});
+        ++n;
+    }
     return n;
+}
+
+std::string link_name(Bridge& bridge, size_t link, const PortRef& from) {
+    const Link& l = *bridge.ethernet().links().at(link);
+    const int near = l.end[0].chip == from.chip && l.end[0].port == from.port ? 0 : 1;
+    const auto end = [&](const PortRef& p) {
+        return "chip " + std::to_string(p.chip) + "." + port_name(bridge.spec().board, p.port);
+    };
+    return end(l.end[near]) + " <-> " + end(l.end[1 - near]);
 }
 
 void EventLog::note(const std::string& what) { record({{"source", "bridge"}, {"kind", "note"}, {"what", what}}); }

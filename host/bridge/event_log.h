@@ -2,7 +2,8 @@
 // Status Mailbox"): drains every chip's EventRing, archives each event as one
 // line of <run dir>/events.log (kept across the run: the persistent record),
 // and keeps the latest in memory for `weft status`. The bridge's own link
-// events (cable pulled or plugged, faults set) go into the same log.
+// events (cable pulled or plugged, faults set, a link retrained) go into the
+// same log.
 // Main thread only (the control socket's), like everything that calls it.
 #pragma once
 #include <stdint.h>
@@ -10,8 +11,11 @@
 #include <cstdio>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "driver/cluster_file.h"
 
 namespace weft {
 
@@ -22,7 +26,8 @@ public:
     EventLog(Bridge& bridge, const std::string& path);
     ~EventLog();
 
-    // Takes every event posted since the last call. Returns how many.
+    // Takes every event posted since the last call, and notes every link that
+    // retrained since. Returns how many events that made.
     uint32_t drain();
     // A line from the bridge itself (source "bridge").
     void note(const std::string& what);
@@ -32,12 +37,17 @@ public:
 
 private:
     void record(nlohmann::json event);
+    uint32_t note_retrains();
 
     Bridge& bridge_;
     std::string path_;
     FILE* file_ = nullptr;
     std::deque<nlohmann::json> recent_;
+    std::vector<uint64_t> retrains_seen_;  // per link, as of the last drain
 };
+
+// "chip 0.E <-> chip 1.W": a link as events and reports name it, from the end `from`.
+std::string link_name(Bridge& bridge, size_t link, const PortRef& from);
 
 const char* event_kind_name(uint32_t kind);
 

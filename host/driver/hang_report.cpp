@@ -1,6 +1,7 @@
 // The hang report: where every chip and core of the cluster stands, read
 // straight from the chips' control blocks, with the cores still owed a result
-// marked. It names the wait each stuck core posted (semaphore, ring, launch).
+// marked. It names the wait each stuck core posted (semaphore, ring, launch),
+// and what TT-link makes of the stuck chips' cables (from the bridge).
 #include <iomanip>
 #include <set>
 #include <sstream>
@@ -113,6 +114,29 @@ void ring_line(std::ostringstream& o, const char* what, const std::string& which
     o << "\n";
 }
 
+// One line per TT-link cable touching `chips`, from the bridge's counters: a
+// link that keeps retransmitting, retraining or is down explains most hangs.
+void tt_link_lines(std::ostringstream& o, const nlohmann::json& links, const std::set<uint32_t>& chips) {
+    for (const auto& l : links) {
+        if (!chips.count(l["a"]["chip"].get<uint32_t>()) && !chips.count(l["b"]["chip"].get<uint32_t>())) continue;
+        const auto end = [](const nlohmann::json& e) {
+            return "chip " + std::to_string(e["chip"].get<int>()) + "." + e["name"].get<std::string>();
+        };
+        const auto dir = [](const nlohmann::json& d) {
+            return "frames " + d["frames"].dump() + " delivered " + d["delivered"].dump() + " retx " +
+                   d["retransmits"].dump() + " crc " + d["crc_errors"].dump() + " dropped " + d["dropped"].dump() +
+                   " timeouts " + d["timeouts"].dump();
+        };
+        const auto& f = l["faults"];
+        o << "  TT-link " << end(l["a"]) << " <-> " << end(l["b"]) << ": " << l["link_state"].get<std::string>()
+          << " (cable " << l["state"].get<std::string>() << "), mode " << l["mode"].get<std::string>()
+          << ", retrains " << l["retrains"].dump() << "\n      a>b " << dir(l["a_to_b"]) << "\n      b>a "
+          << dir(l["b_to_a"]) << "\n      faults: drop " << f["drop_rate"].get<double>() << " ber "
+          << f["bit_error_rate"].get<double>() << " flap " << f["flap_period_ms"].dump() << "/" << f["flap_down_ms"].dump()
+          << " ms\n";
+    }
+}
+
 }  // namespace
 
 std::string Cluster::hang_report(const std::vector<CoreRef>& waiting) {
@@ -151,6 +175,17 @@ std::string Cluster::hang_report(const std::vector<CoreRef>& waiting) {
             ring_line(o, "math ring", "of core " + std::to_string(c), cb.math[c]);
             if (ci.port >= 0)
                 ring_line(o, "Ethernet TX", port_name(board_, static_cast<uint32_t>(ci.port)), cb.eth[ci.port]);
+        }
+    }
+    std::set<uint32_t> stuck_chips;
+    for (const CoreRef& r : waiting) stuck_chips.insert(r.chip);
+    if (!stuck_chips.empty() && control_) {
+        o << "TT-link cables of the chips with unfinished cores (from weft-bridge):\n";
+        try {
+            // A short deadline: the report must come out even when the bridge is stuck too.
+            tt_link_lines(o, control_->request({{"cmd", "counters"}}, nullptr, 2000)["links"], stuck_chips);
+        } catch (const std::exception& e) {
+            o << "  (unavailable: " << e.what() << ")\n";
         }
     }
     return o.str();

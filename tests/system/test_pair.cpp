@@ -151,6 +151,10 @@ void test_hang_report_within_deadline(void**) {
     assert_true(contains(report, "core 5 worker"));
     assert_true(contains(report, "RUNNING"));
     assert_true(contains(report, "<-- not finished"));
+    // The stuck chip's cable, as TT-link sees it.
+    if (!contains(report, "TT-link chip 0.E <-> chip 1.W: up (cable up), mode ttlink, retrains") ||
+        !contains(report, "a>b frames ") || !contains(report, "faults: drop 0 ber 0"))
+        fail_msg("hang report lacks the TT-link state of chip 0's cable:\n%s", report.c_str());
     // A reset through QMP frees the stuck core; it takes the next kernel.
     c.reset_chip(0);
     assert_int_equal(c.chip(0).status(5).state, abi::kHartReady);
@@ -223,6 +227,22 @@ void test_link_pulled_and_restored_mid_transfer(void**) {
     const uint64_t delivered = after[dir]["delivered"].get<uint64_t>() - before[dir]["delivered"].get<uint64_t>();
     assert_int_equal(delivered, size / packet + 1);  // the packets and the flag, none twice
     assert_true(after["retrains"].get<uint64_t>() > before["retrains"].get<uint64_t>());
+    // The bridge logs the retrain in events.log (it polls every 100 ms).
+    const auto logged = [&] {
+        const nlohmann::json events = c.events();  // kept: the loop must not outlive it
+        for (const auto& e : events["events"])
+            if (e["kind"] == "retrain" && e["link"] == "chip 0.E <-> chip 1.W" &&
+                e["retrains"].get<uint64_t>() >= after["retrains"].get<uint64_t>())
+                return true;
+        return false;
+    };
+    const auto t1 = std::chrono::steady_clock::now();
+    while (!logged()) {
+        if (std::chrono::steady_clock::now() - t1 > std::chrono::seconds(3))
+            fail_msg("no retrain event of chip 0.E <-> chip 1.W in events.log; the latest: %s",
+                     c.events()["events"].dump().c_str());
+        std::this_thread::sleep_for(milliseconds(50));
+    }
 }
 
 // Runs last: kills a chip's QEMU and checks the driver says so, then that

@@ -498,6 +498,77 @@ void test_retrain_after_dead_wire(void**) {
     assert_true(link.b().counters().duplicates > 0);
 }
 
+// The retrain threshold exactly: timeouts_before_retrain consecutive timeouts
+// with no ack making progress, not one fewer; an ack that frees a frame starts
+// the count again; the handshake's answer ends it.
+void test_retrain_after_exactly_n_timeouts(void**) {
+    TtLinkConfig config = arq_config();
+    config.retransmit_timeout = 10;
+    config.timeouts_before_retrain = 4;
+    int retrain_callbacks = 0;
+    TtLinkEndpoint a(config, [](uint64_t, const uint8_t*, size_t) {}, [&] { ++retrain_callbacks; });
+    const Message m = message(0, 0);
+    for (int i = 0; i < 3; ++i) a.send(m.dst, m.payload.data(), m.payload.size());
+    uint64_t now = 0;
+    // One retransmit period with nothing acknowledged: the frames on the wire
+    // at its end (a timeout resends the whole window; a retrain sends a request).
+    const auto dead_period = [&] {
+        std::vector<abi::TtLinkHeader> out;
+        while (std::optional<Bytes> f = a.next_frame()) out.push_back(*header_of(*f));
+        a.tick(now += config.retransmit_timeout);
+        return out;
+    };
+    const auto ack = [&](uint16_t rx_seq, uint16_t flags = abi::kTtLinkAck) {
+        const Bytes f = encode_frame({0, 0, rx_seq, 0, flags}, nullptr);
+        a.receive(f.data(), f.size());
+    };
+
+    assert_int_equal(dead_period().size(), 3);  // first transmission
+    for (int timeout = 1; timeout <= 3; ++timeout) {
+        assert_int_equal(a.counters().timeouts, timeout);
+        assert_false(a.retraining());
+        const auto resent = dead_period();  // Go-Back-N: the whole window again
+        assert_int_equal(resent.size(), 3);
+        assert_int_equal(resent[0].tx_seq, 0);
+        assert_int_equal(resent[0].flags, abi::kTtLinkData);
+    }
+    assert_int_equal(a.counters().timeouts, 4);  // the 4th, with no progress: retrain
+    assert_true(a.retraining());
+    assert_int_equal(a.counters().retrains, 1);
+    assert_int_equal(retrain_callbacks, 1);
+    assert_int_equal(a.counters().retransmits, 9);
+    // While retraining, only requests go out (one per period), never data.
+    for (int i = 0; i < 3; ++i) {
+        const auto out = dead_period();
+        assert_int_equal(out.size(), 1);
+        assert_int_equal(out[0].flags, abi::kTtLinkRetrain);
+    }
+    assert_int_equal(a.counters().retrains, 1);  // one handshake, however long it takes
+
+    // The answer says the peer holds frame 0: frame 0 is done, 1 and 2 go again.
+    ack(1, abi::kTtLinkRetrain | abi::kTtLinkAck);
+    assert_false(a.retraining());
+    assert_int_equal(a.frames_pending(), 2);
+    assert_int_equal(a.counters().frames_done, 1);
+
+    // Progress resets the count: 3 timeouts, an ack freeing a frame, 3 more:
+    // six in all but never four in a row, so no second retrain.
+    for (int i = 0; i < 3; ++i) dead_period();  // each sends 1 and 2, and times out
+    assert_int_equal(a.counters().timeouts, 4 + 3 + 3);  // data, unanswered requests, data again
+    assert_false(a.retraining());
+    ack(2);
+    for (int i = 0; i < 3; ++i) dead_period();
+    assert_false(a.retraining());
+    assert_int_equal(a.counters().retrains, 1);
+    dead_period();  // the 4th in a row since the ack
+    assert_true(a.retraining());
+    assert_int_equal(a.counters().retrains, 2);
+    assert_int_equal(retrain_callbacks, 2);
+    ack(3, abi::kTtLinkRetrain | abi::kTtLinkAck);
+    assert_true(a.idle());
+    assert_int_equal(a.counters().frames_done, 3);
+}
+
 void test_explicit_retrain(void**) {
     // What the bridge does when it brings a link back up: retrain both ends
     // at once, here with A's last frames lost before their timer could fire.
@@ -672,6 +743,7 @@ int main() {
         cmocka_unit_test(test_sequence_wrap),
         cmocka_unit_test(test_bit_errors_recovered),
         cmocka_unit_test(test_retrain_after_dead_wire),
+        cmocka_unit_test(test_retrain_after_exactly_n_timeouts),
         cmocka_unit_test(test_explicit_retrain),
         cmocka_unit_test(test_compliance_mode),
         cmocka_unit_test(test_faulty_wire_deterministic),
