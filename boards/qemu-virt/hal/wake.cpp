@@ -1,9 +1,10 @@
 // Doorbells on QEMU virt. The chip's one UART is the wire between weft-bridge
 // and the chip in both directions:
 //   bridge -> cores: a byte received raises the UART's RX interrupt on the
-//     PLIC, whose M-mode context of every core has it enabled; a core that
-//     wants to be woken sets mie.MEIE and WFIs (mstatus.MIE stays clear, so no
-//     trap is taken). The byte is a mask of the cores the ring is for. The
+//     PLIC, enabled in the M-mode context of every core that listens (one
+//     running a kernel, or the idle hart on watch); a core that wants to be
+//     woken sets mie.MEIE and WFIs (mstatus.MIE stays clear, so no trap is
+//     taken). The byte is a mask of the cores the ring is for. The
 //     line is shared, so the first core awake takes the byte and wakes the
 //     others of the mask with a software interrupt (CLINT MSIP): a core the
 //     line woke may find it already taken, and sleep on. Since QEMU 7.2's PLIC
