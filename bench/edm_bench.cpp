@@ -26,18 +26,23 @@ struct Cell {
     std::string error;
 };
 
-// Largest slot count (<= 4) whose buffers fit both ends' ERISC L1.
-uint32_t slots_that_fit(const BoardInfo& b, uint32_t channels_total, uint32_t size) {
-    const uint64_t room = b.l1_free(b.ports[kEast].core).size - 4096;  // configuration and link words
-    for (uint32_t slots = abi::kEdmMaxSlots; slots >= 1; --slots)
-        if (uint64_t(channels_total) * slots * (size + 64) <= room) return slots;
+// Largest slot count whose buffers fit both ends' ERISC L1 and, for a push
+// receiver, the receiving worker's L1 (one worker takes every channel of a direction).
+uint32_t slots_that_fit(const BoardInfo& b, uint32_t channels, bool both, uint32_t size, bool push) {
+    const uint64_t erisc = b.l1_free(b.ports[kEast].core).size - 4096;  // configuration and link words
+    const uint64_t worker = b.l1_free(5).size - 64 * 1024;                // the workers' semaphores and connections
+    for (uint32_t slots = abi::kEdmMaxSlots; slots >= 1; --slots) {
+        const bool fits_erisc = uint64_t(channels) * (both ? 2 : 1) * slots * (size + 64) <= erisc;
+        const bool fits_worker = !push || uint64_t(channels) * slots * size <= worker;
+        if (fits_erisc && fits_worker) return slots;
+    }
     return 0;
 }
 
 Cell measure(Cluster& c, uint32_t size, uint32_t channels, bool both, abi::EdmReceiveMode mode = abi::kEdmPull) {
     const BoardInfo& b = c.board();
     Cell cell;
-    cell.slots = slots_that_fit(b, channels * (both ? 2 : 1), size);
+    cell.slots = slots_that_fit(b, channels, both, size, mode == abi::kEdmPush);
     if (cell.slots == 0) {
         cell.error = "no fit";
         return cell;
@@ -97,7 +102,7 @@ void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_g
     std::ostringstream t;
     t << "EDM over one link of `pair`: " << (kBytesPerDirection >> 20)
       << " MiB per direction, GB/s per link (both directions added up), and as a fraction of the bridge's raw link\n"
-         "copy at the same transfer size measured in the same run. Slots per channel: as many (<= 8) as fit the ERISC L1.\n\n";
+         "copy at the same transfer size measured in the same run. Slots per channel: as many (<= 32) as fit the ERISC L1\n(and a push receiver's worker L1).\n\n";
     t << "| packet | raw GB/s | dir | ch 1 | ch 2 | ch 4 | ch 8 |\n|---|---|---|---|---|---|---|\n";
     const int total = static_cast<int>(sizes.size() * channel_counts.size() * 2);
     int done = 0;
