@@ -8,7 +8,7 @@ namespace weft::abi {
 
 inline constexpr uint32_t kEdmMagic = 0x4544'4d31;  // "EDM1"
 inline constexpr uint32_t kEdmMaxChannels = 16;  // per link, both directions together
-inline constexpr uint32_t kEdmMaxSlots = 32;
+inline constexpr uint32_t kEdmMaxSlots = 64;
 inline constexpr uint32_t kEdmMaxWorkers = 4;
 
 enum EdmTermination : uint32_t {
