@@ -104,7 +104,8 @@ void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_g
     std::ostringstream t;
     t << "EDM over one link of `pair`: " << (kBytesPerDirection >> 20)
       << " MiB per direction, GB/s per link (both directions added up), and as a fraction of the bridge's raw link\n"
-         "copy at the same transfer size measured in the same run. Slots per channel: as many (<= 32) as fit the ERISC L1\n(and a push receiver's worker L1).\n\n";
+         "copy at the same transfer size measured in the same run. Slots per channel: as many (<= "
+      << abi::kEdmMaxSlots << ") as fit the ERISC L1\n(and a push receiver's worker L1).\n\n";
     t << "| packet | raw GB/s | dir | ch 1 | ch 2 | ch 4 | ch 8 |\n|---|---|---|---|---|---|---|\n";
     const int total = static_cast<int>(sizes.size() * channel_counts.size() * 2);
     int done = 0;
