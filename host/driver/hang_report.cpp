@@ -169,7 +169,12 @@ std::string Cluster::hang_report(const std::vector<CoreRef>& waiting) {
             if (stuck) o << "   <-- not finished";
             o << "\n";
             std::string wait = describe_wait(chip, st);
-            if (!wait.empty()) o << "      waiting on " << wait << "\n";
+            if (!wait.empty()) {
+                // Asleep on its doorbell or between checks: a core that sleeps on a
+                // condition already true was not rung for it (a missed doorbell).
+                o << "      waiting on " << wait << (abi::doorbell_armed(st.doorbell) ? " (asleep on its doorbell)" : "")
+                  << "\n";
+            }
             if (st.state == abi::kHartFault) o << "      " << chip.describe_fault(c) << "\n";
             ring_line(o, "NoC ring", "of core " + std::to_string(c), cb.noc[c]);
             ring_line(o, "math ring", "of core " + std::to_string(c), cb.math[c]);

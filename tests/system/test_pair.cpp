@@ -148,6 +148,7 @@ void test_hang_report_within_deadline(void**) {
     char expect[128];
     snprintf(expect, sizeof expect, "waiting on semaphore 0x%llx to reach 1 (now 0)", (unsigned long long)sem);
     if (!contains(report, expect)) fail_msg("hang report lacks '%s':\n%s", expect, report.c_str());
+    assert_true(contains(report, "(asleep on its doorbell)"));  // it sleeps, it does not spin
     assert_true(contains(report, "core 5 worker"));
     assert_true(contains(report, "RUNNING"));
     assert_true(contains(report, "<-- not finished"));
