@@ -194,7 +194,9 @@ void test_dead_link_is_an_error(void**) {
 void test_link_pulled_and_restored_mid_transfer(void**) {
     Cluster& c = *g_cluster;
     const BoardInfo& b = c.board();
-    const uint32_t size = 16u << 20, packet = 4096;
+    // Many small commands, so the transfer lasts long enough (tens of ms) for the
+    // test to pull the cable mid-way even on a loaded host.
+    const uint32_t size = 64u << 20, packet = 1024;
     const uint64_t src = b.dram.base, dst = b.dram.base + size, flag = b.l1_free(b.ports[kPortW].core).base;
     std::vector<uint8_t> data(size), got(size);
     for (uint32_t i = 0; i < size; ++i) data[i] = static_cast<uint8_t>(i * 7 + (i >> 12));
