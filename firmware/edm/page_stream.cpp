@@ -95,9 +95,9 @@ void stream_receive_reduce(WorkerConnection& c, const abi::CclPages& dst, uint32
         if (n % esize) mailbox::panic(abi::kPanicBadArgs, n);
         const uint64_t from = c.acquire();
         math::eltwise(static_cast<abi::MathOp>(op), static_cast<abi::DataType>(dtype), at, from, at, n / esize);
-        // The math engine is another ring: the slot may be refilled only once it has read it.
-        math::barrier();
-        c.release();
+        // The slot may be refilled only once the math engine has read it: the
+        // release goes on the math ring behind the reduction, and we go on.
+        c.release_after_math();
         at += n;
         left -= n;
     }

@@ -1,6 +1,7 @@
 #include "edm/worker.h"
 
 #include "hal/mailbox.h"
+#include "hal/math.h"
 #include "hal/noc.h"
 #include "weft/abi/fault.h"
 
@@ -18,6 +19,10 @@ uint32_t WorkerConnection::next_slot() {
 void WorkerConnection::finish(uint32_t slot, uint32_t signal) {
     // Same ring as the payload's command: the increment lands after the bytes.
     noc::semaphore_inc(c_->edm_semaphore_base + 4ull * slot, signal);
+    advance();
+}
+
+void WorkerConnection::advance() {
     message_ += c_->message_stride;
     ++done_;
 }
@@ -52,6 +57,11 @@ uint64_t WorkerConnection::acquire() {
 }
 
 void WorkerConnection::release(uint32_t signal) { finish(held_slot_, signal); }
+
+void WorkerConnection::release_after_math(uint32_t signal) {
+    math::semaphore_inc(c_->edm_semaphore_base + 4ull * held_slot_, signal);
+    advance();
+}
 
 void WorkerConnection::terminate() {
     // A sender signals in the slot it would have filled; a receiver on the

@@ -42,6 +42,9 @@ public:
     // (sender) or read (receiver); release hands it back to the EDM.
     uint64_t acquire();
     void release(uint32_t signal = abi::kEdmNextMessageAvailable);
+    // Receivers: release once the math engine has done what was queued on it
+    // (it read the slot), without waiting for it here.
+    void release_after_math(uint32_t signal = abi::kEdmNextMessageAvailable);
 
     uint32_t slot_size() const { return c_->slot_size; }
     uint32_t pages_per_message(uint32_t page_size) const { return c_->slot_size / page_size; }
@@ -50,6 +53,7 @@ public:
 private:
     uint32_t next_slot();  // waits for the EDM to hand over the next slot, clears our semaphore
     void finish(uint32_t slot, uint32_t signal);
+    void advance();
     uint64_t slot_buffer(uint32_t slot) const;  // where this worker writes or reads a slot's payload
     // Pages in the message that starts at page `next` (0: none left).
     uint32_t message_pages(const Pages& pages, uint32_t next) const;

@@ -6,6 +6,8 @@
 namespace weft::math {
 
 void eltwise(abi::MathOp op, abi::DataType dtype, uint64_t src0, uint64_t src1, uint64_t dst, uint32_t count);
+// Adds `value` to the semaphore at `sem` once the earlier commands are done.
+void semaphore_inc(uint64_t sem, uint32_t value);
 void barrier();
 void reset();
 

@@ -7,6 +7,12 @@ namespace weft {
 
 uint32_t run_math_ring(const ChipMemory& mem, abi::MathRing& ring, uint32_t budget, DeviceCounters& counters) {
     return consume_ring(ring, budget, [&](const abi::MathCommand& c) -> uint32_t {
+        if (c.op == abi::kMathSemInc) {  // the ring runs in order: everything before it is done
+            auto* sem = (c.dst & 3) ? nullptr : reinterpret_cast<uint32_t*>(mem.at(c.dst, 4));
+            if (!sem) return abi::kRingBadAddress;
+            __atomic_fetch_add(sem, c.count, __ATOMIC_RELEASE);
+            return abi::kRingOk;
+        }
         const uint32_t size = abi::dtype_size(c.dtype);
         if (size == 0) return abi::kRingBadArgument;
         const uint64_t bytes = uint64_t(c.count) * size;

@@ -99,6 +99,7 @@ std::string redop_name(abi::MathOp op) {
     case abi::kMathMax: return "max";
     case abi::kMathMin: return "min";
     case abi::kMathProd: return "prod";
+    case abi::kMathSemInc: break;  // an engine command, not a reduction
     }
     return "?";
 }

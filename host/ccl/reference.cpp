@@ -62,6 +62,7 @@ public:
             case abi::kMathProd: acc *= x, mag *= std::fabs(x); break;
             case abi::kMathMax: acc = std::max(acc, x); break;
             case abi::kMathMin: acc = std::min(acc, x); break;
+            case abi::kMathSemInc: break;  // never a request's reduction (parse_redop)
             }
         }
         const bool exact = r_.redop == abi::kMathMax || r_.redop == abi::kMathMin || r_.dtype == abi::kI32;

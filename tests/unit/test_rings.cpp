@@ -199,6 +199,26 @@ void test_math_engine_reduces(void**) {
     assert_int_equal(f.counters.math_elements.load(), 8);
 }
 
+// A buffer handed back through the math ring is handed back only after the
+// reduction queued before it read the buffer: the increment runs in ring order.
+void test_math_semaphore_follows_the_reduction(void**) {
+    Fixture f;
+    const uint64_t a = kRamBase, b = kRamBase + 0x1000, sem = kRamBase + 0x3000;
+    int32_t ia[2] = {1, 2}, ib[2] = {10, 20};
+    memcpy(f.at(a), ia, sizeof ia);
+    memcpy(f.at(b), ib, sizeof ib);
+    math::eltwise(abi::kMathSum, abi::kI32, a, b, a, 2);
+    math::semaphore_inc(sem, 2);
+    run_math_ring(f.mem, f.cb->math[f.core], 1, f.counters);  // the device runs one command
+    assert_int_equal(f.word(a), 11);
+    assert_int_equal(f.word(sem), 0);
+    run_math_ring(f.mem, f.cb->math[f.core], 1, f.counters);
+    assert_int_equal(f.word(sem), 2);
+    math::semaphore_inc(kRamBase + 0x3001, 1);  // unaligned: refused like any bad address
+    run_math_ring(f.mem, f.cb->math[f.core], 1, f.counters);
+    assert_int_equal(f.cb->math[f.core].error, abi::kRingBadAddress);
+}
+
 void test_math_unknown_type_panics(void**) {
     Fixture f;
     math::eltwise(abi::kMathSum, static_cast<abi::DataType>(9), kRamBase, kRamBase, kRamBase, 1);
@@ -240,6 +260,7 @@ int main() {
         cmocka_unit_test(test_device_wait_sleeps_on_doorbell),
         cmocka_unit_test(test_timed_wait_backoff_grows_to_cap),
         cmocka_unit_test(test_math_engine_reduces),
+        cmocka_unit_test(test_math_semaphore_follows_the_reduction),
         cmocka_unit_test(test_math_unknown_type_panics),
         cmocka_unit_test(test_eth_port_out_of_range_panics),
         cmocka_unit_test(test_corrupt_tail_is_refused),

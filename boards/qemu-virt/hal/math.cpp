@@ -16,6 +16,15 @@ void eltwise(abi::MathOp op, abi::DataType dtype, uint64_t src0, uint64_t src1, 
                            abi::kWaitMathRing);
 }
 
+void semaphore_inc(uint64_t sem, uint32_t value) {
+    abi::MathCommand c{};
+    c.op = abi::kMathSemInc;
+    c.count = value;
+    c.dst = sem;
+    qemu_virt::ring_submit(mailbox::control().math[mailbox::core_id()], c, abi::kRingMath, mailbox::core_id(),
+                           abi::kWaitMathRing);
+}
+
 void reset() {
     qemu_virt::ring_reset(mailbox::control().math[mailbox::core_id()], abi::kWaitMathRing, mailbox::core_id());
 }

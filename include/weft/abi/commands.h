@@ -48,7 +48,13 @@ struct EthCommand {
 static_assert(sizeof(EthCommand) == 64, "EthCommand layout");
 
 // ---- Math engine (one ring per worker hart) ---------------------------------
-enum MathOp : uint16_t { kMathSum = 1, kMathMax = 2, kMathMin = 3, kMathProd = 4 };
+enum MathOp : uint16_t {
+    kMathSum = 1, kMathMax = 2, kMathMin = 3, kMathProd = 4,
+    // Not arithmetic: add `count` to the semaphore at `dst` once every earlier
+    // command of the ring is done (a core hands back a buffer the engine has
+    // finished reading without waiting for it).
+    kMathSemInc = 16,
+};
 enum DataType : uint16_t { kF32 = 1, kBF16 = 2, kF16 = 3, kI32 = 4 };
 
 struct MathCommand {
