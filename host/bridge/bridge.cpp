@@ -189,6 +189,9 @@ bool Bridge::sleep_until_woken(long timeout_us) {
     if (kick_fd_ >= 0) fds.push_back({kick_fd_, POLLIN, 0});
     const timespec ts{timeout_us / 1000000, (timeout_us % 1000000) * 1000};
     const int ready = ppoll(fds.data(), fds.size(), &ts, nullptr);
+    // Read what woke us, or the next nap would return at once for the same bytes.
+    if (ready > 0)
+        for (auto& chip : chips_) chip->drain_uart();
     if (kick_fd_ >= 0) {
         char buf[64];
         while (recv(kick_fd_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
@@ -248,7 +251,6 @@ void Bridge::engine_loop() {
             // Woken by a core or a driver: an op is likely starting, nap again.
             // Woken by the timeout (the heartbeat is due): sleep deep again.
             const bool woken = work || sleep_until_woken(100000);
-            if (!work) for (auto& chip : chips_) chip->drain_uart();
             for (auto& chip : chips_) chip->control().bridge.sleeping = 0;
             idle_passes = 0;
             if (woken) last_work = now_ms();
