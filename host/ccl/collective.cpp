@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common/env.h"
+#include "ccl/tuning.h"
 #include "common/error.h"
 
 namespace weft::ccl {
@@ -36,7 +36,7 @@ const OpInfo& info(Collective c) {
 }
 
 uint64_t env_u64(const char* name, uint64_t fallback) {
-    return static_cast<uint64_t>(env_integer(name, static_cast<long long>(fallback), -1));  // -1: "always"
+    return static_cast<uint64_t>(tunable(name, static_cast<long long>(fallback), -1));  // -1: "always"
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <map>
 #include <memory>
 
-#include "common/env.h"
+#include "ccl/tuning.h"
 #include "common/error.h"
 #include "driver/kernel_args.h"
 
@@ -13,7 +13,7 @@ namespace weft::ccl {
 
 RunnerOptions RunnerOptions::from_env() {
     RunnerOptions o;
-    auto get = [](const char* name, uint32_t fallback) { return static_cast<uint32_t>(env_integer(name, fallback, 1)); };
+    auto get = [](const char* name, uint32_t fallback) { return static_cast<uint32_t>(tunable(name, fallback, 1)); };
     o.slots = get("WEFT_CCL_SLOTS", o.slots);
     o.slot_size = get("WEFT_CCL_SLOT_SIZE", o.slot_size);
     return o;
