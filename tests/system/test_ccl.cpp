@@ -89,6 +89,43 @@ void test_every_op_algorithm_and_type(void**) {
 
 // Every op and algorithm over links that lose 1% of their frames and flip one
 // bit in a million: TT-link must hide all of it from the element-wise check.
+// A cluster file's wire faults are on from the start: on a lossy cluster the
+// ops run (and are checked) over cables that drop and corrupt frames; on a
+// clean one no cable has any fault.
+void test_cluster_file_faults(void**) {
+    const bool lossy = g_name.find("lossy") != std::string::npos;
+    auto faults_and_drops = [] {
+        double faults = 0;
+        uint64_t dropped = 0;
+        const nlohmann::json counters = g_cluster->counters();  // kept: the loop refers into it
+        for (const auto& l : counters["links"]) {
+            faults += l["faults"]["drop_rate"].get<double>() + l["faults"]["bit_error_rate"].get<double>();
+            for (const char* d : {"a_to_b", "b_to_a"}) dropped += l[d]["dropped"].get<uint64_t>();
+        }
+        return std::make_pair(faults, dropped);
+    };
+    const auto [faults, dropped_before] = faults_and_drops();
+    if (!lossy) {
+        assert_true(faults == 0);
+        return;
+    }
+    assert_true(faults > 0);
+    std::vector<std::string> failures;
+    uint32_t seed = 11;
+    for (ccl::Collective op : {ccl::Collective::kAllReduce, ccl::Collective::kAllGather}) {
+        ccl::OpRequest r;
+        r.op = op;
+        r.algo = ccl::algorithms(op).front();
+        r.bytes = 256 * 1024;
+        const std::string f = run_one(r, seed++);
+        if (!f.empty()) failures.push_back(f);
+    }
+    const uint64_t dropped = faults_and_drops().second - dropped_before;
+    fprintf(stderr, "cluster-file faults: %llu frames dropped\n", (unsigned long long)dropped);
+    assert_true(dropped > 0);
+    report(failures, 2);
+}
+
 void test_every_op_over_faulty_links(void**) {
     const uint32_t n = static_cast<uint32_t>(g_cluster->size());
     for (const LinkInfo& l : g_cluster->links())
@@ -211,6 +248,7 @@ void test_bad_requests_are_refused(void**) {
 int main(int argc, char** argv) {
     if (argc > 1) g_name = argv[1];
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cluster_file_faults),  // first: later tests change the faults
         cmocka_unit_test(test_bad_requests_are_refused),
         cmocka_unit_test(test_every_op_algorithm_and_type),
         cmocka_unit_test(test_all_reduce_one_element),
