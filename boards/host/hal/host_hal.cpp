@@ -25,6 +25,8 @@ namespace timer {
 uint64_t now() { return host_board::state().now; }
 uint64_t ticks_per_us() { return 10; }
 uint64_t cycles() { return host_board::state().now * 10; }
+void set_alarm(uint64_t deadline) { mailbox::my_status().alarm = deadline; }
+uint64_t alarm() { return mailbox::my_status().alarm; }
 void sleep_until(uint64_t deadline) {
     auto& s = host_board::state();
     ++s.sleeps;

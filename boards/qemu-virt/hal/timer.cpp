@@ -19,15 +19,20 @@ uint64_t now() { return WEFT_CSR_READ(time); }
 uint64_t ticks_per_us() { return WEFT_TIMEBASE_HZ / 1000000; }
 uint64_t cycles() { return WEFT_CSR_READ(mcycle); }
 
-void sleep_until(uint64_t deadline) {
-    auto& alarm = mailbox::my_status().alarm;  // wake::sleep relies on it matching mtimecmp
-    alarm = deadline;
+// Kept in the hart's status (the boot firmware and each kernel share it), so
+// that reading the comparator back needs no device access.
+void set_alarm(uint64_t deadline) {
+    mailbox::my_status().alarm = deadline;
     *mtimecmp(rt::hart_id()) = deadline;
+}
+uint64_t alarm() { return mailbox::my_status().alarm; }
+
+void sleep_until(uint64_t deadline) {
+    set_alarm(deadline);
     WEFT_CSR_SET(mie, rt::kMieMtie);
     if (now() < deadline) __asm__ volatile("wfi");
     // Leave the comparator far away so the pending bit drops and the next WFI sleeps.
-    alarm = ~0ull;
-    *mtimecmp(rt::hart_id()) = ~0ull;
+    set_alarm(~0ull);
 }
 
 }  // namespace weft::timer

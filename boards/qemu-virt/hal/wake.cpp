@@ -15,6 +15,7 @@
 #include "hal/wake.h"
 
 #include "hal/mailbox.h"
+#include "hal/timer.h"
 #include "rt/csr.h"
 #include "weft/board_layout.h"
 
@@ -35,9 +36,6 @@ volatile uint32_t* plic_word(uint64_t offset) { return reinterpret_cast<volatile
 uint64_t m_context(uint64_t hart) { return 2 * hart; }
 
 abi::HartStatus& me() { return mailbox::my_status(); }
-
-volatile uint64_t* mtimecmp() { return reinterpret_cast<volatile uint64_t*>(WEFT_CLINT + 0x4000 + 8 * rt::hart_id()); }
-uint64_t mtime() { return WEFT_CSR_READ(time); }  // see timer.cpp
 
 volatile uint32_t* claim_register() { return plic_word(0x200000 + 0x1000 * m_context(rt::hart_id()) + 4); }
 
@@ -90,11 +88,8 @@ void disarm() { me().doorbell = abi::doorbell_disarm(me().doorbell); }
 void sleep(uint32_t fallback_us) {
     // The alarm is moved only once it has fired: every write of mtimecmp
     // reschedules a timer in QEMU's main loop, which costs a thread switch.
-    const uint64_t now = mtime(), interval = uint64_t(fallback_us) * (WEFT_TIMEBASE_HZ / 1000000);
-    if (me().alarm <= now || me().alarm - now > interval) {
-        *mtimecmp() = now + interval;
-        me().alarm = now + interval;
-    }
+    const uint64_t now = timer::now(), interval = uint64_t(fallback_us) * timer::ticks_per_us();
+    if (timer::alarm() <= now || timer::alarm() - now > interval) timer::set_alarm(now + interval);
     WEFT_CSR_SET(mie, kMieMeie | kMieMsie | rt::kMieMtie);
     __asm__ volatile("wfi");
     __asm__ volatile("csrc mie, %0" ::"r"(kMieMeie | kMieMsie));
