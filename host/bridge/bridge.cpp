@@ -38,11 +38,6 @@ constexpr uint32_t kBudget = 64;
 }  // namespace
 
 Bridge::Bridge(ClusterSpec spec, BridgeOptions options) : spec_(std::move(spec)), options_(std::move(options)) {
-    // Refused rather than ignored: a comparison run on "shaped" links that are not would mislead.
-    if (spec_.link_model.bandwidth_gbps > 0 || spec_.link_model.latency_us > 0)
-        throw Error(options_.cluster_file +
-                    ": link shaping (link: bandwidth_gbps, latency_us) is not implemented by this weft-bridge yet; "
-                    "set them to 0 or leave them out");
     for (uint32_t i = 0; i < spec_.num_chips; ++i) {
         chips_.push_back(std::make_unique<ChipProcess>(i, spec_.board, options_.run_dir));
         counters_.push_back(std::make_unique<DeviceCounters>());

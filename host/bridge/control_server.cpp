@@ -52,14 +52,16 @@ json link_json(Bridge& bridge, size_t i, bool with_counters) {
                        {"bit_error_rate", f.bit_error_rate},
                        {"flap_period_ms", f.flap_period_ms},
                        {"flap_down_ms", f.flap_down_ms}};
+        j["shaping"] = {{"bandwidth_gbps", f.bandwidth_gbps}, {"latency_us", f.latency_us}};
     }
     return j;
 }
 
 // {"cmd": "fault", "chip", "port", and any of "drop_rate", "bit_error_rate",
-// "flap_period_ms", "flap_down_ms" (the rest of the link's faults stay),
+// "flap_period_ms", "flap_down_ms", "bandwidth_gbps", "latency_us" (the rest
+// of the link's faults and shaping stay),
 // "mode": "ttlink" | "compliance", or "clear": true (all faults back to none,
-// the cable plugged in; the mode stays).
+// the cable plugged in; the mode and the shaping stay).
 json apply_fault(Bridge& bridge, const json& req) {
     const uint32_t chip = req.value("chip", ~0u), port = req.value("port", ~0u);
     const int li = bridge.ethernet().link_index(chip, port);
@@ -68,9 +70,16 @@ json apply_fault(Bridge& bridge, const json& req) {
                 {"error", "no link at chip " + std::to_string(chip) + " port " + std::to_string(port) +
                               " (weft status lists the links)"}};
     Link& link = *bridge.ethernet().links()[li];
-    CableFaults f = req.value("clear", false) ? CableFaults{} : link.cable->faults();
+    CableFaults f = link.cable->faults();
+    if (req.value("clear", false)) {
+        // Shaping is what the link is, not a fault: clear keeps it.
+        const CableFaults shaping = f;
+        f = CableFaults{};
+        f.bandwidth_gbps = shaping.bandwidth_gbps;
+        f.latency_us = shaping.latency_us;
+    }
     try {
-        for (const char* key : {"drop_rate", "bit_error_rate"})
+        for (const char* key : {"drop_rate", "bit_error_rate", "bandwidth_gbps", "latency_us"})
             if (req.contains(key) && !req[key].is_number()) throw Error(std::string(key) + " must be a number");
         for (const char* key : {"flap_period_ms", "flap_down_ms"})
             if (req.contains(key) && !req[key].is_number_unsigned())
@@ -79,6 +88,8 @@ json apply_fault(Bridge& bridge, const json& req) {
         f.bit_error_rate = req.value("bit_error_rate", f.bit_error_rate);
         f.flap_period_ms = req.value("flap_period_ms", f.flap_period_ms);
         f.flap_down_ms = req.value("flap_down_ms", f.flap_down_ms);
+        f.bandwidth_gbps = req.value("bandwidth_gbps", f.bandwidth_gbps);
+        f.latency_us = req.value("latency_us", f.latency_us);
         std::optional<bool> compliance;
         if (req.contains("mode")) {
             const json& m = req["mode"];

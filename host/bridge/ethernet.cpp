@@ -58,6 +58,12 @@ Ethernet::Ethernet(const ClusterSpec& spec, std::vector<std::unique_ptr<ChipProc
         link->cable = std::make_unique<TtLinkCable>(
             bridge_tt_link_config(o.compliance), wire,
             [this, raw](int receiver, uint64_t dst, const uint8_t* p, size_t n) { deliver(*raw, receiver, dst, p, n); });
+        if (spec.link_model.bandwidth_gbps > 0 || spec.link_model.latency_us > 0) {
+            CableFaults f = link->cable->faults();
+            f.bandwidth_gbps = spec.link_model.bandwidth_gbps;
+            f.latency_us = spec.link_model.latency_us;
+            link->cable->set_faults(f);  // values the cluster file parser already checked
+        }
         link_of_port_[l.a.chip * abi::kMaxPorts + l.a.port] = static_cast<int>(links_.size());
         link_of_port_[l.b.chip * abi::kMaxPorts + l.b.port] = static_cast<int>(links_.size());
         links_.push_back(std::move(link));

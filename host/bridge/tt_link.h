@@ -137,6 +137,11 @@ public:
     // weft::Error when not idle.
     void set_mode(bool compliance);
     bool compliance_mode() const { return config_.compliance_mode; }
+    // A shaped wire holds frames longer than the config assumed: the timer must
+    // outlast a window's serialisation plus the round trip, or every frame is
+    // sent twice.
+    void set_retransmit_timeout(uint64_t timeout) { config_.retransmit_timeout = timeout; }
+    const TtLinkConfig& config() const { return config_; }
 
     bool retraining() const { return retraining_; }
     // Frames the peer has not acknowledged yet (compliance: not yet sent).

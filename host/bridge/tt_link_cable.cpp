@@ -1,9 +1,11 @@
 #include "bridge/tt_link_cable.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
 #include "common/error.h"
+#include "driver/cluster_file.h"
 
 namespace weft {
 
@@ -17,7 +19,20 @@ void check_cable_faults(const CableFaults& f) {
         throw Error("a flapping link must be up part of each period: down " + std::to_string(f.flap_down_ms) +
                     " ms is not shorter than the period of " + std::to_string(f.flap_period_ms) + " ms");
     if (!f.flap_period_ms && f.flap_down_ms) throw Error("a flap needs a period as well as a down time");
+    // Upper bounds keep the arithmetic sane; no emulated link comes near them.
+    if (!(f.bandwidth_gbps >= 0 && f.bandwidth_gbps <= kMaxLinkGBps))
+        throw Error("link bandwidth must be within [0, 10000] GB/s (0: unshaped), not " + std::to_string(f.bandwidth_gbps));
+    if (!(f.latency_us >= 0 && f.latency_us <= kMaxLinkLatencyUs))
+        throw Error("link latency must be within [0, 1000000] us, not " + std::to_string(f.latency_us));
 }
+
+namespace {
+// How far ahead of now a shaped wire's serialiser may be booked: a NIC's TX
+// queue. The engine pumps every few µs when busy, but a loaded host can
+// deschedule it for a scheduler tick; with this much queued the wire stays
+// busy across such a gap and the average rate stays the configured one.
+constexpr double kWireQueueUs = 500;
+}  // namespace
 
 const char* cable_state_name(CableState s) {
     switch (s) {
@@ -32,7 +47,8 @@ TtLinkCable::TtLinkCable(const TtLinkConfig& config, const WireFaults& wire, Del
     : wire_{FaultyWire(wire), FaultyWire(WireFaults{wire.drop_rate, wire.bit_error_rate, wire.seed ^ 0x5eed})},
       deliver_(std::move(deliver)),
       compliance_(config.compliance_mode),
-      mode_wanted_(config.compliance_mode) {
+      mode_wanted_(config.compliance_mode),
+      base_retransmit_timeout_(config.retransmit_timeout) {
     for (int end = 0; end < 2; ++end)
         mac_[end] = std::make_unique<TtLinkEndpoint>(config, [this, end](uint64_t dst, const uint8_t* p, size_t n) {
             deliver_(end, dst, p, n);
@@ -61,6 +77,17 @@ void TtLinkCable::take_new_faults(uint64_t now_us) {
     flap_period_us_ = uint64_t(faults_.flap_period_ms) * 1000;
     flap_down_us_ = uint64_t(faults_.flap_down_ms) * 1000;
     flap_epoch_us_ = now_us;
+    bandwidth_gbps_ = faults_.bandwidth_gbps;
+    latency_us_ = faults_.latency_us;
+    // Go-Back-N must not time out on frames that are merely slow: a full
+    // window's serialisation, the queue ahead of it and a round trip of latency.
+    uint64_t timeout = base_retransmit_timeout_;
+    if (faults_.shaped()) {
+        const double frame = sizeof(abi::TtLinkHeader) + abi::kTtLinkMaxPayload + sizeof(abi::TtLinkTrailer);
+        const double window_us = bandwidth_gbps_ > 0 ? mac_[0]->config().window * frame / (bandwidth_gbps_ * 1e3) : 0;
+        timeout += static_cast<uint64_t>(2 * (window_us + kWireQueueUs + 2 * latency_us_));
+    }
+    for (auto& mac : mac_) mac->set_retransmit_timeout(timeout);
 }
 
 void TtLinkCable::change_mode_when_drained() {
@@ -69,8 +96,7 @@ void TtLinkCable::change_mode_when_drained() {
     mac_[0]->hold(pending);
     mac_[1]->hold(pending);
     if (!pending) return;
-    if (!mac_[0]->idle() || !mac_[1]->idle()) return;
-    // Frames cross the wire within a pump, so idle MACs mean an empty wire.
+    if (!mac_[0]->idle() || !mac_[1]->idle() || !transit_[0].empty() || !transit_[1].empty()) return;
     const bool wanted = mode_wanted_.load(std::memory_order_acquire);
     for (auto& mac : mac_) {
         mac->set_mode(wanted);
@@ -83,6 +109,50 @@ bool TtLinkCable::carrier(uint64_t now_us) const {
     if (!plugged()) return false;
     if (!flap_period_us_) return true;
     return (now_us - flap_epoch_us_) % flap_period_us_ >= flap_down_us_;  // down first, then up
+}
+
+bool TtLinkCable::wire_ready(int from, uint64_t now_us) const {
+    return wire_free_us_[from] < double(now_us) + kWireQueueUs;
+}
+
+void TtLinkCable::send_shaped(int from, const FrameView& frame, uint64_t now_us) {
+    const size_t bytes = sizeof(abi::TtLinkHeader) + frame.header.length + sizeof(abi::TtLinkTrailer);
+    // A lost frame took its time on the wire all the same.
+    const double start = std::max(double(now_us), wire_free_us_[from]);
+    wire_free_us_[from] = start + (bandwidth_gbps_ > 0 ? double(bytes) / (bandwidth_gbps_ * 1e3) : 0);
+    const FaultyWire::Fate fate = wire_[from].judge(bytes);
+    if (fate == FaultyWire::Fate::kDropped) return;
+    InTransit t;
+    t.arrive_us = wire_free_us_[from] + latency_us_;
+    t.header = frame.header;
+    if (fate == FaultyWire::Fate::kCorrupted) {
+        encode_frame_into(frame.header, frame.payload, t.owned);
+        wire_[from].corrupt(t.owned.data());
+        t.corrupted = true;
+    } else if (frame.payload && (mac_[from]->compliance_mode() || frame.header.length <= 8)) {
+        // A compliance frame is done once sent (its source may be reused while
+        // it travels), and a small payload lives in a MAC slot: keep a copy.
+        t.owned.assign(frame.payload, frame.payload + frame.header.length);
+    } else {
+        t.payload = frame.payload;
+    }
+    transit_[from].push_back(std::move(t));
+}
+
+bool TtLinkCable::deliver_arrived(int from, uint64_t now_us) {
+    bool any = false;
+    std::deque<InTransit>& q = transit_[from];
+    while (!q.empty() && q.front().arrive_us <= double(now_us)) {
+        InTransit t = std::move(q.front());
+        q.pop_front();
+        TtLinkEndpoint& to = *mac_[1 - from];
+        if (t.corrupted)
+            to.receive(t.owned.data(), t.owned.size());
+        else
+            to.receive_good(t.header, t.owned.empty() ? t.payload : t.owned.data());
+        any = true;
+    }
+    return any;
 }
 
 void TtLinkCable::transmit(int from, const FrameView& frame) {
@@ -112,6 +182,7 @@ uint64_t TtLinkCable::pump(uint64_t now_us) {
         // pulled cable costs the engine nothing while it waits.
         if (carrier_) {
             carrier_ = false;
+            for (auto& q : transit_) q.clear();  // what was on the fibre is lost
             publish();
         }
         return 0;
@@ -126,12 +197,19 @@ uint64_t TtLinkCable::pump(uint64_t now_us) {
     mac_[1]->tick(now_us);
     // Each round drains both MACs; an exchange ends within a few rounds (data,
     // ack; or retrain request, answer, data, ack). The cap is a guard only.
+    const bool shaped = bandwidth_gbps_ > 0 || latency_us_ > 0;
     for (int round = 0; round < 64; ++round) {
         bool said = false;
         for (int end = 0; end < 2; ++end) {
+            // Frames still on a wire whose shaping was just lifted go first: order is kept.
+            const bool delay_line = shaped || !transit_[end].empty();
+            if (delay_line) said |= deliver_arrived(end, now_us);
             FrameView frame;
-            while (mac_[end]->next_frame_view(frame)) {
-                transmit(end, frame);
+            while ((!delay_line || wire_ready(end, now_us)) && mac_[end]->next_frame_view(frame)) {
+                if (delay_line)
+                    send_shaped(end, frame, now_us);
+                else
+                    transmit(end, frame);
                 said = true;
             }
         }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -21,16 +22,22 @@
 
 namespace weft {
 
-// What can be changed on a cable while it runs.
+// What can be changed on a cable while it runs: its faults and its shaping.
 struct CableFaults {
     double drop_rate = 0;       // per frame
     double bit_error_rate = 0;  // per bit
     // Flapping: the carrier goes down for flap_down_ms out of every
     // flap_period_ms (from when the flap was set). 0: steady.
     uint32_t flap_period_ms = 0, flap_down_ms = 0;
+    // Shaping, each direction on its own (full duplex). bandwidth_gbps is in
+    // GB/s (1e9 bytes/s) of whole frames, header and trailer included; 0 is
+    // unshaped (frames cross at the engine's copy speed). latency_us is the
+    // time on the wire after a frame's last byte is sent; 0 is none.
+    double bandwidth_gbps = 0, latency_us = 0;
+    bool shaped() const { return bandwidth_gbps > 0 || latency_us > 0; }
 };
 // Throws weft::Error naming the bad value (rates outside [0, 1], a flap whose
-// down time is not shorter than its period).
+// down time is not shorter than its period, a negative or absurd shaping).
 void check_cable_faults(const CableFaults& f);
 
 enum class CableState : uint32_t { kUp = 0, kDown = 1, kRetraining = 2 };
@@ -62,7 +69,8 @@ public:
     // faults. Lets the engine skip idle cables on every pass.
     bool quiet() const {
         return mac_[0]->idle() && mac_[1]->idle() && carrier_ == plugged() && !flap_period_us_ &&
-               !faults_changed_.load(std::memory_order_relaxed) && !mode_change_pending();
+               transit_[0].empty() && transit_[1].empty() && !faults_changed_.load(std::memory_order_relaxed) &&
+               !mode_change_pending();
     }
 
     // --- any thread ---
@@ -84,7 +92,21 @@ public:
     uint64_t retrains() const { return retrains_.load(std::memory_order_relaxed); }
 
 private:
+    // A frame on a shaped wire: sent, not yet arrived.
+    struct InTransit {
+        double arrive_us = 0;
+        abi::TtLinkHeader header{};
+        const uint8_t* payload = nullptr;  // TT-link data: the sender holds it until acknowledged
+        std::vector<uint8_t> owned;        // else a copy; or the whole frame when corrupted
+        bool corrupted = false;
+    };
+
     void transmit(int from, const FrameView& frame);
+    void arrive(int from, const abi::TtLinkHeader& header, const uint8_t* payload, std::vector<uint8_t>* corrupted);
+    // Shaped wires: may `from` start another frame, and which frames are due.
+    bool wire_ready(int from, uint64_t now_us) const;
+    void send_shaped(int from, const FrameView& frame, uint64_t now_us);
+    bool deliver_arrived(int from, uint64_t now_us);
     bool carrier(uint64_t now_us) const;
     void take_new_faults(uint64_t now_us);
     void change_mode_when_drained();
@@ -97,6 +119,10 @@ private:
     std::atomic<bool> mode_wanted_;
     std::vector<uint8_t> scratch_;  // a corrupted frame, built only when the wire corrupts one
     bool carrier_ = true;           // as of the last pump
+    uint64_t base_retransmit_timeout_;  // the config's, for an unshaped wire
+    double bandwidth_gbps_ = 0, latency_us_ = 0;
+    double wire_free_us_[2] = {0, 0};   // when each direction's serialiser is done with what it has
+    std::deque<InTransit> transit_[2];  // in arrival order (one serialiser, one latency)
     uint64_t flap_period_us_ = 0, flap_down_us_ = 0, flap_epoch_us_ = 0;
 
     std::atomic<bool> plugged_{true};

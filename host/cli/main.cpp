@@ -109,9 +109,11 @@ int help() {
         "                          nccl-tests style sweep: size, count, type, redop, time, algbw, busbw, #wrong\n"
         "  link CHIP PORT up|down  take a link down or bring it back\n"
         "  reset CHIP              reset one chip through QMP; its cores come back READY\n"
-        "  fault CHIP PORT drop RATE | ber RATE | down | up | flap PERIOD_MS DOWN_MS | mode M | clear\n"
+        "  fault CHIP PORT drop RATE | ber RATE | down | up | flap PERIOD_MS DOWN_MS | shape GB_PER_S [LATENCY_US]\n"
+        "                | mode M | clear\n"
         "                          wire faults on the link at CHIP PORT: frame drop rate, bit-error rate,\n"
-        "                          cable pulled or plugged, a flapping carrier; clear removes them all;\n"
+        "                          cable pulled or plugged, a flapping carrier; shape limits each direction\n"
+        "                          to GB_PER_S (0: unshaped) and adds latency; clear removes them all;\n"
         "                          mode ttlink (Go-Back-N, lossless) or compliance (a bad frame is lost)\n"
         "options: --run-dir DIR    where the cluster's socket and logs live (default $WEFT_RUN_DIR or /tmp/weft-UID)");
     return 0;
@@ -157,6 +159,17 @@ std::string faults_text(const nlohmann::json& f) {
     return out.empty() ? "none" : out;
 }
 
+// A link's shaping: "unshaped" or e.g. "shaped 1.25 GB/s + 5 us".
+std::string describe_shaping(double gbps, double latency_us) {
+    if (gbps <= 0 && latency_us <= 0) return "unshaped";
+    char buf[80];
+    if (gbps > 0)
+        std::snprintf(buf, sizeof buf, "shaped %g GB/s + %g us", gbps, latency_us);
+    else
+        std::snprintf(buf, sizeof buf, "shaped: full speed + %g us", latency_us);
+    return buf;
+}
+
 int cmd_status(const Args& a) {
     auto cluster = Cluster::attach(a.run_dir);
     nlohmann::json counters = cluster->counters();
@@ -195,7 +208,11 @@ int cmd_status(const Args& a) {
                     (unsigned long long)l["b_to_a"]["frames"], (unsigned long long)l["b_to_a"]["bytes"],
                     both("retransmits"), both("crc_errors"), (unsigned long long)l["retrains"].get<uint64_t>(),
                     (l["mode"].get<std::string>() + (l["mode_pending"].get<bool>() ? "*" : "")).c_str(),
-                    faults_text(l["faults"]).c_str());
+                    (faults_text(l["faults"]) +
+                     (l["shaping"]["bandwidth_gbps"].get<double>() > 0 || l["shaping"]["latency_us"].get<double>() > 0
+                          ? ", " + describe_shaping(l["shaping"]["bandwidth_gbps"], l["shaping"]["latency_us"])
+                          : ""))
+                        .c_str());
     }
     const nlohmann::json ev = cluster->events();
     const auto& list = ev["events"];
@@ -291,6 +308,18 @@ double parse_rate(const std::string& word, const char* what) {
     return r;
 }
 
+double parse_number(const std::string& word, const char* what) {
+    size_t used = 0;
+    double r = -1;
+    try {
+        r = std::stod(word, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != word.size() || !(r >= 0))
+        throw Error(std::string(what) + " must be a non-negative number, not '" + word + "'");
+    return r;
+}
+
 uint32_t parse_ms(const std::string& word, const char* what) {
     if (word.empty() || word.find_first_not_of("0123456789") != std::string::npos || word.size() > 9)
         throw Error(std::string(what) + " must be a whole number of milliseconds, not '" + word + "'");
@@ -298,7 +327,7 @@ uint32_t parse_ms(const std::string& word, const char* what) {
 }
 
 int cmd_fault(const Args& a) {
-    static const char* usage = "usage: weft fault CHIP PORT drop RATE | ber RATE | down | up | flap PERIOD_MS DOWN_MS | mode ttlink|compliance | clear";
+    static const char* usage = "usage: weft fault CHIP PORT drop RATE | ber RATE | down | up | flap PERIOD_MS DOWN_MS | shape GB_PER_S [LATENCY_US] | mode ttlink|compliance | clear";
     if (a.words.size() < 4) throw Error(usage);
     const uint32_t chip = parse_ms(a.words[1], "CHIP"), port = parse_ms(a.words[2], "PORT");
     const std::string& what = a.words[3];
@@ -314,6 +343,9 @@ int cmd_fault(const Args& a) {
     } else if (what == "flap" && args == 2) {
         req["flap_period_ms"] = parse_ms(a.words[4], "flap PERIOD_MS");
         req["flap_down_ms"] = parse_ms(a.words[5], "flap DOWN_MS");
+    } else if (what == "shape" && (args == 1 || args == 2)) {
+        req["bandwidth_gbps"] = parse_number(a.words[4], "shape GB_PER_S");
+        if (args == 2) req["latency_us"] = parse_number(a.words[5], "shape LATENCY_US");
     } else if (what == "mode" && args == 1) {
         if (a.words[4] != "ttlink" && a.words[4] != "compliance")
             throw Error("mode must be ttlink or compliance, not '" + a.words[4] + "'");
@@ -325,11 +357,13 @@ int cmd_fault(const Args& a) {
     }
     const nlohmann::json l = cluster->set_fault(chip, port, req);
     const nlohmann::json& f = l["faults"];
-    std::printf("link chip %d.%s <-> chip %d.%s: %s (%s), drop %g, ber %g, flap %u/%u ms, mode %s%s\n",
+    const nlohmann::json& shape = l["shaping"];
+    std::printf("link chip %d.%s <-> chip %d.%s: %s (%s), drop %g, ber %g, flap %u/%u ms, %s, mode %s%s\n",
                 l["a"]["chip"].get<int>(), l["a"]["name"].get<std::string>().c_str(), l["b"]["chip"].get<int>(),
                 l["b"]["name"].get<std::string>().c_str(), l["state"].get<std::string>().c_str(),
                 l["link_state"].get<std::string>().c_str(), f["drop_rate"].get<double>(),
                 f["bit_error_rate"].get<double>(), f["flap_period_ms"].get<unsigned>(), f["flap_down_ms"].get<unsigned>(),
+                describe_shaping(shape["bandwidth_gbps"].get<double>(), shape["latency_us"].get<double>()).c_str(),
                 l["mode"].get<std::string>().c_str(),
                 l["mode_pending"].get<bool>() ? " (switching once the link drains)" : "");
     return 0;

@@ -287,10 +287,10 @@ private:
         return v;
     }
 
-    double non_negative(const Field& f, const std::string& what) const {
+    double at_most(const Field& f, const std::string& what, double max) const {
         double v = 0;
-        if (!f.value.IsScalar() || !parse_number(f.value.Scalar(), v) || v < 0)
-            fail(f.line, what + " must be a non-negative number, not " + describe(f.value));
+        if (!f.value.IsScalar() || !parse_number(f.value.Scalar(), v) || !(v >= 0 && v <= max))
+            fail(f.line, what + " must be a number within [0, " + std::to_string(static_cast<uint64_t>(max)) + "], not " + describe(f.value));
         return v;
     }
 
@@ -543,9 +543,9 @@ private:
         if (auto it = model.find("mtu"); it != model.end())
             lm.mtu = integer(it->second.value, it->second.line, "mtu", 1, kMaxLinkMtu);
         if (auto it = model.find("bandwidth_gbps"); it != model.end())
-            lm.bandwidth_gbps = non_negative(it->second, "bandwidth_gbps");
+            lm.bandwidth_gbps = at_most(it->second, "bandwidth_gbps (GB/s)", kMaxLinkGBps);
         if (auto it = model.find("latency_us"); it != model.end())
-            lm.latency_us = non_negative(it->second, "latency_us");
+            lm.latency_us = at_most(it->second, "latency_us", kMaxLinkLatencyUs);
         if (auto it = model.find("drop_rate"); it != model.end())
             lm.options.drop_rate = rate(it->second, "drop_rate");
         if (auto it = model.find("bit_error_rate"); it != model.end())

@@ -20,8 +20,9 @@
 //                           # cable but that one's options
 //   link:                   # optional link model; 0 means unshaped
 //     mtu: 16384            # payload bytes per TT-link frame, 1..65535
-//     bandwidth_gbps: 0
-//     latency_us: 0
+//     bandwidth_gbps: 0     # GB/s (1e9 bytes/s, not bits) per direction, of
+//                           # whole frames; 0: as fast as the bridge copies
+//     latency_us: 0         # on the wire after a frame's last byte
 //     drop_rate: 0          # wire faults of every cable: frames lost, 0..1
 //     bit_error_rate: 0     # bits flipped, 0..1 (e.g. 1e-6)
 //     seed: 1               # faults are random but reproducible from this
@@ -127,6 +128,9 @@ struct ClusterSpec {
 inline constexpr uint32_t kMaxClusterChips = 1024;
 // A TT-link frame's payload: its header's 16-bit length field says at most this.
 inline constexpr uint32_t kMaxLinkMtu = 65535;
+// Shaping bounds (the bridge's cable refuses the same): far beyond any link.
+inline constexpr double kMaxLinkGBps = 10000;
+inline constexpr double kMaxLinkLatencyUs = 1e6;
 
 // boards: the known boards by name. Throws weft::Error; see the format above.
 ClusterSpec parse_cluster(const std::string& yaml_text, const std::string& path,

@@ -519,9 +519,10 @@ void test_error_bad_link_model(void**) {
     EXPECT_ERROR(base + "  mtu: 0\n", 8, "mtu must be an integer from 1 to 65535, not '0'");
     EXPECT_ERROR(base + "  mtu: 1.5\n", 8, "mtu must be an integer");
     EXPECT_ERROR(base + "  mtu: 65536\n", 8, "mtu must be an integer from 1 to 65535");
-    EXPECT_ERROR(base + "  bandwidth_gbps: -1\n", 8, "bandwidth_gbps must be a non-negative number, not '-1'");
-    EXPECT_ERROR(base + "  latency_us: fast\n", 8, "latency_us must be a non-negative number");
-    EXPECT_ERROR(base + "  latency_us: 1\n  bandwidth_gbps: inf\n", 9, "bandwidth_gbps must be a non-negative");
+    EXPECT_ERROR(base + "  bandwidth_gbps: -1\n", 8, "bandwidth_gbps (GB/s) must be a number within [0, 10000], not '-1'");
+    EXPECT_ERROR(base + "  latency_us: fast\n", 8, "latency_us must be a number within [0, 1000000]");
+    EXPECT_ERROR(base + "  latency_us: 2e6\n", 8, "latency_us must be a number within [0, 1000000], not '2e6'");
+    EXPECT_ERROR(base + "  latency_us: 1\n  bandwidth_gbps: inf\n", 9, "bandwidth_gbps (GB/s) must be a number within [0, 10000]", "inf");
 }
 
 void test_error_bad_link_faults(void**) {
