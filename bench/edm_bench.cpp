@@ -86,6 +86,43 @@ std::vector<int> cluster_pids(Cluster& c) {
     return pids;
 }
 
+// The same link shaped to a fixed rate (DESIGN section 3), as silicon's
+// links are: the wire, not the host's copy speed, is then the bottleneck, and
+// the fraction measures what the EDM's protocol costs. One way against the raw
+// link one way; both ways against twice it (each direction has its own wire).
+void shaped_table(Cluster& c, const std::function<double(uint32_t)>& raw_link_gbps, std::ostringstream& t) {
+    const std::vector<double> rates = {0.5, 1, 2, 4};
+    const std::vector<uint32_t> channel_counts = {1, 2, 4, 8};
+    constexpr double kLatencyUs = 1;
+    t << "\nThe same link shaped (bandwidth_gbps, latency_us " << kLatencyUs
+      << "): 16 KiB packets, GB/s and fraction of the shaped raw link measured in the same run\n"
+         "(both directions: against twice the one-way raw rate, each direction being its own wire).\n\n"
+         "| link GB/s | raw GB/s | dir | ch 1 | ch 2 | ch 4 | ch 8 |\n|---|---|---|---|---|---|---|\n";
+    int done = 0;
+    const int total = static_cast<int>(rates.size() * channel_counts.size() * 2);
+    for (double rate : rates) {
+        c.set_fault(0, kEast, {{"bandwidth_gbps", rate}, {"latency_us", kLatencyUs}});
+        const double raw = raw_link_gbps(16384);
+        for (bool both : {false, true}) {
+            t.precision(2);
+            t << "| " << rate << " | " << raw << " | " << (both ? "bi" : "uni") << " |";
+            for (uint32_t ch : channel_counts) {
+                std::fprintf(stderr, "\r  EDM bench, shaped %g GB/s: %d/%d ...   ", rate, ++done, total);
+                Cell cell = measure(c, 16384, ch, both);
+                if (!cell.error.empty()) {
+                    t << " " << cell.error << " |";
+                    continue;
+                }
+                const double of = cell.gbps / (raw * (both ? 2 : 1));
+                t << " " << cell.gbps << " (" << int(100 * of + 0.5) << "%) |";
+            }
+            t << "\n";
+        }
+    }
+    c.set_fault(0, kEast, {{"bandwidth_gbps", 0.0}, {"latency_us", 0.0}});
+    std::fprintf(stderr, "\r%70s\r", "");
+}
+
 }  // namespace
 
 double measure_edm_cell(Cluster& c, uint32_t size, uint32_t channels, bool both, bool push) {
@@ -153,6 +190,7 @@ void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_g
         t << "\nHost CPU while 16 KiB x 4 channels ran one way (" << cell.gbps << " GB/s): " << int(100 * cpu / wall + 0.5)
           << "% of one core (bridge + both QEMUs), over " << sysconf(_SC_NPROCESSORS_ONLN) << " cores.\n";
     }
+    shaped_table(c, raw_link_gbps, t);
     std::printf("\n%s", t.str().c_str());
     const std::string out = paths::source_root() + "/bench/results/edm_link.md";
     std::ofstream f(out);

@@ -63,12 +63,15 @@ int main(int argc, char** argv) {
     try {
         if (argc >= 2 && std::string(argv[1]) == "--edm") {
             // One EDM cell, repeated: weft-bench-platform --edm SIZE CHANNELS uni|bi [pull|push] [REPS]
+            // (WEFT_BENCH_LINK_GBPS=R: on a link shaped to R GB/s)
             if (argc < 5) throw Error("usage: weft-bench-platform --edm SIZE CHANNELS uni|bi [pull|push] [REPS]");
             const uint32_t size = std::stoul(argv[2]), channels = std::stoul(argv[3]);
             const bool both = std::string(argv[4]) == "bi", push = argc > 5 && std::string(argv[5]) == "push";
             const int reps = argc > 6 ? std::stoi(argv[6]) : 5;
             auto pair = Cluster::start(paths::cluster_file("pair"), "/tmp/weft-bench-" + std::to_string(getpid()) + "-pair");
             pair->apply_wake_override();
+            if (const char* shaped = getenv("WEFT_BENCH_LINK_GBPS"))  // the link shaped to this many GB/s
+                pair->set_fault(0, 1, {{"bandwidth_gbps", std::stod(shaped)}, {"latency_us", 1.0}});
             link_gbps(*pair, 1u << 20);  // warm: first touch of the DRAM pages
             std::printf("raw link at %u bytes: %.2f GB/s\n", size, link_gbps(*pair, size));
             for (int i = 0; i < reps; ++i)

@@ -62,11 +62,23 @@ meshes:
     shape: [2, 1]
     topology: line
 link:
+  bandwidth_gbps: 0.05
   latency_us: 5
 YAML
 $WEFT up "$TMP/shaped.yaml" >"$TMP/out" 2>&1
-check "link shaping is refused, not ignored" has "$TMP/out" "link shaping (link: bandwidth_gbps, latency_us) is not implemented"
-check "no chip was started for a refused file" no_chip_processes
+check "a cluster with shaped links comes up" has "$TMP/out" "cluster 'shaped' up"
+$WEFT status >"$TMP/out" 2>&1
+check "status shows the link's shaping" has "$TMP/out" "shaped 0.05 GB/s + 5 us"
+$WEFT linktest --size 2M >"$TMP/out" 2>&1
+check "linktest over a shaped link moves every byte intact" has "$TMP/out" "every byte intact"
+# An upper bound only: a loaded host may be slower than the wire, never faster.
+check "no transfer beats the link's shaped rate" awk '/^  chip [0-9]+\.[A-Z]+ +chip/ { n++; if ($NF > 0.0525) bad = 1 } END { exit bad || n != 2 }' "$TMP/out"
+$WEFT fault 0 1 shape fast >"$TMP/out" 2>&1
+check "a shaping that is not a number is refused by name" has "$TMP/out" "shape GB_PER_S must be a non-negative number, not 'fast'"
+$WEFT fault 0 1 shape 0 0 >"$TMP/out" 2>&1
+check "weft fault shape 0 0 lifts the shaping" has "$TMP/out" ", unshaped, mode ttlink"
+$WEFT down >/dev/null 2>&1
+check "no chip left after the shaped cluster" no_chip_processes
 
 cat >"$TMP/lossy.yaml" <<'YAML'
 name: lossy
