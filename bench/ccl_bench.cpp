@@ -246,6 +246,10 @@ int main(int argc, char** argv) {
             std::vector<std::pair<ccl::CostFeatures, double>> fit;
             for (const Point& p : pts) fit.push_back({p.features, p.seconds});
             model.per_op[ccl::collective_name(op)] = ccl::CostCoefficients::fit(fit);
+            std::map<std::string, std::vector<std::pair<ccl::CostFeatures, double>>> by_algo;
+            for (const Point& p : pts) by_algo[p.algo].push_back({p.features, p.seconds});
+            for (auto& [algo, points] : by_algo)
+                if (points.size() >= 3) model.per_algo[ccl::CostModel::algo_key(op, algo)] = ccl::CostCoefficients::fit(points);
         }
         model.fallback = model.per_op["all_reduce"];
         model.save(paths::source_root() + "/data/cost_model/ring8.json");

@@ -19,9 +19,11 @@ CostFeatures CostFeatures::of(const LoweredOp& op) {
     return f;
 }
 
-double CostModel::predict(const OpRequest& r, const LoweredOp& op) const {
+double CostModel::predict(const OpRequest& r, const std::string& algo, const LoweredOp& op) const {
+    const CostFeatures f = CostFeatures::of(op);
+    if (auto it = per_algo.find(algo_key(r.op, algo)); it != per_algo.end()) return it->second.predict(f);
     auto it = per_op.find(collective_name(r.op));
-    return (it == per_op.end() ? fallback : it->second).predict(CostFeatures::of(op));
+    return (it == per_op.end() ? fallback : it->second).predict(f);
 }
 
 namespace {
@@ -52,6 +54,8 @@ CostModel CostModel::for_cluster(const std::string& name) {
         const auto j = nlohmann::json::parse(in);
         m.fallback = coefficients_of(j.at("fallback"));
         for (auto& [op, c] : j.at("ops").items()) m.per_op[op] = coefficients_of(c);
+        if (j.contains("algorithms"))
+            for (auto& [key, c] : j.at("algorithms").items()) m.per_algo[key] = coefficients_of(c);
         m.source = path;
     } catch (const std::exception& e) {
         throw Error(path + ": not a cost model (" + e.what() + ")");
@@ -105,9 +109,11 @@ CostCoefficients CostCoefficients::fit(const std::vector<std::pair<CostFeatures,
 void CostModel::save(const std::string& path) const {
     nlohmann::json ops = nlohmann::json::object();
     for (const auto& [op, c] : per_op) ops[op] = json_of(c);
+    nlohmann::json algos = nlohmann::json::object();
+    for (const auto& [key, c] : per_algo) algos[key] = json_of(c);
     std::ofstream out(path);
     if (!out) throw Error("cannot write " + path);
-    out << nlohmann::json{{"fallback", json_of(fallback)}, {"ops", ops}}.dump(2) << "\n";
+    out << nlohmann::json{{"fallback", json_of(fallback)}, {"ops", ops}, {"algorithms", algos}}.dump(2) << "\n";
 }
 
 }  // namespace weft::ccl

@@ -2,8 +2,9 @@
 // modelled from its lowered form: a fixed launch cost, a cost per op on its
 // critical path (each is a wait for another core: the latency term), and a
 // cost per EDM message on the busiest stream (the bandwidth term).
-// The three coefficients are fitted by `weft bench --fit` to measurements of
-// every algorithm on a cluster and stored in data/cost_model/<cluster>.json.
+// The three coefficients are fitted by `make bench` to measurements of every
+// algorithm on ring8 (per op and per algorithm) and stored in
+// data/cost_model/<cluster>.json; `weft bench --fit` prints a fit.
 #pragma once
 #include <map>
 #include <string>
@@ -31,11 +32,17 @@ struct CostCoefficients {
 };
 
 struct CostModel {
-    std::map<std::string, CostCoefficients> per_op;  // by collective_name; others use `fallback`
+    // Most specific first: per algorithm ("all_reduce/ring", as NCCL's tuning
+    // model keeps a latency and a bandwidth per algorithm: the features alone
+    // do not tell apart algorithms whose costs differ in kind, e.g. host-side
+    // reduction against forwarding), then per op, then `fallback`.
+    std::map<std::string, CostCoefficients> per_algo;
+    std::map<std::string, CostCoefficients> per_op;  // by collective_name
     CostCoefficients fallback;
     std::string source = "built-in defaults";
 
-    double predict(const OpRequest& r, const LoweredOp& op) const;
+    static std::string algo_key(Collective op, const std::string& algo) { return collective_name(op) + "/" + algo; }
+    double predict(const OpRequest& r, const std::string& algo, const LoweredOp& op) const;
     // data/cost_model/<name>.json in the source tree, else ring8's, else the defaults.
     static CostModel for_cluster(const std::string& cluster_name);
     void save(const std::string& path) const;

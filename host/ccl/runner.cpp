@@ -59,7 +59,7 @@ std::pair<std::string, LoweredOp> CollectiveRunner::choose(const OpRequest& r) c
     double best_t = 0;
     for (const std::string& a : algos) {
         LoweredOp op = lower_op(r, a);
-        const double t = model_.predict(r, op);
+        const double t = model_.predict(r, a, op);
         if (best.first.empty() || t < best_t) best = {a, std::move(op)}, best_t = t;
     }
     return best;
