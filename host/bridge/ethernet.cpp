@@ -58,10 +58,12 @@ Ethernet::Ethernet(const ClusterSpec& spec, std::vector<std::unique_ptr<ChipProc
         link->cable = std::make_unique<TtLinkCable>(
             bridge_tt_link_config(o.compliance), wire,
             [this, raw](int receiver, uint64_t dst, const uint8_t* p, size_t n) { deliver(*raw, receiver, dst, p, n); });
-        if (spec.link_model.bandwidth_gbps > 0 || spec.link_model.latency_us > 0) {
+        if (o.flap_period_ms || o.bandwidth_gbps > 0 || o.latency_us > 0) {
             CableFaults f = link->cable->faults();
-            f.bandwidth_gbps = spec.link_model.bandwidth_gbps;
-            f.latency_us = spec.link_model.latency_us;
+            f.flap_period_ms = o.flap_period_ms;
+            f.flap_down_ms = o.flap_down_ms;
+            f.bandwidth_gbps = o.bandwidth_gbps;
+            f.latency_us = o.latency_us;
             link->cable->set_faults(f);  // values the cluster file parser already checked
         }
         link_of_port_[l.a.chip * abi::kMaxPorts + l.a.port] = static_cast<int>(links_.size());

@@ -46,6 +46,10 @@ LinkOptions ClusterSpec::link_options(size_t index) const {
     if (l.overrides.bit_error_rate) o.bit_error_rate = *l.overrides.bit_error_rate;
     if (l.overrides.seed) o.seed = *l.overrides.seed;
     if (l.overrides.compliance) o.compliance = *l.overrides.compliance;
+    if (l.overrides.flap_period_ms) o.flap_period_ms = *l.overrides.flap_period_ms;
+    if (l.overrides.flap_down_ms) o.flap_down_ms = *l.overrides.flap_down_ms;
+    if (l.overrides.bandwidth_gbps) o.bandwidth_gbps = *l.overrides.bandwidth_gbps;
+    if (l.overrides.latency_us) o.latency_us = *l.overrides.latency_us;
     return o;
 }
 
@@ -62,9 +66,10 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link"};
 const std::vector<std::string> kMeshKeys = {"id", "shape", "topology", "planes"};
-const std::vector<std::string> kLinkModelKeys = {"mtu",       "bandwidth_gbps", "latency_us", "drop_rate",
-                                                 "bit_error_rate", "seed",   "mode"};
-const std::vector<std::string> kLinkEntryKeys = {"ends", "drop_rate", "bit_error_rate", "seed", "mode"};
+const std::vector<std::string> kLinkModelKeys = {"mtu",  "bandwidth_gbps", "latency_us",     "drop_rate",   "bit_error_rate",
+                                                 "seed", "mode",           "flap_period_ms", "flap_down_ms"};
+const std::vector<std::string> kLinkEntryKeys = {"ends", "bandwidth_gbps", "latency_us",     "drop_rate",   "bit_error_rate",
+                                                 "seed", "mode",           "flap_period_ms", "flap_down_ms"};
 const std::vector<std::string> kLinkModes = {"ttlink", "compliance"};
 const std::vector<std::string> kTopologies = {"line", "ring", "mesh", "torus"};
 
@@ -202,6 +207,7 @@ public:
         parse_meshes(required(top, "meshes", root_line, "the cluster file"));
         if (auto it = top.find("links"); it != top.end()) parse_links(it->second);
         if (auto it = top.find("link"); it != top.end()) parse_link_model(it->second);
+        check_flaps();
         return std::move(spec_);
     }
 
@@ -451,6 +457,11 @@ private:
         if (auto it = f.find("bit_error_rate"); it != f.end()) o.bit_error_rate = rate(it->second, "bit_error_rate");
         if (auto it = f.find("seed"); it != f.end()) o.seed = seed(it->second);
         if (auto it = f.find("mode"); it != f.end()) o.compliance = mode(it->second);
+        if (auto it = f.find("flap_period_ms"); it != f.end()) o.flap_period_ms = milliseconds(it->second, "flap_period_ms");
+        if (auto it = f.find("flap_down_ms"); it != f.end()) o.flap_down_ms = milliseconds(it->second, "flap_down_ms");
+        if (auto it = f.find("bandwidth_gbps"); it != f.end())
+            o.bandwidth_gbps = at_most(it->second, "bandwidth_gbps (GB/s)", kMaxLinkGBps);
+        if (auto it = f.find("latency_us"); it != f.end()) o.latency_us = at_most(it->second, "latency_us", kMaxLinkLatencyUs);
         for (LinkSpec& have : spec_.links) {
             const bool same = (same_port(have.a, l.a) && same_port(have.b, l.b)) ||
                               (same_port(have.a, l.b) && same_port(have.b, l.a));
@@ -542,10 +553,15 @@ private:
         LinkModel& lm = spec_.link_model;
         if (auto it = model.find("mtu"); it != model.end())
             lm.mtu = integer(it->second.value, it->second.line, "mtu", 1, kMaxLinkMtu);
+        model_line_ = f.line;
         if (auto it = model.find("bandwidth_gbps"); it != model.end())
-            lm.bandwidth_gbps = at_most(it->second, "bandwidth_gbps (GB/s)", kMaxLinkGBps);
+            lm.options.bandwidth_gbps = at_most(it->second, "bandwidth_gbps (GB/s)", kMaxLinkGBps);
         if (auto it = model.find("latency_us"); it != model.end())
-            lm.latency_us = at_most(it->second, "latency_us", kMaxLinkLatencyUs);
+            lm.options.latency_us = at_most(it->second, "latency_us", kMaxLinkLatencyUs);
+        if (auto it = model.find("flap_period_ms"); it != model.end())
+            lm.options.flap_period_ms = milliseconds(it->second, "flap_period_ms");
+        if (auto it = model.find("flap_down_ms"); it != model.end())
+            lm.options.flap_down_ms = milliseconds(it->second, "flap_down_ms");
         if (auto it = model.find("drop_rate"); it != model.end())
             lm.options.drop_rate = rate(it->second, "drop_rate");
         if (auto it = model.find("bit_error_rate"); it != model.end())
@@ -554,8 +570,29 @@ private:
         if (auto it = model.find("mode"); it != model.end()) lm.options.compliance = mode(it->second);
     }
 
+    uint32_t milliseconds(const Field& f, const std::string& what) const {
+        return integer(f.value, f.line, what + " (ms)", 0, 86400000);
+    }
+
+    // A flap is judged on what a cable ends up with (the model's keys and a
+    // links: entry's together), at the line that set the cable's last say.
+    void check_flaps() const {
+        for (size_t i = 0; i < spec_.links.size(); ++i) {
+            const LinkOptions o = spec_.link_options(i);
+            const int line = spec_.links[i].overrides_line ? spec_.links[i].overrides_line : model_line_;
+            const std::string cable = "the cable between " + describe_port(spec_.links[i].a) + " and " +
+                                      describe_port(spec_.links[i].b);
+            if (!o.flap_period_ms && o.flap_down_ms)
+                fail(line, cable + " has flap_down_ms but no flap_period_ms: a flap needs both");
+            if (o.flap_period_ms && o.flap_down_ms >= o.flap_period_ms)
+                fail(line, cable + " would never be up: flap_down_ms " + std::to_string(o.flap_down_ms) +
+                               " is not shorter than flap_period_ms " + std::to_string(o.flap_period_ms));
+        }
+    }
+
     const std::string& path_;
     const std::map<std::string, BoardInfo>& boards_;
+    int model_line_ = 0;
     ClusterSpec spec_;
     std::map<std::pair<uint32_t, uint32_t>, int> cabled_;  // (chip, port) -> line of the link using it
 };

@@ -15,9 +15,9 @@
 //     - [0.N, 7.S]          # CHIP.PORT; PORT is a direction with an optional
 //                           # plane (E = E0, E1) or pN for raw port number N
 //     - ends: [0.E, 1.W]    # a map entry sets wire options for one cable (the
-//       drop_rate: 0.05     # keys below, except mtu and shaping); when a mesh
-//       mode: compliance    # already made exactly this cable, it is not a new
-//                           # cable but that one's options
+//       drop_rate: 0.05     # keys below, except mtu); when a mesh already
+//       mode: compliance    # made exactly this cable, it is not a new cable
+//                           # but that one's options
 //   link:                   # optional link model; 0 means unshaped
 //     mtu: 16384            # payload bytes per TT-link frame, 1..65535
 //     bandwidth_gbps: 0     # GB/s (1e9 bytes/s, not bits) per direction, of
@@ -29,6 +29,8 @@
 //                           # (each cable draws its own stream from it)
 //     mode: ttlink          # ttlink (Go-Back-N: nothing lost) | compliance
 //                           # (plain frames: a bad frame is simply lost)
+//     flap_period_ms: 0     # a flapping carrier: down flap_down_ms out of
+//     flap_down_ms: 0       # every flap_period_ms (down first); 0: steady
 //
 // Chips are numbered mesh by mesh in file order, row-major inside a mesh:
 // chip = first_chip + x + y * width. On each plane p < planes, a mesh cables
@@ -64,6 +66,9 @@ struct LinkOptions {
     double bit_error_rate = 0;  // per bit
     uint64_t seed = 1;          // of the cable's fault stream
     bool compliance = false;    // compliance mode instead of TT-link's ARQ
+    uint32_t flap_period_ms = 0, flap_down_ms = 0;  // a flapping carrier; 0: steady
+    double bandwidth_gbps = 0;  // shaping: GB/s per direction; 0 = unshaped
+    double latency_us = 0;      // 0 = none
 };
 
 // What a links: map entry overrides; the rest comes from the link model.
@@ -71,6 +76,8 @@ struct LinkOverrides {
     std::optional<double> drop_rate, bit_error_rate;
     std::optional<uint64_t> seed;
     std::optional<bool> compliance;
+    std::optional<uint32_t> flap_period_ms, flap_down_ms;
+    std::optional<double> bandwidth_gbps, latency_us;
 };
 
 struct LinkSpec {
@@ -92,9 +99,7 @@ struct MeshSpec {
 
 struct LinkModel {
     uint32_t mtu = 16384;
-    double bandwidth_gbps = 0;  // 0 = unshaped
-    double latency_us = 0;      // 0 = unshaped
-    LinkOptions options;        // of every cable without an override
+    LinkOptions options;  // of every cable without an override
 };
 
 // Where a chip sits: the id of its mesh and its coordinates in it.

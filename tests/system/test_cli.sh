@@ -89,10 +89,12 @@ meshes:
     topology: line
 link:
   drop_rate: 0.02
+  flap_period_ms: 1000
+  flap_down_ms: 1
   mode: turbo
 YAML
 $WEFT up "$TMP/lossy.yaml" >"$TMP/out" 2>&1
-check "a bad link mode in the cluster file is refused" has "$TMP/out" "lossy.yaml:9: unknown link mode 'turbo' (known modes: ttlink, compliance)"
+check "a bad link mode in the cluster file is refused" has "$TMP/out" "lossy.yaml:11: unknown link mode 'turbo' (known modes: ttlink, compliance)"
 check "no chip was started for a bad link mode" no_chip_processes
 
 $WEFT up no-such-cluster >"$TMP/out" 2>&1
@@ -167,7 +169,7 @@ sed -i 's/mode: turbo/mode: compliance/' "$TMP/lossy.yaml"
 $WEFT up "$TMP/lossy.yaml" >"$TMP/out" 2>&1
 check "run dir is reusable after a crash" has "$TMP/out" "cluster 'lossy' up"
 $WEFT status >"$TMP/out" 2>&1
-check "the cluster file's faults and mode are on the link from the start" grep -q "chip 0.E .* compliance  *drop 0.02$" "$TMP/out"
+check "the cluster file's faults, flap and mode are on the link from the start" grep -q "chip 0.E .* compliance  *drop 0.02 flap 1000/1ms$" "$TMP/out"
 $WEFT down >/dev/null 2>&1
 check "no QEMU left at the end" no_chip_processes
 

@@ -365,11 +365,11 @@ void test_link_model(void**) {
     ClusterSpec s = PARSE(head() + mesh(0, 2, 1, "line") + "link:\n  mtu: 1500\n  bandwidth_gbps: 12.5\n"
                                                              "  latency_us: 3\n");
     assert_int_equal(s.link_model.mtu, 1500);
-    assert_true(s.link_model.bandwidth_gbps == 12.5);
-    assert_true(s.link_model.latency_us == 3.0);
+    assert_true(s.link_model.options.bandwidth_gbps == 12.5);
+    assert_true(s.link_model.options.latency_us == 3.0);
     ClusterSpec d = PARSE(head() + mesh(0, 2, 1, "line"));
     assert_int_equal(d.link_model.mtu, 16384);
-    assert_true(d.link_model.bandwidth_gbps == 0 && d.link_model.latency_us == 0);
+    assert_true(d.link_model.options.bandwidth_gbps == 0 && d.link_model.options.latency_us == 0);
 }
 
 // The wire options: for every cable in the link model, per cable in a links:
@@ -416,6 +416,25 @@ void test_link_faults(void**) {
     ClusterSpec d = PARSE(head() + mesh(0, 2, 1, "line"));
     const weft::LinkOptions od = d.link_options(0);
     assert_true(od.drop_rate == 0 && od.bit_error_rate == 0 && !od.compliance);
+}
+
+// Flapping and shaping come from the file too, for every cable or for one,
+// and a flap is judged on what the cable ends up with.
+void test_link_flap_and_shaping(void**) {
+    ClusterSpec s = PARSE(head() + mesh(0, 3, 1, "line") +
+                          "links:\n"
+                          "  - {ends: [1.E, 2.W], flap_period_ms: 200, flap_down_ms: 50, bandwidth_gbps: 0.5}\n"
+                          "link:\n"
+                          "  latency_us: 2\n"
+                          "  bandwidth_gbps: 4\n");
+    const weft::LinkOptions o0 = s.link_options(0), o1 = s.link_options(1);
+    assert_true(o0.flap_period_ms == 0 && o0.bandwidth_gbps == 4 && o0.latency_us == 2);
+    assert_true(o1.flap_period_ms == 200 && o1.flap_down_ms == 50 && o1.bandwidth_gbps == 0.5 && o1.latency_us == 2);
+    EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "link:\n  flap_period_ms: 100\n  flap_down_ms: 100\n", 8,
+                 "the cable between port E of chip 0 and port W of chip 1 would never be up: flap_down_ms 100 is not shorter than flap_period_ms 100");
+    EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "links:\n  - {ends: [0.E, 1.W], flap_down_ms: 10}\n", 8,
+                 "has flap_down_ms but no flap_period_ms");
+    EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "link:\n  flap_period_ms: -5\n", 8, "flap_period_ms (ms) must be");
 }
 
 // ---- errors ----
@@ -543,7 +562,7 @@ void test_error_bad_link_faults(void**) {
                  "not '2'");
     EXPECT_ERROR(links + "  - ends: [0.E, 1.W]\n    mode: fast\n", 9, "unknown link mode 'fast'");
     EXPECT_ERROR(links + "  - ends: [0.E, 1.W]\n    mtu: 9000\n", 9, "unknown key 'mtu' in a link entry",
-                 "allowed keys: ends, drop_rate, bit_error_rate, seed, mode");
+                 "allowed keys: ends, bandwidth_gbps, latency_us, drop_rate, bit_error_rate, seed, mode, flap_period_ms, flap_down_ms");
     EXPECT_ERROR(links + "  - {drop_rate: 0.1}\n", 8, "the link entry is missing the required key 'ends'");
     EXPECT_ERROR(links + "  - {ends: 0.E, drop_rate: 0.1}\n", 8, "ends must be a pair [CHIP.PORT, CHIP.PORT]",
                  "'0.E'");
@@ -755,6 +774,7 @@ int main() {
         cmocka_unit_test(test_port_name),
         cmocka_unit_test(test_link_model),
         cmocka_unit_test(test_link_faults),
+        cmocka_unit_test(test_link_flap_and_shaping),
         cmocka_unit_test(test_error_malformed_yaml),
         cmocka_unit_test(test_error_not_a_map),
         cmocka_unit_test(test_error_empty),
