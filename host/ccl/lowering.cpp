@@ -4,7 +4,9 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <tuple>
 
+#include "ccl/lanes.h"
 #include "common/error.h"
 
 namespace weft::ccl {
@@ -13,8 +15,10 @@ namespace {
 enum Role : uint32_t { kSend = 0, kReceive = 1, kCopy = 2 };
 
 struct WorkerKey {
-    uint32_t role, port;
-    bool operator<(const WorkerKey& o) const { return role != o.role ? role < o.role : port < o.port; }
+    uint32_t role, port, lane;
+    bool operator<(const WorkerKey& o) const {
+        return role != o.role ? role < o.role : port != o.port ? port < o.port : lane < o.lane;
+    }
 };
 
 struct LowOp {
@@ -23,6 +27,8 @@ struct LowOp {
     abi::CclOpcode opcode;
     Span src, dst;
     bool reads_dst = false;  // a reduction reads what it overwrites
+    uint64_t piece = 0;      // its piece's index in its transfer
+    int direction = -1;      // a send or receive: the cable direction it uses (its lanes)
     int worker = -1;         // index into the chip's workers
     std::map<int, size_t> deps;      // producer worker -> its latest op this one must follow
     std::map<int, uint32_t> signal;  // consumer worker -> number of this op's signal to it
@@ -72,6 +78,7 @@ uint64_t lcm64(uint64_t a, uint64_t b) { return a / std::gcd(a, b) * b; }
 LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32_t>& worker_cores,
                 const LoweringOptions& opt) {
     const uint32_t n = topo.size();
+    check_workers_per_link(opt.workers_per_link, static_cast<uint32_t>(worker_cores.size()));
     std::vector<Transfer> order = plan.transfers;
     std::stable_sort(order.begin(), order.end(), [](const Transfer& a, const Transfer& b) { return a.round < b.round; });
 
@@ -79,11 +86,22 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
     std::vector<ScratchRing> scratch(n, ScratchRing(opt.scratch));
     LoweredOp out;
     std::vector<std::pair<uint32_t, size_t>> created;  // every op, in plan order
-    auto push = [&](uint32_t chip, WorkerKey key, abi::CclOpcode code, Span src, Span dst, bool reads_dst) {
+    std::vector<LinkDirection> directions;
+    std::map<std::pair<uint32_t, uint32_t>, int> direction_of;  // (sending chip, port) -> direction
+    auto direction = [&](const Hop& hop, uint64_t pieces) {
+        auto [it, fresh] = direction_of.try_emplace({hop.from_chip, hop.from_port}, static_cast<int>(directions.size()));
+        if (fresh) directions.push_back({hop.from_chip, hop.from_port, hop.to_chip, 0});
+        directions[it->second].pieces = std::max(directions[it->second].pieces, pieces);
+        return it->second;
+    };
+    auto push = [&](uint32_t chip, WorkerKey key, abi::CclOpcode code, Span src, Span dst, bool reads_dst, uint64_t piece,
+                    int dir) {
         created.push_back({chip, ops[chip].size()});
         LowOp o{};
         o.chip = chip;
         o.key = key;
+        o.piece = piece;
+        o.direction = dir;
         o.opcode = code;
         o.src = src;
         o.dst = dst;
@@ -114,7 +132,7 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
                 const uint64_t len = std::min(piece[t - first], x.src.size() - off);
                 const Span src = x.src.sub(off, len), dst = x.dst.sub(off, len);
                 if (x.src_chip == x.dst_chip) {
-                    push(x.src_chip, {kCopy, 0}, abi::kCclCopy, src, dst, false);
+                    push(x.src_chip, {kCopy, 0, 0}, abi::kCclCopy, src, dst, false, k, -1);
                     continue;
                 }
                 const std::vector<Hop>& route = topo.route(x.src_chip, x.dst_chip);
@@ -123,10 +141,11 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
                     const Hop& hop = route[h];
                     const bool final_hop = h + 1 == route.size();
                     const Span to = final_hop ? dst : scratch[hop.to_chip].take(len).sub(0, len);
-                    push(hop.from_chip, {kSend, hop.from_port}, abi::kCclSend, from, Span{}, false);
+                    const int dir = direction(hop, pieces[t - first]);
+                    push(hop.from_chip, {kSend, hop.from_port, 0}, abi::kCclSend, from, Span{}, false, k, dir);
                     const bool reduce = final_hop && x.reduce;
-                    push(hop.to_chip, {kReceive, hop.to_port}, reduce ? abi::kCclRecvReduce : abi::kCclRecv, Span{}, to,
-                         reduce);
+                    push(hop.to_chip, {kReceive, hop.to_port, 0}, reduce ? abi::kCclRecvReduce : abi::kCclRecv, Span{}, to,
+                         reduce, k, dir);
                     ops[hop.to_chip].back().partner_chip = static_cast<int>(hop.from_chip);
                     ops[hop.to_chip].back().partner = ops[hop.from_chip].size() - 1;
                     out.hops++;
@@ -137,8 +156,28 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
         first = last;
     }
 
-    // Workers: one per (role, port) a chip uses; copies get their own if one is spare.
-    std::map<std::pair<uint32_t, uint32_t>, int> stream_of;  // (chip, port) -> stream
+    // Workers: one per (role, port) a chip uses, and more lanes where spare
+    // cores allow; copies get their own if one is still spare.
+    std::vector<uint32_t> in_use(n);
+    for (uint32_t c = 0; c < n; ++c) {
+        std::set<WorkerKey> keys;
+        bool copies = false;
+        for (const LowOp& o : ops[c]) {
+            if (o.key.role == kCopy) copies = true;
+            else keys.insert(o.key);
+        }
+        in_use[c] = static_cast<uint32_t>(keys.size() + (copies && keys.empty() ? 1 : 0));
+        if (in_use[c] > worker_cores.size())
+            throw Error("chip " + std::to_string(c) + " would need " + std::to_string(in_use[c]) +
+                        " worker cores (a sender and a receiver per port it uses) but the board has " +
+                        std::to_string(worker_cores.size()));
+    }
+    const std::vector<uint32_t> lanes =
+        choose_lanes(directions, in_use, static_cast<uint32_t>(worker_cores.size()), opt.workers_per_link);
+    for (uint32_t c = 0; c < n; ++c)
+        for (LowOp& o : ops[c])
+            if (o.direction >= 0) o.key.lane = static_cast<uint32_t>(o.piece % lanes[static_cast<size_t>(o.direction)]);
+
     std::vector<std::map<WorkerKey, int>> worker_of(n);
     std::vector<size_t> first_worker(n);
     for (uint32_t c = 0; c < n; ++c) {
@@ -148,11 +187,6 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
         for (const WorkerKey& k : keys)
             if (k.role != kCopy) link_keys.push_back(k);
         const bool copies = keys.size() > link_keys.size();
-        const size_t needed = link_keys.size() + (copies && link_keys.empty() ? 1 : 0);
-        if (needed > worker_cores.size())
-            throw Error("chip " + std::to_string(c) + " would need " + std::to_string(needed) +
-                        " worker cores (a sender and a receiver per port it uses) but the board has " +
-                        std::to_string(worker_cores.size()));
         first_worker[c] = out.workers.size();
         auto add_worker = [&](WorkerKey k) {
             WorkerProgram w;
@@ -160,24 +194,28 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
             w.index = static_cast<uint32_t>(out.workers.size() - first_worker[c]);
             w.core = worker_cores[w.index];
             w.receives = k.role == kReceive;
+            w.port = k.port;
+            w.lane = k.lane;
             out.workers.push_back(w);
             return static_cast<int>(w.index);
         };
         for (const WorkerKey& k : link_keys) worker_of[c][k] = add_worker(k);
         if (copies)  // a spare core of its own, else the first link worker does them
-            worker_of[c][{kCopy, 0}] =
-                link_keys.size() < worker_cores.size() ? add_worker({kCopy, 0}) : worker_of[c].at(link_keys.front());
+            worker_of[c][{kCopy, 0, 0}] =
+                link_keys.size() < worker_cores.size() ? add_worker({kCopy, 0, 0}) : worker_of[c].at(link_keys.front());
         for (LowOp& o : ops[c]) o.worker = worker_of[c].at(o.key);
     }
-    // Streams: one EDM sender channel per (chip, port) that sends.
+    // Streams: one EDM sender channel per (chip, port, lane) that sends.
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, int> stream_of;  // (chip, port, lane) -> stream
     for (uint32_t c = 0; c < n; ++c)
         for (const LowOp& o : ops[c]) {
             if (o.opcode != abi::kCclSend) continue;
-            auto [it, fresh] = stream_of.try_emplace({c, o.key.port}, static_cast<int>(out.streams.size()));
+            auto [it, fresh] = stream_of.try_emplace({c, o.key.port, o.key.lane}, static_cast<int>(out.streams.size()));
             if (fresh) {
                 Stream s;
                 s.chip = c;
                 s.port = o.key.port;
+                s.lane = o.key.lane;
                 const Hop& h = topo.neighbour(c, s.port);
                 s.peer_chip = h.to_chip;
                 s.peer_port = h.to_port;
@@ -188,7 +226,7 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
                 static_cast<uint32_t>((o.src.size() + opt.slot_size - 1) / opt.slot_size);
         }
     for (Stream& s : out.streams) {
-        auto r = worker_of[s.peer_chip].find({kReceive, s.peer_port});
+        auto r = worker_of[s.peer_chip].find({kReceive, s.peer_port, s.lane});
         if (r == worker_of[s.peer_chip].end()) throw Error("internal: a stream without a receiver");
         s.receiver_core = out.workers[first_worker[s.peer_chip] + r->second].core;
     }

@@ -6,11 +6,17 @@
 // routed hop by hop over the cables (intermediate chips forward through a
 // scratch ring), and each hop becomes a send on the source chip's worker for
 // that port and a receive on the destination chip's worker for its port.
+// A cable direction may be striped over several lanes (lanes.h: a sender
+// worker, an EDM channel and a receiver worker each): piece k of a transfer
+// takes lane k % lanes, on every hop of that direction.
 // Workers of one chip order their accesses to shared memory with semaphores:
 // an op waits for every earlier op of another worker whose bytes it reads
 // over or writes over. Every worker runs its ops in one global order (round,
 // piece, transfer, hop) and a send is only ever waited on by the receive at
-// the same place in that order, so no cycle of waits can form.
+// the same place in that order (a send short of EDM slots waits for receives
+// earlier on its own channel), so no cycle of waits can form. Lanes only hand
+// the ops out to more workers; no worker's ops change order, so this holds
+// for any number of lanes.
 #pragma once
 #include <stdint.h>
 
@@ -29,12 +35,16 @@ struct LoweringOptions {
     uint32_t slot_size = 16 * 1024;    // EDM message size
     uint32_t element_size = 4;         // pieces of a reduced transfer cut on element boundaries
     uint32_t reduce_arg = 0;           // abi::MathOp | abi::DataType << 16 for reductions
+    // Lanes per cable direction at most (lanes.h): each gets its own sender
+    // and receiver worker and EDM channel while spare worker cores allow.
+    uint32_t workers_per_link = 1;
     Span scratch;                      // per chip: forwarding buffers (same addresses on every chip)
 };
 
-// A stream of EDM messages out of one chip port: one sender channel.
+// A stream of EDM messages out of one chip port on one lane: one sender channel.
 struct Stream {
     uint32_t chip = 0, port = 0, peer_chip = 0, peer_port = 0;
+    uint32_t lane = 0;  // carries pieces k with k % lanes == lane
     uint32_t messages = 0;
     uint32_t sender_core = 0, receiver_core = 0;
 };
@@ -42,6 +52,7 @@ struct Stream {
 struct WorkerProgram {
     uint32_t chip = 0, core = 0, index = 0;  // index: among this chip's workers (its signal slot)
     bool receives = false;
+    uint32_t port = 0, lane = 0;             // the link and lane it serves (a copy-only worker: 0, 0)
     std::vector<abi::CclInstr> code;         // kCclSignal: arg = consumer's index, address patched by the runner
 };
 

@@ -16,6 +16,7 @@ RunnerOptions RunnerOptions::from_env() {
     auto get = [](const char* name, uint32_t fallback) { return static_cast<uint32_t>(tunable(name, fallback, 1)); };
     o.slots = get("WEFT_CCL_SLOTS", o.slots);
     o.slot_size = get("WEFT_CCL_SLOT_SIZE", o.slot_size);
+    o.workers_per_link = get("WEFT_CCL_WORKERS_PER_LINK", o.workers_per_link);
     return o;
 }
 
@@ -44,6 +45,7 @@ LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo
     lo.piece_bytes = plan.piece_bytes ? plan.piece_bytes : uint64_t(options_.slots) * options_.slot_size;
     lo.element_size = l.element;
     lo.reduce_arg = uint32_t(r.redop) | uint32_t(r.dtype) << 16;
+    lo.workers_per_link = options_.workers_per_link;
     lo.scratch = l.scratch;
     return lower(plan, topo_, workers_, lo);
 }
@@ -86,9 +88,15 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
     std::vector<uint64_t> connection_of(op.workers.size(), 0);
     std::map<std::pair<uint32_t, uint32_t>, size_t> worker_at;  // (chip, core) -> worker
     for (size_t w = 0; w < op.workers.size(); ++w) worker_at[{op.workers[w].chip, op.workers[w].core}] = w;
-    for (const Stream& s : op.streams) {
+    auto cable_of = [](const Stream& s) -> std::pair<uint64_t, uint64_t> {  // by value: minmax returns references
         const uint64_t a = uint64_t(s.chip) << 32 | s.port, b = uint64_t(s.peer_chip) << 32 | s.peer_port;
-        auto key = std::minmax(a, b);
+        return {std::min(a, b), std::max(a, b)};
+    };
+    std::map<std::pair<uint64_t, uint64_t>, size_t> channels_on;  // cable -> its streams, both ways
+    for (const Stream& s : op.streams) ++channels_on[cable_of(s)];
+    for (const Stream& s : op.streams) {
+        const uint64_t a = uint64_t(s.chip) << 32 | s.port;
+        const auto key = cable_of(s);
         auto& link = links[key];
         if (!link) {
             const PortRef first{uint32_t(key.first >> 32), uint32_t(key.first)};
@@ -96,8 +104,17 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
             link = std::make_unique<EdmLinkBuilder>(mem, board, first, second, eo);
         }
         const int from_end = a == key.first ? 0 : 1;
-        const ChannelInterface ch = link->add_sender_channel(from_end, {s.sender_core}, s.messages);
-        const ChannelInterface rx = link->add_receiver_channel(ch.id, {s.receiver_core});
+        ChannelInterface ch, rx;
+        try {
+            ch = link->add_sender_channel(from_end, {s.sender_core}, s.messages);
+            rx = link->add_receiver_channel(ch.id, {s.receiver_core});
+        } catch (const Error& e) {
+            // More lanes, more channels on one ERISC: say which knob made them.
+            if (options_.workers_per_link <= 1) throw;
+            throw Error(std::string(e.what()) + " (workers_per_link " + std::to_string(options_.workers_per_link) +
+                        " gives this link " + std::to_string(channels_on[key]) +
+                        " EDM channels; lower WEFT_CCL_WORKERS_PER_LINK, WEFT_CCL_SLOTS or WEFT_CCL_SLOT_SIZE)");
+        }
         connection_of[worker_at.at({s.chip, s.sender_core})] = ch.senders.at(0).connection;
         connection_of[worker_at.at({s.peer_chip, s.receiver_core})] = rx.receivers.at(0).connection;
     }

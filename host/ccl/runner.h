@@ -34,8 +34,14 @@ struct RunnerOptions {
     // its size, and the ERISC L1 (4 MiB) holds 8 x 128 KiB each way.
     uint32_t slots = 8;
     uint32_t slot_size = 128 * 1024;
+    // Lanes per cable direction at most (lanes.h). 1: one sender and one
+    // receiver worker per port, the measured-safe choice; more stripe pieces
+    // over spare worker cores, each lane with its own EDM channel (and its
+    // slots x slot_size of ERISC L1).
+    uint32_t workers_per_link = 1;
     std::chrono::milliseconds timeout{0};  // 0: from the op's size
-    // WEFT_CCL_SLOTS / WEFT_CCL_SLOT_SIZE override the EDM buffering.
+    // WEFT_CCL_SLOTS / WEFT_CCL_SLOT_SIZE override the EDM buffering,
+    // WEFT_CCL_WORKERS_PER_LINK the lanes.
     static RunnerOptions from_env();
 };
 

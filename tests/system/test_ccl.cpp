@@ -2,7 +2,10 @@
 // ring8, ...): every op x algorithm x data type, with sizes that leave
 // remainders and sizes down to one element per rank, checked element by
 // element against the host reference; all-gather along every dimension of a
-// 4-D tensor; bad requests refused with a message that names the problem.
+// 4-D tensor; reduce-scatter and all-reduce with pieces striped over two
+// workers per link; bad requests refused with a message that names the problem.
+#include <stdlib.h>
+
 #include <string>
 #include <vector>
 
@@ -17,6 +20,7 @@ namespace {
 std::string g_name = "ring8";
 std::unique_ptr<Cluster> g_cluster;
 std::unique_ptr<ccl::CollectiveRunner> g_runner;
+std::unique_ptr<ccl::CollectiveRunner> g_striped;  // the same, with two workers per link
 
 int setup(void**) {
     if (start_for_group(g_name, &g_cluster) != 0) return -1;
@@ -26,10 +30,13 @@ int setup(void**) {
     o.slots = 3;
     o.slot_size = 4096;
     g_runner = std::make_unique<ccl::CollectiveRunner>(*g_cluster, o);
+    o.workers_per_link = 2;
+    g_striped = std::make_unique<ccl::CollectiveRunner>(*g_cluster, o);
     return 0;
 }
 
 int teardown(void**) {
+    g_striped.reset();
     g_runner.reset();
     g_cluster.reset();
     return 0;
@@ -38,11 +45,12 @@ int teardown(void**) {
 const abi::DataType kTypes[] = {abi::kF32, abi::kBF16, abi::kF16, abi::kI32};
 
 // Runs and checks one case; returns a line describing a failure, or "".
-std::string run_one(const ccl::OpRequest& r, uint32_t seed) {
+std::string run_one(const ccl::OpRequest& r, uint32_t seed, ccl::CollectiveRunner* runner = nullptr) {
+    if (!runner) runner = g_runner.get();
     std::string what = ccl::collective_name(r.op) + "/" + r.algo + "/" + ccl::dtype_name(r.dtype) + "/" +
                        ccl::redop_name(r.redop) + " " + std::to_string(r.bytes) + " B root " + std::to_string(r.root);
     try {
-        const ccl::CaseResult res = ccl::run_case(*g_runner, *g_cluster, r, seed);
+        const ccl::CaseResult res = ccl::run_case(*runner, *g_cluster, r, seed);
         if (res.check.checked == 0) return what + ": nothing was checked";
         if (res.check.wrong) return what + ": " + std::to_string(res.check.wrong) + " wrong, first " + res.check.first_wrong;
         return "";
@@ -163,6 +171,59 @@ void test_every_op_over_faulty_links(void**) {
     report(failures, cases);
 }
 
+// Seed 000's reduce-scatter with several workers: each takes every other
+// piece. Reduce-scatter (every algorithm) and all-reduce (CTRING, whose first
+// half is a ring reduce-scatter; with its all-gather one way, then both ways)
+// on two workers per link: one element per rank, and blocks of several pieces
+// (3 slots of 4 KiB) with a remainder, so the lanes get unequal shares.
+void test_two_workers_per_link(void**) {
+    const uint32_t n = static_cast<uint32_t>(g_cluster->size());
+    struct Case {
+        ccl::Collective op;
+        std::string algo;
+        bool bidir_all_gather;
+    };
+    std::vector<Case> cases;
+    for (const std::string& algo : ccl::algorithms(ccl::Collective::kReduceScatter))
+        cases.push_back({ccl::Collective::kReduceScatter, algo, false});
+    cases.push_back({ccl::Collective::kAllReduce, "ring", false});
+    cases.push_back({ccl::Collective::kAllReduce, "ring", true});
+    std::vector<std::string> failures;
+    size_t runs = 0;
+    uint32_t seed = 200;
+    for (const Case& c : cases) {
+        // CTRING's all-gather goes both ways below its threshold (on by default at these sizes).
+        setenv("WEFT_CTRING_BIDIR_AG_MAX_SIZE", c.bidir_all_gather ? "-1" : "0", 1);
+        for (abi::DataType t : {abi::kF32, abi::kI32})
+            for (uint64_t elements : {uint64_t(n), uint64_t(16000 * n + n / 2 + 1)}) {
+                ccl::OpRequest r;
+                r.op = c.op;
+                r.algo = c.algo;
+                r.dtype = t;
+                r.bytes = elements * ccl::dtype_size(t);
+                const ccl::LoweredOp op = g_striped->lower_op(r, c.algo);
+                bool striped = false;
+                for (const ccl::Stream& s : op.streams) striped |= s.lane > 0;
+                // With every block in use, a chip that sends and receives one way uses two of
+                // its four worker cores and its cables get a second lane: every op on a pair's
+                // single cable, a one-way ring on ring8 (not ring_bidir, line or a two-way
+                // all-gather). A line's middle chips are busy both ways, so nothing stripes.
+                // (Tiny sizes leave chips idle or cut CTRING's chunks to an element: either.)
+                const bool one_way = c.algo == "ring" && !c.bidir_all_gather;
+                const bool expect = g_name == "pair" || (g_name == "ring8" && one_way);
+                if (elements > n && striped != expect)
+                    failures.push_back(ccl::collective_name(c.op) + "/" + c.algo + (striped ? " striped" : " not striped") +
+                                       " on " + g_name + " (" + std::to_string(r.bytes) + " B, all-gather " +
+                                       (c.bidir_all_gather ? "both ways)" : "one way)"));
+                ++runs;
+                const std::string f = run_one(r, seed++, g_striped.get());
+                if (!f.empty()) failures.push_back(f + " (2 workers per link)");
+            }
+    }
+    unsetenv("WEFT_CTRING_BIDIR_AG_MAX_SIZE");
+    report(failures, runs);
+}
+
 void test_all_reduce_one_element(void**) {
     // One element in all: every rank but one has an empty shard.
     std::vector<std::string> failures;
@@ -252,6 +313,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_bad_requests_are_refused),
         cmocka_unit_test(test_every_op_algorithm_and_type),
         cmocka_unit_test(test_all_reduce_one_element),
+        cmocka_unit_test(test_two_workers_per_link),
         cmocka_unit_test(test_all_gather_every_dimension),
         cmocka_unit_test(test_auto_picks_a_valid_algorithm),
         cmocka_unit_test(test_every_op_over_faulty_links),

@@ -1,11 +1,15 @@
 // CMocka tests of the host side of the collective ops, no QEMU: CTRING's
 // shard indices against seed 001's worked 4-rank example, its auto-tune tiers
 // and chunking bounds, the overlay orders and their stretch, the tensor
-// slicer (piece sizes) and the lowering's bookkeeping.
+// slicer (piece sizes) and the lowering's bookkeeping, including pieces
+// striped over several workers per link (lanes), run through a small model of
+// the chips that checks they finish and never race.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "ccl/collective.h"
+#include "ccl/lanes.h"
 #include "ccl/lowering.h"
 #include "ccl/topology.h"
 
@@ -231,6 +235,249 @@ void test_a_chip_with_too_many_ports_is_refused(void**) {
     }
 }
 
+// ---- lanes: several workers per link striding the slicer's pieces ----
+
+// Runs a lowered op the way the chips would, with each EDM channel holding at
+// most one piece (a piece is the channel's whole buffering), and checks that
+// every worker finishes (no cycle of waits), that every receive drains a send
+// of its size, and that any two accesses of one chip's memory by different
+// workers where one writes are ordered by a signal chain or a send/receive
+// (vector clocks). Returns "" or what went wrong.
+struct Access {
+    size_t worker;                // global worker number
+    std::vector<uint32_t> clock;  // the worker's vector clock when it ran the op
+    uint64_t lo, hi;              // bytes [lo, hi) touched (strided runs: their hull)
+    bool writes;
+};
+
+std::string run_model(const LoweredOp& op) {
+    const size_t nw = op.workers.size();
+    std::map<std::pair<uint32_t, uint32_t>, size_t> global;  // (chip, index) -> worker
+    for (size_t w = 0; w < nw; ++w) global[{op.workers[w].chip, op.workers[w].index}] = w;
+    // Each link worker's stream: senders by (chip, port, lane), receivers by the far end.
+    std::vector<int> stream_of(nw, -1);
+    for (size_t s = 0; s < op.streams.size(); ++s) {
+        const Stream& x = op.streams[s];
+        for (size_t w = 0; w < nw; ++w) {
+            const WorkerProgram& p = op.workers[w];
+            const bool tx = !p.receives && p.chip == x.chip && p.port == x.port && p.lane == x.lane;
+            const bool rx = p.receives && p.chip == x.peer_chip && p.port == x.peer_port && p.lane == x.lane;
+            if (!tx && !rx) continue;
+            if (stream_of[w] != -1) return "worker " + std::to_string(w) + " is on two streams";
+            stream_of[w] = static_cast<int>(s);
+        }
+    }
+    struct InFlight {
+        uint64_t bytes;
+        std::vector<uint32_t> clock;
+    };
+    std::vector<std::vector<InFlight>> channel(op.streams.size());
+    // signals[consumer][producer]: the clocks of the producer at each signal.
+    std::vector<std::map<uint32_t, std::vector<std::vector<uint32_t>>>> signals(nw);
+    std::vector<std::vector<uint32_t>> clock(nw, std::vector<uint32_t>(nw, 0));
+    std::vector<size_t> pc(nw, 0);
+    std::map<uint32_t, std::vector<Access>> accesses;  // by chip
+    auto join = [](std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+        for (size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], b[i]);
+    };
+    auto hull = [](const abi::CclPages& p) {
+        return std::make_pair(p.base, p.base + (p.count ? (p.count - 1) * p.stride + p.page_size : 0));
+    };
+    auto touch = [&](size_t w, const abi::CclPages& p, bool writes) {
+        auto [lo, hi] = hull(p);
+        accesses[op.workers[w].chip].push_back({w, clock[w], lo, hi, writes});
+    };
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (size_t w = 0; w < nw; ++w) {
+            const WorkerProgram& p = op.workers[w];
+            while (pc[w] < p.code.size()) {
+                const abi::CclInstr& in = p.code[pc[w]];
+                const int s = stream_of[w];
+                if (in.opcode == abi::kCclWait) {
+                    const auto& got = signals[w][in.arg];
+                    if (got.size() < in.count) break;
+                    join(clock[w], got[in.count - 1]);
+                } else if (in.opcode == abi::kCclSignal) {
+                    signals[global.at({p.chip, in.arg})][p.index].push_back(clock[w]);
+                } else if (in.opcode == abi::kCclSend) {
+                    if (s < 0) return "a send without a stream";
+                    if (!channel[s].empty()) break;  // the channel's buffers hold the last piece still
+                    touch(w, in.src, false);
+                    std::vector<uint32_t> sent = clock[w];
+                    ++sent[w];  // a receiver knows the send read its bytes
+                    channel[s].push_back({uint64_t(in.src.page_size) * in.src.count, sent});
+                } else if (in.opcode == abi::kCclRecv || in.opcode == abi::kCclRecvReduce) {
+                    if (s < 0) return "a receive without a stream";
+                    if (channel[s].empty()) break;
+                    if (channel[s].front().bytes != uint64_t(in.dst.page_size) * in.dst.count)
+                        return "a receive of a size its send did not have";
+                    join(clock[w], channel[s].front().clock);
+                    channel[s].erase(channel[s].begin());
+                    touch(w, in.dst, true);
+                } else if (in.opcode == abi::kCclCopy) {
+                    touch(w, in.src, false);
+                    touch(w, in.dst, true);
+                }
+                ++clock[w][w];
+                ++pc[w];
+                progress = true;
+            }
+        }
+    }
+    for (size_t w = 0; w < nw; ++w)
+        if (pc[w] != op.workers[w].code.size())
+            return "chip " + std::to_string(op.workers[w].chip) + " worker " + std::to_string(op.workers[w].index) +
+                   " stuck at instruction " + std::to_string(pc[w]);
+    for (const auto& ch : channel)
+        if (!ch.empty()) return "a piece was sent and never received";
+    // a's worker had run a.clock[a.worker] ops before a: b knows of a once it knows of one more.
+    auto before = [](const Access& a, const Access& b) { return b.clock[a.worker] > a.clock[a.worker]; };
+    for (const auto& [chip, v] : accesses)
+        for (size_t i = 0; i < v.size(); ++i)
+            for (size_t j = i + 1; j < v.size(); ++j) {
+                const Access &a = v[i], &b = v[j];
+                if (a.worker == b.worker || !(a.writes || b.writes) || a.hi <= b.lo || b.hi <= a.lo) continue;
+                if (!before(a, b) && !before(b, a))
+                    return "chip " + std::to_string(chip) + ": workers " + std::to_string(op.workers[a.worker].index) +
+                           " and " + std::to_string(op.workers[b.worker].index) + " race on bytes at " +
+                           std::to_string(std::max(a.lo, b.lo));
+            }
+    return "";
+}
+
+void test_ring_reduce_scatter_strides_pieces_over_two_workers(void**) {
+    // Ring reduce-scatter on 4 chips, blocks of 5 pieces and a bit (the last
+    // piece short), two workers per link: piece k of every transfer goes
+    // through lane k % 2, each lane with its own sender, receiver and stream.
+    const uint32_t n = 4;
+    const uint64_t piece = 16384;
+    Topology t(n, ring_links(n));
+    OpRequest r;
+    r.op = Collective::kReduceScatter;
+    r.bytes = n * (5 * piece + 400);
+    const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+    const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
+    LoweringOptions o = options(piece);
+    o.workers_per_link = 2;
+    o.scratch = l.scratch;
+    const LoweredOp op = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
+
+    // Per chip: senders on E and receivers on W, lanes 0 and 1, on four distinct cores.
+    assert_int_equal(op.workers.size(), 4 * n);
+    assert_int_equal(op.streams.size(), 2 * n);
+    std::set<std::tuple<uint32_t, uint32_t, uint32_t>> seen_streams;
+    for (const Stream& s : op.streams) {
+        assert_int_equal(s.port, 1);
+        assert_int_equal(s.peer_chip, (s.chip + 1) % n);
+        assert_true(s.lane < 2);
+        assert_true(seen_streams.insert({s.chip, s.port, s.lane}).second);
+        const WorkerProgram *tx = nullptr, *rx = nullptr;
+        for (const WorkerProgram& w : op.workers) {
+            if (w.chip == s.chip && w.core == s.sender_core) tx = &w;
+            if (w.chip == s.peer_chip && w.core == s.receiver_core) rx = &w;
+        }
+        assert_non_null(tx);
+        assert_non_null(rx);
+        assert_false(tx->receives);
+        assert_true(rx->receives);
+        assert_int_equal(tx->lane, s.lane);
+        assert_int_equal(rx->lane, s.lane);
+    }
+    for (uint32_t c = 0; c < n; ++c) {
+        std::set<uint32_t> cores;
+        for (const WorkerProgram& w : op.workers)
+            if (w.chip == c) cores.insert(w.core);
+        assert_int_equal(cores.size(), 4);
+    }
+
+    // Every send and receive is piece k % 2 of its block, and one worker's
+    // pieces of one block are strided by the two workers' worth: k, k+2, ...
+    auto piece_of = [&](uint64_t address, uint64_t* block_base) {
+        for (uint32_t b = 0; b < n; ++b) {
+            const Span blk = l.work_block(b);
+            if (address >= blk.base && address < blk.base + blk.size()) {
+                *block_base = blk.base;
+                return (address - blk.base) / piece;
+            }
+        }
+        fail_msg("address 0x%llx outside the work blocks", (unsigned long long)address);
+        return uint64_t(0);
+    };
+    uint32_t sends = 0, receives = 0;
+    for (const WorkerProgram& w : op.workers) {
+        std::map<uint64_t, uint64_t> last;  // block -> the piece this worker last moved of it
+        for (const abi::CclInstr& in : w.code) {
+            const bool send = in.opcode == abi::kCclSend, receive = in.opcode == abi::kCclRecvReduce;
+            if (!send && !receive) continue;
+            uint64_t block = 0;
+            const uint64_t k = piece_of(send ? in.src.base : in.dst.base, &block);
+            assert_int_equal(k % 2, w.lane);
+            auto it = last.find(block);
+            if (it != last.end()) assert_int_equal(k, it->second + 2);
+            last[block] = k;
+            (send ? sends : receives)++;
+        }
+    }
+    // n - 1 steps, n transfers each, 6 pieces per transfer.
+    assert_int_equal(sends, (n - 1) * n * 6);
+    assert_int_equal(receives, sends);
+    assert_string_equal(run_model(op).c_str(), "");
+    // One lane: the same op, and the model agrees too.
+    o.workers_per_link = 1;
+    const LoweredOp one = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
+    assert_int_equal(one.streams.size(), n);
+    assert_string_equal(run_model(one).c_str(), "");
+}
+
+void test_lanes_go_where_cores_are_spare(void**) {
+    // Line of 4 with the ring algorithm: the middle chips send and receive both
+    // ways, so all four of their cores are busy and no cable gets a second lane;
+    // the end chips' cables could, but their far ends are the middle chips.
+    Topology t(4, line_links(4));
+    OpRequest r;
+    r.op = Collective::kReduceScatter;
+    r.bytes = 4 * 5 * 16384;
+    const OpLayout l = layout_op(r, 4, Span::bytes(0x81000000, 64 << 20));
+    const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
+    LoweringOptions o = options(16384);
+    o.workers_per_link = 2;
+    o.scratch = l.scratch;
+    const LoweredOp op = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
+    for (const Stream& s : op.streams) assert_int_equal(s.lane, 0);
+    assert_string_equal(run_model(op).c_str(), "");
+
+    // choose_lanes alone: a spare core at each end buys one more lane, handed
+    // out a level at a time; a direction with one piece gets no second lane.
+    const std::vector<LinkDirection> dirs = {{0, 1, 1, 9}, {1, 1, 2, 9}, {2, 1, 0, 1}};
+    assert_true(choose_lanes(dirs, {2, 2, 2}, 4, 2) == std::vector<uint32_t>({2, 2, 1}));
+    assert_true(choose_lanes(dirs, {2, 3, 2}, 4, 2) == std::vector<uint32_t>({2, 1, 1}));
+    assert_true(choose_lanes(dirs, {2, 2, 2}, 8, 4) == std::vector<uint32_t>({4, 4, 1}));
+    assert_true(choose_lanes(dirs, {2, 2, 2}, 4, 1) == std::vector<uint32_t>({1, 1, 1}));
+}
+
+void test_too_many_workers_per_link_is_refused(void**) {
+    Topology t(2, line_links(2));
+    Plan p;
+    p.send(0, 0, Span::bytes(0x100000, 64), 1, Span::bytes(0x200000, 64));
+    LoweringOptions o = options(1 << 20);
+    o.workers_per_link = 3;
+    try {
+        lower(p, t, {4, 5, 6, 7}, o);
+        fail();
+    } catch (const std::exception& e) {
+        assert_non_null(strstr(e.what(), "workers_per_link 3 needs 6 worker cores"));
+        assert_non_null(strstr(e.what(), "the board has 4"));
+    }
+    o.workers_per_link = 0;
+    try {
+        lower(p, t, {4, 5, 6, 7}, o);
+        fail();
+    } catch (const std::exception& e) {
+        assert_non_null(strstr(e.what(), "at least 1"));
+    }
+}
+
 void test_layout_splits_remainders_to_the_first_ranks(void**) {
     OpRequest r;
     r.op = Collective::kReduceScatter;
@@ -262,6 +509,9 @@ int main() {
         cmocka_unit_test(test_lowering_routes_and_orders_workers),
         cmocka_unit_test(test_a_chip_with_too_many_ports_is_refused),
         cmocka_unit_test(test_layout_splits_remainders_to_the_first_ranks),
+        cmocka_unit_test(test_ring_reduce_scatter_strides_pieces_over_two_workers),
+        cmocka_unit_test(test_lanes_go_where_cores_are_spare),
+        cmocka_unit_test(test_too_many_workers_per_link_is_refused),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
