@@ -323,6 +323,45 @@ void test_shaped_wire_runs_at_its_rate(void**) {
     assert_int_equal(r.cable.counters(0).retransmits.load(), 0);  // the timer allowed for the slow wire
 }
 
+// Each direction is its own wire: sending both ways at once takes as long as
+// one way, because acks do not wait behind the other direction's data.
+void test_shaped_wire_is_full_duplex(void**) {
+    // The bridge's proportions: a window of 16 KiB frames longer on the wire
+    // than the queue the cable books ahead, so an ack behind the queue would
+    // stall the window.
+    constexpr size_t kFrame = 16384, kFrames = 128;
+    constexpr double kGBps = 0.5;
+    TtLinkConfig c = config();
+    c.window = 32;
+    std::vector<uint8_t> src[2], dst[2];
+    for (int e = 0; e < 2; ++e) {
+        src[e].resize(kFrame * kFrames);
+        dst[e].assign(kFrame * kFrames, 0);
+        for (size_t i = 0; i < src[e].size(); ++i) src[e][i] = static_cast<uint8_t>(i * 7 + e);
+    }
+    TtLinkCable cable(c, WireFaults{0, 0, 1}, [&](int receiver, uint64_t d, const uint8_t* p, size_t n) {
+        memcpy(dst[receiver].data() + d, p, n);
+    });
+    cable.set_faults(shaping(kGBps, 0));
+    uint64_t now = 0;
+    size_t off[2] = {0, 0};
+    while (off[0] < kFrame * kFrames || off[1] < kFrame * kFrames || cable.mac(0).frames_pending() ||
+           cable.mac(1).frames_pending()) {
+        for (int e = 0; e < 2; ++e)
+            while (off[e] < kFrame * kFrames && cable.mac(e).can_send()) {
+                cable.mac(e).send_borrowed(off[e], src[e].data() + off[e], kFrame);
+                off[e] += kFrame;
+            }
+        cable.pump(now += 1);
+        if (now > 100000) fail_msg("not delivered after 100 ms of wire time");
+    }
+    // End 0's bytes land at end 1 and the other way round.
+    assert_memory_equal(dst[1].data(), src[0].data(), src[0].size());
+    assert_memory_equal(dst[0].data(), src[1].data(), src[1].size());
+    const double ideal = kFrames * (kFrame + kFrameOverhead) / (kGBps * 1e3);
+    if (double(now) > ideal * 1.1) fail_msg("both ways took %.0f us; one way alone takes %.0f us", double(now), ideal);
+}
+
 // Latency holds each frame on the wire, and its ack on the way back.
 void test_latency_delays_frames_and_acks(void**) {
     Rig r(config(), WireFaults{0, 0, 1}, 512);
@@ -384,6 +423,7 @@ int main() {
         cmocka_unit_test(test_flapping_link_still_delivers),
         cmocka_unit_test(test_bad_faults_are_refused_by_name),
         cmocka_unit_test(test_shaped_wire_runs_at_its_rate),
+        cmocka_unit_test(test_shaped_wire_is_full_duplex),
         cmocka_unit_test(test_latency_delays_frames_and_acks),
         cmocka_unit_test(test_shaped_lossy_wire_still_delivers_exactly_once),
         cmocka_unit_test(test_shaping_lifted_mid_flight_keeps_order),
