@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -296,27 +297,27 @@ int cmd_link(const Args& a) {
     return 0;
 }
 
-double parse_rate(const std::string& word, const char* what) {
+// The whole word as a number, or NaN (which every range check refuses).
+double whole_number(const std::string& word) {
     size_t used = 0;
-    double r = -1;
     try {
-        r = std::stod(word, &used);
+        const double r = std::stod(word, &used);
+        if (used == word.size()) return r;
     } catch (const std::exception&) {
     }
-    if (used != word.size() || !(r >= 0 && r <= 1))
+    return std::nan("");
+}
+
+double parse_rate(const std::string& word, const char* what) {
+    const double r = whole_number(word);
+    if (!(r >= 0 && r <= 1))
         throw Error(std::string(what) + " must be a number from 0 to 1 (e.g. 0.01 or 1e-6), not '" + word + "'");
     return r;
 }
 
 double parse_number(const std::string& word, const char* what) {
-    size_t used = 0;
-    double r = -1;
-    try {
-        r = std::stod(word, &used);
-    } catch (const std::exception&) {
-    }
-    if (used != word.size() || !(r >= 0))
-        throw Error(std::string(what) + " must be a non-negative number, not '" + word + "'");
+    const double r = whole_number(word);
+    if (!(r >= 0)) throw Error(std::string(what) + " must be a non-negative number, not '" + word + "'");
     return r;
 }
 
