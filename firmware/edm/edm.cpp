@@ -28,6 +28,7 @@ Edm::Edm(abi::EdmConfig& config)
             c.id >= abi::kEdmMaxChannels)
             mailbox::panic(abi::kPanicBadArgs, 100 + i);
         channels_[i].cfg = &c;
+        if (c.role == abi::kEdmReceiver) ++credit_reserve_;
         config.status[i] = abi::EdmChannelStatus{};
         // Clear-before-notify at start-up: no worker has been told of any slot yet.
         for (uint32_t s = 0; s < c.slots; ++s) *edm_semaphore(channels_[i], s) = 0;
@@ -147,7 +148,7 @@ bool Edm::poll_sender(Channel& ch) {
         if (ch.closing) break;
     }
     // 3. Send what was taken while the peer has a free slot.
-    while (ch.sent < ch.taken && ch.sent - link_.acked[c.id] < n && tx_room(2)) {
+    while (ch.sent < ch.taken && ch.sent - link_.acked[c.id] < n && tx_room(2 + credit_reserve_)) {
         const uint32_t slot = ch.sent % n;
         ch.eth_command[slot] = eth::issued(config_.port);
         eth::send_bytes(config_.port, c.buffer_base + uint64_t(c.slot_size) * slot,
@@ -176,31 +177,38 @@ bool Edm::poll_receiver(Channel& ch) {
         ++ch.delivered;
         moved = true;
     }
-    // 2. Return slots the workers are done with to the sender.
-    while (ch.released < ch.delivered) {
+    // 2. Return slots the workers are done with to the sender: one credit word
+    // (the count released so far) covers every slot freed in this round.
+    const uint32_t released_before = ch.released;
+    while (!ch.closed && ch.released < ch.delivered) {
         const uint32_t slot = ch.released % n;
         const uint32_t signal = *edm_semaphore(ch, slot);
         if (signal < needed_signals(ch)) break;
-        if (!tx_room(1)) break;
         *edm_semaphore(ch, slot) = 0;
         ++ch.released;
-        eth::send_word(config_.port, peer_word(&link_.acked[c.id]), ch.released);
-        ++moved_;
-        moved = true;
-        if (c.sharing != abi::kEdmShared && signal == abi::kEdmNextMessageIsLast &&
-            config_.termination == abi::kEdmWorkerInitiated) {
-            ch.done = true;
-            return true;
-        }
+        ch.closed = c.sharing != abi::kEdmShared && signal == abi::kEdmNextMessageIsLast &&
+                    config_.termination == abi::kEdmWorkerInitiated;
     }
-    // 3. Termination.
-    if (config_.termination == abi::kEdmMessageCount) {
+    if (ch.released != released_before) {
+        moved_ += ch.released - released_before;
+        moved = true;
+    }
+    if (ch.released != ch.credited && tx_room(1)) {
+        ch.credited = ch.released;
+        eth::send_word(config_.port, peer_word(&link_.acked[c.id]), ch.credited);
+        moved = true;
+    }
+    // 3. Termination, once the sender has been told of every freed slot.
+    if (ch.credited != ch.released) return moved;
+    if (ch.closed) {
+        ch.done = true;
+    } else if (config_.termination == abi::kEdmMessageCount) {
         if (ch.released == c.message_count) ch.done = moved = true;
     } else if (ch.released == ch.delivered && c.control_semaphore &&
                *word_at(c.control_semaphore) >= abi::kEdmTerminateImmediately) {
-        ch.done = moved = true;
+        ch.done = true;
     }
-    return moved;
+    return moved || ch.done;
 }
 
 bool Edm::poll() {

@@ -39,6 +39,8 @@ private:
         // sender: granted >= taken >= sent; receiver: delivered >= released
         uint32_t granted = 0, taken = 0, sent = 0;
         uint32_t delivered = 0, released = 0;
+        uint32_t credited = 0;  // receiver: the `released` count last sent to the sender
+        bool closed = false;    // receiver: the worker released its last message
         uint32_t eth_command[abi::kEdmMaxSlots] = {};  // sender: eth command that sends slot i
         bool closing = false;  // sender: no more grants (last message seen or terminate)
         bool done = false;
@@ -75,6 +77,10 @@ private:
     uint64_t next_handshake_ = 0;
     bool done_ = false;
     uint32_t moved_ = 0;
+    // TX ring entries a sender leaves free, one per receiver channel: a ring
+    // kept full of our own payloads would hold back the credits the peer's
+    // sender waits for, and the two directions of the link would take turns.
+    uint32_t credit_reserve_ = 0;
 };
 
 }  // namespace weft::edm

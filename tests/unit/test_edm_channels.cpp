@@ -51,6 +51,7 @@ struct Link {
     DeviceCounters counters;
     uint32_t slots, size;
     bool wire_up = true;
+    uint32_t wire_budget = 64;  // Ethernet commands the wire completes per look at the ring
 
     Link(uint32_t slots_, uint32_t size_, uint32_t termination, uint32_t count, int initiator = 0)
         : slots(slots_), size(size_) {
@@ -96,7 +97,7 @@ struct Link {
         for (int e = 0; e < 2; ++e) {
             run_noc_ring(everything, board, end[e].cb->noc[kEdmCore], 64, counters);
             if (!wire_up) continue;
-            consume_ring(end[e].cb->eth[kPort], 64, [](const abi::EthCommand& c) -> uint32_t {
+            consume_ring(end[e].cb->eth[kPort], wire_budget, [](const abi::EthCommand& c) -> uint32_t {
                 if (c.op == abi::kEthSendBytes) memcpy(reinterpret_cast<void*>(c.dst), reinterpret_cast<void*>(c.src), c.len);
                 else *reinterpret_cast<volatile uint32_t*>(c.dst) = c.value;
                 return abi::kRingOk;
@@ -303,6 +304,75 @@ void test_dead_link_panics_with_the_port(void**) {
     }
 }
 
+// Channel 1 of a link: from end 1 back to end 0, with buffers of its own.
+struct ReverseChannel {
+    std::vector<uint8_t> buffers[2];
+    uint32_t edm_sems[2][abi::kEdmMaxSlots] = {};
+    uint32_t worker_sems[2][abi::kEdmMaxSlots] = {};
+    uint32_t sent = 0, received = 0;
+    Link& l;
+
+    explicit ReverseChannel(Link& link) : l(link) {
+        for (int e = 0; e < 2; ++e) buffers[e].assign(uint64_t(l.slots) * l.size, 0);
+        for (int e = 0; e < 2; ++e) {
+            abi::EdmChannel& ch = l.end[e].config.channels[1];
+            ch = l.end[e].config.channels[0];
+            ch.id = 1;
+            ch.role = e == 1 ? abi::kEdmSender : abi::kEdmReceiver;
+            ch.buffer_base = addr(buffers[e].data());
+            ch.semaphore_base = addr(edm_sems[e]);
+            ch.control_semaphore = 0;
+            ch.workers[0].semaphore_base = addr(worker_sems[e]);
+            ch.remote_buffer_base = e == 1 ? addr(buffers[0].data()) : 0;
+            l.end[e].config.num_channels = 2;
+        }
+    }
+    // The workers of this channel, seed protocol, each as far as it can go.
+    void work(uint32_t count) {
+        for (; sent < count && worker_sems[1][sent % l.slots]; ++sent) {
+            const uint32_t slot = sent % l.slots;
+            worker_sems[1][slot] = 0;
+            memset(buffers[1].data() + slot * l.size, int(sent + 1), l.size);
+            edm_sems[1][slot] += abi::kEdmNextMessageAvailable;
+        }
+        for (; received < count && worker_sems[0][received % l.slots]; ++received) {
+            const uint32_t slot = received % l.slots;
+            worker_sems[0][slot] = 0;
+            assert_int_equal(buffers[0][slot * l.size + l.size - 1], uint8_t(received + 1));
+            edm_sems[0][slot] += abi::kEdmNextMessageAvailable;
+        }
+    }
+};
+
+// Both directions of a link at once, with a wire slower than the workers:
+// each EDM keeps its Ethernet ring full of its own payloads, and the credits
+// that free the peer's sender must still get out between them. Were they
+// queued behind a full ring, the two directions would take turns instead of
+// sharing the link.
+void test_both_directions_share_a_busy_ring(void**) {
+    constexpr uint32_t kCount = 600;
+    Link l(abi::kEdmMaxSlots, 16, abi::kEdmMessageCount, kCount);
+    ReverseChannel back(l);
+    l.wire_budget = 2;  // one message (payload + its counter) per look
+    l.start(0);
+    l.start(1);
+    std::vector<uint8_t> got;
+    uint32_t sent = 0, received = 0, back_when_forward_done = 0;
+    run(l, 100000, [&] {
+        while (sent < kCount && worker_send(l, sent)) ++sent;
+        while (received < kCount && worker_receive(l, received, &got)) ++received;
+        back.work(kCount);
+        if (received == kCount && !back_when_forward_done) back_when_forward_done = back.received;
+    });
+    assert_true(l.done(0) && l.done(1));
+    assert_int_equal(received, kCount);
+    assert_int_equal(back.received, kCount);
+    for (uint32_t m = 0; m < kCount; ++m) assert_int_equal(got[2 * m + 1], uint8_t(m + 1));
+    if (back_when_forward_done < kCount * 3 / 4)
+        fail_msg("one direction finished while the other had moved only %u of %u messages", back_when_forward_done,
+                 kCount);
+}
+
 void test_bad_config_panics(void**) {
     Link l(2, 32, abi::kEdmMessageCount, 1);
     l.end[0].config.channels[0].slots = abi::kEdmMaxSlots + 1;
@@ -326,6 +396,7 @@ int main() {
         cmocka_unit_test(test_receiver_terminate_races_last_release),
         cmocka_unit_test(test_message_count_waits_for_missing_messages),
         cmocka_unit_test(test_dead_link_panics_with_the_port),
+        cmocka_unit_test(test_both_directions_share_a_busy_ring),
         cmocka_unit_test(test_bad_config_panics),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
