@@ -26,21 +26,6 @@ void store_release(volatile T& v, T value) {
 
 }  // namespace
 
-TtLinkConfig bridge_tt_link_config(bool compliance_mode) {
-    TtLinkConfig c;
-    c.compliance_mode = compliance_mode;
-    // On an unshaped wire frames reach the far MAC within the pump that sends
-    // them, so an ack is late only when it was lost: the timer need not wait
-    // for a round trip, just long enough that a lossy link still moves (a
-    // shaped cable stretches it by its window's time on the wire, see
-    // TtLinkCable). 32 frames of 16 KiB in flight is 512 KiB, plenty for a
-    // wire with no latency.
-    c.window = 32;
-    c.retransmit_timeout = 200;
-    c.timeouts_before_retrain = 8;
-    return c;
-}
-
 Ethernet::Ethernet(const ClusterSpec& spec, std::vector<std::unique_ptr<ChipProcess>>& chips)
     : spec_(spec),
       chips_(chips),

@@ -27,9 +27,6 @@ struct Link {
     std::atomic<uint64_t> misaddressed{0};
 };
 
-// The TT-link parameters the bridge runs its MACs with (times in µs).
-TtLinkConfig bridge_tt_link_config(bool compliance_mode);
-
 class Ethernet {
 public:
     Ethernet(const ClusterSpec& spec, std::vector<std::unique_ptr<ChipProcess>>& chips);

@@ -174,6 +174,13 @@ bool TtLinkEndpoint::next_frame_view(FrameView& out) {
     return false;
 }
 
+bool TtLinkEndpoint::next_ack_view(FrameView& out) {
+    if (config_.compliance_mode || !ack_owed_) return false;
+    ++counters_.acks_sent;
+    control_frame(abi::kTtLinkAck, out);
+    return true;
+}
+
 bool TtLinkEndpoint::next_compliance_frame(FrameView& out) {
     if (outgoing_.empty()) return false;
     data_frame(0, out);

@@ -111,6 +111,10 @@ public:
     std::optional<std::vector<uint8_t>> next_frame();
     // The same without encoding: false when there is nothing to say.
     bool next_frame_view(FrameView& out);
+    // An ack-only frame if one is owed (false otherwise), for a wire that
+    // sends acks ahead of the data frames it has queued: a data frame queued
+    // now would carry the ack only once the queue ahead of it has gone.
+    bool next_ack_view(FrameView& out);
 
     // --- Wire to upper layer ---
     // A frame off the wire, good or bad. May call the deliver callback.

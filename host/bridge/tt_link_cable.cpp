@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "driver/cluster_file.h"
+#include "weft/abi/control_block.h"
 
 namespace weft {
 
@@ -33,6 +34,22 @@ namespace {
 // busy across such a gap and the average rate stays the configured one.
 constexpr double kWireQueueUs = 500;
 }  // namespace
+
+TtLinkConfig bridge_tt_link_config(bool compliance_mode) {
+    TtLinkConfig c;
+    c.compliance_mode = compliance_mode;
+    // On an unshaped wire frames reach the far MAC within the pump that sends
+    // them, so an ack is late only when it was lost: the timer need not wait
+    // for a round trip, just long enough that a lossy link still moves (a
+    // shaped cable stretches it by its window's time on the wire, see
+    // TtLinkCable). The window is twice a port's command ring (a command is a
+    // frame or more), so on a shaped wire the ring, not the MAC, bounds what
+    // is in flight: a round trip there is the wire's queue plus an ack.
+    c.window = 2 * abi::kEthSlots;
+    c.retransmit_timeout = 200;
+    c.timeouts_before_retrain = 8;
+    return c;
+}
 
 const char* cable_state_name(CableState s) {
     switch (s) {
@@ -96,7 +113,9 @@ void TtLinkCable::change_mode_when_drained() {
     mac_[0]->hold(pending);
     mac_[1]->hold(pending);
     if (!pending) return;
-    if (!mac_[0]->idle() || !mac_[1]->idle() || !transit_[0].empty() || !transit_[1].empty()) return;
+    if (!mac_[0]->idle() || !mac_[1]->idle() || !transit_[0].empty() || !transit_[1].empty() ||
+        !acks_ahead_[0].empty() || !acks_ahead_[1].empty())
+        return;
     const bool wanted = mode_wanted_.load(std::memory_order_acquire);
     for (auto& mac : mac_) {
         mac->set_mode(wanted);
@@ -115,15 +134,9 @@ bool TtLinkCable::wire_ready(int from, uint64_t now_us) const {
     return wire_free_us_[from] < double(now_us) + kWireQueueUs;
 }
 
-void TtLinkCable::send_shaped(int from, const FrameView& frame, uint64_t now_us) {
-    const size_t bytes = sizeof(abi::TtLinkHeader) + frame.header.length + sizeof(abi::TtLinkTrailer);
-    // A lost frame took its time on the wire all the same.
-    const double start = std::max(double(now_us), wire_free_us_[from]);
-    wire_free_us_[from] = start + (bandwidth_gbps_ > 0 ? double(bytes) / (bandwidth_gbps_ * 1e3) : 0);
+bool TtLinkCable::put_on_wire(int from, const FrameView& frame, size_t bytes, InTransit& t) {
     const FaultyWire::Fate fate = wire_[from].judge(bytes);
-    if (fate == FaultyWire::Fate::kDropped) return;
-    InTransit t;
-    t.arrive_us = wire_free_us_[from] + latency_us_;
+    if (fate == FaultyWire::Fate::kDropped) return false;
     t.header = frame.header;
     if (fate == FaultyWire::Fate::kCorrupted) {
         encode_frame_into(frame.header, frame.payload, t.owned);
@@ -136,13 +149,49 @@ void TtLinkCable::send_shaped(int from, const FrameView& frame, uint64_t now_us)
     } else {
         t.payload = frame.payload;
     }
-    transit_[from].push_back(std::move(t));
+    return true;
+}
+
+void TtLinkCable::send_shaped(int from, const FrameView& frame, uint64_t now_us) {
+    const size_t bytes = sizeof(abi::TtLinkHeader) + frame.header.length + sizeof(abi::TtLinkTrailer);
+    // A lost frame took its time on the wire all the same.
+    const double start = std::max(double(now_us), wire_free_us_[from]);
+    wire_free_us_[from] = start + (bandwidth_gbps_ > 0 ? double(bytes) / (bandwidth_gbps_ * 1e3) : 0);
+    InTransit t;
+    t.wire_done_us = wire_free_us_[from];
+    t.arrive_us = t.wire_done_us + latency_us_;
+    if (put_on_wire(from, frame, bytes, t)) transit_[from].push_back(std::move(t));
+}
+
+void TtLinkCable::send_ack_ahead(int from, const FrameView& frame, uint64_t now_us) {
+    const size_t bytes = sizeof(abi::TtLinkHeader) + sizeof(abi::TtLinkTrailer);
+    const double serialise_us = bandwidth_gbps_ > 0 ? double(bytes) / (bandwidth_gbps_ * 1e3) : 0;
+    // After the frame on the wire now (the first queued one still leaving),
+    // and the queue behind it is pushed back by the ack's own time.
+    double start = double(now_us);
+    for (const InTransit& q : transit_[from])
+        if (q.wire_done_us > start) {
+            start = q.wire_done_us;
+            break;
+        }
+    wire_free_us_[from] += serialise_us;
+    InTransit t;
+    t.wire_done_us = start + serialise_us;
+    t.arrive_us = t.wire_done_us + latency_us_;
+    if (!acks_ahead_[from].empty()) t.arrive_us = std::max(t.arrive_us, acks_ahead_[from].back().arrive_us);
+    if (put_on_wire(from, frame, bytes, t)) acks_ahead_[from].push_back(std::move(t));
 }
 
 bool TtLinkCable::deliver_arrived(int from, uint64_t now_us) {
     bool any = false;
-    std::deque<InTransit>& q = transit_[from];
-    while (!q.empty() && q.front().arrive_us <= double(now_us)) {
+    std::deque<InTransit>& data = transit_[from];
+    std::deque<InTransit>& acks = acks_ahead_[from];
+    for (;;) {
+        // The two queues merged by arrival time (acks first on a tie: they were sent first).
+        const bool data_due = !data.empty() && data.front().arrive_us <= double(now_us);
+        const bool ack_due = !acks.empty() && acks.front().arrive_us <= double(now_us);
+        if (!data_due && !ack_due) break;
+        std::deque<InTransit>& q = ack_due && (!data_due || acks.front().arrive_us <= data.front().arrive_us) ? acks : data;
         InTransit t = std::move(q.front());
         q.pop_front();
         TtLinkEndpoint& to = *mac_[1 - from];
@@ -183,6 +232,7 @@ uint64_t TtLinkCable::pump(uint64_t now_us) {
         if (carrier_) {
             carrier_ = false;
             for (auto& q : transit_) q.clear();  // what was on the fibre is lost
+            for (auto& q : acks_ahead_) q.clear();
             publish();
         }
         return 0;
@@ -202,9 +252,16 @@ uint64_t TtLinkCable::pump(uint64_t now_us) {
         bool said = false;
         for (int end = 0; end < 2; ++end) {
             // Frames still on a wire whose shaping was just lifted go first: order is kept.
-            const bool delay_line = shaped || !transit_[end].empty();
+            const bool delay_line = shaped || !transit_[end].empty() || !acks_ahead_[end].empty();
             if (delay_line) said |= deliver_arrived(end, now_us);
             FrameView frame;
+            // A data frame queued now would start only when the wire is free:
+            // an ack owed meanwhile goes ahead of the queue, as a MAC slips a
+            // control frame between two data frames.
+            if (delay_line && wire_free_us_[end] > double(now_us) && mac_[end]->next_ack_view(frame)) {
+                send_ack_ahead(end, frame, now_us);
+                said = true;
+            }
             while ((!delay_line || wire_ready(end, now_us)) && mac_[end]->next_frame_view(frame)) {
                 if (delay_line)
                     send_shaped(end, frame, now_us);

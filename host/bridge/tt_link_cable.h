@@ -40,6 +40,9 @@ struct CableFaults {
 // down time is not shorter than its period, a negative or absurd shaping).
 void check_cable_faults(const CableFaults& f);
 
+// The TT-link parameters the bridge runs its cables' MACs with (times in µs).
+TtLinkConfig bridge_tt_link_config(bool compliance_mode);
+
 enum class CableState : uint32_t { kUp = 0, kDown = 1, kRetraining = 2 };
 const char* cable_state_name(CableState s);
 
@@ -69,7 +72,8 @@ public:
     // faults. Lets the engine skip idle cables on every pass.
     bool quiet() const {
         return mac_[0]->idle() && mac_[1]->idle() && carrier_ == plugged() && !flap_period_us_ &&
-               transit_[0].empty() && transit_[1].empty() && !faults_changed_.load(std::memory_order_relaxed) &&
+               transit_[0].empty() && transit_[1].empty() && acks_ahead_[0].empty() && acks_ahead_[1].empty() &&
+               !faults_changed_.load(std::memory_order_relaxed) &&
                !mode_change_pending();
     }
 
@@ -94,6 +98,7 @@ public:
 private:
     // A frame on a shaped wire: sent, not yet arrived.
     struct InTransit {
+        double wire_done_us = 0;  // its last byte leaves the sender
         double arrive_us = 0;
         abi::TtLinkHeader header{};
         const uint8_t* payload = nullptr;  // TT-link data: the sender holds it until acknowledged
@@ -102,10 +107,14 @@ private:
     };
 
     void transmit(int from, const FrameView& frame);
-    void arrive(int from, const abi::TtLinkHeader& header, const uint8_t* payload, std::vector<uint8_t>* corrupted);
     // Shaped wires: may `from` start another frame, and which frames are due.
     bool wire_ready(int from, uint64_t now_us) const;
     void send_shaped(int from, const FrameView& frame, uint64_t now_us);
+    // An ack-only frame slipped in ahead of the data queued on the wire: it
+    // waits for the frame being serialised, not for the whole queue.
+    void send_ack_ahead(int from, const FrameView& frame, uint64_t now_us);
+    // The frame as it travels (false: the wire lost it).
+    bool put_on_wire(int from, const FrameView& frame, size_t bytes, InTransit& t);
     bool deliver_arrived(int from, uint64_t now_us);
     bool carrier(uint64_t now_us) const;
     void take_new_faults(uint64_t now_us);
@@ -123,6 +132,7 @@ private:
     double bandwidth_gbps_ = 0, latency_us_ = 0;
     double wire_free_us_[2] = {0, 0};   // when each direction's serialiser is done with what it has
     std::deque<InTransit> transit_[2];  // in arrival order (one serialiser, one latency)
+    std::deque<InTransit> acks_ahead_[2];  // ack-only frames sent ahead of transit_, in arrival order
     uint64_t flap_period_us_ = 0, flap_down_us_ = 0, flap_epoch_us_ = 0;
 
     std::atomic<bool> plugged_{true};

@@ -324,42 +324,74 @@ void test_shaped_wire_runs_at_its_rate(void**) {
 }
 
 // Each direction is its own wire: sending both ways at once takes as long as
-// one way, because acks do not wait behind the other direction's data.
+// one way, because acks do not wait behind the other direction's data. The
+// traffic is the EDM's (each 16 KiB payload followed by a 4-byte counter, so
+// half the window's frames are small) and the MACs run the bridge's config.
 void test_shaped_wire_is_full_duplex(void**) {
-    // The bridge's proportions: a window of 16 KiB frames longer on the wire
-    // than the queue the cable books ahead, so an ack behind the queue would
-    // stall the window.
-    constexpr size_t kFrame = 16384, kFrames = 128;
+    constexpr size_t kFrame = 16384, kFrames = 128, kCounters = kFrame * kFrames;
     constexpr double kGBps = 0.5;
-    TtLinkConfig c = config();
-    c.window = 32;
     std::vector<uint8_t> src[2], dst[2];
     for (int e = 0; e < 2; ++e) {
         src[e].resize(kFrame * kFrames);
-        dst[e].assign(kFrame * kFrames, 0);
+        dst[e].assign(kCounters + 4, 0);
         for (size_t i = 0; i < src[e].size(); ++i) src[e][i] = static_cast<uint8_t>(i * 7 + e);
     }
-    TtLinkCable cable(c, WireFaults{0, 0, 1}, [&](int receiver, uint64_t d, const uint8_t* p, size_t n) {
-        memcpy(dst[receiver].data() + d, p, n);
-    });
+    TtLinkCable cable(bridge_tt_link_config(false), WireFaults{0, 0, 1},
+                      [&](int receiver, uint64_t d, const uint8_t* p, size_t n) { memcpy(dst[receiver].data() + d, p, n); });
     cable.set_faults(shaping(kGBps, 0));
     uint64_t now = 0;
-    size_t off[2] = {0, 0};
-    while (off[0] < kFrame * kFrames || off[1] < kFrame * kFrames || cable.mac(0).frames_pending() ||
+    size_t next[2] = {0, 0};  // frames queued: even ones payloads, odd ones counters
+    while (next[0] < 2 * kFrames || next[1] < 2 * kFrames || cable.mac(0).frames_pending() ||
            cable.mac(1).frames_pending()) {
         for (int e = 0; e < 2; ++e)
-            while (off[e] < kFrame * kFrames && cable.mac(e).can_send()) {
-                cable.mac(e).send_borrowed(off[e], src[e].data() + off[e], kFrame);
-                off[e] += kFrame;
+            for (; next[e] < 2 * kFrames && cable.mac(e).can_send(); ++next[e]) {
+                const uint32_t count = static_cast<uint32_t>(next[e] / 2 + 1);
+                if (next[e] % 2 == 0)
+                    cable.mac(e).send_borrowed((count - 1) * kFrame, src[e].data() + (count - 1) * kFrame, kFrame);
+                else
+                    cable.mac(e).send_borrowed(kCounters, reinterpret_cast<const uint8_t*>(&count), 4);
             }
         cable.pump(now += 1);
         if (now > 100000) fail_msg("not delivered after 100 ms of wire time");
     }
-    // End 0's bytes land at end 1 and the other way round.
-    assert_memory_equal(dst[1].data(), src[0].data(), src[0].size());
-    assert_memory_equal(dst[0].data(), src[1].data(), src[1].size());
-    const double ideal = kFrames * (kFrame + kFrameOverhead) / (kGBps * 1e3);
+    // End 0's bytes land at end 1 and the other way round, the last counter last.
+    for (int e = 0; e < 2; ++e) {
+        assert_memory_equal(dst[1 - e].data(), src[e].data(), src[e].size());
+        uint32_t last;
+        memcpy(&last, dst[1 - e].data() + kCounters, 4);
+        assert_int_equal(last, kFrames);
+    }
+    const double ideal = kFrames * (kFrame + 4 + 2 * kFrameOverhead) / (kGBps * 1e3);
     if (double(now) > ideal * 1.1) fail_msg("both ways took %.0f us; one way alone takes %.0f us", double(now), ideal);
+    assert_int_equal(cable.counters(0).retransmits.load() + cable.counters(1).retransmits.load(), 0);
+}
+
+// An ack does not wait behind the data its end has queued on the wire: it
+// goes after the frame being sent, as a MAC slips a control frame in.
+void test_ack_goes_ahead_of_queued_data(void**) {
+    constexpr size_t kFrame = 16384;
+    constexpr double kGBps = 0.5, kLatencyUs = 2;  // a 16 KiB frame: about 33 us on the wire
+    std::vector<uint8_t> src(8 * kFrame, 0x5a), dst[2];
+    for (auto& d : dst) d.assign(src.size(), 0);
+    std::vector<uint64_t> order;
+    TtLinkCable cable(bridge_tt_link_config(false), WireFaults{0, 0, 1},
+                      [&](int receiver, uint64_t d, const uint8_t* p, size_t n) {
+                          memcpy(dst[receiver].data() + d, p, n);
+                          if (receiver == 0) order.push_back(d);
+                      });
+    cable.set_faults(shaping(kGBps, kLatencyUs));
+    for (size_t f = 0; f < 8; ++f) cable.mac(1).send_borrowed(f * kFrame, src.data() + f * kFrame, kFrame);
+    cable.mac(0).send_borrowed(0, src.data(), 1024);
+    cable.pump(1);  // end 1's wire is booked for about 265 us; end 0's frame lands at about 5 us
+    cable.pump(10);  // end 1 owes the ack
+    cable.pump(40);  // after end 1's first frame (done at about 34 us) and the latency
+    assert_int_equal(cable.mac(0).frames_pending(), 0);
+    assert_int_equal(cable.counters(0).retransmits.load(), 0);
+    for (uint64_t now = 41; cable.mac(1).frames_pending() && now < 2000; now += 5) cable.pump(now);
+    assert_int_equal(order.size(), 8);  // the queued data still lands, whole and in order
+    for (size_t f = 0; f < 8; ++f) assert_int_equal(order[f], f * kFrame);
+    assert_memory_equal(dst[0].data(), src.data(), src.size());
+    assert_true(cable.quiet());
 }
 
 // Latency holds each frame on the wire, and its ack on the way back.
@@ -424,6 +456,7 @@ int main() {
         cmocka_unit_test(test_bad_faults_are_refused_by_name),
         cmocka_unit_test(test_shaped_wire_runs_at_its_rate),
         cmocka_unit_test(test_shaped_wire_is_full_duplex),
+        cmocka_unit_test(test_ack_goes_ahead_of_queued_data),
         cmocka_unit_test(test_latency_delays_frames_and_acks),
         cmocka_unit_test(test_shaped_lossy_wire_still_delivers_exactly_once),
         cmocka_unit_test(test_shaping_lifted_mid_flight_keeps_order),
