@@ -75,10 +75,16 @@ uint64_t lcm64(uint64_t a, uint64_t b) { return a / std::gcd(a, b) * b; }
 
 }  // namespace
 
-LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32_t>& worker_cores,
-                const LoweringOptions& opt) {
+namespace {
+
+// A chip needs more worker cores than the board has (with this many planes).
+struct WorkerShortage : Error {
+    using Error::Error;
+};
+
+LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vector<uint32_t>& worker_cores,
+                          const LoweringOptions& opt, uint32_t planes) {
     const uint32_t n = topo.size();
-    check_workers_per_link(opt.workers_per_link, static_cast<uint32_t>(worker_cores.size()));
     std::vector<Transfer> order = plan.transfers;
     std::stable_sort(order.begin(), order.end(), [](const Transfer& a, const Transfer& b) { return a.round < b.round; });
 
@@ -119,6 +125,8 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
             const Transfer& x = order[t];
             uint64_t grain = lcm64(lcm64(x.src.grain(), x.dst.grain()), x.reduce ? opt.element_size : 1);
             uint64_t p = std::max(grain, opt.piece_bytes / grain * grain);
+            // At least a piece per plane, so that every cable of a hop has a share.
+            if (planes > 1) p = std::min(p, std::max(grain, (x.src.size() + planes - 1) / planes / grain * grain));
             if (x.src_chip == x.dst_chip) p = x.src.size();  // a local copy is one NoC command stream
             piece[t - first] = p;
             pieces[t - first] = (x.src.size() + p - 1) / p;
@@ -138,7 +146,9 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
                 const std::vector<Hop>& route = topo.route(x.src_chip, x.dst_chip);
                 Span from = src;
                 for (size_t h = 0; h < route.size(); ++h) {
-                    const Hop& hop = route[h];
+                    // Piece k crosses on cable k % planes of the hop's neighbours.
+                    const std::vector<Hop> cables = topo.cables(route[h].from_chip, route[h].to_chip);
+                    const Hop hop = cables[k % std::min<size_t>(planes, cables.size())];
                     const bool final_hop = h + 1 == route.size();
                     const Span to = final_hop ? dst : scratch[hop.to_chip].take(len).sub(0, len);
                     const int dir = direction(hop, pieces[t - first]);
@@ -168,7 +178,7 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
         }
         in_use[c] = static_cast<uint32_t>(keys.size() + (copies && keys.empty() ? 1 : 0));
         if (in_use[c] > worker_cores.size())
-            throw Error("chip " + std::to_string(c) + " would need " + std::to_string(in_use[c]) +
+            throw WorkerShortage("chip " + std::to_string(c) + " would need " + std::to_string(in_use[c]) +
                         " worker cores (a sender and a receiver per port it uses) but the board has " +
                         std::to_string(worker_cores.size()));
     }
@@ -284,7 +294,29 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
         last_depth[chip][o.worker] = o.depth;
         out.critical_path = std::max(out.critical_path, o.depth);
     }
+    // The planes the op really uses: the most cables any two chips talk over.
+    std::map<std::pair<uint32_t, uint32_t>, std::set<uint32_t>> ports_between;
+    for (const Stream& s : out.streams) ports_between[{s.chip, s.peer_chip}].insert(s.port);
+    out.planes = 1;
+    for (const auto& [pair, ports] : ports_between) out.planes = std::max(out.planes, static_cast<uint32_t>(ports.size()));
     return out;
+}
+
+}  // namespace
+
+LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32_t>& worker_cores,
+                const LoweringOptions& opt) {
+    check_workers_per_link(opt.workers_per_link, static_cast<uint32_t>(worker_cores.size()));
+    // Every plane the hops have, unless a chip then runs out of worker cores
+    // (a sender and a receiver per cable it uses): then one plane fewer.
+    const uint32_t most = std::max(1u, opt.planes ? std::min(opt.planes, topo.max_cables()) : topo.max_cables());
+    for (uint32_t planes = most; planes > 1; --planes) {
+        try {
+            return lower_on_planes(plan, topo, worker_cores, opt, planes);
+        } catch (const WorkerShortage&) {
+        }
+    }
+    return lower_on_planes(plan, topo, worker_cores, opt, 1);
 }
 
 }  // namespace weft::ccl

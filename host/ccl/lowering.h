@@ -38,6 +38,11 @@ struct LoweringOptions {
     // Lanes per cable direction at most (lanes.h): each gets its own sender
     // and receiver worker and EDM channel while spare worker cores allow.
     uint32_t workers_per_link = 1;
+    // Cables per hop at most, where neighbours are joined by several (planes):
+    // piece k of a transfer crosses a hop on cable k % planes, each cable with
+    // its own workers and EDM. 0: as many as the hop has and the worker cores
+    // at its ends allow (fewer planes are tried until the workers fit).
+    uint32_t planes = 0;
     Span scratch;                      // per chip: forwarding buffers (same addresses on every chip)
 };
 
@@ -61,6 +66,7 @@ struct LoweredOp {
     std::vector<Stream> streams;
     uint64_t hops = 0, bytes_on_links = 0;
     uint32_t critical_path = 0;  // ops on the longest chain that must run one after another
+    uint32_t planes = 1;         // cables each hop was striped over (at most)
 };
 
 // worker_cores: the board's worker cores, in the order workers are handed out.

@@ -17,6 +17,7 @@ RunnerOptions RunnerOptions::from_env() {
     o.slots = get("WEFT_CCL_SLOTS", o.slots);
     o.slot_size = get("WEFT_CCL_SLOT_SIZE", o.slot_size);
     o.workers_per_link = get("WEFT_CCL_WORKERS_PER_LINK", o.workers_per_link);
+    o.planes = static_cast<uint32_t>(tunable("WEFT_CCL_PLANES", o.planes, 0));
     return o;
 }
 
@@ -46,6 +47,7 @@ LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo
     lo.element_size = l.element;
     lo.reduce_arg = uint32_t(r.redop) | uint32_t(r.dtype) << 16;
     lo.workers_per_link = options_.workers_per_link;
+    lo.planes = options_.planes;
     lo.scratch = l.scratch;
     return lower(plan, topo_, workers_, lo);
 }
@@ -158,6 +160,7 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
     timing.hops = op.hops;
     timing.workers = static_cast<uint32_t>(op.workers.size());
     timing.streams = static_cast<uint32_t>(op.streams.size());
+    timing.planes = op.planes;
     if (launches.empty()) return timing;
 
     // Generous: the emulated links move well over 20 MB/s even on a loaded host.

@@ -26,6 +26,7 @@ struct OpTiming {
     double seconds = 0;      // launch of the first kernel to the last one done
     uint64_t bytes_on_links = 0, hops = 0;
     uint32_t workers = 0, streams = 0;
+    uint32_t planes = 1;     // cables each hop was striped over
     CostFeatures features;   // of the lowered op, what the cost model is fitted on
 };
 
@@ -39,9 +40,11 @@ struct RunnerOptions {
     // over spare worker cores, each lane with its own EDM channel (and its
     // slots x slot_size of ERISC L1).
     uint32_t workers_per_link = 1;
+    // Cables per hop at most where neighbours have several (lowering.h); 0: all.
+    uint32_t planes = 0;
     std::chrono::milliseconds timeout{0};  // 0: from the op's size
     // WEFT_CCL_SLOTS / WEFT_CCL_SLOT_SIZE override the EDM buffering,
-    // WEFT_CCL_WORKERS_PER_LINK the lanes.
+    // WEFT_CCL_WORKERS_PER_LINK the lanes, WEFT_CCL_PLANES the planes.
     static RunnerOptions from_env();
 };
 

@@ -66,6 +66,21 @@ const Hop& Topology::neighbour(uint32_t chip, uint32_t port) const {
     throw Error("chip " + std::to_string(chip) + " port " + std::to_string(port) + " has no working link");
 }
 
+std::vector<Hop> Topology::cables(uint32_t from, uint32_t to) const {
+    std::vector<Hop> out;
+    if (from < n_)
+        for (const Hop& h : adjacent_[from])
+            if (h.to_chip == to) out.push_back(h);  // adjacent_ is sorted by (to_chip, port)
+    return out;
+}
+
+uint32_t Topology::max_cables() const {
+    uint32_t most = 0;
+    for (uint32_t c = 0; c < n_; ++c)
+        for (const Hop& h : adjacent_[c]) most = std::max(most, static_cast<uint32_t>(cables(c, h.to_chip).size()));
+    return most;
+}
+
 double Topology::stretch(const std::vector<uint32_t>& order, bool wrap) const {
     if (order.size() < 2) return 1.0;
     uint64_t hops = 0, edges = 0;

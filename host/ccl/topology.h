@@ -27,6 +27,11 @@ public:
     uint32_t distance(uint32_t from, uint32_t to) const;
     // The cable on (chip, port); throws weft::Error if there is none (or it is down).
     const Hop& neighbour(uint32_t chip, uint32_t port) const;
+    // Every working cable from `from` to `to`, by port: more than one where the
+    // board has planes (seed 000, "Topology Config"). Empty if not neighbours.
+    std::vector<Hop> cables(uint32_t from, uint32_t to) const;
+    // The most cables joining any two neighbours.
+    uint32_t max_cables() const;
 
     // The ring of all chips with the least total stretch (a snake on a mesh);
     // the first ring found in lexicographic order wins ties, so ring8 is 0..7.

@@ -63,10 +63,12 @@ int cmd_run(Cluster& cluster, const CclArgs& a) {
     const ccl::CaseResult res = ccl::run_case(run, cluster, r, 1);
     const uint64_t bytes = res.layout.elements * res.layout.element;
     const double alg = algbw(bytes, res.timing.seconds);
-    std::printf("  algo %s%s, %s %s, %llu bytes (%llu elements), %u workers, %u EDM channels\n", res.timing.algo.c_str(),
+    std::printf("  algo %s%s, %s %s, %llu bytes (%llu elements), %u workers, %u EDM channels", res.timing.algo.c_str(),
                 r.algo == "auto" ? " (auto)" : "", ccl::dtype_name(r.dtype).c_str(),
                 ccl::reduces(r.op) ? ccl::redop_name(r.redop).c_str() : "-", (unsigned long long)bytes,
                 (unsigned long long)res.layout.elements, res.timing.workers, res.timing.streams);
+    if (res.timing.planes > 1) std::printf(", every hop over %u planes", res.timing.planes);
+    std::printf("\n");
     std::printf("  time %.3f ms, algbw %.3f GB/s, busbw %.3f GB/s\n", res.timing.seconds * 1e3, alg,
                 alg * ccl::bus_factor(r.op, n));
     if (res.check.wrong) {

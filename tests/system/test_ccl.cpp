@@ -224,6 +224,33 @@ void test_two_workers_per_link(void**) {
     report(failures, runs);
 }
 
+// Where neighbours are joined by two cables (ring4x2), every op stripes its
+// hops over both: each cable carries its share of the bytes, both ways round.
+void test_planes_carry_every_hop(void**) {
+    const bool planes = g_runner->topology().max_cables() > 1;
+    if (g_name == "ring4x2") assert_true(planes);
+    if (!planes) return;  // one cable per neighbour: nothing to stripe
+    auto bytes_per_cable = [] {
+        std::vector<uint64_t> v;
+        for (const auto& l : g_cluster->counters()["links"]) v.push_back(l["a_to_b"]["bytes"].get<uint64_t>());
+        return v;
+    };
+    const uint32_t n = static_cast<uint32_t>(g_cluster->size());
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllGather;
+    r.algo = "ring";
+    r.bytes = uint64_t(n) * 256 * 1024;
+    const ccl::LoweredOp op = g_runner->lower_op(r, r.algo);
+    assert_int_equal(op.planes, 2);
+    const std::vector<uint64_t> before = bytes_per_cable();
+    assert_string_equal(run_one(r, 11).c_str(), "");
+    const std::vector<uint64_t> after = bytes_per_cable();
+    for (size_t i = 0; i < after.size(); ++i)
+        if (after[i] - before[i] < uint64_t(n - 1) * 256 * 1024 / 2 / 2)  // half a block per step, at least, less slack
+            fail_msg("cable %zu carried %llu bytes of a ring all-gather striped over both planes", i,
+                     (unsigned long long)(after[i] - before[i]));
+}
+
 void test_all_reduce_one_element(void**) {
     // One element in all: every rank but one has an empty shard.
     std::vector<std::string> failures;
@@ -313,6 +340,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_bad_requests_are_refused),
         cmocka_unit_test(test_every_op_algorithm_and_type),
         cmocka_unit_test(test_all_reduce_one_element),
+        cmocka_unit_test(test_planes_carry_every_hop),
         cmocka_unit_test(test_two_workers_per_link),
         cmocka_unit_test(test_all_gather_every_dimension),
         cmocka_unit_test(test_auto_picks_a_valid_algorithm),

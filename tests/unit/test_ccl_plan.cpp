@@ -430,6 +430,62 @@ void test_ring_reduce_scatter_strides_pieces_over_two_workers(void**) {
     assert_string_equal(run_model(one).c_str(), "");
 }
 
+// ---- planes: neighbours joined by two cables ----
+
+// A ring whose neighbours are joined by two cables: plane 0 on ports E/W
+// (1/3), plane 1 on ports 0/2, as the qemu-virt-2plane board names them.
+std::vector<LinkInfo> ring_links_two_planes(uint32_t n) {
+    std::vector<LinkInfo> v = ring_links(n);
+    for (uint32_t i = 0; i < n; ++i) v.push_back({i, 0, (i + 1) % n, 2, true});
+    return v;
+}
+
+void test_ring_all_gather_stripes_every_hop_over_both_planes(void**) {
+    const uint32_t n = 4;
+    Topology t(n, ring_links_two_planes(n));
+    assert_int_equal(t.max_cables(), 2);
+    assert_int_equal(t.cables(0, 1).size(), 2);
+    assert_int_equal(t.cables(0, 2).size(), 0);
+    assert_int_equal(t.ring_order().size(), n);
+    assert_true(t.stretch(t.ring_order(), true) == 1.0);  // two cables are still one hop
+    OpRequest r;
+    r.op = Collective::kAllGather;
+    r.bytes = n * 100000;  // blocks of 100000 bytes: cut in two even with large pieces
+    const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+    const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
+    LoweringOptions o = options(1 << 20);
+    o.scratch = l.scratch;
+    const LoweredOp op = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
+    assert_int_equal(op.planes, 2);
+    // Each chip sends on both E ports and receives on both W ports: four workers, a stream per cable.
+    assert_int_equal(op.workers.size(), 4 * n);
+    assert_int_equal(op.streams.size(), 2 * n);
+    std::map<uint32_t, uint64_t> messages_by_port;
+    for (const Stream& s : op.streams) {
+        assert_int_equal(s.peer_chip, (s.chip + 1) % n);
+        assert_true(s.port == 0 || s.port == 1);
+        messages_by_port[s.port] += s.messages;
+    }
+    assert_int_equal(messages_by_port.size(), 2);
+    assert_int_equal(messages_by_port[0], messages_by_port[1]);  // half of every block each
+    assert_int_equal(op.bytes_on_links, uint64_t(n) * (n - 1) * 100000);
+    assert_string_equal(run_model(op).c_str(), "");
+
+    // Asked for one plane: every hop on one cable, three workers a chip.
+    o.planes = 1;
+    const LoweredOp one = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
+    assert_int_equal(one.planes, 1);
+    assert_int_equal(one.streams.size(), n);
+    assert_string_equal(run_model(one).c_str(), "");
+
+    // Both ways round the ring on two planes would need eight workers a chip:
+    // the lowering falls back to one plane instead of refusing the op.
+    o.planes = 0;
+    const LoweredOp bidir = lower(build_plan(ctx, "ring_bidir"), t, {4, 5, 6, 7}, o);
+    assert_int_equal(bidir.planes, 1);
+    assert_string_equal(run_model(bidir).c_str(), "");
+}
+
 void test_lanes_go_where_cores_are_spare(void**) {
     // Line of 4 with the ring algorithm: the middle chips send and receive both
     // ways, so all four of their cores are busy and no cable gets a second lane;
@@ -510,6 +566,7 @@ int main() {
         cmocka_unit_test(test_a_chip_with_too_many_ports_is_refused),
         cmocka_unit_test(test_layout_splits_remainders_to_the_first_ranks),
         cmocka_unit_test(test_ring_reduce_scatter_strides_pieces_over_two_workers),
+        cmocka_unit_test(test_ring_all_gather_stripes_every_hop_over_both_planes),
         cmocka_unit_test(test_lanes_go_where_cores_are_spare),
         cmocka_unit_test(test_too_many_workers_per_link_is_refused),
     };
