@@ -4,13 +4,15 @@
 //     every all-gather variant, each also as a fraction of the raw link,
 //   - the cost model for --algo auto fitted to these measurements, and how
 //     close its choice comes to the best fixed algorithm at every size,
-//   - Open MPI's MPI_Allreduce with 8 processes on this host, side by side.
+//   - Open MPI's MPI_Allreduce with 8 processes on this host, side by side,
+//   - ring all-gather over one and two planes (ring8x2, shaped links).
 // Writes bench/results/ccl_ring8.json and a PNG chart per op.
-// WEFT_BENCH_QUICK=1: sizes up to 1 MiB only. --replot: redraw the charts from the recorded JSON.
+// WEFT_BENCH_QUICK=1: sizes up to 1 MiB only, written to /tmp/weft-bench-quick. --replot: redraw the charts from the recorded JSON.
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -21,6 +23,7 @@
 #include "driver/paths.h"
 #include "link_rate.h"
 #include "mpi_reference.h"
+#include "planes_bench.h"
 
 using namespace weft;
 
@@ -220,7 +223,10 @@ int main(int argc, char** argv) {
         const bool quick = getenv("WEFT_BENCH_QUICK") != nullptr;
         std::vector<uint64_t> sizes;
         for (uint64_t s = 1024; s <= (quick ? (1ull << 20) : (64ull << 20)); s *= 4) sizes.push_back(s);
-        const std::string results = paths::source_root() + "/bench/results";
+        // A quick run is a smoke test: its numbers never replace the recorded ones.
+        const std::string results = quick ? "/tmp/weft-bench-quick" : paths::source_root() + "/bench/results";
+        std::filesystem::create_directories(results);
+        const std::string model_path = quick ? results + "/ring8.json" : paths::source_root() + "/data/cost_model/ring8.json";
         std::printf("weft collective bench on ring8 (host: %ld cores)\nstarting ring8 ...\n", sysconf(_SC_NPROCESSORS_ONLN));
         auto cluster = Cluster::start(paths::cluster_file("ring8"), "/tmp/weft-bench-ccl-" + std::to_string(getpid()));
         ccl::CollectiveRunner run(*cluster);
@@ -252,7 +258,7 @@ int main(int argc, char** argv) {
                 if (points.size() >= 3) model.per_algo[ccl::CostModel::algo_key(op, algo)] = ccl::CostCoefficients::fit(points);
         }
         model.fallback = model.per_op["all_reduce"];
-        model.save(paths::source_root() + "/data/cost_model/ring8.json");
+        model.save(model_path);
         run.set_cost_model(model);
 
         std::vector<bench::MpiPoint> mpi;
@@ -353,8 +359,15 @@ int main(int argc, char** argv) {
                         row["link_gbps"].get<double>(), human(ar["bytes"]).c_str(), ar["of_raw_link"].get<double>(),
                         ar["of_raw_link"].get<double>() >= 0.8 ? "met" : "MISSED", wins, n);
         }
+        cluster.reset();  // the host's two cores for the next cluster (run is not used after this)
+        out["planes"] = bench::planes_runs(quick);
+        for (const auto& row : out["planes"])
+            if (row["bytes"].get<uint64_t>() >= (16u << 20))
+                std::printf("  ring8x2, links shaped to %.2f GB/s: all-gather at %s over two planes %.2fx one plane\n",
+                            row["link_gbps"].get<double>(), human(row["bytes"]).c_str(),
+                            row["busbw_two_planes_gbs"].get<double>() / row["busbw_one_plane_gbs"].get<double>());
         std::ofstream(results + "/ccl_ring8.json") << out.dump(1) << "\n";
-        std::printf("results: %s/ccl_ring8.json, cost model: data/cost_model/ring8.json\n", results.c_str());
+        std::printf("results: %s/ccl_ring8.json, cost model: %s\n", results.c_str(), model_path.c_str());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench: %s\n", e.what());
         return 1;

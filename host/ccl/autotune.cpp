@@ -65,10 +65,12 @@ CostModel CostModel::for_cluster(const std::string& name) {
 
 CostCoefficients CostCoefficients::fit(const std::vector<std::pair<CostFeatures, double>>& pts) {
     // Minimise relative error (times span 4 orders of magnitude): weight each row by 1/t.
-    // Solve the 3x3 normal equations; drop a coefficient that comes out negative and refit.
+    // Solve the 3x3 normal equations; drop a coefficient that comes out negative,
+    // or that the points cannot tell from the others (an algorithm whose steps
+    // do not change over the sizes measured), and refit.
     std::array<bool, 3> use{true, true, true};
     std::array<double, 3> c{};
-    for (int round = 0; round < 3; ++round) {
+    for (int round = 0; round < 6; ++round) {
         double a[3][4] = {};
         for (const auto& [f, t] : pts) {
             const double w = 1.0 / std::max(t, 1e-6);
@@ -78,20 +80,28 @@ CostCoefficients CostCoefficients::fit(const std::vector<std::pair<CostFeatures,
                 a[i][3] += x[i] * (w * t);
             }
         }
-        for (int i = 0; i < 3; ++i)
+        double norm[3];  // each coefficient's column before elimination
+        for (int i = 0; i < 3; ++i) {
             if (!use[i]) a[i][i] = 1, a[i][3] = 0;
-        for (int i = 0; i < 3; ++i) {  // Gauss-Jordan
-            int p = i;
-            for (int k = i + 1; k < 3; ++k)
-                if (std::fabs(a[k][i]) > std::fabs(a[p][i])) p = k;
-            std::swap(a[i], a[p]);
-            if (std::fabs(a[i][i]) < 1e-300) throw Error("cost model fit: the measurements do not determine it");
+            norm[i] = a[i][i];
+        }
+        bool dependent = false;
+        for (int i = 0; i < 3 && !dependent; ++i) {  // Gauss-Jordan; no row swaps, so row i stays coefficient i
+            // What elimination leaves of a column is the part the columns before
+            // it do not explain: next to nothing, and the points cannot fit it.
+            if (!(std::fabs(a[i][i]) > 1e-9 * norm[i])) {
+                if (!use[i]) throw Error("cost model fit: the measurements do not determine it");
+                use[i] = false;  // a combination of the ones before it
+                dependent = true;
+                break;
+            }
             for (int k = 0; k < 3; ++k) {
                 if (k == i) continue;
                 const double m = a[k][i] / a[i][i];
                 for (int j = i; j < 4; ++j) a[k][j] -= m * a[i][j];
             }
         }
+        if (dependent) continue;
         bool again = false;
         for (int i = 0; i < 3; ++i) {
             c[i] = a[i][3] / a[i][i];

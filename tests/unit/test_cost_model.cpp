@@ -56,6 +56,23 @@ void test_fit_keeps_coefficients_non_negative(void**) {
     assert_true(fit.per_message > 0);
 }
 
+// Sizes too small to change an algorithm's steps: a constant critical path
+// cannot be told from the launch cost. The fit keeps one of the two (their sum
+// is what the points say) and still recovers the cost per message.
+void test_fit_survives_a_feature_that_never_changes(void**) {
+    std::vector<std::pair<CostFeatures, double>> pts;
+    for (double messages : {1.0, 4.0, 16.0, 64.0}) {
+        CostFeatures f;
+        f.critical_path = 7;
+        f.busiest_stream = messages;
+        pts.push_back({f, 2e-3 + 7 * 50e-6 + 300e-6 * messages});
+    }
+    const CostCoefficients fit = CostCoefficients::fit(pts);
+    assert_true(near(fit.launch + 7 * fit.per_step, 2e-3 + 7 * 50e-6));
+    assert_true(near(fit.per_message, 300e-6));
+    for (const auto& [f, t] : pts) assert_true(near(fit.predict(f), t));
+}
+
 void test_per_algorithm_coefficients_come_first(void**) {
     CostModel m;
     m.per_op["all_reduce"].launch = 1e-3;
@@ -76,6 +93,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_recovers_exact_coefficients),
         cmocka_unit_test(test_fit_keeps_coefficients_non_negative),
+        cmocka_unit_test(test_fit_survives_a_feature_that_never_changes),
         cmocka_unit_test(test_per_algorithm_coefficients_come_first),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

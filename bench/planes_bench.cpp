@@ -1,0 +1,54 @@
+#include "planes_bench.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "ccl/op_case.h"
+#include "driver/paths.h"
+
+namespace weft::bench {
+
+nlohmann::json planes_runs(bool quick) {
+    constexpr double kRateGBps = 0.25, kLatencyUs = 1;
+    const std::vector<uint64_t> sizes = quick ? std::vector<uint64_t>{1u << 20}
+                                              : std::vector<uint64_t>{1u << 20, 4u << 20, 16u << 20, 64u << 20};
+    std::printf("\nstarting ring8x2 (two cables between neighbours) ...\n");
+    std::fflush(stdout);
+    auto c = Cluster::start(paths::cluster_file("ring8x2"), "/tmp/weft-bench-planes-" + std::to_string(getpid()));
+    const uint32_t n = static_cast<uint32_t>(c->size());
+    for (uint32_t chip = 0; chip < n; ++chip)
+        for (uint32_t port : {0u, 1u})  // both E ports (planes 1 and 0): every cable once
+            c->set_fault(chip, port, {{"bandwidth_gbps", kRateGBps}, {"latency_us", kLatencyUs}});
+    ccl::RunnerOptions one_plane;
+    one_plane.planes = 1;
+    ccl::CollectiveRunner on_one(*c, one_plane), on_both(*c, ccl::RunnerOptions{});
+    const bool tty = isatty(STDERR_FILENO);
+    std::printf("ring all-gather on ring8x2, every cable shaped to %g GB/s (latency %g us): busbw GB/s\n", kRateGBps, kLatencyUs);
+    std::printf("%8s %12s %12s %8s\n", "size", "1 plane", "2 planes", "ratio");
+    nlohmann::json rows = nlohmann::json::array();
+    for (uint64_t bytes : sizes) {
+        double busbw[2] = {0, 0};
+        uint64_t wrong = 0;
+        ccl::CollectiveRunner* runners[2] = {&on_one, &on_both};
+        for (int p = 0; p < 2; ++p) {
+            ccl::OpRequest r;
+            r.op = ccl::Collective::kAllGather;
+            r.algo = "ring";
+            r.bytes = bytes;
+            if (tty) std::fprintf(stderr, "\r  planes: %d, %llu bytes ...   ", p + 1, (unsigned long long)bytes);
+            wrong += ccl::run_case(*runners[p], *c, r, 1, true).check.wrong;
+            const double seconds = ccl::run_case(*runners[p], *c, r, 1, false).timing.seconds;
+            busbw[p] = double(bytes) / seconds / 1e9 * ccl::bus_factor(r.op, n);
+        }
+        if (tty) std::fprintf(stderr, "\r%60s\r", "");
+        std::printf("%7lluK %12.4f %12.4f %8.2f%s\n", (unsigned long long)(bytes >> 10), busbw[0], busbw[1],
+                    busbw[1] / busbw[0], wrong ? "  WRONG RESULTS" : "");
+        std::fflush(stdout);
+        rows.push_back({{"bytes", bytes}, {"busbw_one_plane_gbs", busbw[0]}, {"busbw_two_planes_gbs", busbw[1]},
+                        {"link_gbps", kRateGBps}, {"wrong", wrong}});
+    }
+    return rows;
+}
+
+}  // namespace weft::bench
