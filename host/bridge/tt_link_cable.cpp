@@ -166,8 +166,9 @@ void TtLinkCable::send_shaped(int from, const FrameView& frame, uint64_t now_us)
 void TtLinkCable::send_ack_ahead(int from, const FrameView& frame, uint64_t now_us) {
     const size_t bytes = sizeof(abi::TtLinkHeader) + sizeof(abi::TtLinkTrailer);
     const double serialise_us = bandwidth_gbps_ > 0 ? double(bytes) / (bandwidth_gbps_ * 1e3) : 0;
-    // After the frame on the wire now (the first queued one still leaving),
-    // and the queue behind it is pushed back by the ack's own time.
+    // After the frame on the wire now (the first queued one still leaving).
+    // Frames queued later start the ack's own time later; those already
+    // booked keep their times (a header's worth: tens of ns at these rates).
     double start = double(now_us);
     for (const InTransit& q : transit_[from])
         if (q.wire_done_us > start) {
