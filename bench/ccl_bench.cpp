@@ -10,6 +10,7 @@
 // WEFT_BENCH_QUICK=1: sizes up to 1 MiB only, written to /tmp/weft-bench-quick. --replot: redraw the charts from the recorded JSON.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -45,33 +46,59 @@ std::string human(uint64_t b) {
     return s;
 }
 
-// Times every algorithm of `op` at every size; an algorithm whose run took
-// longer than the budget is not tried at larger sizes (said in the table).
+// The middle of the times (the mean of the middle two for an even count).
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// Times every algorithm of `op` at every size. At each size the algorithms
+// take turns, repetition by repetition, and each keeps the median of its
+// times: a host that slows down for a while (two cores, eight QEMUs) then
+// slows every algorithm alike instead of whichever happened to run then. An
+// algorithm whose run took longer than the budget is not tried at larger sizes.
 std::vector<Point> sweep(Cluster& c, ccl::CollectiveRunner& run, ccl::Collective op, const std::vector<uint64_t>& sizes) {
     std::vector<Point> out;
     const uint32_t n = static_cast<uint32_t>(c.size());
     constexpr double kBudgetSeconds = 6.0;
     const bool tty = isatty(STDERR_FILENO);
-    for (const std::string& algo : ccl::algorithms(op)) {
-        for (uint64_t size : sizes) {
+    const std::vector<std::string>& algos = ccl::algorithms(op);
+    std::vector<bool> over_budget(algos.size(), false);
+    for (uint64_t size : sizes) {
+        const uint32_t reps = size <= (1u << 20) ? 5 : 3;
+        std::vector<Point> points(algos.size());
+        std::vector<std::vector<double>> times(algos.size());
+        for (size_t a = 0; a < algos.size(); ++a) {
+            if (over_budget[a]) continue;
             ccl::OpRequest r;
             r.op = op;
             r.bytes = size;
-            r.algo = algo;
-            if (tty) std::fprintf(stderr, "\r  %s %-13s %6s ...   ", ccl::collective_name(op).c_str(), algo.c_str(), human(size).c_str());
+            r.algo = algos[a];
+            if (tty) std::fprintf(stderr, "\r  %s %-13s %6s check ...   ", ccl::collective_name(op).c_str(), algos[a].c_str(), human(size).c_str());
             const ccl::CaseResult first = ccl::run_case(run, c, r, 1, true);
-            const uint32_t iters = size <= (1u << 20) ? 4 : size <= (16u << 20) ? 2 : 1;
-            double total = 0;
-            for (uint32_t i = 0; i < iters; ++i) total += ccl::run_case(run, c, r, 1, false).timing.seconds;
-            Point p;
-            p.algo = algo;
-            p.bytes = size;
-            p.seconds = total / iters;
+            points[a].algo = algos[a];
+            points[a].bytes = size;
+            points[a].wrong = first.check.wrong;
+            points[a].features = first.timing.features;
+            if (first.timing.seconds > kBudgetSeconds) over_budget[a] = true;
+        }
+        for (uint32_t rep = 0; rep < reps; ++rep)
+            for (size_t a = 0; a < algos.size(); ++a) {
+                if (points[a].algo.empty()) continue;
+                ccl::OpRequest r;
+                r.op = op;
+                r.bytes = size;
+                r.algo = algos[a];
+                if (tty) std::fprintf(stderr, "\r  %s %-13s %6s %u/%u ...   ", ccl::collective_name(op).c_str(), algos[a].c_str(), human(size).c_str(), rep + 1, reps);
+                times[a].push_back(ccl::run_case(run, c, r, 1, false).timing.seconds);
+            }
+        for (size_t a = 0; a < algos.size(); ++a) {
+            if (points[a].algo.empty()) continue;
+            Point& p = points[a];
+            p.seconds = median(times[a]);
             p.busbw = double(size) / p.seconds / 1e9 * ccl::bus_factor(op, n);
-            p.wrong = first.check.wrong;
-            p.features = first.timing.features;
             out.push_back(p);
-            if (first.timing.seconds > kBudgetSeconds) break;
         }
     }
     if (tty) std::fprintf(stderr, "\r%60s\r", "");
@@ -88,7 +115,7 @@ const Point* find(const std::vector<Point>& v, const std::string& algo, uint64_t
 // silicon's links are: the links, not the host's copy speed, become the
 // bottleneck, so the fractions measure the algorithms, not the emulator. At
 // each rate: the raw link (shaped too), the ring all-reduce and the all-gather
-// variants from 1 MiB, each checked once and timed once.
+// variants from 1 MiB, each checked once and timed three times (the median).
 nlohmann::json shaped_runs(Cluster& c, ccl::CollectiveRunner& run, bool quick) {
     const std::vector<double> rates = quick ? std::vector<double>{0.25} : std::vector<double>{0.1, 0.25, 0.5, 1.0};
     const std::vector<uint64_t> sizes = quick ? std::vector<uint64_t>{1u << 20} : std::vector<uint64_t>{1u << 20, 4u << 20, 16u << 20, 64u << 20};
@@ -102,8 +129,9 @@ nlohmann::json shaped_runs(Cluster& c, ccl::CollectiveRunner& run, bool quick) {
         r.algo = algo;
         if (tty) std::fprintf(stderr, "\r  shaped: %s %-13s %6s ...   ", ccl::collective_name(op).c_str(), algo.c_str(), human(bytes).c_str());
         wrong += ccl::run_case(run, c, r, 1, true).check.wrong;
-        const double seconds = ccl::run_case(run, c, r, 1, false).timing.seconds;
-        return double(bytes) / seconds / 1e9 * ccl::bus_factor(op, n);
+        std::vector<double> seconds;
+        for (int rep = 0; rep < 3; ++rep) seconds.push_back(ccl::run_case(run, c, r, 1, false).timing.seconds);
+        return double(bytes) / median(seconds) / 1e9 * ccl::bus_factor(op, n);
     };
     nlohmann::json out = nlohmann::json::array();
     std::printf("\nring8 with every link shaped (latency %g us): busbw GB/s and, in brackets, as a fraction of the shaped raw link\n", kLatencyUs);

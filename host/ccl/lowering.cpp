@@ -124,9 +124,10 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
         for (size_t t = first; t < last; ++t) {
             const Transfer& x = order[t];
             uint64_t grain = lcm64(lcm64(x.src.grain(), x.dst.grain()), x.reduce ? opt.element_size : 1);
+            // Pieces keep their size on several planes: a transfer of one piece
+            // stays on one cable (cut smaller, the pieces' fixed costs outweigh
+            // the second cable: make bench, planes).
             uint64_t p = std::max(grain, opt.piece_bytes / grain * grain);
-            // At least a piece per plane, so that every cable of a hop has a share.
-            if (planes > 1) p = std::min(p, std::max(grain, (x.src.size() + planes - 1) / planes / grain * grain));
             if (x.src_chip == x.dst_chip) p = x.src.size();  // a local copy is one NoC command stream
             piece[t - first] = p;
             pieces[t - first] = (x.src.size() + p - 1) / p;

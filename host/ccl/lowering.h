@@ -40,7 +40,7 @@ struct LoweringOptions {
     uint32_t workers_per_link = 1;
     // Cables per hop at most, where neighbours are joined by several (planes):
     // piece k of a transfer crosses a hop on cable k % planes, each cable with
-    // its own workers and EDM. 0: as many as the hop has and the worker cores
+    // its own workers and EDM (so a transfer of one piece uses one cable). 0: as many as the hop has and the worker cores
     // at its ends allow (fewer planes are tried until the workers fit).
     uint32_t planes = 0;
     Span scratch;                      // per chip: forwarding buffers (same addresses on every chip)

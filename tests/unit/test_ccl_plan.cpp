@@ -450,10 +450,10 @@ void test_ring_all_gather_stripes_every_hop_over_both_planes(void**) {
     assert_true(t.stretch(t.ring_order(), true) == 1.0);  // two cables are still one hop
     OpRequest r;
     r.op = Collective::kAllGather;
-    r.bytes = n * 100000;  // blocks of 100000 bytes: cut in two even with large pieces
+    r.bytes = n * 6 * 16384;  // blocks of six pieces: three on each cable
     const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
     const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
-    LoweringOptions o = options(1 << 20);
+    LoweringOptions o = options(16384);
     o.scratch = l.scratch;
     const LoweredOp op = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
     assert_int_equal(op.planes, 2);
@@ -468,8 +468,16 @@ void test_ring_all_gather_stripes_every_hop_over_both_planes(void**) {
     }
     assert_int_equal(messages_by_port.size(), 2);
     assert_int_equal(messages_by_port[0], messages_by_port[1]);  // half of every block each
-    assert_int_equal(op.bytes_on_links, uint64_t(n) * (n - 1) * 100000);
+    assert_int_equal(op.bytes_on_links, uint64_t(n) * (n - 1) * 6 * 16384);
     assert_string_equal(run_model(op).c_str(), "");
+
+    // A block of one piece stays on one cable: the second would cost more than it carries.
+    const LoweredOp big_pieces = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, [&] {
+        LoweringOptions b = o;
+        b.piece_bytes = 6 * 16384;
+        return b;
+    }());
+    assert_int_equal(big_pieces.planes, 1);
 
     // Asked for one plane: every hop on one cable, three workers a chip.
     o.planes = 1;
