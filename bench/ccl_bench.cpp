@@ -168,6 +168,41 @@ nlohmann::json shaped_runs(Cluster& c, ccl::CollectiveRunner& run, bool quick) {
     return out;
 }
 
+// CTRING's all-gather phase one way (WEFT_CTRING_BIDIR_AG_MAX_SIZE=0) against
+// both ways (-1, the default), at large sizes, unshaped and on links shaped to
+// 0.25 GB/s; in turns, the median of three each. Returns the JSON rows.
+nlohmann::json ctring_bidir_ag_runs(Cluster& c, ccl::CollectiveRunner& run, bool quick) {
+    const std::vector<uint64_t> sizes = quick ? std::vector<uint64_t>{1u << 20} : std::vector<uint64_t>{16u << 20, 64u << 20};
+    const uint32_t n = static_cast<uint32_t>(c.size());
+    nlohmann::json rows = nlohmann::json::array();
+    std::printf("\nring all-reduce (CTRING), its all-gather one way vs both ways: busbw GB/s\n");
+    std::printf("%9s %8s %10s %10s %7s\n", "link GB/s", "size", "one way", "both ways", "ratio");
+    for (double rate : {0.0, 0.25}) {
+        for (uint32_t chip = 0; chip < n; ++chip) c.set_fault(chip, 1, {{"bandwidth_gbps", rate}, {"latency_us", rate > 0 ? 1.0 : 0.0}});
+        for (uint64_t bytes : sizes) {
+            ccl::OpRequest r;
+            r.op = ccl::Collective::kAllReduce;
+            r.algo = "ring";
+            r.bytes = bytes;
+            std::vector<double> seconds[2];
+            for (int rep = 0; rep < 3; ++rep)
+                for (int both = 0; both < 2; ++both) {
+                    setenv("WEFT_CTRING_BIDIR_AG_MAX_SIZE", both ? "-1" : "0", 1);
+                    seconds[both].push_back(ccl::run_case(run, c, r, 1, false).timing.seconds);
+                }
+            unsetenv("WEFT_CTRING_BIDIR_AG_MAX_SIZE");
+            double busbw[2];
+            for (int both = 0; both < 2; ++both)
+                busbw[both] = double(bytes) / median(seconds[both]) / 1e9 * ccl::bus_factor(r.op, n);
+            std::printf("%9s %8s %10.4f %10.4f %7.2f\n", rate > 0 ? "0.25" : "unshaped", human(bytes).c_str(), busbw[0],
+                        busbw[1], busbw[1] / busbw[0]);
+            rows.push_back({{"link_gbps", rate}, {"bytes", bytes}, {"busbw_one_way_gbs", busbw[0]}, {"busbw_both_ways_gbs", busbw[1]}});
+        }
+    }
+    for (uint32_t chip = 0; chip < n; ++chip) c.set_fault(chip, 1, {{"bandwidth_gbps", 0.0}, {"latency_us", 0.0}});
+    return rows;
+}
+
 void print_table(ccl::Collective op, const std::vector<Point>& pts, const std::vector<uint64_t>& sizes, double raw) {
     const auto& algos = ccl::algorithms(op);
     std::printf("\n%s on ring8: busbw GB/s (fraction of the raw link %.3f GB/s)\n", ccl::collective_name(op).c_str(), raw);
@@ -375,6 +410,7 @@ int main(int argc, char** argv) {
         }
         std::printf("  bidirectional all-gather beats unidirectional at %d of %d sizes from 1 MiB\n", beats, total);
         out["shaped"] = shaped_runs(*cluster, run, quick);
+        out["ctring_bidir_ag"] = ctring_bidir_ag_runs(*cluster, run, quick);
         for (const auto& row : out["shaped"]) {
             const auto& ar = row["all_reduce_ring"].back();
             int wins = 0, n = 0;

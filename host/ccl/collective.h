@@ -84,7 +84,11 @@ struct CtringTuning {
     uint64_t num_chunks = 0;      // WEFT_CTRING_NUM_CHUNKS (0: depth * ranks)
     uint64_t max_bdp = 128ull << 20;   // WEFT_CTRING_MAX_BDP
     uint64_t min_shard_size = 16;      // WEFT_CTRING_MIN_SHARD_SIZE
-    int64_t bidir_ag_max_size = 4ll << 20;  // WEFT_CTRING_BIDIR_AG_MAX_SIZE: 0 off, -1 always
+    // WEFT_CTRING_BIDIR_AG_MAX_SIZE: 0 off, -1 always. Always by default: here
+    // the reverse direction of every cable is otherwise idle during the
+    // all-gather (make bench compares both at 16 and 64 MiB, shaped and not;
+    // the seed's threshold guards a GPU kernel's register use).
+    int64_t bidir_ag_max_size = -1;
     static CtringTuning from_env();
 };
 

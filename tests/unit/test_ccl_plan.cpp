@@ -103,7 +103,10 @@ void test_ctring_auto_tune_tiers(void**) {
     assert_int_equal(p.pipeline_depth, 4);
     assert_int_equal(p.num_chunks, 32);
     assert_int_equal(p.chunk_size, (4 << 20) / 32);
-    assert_true(p.bidir_ag);  // default threshold 4 MB
+    assert_true(p.bidir_ag);  // both ways at every size by default
+    assert_true(ctring_params(1ull << 30, 8, 4, t).bidir_ag);
+    t.bidir_ag_max_size = 4 << 20;  // a threshold: both ways up to it, one way above
+    assert_true(ctring_params(4 << 20, 8, 4, t).bidir_ag);
     p = ctring_params((4 << 20) + 4, 8, 4, t);
     assert_false(p.bidir_ag);
     // Chunk size clamps at 16 MB, and chunk * chunks stays within the max BDP.
