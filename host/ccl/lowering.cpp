@@ -180,8 +180,8 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
         in_use[c] = static_cast<uint32_t>(keys.size() + (copies && keys.empty() ? 1 : 0));
         if (in_use[c] > worker_cores.size())
             throw WorkerShortage("chip " + std::to_string(c) + " would need " + std::to_string(in_use[c]) +
-                        " worker cores (a sender and a receiver per port it uses) but the board has " +
-                        std::to_string(worker_cores.size()));
+                                 " worker cores (a sender and a receiver per port it uses) but the board has " +
+                                 std::to_string(worker_cores.size()));
     }
     const std::vector<uint32_t> lanes =
         choose_lanes(directions, in_use, static_cast<uint32_t>(worker_cores.size()), opt.workers_per_link);
