@@ -174,7 +174,10 @@ void Bridge::wake_cores(uint32_t id, bool touched) {
     if (!chip.alive()) return;
     const uint8_t cores = doorbells_[id].cores_to_ring(chip.control(), chip.memory(),
                                                        static_cast<uint32_t>(spec_.board.cores.size()), touched);
-    if (cores) chip.ring_doorbell(cores);
+    if (cores) {
+        chip.ring_doorbell(cores);
+        counters_[id]->doorbell_rings++;
+    }
 }
 
 bool Bridge::sleep_until_woken(long timeout_us) {

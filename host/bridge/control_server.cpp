@@ -157,7 +157,8 @@ ControlReply handle_control(Bridge& bridge, EventLog& events, const std::string&
                              {"noc_commands", c.noc_commands.load()},
                              {"noc_bytes", c.noc_bytes.load()},
                              {"math_commands", c.math_commands.load()},
-                             {"math_elements", c.math_elements.load()}});
+                             {"math_elements", c.math_elements.load()},
+                             {"doorbell_rings", c.doorbell_rings.load()}});
         }
         reply.body = {{"ok", true}, {"links", links}, {"chips", chips}, {"engine_passes", bridge.engine_passes()}};
     } else if (cmd == "link") {

@@ -14,6 +14,7 @@ namespace weft {
 struct DeviceCounters {
     std::atomic<uint64_t> noc_commands{0}, noc_bytes{0};
     std::atomic<uint64_t> math_commands{0}, math_elements{0};
+    std::atomic<uint64_t> doorbell_rings{0};  // each wakes the chip's QEMU: its cost per op shows here
 };
 
 // Consumer side of a command ring: executes up to `budget` commands in order.

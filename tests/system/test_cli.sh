@@ -131,6 +131,10 @@ check "weft fault clear removes the faults" has "$TMP/out" "drop 0, ber 0, flap 
 $WEFT run all_reduce --size 100K --dtype bf16 --redop max >"$TMP/out" 2>&1
 check "weft run all_reduce passes its check" has "$TMP/out" "elements match the host reference"
 check "weft run names the algorithm auto chose" has "$TMP/out" "(auto)"
+$WEFT status --json >"$TMP/out" 2>&1
+grep -o '"doorbell_rings": *[0-9]*' "$TMP/out" | tr -dc '0-9\n' >"$TMP/rings"
+check "the bridge counts the doorbells it rang for the op on every chip" \
+    awk '{ n++; if ($1 == 0) bad = 1 } END { exit bad || n != 2 }' "$TMP/rings"
 $WEFT run allreduce >"$TMP/out" 2>&1
 check "an unknown op is refused by name" has "$TMP/out" "unknown op 'allreduce' (ops: all_gather"
 $WEFT run all_gather --size 6 >"$TMP/out" 2>&1
