@@ -53,6 +53,11 @@ double median(std::vector<double> v) {
     return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
+// Timed runs per algorithm and size. Small ops last ~10 ms, most of it core
+// wake-ups whose cost varies with what else the host runs: more of them, so
+// the median settles; a 64 MiB op takes long enough that three do.
+uint32_t repetitions(uint64_t bytes) { return bytes <= (256u << 10) ? 9 : bytes <= (16u << 20) ? 5 : 3; }
+
 // Times every algorithm of `op` at every size. At each size the algorithms
 // take turns, repetition by repetition, and each keeps the median of its
 // times: a host that slows down for a while (two cores, eight QEMUs) then
@@ -66,7 +71,7 @@ std::vector<Point> sweep(Cluster& c, ccl::CollectiveRunner& run, ccl::Collective
     const std::vector<std::string>& algos = ccl::algorithms(op);
     std::vector<bool> over_budget(algos.size(), false);
     for (uint64_t size : sizes) {
-        const uint32_t reps = size <= (1u << 20) ? 5 : 3;
+        const uint32_t reps = repetitions(size);
         std::vector<Point> points(algos.size());
         std::vector<std::vector<double>> times(algos.size());
         for (size_t a = 0; a < algos.size(); ++a) {
@@ -375,8 +380,8 @@ int main(int argc, char** argv) {
                 double ratio = 1.0;
                 if (pick != best->algo) {
                     std::vector<double> t[2];
-                    const int reps = s <= (1u << 20) ? 5 : 3;  // as the sweep
-                    for (int rep = 0; rep < reps; ++rep)
+                    const uint32_t reps = repetitions(s);
+                    for (uint32_t rep = 0; rep < reps; ++rep)
                         for (int k = 0; k < 2; ++k) {
                             r.algo = k == 0 ? "auto" : best->algo;
                             t[k].push_back(ccl::run_case(run, *cluster, r, 1, false).timing.seconds);
