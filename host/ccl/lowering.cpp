@@ -14,6 +14,8 @@ namespace {
 
 enum Role : uint32_t { kSend = 0, kReceive = 1, kCopy = 2 };
 
+// Which worker runs an op: its role, the port it serves (with planes shared,
+// the first port to that neighbour stands for all of them) and its lane.
 struct WorkerKey {
     uint32_t role, port, lane;
     bool operator<(const WorkerKey& o) const {
@@ -24,6 +26,7 @@ struct WorkerKey {
 struct LowOp {
     uint32_t chip;
     WorkerKey key;
+    uint32_t port = 0;  // a send or receive: the cable it uses
     abi::CclOpcode opcode;
     Span src, dst;
     bool reads_dst = false;  // a reduction reads what it overwrites
@@ -82,8 +85,10 @@ struct WorkerShortage : Error {
     using Error::Error;
 };
 
+// planes: cables a hop stripes over at most; share_planes: one worker serves
+// all the cables to a neighbour (a connection each) instead of one per cable.
 LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vector<uint32_t>& worker_cores,
-                          const LoweringOptions& opt, uint32_t planes) {
+                          const LoweringOptions& opt, uint32_t planes, bool share_planes) {
     const uint32_t n = topo.size();
     std::vector<Transfer> order = plan.transfers;
     std::stable_sort(order.begin(), order.end(), [](const Transfer& a, const Transfer& b) { return a.round < b.round; });
@@ -153,10 +158,20 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
                     const bool final_hop = h + 1 == route.size();
                     const Span to = final_hop ? dst : scratch[hop.to_chip].take(len).sub(0, len);
                     const int dir = direction(hop, pieces[t - first]);
-                    push(hop.from_chip, {kSend, hop.from_port, 0}, abi::kCclSend, from, Span{}, false, k, dir);
+                    // The worker's port: the cable's own, or with planes shared the
+                    // first cable's to this neighbour (cables() is sorted by port).
+                    uint32_t send_key = hop.from_port, receive_key = hop.to_port;
+                    if (share_planes)
+                        for (const Hop& c : cables) {
+                            send_key = std::min(send_key, c.from_port);
+                            receive_key = std::min(receive_key, c.to_port);
+                        }
+                    push(hop.from_chip, {kSend, send_key, 0}, abi::kCclSend, from, Span{}, false, k, dir);
+                    ops[hop.from_chip].back().port = hop.from_port;
                     const bool reduce = final_hop && x.reduce;
-                    push(hop.to_chip, {kReceive, hop.to_port, 0}, reduce ? abi::kCclRecvReduce : abi::kCclRecv, Span{}, to,
+                    push(hop.to_chip, {kReceive, receive_key, 0}, reduce ? abi::kCclRecvReduce : abi::kCclRecv, Span{}, to,
                          reduce, k, dir);
+                    ops[hop.to_chip].back().port = hop.to_port;
                     ops[hop.to_chip].back().partner_chip = static_cast<int>(hop.from_chip);
                     ops[hop.to_chip].back().partner = ops[hop.from_chip].size() - 1;
                     out.hops++;
@@ -216,16 +231,28 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
                 link_keys.size() < worker_cores.size() ? add_worker({kCopy, 0, 0}) : worker_of[c].at(link_keys.front());
         for (LowOp& o : ops[c]) o.worker = worker_of[c].at(o.key);
     }
+    // Each link worker's cables, in connection order (sorted ports).
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, int> receiver_of;  // (chip, port, lane) -> worker
+    for (uint32_t c = 0; c < n; ++c)
+        for (const LowOp& o : ops[c]) {
+            if (o.direction < 0) continue;
+            std::vector<uint32_t>& ports = out.workers[first_worker[c] + o.worker].ports;
+            if (std::find(ports.begin(), ports.end(), o.port) == ports.end()) {
+                ports.insert(std::upper_bound(ports.begin(), ports.end(), o.port), o.port);
+                if (ports.size() > abi::kCclMaxConnections) throw Error("internal: a worker on more cables than it has connections");
+            }
+            if (o.opcode != abi::kCclSend) receiver_of[{c, o.port, o.key.lane}] = o.worker;
+        }
     // Streams: one EDM sender channel per (chip, port, lane) that sends.
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, int> stream_of;  // (chip, port, lane) -> stream
     for (uint32_t c = 0; c < n; ++c)
         for (const LowOp& o : ops[c]) {
             if (o.opcode != abi::kCclSend) continue;
-            auto [it, fresh] = stream_of.try_emplace({c, o.key.port, o.key.lane}, static_cast<int>(out.streams.size()));
+            auto [it, fresh] = stream_of.try_emplace({c, o.port, o.key.lane}, static_cast<int>(out.streams.size()));
             if (fresh) {
                 Stream s;
                 s.chip = c;
-                s.port = o.key.port;
+                s.port = o.port;
                 s.lane = o.key.lane;
                 const Hop& h = topo.neighbour(c, s.port);
                 s.peer_chip = h.to_chip;
@@ -237,8 +264,8 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
                 static_cast<uint32_t>((o.src.size() + opt.slot_size - 1) / opt.slot_size);
         }
     for (Stream& s : out.streams) {
-        auto r = worker_of[s.peer_chip].find({kReceive, s.peer_port, s.lane});
-        if (r == worker_of[s.peer_chip].end()) throw Error("internal: a stream without a receiver");
+        auto r = receiver_of.find({s.peer_chip, s.peer_port, s.lane});
+        if (r == receiver_of.end()) throw Error("internal: a stream without a receiver");
         s.receiver_core = out.workers[first_worker[s.peer_chip] + r->second].core;
     }
 
@@ -274,6 +301,8 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
             in.src = o.src.pages();
             in.dst = o.dst.pages();
             if (o.opcode == abi::kCclRecvReduce) in.arg = opt.reduce_arg;
+            if (o.direction >= 0)
+                in.connection = static_cast<uint32_t>(std::find(w.ports.begin(), w.ports.end(), o.port) - w.ports.begin());
             w.code.push_back(in);
             for (auto& [consumer, number] : o.signal) {
                 abi::CclInstr s{};
@@ -311,13 +340,17 @@ LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32
     // Every plane the hops have, unless a chip then runs out of worker cores
     // (a sender and a receiver per cable it uses): then one plane fewer.
     const uint32_t most = std::max(1u, opt.planes ? std::min(opt.planes, topo.max_cables()) : topo.max_cables());
-    for (uint32_t planes = most; planes > 1; --planes) {
-        try {
-            return lower_on_planes(plan, topo, worker_cores, opt, planes);
-        } catch (const WorkerShortage&) {
+    // With a worker per cable first (each runs on its own core), then with one
+    // worker serving all the cables to a neighbour (a two-way ring on two
+    // planes needs 8 workers the first way, 4 the second).
+    for (uint32_t planes = most; planes > 1; --planes)
+        for (bool share : {false, true}) {
+            try {
+                return lower_on_planes(plan, topo, worker_cores, opt, planes, share);
+            } catch (const WorkerShortage&) {
+            }
         }
-    }
-    return lower_on_planes(plan, topo, worker_cores, opt, 1);
+    return lower_on_planes(plan, topo, worker_cores, opt, 1, false);
 }
 
 }  // namespace weft::ccl

@@ -58,6 +58,10 @@ struct WorkerProgram {
     uint32_t chip = 0, core = 0, index = 0;  // index: among this chip's workers (its signal slot)
     bool receives = false;
     uint32_t port = 0, lane = 0;             // the link and lane it serves (a copy-only worker: 0, 0)
+    // Every cable port it serves, in the order of its EDM connections
+    // (CclInstr::connection): `port` alone, or one per plane when a worker
+    // serves all the cables to one neighbour.
+    std::vector<uint32_t> ports;
     std::vector<abi::CclInstr> code;         // kCclSignal: arg = consumer's index, address patched by the runner
 };
 

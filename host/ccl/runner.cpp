@@ -1,5 +1,6 @@
 #include "ccl/runner.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -87,7 +88,15 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
 
     // One EDM builder per cable that carries a stream, both directions together.
     std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<EdmLinkBuilder>> links;
-    std::vector<uint64_t> connection_of(op.workers.size(), 0);
+    // Per worker, its EDM connections in the order of its ports (CclInstr::connection).
+    std::vector<std::vector<uint64_t>> connections_of(op.workers.size());
+    for (size_t w = 0; w < op.workers.size(); ++w) connections_of[w].assign(op.workers[w].ports.size(), 0);
+    auto connection_slot = [&](size_t w, uint32_t port) -> uint64_t& {
+        const auto& ports = op.workers[w].ports;
+        const auto at = std::find(ports.begin(), ports.end(), port);
+        if (at == ports.end()) throw Error("internal: a stream on a port its worker does not serve");
+        return connections_of[w][static_cast<size_t>(at - ports.begin())];
+    };
     std::map<std::pair<uint32_t, uint32_t>, size_t> worker_at;  // (chip, core) -> worker
     for (size_t w = 0; w < op.workers.size(); ++w) worker_at[{op.workers[w].chip, op.workers[w].core}] = w;
     auto cable_of = [](const Stream& s) -> std::pair<uint64_t, uint64_t> {  // by value: minmax returns references
@@ -117,18 +126,20 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
                         " gives this link " + std::to_string(channels_on[key]) +
                         " EDM channels; lower WEFT_CCL_WORKERS_PER_LINK, WEFT_CCL_SLOTS or WEFT_CCL_SLOT_SIZE)");
         }
-        connection_of[worker_at.at({s.chip, s.sender_core})] = ch.senders.at(0).connection;
-        connection_of[worker_at.at({s.peer_chip, s.receiver_core})] = rx.receivers.at(0).connection;
+        connection_slot(worker_at.at({s.chip, s.sender_core}), s.port) = ch.senders.at(0).connection;
+        connection_slot(worker_at.at({s.peer_chip, s.receiver_core}), s.peer_port) = rx.receivers.at(0).connection;
     }
 
     // Programs and signal semaphores in each worker's L1, then the signal addresses.
-    std::vector<uint64_t> program_at(op.workers.size()), signals_at(op.workers.size());
+    std::vector<uint64_t> program_at(op.workers.size()), signals_at(op.workers.size()), table_at(op.workers.size(), 0);
     std::map<std::pair<uint32_t, uint32_t>, uint64_t> signals_of;  // (chip, worker index)
     for (size_t w = 0; w < op.workers.size(); ++w) {
         const WorkerProgram& p = op.workers[w];
         const std::string what = "CCL program of " + std::to_string(p.code.size()) + " instructions";
         program_at[w] = mem.allocate(p.chip, p.core, p.code.size() * sizeof(abi::CclInstr), 64, what);
         signals_at[w] = mem.allocate(p.chip, p.core, 4 * abi::kCclMaxProducers, 16, "CCL signal semaphores");
+        if (!connections_of[w].empty())
+            table_at[w] = mem.allocate(p.chip, p.core, 8 * connections_of[w].size(), 8, "CCL EDM connection table");
         signals_of[{p.chip, p.index}] = signals_at[w];
     }
     std::vector<Launch> launches;
@@ -149,12 +160,14 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
         if (!p.code.empty()) chip.write(program_at[w], p.code.data(), p.code.size() * sizeof(abi::CclInstr));
         const uint32_t zero[abi::kCclMaxProducers] = {};
         chip.write(signals_at[w], zero, sizeof zero);
+        if (table_at[w]) chip.write(table_at[w], connections_of[w].data(), 8 * connections_of[w].size());
         launches.push_back({p.chip, p.core, &worker_kernel,
                             KernelArgWords()
                                 .u64(program_at[w])
                                 .u32(static_cast<uint32_t>(p.code.size()))
                                 .u64(signals_at[w])
-                                .u64(connection_of[w])});
+                                .u64(table_at[w])
+                                .u32(static_cast<uint32_t>(connections_of[w].size()))});
     }
     timing.bytes_on_links = op.bytes_on_links;
     timing.hops = op.hops;

@@ -257,17 +257,22 @@ std::string run_model(const LoweredOp& op) {
     const size_t nw = op.workers.size();
     std::map<std::pair<uint32_t, uint32_t>, size_t> global;  // (chip, index) -> worker
     for (size_t w = 0; w < nw; ++w) global[{op.workers[w].chip, op.workers[w].index}] = w;
-    // Each link worker's stream: senders by (chip, port, lane), receivers by the far end.
-    std::vector<int> stream_of(nw, -1);
+    // Each link worker's streams, by connection (the position of the stream's
+    // port among the worker's): senders by (chip, port, lane), receivers by the far end.
+    std::vector<std::vector<int>> stream_of(nw);
+    for (size_t w = 0; w < nw; ++w) stream_of[w].assign(op.workers[w].ports.size(), -1);
     for (size_t s = 0; s < op.streams.size(); ++s) {
         const Stream& x = op.streams[s];
         for (size_t w = 0; w < nw; ++w) {
             const WorkerProgram& p = op.workers[w];
-            const bool tx = !p.receives && p.chip == x.chip && p.port == x.port && p.lane == x.lane;
-            const bool rx = p.receives && p.chip == x.peer_chip && p.port == x.peer_port && p.lane == x.lane;
+            const uint32_t port = p.receives ? x.peer_port : x.port;
+            const auto at = std::find(p.ports.begin(), p.ports.end(), port);
+            const bool tx = !p.receives && p.chip == x.chip && at != p.ports.end() && p.lane == x.lane;
+            const bool rx = p.receives && p.chip == x.peer_chip && at != p.ports.end() && p.lane == x.lane;
             if (!tx && !rx) continue;
-            if (stream_of[w] != -1) return "worker " + std::to_string(w) + " is on two streams";
-            stream_of[w] = static_cast<int>(s);
+            int& slot = stream_of[w][static_cast<size_t>(at - p.ports.begin())];
+            if (slot != -1) return "worker " + std::to_string(w) + " has two streams on one connection";
+            slot = static_cast<int>(s);
         }
     }
     struct InFlight {
@@ -296,7 +301,9 @@ std::string run_model(const LoweredOp& op) {
             const WorkerProgram& p = op.workers[w];
             while (pc[w] < p.code.size()) {
                 const abi::CclInstr& in = p.code[pc[w]];
-                const int s = stream_of[w];
+                const bool link = in.opcode == abi::kCclSend || in.opcode == abi::kCclRecv || in.opcode == abi::kCclRecvReduce;
+                if (link && in.connection >= stream_of[w].size()) return "an instruction names a connection its worker lacks";
+                const int s = link ? stream_of[w][in.connection] : -1;
                 if (in.opcode == abi::kCclWait) {
                     const auto& got = signals[w][in.arg];
                     if (got.size() < in.count) break;
@@ -460,8 +467,10 @@ void test_ring_all_gather_stripes_every_hop_over_both_planes(void**) {
     o.scratch = l.scratch;
     const LoweredOp op = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
     assert_int_equal(op.planes, 2);
-    // Each chip sends on both E ports and receives on both W ports: four workers, a stream per cable.
+    // Each chip sends on both E ports and receives on both W ports: four
+    // workers (one per cable, as they fit), a stream per cable.
     assert_int_equal(op.workers.size(), 4 * n);
+    for (const WorkerProgram& w : op.workers) assert_int_equal(w.ports.size(), 1);
     assert_int_equal(op.streams.size(), 2 * n);
     std::map<uint32_t, uint64_t> messages_by_port;
     for (const Stream& s : op.streams) {
@@ -489,11 +498,24 @@ void test_ring_all_gather_stripes_every_hop_over_both_planes(void**) {
     assert_int_equal(one.streams.size(), n);
     assert_string_equal(run_model(one).c_str(), "");
 
-    // Both ways round the ring on two planes would need eight workers a chip:
-    // the lowering falls back to one plane instead of refusing the op.
+    // Both ways round the ring on two planes, a worker per cable, would need
+    // eight workers a chip: instead each worker serves both cables to its
+    // neighbour, one EDM connection each, and instructions name theirs.
     o.planes = 0;
     const LoweredOp bidir = lower(build_plan(ctx, "ring_bidir"), t, {4, 5, 6, 7}, o);
-    assert_int_equal(bidir.planes, 1);
+    assert_int_equal(bidir.planes, 2);
+    assert_int_equal(bidir.workers.size(), 4 * n);
+    assert_int_equal(bidir.streams.size(), 4 * n);  // two cables, both ways
+    std::set<uint32_t> connections_used;
+    for (const WorkerProgram& w : bidir.workers) {
+        assert_int_equal(w.ports.size(), 2);
+        for (const abi::CclInstr& in : w.code)
+            if (in.opcode == abi::kCclSend || in.opcode == abi::kCclRecv) {
+                assert_true(in.connection < 2);
+                connections_used.insert(in.connection);
+            }
+    }
+    assert_int_equal(connections_used.size(), 2);
     assert_string_equal(run_model(bidir).c_str(), "");
 }
 

@@ -8,6 +8,9 @@
 namespace weft::abi {
 
 inline constexpr uint32_t kCclMaxProducers = 8;  // workers of one chip that may signal one another
+// EDM connections one worker may serve (one per cable to the same neighbour:
+// a board's planes), named by CclInstr::connection.
+inline constexpr uint32_t kCclMaxConnections = 4;
 
 enum CclOpcode : uint32_t {
     kCclSend = 1,        // stream `src` (pages) into the EDM sender channel
@@ -31,7 +34,7 @@ struct CclInstr {
     uint32_t opcode;    // CclOpcode
     uint32_t arg;       // kCclWait: producer index; kCclRecvReduce: MathOp | DataType << 16
     uint32_t count;     // kCclWait: signal count awaited
-    uint32_t pad;
+    uint32_t connection;  // kCclSend / kCclRecv / kCclRecvReduce: index into the worker's EDM connections
     CclPages src;
     CclPages dst;
 };
