@@ -5,7 +5,7 @@
 //   - the cost model for --algo auto fitted to these measurements, and how
 //     close its choice comes to the best fixed algorithm at every size,
 //   - Open MPI's MPI_Allreduce with 8 processes on this host, side by side,
-//   - ring all-gather over one and two planes (ring8x2, shaped links).
+//   - ops over one and two planes (ring8x2, shaped links).
 // Writes bench/results/ccl_ring8.json and a PNG chart per op.
 // WEFT_BENCH_QUICK=1: sizes up to 1 MiB only, written to /tmp/weft-bench-quick. --replot: redraw the charts from the recorded JSON.
 #include <unistd.h>
@@ -453,8 +453,8 @@ int main(int argc, char** argv) {
         out["planes"] = bench::planes_runs(quick);
         for (const auto& row : out["planes"])
             if (row["bytes"].get<uint64_t>() >= (16u << 20))
-                std::printf("  ring8x2, links shaped to %.2f GB/s: all-gather at %s over two planes %.2fx one plane\n",
-                            row["link_gbps"].get<double>(), human(row["bytes"]).c_str(),
+                std::printf("  ring8x2, links shaped to %.2f GB/s: %s at %s over two planes %.2fx one plane\n",
+                            row["link_gbps"].get<double>(), row["op"].get<std::string>().c_str(), human(row["bytes"]).c_str(),
                             row["busbw_two_planes_gbs"].get<double>() / row["busbw_one_plane_gbs"].get<double>());
         std::ofstream(results + "/ccl_ring8.json") << out.dump(1) << "\n";
         std::printf("results: %s/ccl_ring8.json, cost model: %s\n", results.c_str(), model_path.c_str());

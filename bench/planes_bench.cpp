@@ -26,36 +26,45 @@ nlohmann::json planes_runs(bool quick) {
     one_plane.planes = 1;
     ccl::CollectiveRunner on_one(*c, one_plane), on_both(*c, ccl::RunnerOptions{});
     const bool tty = isatty(STDERR_FILENO);
-    std::printf("ring all-gather on ring8x2, every cable shaped to %g GB/s (latency %g us): busbw GB/s\n", kRateGBps, kLatencyUs);
-    std::printf("%8s %12s %12s %8s\n", "size", "1 plane", "2 planes", "ratio");
+    // One way (a worker per cable), whole blocks half way each way and CTRING
+    // (both: one worker serving both cables to its neighbour).
+    const std::pair<ccl::Collective, const char*> ops[] = {
+        {ccl::Collective::kAllGather, "ring"}, {ccl::Collective::kAllGather, "ring_halfway"}, {ccl::Collective::kAllReduce, "ring"}};
+    std::printf("ring8x2, every cable shaped to %g GB/s (latency %g us): busbw GB/s over one plane and over both\n", kRateGBps,
+                kLatencyUs);
+    std::printf("%-24s %8s %12s %12s %8s\n", "op", "size", "1 plane", "2 planes", "ratio");
     nlohmann::json rows = nlohmann::json::array();
-    for (uint64_t bytes : sizes) {
-        double busbw[2] = {0, 0};
-        uint64_t wrong = 0;
-        ccl::CollectiveRunner* runners[2] = {&on_one, &on_both};
-        ccl::OpRequest r;
-        r.op = ccl::Collective::kAllGather;
-        r.algo = "ring";
-        r.bytes = bytes;
-        for (int p = 0; p < 2; ++p) wrong += ccl::run_case(*runners[p], *c, r, 1, true).check.wrong;
-        // Taking turns, three times each; the median of each (as the sweep does).
-        std::vector<double> seconds[2];
-        for (int rep = 0; rep < 3; ++rep)
+    for (const auto& [collective, algo] : ops)
+        for (uint64_t bytes : sizes) {
+            double busbw[2] = {0, 0};
+            uint64_t wrong = 0;
+            ccl::CollectiveRunner* runners[2] = {&on_one, &on_both};
+            ccl::OpRequest r;
+            r.op = collective;
+            r.algo = algo;
+            r.bytes = bytes;
+            const std::string name = ccl::collective_name(collective) + "/" + algo;
+            for (int p = 0; p < 2; ++p) wrong += ccl::run_case(*runners[p], *c, r, 1, true).check.wrong;
+            // Taking turns, three times each; the median of each (as the sweep does).
+            std::vector<double> seconds[2];
+            for (int rep = 0; rep < 3; ++rep)
+                for (int p = 0; p < 2; ++p) {
+                    if (tty)
+                        std::fprintf(stderr, "\r  planes: %s, %d plane(s), %llu bytes, %d/3 ...   ", name.c_str(), p + 1,
+                                     (unsigned long long)bytes, rep + 1);
+                    seconds[p].push_back(ccl::run_case(*runners[p], *c, r, 1, false).timing.seconds);
+                }
             for (int p = 0; p < 2; ++p) {
-                if (tty) std::fprintf(stderr, "\r  planes: %d, %llu bytes, %d/3 ...   ", p + 1, (unsigned long long)bytes, rep + 1);
-                seconds[p].push_back(ccl::run_case(*runners[p], *c, r, 1, false).timing.seconds);
+                std::sort(seconds[p].begin(), seconds[p].end());
+                busbw[p] = double(bytes) / seconds[p][1] / 1e9 * ccl::bus_factor(r.op, n);
             }
-        for (int p = 0; p < 2; ++p) {
-            std::sort(seconds[p].begin(), seconds[p].end());
-            busbw[p] = double(bytes) / seconds[p][1] / 1e9 * ccl::bus_factor(r.op, n);
+            if (tty) std::fprintf(stderr, "\r%80s\r", "");
+            std::printf("%-24s %7lluK %12.4f %12.4f %8.2f%s\n", name.c_str(), (unsigned long long)(bytes >> 10), busbw[0],
+                        busbw[1], busbw[1] / busbw[0], wrong ? "  WRONG RESULTS" : "");
+            std::fflush(stdout);
+            rows.push_back({{"op", name}, {"bytes", bytes}, {"busbw_one_plane_gbs", busbw[0]},
+                            {"busbw_two_planes_gbs", busbw[1]}, {"link_gbps", kRateGBps}, {"wrong", wrong}});
         }
-        if (tty) std::fprintf(stderr, "\r%60s\r", "");
-        std::printf("%7lluK %12.4f %12.4f %8.2f%s\n", (unsigned long long)(bytes >> 10), busbw[0], busbw[1],
-                    busbw[1] / busbw[0], wrong ? "  WRONG RESULTS" : "");
-        std::fflush(stdout);
-        rows.push_back({{"bytes", bytes}, {"busbw_one_plane_gbs", busbw[0]}, {"busbw_two_planes_gbs", busbw[1]},
-                        {"link_gbps", kRateGBps}, {"wrong", wrong}});
-    }
     return rows;
 }
 
