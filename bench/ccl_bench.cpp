@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,7 @@
 #include "link_rate.h"
 #include "mpi_reference.h"
 #include "planes_bench.h"
+#include "timing.h"
 
 using namespace weft;
 
@@ -38,20 +40,7 @@ struct Point {
     ccl::CostFeatures features;
 };
 
-std::string human(uint64_t b) {
-    char s[32];
-    if (b >= (1u << 20)) snprintf(s, sizeof s, "%lluM", (unsigned long long)(b >> 20));
-    else if (b >= 1024) snprintf(s, sizeof s, "%lluK", (unsigned long long)(b >> 10));
-    else snprintf(s, sizeof s, "%llu", (unsigned long long)b);
-    return s;
-}
-
-// The middle of the times (the mean of the middle two for an even count).
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
+using bench::human_size;
 
 // Timed runs per algorithm and size. Small ops last ~10 ms, most of it core
 // wake-ups whose cost varies with what else the host runs: more of them, so
@@ -73,14 +62,13 @@ std::vector<Point> sweep(Cluster& c, ccl::CollectiveRunner& run, ccl::Collective
     for (uint64_t size : sizes) {
         const uint32_t reps = repetitions(size);
         std::vector<Point> points(algos.size());
-        std::vector<std::vector<double>> times(algos.size());
         for (size_t a = 0; a < algos.size(); ++a) {
             if (over_budget[a]) continue;
             ccl::OpRequest r;
             r.op = op;
             r.bytes = size;
             r.algo = algos[a];
-            if (tty) std::fprintf(stderr, "\r  %s %-13s %6s check ...   ", ccl::collective_name(op).c_str(), algos[a].c_str(), human(size).c_str());
+            if (tty) std::fprintf(stderr, "\r  %s %-13s %6s check ...   ", ccl::collective_name(op).c_str(), algos[a].c_str(), human_size(size).c_str());
             const ccl::CaseResult first = ccl::run_case(run, c, r, 1, true);
             points[a].algo = algos[a];
             points[a].bytes = size;
@@ -88,20 +76,24 @@ std::vector<Point> sweep(Cluster& c, ccl::CollectiveRunner& run, ccl::Collective
             points[a].features = first.timing.features;
             if (first.timing.seconds > kBudgetSeconds) over_budget[a] = true;
         }
-        for (uint32_t rep = 0; rep < reps; ++rep)
-            for (size_t a = 0; a < algos.size(); ++a) {
-                if (points[a].algo.empty()) continue;
+        std::vector<Point*> timed;
+        std::vector<std::function<double()>> runs;
+        for (Point& p : points) {
+            if (p.algo.empty()) continue;
+            timed.push_back(&p);
+            runs.push_back([&, algo = p.algo, done = uint32_t(0)]() mutable {
                 ccl::OpRequest r;
                 r.op = op;
                 r.bytes = size;
-                r.algo = algos[a];
-                if (tty) std::fprintf(stderr, "\r  %s %-13s %6s %u/%u ...   ", ccl::collective_name(op).c_str(), algos[a].c_str(), human(size).c_str(), rep + 1, reps);
-                times[a].push_back(ccl::run_case(run, c, r, 1, false).timing.seconds);
-            }
-        for (size_t a = 0; a < algos.size(); ++a) {
-            if (points[a].algo.empty()) continue;
-            Point& p = points[a];
-            p.seconds = median(times[a]);
+                r.algo = algo;
+                if (tty) std::fprintf(stderr, "\r  %s %-13s %6s %u/%u ...   ", ccl::collective_name(op).c_str(), algo.c_str(), human_size(size).c_str(), ++done, reps);
+                return ccl::run_case(run, c, r, 1, false).timing.seconds;
+            });
+        }
+        const std::vector<double> seconds = bench::medians_in_turns(runs, reps);
+        for (size_t i = 0; i < timed.size(); ++i) {
+            Point& p = *timed[i];
+            p.seconds = seconds[i];
             p.busbw = double(size) / p.seconds / 1e9 * ccl::bus_factor(op, n);
             out.push_back(p);
         }
@@ -132,11 +124,10 @@ nlohmann::json shaped_runs(Cluster& c, ccl::CollectiveRunner& run, bool quick) {
         r.op = op;
         r.bytes = bytes;
         r.algo = algo;
-        if (tty) std::fprintf(stderr, "\r  shaped: %s %-13s %6s ...   ", ccl::collective_name(op).c_str(), algo.c_str(), human(bytes).c_str());
+        if (tty) std::fprintf(stderr, "\r  shaped: %s %-13s %6s ...   ", ccl::collective_name(op).c_str(), algo.c_str(), human_size(bytes).c_str());
         wrong += ccl::run_case(run, c, r, 1, true).check.wrong;
-        std::vector<double> seconds;
-        for (int rep = 0; rep < 3; ++rep) seconds.push_back(ccl::run_case(run, c, r, 1, false).timing.seconds);
-        return double(bytes) / median(seconds) / 1e9 * ccl::bus_factor(op, n);
+        const double seconds = bench::medians_in_turns({[&] { return ccl::run_case(run, c, r, 1, false).timing.seconds; }}, 3)[0];
+        return double(bytes) / seconds / 1e9 * ccl::bus_factor(op, n);
     };
     nlohmann::json out = nlohmann::json::array();
     std::printf("\nring8 with every link shaped (latency %g us): busbw GB/s and, in brackets, as a fraction of the shaped raw link\n", kLatencyUs);
@@ -151,11 +142,11 @@ nlohmann::json shaped_runs(Cluster& c, ccl::CollectiveRunner& run, bool quick) {
         for (uint64_t b : sizes) {
             const double ar = time_op(ccl::Collective::kAllReduce, "ring", b, wrong);
             row["all_reduce_ring"].push_back({{"bytes", b}, {"busbw_gbs", ar}, {"of_raw_link", ar / raw}});
-            if (b == sizes.back()) std::printf(" %5s %.3f (%.2f)%s", human(b).c_str(), ar, ar / raw, ar / raw >= 0.8 ? "" : "*");
+            if (b == sizes.back()) std::printf(" %5s %.3f (%.2f)%s", human_size(b).c_str(), ar, ar / raw, ar / raw >= 0.8 ? "" : "*");
         }
         std::printf("  ");
         for (uint64_t b : sizes) {
-            std::printf(" %s:", human(b).c_str());
+            std::printf(" %s:", human_size(b).c_str());
             for (const char* algo : {"ring", "ring_bidir", "ring_halfway"}) {
                 const double ag = time_op(ccl::Collective::kAllGather, algo, b, wrong);
                 row[std::string("all_gather_") + algo].push_back({{"bytes", b}, {"busbw_gbs", ag}, {"of_raw_link", ag / raw}});
@@ -189,17 +180,17 @@ nlohmann::json ctring_bidir_ag_runs(Cluster& c, ccl::CollectiveRunner& run, bool
             r.op = ccl::Collective::kAllReduce;
             r.algo = "ring";
             r.bytes = bytes;
-            std::vector<double> seconds[2];
-            for (int rep = 0; rep < 3; ++rep)
-                for (int both = 0; both < 2; ++both) {
-                    setenv("WEFT_CTRING_BIDIR_AG_MAX_SIZE", both ? "-1" : "0", 1);
-                    seconds[both].push_back(ccl::run_case(run, c, r, 1, false).timing.seconds);
-                }
+            const auto with_all_gather = [&](const char* bidir_ag_max_size) {
+                return [&, bidir_ag_max_size] {
+                    setenv("WEFT_CTRING_BIDIR_AG_MAX_SIZE", bidir_ag_max_size, 1);
+                    return ccl::run_case(run, c, r, 1, false).timing.seconds;
+                };
+            };
+            const std::vector<double> seconds = bench::medians_in_turns({with_all_gather("0"), with_all_gather("-1")}, 3);
             unsetenv("WEFT_CTRING_BIDIR_AG_MAX_SIZE");
             double busbw[2];
-            for (int both = 0; both < 2; ++both)
-                busbw[both] = double(bytes) / median(seconds[both]) / 1e9 * ccl::bus_factor(r.op, n);
-            std::printf("%9s %8s %10.4f %10.4f %7.2f\n", rate > 0 ? "0.25" : "unshaped", human(bytes).c_str(), busbw[0],
+            for (int both = 0; both < 2; ++both) busbw[both] = double(bytes) / seconds[both] / 1e9 * ccl::bus_factor(r.op, n);
+            std::printf("%9s %8s %10.4f %10.4f %7.2f\n", rate > 0 ? "0.25" : "unshaped", human_size(bytes).c_str(), busbw[0],
                         busbw[1], busbw[1] / busbw[0]);
             rows.push_back({{"link_gbps", rate}, {"bytes", bytes}, {"busbw_one_way_gbs", busbw[0]}, {"busbw_both_ways_gbs", busbw[1]}});
         }
@@ -215,7 +206,7 @@ void print_table(ccl::Collective op, const std::vector<Point>& pts, const std::v
     for (const auto& a : algos) std::printf(" %20s", a.c_str());
     std::printf("\n");
     for (uint64_t s : sizes) {
-        std::printf("%8s", human(s).c_str());
+        std::printf("%8s", human_size(s).c_str());
         for (const auto& a : algos) {
             const Point* p = find(pts, a, s);
             if (!p) std::printf(" %20s", "(over budget)");
@@ -379,18 +370,19 @@ int main(int argc, char** argv) {
                 if (!best) continue;
                 double ratio = 1.0;
                 if (pick != best->algo) {
-                    std::vector<double> t[2];
-                    const uint32_t reps = repetitions(s);
-                    for (uint32_t rep = 0; rep < reps; ++rep)
-                        for (int k = 0; k < 2; ++k) {
-                            r.algo = k == 0 ? "auto" : best->algo;
-                            t[k].push_back(ccl::run_case(run, *cluster, r, 1, false).timing.seconds);
-                        }
-                    ratio = median(t[0]) / median(t[1]);
+                    const auto with_algo = [&](const std::string& algo) {
+                        return [&, algo] {
+                            ccl::OpRequest q = r;
+                            q.algo = algo;
+                            return ccl::run_case(run, *cluster, q, 1, false).timing.seconds;
+                        };
+                    };
+                    const std::vector<double> t = bench::medians_in_turns({with_algo("auto"), with_algo(best->algo)}, repetitions(s));
+                    ratio = t[0] / t[1];
                     ++retimed;
                 }
                 over += ratio > 1.10;
-                std::printf("%8s %-16s %-14s %-14s %8.3f%s%s\n", human(s).c_str(), ccl::collective_name(op).c_str(),
+                std::printf("%8s %-16s %-14s %-14s %8.3f%s%s\n", human_size(s).c_str(), ccl::collective_name(op).c_str(),
                             pick.c_str(), best->algo.c_str(), ratio, pick != best->algo ? "  re-timed" : "",
                             ratio > 1.10 ? "  > 1.10" : "");
                 auto_rows.push_back({{"op", ccl::collective_name(op)}, {"bytes", s}, {"auto_picks", pick},
@@ -408,7 +400,7 @@ int main(int argc, char** argv) {
             nlohmann::json rows = nlohmann::json::array();
             for (const auto& m : mpi) {
                 const Point* p = find(all[ccl::Collective::kAllReduce], "ring", m.bytes);
-                std::printf("%8s %14.4f %14.4f %10.4f\n", human(m.bytes).c_str(), p ? p->busbw : 0.0, m.busbw_gbs,
+                std::printf("%8s %14.4f %14.4f %10.4f\n", human_size(m.bytes).c_str(), p ? p->busbw : 0.0, m.busbw_gbs,
                             p && m.busbw_gbs > 0 ? p->busbw / m.busbw_gbs : 0.0);
                 rows.push_back({{"bytes", m.bytes}, {"mpi_busbw_gbs", m.busbw_gbs}, {"weft_ring_busbw_gbs", p ? p->busbw : 0.0}});
             }
@@ -419,7 +411,7 @@ int main(int argc, char** argv) {
         if (const Point* p = find(all[ccl::Collective::kAllReduce], "ring", sizes.back()))
             std::printf("  ring all-reduce at %s: busbw %.4f GB/s = %.3f of the raw link (target 0.80): %s; "
                         "%.3f of a link's rate with all 8 busy\n",
-                        human(sizes.back()).c_str(), p->busbw, p->busbw / raw, p->busbw / raw >= 0.8 ? "met" : "MISSED",
+                        human_size(sizes.back()).c_str(), p->busbw, p->busbw / raw, p->busbw / raw >= 0.8 ? "met" : "MISSED",
                         p->busbw / raw_all);
         int beats = 0, total = 0;
         for (uint64_t s : sizes) {
@@ -431,7 +423,7 @@ int main(int argc, char** argv) {
             const double best_bi = std::max(b ? b->busbw : 0.0, h ? h->busbw : 0.0);
             ++total;
             beats += best_bi > u->busbw;
-            std::printf("  all-gather %s: bidirectional %.4f vs unidirectional %.4f GB/s: %s\n", human(s).c_str(), best_bi,
+            std::printf("  all-gather %s: bidirectional %.4f vs unidirectional %.4f GB/s: %s\n", human_size(s).c_str(), best_bi,
                         u->busbw, best_bi > u->busbw ? "beats" : "DOES NOT beat");
         }
         std::printf("  bidirectional all-gather beats unidirectional at %d of %d sizes from 1 MiB\n", beats, total);
@@ -446,7 +438,7 @@ int main(int argc, char** argv) {
                         row["all_gather_ring"][i]["busbw_gbs"].get<double>();
             std::printf("  links shaped to %.2f GB/s: ring all-reduce at %s reaches %.3f of the link (target 0.80): %s; "
                         "bidirectional all-gather beats unidirectional at %d of %d sizes from 1 MiB\n",
-                        row["link_gbps"].get<double>(), human(ar["bytes"]).c_str(), ar["of_raw_link"].get<double>(),
+                        row["link_gbps"].get<double>(), human_size(ar["bytes"]).c_str(), ar["of_raw_link"].get<double>(),
                         ar["of_raw_link"].get<double>() >= 0.8 ? "met" : "MISSED", wins, n);
         }
         cluster.reset();  // the host's two cores for the next cluster (run is not used after this)
@@ -454,7 +446,7 @@ int main(int argc, char** argv) {
         for (const auto& row : out["planes"])
             if (row["bytes"].get<uint64_t>() >= (16u << 20))
                 std::printf("  ring8x2, links shaped to %.2f GB/s: %s at %s over two planes %.2fx one plane\n",
-                            row["link_gbps"].get<double>(), row["op"].get<std::string>().c_str(), human(row["bytes"]).c_str(),
+                            row["link_gbps"].get<double>(), row["op"].get<std::string>().c_str(), human_size(row["bytes"]).c_str(),
                             row["busbw_two_planes_gbs"].get<double>() / row["busbw_one_plane_gbs"].get<double>());
         std::ofstream(results + "/ccl_ring8.json") << out.dump(1) << "\n";
         std::printf("results: %s/ccl_ring8.json, cost model: %s\n", results.c_str(), model_path.c_str());

@@ -1,10 +1,11 @@
 #include "link_goodput.h"
 
-#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <vector>
 
 #include "link_rate.h"
+#include "timing.h"
 
 namespace weft {
 namespace {
@@ -32,29 +33,26 @@ void run_link_goodput_bench(Cluster& pair) {
                 "(median of %d rounds, each round running every rate in turn, so a busy host slows all alike):\n",
                 (unsigned long long)(kBytes >> 20), kTransfer >> 10, kRounds);
     std::printf("%-10s %12s %14s %16s %14s\n", "drop", "GB/s", "vs drop 0", "retransmits", "per MiB");
-    std::vector<std::vector<double>> gbps(drops.size());
-    std::vector<double> retransmits(drops.size(), 0);
+    std::vector<double> retransmits(drops.size(), 0), gbps;
+    std::vector<std::function<double()>> runs;
+    for (size_t i = 0; i < drops.size(); ++i)
+        runs.push_back([&, i] {
+            pair.set_fault(kChip, kPort, {{"drop_rate", drops[i]}});
+            const double before = sending_counters(pair)["retransmits"].get<double>();
+            const double g = bench::link_gbps(pair, kTransfer, kBytes);
+            retransmits[i] += sending_counters(pair)["retransmits"].get<double>() - before;
+            return g;
+        });
     try {
-        for (int round = 0; round < kRounds; ++round) {
-            for (size_t i = 0; i < drops.size(); ++i) {
-                pair.set_fault(kChip, kPort, {{"drop_rate", drops[i]}});
-                const double before = sending_counters(pair)["retransmits"].get<double>();
-                gbps[i].push_back(bench::link_gbps(pair, kTransfer, kBytes));
-                retransmits[i] += sending_counters(pair)["retransmits"].get<double>() - before;
-            }
-        }
+        gbps = bench::medians_in_turns(runs, kRounds);
     } catch (...) {
         pair.set_fault(kChip, kPort, {{"clear", true}});
         throw;
     }
     pair.set_fault(kChip, kPort, {{"clear", true}});
-    const auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
-    const double raw = median(gbps[0]);  // the same cable, the same run: the yardstick
+    const double raw = gbps[0];  // the same cable, the same run: the yardstick
     for (size_t i = 0; i < drops.size(); ++i) {
-        const double g = median(gbps[i]);
+        const double g = gbps[i];
         std::printf("%-10g %12.2f %14.3f %16.0f %14.2f\n", drops[i], g, raw > 0 ? g / raw : 0.0, retransmits[i],
                     retransmits[i] / (kRounds * double(kBytes >> 20)));
     }

@@ -2,12 +2,12 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <vector>
 
 #include "ccl/op_case.h"
 #include "driver/paths.h"
+#include "timing.h"
 
 namespace weft::bench {
 
@@ -45,21 +45,18 @@ nlohmann::json planes_runs(bool quick) {
             r.bytes = bytes;
             const std::string name = ccl::collective_name(collective) + "/" + algo;
             for (int p = 0; p < 2; ++p) wrong += ccl::run_case(*runners[p], *c, r, 1, true).check.wrong;
-            // Taking turns, three times each; the median of each (as the sweep does).
-            std::vector<double> seconds[2];
-            for (int rep = 0; rep < 3; ++rep)
-                for (int p = 0; p < 2; ++p) {
+            const auto on_planes = [&](int p) {
+                return [&, p] {
                     if (tty)
-                        std::fprintf(stderr, "\r  planes: %s, %d plane(s), %llu bytes, %d/3 ...   ", name.c_str(), p + 1,
-                                     (unsigned long long)bytes, rep + 1);
-                    seconds[p].push_back(ccl::run_case(*runners[p], *c, r, 1, false).timing.seconds);
-                }
-            for (int p = 0; p < 2; ++p) {
-                std::sort(seconds[p].begin(), seconds[p].end());
-                busbw[p] = double(bytes) / seconds[p][1] / 1e9 * ccl::bus_factor(r.op, n);
-            }
+                        std::fprintf(stderr, "\r  planes: %s, %d plane(s), %s ...   ", name.c_str(), p + 1, human_size(bytes).c_str());
+                    return ccl::run_case(*runners[p], *c, r, 1, false).timing.seconds;
+                };
+            };
+            // Taking turns, three times each; the median of each (as the sweep does).
+            const std::vector<double> seconds = medians_in_turns({on_planes(0), on_planes(1)}, 3);
+            for (int p = 0; p < 2; ++p) busbw[p] = double(bytes) / seconds[p] / 1e9 * ccl::bus_factor(r.op, n);
             if (tty) std::fprintf(stderr, "\r%80s\r", "");
-            std::printf("%-24s %7lluK %12.4f %12.4f %8.2f%s\n", name.c_str(), (unsigned long long)(bytes >> 10), busbw[0],
+            std::printf("%-24s %8s %12.4f %12.4f %8.2f%s\n", name.c_str(), human_size(bytes).c_str(), busbw[0],
                         busbw[1], busbw[1] / busbw[0], wrong ? "  WRONG RESULTS" : "");
             std::fflush(stdout);
             rows.push_back({{"op", name}, {"bytes", bytes}, {"busbw_one_plane_gbs", busbw[0]},
