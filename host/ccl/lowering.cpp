@@ -153,7 +153,7 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
                 Span from = src;
                 for (size_t h = 0; h < route.size(); ++h) {
                     // Piece k crosses on cable k % planes of the hop's neighbours.
-                    const std::vector<Hop> cables = topo.cables(route[h].from_chip, route[h].to_chip);
+                    const std::vector<Hop>& cables = topo.cables(route[h].from_chip, route[h].to_chip);
                     const Hop hop = cables[k % std::min<size_t>(planes, cables.size())];
                     const bool final_hop = h + 1 == route.size();
                     const Span to = final_hop ? dst : scratch[hop.to_chip].take(len).sub(0, len);

@@ -20,6 +20,13 @@ Topology::Topology(uint32_t chips, const std::vector<LinkInfo>& links) : n_(chip
         std::sort(a.begin(), a.end(), [](const Hop& x, const Hop& y) {
             return x.to_chip != y.to_chip ? x.to_chip < y.to_chip : x.from_port < y.from_port;
         });
+    cables_.assign(n_, std::vector<std::vector<Hop>>(n_));
+    for (uint32_t c = 0; c < n_; ++c)
+        for (const Hop& h : adjacent_[c]) {
+            std::vector<Hop>& between = cables_[c][h.to_chip];
+            between.push_back(h);  // adjacent_ is sorted by (to_chip, port)
+            max_cables_ = std::max(max_cables_, static_cast<uint32_t>(between.size()));
+        }
     // BFS from every chip: N is small (a cluster file caps it), and routes are asked for often.
     routes_.assign(n_, std::vector<std::vector<Hop>>(n_));
     for (uint32_t s = 0; s < n_; ++s) {
@@ -66,19 +73,9 @@ const Hop& Topology::neighbour(uint32_t chip, uint32_t port) const {
     throw Error("chip " + std::to_string(chip) + " port " + std::to_string(port) + " has no working link");
 }
 
-std::vector<Hop> Topology::cables(uint32_t from, uint32_t to) const {
-    std::vector<Hop> out;
-    if (from < n_)
-        for (const Hop& h : adjacent_[from])
-            if (h.to_chip == to) out.push_back(h);  // adjacent_ is sorted by (to_chip, port)
-    return out;
-}
-
-uint32_t Topology::max_cables() const {
-    uint32_t most = 0;
-    for (uint32_t c = 0; c < n_; ++c)
-        for (const Hop& h : adjacent_[c]) most = std::max(most, static_cast<uint32_t>(cables(c, h.to_chip).size()));
-    return most;
+const std::vector<Hop>& Topology::cables(uint32_t from, uint32_t to) const {
+    static const std::vector<Hop> kNone;
+    return from < n_ && to < n_ ? cables_[from][to] : kNone;
 }
 
 double Topology::stretch(const std::vector<uint32_t>& order, bool wrap) const {

@@ -29,9 +29,9 @@ public:
     const Hop& neighbour(uint32_t chip, uint32_t port) const;
     // Every working cable from `from` to `to`, by port: more than one where the
     // board has planes (seed 000, "Topology Config"). Empty if not neighbours.
-    std::vector<Hop> cables(uint32_t from, uint32_t to) const;
+    const std::vector<Hop>& cables(uint32_t from, uint32_t to) const;
     // The most cables joining any two neighbours.
-    uint32_t max_cables() const;
+    uint32_t max_cables() const { return max_cables_; }
 
     // The ring of all chips with the least total stretch (a snake on a mesh);
     // the first ring found in lexicographic order wins ties, so ring8 is 0..7.
@@ -48,6 +48,8 @@ private:
     uint32_t n_;
     std::vector<std::vector<Hop>> adjacent_;       // per chip, by port
     std::vector<std::vector<std::vector<Hop>>> routes_;  // [from][to]
+    std::vector<std::vector<std::vector<Hop>>> cables_;  // [from][to]: every cable, by port (the lowering asks per piece)
+    uint32_t max_cables_ = 0;
 };
 
 }  // namespace weft::ccl
