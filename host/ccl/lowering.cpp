@@ -236,8 +236,9 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
     for (uint32_t c = 0; c < n; ++c)
         for (const LowOp& o : ops[c]) {
             if (o.direction < 0) continue;
-            std::vector<uint32_t>& ports = out.workers[first_worker[c] + o.worker].ports;
-            if (std::find(ports.begin(), ports.end(), o.port) == ports.end()) {
+            WorkerProgram& w = out.workers[first_worker[c] + o.worker];
+            std::vector<uint32_t>& ports = w.ports;
+            if (w.connection_of(o.port) == ports.size()) {  // a cable new to this worker
                 ports.insert(std::upper_bound(ports.begin(), ports.end(), o.port), o.port);
                 if (ports.size() > abi::kCclMaxConnections) throw Error("internal: a worker on more cables than it has connections");
             }
@@ -302,7 +303,7 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
             in.dst = o.dst.pages();
             if (o.opcode == abi::kCclRecvReduce) in.arg = opt.reduce_arg;
             if (o.direction >= 0)
-                in.connection = static_cast<uint32_t>(std::find(w.ports.begin(), w.ports.end(), o.port) - w.ports.begin());
+                in.connection = w.connection_of(o.port);
             w.code.push_back(in);
             for (auto& [consumer, number] : o.signal) {
                 abi::CclInstr s{};

@@ -20,6 +20,7 @@
 #pragma once
 #include <stdint.h>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -62,7 +63,11 @@ struct WorkerProgram {
     // (CclInstr::connection): `port` alone, or one per plane when a worker
     // serves all the cables to one neighbour.
     std::vector<uint32_t> ports;
-    std::vector<abi::CclInstr> code;         // kCclSignal: arg = consumer's index, address patched by the runner
+    std::vector<abi::CclInstr> code;
+    // The connection (index into `ports`) that serves `port`; ports.size() if none.
+    uint32_t connection_of(uint32_t port) const {
+        return static_cast<uint32_t>(std::find(ports.begin(), ports.end(), port) - ports.begin());
+    }         // kCclSignal: arg = consumer's index, address patched by the runner
 };
 
 struct LoweredOp {

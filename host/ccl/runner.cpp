@@ -92,10 +92,9 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
     std::vector<std::vector<uint64_t>> connections_of(op.workers.size());
     for (size_t w = 0; w < op.workers.size(); ++w) connections_of[w].assign(op.workers[w].ports.size(), 0);
     auto connection_slot = [&](size_t w, uint32_t port) -> uint64_t& {
-        const auto& ports = op.workers[w].ports;
-        const auto at = std::find(ports.begin(), ports.end(), port);
-        if (at == ports.end()) throw Error("internal: a stream on a port its worker does not serve");
-        return connections_of[w][static_cast<size_t>(at - ports.begin())];
+        const uint32_t c = op.workers[w].connection_of(port);
+        if (c == op.workers[w].ports.size()) throw Error("internal: a stream on a port its worker does not serve");
+        return connections_of[w][c];
     };
     std::map<std::pair<uint32_t, uint32_t>, size_t> worker_at;  // (chip, core) -> worker
     for (size_t w = 0; w < op.workers.size(); ++w) worker_at[{op.workers[w].chip, op.workers[w].core}] = w;

@@ -272,11 +272,12 @@ std::string run_model(const LoweredOp& op) {
         for (size_t w = 0; w < nw; ++w) {
             const WorkerProgram& p = op.workers[w];
             const uint32_t port = p.receives ? x.peer_port : x.port;
-            const auto at = std::find(p.ports.begin(), p.ports.end(), port);
-            const bool tx = !p.receives && p.chip == x.chip && at != p.ports.end() && p.lane == x.lane;
-            const bool rx = p.receives && p.chip == x.peer_chip && at != p.ports.end() && p.lane == x.lane;
+            const uint32_t connection = p.connection_of(port);
+            const bool served = connection < p.ports.size();
+            const bool tx = !p.receives && p.chip == x.chip && served && p.lane == x.lane;
+            const bool rx = p.receives && p.chip == x.peer_chip && served && p.lane == x.lane;
             if (!tx && !rx) continue;
-            int& slot = stream_of[w][static_cast<size_t>(at - p.ports.begin())];
+            int& slot = stream_of[w][connection];
             if (slot != -1) return "worker " + std::to_string(w) + " has two streams on one connection";
             slot = static_cast<int>(s);
         }
