@@ -74,7 +74,7 @@ int Ethernet::peer_chip(uint32_t chip, uint32_t port) const {
     const int li = link_index(chip, port);
     if (li < 0) return -1;
     const Link& l = *links_[li];
-    return static_cast<int>(l.end[0].chip == chip && l.end[0].port == port ? l.end[1].chip : l.end[0].chip);
+    return static_cast<int>(l.end[1 - l.side(chip, port)].chip);
 }
 
 void Ethernet::publish_port_states() {
@@ -88,7 +88,7 @@ void Ethernet::publish_port_states() {
                 continue;
             }
             const Link& l = *links_[li];
-            const PortRef& peer = l.end[0].chip == chip && l.end[0].port == port ? l.end[1] : l.end[0];
+            const PortRef& peer = l.end[1 - l.side(chip, port)];
             ps.peer_chip = peer.chip;
             ps.peer_port = peer.port;
             store_release(ps.state, l.cable->plugged() ? uint32_t(abi::kLinkUp) : uint32_t(abi::kLinkDown));
@@ -195,7 +195,7 @@ uint32_t Ethernet::run_port(uint32_t chip, uint32_t port, uint32_t budget) {
     const auto refuse_all = [&] { return consume_ring(ring, budget, [](const abi::EthCommand&) { return abi::kRingLinkDown; }); };
     if (li < 0) return refuse_all();  // no cable on this port
     Link& link = *links_[li];
-    const int side = link.end[0].chip == chip && link.end[0].port == port ? 0 : 1;
+    const int side = link.side(chip, port);
     if (!chips_[link.end[1 - side].chip]->alive()) return refuse_all();  // a dead peer never comes back
     TxPort& tx = tx_[chip * abi::kMaxPorts + port];
 

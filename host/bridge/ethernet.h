@@ -21,6 +21,8 @@ namespace weft {
 struct Link {
     PortRef end[2];
     int line = 0;  // cluster file line that made it
+    // Which end (0 or 1) is `chip`'s `port`; the far end is 1 - side.
+    int side(uint32_t chip, uint32_t port) const { return end[0].chip == chip && end[0].port == port ? 0 : 1; }
     std::unique_ptr<TtLinkCable> cable;
     // Frames whose header the wire corrupted into an address outside the
     // receiving chip's memory and whose CRC still matched (1 in 2^32 corrupted frames).
