@@ -1,4 +1,6 @@
 # weft — the front door. Everything builds out of tree in build/.
+# bash: the bench recipes need pipefail, so a bench that fails fails make.
+SHELL := /bin/bash
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 CTEST_ARGS ?=
@@ -29,13 +31,16 @@ unit-test: all
 system-test: all
 	cd $(BUILD) && ctest --output-on-failure -L system
 
-# The platform (links, EDM, start-up), then the collective ops on ring8.
+# The platform (links, EDM, start-up), then the collective ops on ring8. Each
+# report is also recorded beside its JSON, so the recorded text is always this
+# run's (progress lines go to stderr and are not recorded).
+RESULTS := bench/results
 bench: all
-	@$(BUILD)/bin/weft-bench-platform
-	@$(BUILD)/bin/weft-bench-ccl
+	@set -o pipefail; $(BUILD)/bin/weft-bench-platform | tee $(RESULTS)/platform.txt
+	@set -o pipefail; $(BUILD)/bin/weft-bench-ccl | tee $(RESULTS)/ccl_ring8.txt
 
 bench-ccl: all
-	@$(BUILD)/bin/weft-bench-ccl
+	@set -o pipefail; $(BUILD)/bin/weft-bench-ccl | tee $(RESULTS)/ccl_ring8.txt
 
 clean:
 	rm -rf $(BUILD)

@@ -274,6 +274,8 @@ void replot(const std::string& results) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // make bench tees the report into bench/results: a line at a time, so the terminal keeps up.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     try {
         if (argc > 1 && std::string(argv[1]) == "--replot") {
             replot(paths::source_root() + "/bench/results");

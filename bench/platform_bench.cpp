@@ -60,6 +60,8 @@ double ping_pong_us(Cluster& c, uint32_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // make bench tees the report into bench/results: a line at a time, so the terminal keeps up.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     try {
         if (argc >= 2 && std::string(argv[1]) == "--edm") {
             // One EDM cell, repeated: weft-bench-platform --edm SIZE CHANNELS uni|bi [pull|push] [REPS]
