@@ -19,11 +19,32 @@ CostFeatures CostFeatures::of(const LoweredOp& op) {
     return f;
 }
 
+const CostCoefficients& CostModel::coefficients(Collective op, const std::string& algo) const {
+    if (auto it = per_algo.find(algo_key(op, algo)); it != per_algo.end()) return it->second;
+    auto it = per_op.find(collective_name(op));
+    return it == per_op.end() ? fallback : it->second;
+}
+
+double CostModel::predict(Collective op, const std::string& algo, uint64_t bytes, const CostFeatures& f) const {
+    const double t = coefficients(op, algo).predict(f);
+    auto it = calibration.find(algo_key(op, algo));
+    return it == calibration.end() ? t : t * it->second.at(bytes);
+}
+
 double CostModel::predict(const OpRequest& r, const std::string& algo, const LoweredOp& op) const {
-    const CostFeatures f = CostFeatures::of(op);
-    if (auto it = per_algo.find(algo_key(r.op, algo)); it != per_algo.end()) return it->second.predict(f);
-    auto it = per_op.find(collective_name(r.op));
-    return (it == per_op.end() ? fallback : it->second).predict(f);
+    return predict(r.op, algo, r.bytes, CostFeatures::of(op));
+}
+
+double Calibration::at(uint64_t bytes) const {
+    if (points.empty()) return 1.0;
+    if (bytes <= points.front().first) return points.front().second;
+    if (bytes >= points.back().first) return points.back().second;
+    size_t i = 1;
+    while (points[i].first < bytes) ++i;
+    const auto& [b0, r0] = points[i - 1];
+    const auto& [b1, r1] = points[i];
+    const double x = std::log(double(bytes) / double(b0)) / std::log(double(b1) / double(b0));
+    return std::exp(std::log(r0) + x * (std::log(r1) - std::log(r0)));
 }
 
 namespace {
@@ -40,22 +61,37 @@ nlohmann::json json_of(const CostCoefficients& c) {
 }  // namespace
 
 CostModel CostModel::for_cluster(const std::string& name) {
-    CostModel m;
-    if (name.empty()) return m;
+    if (name.empty()) return CostModel{};
     // A cluster without its own fit uses ring8's: same chips, same links, same host.
-    std::string path = paths::source_root() + "/data/cost_model/" + name + ".json";
+    const std::string own = paths::source_root() + "/data/cost_model/" + name + ".json";
+    if (std::ifstream(own)) return load(own, name);
+    const std::string ring8 = paths::source_root() + "/data/cost_model/ring8.json";
+    if (std::ifstream(ring8)) return load(ring8, name);
+    return CostModel{};
+}
+
+CostModel CostModel::load(const std::string& path, const std::string& cluster_name) {
+    CostModel m;
     std::ifstream in(path);
-    if (!in) {
-        path = paths::source_root() + "/data/cost_model/ring8.json";
-        in.open(path);
-    }
-    if (!in) return m;
+    if (!in) throw Error(path + ": cannot read the cost model");
     try {
         const auto j = nlohmann::json::parse(in);
         m.fallback = coefficients_of(j.at("fallback"));
         for (auto& [op, c] : j.at("ops").items()) m.per_op[op] = coefficients_of(c);
         if (j.contains("algorithms"))
             for (auto& [key, c] : j.at("algorithms").items()) m.per_algo[key] = coefficients_of(c);
+        if (j.value("calibrated_on", std::string()) == cluster_name) {
+            m.calibrated_on = cluster_name;
+            for (auto& [key, pts] : j.at("calibration").items()) {
+                Calibration& cal = m.calibration[key];
+                for (const auto& p : pts) {
+                    const double ratio = p.at(1).get<double>();
+                    if (!(ratio > 0)) throw Error("calibration of " + key + ": ratio " + std::to_string(ratio) + " is not positive");
+                    cal.points.push_back({p.at(0).get<uint64_t>(), ratio});
+                }
+                std::sort(cal.points.begin(), cal.points.end());
+            }
+        }
         m.source = path;
     } catch (const std::exception& e) {
         throw Error(path + ": not a cost model (" + e.what() + ")");
@@ -121,9 +157,17 @@ void CostModel::save(const std::string& path) const {
     for (const auto& [op, c] : per_op) ops[op] = json_of(c);
     nlohmann::json algos = nlohmann::json::object();
     for (const auto& [key, c] : per_algo) algos[key] = json_of(c);
+    nlohmann::json j{{"fallback", json_of(fallback)}, {"ops", ops}, {"algorithms", algos}};
+    if (!calibrated_on.empty()) {
+        nlohmann::json cal = nlohmann::json::object();
+        for (const auto& [key, c] : calibration)
+            for (const auto& [bytes, ratio] : c.points) cal[key].push_back({bytes, ratio});
+        j["calibrated_on"] = calibrated_on;
+        j["calibration"] = cal;
+    }
     std::ofstream out(path);
     if (!out) throw Error("cannot write " + path);
-    out << nlohmann::json{{"fallback", json_of(fallback)}, {"ops", ops}, {"algorithms", algos}}.dump(2) << "\n";
+    out << j.dump(2) << "\n";
 }
 
 }  // namespace weft::ccl

@@ -1,7 +1,12 @@
 // The cost model --algo auto chooses with: the fit recovers the coefficients
 // behind exact measurements, refuses to go negative, and a per-algorithm fit
-// takes precedence over the op's.
+// takes precedence over the op's; the calibration makes measured sizes exact,
+// interpolates between them and applies only on the cluster it was measured on.
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "ccl/autotune.h"
@@ -87,6 +92,59 @@ void test_per_algorithm_coefficients_come_first(void**) {
     assert_true(near(m.predict(r, "ring", empty), 7e-3));  // neither: the fallback
 }
 
+void test_calibration_interpolates_in_log_log(void**) {
+    Calibration c;
+    assert_true(near(c.at(4096), 1.0));  // nothing measured: no correction
+    c.points = {{1024, 2.0}, {4096, 0.5}, {16384, 0.5}};
+    assert_true(near(c.at(1024), 2.0));
+    assert_true(near(c.at(2048), 1.0));  // halfway in log size: the geometric mean
+    assert_true(near(c.at(8192), 0.5));
+    assert_true(near(c.at(16), 2.0));    // outside: the nearest measured size
+    assert_true(near(c.at(1u << 30), 0.5));
+}
+
+// Two algorithms whose three-term fits get their order wrong at one size (the
+// fit's residual is larger than the gap between them): calibrated on the
+// measurements, the model predicts each measured time and picks the faster.
+void test_calibration_corrects_the_fit_at_measured_sizes(void**) {
+    CostModel m;
+    const std::string a = CostModel::algo_key(Collective::kAllGather, "ring_bidir");
+    const std::string b = CostModel::algo_key(Collective::kAllGather, "ring_halfway");
+    m.per_algo[a].launch = 10e-3, m.per_algo[a].per_message = 500e-6, m.per_algo[a].per_step = 0;
+    m.per_algo[b].launch = 10e-3, m.per_algo[b].per_message = 520e-6, m.per_algo[b].per_step = 0;
+    CostFeatures f;
+    f.busiest_stream = 1000;
+    const uint64_t size = 64ull << 20;
+    const double measured_a = 0.60, measured_b = 0.54;  // b is faster, the fits say a
+    assert_true(m.predict(Collective::kAllGather, "ring_bidir", size, f) <
+                m.predict(Collective::kAllGather, "ring_halfway", size, f));
+    m.calibration[a].points = {{size, measured_a / m.per_algo[a].predict(f)}};
+    m.calibration[b].points = {{size, measured_b / m.per_algo[b].predict(f)}};
+    assert_true(near(m.predict(Collective::kAllGather, "ring_bidir", size, f), measured_a));
+    assert_true(near(m.predict(Collective::kAllGather, "ring_halfway", size, f), measured_b));
+}
+
+void test_calibration_applies_only_on_its_cluster(void**) {
+    CostModel m;
+    m.per_op["all_reduce"].launch = 3e-3;
+    const std::string key = CostModel::algo_key(Collective::kAllReduce, "ring");
+    m.calibration[key].points = {{1024, 2.0}, {1u << 20, 0.5}};
+    m.calibrated_on = "ring8";
+    char path[] = "/tmp/weft-cost-model-XXXXXX";
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    m.save(path);
+    const CostModel on_ring8 = CostModel::load(path, "ring8");
+    const CostModel on_line4 = CostModel::load(path, "line4");
+    std::remove(path);
+    const CostFeatures none;
+    assert_true(near(on_ring8.predict(Collective::kAllReduce, "ring", 1024, none), 6e-3));
+    assert_true(near(on_ring8.predict(Collective::kAllReduce, "ring", 1u << 20, none), 1.5e-3));
+    assert_true(on_line4.calibration.empty());
+    assert_true(near(on_line4.predict(Collective::kAllReduce, "ring", 1024, none), 3e-3));
+}
+
 }  // namespace
 
 int main() {
@@ -95,6 +153,9 @@ int main() {
         cmocka_unit_test(test_fit_keeps_coefficients_non_negative),
         cmocka_unit_test(test_fit_survives_a_feature_that_never_changes),
         cmocka_unit_test(test_per_algorithm_coefficients_come_first),
+        cmocka_unit_test(test_calibration_interpolates_in_log_log),
+        cmocka_unit_test(test_calibration_corrects_the_fit_at_measured_sizes),
+        cmocka_unit_test(test_calibration_applies_only_on_its_cluster),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
