@@ -79,13 +79,6 @@ Cell measure(Cluster& c, uint32_t size, uint32_t channels, bool both, abi::EdmRe
     return cell;
 }
 
-// The cluster's processes: its bridge and its QEMUs.
-std::vector<int> cluster_pids(Cluster& c) {
-    std::vector<int> pids = {c.info()["bridge_pid"].get<int>()};
-    for (const auto& chip : c.info()["chips"]) pids.push_back(chip["pid"]);
-    return pids;
-}
-
 // The same link shaped to a fixed rate (DESIGN section 3), as silicon's
 // links are: the wire, not the host's copy speed, is then the bottleneck, and
 // the fraction measures what the EDM's protocol costs. One way against the raw
@@ -182,11 +175,11 @@ void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_g
     std::fprintf(stderr, "\r%70s\r", "");
     // Where the time goes: how busy the host is while an EDM runs.
     {
-        const double cpu0 = bench::cpu_seconds(cluster_pids(c));
+        const double cpu0 = bench::cpu_seconds(bench::cluster_pids(c));
         const auto t0 = std::chrono::steady_clock::now();
         Cell cell = measure(c, 16384, 4, false);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        const double cpu = bench::cpu_seconds(cluster_pids(c)) - cpu0;
+        const double cpu = bench::cpu_seconds(bench::cluster_pids(c)) - cpu0;
         t << "\nHost CPU while 16 KiB x 4 channels ran one way (" << cell.gbps << " GB/s): " << int(100 * cpu / wall + 0.5)
           << "% of one core (bridge + both QEMUs), over " << sysconf(_SC_NPROCESSORS_ONLN) << " cores.\n";
     }

@@ -1,4 +1,5 @@
-// Host CPU a set of processes used: user + system seconds over all threads.
+// Host CPU a set of processes used: user + system seconds over all threads;
+// the cluster's processes; and the whole machine's idle time.
 #pragma once
 #include <unistd.h>
 
@@ -7,6 +8,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "driver/cluster.h"
 
 namespace weft::bench {
 
@@ -28,6 +31,29 @@ inline double cpu_seconds(const std::vector<int>& pids) {
     double total = 0;
     for (int pid : pids) total += cpu_seconds(pid);
     return total;
+}
+
+// A cluster's bridge and its QEMUs, apart: they compete for the same cores.
+inline int bridge_pid(Cluster& c) { return c.info()["bridge_pid"].get<int>(); }
+inline std::vector<int> chip_pids(Cluster& c) {
+    std::vector<int> pids;
+    for (const auto& chip : c.info()["chips"]) pids.push_back(chip["pid"]);
+    return pids;
+}
+inline std::vector<int> cluster_pids(Cluster& c) {
+    std::vector<int> pids = chip_pids(c);
+    pids.push_back(bridge_pid(c));
+    return pids;
+}
+
+// Seconds all the machine's cores spent idle since boot (/proc/stat's idle
+// and iowait columns): across a measurement, how much of the host went unused.
+inline double machine_idle_seconds() {
+    std::ifstream in("/proc/stat");
+    std::string cpu;
+    unsigned long long user, nice, system, idle, iowait;
+    if (!(in >> cpu >> user >> nice >> system >> idle >> iowait)) return 0;
+    return double(idle + iowait) / sysconf(_SC_CLK_TCK);
 }
 
 }  // namespace weft::bench

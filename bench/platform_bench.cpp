@@ -113,8 +113,7 @@ int main(int argc, char** argv) {
             const double up = std::chrono::duration<double>(Clock::now() - t0).count();
             std::printf("\nring8 start-up (8 QEMU chips x %zu harts, all READY): %.2f s (target < 3 s)\n",
                         ring->board().cores.size(), up);
-            std::vector<int> pids = {ring->info()["bridge_pid"].get<int>()};
-            for (const auto& chip : ring->info()["chips"]) pids.push_back(chip["pid"]);
+            const std::vector<int> pids = bench::cluster_pids(*ring);
             std::this_thread::sleep_for(std::chrono::seconds(3));  // past the post-boot responsive window
             const double cpu0 = bench::cpu_seconds(pids);
             const double window = 10.0;
