@@ -8,6 +8,7 @@
 //   - ops over one and two planes (ring8x2, shaped links).
 // Writes bench/results/ccl_ring8.json and a PNG chart per op.
 // WEFT_BENCH_QUICK=1: sizes up to 1 MiB only, written to /tmp/weft-bench-quick. --replot: redraw the charts from the recorded JSON.
+// --host-load SIZE: only the host's load during the ring all-reduce of SIZE.
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 
 #include "ccl/op_case.h"
 #include "common/png_plot.h"
+#include "common/sizes.h"
 #include "driver/paths.h"
 #include "link_rate.h"
 #include "mpi_reference.h"
@@ -307,6 +309,13 @@ int main(int argc, char** argv) {
     try {
         if (argc > 1 && std::string(argv[1]) == "--replot") {
             replot(paths::source_root() + "/bench/results");
+            return 0;
+        }
+        if (argc > 2 && std::string(argv[1]) == "--host-load") {
+            // The host's load during one all-reduce size alone: weft-bench-ccl --host-load SIZE
+            auto cluster = Cluster::start(paths::cluster_file("ring8"), "/tmp/weft-bench-ccl-" + std::to_string(getpid()));
+            ccl::CollectiveRunner run(*cluster);
+            host_load(*cluster, run, parse_size(argv[2]));
             return 0;
         }
         const bool quick = getenv("WEFT_BENCH_QUICK") != nullptr;

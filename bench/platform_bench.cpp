@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "driver/cluster.h"
 #include "driver/paths.h"
+#include "common/sizes.h"
 #include "driver/platform_kernels.h"
 #include "edm_bench.h"
 #include "host_cpu.h"
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
             // One EDM cell, repeated: weft-bench-platform --edm SIZE CHANNELS uni|bi [pull|push] [REPS]
             // (WEFT_BENCH_LINK_GBPS=R: on a link shaped to R GB/s)
             if (argc < 5) throw Error("usage: weft-bench-platform --edm SIZE CHANNELS uni|bi [pull|push] [REPS]");
-            const uint32_t size = std::stoul(argv[2]), channels = std::stoul(argv[3]);
+            const uint32_t size = static_cast<uint32_t>(parse_size(argv[2])), channels = std::stoul(argv[3]);
             const bool both = std::string(argv[4]) == "bi", push = argc > 5 && std::string(argv[5]) == "push";
             const int reps = argc > 6 ? std::stoi(argv[6]) : 5;
             auto pair = Cluster::start(paths::cluster_file("pair"), "/tmp/weft-bench-" + std::to_string(getpid()) + "-pair");

@@ -21,6 +21,7 @@
 
 #include "cli/ccl_commands.h"
 #include "common/error.h"
+#include "common/sizes.h"
 #include "driver/cluster.h"
 #include "driver/cluster_file.h"
 #include "driver/control_client.h"
@@ -40,22 +41,6 @@ struct Args {
     bool json = false;
     cli::CclArgs ccl;
 };
-
-uint64_t parse_size(const std::string& s) {
-    size_t pos = 0;
-    unsigned long long v = 0;
-    try {
-        v = std::stoull(s, &pos);
-    } catch (...) {
-        throw Error("'" + s + "' is not a size (examples: 4096, 16K, 1M)");
-    }
-    std::string unit = s.substr(pos);
-    if (unit == "K" || unit == "k" || unit == "KiB") v <<= 10;
-    else if (unit == "M" || unit == "MiB") v <<= 20;
-    else if (unit == "G" || unit == "GiB") v <<= 30;
-    else if (!unit.empty()) throw Error("'" + s + "' has an unknown unit (use K, M or G)");
-    return v;
-}
 
 Args parse(int argc, char** argv) {
     Args a;
