@@ -129,8 +129,14 @@ void all_reduce_ring(Builder& b) {
                         Span::bytes(b.l.output + first * b.l.element, len * b.l.element));
         for (uint32_t s = 0; s + 1 < n; ++s)
             for (uint32_t i = 0; i < n; ++i) {
-                const Span sh = span(b.l.output, rs_send_shard(i, s, n));
-                b.plan.send(base + 1 + s, b.ring(i), sh, b.ring(i + 1), sh, true);
+                Span fwd = span(b.l.output, rs_send_shard(i, s, n));
+                if (p.bidir_rs) fwd = fwd.sub(0, b.halves(fwd).first);
+                b.plan.send(base + 1 + s, b.ring(i), fwd, b.ring(i + 1), fwd, true);
+                if (!p.bidir_rs) continue;
+                Span rev = span(b.l.output, rs_rev_send_shard(i, s, n));
+                const auto [first_half, second_half] = b.halves(rev);
+                rev = rev.sub(first_half, second_half);
+                b.plan.send(base + 1 + s, b.ring(i), rev, b.ring(int64_t(i) - 1), rev, true);
             }
         for (uint32_t t = 0; t < std::max(fwd, rev); ++t)
             for (uint32_t i = 0; i < n; ++i) {

@@ -185,6 +185,7 @@ CtringTuning CtringTuning::from_env() {
     t.max_bdp = env_u64("WEFT_CTRING_MAX_BDP", t.max_bdp);
     t.min_shard_size = env_u64("WEFT_CTRING_MIN_SHARD_SIZE", t.min_shard_size);
     t.bidir_ag_max_size = static_cast<int64_t>(env_u64("WEFT_CTRING_BIDIR_AG_MAX_SIZE", uint64_t(t.bidir_ag_max_size)));
+    t.bidir_rs_max_size = static_cast<int64_t>(env_u64("WEFT_CTRING_BIDIR_RS_MAX_SIZE", uint64_t(t.bidir_rs_max_size)));
     if (t.max_bdp == 0) throw Error("WEFT_CTRING_MAX_BDP must be positive");
     return t;
 }
@@ -206,7 +207,9 @@ CtringParams ctring_params(uint64_t bytes, uint32_t ranks, uint32_t element, con
     if (p.chunk_size * p.num_chunks > t.max_bdp) p.chunk_size = std::max<uint64_t>(1, t.max_bdp / p.num_chunks);
     p.chunk_size = std::max<uint64_t>(element, p.chunk_size / element * element);
     p.partition_bytes = p.chunk_size * p.num_chunks;
-    p.bidir_ag = t.bidir_ag_max_size < 0 || (t.bidir_ag_max_size > 0 && bytes <= uint64_t(t.bidir_ag_max_size));
+    const auto up_to = [bytes](int64_t max_size) { return max_size < 0 || (max_size > 0 && bytes <= uint64_t(max_size)); };
+    p.bidir_ag = up_to(t.bidir_ag_max_size);
+    p.bidir_rs = up_to(t.bidir_rs_max_size);
     return p;
 }
 

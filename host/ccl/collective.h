@@ -89,13 +89,18 @@ struct CtringTuning {
     // all-gather (make bench compares both at 16 and 64 MiB, shaped and not;
     // the seed's threshold guards a GPU kernel's register use).
     int64_t bidir_ag_max_size = -1;
+    // WEFT_CTRING_BIDIR_RS_MAX_SIZE, the same for the reduce-scatter phase
+    // (beyond the seed): each shard's first half is reduced around the ring one
+    // way, its second half the other way, so both directions of every cable
+    // carry half the bytes; every position still ends with its whole shard.
+    int64_t bidir_rs_max_size = -1;
     static CtringTuning from_env();
 };
 
 struct CtringParams {
     uint32_t pipeline_depth;
     uint64_t num_chunks, chunk_size, partition_bytes;
-    bool bidir_ag;
+    bool bidir_ag, bidir_rs;
 };
 // Seed 001's auto-tune tiers (per-rank message size -> pipeline depth).
 uint32_t ctring_pipeline_depth(uint64_t message_bytes);
@@ -103,6 +108,9 @@ CtringParams ctring_params(uint64_t message_bytes, uint32_t ranks, uint32_t elem
 // Seed 001's shard indices for ring position r of n.
 inline uint32_t rs_send_shard(uint32_t r, uint32_t step, uint32_t n) { return (r + n - step % n) % n; }
 inline uint32_t rs_owned_shard(uint32_t r, uint32_t n) { return (r + 1) % n; }
+// The reverse reduce-scatter (to position r-1): shard k starts two positions
+// before its owner's forward start, so it ends at the same owner, position k-1.
+inline uint32_t rs_rev_send_shard(uint32_t r, uint32_t step, uint32_t n) { return (r + step % n + 2) % n; }
 inline uint32_t ag_send_shard(uint32_t r, uint32_t step, uint32_t n) { return (rs_owned_shard(r, n) + n - step % n) % n; }
 inline uint32_t ag_rev_send_shard(uint32_t r, uint32_t rev_step, uint32_t n) { return (r + rev_step + 1) % n; }
 inline uint32_t ag_forward_steps(uint32_t n, bool bidir) { return bidir ? n / 2 : n - 1; }  // ceil((n-1)/2)

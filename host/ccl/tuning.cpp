@@ -71,7 +71,7 @@ const std::vector<std::string>& tunable_names() {
     static const std::vector<std::string> names = {
         "WEFT_CCL_SLOTS",          "WEFT_CCL_SLOT_SIZE",     "WEFT_CTRING_PIPELINE_DEPTH", "WEFT_CTRING_CHUNK_SIZE",
         "WEFT_CTRING_NUM_CHUNKS",  "WEFT_CTRING_MAX_BDP",    "WEFT_CTRING_MIN_SHARD_SIZE", "WEFT_CTRING_BIDIR_AG_MAX_SIZE",
-        "WEFT_CCL_WORKERS_PER_LINK", "WEFT_CCL_PLANES",
+        "WEFT_CCL_WORKERS_PER_LINK", "WEFT_CCL_PLANES",           "WEFT_CTRING_BIDIR_RS_MAX_SIZE",
     };
     return names;
 }

@@ -173,7 +173,7 @@ void test_every_op_over_faulty_links(void**) {
 
 // Seed 000's reduce-scatter with several workers: each takes every other
 // piece. Reduce-scatter (every algorithm) and all-reduce (CTRING, whose first
-// half is a ring reduce-scatter; with its all-gather one way, then both ways)
+// half is a ring reduce-scatter; with each phase one way or both ways)
 // on two workers per link: one element per rank, and blocks of several pieces
 // (3 slots of 4 KiB) with a remainder, so the lanes get unequal shares.
 void test_two_workers_per_link(void**) {
@@ -181,19 +181,20 @@ void test_two_workers_per_link(void**) {
     struct Case {
         ccl::Collective op;
         std::string algo;
-        bool bidir_all_gather;
+        bool bidir_all_gather, bidir_reduce_scatter;  // CTRING's phases
     };
     std::vector<Case> cases;
     for (const std::string& algo : ccl::algorithms(ccl::Collective::kReduceScatter))
-        cases.push_back({ccl::Collective::kReduceScatter, algo, false});
-    cases.push_back({ccl::Collective::kAllReduce, "ring", false});
-    cases.push_back({ccl::Collective::kAllReduce, "ring", true});
+        cases.push_back({ccl::Collective::kReduceScatter, algo, false, false});
+    for (bool ag : {false, true})
+        for (bool rs : {false, true}) cases.push_back({ccl::Collective::kAllReduce, "ring", ag, rs});
     std::vector<std::string> failures;
     size_t runs = 0;
     uint32_t seed = 200;
     for (const Case& c : cases) {
-        // CTRING's all-gather goes both ways below its threshold (on by default at these sizes).
+        // CTRING's phases go both ways below their thresholds (by default at every size).
         setenv("WEFT_CTRING_BIDIR_AG_MAX_SIZE", c.bidir_all_gather ? "-1" : "0", 1);
+        setenv("WEFT_CTRING_BIDIR_RS_MAX_SIZE", c.bidir_reduce_scatter ? "-1" : "0", 1);
         for (abi::DataType t : {abi::kF32, abi::kI32})
             for (uint64_t elements : {uint64_t(n), uint64_t(16000 * n + n / 2 + 1)}) {
                 ccl::OpRequest r;
@@ -211,19 +212,21 @@ void test_two_workers_per_link(void**) {
                 // middle chips are busy both ways, so nothing stripes, and on two planes the
                 // second cable takes the spare cores. (Tiny sizes leave chips idle or cut
                 // CTRING's chunks to an element: either.)
-                const bool one_way = c.algo == "ring" && !c.bidir_all_gather;
+                const bool one_way = c.algo == "ring" && !c.bidir_all_gather && !c.bidir_reduce_scatter;
                 const bool ring_of_cables = g_runner->ring_stretch() == 1.0 && g_runner->topology().max_cables() == 1;
                 const bool expect = g_name == "pair" || (ring_of_cables && one_way);
                 if (elements > n && striped != expect)
                     failures.push_back(ccl::collective_name(c.op) + "/" + c.algo + (striped ? " striped" : " not striped") +
                                        " on " + g_name + " (" + std::to_string(r.bytes) + " B, all-gather " +
-                                       (c.bidir_all_gather ? "both ways)" : "one way)"));
+                                       (c.bidir_all_gather ? "both ways" : "one way") + ", reduce-scatter " +
+                                       (c.bidir_reduce_scatter ? "both ways)" : "one way)"));
                 ++runs;
                 const std::string f = run_one(r, seed++, g_striped.get());
                 if (!f.empty()) failures.push_back(f + " (2 workers per link)");
             }
     }
     unsetenv("WEFT_CTRING_BIDIR_AG_MAX_SIZE");
+    unsetenv("WEFT_CTRING_BIDIR_RS_MAX_SIZE");
     report(failures, runs);
 }
 

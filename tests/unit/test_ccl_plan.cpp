@@ -88,6 +88,89 @@ void test_bidirectional_all_gather_covers_every_shard(void**) {
     }
 }
 
+// The reverse reduce-scatter passes on what it received and ends where the
+// forward one does: rank r owns shard r+1, both halves fully reduced.
+void test_reverse_reduce_scatter_ends_at_the_same_owner(void**) {
+    for (uint32_t n = 2; n <= 9; ++n)
+        for (uint32_t r = 0; r < n; ++r) {
+            for (uint32_t s = 1; s + 1 < n; ++s)
+                assert_int_equal(rs_rev_send_shard(r, s, n), rs_rev_send_shard((r + 1) % n, s - 1, n));
+            // What rank r receives from r+1 at the last step is the shard it owns.
+            assert_int_equal(rs_rev_send_shard((r + 1) % n, n - 2, n), rs_owned_shard(r, n));
+        }
+}
+
+// Plays a CTRING plan round by round on symbolic values: rank r's input
+// elements are 1 << 8r and a reduction adds, so an output element that holds
+// the sum of all ranks' bytes has every rank exactly once.
+std::string play_all_reduce(const Plan& plan, const OpLayout& l) {
+    const uint32_t n = l.ranks;
+    std::vector<std::map<uint64_t, uint64_t>> mem(n);  // by chip: element address -> value
+    for (uint32_t c = 0; c < n; ++c)
+        for (uint64_t e = 0; e < l.elements; ++e) mem[c][l.input + e * l.element] = 1ull << (8 * c);
+    auto elements_of = [&](const Span& s) {
+        std::vector<uint64_t> at;
+        for (uint64_t pg = 0; pg < s.count; ++pg)
+            for (uint64_t off = 0; off < s.page_size; off += l.element) at.push_back(s.base + pg * s.stride + off);
+        return at;
+    };
+    uint32_t last = 0;
+    for (const Transfer& t : plan.transfers) last = std::max(last, t.round);
+    for (uint32_t round = 0; round <= last; ++round) {
+        // A round's transfers may run at once: all read before any writes.
+        std::vector<std::pair<const Transfer*, std::vector<uint64_t>>> read;
+        for (const Transfer& t : plan.transfers) {
+            if (t.round != round) continue;
+            std::vector<uint64_t> v;
+            for (uint64_t a : elements_of(t.src)) v.push_back(mem[t.src_chip][a]);
+            read.push_back({&t, v});
+        }
+        for (const auto& [t, v] : read) {
+            const std::vector<uint64_t> dst = elements_of(t->dst);
+            for (size_t i = 0; i < dst.size(); ++i) mem[t->dst_chip][dst[i]] = (t->reduce ? mem[t->dst_chip][dst[i]] : 0) + v[i];
+        }
+    }
+    uint64_t want = 0;
+    for (uint32_t c = 0; c < n; ++c) want += 1ull << (8 * c);
+    for (uint32_t c = 0; c < n; ++c)
+        for (uint64_t e = 0; e < l.elements; ++e)
+            if (mem[c][l.output + e * l.element] != want)
+                return "rank " + std::to_string(c) + " element " + std::to_string(e) + " of " + std::to_string(l.elements);
+    return "";
+}
+
+void test_ctring_reduces_every_rank_once_either_way(void**) {
+    for (uint32_t n : {2u, 3u, 4u, 5u, 8u}) {
+        Topology t(n, ring_links(n));
+        for (uint64_t elements : {uint64_t(1), uint64_t(n), uint64_t(7 * n + 3), uint64_t(1000)})
+            for (int both_rs = 0; both_rs < 2; ++both_rs)
+                for (int both_ag = 0; both_ag < 2; ++both_ag) {
+                    OpRequest r;
+                    r.op = Collective::kAllReduce;
+                    r.bytes = elements * 4;
+                    const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+                    CtringTuning tune;
+                    tune.bidir_rs_max_size = both_rs ? -1 : 0;
+                    tune.bidir_ag_max_size = both_ag ? -1 : 0;
+                    tune.min_shard_size = 4;  // shards of one element: the halves can be empty
+                    const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), tune};
+                    const Plan plan = build_plan(ctx, "ring");
+                    const std::string wrong = play_all_reduce(plan, l);
+                    if (!wrong.empty())
+                        fail_msg("%u ranks, %llu elements, reduce-scatter %s, all-gather %s: %s is wrong", n,
+                                 (unsigned long long)elements, both_rs ? "both ways" : "one way",
+                                 both_ag ? "both ways" : "one way", wrong.c_str());
+                    // Both ways, every rank sends to both neighbours during the reduce-scatter.
+                    if (both_rs && elements >= 2 * n && n > 2) {
+                        std::set<std::pair<uint32_t, uint32_t>> hops;
+                        for (const Transfer& x : plan.transfers)
+                            if (x.reduce) hops.insert({x.src_chip, x.dst_chip});
+                        assert_int_equal(hops.size(), 2 * n);
+                    }
+                }
+    }
+}
+
 void test_ctring_auto_tune_tiers(void**) {
     assert_int_equal(ctring_pipeline_depth(1024), 1);
     assert_int_equal(ctring_pipeline_depth(32 * 1024 - 1), 1);
@@ -447,6 +530,26 @@ void test_ring_reduce_scatter_strides_pieces_over_two_workers(void**) {
     assert_string_equal(run_model(one).c_str(), "");
 }
 
+// CTRING with both phases both ways (the default), lowered: senders and
+// receivers on both ports of every chip, and the chips' model finishes
+// without a race.
+void test_ctring_both_ways_lowers_without_a_race(void**) {
+    const uint32_t n = 4;
+    Topology t(n, ring_links(n));
+    OpRequest r;
+    r.op = Collective::kAllReduce;
+    r.bytes = n * 5 * 16384 + 12;
+    const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+    const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
+    LoweringOptions o = options(16384);
+    o.scratch = l.scratch;
+    const LoweredOp op = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
+    std::set<std::pair<uint32_t, uint32_t>> ports;  // (chip, port) that send
+    for (const Stream& x : op.streams) ports.insert({x.chip, x.port});
+    assert_int_equal(ports.size(), 2 * n);
+    assert_string_equal(run_model(op).c_str(), "");
+}
+
 // ---- planes: neighbours joined by two cables ----
 
 // A ring whose neighbours are joined by two cables: plane 0 on ports E/W
@@ -589,6 +692,8 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ctring_shards_match_the_seed_example),
         cmocka_unit_test(test_bidirectional_all_gather_covers_every_shard),
+        cmocka_unit_test(test_reverse_reduce_scatter_ends_at_the_same_owner),
+        cmocka_unit_test(test_ctring_reduces_every_rank_once_either_way),
         cmocka_unit_test(test_ctring_auto_tune_tiers),
         cmocka_unit_test(test_ring_orders_and_stretch),
         cmocka_unit_test(test_disconnected_cluster_is_named),
@@ -597,6 +702,7 @@ int main() {
         cmocka_unit_test(test_a_chip_with_too_many_ports_is_refused),
         cmocka_unit_test(test_layout_splits_remainders_to_the_first_ranks),
         cmocka_unit_test(test_ring_reduce_scatter_strides_pieces_over_two_workers),
+        cmocka_unit_test(test_ctring_both_ways_lowers_without_a_race),
         cmocka_unit_test(test_ring_all_gather_stripes_every_hop_over_both_planes),
         cmocka_unit_test(test_lanes_go_where_cores_are_spare),
         cmocka_unit_test(test_too_many_workers_per_link_is_refused),
