@@ -167,15 +167,21 @@ nlohmann::json shaped_runs(Cluster& c, ccl::CollectiveRunner& run, bool quick) {
     return out;
 }
 
-// CTRING's all-gather phase one way (WEFT_CTRING_BIDIR_AG_MAX_SIZE=0) against
-// both ways (-1, the default), at large sizes, unshaped and on links shaped to
-// 0.25 GB/s; in turns, the median of three each. Returns the JSON rows.
-nlohmann::json ctring_bidir_ag_runs(Cluster& c, ccl::CollectiveRunner& run, bool quick) {
+// CTRING's phases one way or both ways round the ring: both one way, the
+// all-gather both ways (seed 001), and the reduce-scatter both ways as well
+// (the default), at large sizes, unshaped and on links shaped to 0.25 GB/s;
+// in turns, the median of three each. Returns the JSON rows.
+nlohmann::json ctring_both_ways_runs(Cluster& c, ccl::CollectiveRunner& run, bool quick) {
     const std::vector<uint64_t> sizes = quick ? std::vector<uint64_t>{1u << 20} : std::vector<uint64_t>{16u << 20, 64u << 20};
     const uint32_t n = static_cast<uint32_t>(c.size());
+    struct Way {
+        const char* rs_max;  // WEFT_CTRING_BIDIR_RS_MAX_SIZE
+        const char* ag_max;  // WEFT_CTRING_BIDIR_AG_MAX_SIZE
+    };
+    const Way ways[] = {{"0", "0"}, {"0", "-1"}, {"-1", "-1"}};
     nlohmann::json rows = nlohmann::json::array();
-    std::printf("\nring all-reduce (CTRING), its all-gather one way vs both ways: busbw GB/s\n");
-    std::printf("%9s %8s %10s %10s %7s\n", "link GB/s", "size", "one way", "both ways", "ratio");
+    std::printf("\nring all-reduce (CTRING), its phases one way or both ways: busbw GB/s, and each against both one way\n");
+    std::printf("%9s %8s %10s %16s %16s\n", "link GB/s", "size", "one way", "all-gather both", "both phases");
     for (double rate : {0.0, 0.25}) {
         for (uint32_t chip = 0; chip < n; ++chip) c.set_fault(chip, 1, {{"bandwidth_gbps", rate}, {"latency_us", rate > 0 ? 1.0 : 0.0}});
         for (uint64_t bytes : sizes) {
@@ -183,19 +189,22 @@ nlohmann::json ctring_bidir_ag_runs(Cluster& c, ccl::CollectiveRunner& run, bool
             r.op = ccl::Collective::kAllReduce;
             r.algo = "ring";
             r.bytes = bytes;
-            const auto with_all_gather = [&](const char* bidir_ag_max_size) {
-                return [&, bidir_ag_max_size] {
-                    setenv("WEFT_CTRING_BIDIR_AG_MAX_SIZE", bidir_ag_max_size, 1);
+            std::vector<std::function<double()>> runs;
+            for (const Way& w : ways)
+                runs.push_back([&, w] {
+                    setenv("WEFT_CTRING_BIDIR_RS_MAX_SIZE", w.rs_max, 1);
+                    setenv("WEFT_CTRING_BIDIR_AG_MAX_SIZE", w.ag_max, 1);
                     return ccl::run_case(run, c, r, 1, false).timing.seconds;
-                };
-            };
-            const std::vector<double> seconds = bench::medians_in_turns({with_all_gather("0"), with_all_gather("-1")}, 3);
+                });
+            const std::vector<double> seconds = bench::medians_in_turns(runs, 3);
+            unsetenv("WEFT_CTRING_BIDIR_RS_MAX_SIZE");
             unsetenv("WEFT_CTRING_BIDIR_AG_MAX_SIZE");
-            double busbw[2];
-            for (int both = 0; both < 2; ++both) busbw[both] = double(bytes) / seconds[both] / 1e9 * ccl::bus_factor(r.op, n);
-            std::printf("%9s %8s %10.4f %10.4f %7.2f\n", rate > 0 ? "0.25" : "unshaped", human_size(bytes).c_str(), busbw[0],
-                        busbw[1], busbw[1] / busbw[0]);
-            rows.push_back({{"link_gbps", rate}, {"bytes", bytes}, {"busbw_one_way_gbs", busbw[0]}, {"busbw_both_ways_gbs", busbw[1]}});
+            double busbw[3];
+            for (int i = 0; i < 3; ++i) busbw[i] = double(bytes) / seconds[i] / 1e9 * ccl::bus_factor(r.op, n);
+            std::printf("%9s %8s %10.4f %9.4f (%.2fx) %9.4f (%.2fx)\n", rate > 0 ? "0.25" : "unshaped", human_size(bytes).c_str(),
+                        busbw[0], busbw[1], busbw[1] / busbw[0], busbw[2], busbw[2] / busbw[0]);
+            rows.push_back({{"link_gbps", rate}, {"bytes", bytes}, {"busbw_one_way_gbs", busbw[0]},
+                            {"busbw_all_gather_both_ways_gbs", busbw[1]}, {"busbw_both_phases_both_ways_gbs", busbw[2]}});
         }
     }
     for (uint32_t chip = 0; chip < n; ++chip) c.set_fault(chip, 1, {{"bandwidth_gbps", 0.0}, {"latency_us", 0.0}});
@@ -497,7 +506,7 @@ int main(int argc, char** argv) {
         std::printf("  bidirectional all-gather beats unidirectional at %d of %d sizes from 1 MiB\n", beats, total);
         out["host_load"] = host_load(*cluster, run, sizes.back());
         out["shaped"] = shaped_runs(*cluster, run, quick);
-        out["ctring_bidir_ag"] = ctring_bidir_ag_runs(*cluster, run, quick);
+        out["ctring_both_ways"] = ctring_both_ways_runs(*cluster, run, quick);
         for (const auto& row : out["shaped"]) {
             const auto& ar = row["all_reduce_ring"].back();
             int wins = 0, n = 0;
