@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -363,9 +364,11 @@ int main(int argc, char** argv) {
             for (const Point& p : pts) by_algo[p.algo].push_back({p.features, p.seconds});
             for (auto& [algo, points] : by_algo)
                 if (points.size() >= 3) model.per_algo[ccl::CostModel::algo_key(op, algo)] = ccl::CostCoefficients::fit(points);
-            for (const Point& p : pts)
-                model.calibration[ccl::CostModel::algo_key(op, p.algo)].points.push_back(
-                    {p.bytes, p.seconds / model.coefficients(op, p.algo).predict(p.features)});
+            for (const Point& p : pts) {
+                const double ratio = p.seconds / model.coefficients(op, p.algo).predict(p.features);
+                if (ratio > 0 && std::isfinite(ratio))  // a fit of all zeros predicts nothing to correct
+                    model.calibration[ccl::CostModel::algo_key(op, p.algo)].points.push_back({p.bytes, ratio});
+            }
         }
         model.calibrated_on = "ring8";
         model.fallback = model.per_op["all_reduce"];

@@ -84,21 +84,26 @@ void copy_pages(const abi::CclPages& src, const abi::CclPages& dst) {
     }
 }
 
-void stream_receive_reduce(WorkerConnection& c, const abi::CclPages& dst, uint32_t op, uint32_t dtype) {
+void stream_receive_reduce(WorkerConnection& c, const abi::CclPages& with, const abi::CclPages& dst, uint32_t op,
+                           uint32_t dtype) {
     if (dst.count > 1 && dst.stride != dst.page_size) mailbox::panic(abi::kPanicBadArgs, dst.stride);
+    if (with.count > 1 && with.stride != with.page_size) mailbox::panic(abi::kPanicBadArgs, with.stride);
     const uint32_t esize = element_size(dtype);
-    // Earlier NoC writes of this core into dst must land before the math engine reads it.
+    // Earlier NoC writes of this core into dst or with must land before the math engine reads them.
     noc::barrier();
     uint64_t at = dst.base, left = uint64_t(dst.page_size) * dst.count;
+    if (with.count > 0 && uint64_t(with.page_size) * with.count != left) mailbox::panic(abi::kPanicBadArgs, with.page_size);
+    uint64_t other = with.count > 0 ? with.base : dst.base;
     while (left > 0) {
         const uint32_t n = left < c.slot_size() ? static_cast<uint32_t>(left) : c.slot_size();
         if (n % esize) mailbox::panic(abi::kPanicBadArgs, n);
         const uint64_t from = c.acquire();
-        math::eltwise(static_cast<abi::MathOp>(op), static_cast<abi::DataType>(dtype), at, from, at, n / esize);
+        math::eltwise(static_cast<abi::MathOp>(op), static_cast<abi::DataType>(dtype), other, from, at, n / esize);
         // The slot may be refilled only once the math engine has read it: the
         // release goes on the math ring behind the reduction, and we go on.
         c.release_after_math();
         at += n;
+        other += n;
         left -= n;
     }
 }

@@ -12,7 +12,9 @@ namespace weft::edm {
 void stream_send(WorkerConnection& c, const abi::CclPages& src);
 void stream_receive(WorkerConnection& c, const abi::CclPages& dst);
 // dst = dst op incoming, element-wise; dst must be contiguous.
-void stream_receive_reduce(WorkerConnection& c, const abi::CclPages& dst, uint32_t op, uint32_t dtype);
+// dst = with op incoming; `with` of no pages: dst itself.
+void stream_receive_reduce(WorkerConnection& c, const abi::CclPages& with, const abi::CclPages& dst, uint32_t op,
+                           uint32_t dtype);
 // A local NoC copy between two runs of the same size and any page shapes.
 void copy_pages(const abi::CclPages& src, const abi::CclPages& dst);
 

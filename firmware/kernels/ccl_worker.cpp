@@ -32,7 +32,7 @@ extern "C" int kernel_main(KernelArgs a) {
         switch (in.opcode) {
         case abi::kCclSend: edm::stream_send(conn, in.src); break;
         case abi::kCclRecv: edm::stream_receive(conn, in.dst); break;
-        case abi::kCclRecvReduce: edm::stream_receive_reduce(conn, in.dst, in.arg & 0xffff, in.arg >> 16); break;
+        case abi::kCclRecvReduce: edm::stream_receive_reduce(conn, in.src, in.dst, in.arg & 0xffff, in.arg >> 16); break;
         case abi::kCclCopy: edm::copy_pages(in.src, in.dst); break;
         case abi::kCclWait:
             if (in.arg >= abi::kCclMaxProducers) mailbox::panic(abi::kPanicBadArgs, i);

@@ -124,19 +124,29 @@ void all_reduce_ring(Builder& b) {
             const uint64_t s0 = std::min(len, k * shard), s1 = std::min(len, (k + 1) * shard);
             return Span::bytes(buf + (first + s0) * b.l.element, (s1 - s0) * b.l.element);
         };
-        for (uint32_t r = 0; r < n; ++r)
-            b.plan.copy(base, r, Span::bytes(b.l.input + first * b.l.element, len * b.l.element),
+        // No copy of the input into the output first: a rank reduces each
+        // shard it receives exactly once during the reduce-scatter, into the
+        // output from its input (step 0 sends from the input); the all-gather
+        // then writes every shard but the one it owns.
+        if (n == 1)
+            b.plan.copy(base, b.ring(0), Span::bytes(b.l.input + first * b.l.element, len * b.l.element),
                         Span::bytes(b.l.output + first * b.l.element, len * b.l.element));
+        // Half `which` (0 first, 1 second, -1 all) of shard k in buffer buf.
+        auto part = [&](uint64_t buf, uint32_t k, int which) {
+            const Span sh = span(buf, k);
+            if (which < 0) return sh;
+            const auto [first_half, second_half] = b.halves(sh);
+            return which == 0 ? sh.sub(0, first_half) : sh.sub(first_half, second_half);
+        };
+        auto reduce_step = [&](uint32_t s, uint32_t i, uint32_t shard, int64_t to_pos, int which) {
+            const Span src = part(s == 0 ? b.l.input : b.l.output, shard, which);
+            b.plan.send_reduce(base + 1 + s, b.ring(i), src, b.ring(to_pos), part(b.l.output, shard, which),
+                               part(b.l.input, shard, which));
+        };
         for (uint32_t s = 0; s + 1 < n; ++s)
             for (uint32_t i = 0; i < n; ++i) {
-                Span fwd = span(b.l.output, rs_send_shard(i, s, n));
-                if (p.bidir_rs) fwd = fwd.sub(0, b.halves(fwd).first);
-                b.plan.send(base + 1 + s, b.ring(i), fwd, b.ring(i + 1), fwd, true);
-                if (!p.bidir_rs) continue;
-                Span rev = span(b.l.output, rs_rev_send_shard(i, s, n));
-                const auto [first_half, second_half] = b.halves(rev);
-                rev = rev.sub(first_half, second_half);
-                b.plan.send(base + 1 + s, b.ring(i), rev, b.ring(int64_t(i) - 1), rev, true);
+                reduce_step(s, i, rs_send_shard(i, s, n), int64_t(i) + 1, p.bidir_rs ? 0 : -1);
+                if (p.bidir_rs) reduce_step(s, i, rs_rev_send_shard(i, s, n), int64_t(i) - 1, 1);
             }
         for (uint32_t t = 0; t < std::max(fwd, rev); ++t)
             for (uint32_t i = 0; i < n; ++i) {

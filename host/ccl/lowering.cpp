@@ -28,7 +28,7 @@ struct LowOp {
     WorkerKey key;
     uint32_t port = 0;  // a send or receive: the cable it uses
     abi::CclOpcode opcode;
-    Span src, dst;
+    Span src, dst;           // a reduction's src: its other operand (empty: dst)
     bool reads_dst = false;  // a reduction reads what it overwrites
     uint64_t piece = 0;      // its piece's index in its transfer
     int direction = -1;      // a send or receive: the cable direction it uses (its lanes)
@@ -59,15 +59,17 @@ private:
     uint64_t next_;
 };
 
+bool reads_src(const LowOp& o) {
+    return o.opcode == abi::kCclSend || o.opcode == abi::kCclCopy || o.opcode == abi::kCclRecvReduce;
+}
+
 bool conflicts(const LowOp& earlier, const LowOp& later) {
     auto reads = [](const LowOp& o, const Span& s) {
-        return (o.opcode == abi::kCclSend || o.opcode == abi::kCclCopy ? o.src.overlaps(s) : false) ||
-               (o.reads_dst && o.dst.overlaps(s));
+        return (reads_src(o) && o.src.overlaps(s)) || (o.reads_dst && o.dst.overlaps(s));
     };
     auto writes = [](const LowOp& o, const Span& s) { return o.opcode != abi::kCclSend && o.dst.overlaps(s); };
     // later reads what earlier writes; later writes what earlier reads or writes.
-    if (later.opcode == abi::kCclSend || later.opcode == abi::kCclCopy)
-        if (writes(earlier, later.src)) return true;
+    if (reads_src(later) && writes(earlier, later.src)) return true;
     if (later.opcode != abi::kCclSend) {
         if (writes(earlier, later.dst) || reads(earlier, later.dst)) return true;
     }
@@ -129,6 +131,7 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
         for (size_t t = first; t < last; ++t) {
             const Transfer& x = order[t];
             uint64_t grain = lcm64(lcm64(x.src.grain(), x.dst.grain()), x.reduce ? opt.element_size : 1);
+            if (x.with.size()) grain = lcm64(grain, x.with.grain());
             // Pieces keep their size on several planes: a transfer of one piece
             // stays on one cable (cut smaller, the pieces' fixed costs outweigh
             // the second cable: make bench, planes).
@@ -169,8 +172,9 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
                     push(hop.from_chip, {kSend, send_key, 0}, abi::kCclSend, from, Span{}, false, k, dir);
                     ops[hop.from_chip].back().port = hop.from_port;
                     const bool reduce = final_hop && x.reduce;
-                    push(hop.to_chip, {kReceive, receive_key, 0}, reduce ? abi::kCclRecvReduce : abi::kCclRecv, Span{}, to,
-                         reduce, k, dir);
+                    const Span with = reduce && x.with.size() ? x.with.sub(off, len) : Span{};
+                    push(hop.to_chip, {kReceive, receive_key, 0}, reduce ? abi::kCclRecvReduce : abi::kCclRecv, with, to,
+                         reduce && with.size() == 0, k, dir);
                     ops[hop.to_chip].back().port = hop.to_port;
                     ops[hop.to_chip].back().partner_chip = static_cast<int>(hop.from_chip);
                     ops[hop.to_chip].back().partner = ops[hop.from_chip].size() - 1;

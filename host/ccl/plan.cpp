@@ -45,10 +45,12 @@ abi::CclPages Span::pages() const {
     return p;
 }
 
-void Plan::add(uint32_t round, uint32_t from, uint32_t to, Span src, Span dst, bool reduce) {
+void Plan::add(uint32_t round, uint32_t from, uint32_t to, Span src, Span dst, bool reduce, Span with) {
     if (src.size() != dst.size()) throw Error("internal: a transfer's source and destination differ in size");
+    if (with.size() != 0 && (with.size() != dst.size() || !with.contiguous() || !dst.contiguous()))
+        throw Error("internal: a reduction's other operand differs from its destination in size or is not contiguous");
     if (src.size() == 0) return;  // remainders can leave a rank with nothing to move
-    transfers.push_back({round, from, to, src, dst, reduce});
+    transfers.push_back({round, from, to, src, dst, reduce, with});
 }
 
 }  // namespace weft::ccl

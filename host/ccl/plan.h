@@ -36,19 +36,27 @@ struct Transfer {
     uint32_t round = 0;             // transfers of one round may run at once; rounds in order
     uint32_t src_chip = 0, dst_chip = 0;  // equal: a local copy
     Span src, dst;
-    bool reduce = false;            // dst = dst op src (else dst = src)
+    bool reduce = false;            // dst = with op src (else dst = src)
+    // A reduction's other operand, on dst's chip and of dst's size; empty: dst
+    // itself. A first reduction into an output reads the input it would
+    // otherwise have needed copied there first.
+    Span with;
 };
 
 struct Plan {
     std::vector<Transfer> transfers;
     uint64_t piece_bytes = 0;  // the algorithm's pipelining unit (0: the lowering's default)
-    void copy(uint32_t round, uint32_t chip, Span src, Span dst) { add(round, chip, chip, src, dst, false); }
+    void copy(uint32_t round, uint32_t chip, Span src, Span dst) { add(round, chip, chip, src, dst, false, Span{}); }
     void send(uint32_t round, uint32_t from, Span src, uint32_t to, Span dst, bool reduce = false) {
-        add(round, from, to, src, dst, reduce);
+        add(round, from, to, src, dst, reduce, Span{});
+    }
+    // dst = with op src on `to`.
+    void send_reduce(uint32_t round, uint32_t from, Span src, uint32_t to, Span dst, Span with) {
+        add(round, from, to, src, dst, true, with);
     }
 
 private:
-    void add(uint32_t round, uint32_t from, uint32_t to, Span src, Span dst, bool reduce);
+    void add(uint32_t round, uint32_t from, uint32_t to, Span src, Span dst, bool reduce, Span with);
 };
 
 }  // namespace weft::ccl

@@ -106,8 +106,12 @@ void test_reverse_reduce_scatter_ends_at_the_same_owner(void**) {
 std::string play_all_reduce(const Plan& plan, const OpLayout& l) {
     const uint32_t n = l.ranks;
     std::vector<std::map<uint64_t, uint64_t>> mem(n);  // by chip: element address -> value
+    constexpr uint64_t kPoison = 1ull << 63;            // an output element read before it is written
     for (uint32_t c = 0; c < n; ++c)
-        for (uint64_t e = 0; e < l.elements; ++e) mem[c][l.input + e * l.element] = 1ull << (8 * c);
+        for (uint64_t e = 0; e < l.elements; ++e) {
+            mem[c][l.input + e * l.element] = 1ull << (8 * c);
+            mem[c][l.output + e * l.element] = kPoison;
+        }
     auto elements_of = [&](const Span& s) {
         std::vector<uint64_t> at;
         for (uint64_t pg = 0; pg < s.count; ++pg)
@@ -127,7 +131,9 @@ std::string play_all_reduce(const Plan& plan, const OpLayout& l) {
         }
         for (const auto& [t, v] : read) {
             const std::vector<uint64_t> dst = elements_of(t->dst);
-            for (size_t i = 0; i < dst.size(); ++i) mem[t->dst_chip][dst[i]] = (t->reduce ? mem[t->dst_chip][dst[i]] : 0) + v[i];
+            const std::vector<uint64_t> with = elements_of(t->with.size() ? t->with : t->dst);
+            for (size_t i = 0; i < dst.size(); ++i)
+                mem[t->dst_chip][dst[i]] = (t->reduce ? mem[t->dst_chip][with[i]] : 0) + v[i];
         }
     }
     uint64_t want = 0;
@@ -414,6 +420,7 @@ std::string run_model(const LoweredOp& op) {
                         return "a receive of a size its send did not have";
                     join(clock[w], channel[s].front().clock);
                     channel[s].erase(channel[s].begin());
+                    if (in.opcode == abi::kCclRecvReduce && in.src.count) touch(w, in.src, false);  // its other operand
                     touch(w, in.dst, true);
                 } else if (in.opcode == abi::kCclCopy) {
                     touch(w, in.src, false);

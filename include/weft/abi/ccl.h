@@ -15,7 +15,7 @@ inline constexpr uint32_t kCclMaxConnections = 4;
 enum CclOpcode : uint32_t {
     kCclSend = 1,        // stream `src` (pages) into the EDM sender channel
     kCclRecv = 2,        // drain the EDM receiver channel into `dst` (pages)
-    kCclRecvReduce = 3,  // dst = dst op incoming, element-wise (dst contiguous)
+    kCclRecvReduce = 3,  // dst = src op incoming, element-wise (src: no pages, dst itself; both contiguous)
     kCclCopy = 4,        // local copy src pages -> dst pages
     kCclWait = 5,        // wait until signals[producer] >= count
     kCclSignal = 6,      // add 1 to the semaphore at `dst.base` (a consumer's signals[my index])
