@@ -22,10 +22,15 @@ inline double median(std::vector<double> v) {
 // and returns the median of each one's results: a host that slows down for a
 // while (two cores, many QEMUs) then slows every run alike instead of
 // whichever happened to run then.
+// Each round starts with the next one, so none always runs first (or right
+// after the same neighbour).
 inline std::vector<double> medians_in_turns(const std::vector<std::function<double()>>& runs, uint32_t reps) {
     std::vector<std::vector<double>> results(runs.size());
     for (uint32_t rep = 0; rep < reps; ++rep)
-        for (size_t i = 0; i < runs.size(); ++i) results[i].push_back(runs[i]());
+        for (size_t k = 0; k < runs.size(); ++k) {
+            const size_t i = (rep + k) % runs.size();
+            results[i].push_back(runs[i]());
+        }
     std::vector<double> out;
     for (const auto& r : results) out.push_back(median(r));
     return out;
