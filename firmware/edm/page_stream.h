@@ -11,8 +11,7 @@ namespace weft::edm {
 
 void stream_send(WorkerConnection& c, const abi::CclPages& src);
 void stream_receive(WorkerConnection& c, const abi::CclPages& dst);
-// dst = dst op incoming, element-wise; dst must be contiguous.
-// dst = with op incoming; `with` of no pages: dst itself.
+// dst = with op incoming, element-wise; `with` of no pages: dst itself. Both contiguous.
 void stream_receive_reduce(WorkerConnection& c, const abi::CclPages& with, const abi::CclPages& dst, uint32_t op,
                            uint32_t dtype);
 // A local NoC copy between two runs of the same size and any page shapes.
