@@ -78,10 +78,6 @@ bool conflicts(const LowOp& earlier, const LowOp& later) {
 
 uint64_t lcm64(uint64_t a, uint64_t b) { return a / std::gcd(a, b) * b; }
 
-}  // namespace
-
-namespace {
-
 // A chip needs more worker cores than the board has (with this many planes).
 struct WorkerShortage : Error {
     using Error::Error;

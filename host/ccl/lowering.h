@@ -41,8 +41,9 @@ struct LoweringOptions {
     uint32_t workers_per_link = 1;
     // Cables per hop at most, where neighbours are joined by several (planes):
     // piece k of a transfer crosses a hop on cable k % planes, each cable with
-    // its own workers and EDM (so a transfer of one piece uses one cable). 0: as many as the hop has and the worker cores
-    // at its ends allow (fewer planes are tried until the workers fit).
+    // its own workers and EDM (so a transfer of one piece uses one cable).
+    // 0: as many as the hop has and the worker cores at its ends allow (fewer
+    // planes are tried until the workers fit).
     uint32_t planes = 0;
     Span scratch;                      // per chip: forwarding buffers (same addresses on every chip)
 };
@@ -63,11 +64,11 @@ struct WorkerProgram {
     // (CclInstr::connection): `port` alone, or one per plane when a worker
     // serves all the cables to one neighbour.
     std::vector<uint32_t> ports;
-    std::vector<abi::CclInstr> code;
+    std::vector<abi::CclInstr> code;  // kCclSignal: arg = consumer's index, address patched by the runner
     // The connection (index into `ports`) that serves `port`; ports.size() if none.
     uint32_t connection_of(uint32_t port) const {
         return static_cast<uint32_t>(std::find(ports.begin(), ports.end(), port) - ports.begin());
-    }         // kCclSignal: arg = consumer's index, address patched by the runner
+    }
 };
 
 struct LoweredOp {
