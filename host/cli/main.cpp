@@ -156,6 +156,12 @@ std::string describe_shaping(double gbps, double latency_us) {
     return buf;
 }
 
+// A status line's last column: the faults, and the shaping if there is any.
+std::string faults_and_shaping(const nlohmann::json& link) {
+    const std::string shaping = describe_shaping(link["shaping"]["bandwidth_gbps"], link["shaping"]["latency_us"]);
+    return faults_text(link["faults"]) + (shaping == "unshaped" ? "" : ", " + shaping);
+}
+
 int cmd_status(const Args& a) {
     auto cluster = Cluster::attach(a.run_dir);
     nlohmann::json counters = cluster->counters();
@@ -194,11 +200,7 @@ int cmd_status(const Args& a) {
                     (unsigned long long)l["b_to_a"]["frames"], (unsigned long long)l["b_to_a"]["bytes"],
                     both("retransmits"), both("crc_errors"), (unsigned long long)l["retrains"].get<uint64_t>(),
                     (l["mode"].get<std::string>() + (l["mode_pending"].get<bool>() ? "*" : "")).c_str(),
-                    (faults_text(l["faults"]) +
-                     (l["shaping"]["bandwidth_gbps"].get<double>() > 0 || l["shaping"]["latency_us"].get<double>() > 0
-                          ? ", " + describe_shaping(l["shaping"]["bandwidth_gbps"], l["shaping"]["latency_us"])
-                          : ""))
-                        .c_str());
+                    faults_and_shaping(l).c_str());
     }
     const nlohmann::json ev = cluster->events();
     const auto& list = ev["events"];
