@@ -113,6 +113,12 @@ const Point* find(const std::vector<Point>& v, const std::string& algo, uint64_t
     return nullptr;
 }
 
+// Every cable of the ring (each chip's E port) shaped to `gbps` with
+// `latency_us`; 0, 0: unshaped again.
+void shape_every_link(Cluster& c, double gbps, double latency_us) {
+    for (uint32_t chip = 0; chip < c.size(); ++chip) c.set_fault(chip, 1, {{"bandwidth_gbps", gbps}, {"latency_us", latency_us}});
+}
+
 // The same ring with every cable shaped to a fixed rate (DESIGN section 3), as
 // silicon's links are: the links, not the host's copy speed, become the
 // bottleneck, so the fractions measure the algorithms, not the emulator. At
@@ -138,7 +144,7 @@ nlohmann::json shaped_runs(Cluster& c, ccl::CollectiveRunner& run, bool quick) {
     std::printf("\nring8 with every link shaped (latency %g us): busbw GB/s and, in brackets, as a fraction of the shaped raw link\n", kLatencyUs);
     std::printf("%9s %9s %9s  %-22s %s\n", "link GB/s", "raw 1", "raw all", "all-reduce ring", "all-gather ring / ring_bidir / ring_halfway");
     for (double rate : rates) {
-        for (uint32_t chip = 0; chip < n; ++chip) c.set_fault(chip, 1, {{"bandwidth_gbps", rate}, {"latency_us", kLatencyUs}});
+        shape_every_link(c, rate, kLatencyUs);
         const double raw = bench::link_gbps(c, 1u << 20, quick ? (8ull << 20) : (64ull << 20));
         const double raw_all = bench::all_links_gbps(c, 1u << 20, quick ? (8ull << 20) : (64ull << 20));
         uint64_t wrong = 0;
@@ -164,7 +170,7 @@ nlohmann::json shaped_runs(Cluster& c, ccl::CollectiveRunner& run, bool quick) {
         row["wrong"] = wrong;
         out.push_back(row);
     }
-    for (uint32_t chip = 0; chip < n; ++chip) c.set_fault(chip, 1, {{"bandwidth_gbps", 0.0}, {"latency_us", 0.0}});
+    shape_every_link(c, 0, 0);
     std::printf("(* below 0.80 of the link)\n");
     return out;
 }
@@ -185,7 +191,7 @@ nlohmann::json ctring_both_ways_runs(Cluster& c, ccl::CollectiveRunner& run, boo
     std::printf("\nring all-reduce (CTRING), its phases one way or both ways: busbw GB/s, and each against both one way\n");
     std::printf("%9s %8s %10s %16s %16s\n", "link GB/s", "size", "one way", "all-gather both", "both phases");
     for (double rate : {0.0, 0.25}) {
-        for (uint32_t chip = 0; chip < n; ++chip) c.set_fault(chip, 1, {{"bandwidth_gbps", rate}, {"latency_us", rate > 0 ? 1.0 : 0.0}});
+        shape_every_link(c, rate, rate > 0 ? 1.0 : 0.0);
         for (uint64_t bytes : sizes) {
             ccl::OpRequest r;
             r.op = ccl::Collective::kAllReduce;
@@ -209,7 +215,7 @@ nlohmann::json ctring_both_ways_runs(Cluster& c, ccl::CollectiveRunner& run, boo
                             {"busbw_all_gather_both_ways_gbs", busbw[1]}, {"busbw_both_phases_both_ways_gbs", busbw[2]}});
         }
     }
-    for (uint32_t chip = 0; chip < n; ++chip) c.set_fault(chip, 1, {{"bandwidth_gbps", 0.0}, {"latency_us", 0.0}});
+    shape_every_link(c, 0, 0);
     return rows;
 }
 
