@@ -203,7 +203,7 @@ bool Edm::poll_receiver(Channel& ch) {
     if (ch.closed) {
         ch.done = true;
     } else if (config_.termination == abi::kEdmMessageCount) {
-        if (ch.released == c.message_count) ch.done = moved = true;
+        if (ch.released == c.message_count) ch.done = true;
     } else if (ch.released == ch.delivered && c.control_semaphore &&
                *word_at(c.control_semaphore) >= abi::kEdmTerminateImmediately) {
         ch.done = true;
