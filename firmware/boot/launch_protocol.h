@@ -1,8 +1,10 @@
 // The hart side of the launch mailbox protocol, free of hardware access so the
 // host unit tests run the very code the boot firmware runs.
 //   host:  fills LaunchRequest, fences, bumps seq
-//   hart:  sees seq != done_seq -> RUNNING -> runs -> result -> done_seq = seq -> DONE
-//   trap:  result = cause -> done_seq = running_seq -> FAULT
+//   hart:  sees seq != done_seq -> RUNNING -> runs -> result, DONE -> done_seq = seq
+//   trap:  result = cause, FAULT -> done_seq = running_seq
+// done_seq is written last: the host waits on it and then reads the state
+// (a fault?) and launches again (the core must not look RUNNING by then).
 #pragma once
 #include <stdint.h>
 
@@ -41,9 +43,9 @@ inline void post_done(abi::HartStatus& st, uint32_t seq, int32_t rc, uint64_t cy
     st.ticks = ticks;
     st.return_code = rc;
     st.wait_kind = abi::kWaitNone;
+    st.state = abi::kHartDone;
     __atomic_thread_fence(__ATOMIC_RELEASE);
     st.done_seq = seq;
-    st.state = abi::kHartDone;
 }
 
 inline void post_fault(abi::HartStatus& st, uint64_t mcause, uint64_t mepc, uint64_t mtval, int32_t rc) {
@@ -52,9 +54,9 @@ inline void post_fault(abi::HartStatus& st, uint64_t mcause, uint64_t mepc, uint
     st.mtval = mtval;
     st.return_code = rc;
     st.wait_kind = abi::kWaitNone;
+    st.state = abi::kHartFault;
     __atomic_thread_fence(__ATOMIC_RELEASE);
     st.done_seq = st.running_seq;
-    st.state = abi::kHartFault;
 }
 
 }  // namespace weft::boot
