@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "ccl/edm_builder.h"
+#include "transport/edm/edm_builder.h"
 #include "host_cpu.h"
 #include "common/error.h"
 #include "driver/paths.h"
@@ -48,15 +48,15 @@ Cell measure(Cluster& c, uint32_t size, uint32_t channels, bool both, abi::EdmRe
         cell.error = "no fit";
         return cell;
     }
-    ccl::EdmOptions opt;
+    transport::EdmOptions opt;
     opt.slots = cell.slots;
     opt.slot_size = size;
     opt.receive_mode = mode;
-    ccl::L1Allocator mem(b);
-    ccl::EdmLinkBuilder link(mem, b, {0, kEast}, {1, kWest}, opt);
+    transport::L1Allocator mem(b);
+    transport::EdmLinkBuilder link(mem, b, {0, kEast}, {1, kWest}, opt);
     const uint64_t per_channel = kBytesPerDirection / channels / size * size;
     const uint32_t messages = static_cast<uint32_t>(per_channel / size);
-    std::vector<ccl::EdmLinkBuilder::WorkerJob> send[2], recv[2];
+    std::vector<transport::EdmLinkBuilder::WorkerJob> send[2], recv[2];
     for (int dir = 0; dir < (both ? 2 : 1); ++dir) {
         for (uint32_t k = 0; k < channels; ++k) {
             auto ch = link.add_sender_channel(dir, {dir == 0 ? 4u : 6u}, messages);

@@ -1,48 +1,75 @@
-// Runs one worker's part of a collective op: a program of EDM sends and
-// receives, local copies, and waits/signals between the workers of this chip,
-// built by the host op lowering (host/ccl/lowering.cpp).
-// Arguments: program (u64), instruction count, signals base (u64: this
-// worker's semaphores, one per producer worker), EDM connections (u64: a table
-// of abi::EdmWorkerConnection addresses, one per cable the worker serves; 0:
-// none) and their count.
-// Returns the instructions run.
-#include "edm/page_stream.h"
+// Runs one worker's part of a collective op: a program of sends and receives
+// on its channels, local copies, and waits/signals between the workers of this
+// chip, built by the host op lowering (host/ccl/lowering.cpp). Its arguments
+// are abi::CclWorkerArgs; each channel is a stream end of whatever transport
+// the host chose (abi::ChannelRef). Returns the instructions run.
+#include "edm/edm_channel.h"
 #include "hal/math.h"
 #include "hal/noc.h"
 #include "kernels/kernel.h"
+#include "transport/page_stream.h"
+#include "weft/abi/ccl.h"
 
 using namespace weft;
 
+namespace {
+
+// Room for one open channel of any transport this kernel speaks.
+struct ChannelStorage {
+    edm::EdmChannel edm;
+};
+
+transport::Channel* open_channel(const abi::ChannelRef& ref, ChannelStorage& storage) {
+    switch (ref.transport) {
+    case abi::kTransportEdm:
+        storage.edm = edm::EdmChannel(*reinterpret_cast<const abi::EdmWorkerConnection*>(ref.address));
+        return &storage.edm;
+    }
+    mailbox::panic(abi::kPanicBadArgs, ref.transport);
+    return nullptr;
+}
+
+transport::Pages pages(const abi::CclPages& p) { return {p.base, p.page_size, p.count, p.stride}; }
+
+bool uses_channel(uint32_t opcode) {
+    return opcode == abi::kCclSend || opcode == abi::kCclRecv || opcode == abi::kCclRecvReduce;
+}
+
+void run(const abi::CclInstr& in, uint32_t i, transport::Channel* channel, uint64_t signals) {
+    switch (in.opcode) {
+    case abi::kCclSend: transport::stream_send(*channel, pages(in.src)); break;
+    case abi::kCclRecv: transport::stream_receive(*channel, pages(in.dst)); break;
+    case abi::kCclRecvReduce:
+        transport::stream_receive_reduce(*channel, pages(in.src), pages(in.dst), in.arg & 0xffff, in.arg >> 16);
+        break;
+    case abi::kCclCopy: transport::copy_pages(pages(in.src), pages(in.dst)); break;
+    case abi::kCclWait:
+        if (in.arg >= abi::kCclMaxProducers) mailbox::panic(abi::kPanicBadArgs, i);
+        noc::semaphore_wait_min(signals + 4ull * in.arg, in.count);
+        break;
+    case abi::kCclSignal: noc::semaphore_inc(in.dst.base, 1); break;
+    default: mailbox::panic(abi::kPanicBadArgs, i);
+    }
+}
+
+}  // namespace
+
 extern "C" int kernel_main(KernelArgs a) {
-    const auto* program = reinterpret_cast<const abi::CclInstr*>(a.u64(0));
-    const uint32_t count = a.u32(2);
-    const uint64_t signals = a.u64(3);
-    const auto* table = reinterpret_cast<const uint64_t*>(a.u64(5));
-    const uint32_t connections = table ? a.u32(7) : 0;
-    if (connections > abi::kCclMaxConnections) mailbox::panic(abi::kPanicBadArgs, connections);
-    edm::WorkerConnection conns[abi::kCclMaxConnections];
-    for (uint32_t c = 0; c < connections; ++c)
-        conns[c] = edm::WorkerConnection(*reinterpret_cast<const abi::EdmWorkerConnection*>(table[c]));
-    for (uint32_t i = 0; i < count; ++i) {
+    const auto& args = a.as<abi::CclWorkerArgs>();
+    const auto* program = reinterpret_cast<const abi::CclInstr*>(args.program);
+    const uint32_t channels = args.channels ? args.channel_count : 0;
+    if (channels > abi::kCclMaxChannels) mailbox::panic(abi::kPanicBadArgs, channels);
+    const auto* refs = reinterpret_cast<const abi::ChannelRef*>(args.channels);
+    ChannelStorage storage[abi::kCclMaxChannels];
+    transport::Channel* channel[abi::kCclMaxChannels] = {};
+    for (uint32_t c = 0; c < channels; ++c) channel[c] = open_channel(refs[c], storage[c]);
+    for (uint32_t i = 0; i < args.instructions; ++i) {
         const abi::CclInstr& in = program[i];
         mailbox::set_progress(i);
-        const bool needs_link = in.opcode == abi::kCclSend || in.opcode == abi::kCclRecv || in.opcode == abi::kCclRecvReduce;
-        if (needs_link && in.connection >= connections) mailbox::panic(abi::kPanicBadArgs, i);
-        edm::WorkerConnection& conn = conns[needs_link ? in.connection : 0];
-        switch (in.opcode) {
-        case abi::kCclSend: edm::stream_send(conn, in.src); break;
-        case abi::kCclRecv: edm::stream_receive(conn, in.dst); break;
-        case abi::kCclRecvReduce: edm::stream_receive_reduce(conn, in.src, in.dst, in.arg & 0xffff, in.arg >> 16); break;
-        case abi::kCclCopy: edm::copy_pages(in.src, in.dst); break;
-        case abi::kCclWait:
-            if (in.arg >= abi::kCclMaxProducers) mailbox::panic(abi::kPanicBadArgs, i);
-            noc::semaphore_wait_min(signals + 4ull * in.arg, in.count);
-            break;
-        case abi::kCclSignal: noc::semaphore_inc(in.dst.base, 1); break;
-        default: mailbox::panic(abi::kPanicBadArgs, i);
-        }
+        if (uses_channel(in.opcode) && in.channel >= channels) mailbox::panic(abi::kPanicBadArgs, i);
+        run(in, i, uses_channel(in.opcode) ? channel[in.channel] : nullptr, args.signals);
     }
     noc::barrier();
     math::barrier();
-    return static_cast<int>(count);
+    return static_cast<int>(args.instructions);
 }

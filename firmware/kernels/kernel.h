@@ -5,6 +5,7 @@
 
 #include "hal/mailbox.h"
 #include "weft/abi/fault.h"
+#include "weft/abi/kernel_args.h"
 
 namespace weft {
 
@@ -18,6 +19,16 @@ struct KernelArgs {
     }
     // 64-bit values (addresses) take two words, low first.
     uint64_t u64(uint32_t i) const { return uint64_t(u32(i)) | (uint64_t(u32(i + 1)) << 32); }
+
+    // The kernel's argument struct (weft/abi/kernel_args.h), as the host wrote
+    // it; a launch with fewer words than the struct panics, not reads garbage.
+    template <typename T>
+    const T& as() const {
+        static_assert(abi::kIsKernelArgs<T>, "not an argument struct");
+        if (count * 4 < sizeof(T)) mailbox::panic(abi::kPanicBadArgs, count);
+        if (reinterpret_cast<uintptr_t>(words) % alignof(T)) mailbox::panic(abi::kPanicBadArgs, reinterpret_cast<uintptr_t>(words));
+        return *reinterpret_cast<const T*>(words);
+    }
 };
 
 }  // namespace weft

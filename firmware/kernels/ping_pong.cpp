@@ -1,17 +1,18 @@
 // One-word ping-pong over a link. The initiator writes i into the peer's flag
 // and waits for the echo in its own; the responder echoes.
-// args: port, initiator, iterations, local_flag(2), remote_flag(2)
+// Arguments: abi::PingPongArgs.
 #include "hal/eth.h"
 #include "hal/wait.h"
 #include "kernels/kernel.h"
+#include "weft/abi/platform_kernels.h"
 
 using namespace weft;
 
 extern "C" int kernel_main(KernelArgs a) {
-    const uint32_t port = a.u32(0);
-    const bool initiator = a.u32(1) != 0;
-    const uint32_t n = a.u32(2);
-    const uint64_t local = a.u64(3), remote = a.u64(5);
+    const auto& args = a.as<abi::PingPongArgs>();
+    const uint32_t port = args.port, n = args.iterations;
+    const bool initiator = args.initiator != 0;
+    const uint64_t local = args.local_flag, remote = args.remote_flag;
     const volatile uint32_t* flag = reinterpret_cast<const volatile uint32_t*>(local);
     // Waiting for the echo also watches the port: a dead link faults, not hangs.
     auto echo = [&](uint32_t i) { wait_active([&] { return eth::check(port) && *flag == i; }, abi::kWaitSemaphore, local, i); };

@@ -85,9 +85,9 @@ struct WorkerShortage : Error {
 
 // planes: cables a hop stripes over at most; share_planes: one worker serves
 // all the cables to a neighbour (a connection each) instead of one per cable.
-LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vector<uint32_t>& worker_cores,
+LoweredOp lower_on_planes(const Plan& plan, const transport::Routing& routing, const std::vector<uint32_t>& worker_cores,
                           const LoweringOptions& opt, uint32_t planes, bool share_planes) {
-    const uint32_t n = topo.size();
+    const uint32_t n = routing.chips();
     std::vector<Transfer> order = plan.transfers;
     std::stable_sort(order.begin(), order.end(), [](const Transfer& a, const Transfer& b) { return a.round < b.round; });
 
@@ -148,11 +148,11 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
                     push(x.src_chip, {kCopy, 0, 0}, abi::kCclCopy, src, dst, false, k, -1);
                     continue;
                 }
-                const std::vector<Hop>& route = topo.route(x.src_chip, x.dst_chip);
+                const std::vector<Hop>& route = routing.worker_hops(x.src_chip, x.dst_chip);
                 Span from = src;
                 for (size_t h = 0; h < route.size(); ++h) {
                     // Piece k crosses on cable k % planes of the hop's neighbours.
-                    const std::vector<Hop>& cables = topo.cables(route[h].from_chip, route[h].to_chip);
+                    const std::vector<Hop>& cables = routing.parallel(route[h].from_chip, route[h].to_chip);
                     const Hop hop = cables[k % std::min<size_t>(planes, cables.size())];
                     const bool final_hop = h + 1 == route.size();
                     const Span to = final_hop ? dst : scratch[hop.to_chip].take(len).sub(0, len);
@@ -231,20 +231,20 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
                 link_keys.size() < worker_cores.size() ? add_worker({kCopy, 0, 0}) : worker_of[c].at(link_keys.front());
         for (LowOp& o : ops[c]) o.worker = worker_of[c].at(o.key);
     }
-    // Each link worker's cables, in connection order (sorted ports).
+    // Each link worker's cables, in channel order (sorted ports).
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, int> receiver_of;  // (chip, port, lane) -> worker
     for (uint32_t c = 0; c < n; ++c)
         for (const LowOp& o : ops[c]) {
             if (o.direction < 0) continue;
             WorkerProgram& w = out.workers[first_worker[c] + o.worker];
             std::vector<uint32_t>& ports = w.ports;
-            if (w.connection_of(o.port) == ports.size()) {  // a cable new to this worker
+            if (w.channel_of(o.port) == ports.size()) {  // a cable new to this worker
                 ports.insert(std::upper_bound(ports.begin(), ports.end(), o.port), o.port);
-                if (ports.size() > abi::kCclMaxConnections) throw Error("internal: a worker on more cables than it has connections");
+                if (ports.size() > abi::kCclMaxChannels) throw Error("internal: a worker on more cables than it has channels");
             }
             if (o.opcode != abi::kCclSend) receiver_of[{c, o.port, o.key.lane}] = o.worker;
         }
-    // Streams: one EDM sender channel per (chip, port, lane) that sends.
+    // Streams: one per (chip, port, lane) that sends.
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, int> stream_of;  // (chip, port, lane) -> stream
     for (uint32_t c = 0; c < n; ++c)
         for (const LowOp& o : ops[c]) {
@@ -255,14 +255,14 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
                 s.chip = c;
                 s.port = o.port;
                 s.lane = o.key.lane;
-                const Hop& h = topo.neighbour(c, s.port);
+                const Hop& h = routing.hop_at(c, s.port);
                 s.peer_chip = h.to_chip;
                 s.peer_port = h.to_port;
                 s.sender_core = out.workers[first_worker[c] + worker_of[c].at(o.key)].core;
                 out.streams.push_back(s);
             }
             out.streams[it->second].messages +=
-                static_cast<uint32_t>((o.src.size() + opt.slot_size - 1) / opt.slot_size);
+                static_cast<uint32_t>((o.src.size() + opt.message_bytes - 1) / opt.message_bytes);
         }
     for (Stream& s : out.streams) {
         auto r = receiver_of.find({s.peer_chip, s.peer_port, s.lane});
@@ -303,7 +303,7 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
             in.dst = o.dst.pages();
             if (o.opcode == abi::kCclRecvReduce) in.arg = opt.reduce_arg;
             if (o.direction >= 0)
-                in.connection = w.connection_of(o.port);
+                in.channel = w.channel_of(o.port);
             w.code.push_back(in);
             for (auto& [consumer, number] : o.signal) {
                 abi::CclInstr s{};
@@ -335,23 +335,23 @@ LoweredOp lower_on_planes(const Plan& plan, const Topology& topo, const std::vec
 
 }  // namespace
 
-LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32_t>& worker_cores,
+LoweredOp lower(const Plan& plan, const transport::Routing& routing, const std::vector<uint32_t>& worker_cores,
                 const LoweringOptions& opt) {
     check_workers_per_link(opt.workers_per_link, static_cast<uint32_t>(worker_cores.size()));
     // Every plane the hops have, unless a chip then runs out of worker cores
     // (a sender and a receiver per cable it uses): then one plane fewer.
-    const uint32_t most = std::max(1u, opt.planes ? std::min(opt.planes, topo.max_cables()) : topo.max_cables());
+    const uint32_t most = std::max(1u, opt.planes ? std::min(opt.planes, routing.max_parallel()) : routing.max_parallel());
     // With a worker per cable first (each runs on its own core), then with one
     // worker serving all the cables to a neighbour (a two-way ring on two
     // planes needs 8 workers the first way, 4 the second).
     for (uint32_t planes = most; planes > 1; --planes)
         for (bool share : {false, true}) {
             try {
-                return lower_on_planes(plan, topo, worker_cores, opt, planes, share);
+                return lower_on_planes(plan, routing, worker_cores, opt, planes, share);
             } catch (const WorkerShortage&) {
             }
         }
-    return lower_on_planes(plan, topo, worker_cores, opt, 1, false);
+    return lower_on_planes(plan, routing, worker_cores, opt, 1, false);
 }
 
 }  // namespace weft::ccl

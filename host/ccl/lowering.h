@@ -1,20 +1,22 @@
 // Lowers an overlay plan (plan.h) to what the chips run: one program per
-// worker core (firmware/kernels/ccl_worker) and the EDM channels they use.
+// worker core (firmware/kernels/ccl_worker) and the streams of messages
+// between them, which a transport (host/transport/transport.h) then carries.
 //
-// Every transfer is cut into pieces (the tensor slicer: a piece fits the EDM
-// channel's buffering, so a chip forwards piece k while piece k+1 arrives),
-// routed hop by hop over the cables (intermediate chips forward through a
-// scratch ring), and each hop becomes a send on the source chip's worker for
-// that port and a receive on the destination chip's worker for its port.
-// A cable direction may be striped over several lanes (lanes.h: a sender
-// worker, an EDM channel and a receiver worker each): piece k of a transfer
-// takes lane k % lanes, on every hop of that direction.
+// Every transfer is cut into pieces (the tensor slicer: a piece fits a
+// stream's buffering, so a chip forwards piece k while piece k+1 arrives),
+// routed over the hops between workers the transport's routing names (where
+// a worker on an intermediate chip forwards, through a scratch ring), and
+// each hop becomes a send on the source chip's worker for that port and a
+// receive on the destination chip's worker for its port. A hop direction may
+// be striped over several lanes (lanes.h: a sender worker, a stream and a
+// receiver worker each): piece k of a transfer takes lane k % lanes, on
+// every hop of that direction.
 // Workers of one chip order their accesses to shared memory with semaphores:
 // an op waits for every earlier op of another worker whose bytes it reads
 // over or writes over. Every worker runs its ops in one global order (round,
 // piece, transfer, hop) and a send is only ever waited on by the receive at
-// the same place in that order (a send short of EDM slots waits for receives
-// earlier on its own channel), so no cycle of waits can form. Lanes only hand
+// the same place in that order (a send short of room in its stream waits for
+// receives earlier on the same stream), so no cycle of waits can form. Lanes only hand
 // the ops out to more workers; no worker's ops change order, so this holds
 // for any number of lanes.
 #pragma once
@@ -25,48 +27,45 @@
 #include <vector>
 
 #include "ccl/plan.h"
-#include "ccl/topology.h"
-#include "driver/board.h"
+#include "transport/transport.h"
 #include "weft/abi/ccl.h"
 
 namespace weft::ccl {
 
+using transport::Hop;
+
 struct LoweringOptions {
-    uint64_t piece_bytes = 64 * 1024;  // pipelining unit: the EDM channel's buffering by default
-    uint32_t slot_size = 16 * 1024;    // EDM message size
+    uint64_t piece_bytes = 64 * 1024;  // pipelining unit: a stream's buffering by default
+    uint32_t message_bytes = 16 * 1024;  // the transport's largest message (streams count in them)
     uint32_t element_size = 4;         // pieces of a reduced transfer cut on element boundaries
     uint32_t reduce_arg = 0;           // abi::MathOp | abi::DataType << 16 for reductions
-    // Lanes per cable direction at most (lanes.h): each gets its own sender
-    // and receiver worker and EDM channel while spare worker cores allow.
+    // Lanes per hop direction at most (lanes.h): each gets its own sender
+    // and receiver worker and stream while spare worker cores allow.
     uint32_t workers_per_link = 1;
     // Cables per hop at most, where neighbours are joined by several (planes):
     // piece k of a transfer crosses a hop on cable k % planes, each cable with
-    // its own workers and EDM (so a transfer of one piece uses one cable).
+    // its own workers and streams (so a transfer of one piece uses one cable).
     // 0: as many as the hop has and the worker cores at its ends allow (fewer
     // planes are tried until the workers fit).
     uint32_t planes = 0;
     Span scratch;                      // per chip: forwarding buffers (same addresses on every chip)
 };
 
-// A stream of EDM messages out of one chip port on one lane: one sender channel.
-struct Stream {
-    uint32_t chip = 0, port = 0, peer_chip = 0, peer_port = 0;
-    uint32_t lane = 0;  // carries pieces k with k % lanes == lane
-    uint32_t messages = 0;
-    uint32_t sender_core = 0, receiver_core = 0;
-};
+// A stream of messages out of one chip port on one lane (it carries pieces
+// k with k % lanes == lane).
+using Stream = transport::StreamSpec;
 
 struct WorkerProgram {
     uint32_t chip = 0, core = 0, index = 0;  // index: among this chip's workers (its signal slot)
     bool receives = false;
     uint32_t port = 0, lane = 0;             // the link and lane it serves (a copy-only worker: 0, 0)
-    // Every cable port it serves, in the order of its EDM connections
-    // (CclInstr::connection): `port` alone, or one per plane when a worker
+    // Every port it serves, in the order of its channel table
+    // (CclInstr::channel): `port` alone, or one per plane when a worker
     // serves all the cables to one neighbour.
     std::vector<uint32_t> ports;
     std::vector<abi::CclInstr> code;  // kCclSignal: arg = consumer's index, address patched by the runner
-    // The connection (index into `ports`) that serves `port`; ports.size() if none.
-    uint32_t connection_of(uint32_t port) const {
+    // The channel (index into `ports`) that serves `port`; ports.size() if none.
+    uint32_t channel_of(uint32_t port) const {
         return static_cast<uint32_t>(std::find(ports.begin(), ports.end(), port) - ports.begin());
     }
 };
@@ -80,7 +79,7 @@ struct LoweredOp {
 };
 
 // worker_cores: the board's worker cores, in the order workers are handed out.
-LoweredOp lower(const Plan& plan, const Topology& topo, const std::vector<uint32_t>& worker_cores,
+LoweredOp lower(const Plan& plan, const transport::Routing& routing, const std::vector<uint32_t>& worker_cores,
                 const LoweringOptions& options);
 
 }  // namespace weft::ccl

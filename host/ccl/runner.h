@@ -1,7 +1,8 @@
 // Runs collective ops on a live cluster: plans the op over the cluster's
-// cables, lowers it to worker programs and EDM channels, places everything
-// with the EDM builder and the L1 allocator, launches the EDMs and workers on
-// every chip, and waits (with a deadline; a hang report on timeout).
+// cables, lowers it to worker programs and streams, places them with a
+// transport (the EDM today) and the L1 allocator, launches the transport's
+// kernels and the workers on every chip, and waits (with a deadline; a hang
+// report on timeout).
 //
 //   ccl::CollectiveRunner run(cluster);
 //   OpLayout l = run.layout(request);          // where inputs go, on every chip
@@ -14,10 +15,10 @@
 
 #include "ccl/autotune.h"
 #include "ccl/collective.h"
-#include "ccl/edm_builder.h"
 #include "ccl/lowering.h"
 #include "ccl/topology.h"
 #include "driver/cluster.h"
+#include "transport/edm/edm_transport.h"
 
 namespace weft::ccl {
 
@@ -69,6 +70,9 @@ public:
 private:
     // The algorithm to run (auto: the cost model's pick) and its lowering.
     std::pair<std::string, LoweredOp> choose(const OpRequest& r) const;
+    transport::EdmOptions edm_options() const;
+    std::unique_ptr<transport::Transport> make_transport(transport::L1Allocator& mem) const;
+    std::chrono::milliseconds deadline(const LoweredOp& op) const;
 
     Cluster& cluster_;
     RunnerOptions options_;

@@ -8,12 +8,11 @@
 #include <vector>
 
 #include "driver/cluster.h"
+#include "transport/hop.h"
 
 namespace weft::ccl {
 
-struct Hop {
-    uint32_t from_chip, from_port, to_chip, to_port;
-};
+using transport::Hop;
 
 class Topology {
 public:

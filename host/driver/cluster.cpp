@@ -30,14 +30,16 @@ uint64_t now_ms() {
 
 }  // namespace
 
-const KernelImage& kernel_named(const std::string& name) {
+const KernelImage& kernel_at(const std::string& path) {
     static std::mutex mu;
     static std::map<std::string, KernelImage> cache;
     std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(name);
-    if (it == cache.end()) it = cache.emplace(name, load_kernel_image(paths::kernel(name))).first;
+    auto it = cache.find(path);
+    if (it == cache.end()) it = cache.emplace(path, load_kernel_image(path)).first;
     return it->second;
 }
+
+const KernelImage& kernel_named(const std::string& name) { return kernel_at(paths::kernel(name)); }
 
 void Cluster::connect(const std::string& run_dir) {
     run_dir_ = run_dir;
@@ -86,6 +88,14 @@ std::unique_ptr<Cluster> Cluster::start(const std::string& cluster_file, const s
         throw;
     }
     return c;
+}
+
+void Cluster::write(uint32_t id, uint64_t address, const void* data, size_t bytes) {
+    chip(id).write(address, data, bytes);
+}
+
+void Cluster::clear(uint32_t id, uint64_t address, size_t bytes) {
+    std::memset(chip(id).host_ptr(address, bytes), 0, bytes);
 }
 
 Cluster::~Cluster() {

@@ -11,6 +11,7 @@
 
 #include "driver/board.h"
 #include "driver/chip.h"
+#include "driver/chip_writer.h"
 #include "driver/control_client.h"
 #include "driver/kernel_image.h"
 
@@ -33,16 +34,18 @@ struct LinkInfo {
     bool up;
 };
 
-class Cluster {
+class Cluster : public ChipWriter {
 public:
     // Attach to the cluster whose bridge serves run_dir.
     static std::unique_ptr<Cluster> attach(const std::string& run_dir);
     // Start a cluster from a cluster file; it is shut down when the Cluster is destroyed.
     static std::unique_ptr<Cluster> start(const std::string& cluster_file, const std::string& run_dir);
-    ~Cluster();
+    ~Cluster() override;
 
     size_t size() const { return chips_.size(); }
     Chip& chip(uint32_t id) { return *chips_.at(id); }
+    void write(uint32_t chip, uint64_t address, const void* data, size_t bytes) override;
+    void clear(uint32_t chip, uint64_t address, size_t bytes) override;
     const BoardInfo& board() const { return board_; }
     const nlohmann::json& info() const { return info_; }
     const std::string& run_dir() const { return run_dir_; }
@@ -94,5 +97,7 @@ private:
 
 // Loads kernels by name from the build's firmware directory, once each.
 const KernelImage& kernel_named(const std::string& name);
+// Loads the kernel image at `path` once (named after its file).
+const KernelImage& kernel_at(const std::string& path);
 
 }  // namespace weft

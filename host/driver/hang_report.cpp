@@ -8,7 +8,7 @@
 
 #include "driver/cluster.h"
 #include "driver/cluster_file.h"
-#include "weft/abi/edm.h"
+#include "driver/wait_decoders.h"
 
 namespace weft {
 namespace {
@@ -38,40 +38,6 @@ std::string hex(uint64_t v) {
     return o.str();
 }
 
-// An EDM waiting for work: its handshake and every channel's counters, so the
-// report says which channel stalls and on which side of the link.
-std::string describe_edm(const Chip& chip, uint64_t config_addr) {
-    abi::EdmConfig c;
-    abi::EdmLinkWords lw;
-    try {
-        chip.read(config_addr, &c, sizeof c);
-        chip.read(c.link_words, &lw, sizeof lw);
-    } catch (...) {
-        return "EDM with an unreadable configuration at " + hex(config_addr);
-    }
-    std::ostringstream o;
-    o << "EDM traffic on port " << port_name(chip.board(), c.port) << " (epoch " << c.epoch << ")";
-    if (!c.handshake_done) {
-        o << ": handshake not done (" << (c.handshake_initiator ? "initiator, ack seen " : "responder, handshake seen ")
-          << (c.handshake_initiator ? lw.handshake_ack : lw.handshake) << ")";
-        return o.str();
-    }
-    for (uint32_t i = 0; i < c.num_channels && i < abi::kEdmMaxChannels; ++i) {
-        const abi::EdmChannel& ch = c.channels[i];
-        const abi::EdmChannelStatus& s = c.status[i];
-        if (s.done) continue;
-        o << "\n        channel " << ch.id << " ";
-        if (ch.role == abi::kEdmSender)
-            o << "sender: granted " << s.granted_or_delivered << ", taken " << s.taken << ", sent " << s.sent_or_released
-              << ", peer released " << lw.acked[ch.id];
-        else
-            o << "receiver: peer sent " << lw.filled[ch.id] << ", delivered " << s.granted_or_delivered << ", released "
-              << s.sent_or_released;
-        if (c.termination == abi::kEdmMessageCount) o << " of " << ch.message_count;
-    }
-    return o.str();
-}
-
 std::string describe_wait(const Chip& chip, const abi::HartStatus& st) {
     const abi::ChipControlBlock& cb = chip.control();
     switch (st.wait_kind) {
@@ -97,13 +63,13 @@ std::string describe_wait(const Chip& chip, const abi::HartStatus& st) {
             return "Ethernet port " + port_name(chip.board(), port) + " TX (issued " + std::to_string(r.tail) +
                    ", sent " + std::to_string(r.head) + ", link " + link_name(cb.port[port].state) + ")";
         }
-        case abi::kWaitEdm: return describe_edm(chip, st.wait_addr);
         case abi::kWaitMathRing: {
             const auto& r = cb.math[st.wait_addr % abi::kMaxCores];
             return "math ring (issued " + std::to_string(r.tail) + ", completed " + std::to_string(r.head) + ")";
         }
     }
-    return "wait kind " + std::to_string(st.wait_kind);
+    const std::string owned = decode_owned_wait(st.wait_kind, chip, st);
+    return owned.empty() ? "wait kind " + std::to_string(st.wait_kind) + " at " + hex(st.wait_addr) : owned;
 }
 
 template <typename Ring>

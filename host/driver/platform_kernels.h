@@ -1,6 +1,5 @@
-// Launch builders for the platform's kernels in firmware/kernels: one place
-// that knows each kernel's argument order, so host code and kernels cannot
-// disagree on it.
+// Launch builders for the platform's kernels in firmware/kernels; their
+// arguments are the structs of weft/abi/platform_kernels.h.
 #pragma once
 #include <stdint.h>
 
@@ -16,27 +15,8 @@ Launch eth_send(uint32_t chip, uint32_t core, uint32_t port, uint64_t src, uint6
 // pattern(seed). check_len 0: only wait (the host checks).
 Launch recv_check(uint32_t chip, uint32_t core, uint64_t sem, uint32_t value, uint64_t buf, uint32_t check_len,
                   uint32_t seed);
-// wait_sem: wait for *sem == value.
-Launch wait_sem(uint32_t chip, uint32_t core, uint64_t sem, uint32_t value);
 // ping_pong: n one-word round trips over `port`; the initiator writes first.
 Launch ping_pong(uint32_t chip, uint32_t core, uint32_t port, bool initiator, uint32_t n, uint64_t local_flag,
                  uint64_t remote_flag);
-// fault: kind 0 load from unmapped memory, 1 illegal instruction, 2 NoC command outside the chip.
-Launch fault(uint32_t chip, uint32_t core, uint32_t kind);
-// reloc_probe: returns 1321 when loaded and relocated right.
-Launch reloc_probe(uint32_t chip, uint32_t core);
-
-struct NocMathArgs {
-    uint64_t src, dst;
-    uint32_t len;
-    uint64_t sem;
-    uint64_t mcast_l1_offset;
-    uint32_t mcast_mask;
-    uint32_t op, dtype;
-    uint64_t a, b, out;
-    uint32_t count;
-};
-// noc_math: write+inc src->dst, inc sem by 2, multicast, then out = a op b; waits for sem == 3.
-Launch noc_math(uint32_t chip, uint32_t core, const NocMathArgs& args);
 
 }  // namespace weft::kernels

@@ -7,7 +7,7 @@
 #include <random>
 #include <thread>
 
-#include "ccl/edm_builder.h"
+#include "transport/edm/edm_builder.h"
 #include "system_test.h"
 #include "weft/abi/pattern.h"
 
@@ -15,7 +15,7 @@ namespace weft::test {
 
 struct EdmRun {
     PortRef a, b;
-    ccl::EdmOptions options;
+    transport::EdmOptions options;
     uint32_t channels = 1;       // per direction
     bool both_directions = true;
     uint32_t page_size = 4096;
@@ -40,17 +40,17 @@ inline uint64_t edm_region(const EdmRun& r) { return uint64_t(r.pages) * r.page_
 // Runs on a set of links at once when given several (each with its own worker cores).
 inline std::vector<EdmResult> run_edm(Cluster& c, const std::vector<EdmRun>& runs) {
     const BoardInfo& b = c.board();
-    ccl::L1Allocator mem(b);
-    std::vector<std::unique_ptr<ccl::EdmLinkBuilder>> links;
+    transport::L1Allocator mem(b);
+    std::vector<std::unique_ptr<transport::EdmLinkBuilder>> links;
     std::vector<Launch> launches;
     struct Check { uint32_t chip; uint64_t addr, bytes; uint32_t seed; size_t run; };
     std::vector<Check> checks;
     for (size_t ri = 0; ri < runs.size(); ++ri) {
         const EdmRun& r = runs[ri];
-        auto link = std::make_unique<ccl::EdmLinkBuilder>(mem, b, r.a, r.b, r.options);
+        auto link = std::make_unique<transport::EdmLinkBuilder>(mem, b, r.a, r.b, r.options);
         const uint64_t region = edm_region(r);
-        std::vector<ccl::EdmLinkBuilder::WorkerJob> send_jobs[2][ccl::EdmLinkBuilder::kMaxJobWorkers],
-            recv_jobs[2][ccl::EdmLinkBuilder::kMaxJobWorkers];
+        std::vector<transport::EdmLinkBuilder::WorkerJob> send_jobs[2][transport::EdmLinkBuilder::kMaxJobWorkers],
+            recv_jobs[2][transport::EdmLinkBuilder::kMaxJobWorkers];
         for (int dir = 0; dir < (r.both_directions ? 2 : 1); ++dir) {
             const PortRef from = dir == 0 ? r.a : r.b, to = dir == 0 ? r.b : r.a;
             const uint32_t from_first = dir == 0 ? r.first_worker_a : r.first_worker_b;
@@ -96,7 +96,7 @@ inline std::vector<EdmResult> run_edm(Cluster& c, const std::vector<EdmRun>& run
         launches.push_back(link->edm_launch(0));
         launches.push_back(link->edm_launch(1));
         for (int dir = 0; dir < 2; ++dir)
-            for (uint32_t w = 0; w < ccl::EdmLinkBuilder::kMaxJobWorkers; ++w) {
+            for (uint32_t w = 0; w < transport::EdmLinkBuilder::kMaxJobWorkers; ++w) {
                 if (!send_jobs[dir][w].empty()) launches.push_back(link->sender_worker(send_jobs[dir][w]));
                 if (!recv_jobs[dir][w].empty()) launches.push_back(link->receiver_worker(recv_jobs[dir][w]));
             }

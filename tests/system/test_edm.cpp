@@ -28,8 +28,8 @@ void expect_intact(const std::vector<EdmResult>& out) {
     }
 }
 
-ccl::EdmOptions small_slots() {
-    ccl::EdmOptions o;
+transport::EdmOptions small_slots() {
+    transport::EdmOptions o;
     o.slots = 2;
     o.slot_size = 8192;  // 16 channels x 2 slots x 8 KiB fit in an ERISC's L1
     return o;
@@ -101,11 +101,11 @@ void test_buffer_sharing(void**) {
 }
 
 void test_builder_refuses_what_does_not_fit(void**) {
-    ccl::L1Allocator mem(g_pair->board());
-    ccl::EdmOptions big;
+    transport::L1Allocator mem(g_pair->board());
+    transport::EdmOptions big;
     big.slots = 8;
     big.slot_size = 256 * 1024;  // 2 MiB a channel: chip 1 (the second sender end) overflows its 4 MiB L1
-    ccl::EdmLinkBuilder link(mem, g_pair->board(), {0, kE}, {1, kW}, big);
+    transport::EdmLinkBuilder link(mem, g_pair->board(), {0, kE}, {1, kW}, big);
     std::string msg;
     try {
         for (int i = 0; i < 8; ++i) link.add_sender_channel(i % 2, {4}, 1);
@@ -120,10 +120,10 @@ void test_builder_refuses_what_does_not_fit(void**) {
 // them), so its progress timeout must end it with an event naming the link.
 void test_dead_link_faults_the_edm(void**) {
     Cluster& c = *g_pair;
-    ccl::L1Allocator mem(c.board());
-    ccl::EdmOptions o = small_slots();
+    transport::L1Allocator mem(c.board());
+    transport::EdmOptions o = small_slots();
     o.progress_timeout_us = 500'000;
-    ccl::EdmLinkBuilder link(mem, c.board(), {0, kE}, {1, kW}, o);
+    transport::EdmLinkBuilder link(mem, c.board(), {0, kE}, {1, kW}, o);
     auto ch = link.add_sender_channel(0, {4}, 1000);
     link.add_receiver_channel(ch.id, {5});
     link.write(c);

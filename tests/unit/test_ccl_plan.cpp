@@ -13,6 +13,8 @@
 #include "ccl/lanes.h"
 #include "ccl/lowering.h"
 #include "ccl/topology.h"
+#include "transport/cable_routing.h"
+#include "lowered_op_model.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +26,7 @@ extern "C" {
 
 using namespace weft;
 using namespace weft::ccl;
+using weft::ccl::model::run_model;
 
 namespace {
 
@@ -260,7 +263,7 @@ void test_disconnected_cluster_is_named(void**) {
 LoweringOptions options(uint64_t piece) {
     LoweringOptions o;
     o.piece_bytes = piece;
-    o.slot_size = 4096;
+    o.message_bytes = 4096;
     o.scratch = Span::bytes(0x1000000, 1 << 20);
     return o;
 }
@@ -268,7 +271,7 @@ LoweringOptions options(uint64_t piece) {
 // What lowering `p` on the 4-worker board refuses with ("" if it does not).
 std::string lowering_error(const Plan& p, const Topology& t, const LoweringOptions& o) {
     try {
-        lower(p, t, {4, 5, 6, 7}, o);
+        lower(p, transport::CableRouting(t), {4, 5, 6, 7}, o);
     } catch (const std::exception& e) {
         return e.what();
     }
@@ -281,7 +284,7 @@ void test_slicer_cuts_pieces_within_bounds(void**) {
     Topology t(2, line_links(2));
     Plan p;
     p.send(0, 0, Span::bytes(0x100000, 100000), 1, Span::bytes(0x200000, 100000), true);
-    const LoweredOp op = lower(p, t, {4, 5, 6, 7}, options(16384));
+    const LoweredOp op = lower(p, transport::CableRouting(t), {4, 5, 6, 7}, options(16384));
     assert_int_equal(op.streams.size(), 1);
     assert_int_equal(op.hops, 7);
     assert_int_equal(op.bytes_on_links, 100000);
@@ -304,7 +307,7 @@ void test_lowering_routes_and_orders_workers(void**) {
     Topology t(4, line_links(4));
     Plan p;
     p.send(0, 0, Span::bytes(0x100000, 8192), 3, Span::bytes(0x200000, 8192));
-    const LoweredOp op = lower(p, t, {4, 5, 6, 7}, options(1 << 20));
+    const LoweredOp op = lower(p, transport::CableRouting(t), {4, 5, 6, 7}, options(1 << 20));
     assert_int_equal(op.hops, 3);
     assert_int_equal(op.streams.size(), 3);
     for (const Stream& s : op.streams) assert_int_equal(s.messages, 2);
@@ -335,124 +338,6 @@ void test_a_chip_with_too_many_ports_is_refused(void**) {
 
 // ---- lanes: several workers per link striding the slicer's pieces ----
 
-// Runs a lowered op the way the chips would, with each EDM channel holding at
-// most one piece (a piece is the channel's whole buffering), and checks that
-// every worker finishes (no cycle of waits), that every receive drains a send
-// of its size, and that any two accesses of one chip's memory by different
-// workers where one writes are ordered by a signal chain or a send/receive
-// (vector clocks). Returns "" or what went wrong.
-struct Access {
-    size_t worker;                // global worker number
-    std::vector<uint32_t> clock;  // the worker's vector clock when it ran the op
-    uint64_t lo, hi;              // bytes [lo, hi) touched (strided runs: their hull)
-    bool writes;
-};
-
-std::string run_model(const LoweredOp& op) {
-    const size_t nw = op.workers.size();
-    std::map<std::pair<uint32_t, uint32_t>, size_t> global;  // (chip, index) -> worker
-    for (size_t w = 0; w < nw; ++w) global[{op.workers[w].chip, op.workers[w].index}] = w;
-    // Each link worker's streams, by connection (the position of the stream's
-    // port among the worker's): senders by (chip, port, lane), receivers by the far end.
-    std::vector<std::vector<int>> stream_of(nw);
-    for (size_t w = 0; w < nw; ++w) stream_of[w].assign(op.workers[w].ports.size(), -1);
-    for (size_t s = 0; s < op.streams.size(); ++s) {
-        const Stream& x = op.streams[s];
-        for (size_t w = 0; w < nw; ++w) {
-            const WorkerProgram& p = op.workers[w];
-            const uint32_t port = p.receives ? x.peer_port : x.port;
-            const uint32_t connection = p.connection_of(port);
-            const bool served = connection < p.ports.size();
-            const bool tx = !p.receives && p.chip == x.chip && served && p.lane == x.lane;
-            const bool rx = p.receives && p.chip == x.peer_chip && served && p.lane == x.lane;
-            if (!tx && !rx) continue;
-            int& slot = stream_of[w][connection];
-            if (slot != -1) return "worker " + std::to_string(w) + " has two streams on one connection";
-            slot = static_cast<int>(s);
-        }
-    }
-    struct InFlight {
-        uint64_t bytes;
-        std::vector<uint32_t> clock;
-    };
-    std::vector<std::vector<InFlight>> channel(op.streams.size());
-    // signals[consumer][producer]: the clocks of the producer at each signal.
-    std::vector<std::map<uint32_t, std::vector<std::vector<uint32_t>>>> signals(nw);
-    std::vector<std::vector<uint32_t>> clock(nw, std::vector<uint32_t>(nw, 0));
-    std::vector<size_t> pc(nw, 0);
-    std::map<uint32_t, std::vector<Access>> accesses;  // by chip
-    auto join = [](std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
-        for (size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], b[i]);
-    };
-    auto hull = [](const abi::CclPages& p) {
-        return std::make_pair(p.base, p.base + (p.count ? (p.count - 1) * p.stride + p.page_size : 0));
-    };
-    auto touch = [&](size_t w, const abi::CclPages& p, bool writes) {
-        auto [lo, hi] = hull(p);
-        accesses[op.workers[w].chip].push_back({w, clock[w], lo, hi, writes});
-    };
-    for (bool progress = true; progress;) {
-        progress = false;
-        for (size_t w = 0; w < nw; ++w) {
-            const WorkerProgram& p = op.workers[w];
-            while (pc[w] < p.code.size()) {
-                const abi::CclInstr& in = p.code[pc[w]];
-                const bool link = in.opcode == abi::kCclSend || in.opcode == abi::kCclRecv || in.opcode == abi::kCclRecvReduce;
-                if (link && in.connection >= stream_of[w].size()) return "an instruction names a connection its worker lacks";
-                const int s = link ? stream_of[w][in.connection] : -1;
-                if (in.opcode == abi::kCclWait) {
-                    const auto& got = signals[w][in.arg];
-                    if (got.size() < in.count) break;
-                    join(clock[w], got[in.count - 1]);
-                } else if (in.opcode == abi::kCclSignal) {
-                    signals[global.at({p.chip, in.arg})][p.index].push_back(clock[w]);
-                } else if (in.opcode == abi::kCclSend) {
-                    if (s < 0) return "a send without a stream";
-                    if (!channel[s].empty()) break;  // the channel's buffers hold the last piece still
-                    touch(w, in.src, false);
-                    std::vector<uint32_t> sent = clock[w];
-                    ++sent[w];  // a receiver knows the send read its bytes
-                    channel[s].push_back({uint64_t(in.src.page_size) * in.src.count, sent});
-                } else if (in.opcode == abi::kCclRecv || in.opcode == abi::kCclRecvReduce) {
-                    if (s < 0) return "a receive without a stream";
-                    if (channel[s].empty()) break;
-                    if (channel[s].front().bytes != uint64_t(in.dst.page_size) * in.dst.count)
-                        return "a receive of a size its send did not have";
-                    join(clock[w], channel[s].front().clock);
-                    channel[s].erase(channel[s].begin());
-                    if (in.opcode == abi::kCclRecvReduce && in.src.count) touch(w, in.src, false);  // its other operand
-                    touch(w, in.dst, true);
-                } else if (in.opcode == abi::kCclCopy) {
-                    touch(w, in.src, false);
-                    touch(w, in.dst, true);
-                }
-                ++clock[w][w];
-                ++pc[w];
-                progress = true;
-            }
-        }
-    }
-    for (size_t w = 0; w < nw; ++w)
-        if (pc[w] != op.workers[w].code.size())
-            return "chip " + std::to_string(op.workers[w].chip) + " worker " + std::to_string(op.workers[w].index) +
-                   " stuck at instruction " + std::to_string(pc[w]);
-    for (const auto& ch : channel)
-        if (!ch.empty()) return "a piece was sent and never received";
-    // a's worker had run a.clock[a.worker] ops before a: b knows of a once it knows of one more.
-    auto before = [](const Access& a, const Access& b) { return b.clock[a.worker] > a.clock[a.worker]; };
-    for (const auto& [chip, v] : accesses)
-        for (size_t i = 0; i < v.size(); ++i)
-            for (size_t j = i + 1; j < v.size(); ++j) {
-                const Access &a = v[i], &b = v[j];
-                if (a.worker == b.worker || !(a.writes || b.writes) || a.hi <= b.lo || b.hi <= a.lo) continue;
-                if (!before(a, b) && !before(b, a))
-                    return "chip " + std::to_string(chip) + ": workers " + std::to_string(op.workers[a.worker].index) +
-                           " and " + std::to_string(op.workers[b.worker].index) + " race on bytes at " +
-                           std::to_string(std::max(a.lo, b.lo));
-            }
-    return "";
-}
-
 void test_ring_reduce_scatter_strides_pieces_over_two_workers(void**) {
     // Ring reduce-scatter on 4 chips, blocks of 5 pieces and a bit (the last
     // piece short), two workers per link: piece k of every transfer goes
@@ -468,7 +353,7 @@ void test_ring_reduce_scatter_strides_pieces_over_two_workers(void**) {
     LoweringOptions o = options(piece);
     o.workers_per_link = 2;
     o.scratch = l.scratch;
-    const LoweredOp op = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
+    const LoweredOp op = lower(build_plan(ctx, "ring"), transport::CableRouting(t), {4, 5, 6, 7}, o);
 
     // Per chip: senders on E and receivers on W, lanes 0 and 1, on four distinct cores.
     assert_int_equal(op.workers.size(), 4 * n);
@@ -532,7 +417,7 @@ void test_ring_reduce_scatter_strides_pieces_over_two_workers(void**) {
     assert_string_equal(run_model(op).c_str(), "");
     // One lane: the same op, and the model agrees too.
     o.workers_per_link = 1;
-    const LoweredOp one = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
+    const LoweredOp one = lower(build_plan(ctx, "ring"), transport::CableRouting(t), {4, 5, 6, 7}, o);
     assert_int_equal(one.streams.size(), n);
     assert_string_equal(run_model(one).c_str(), "");
 }
@@ -550,7 +435,7 @@ void test_ctring_both_ways_lowers_without_a_race(void**) {
     const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
     LoweringOptions o = options(16384);
     o.scratch = l.scratch;
-    const LoweredOp op = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
+    const LoweredOp op = lower(build_plan(ctx, "ring"), transport::CableRouting(t), {4, 5, 6, 7}, o);
     std::set<std::pair<uint32_t, uint32_t>> ports;  // (chip, port) that send
     for (const Stream& x : op.streams) ports.insert({x.chip, x.port});
     assert_int_equal(ports.size(), 2 * n);
@@ -582,7 +467,7 @@ void test_ring_all_gather_stripes_every_hop_over_both_planes(void**) {
     const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
     LoweringOptions o = options(16384);
     o.scratch = l.scratch;
-    const LoweredOp op = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
+    const LoweredOp op = lower(build_plan(ctx, "ring"), transport::CableRouting(t), {4, 5, 6, 7}, o);
     assert_int_equal(op.planes, 2);
     // Each chip sends on both E ports and receives on both W ports: four
     // workers (one per cable, as they fit), a stream per cable.
@@ -601,7 +486,7 @@ void test_ring_all_gather_stripes_every_hop_over_both_planes(void**) {
     assert_string_equal(run_model(op).c_str(), "");
 
     // A block of one piece stays on one cable: the second would cost more than it carries.
-    const LoweredOp big_pieces = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, [&] {
+    const LoweredOp big_pieces = lower(build_plan(ctx, "ring"), transport::CableRouting(t), {4, 5, 6, 7}, [&] {
         LoweringOptions b = o;
         b.piece_bytes = 6 * 16384;
         return b;
@@ -610,7 +495,7 @@ void test_ring_all_gather_stripes_every_hop_over_both_planes(void**) {
 
     // Asked for one plane: every hop on one cable, three workers a chip.
     o.planes = 1;
-    const LoweredOp one = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
+    const LoweredOp one = lower(build_plan(ctx, "ring"), transport::CableRouting(t), {4, 5, 6, 7}, o);
     assert_int_equal(one.planes, 1);
     assert_int_equal(one.streams.size(), n);
     assert_string_equal(run_model(one).c_str(), "");
@@ -619,7 +504,7 @@ void test_ring_all_gather_stripes_every_hop_over_both_planes(void**) {
     // eight workers a chip: instead each worker serves both cables to its
     // neighbour, one EDM connection each, and instructions name theirs.
     o.planes = 0;
-    const LoweredOp bidir = lower(build_plan(ctx, "ring_bidir"), t, {4, 5, 6, 7}, o);
+    const LoweredOp bidir = lower(build_plan(ctx, "ring_bidir"), transport::CableRouting(t), {4, 5, 6, 7}, o);
     assert_int_equal(bidir.planes, 2);
     assert_int_equal(bidir.workers.size(), 4 * n);
     assert_int_equal(bidir.streams.size(), 4 * n);  // two cables, both ways
@@ -628,8 +513,8 @@ void test_ring_all_gather_stripes_every_hop_over_both_planes(void**) {
         assert_int_equal(w.ports.size(), 2);
         for (const abi::CclInstr& in : w.code)
             if (in.opcode == abi::kCclSend || in.opcode == abi::kCclRecv) {
-                assert_true(in.connection < 2);
-                connections_used.insert(in.connection);
+                assert_true(in.channel < 2);
+                connections_used.insert(in.channel);
             }
     }
     assert_int_equal(connections_used.size(), 2);
@@ -649,7 +534,7 @@ void test_lanes_go_where_cores_are_spare(void**) {
     LoweringOptions o = options(16384);
     o.workers_per_link = 2;
     o.scratch = l.scratch;
-    const LoweredOp op = lower(build_plan(ctx, "ring"), t, {4, 5, 6, 7}, o);
+    const LoweredOp op = lower(build_plan(ctx, "ring"), transport::CableRouting(t), {4, 5, 6, 7}, o);
     for (const Stream& s : op.streams) assert_int_equal(s.lane, 0);
     assert_string_equal(run_model(op).c_str(), "");
 

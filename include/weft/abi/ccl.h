@@ -1,20 +1,24 @@
 // A CCL worker's program, as the host op builder writes it into the worker's
 // L1 and firmware/kernels/ccl_worker runs it. A collective op is lowered on
-// the host into one such program per worker core: EDM sends and receives,
-// local copies, and waits/signals between the workers of one chip.
+// the host into one such program per worker core: sends and receives on the
+// streams of a transport (abi/channel.h), local copies, and waits/signals
+// between the workers of one chip.
 #pragma once
 #include <stdint.h>
+
+#include "weft/abi/channel.h"
+#include "weft/abi/kernel_args.h"
 
 namespace weft::abi {
 
 inline constexpr uint32_t kCclMaxProducers = 8;  // workers of one chip that may signal one another
-// EDM connections one worker may serve (one per cable to the same neighbour:
-// a board's planes), named by CclInstr::connection.
-inline constexpr uint32_t kCclMaxConnections = 4;
+// Stream ends one worker may serve (one per cable to the same neighbour: a
+// board's planes), named by CclInstr::channel.
+inline constexpr uint32_t kCclMaxChannels = 4;
 
 enum CclOpcode : uint32_t {
-    kCclSend = 1,        // stream `src` (pages) into the EDM sender channel
-    kCclRecv = 2,        // drain the EDM receiver channel into `dst` (pages)
+    kCclSend = 1,        // stream `src` (pages) into the sending end of a channel
+    kCclRecv = 2,        // drain the receiving end of a channel into `dst` (pages)
     kCclRecvReduce = 3,  // dst = src op incoming, element-wise (src: no pages, dst itself; both contiguous)
     kCclCopy = 4,        // local copy src pages -> dst pages
     kCclWait = 5,        // wait until signals[producer] >= count
@@ -34,10 +38,20 @@ struct CclInstr {
     uint32_t opcode;    // CclOpcode
     uint32_t arg;       // kCclWait: producer index; kCclRecvReduce: MathOp | DataType << 16
     uint32_t count;     // kCclWait: signal count awaited
-    uint32_t connection;  // kCclSend / kCclRecv / kCclRecvReduce: index into the worker's EDM connections
+    uint32_t channel;   // kCclSend / kCclRecv / kCclRecvReduce: index into the worker's channel table
     CclPages src;
     CclPages dst;
 };
 static_assert(sizeof(CclInstr) == 64, "CclInstr layout");
+
+// firmware/kernels/ccl_worker's arguments.
+struct CclWorkerArgs {
+    uint64_t program;       // CclInstr[instructions]
+    uint64_t signals;       // this worker's semaphores: signals[producer index], 4 bytes each
+    uint64_t channels;      // ChannelRef[channel_count]; 0 with no channels
+    uint32_t instructions;
+    uint32_t channel_count;
+};
+static_assert(sizeof(CclWorkerArgs) == 32 && kIsKernelArgs<CclWorkerArgs>, "CclWorkerArgs layout");
 
 }  // namespace weft::abi

@@ -59,6 +59,9 @@ enum WaitKind : uint32_t {
     kWaitEthRing = 4,    // wait_addr: port
     kWaitMathRing = 5,
     kWaitWord = 6,       // generic memory word, wait_value: value awaited
+    // From here on a kind belongs to a transport or a resident image, whose
+    // host side registers the decoder of its waits (host/driver/wait_decoders.h).
+    kWaitFirstOwned = 7,
     kWaitEdm = 7,        // an EDM with nothing to move; wait_addr: its abi::EdmConfig
 };
 

@@ -4,6 +4,8 @@
 #pragma once
 #include <stdint.h>
 
+#include "weft/abi/kernel_args.h"
+
 namespace weft::abi {
 
 inline constexpr uint32_t kEdmMagic = 0x4544'4d31;  // "EDM1"
@@ -111,5 +113,40 @@ struct EdmWorkerConnection {
     uint64_t edm_control_semaphore;  // receivers: where a worker ends the channel
 };
 static_assert(sizeof(EdmWorkerConnection) == 72, "EdmWorkerConnection layout");
+
+// firmware/kernels/edm's arguments.
+struct EdmArgs {
+    uint64_t config;  // this EDM's EdmConfig, in its L1
+};
+static_assert(sizeof(EdmArgs) == 8 && kIsKernelArgs<EdmArgs>, "EdmArgs layout");
+
+// The EDM worker kernels (firmware/kernels/edm_sender_worker,
+// edm_receiver_worker): one worker may serve several channels, taking one
+// message from each in turn so the channels run concurrently.
+inline constexpr uint32_t kEdmWorkerMaxJobs = kEdmMaxChannels;
+
+enum EdmJobFinish : uint32_t {
+    kEdmJobPlain = 0,
+    kEdmJobMarkLast = 1,  // its last message carries kEdmNextMessageIsLast
+    kEdmJobTerminate = 2, // terminate the channel after the pages
+};
+
+struct EdmWorkerJob {
+    uint64_t connection;  // this worker's EdmWorkerConnection for the channel
+    uint64_t base;        // page i at base + i * stride
+    uint32_t page_size;
+    uint32_t stride;
+    uint32_t page_count;
+    uint32_t finish;      // EdmJobFinish
+};
+static_assert(sizeof(EdmWorkerJob) == 32, "EdmWorkerJob layout");
+
+struct EdmWorkerArgs {
+    uint32_t job_count;
+    uint32_t pad;
+    EdmWorkerJob jobs[kEdmWorkerMaxJobs];
+};
+static_assert(sizeof(EdmWorkerArgs) == 8 + 32 * kEdmWorkerMaxJobs && kIsKernelArgs<EdmWorkerArgs>,
+              "EdmWorkerArgs layout");
 
 }  // namespace weft::abi

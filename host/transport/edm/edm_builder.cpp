@@ -1,13 +1,13 @@
-#include "ccl/edm_builder.h"
+#include "transport/edm/edm_builder.h"
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
 
 #include "common/error.h"
 #include "driver/kernel_args.h"
+#include "transport/edm/edm_wait.h"
 
-namespace weft::ccl {
+namespace weft::transport {
 namespace {
 
 uint32_t next_epoch() {
@@ -25,6 +25,7 @@ std::string where(const PortRef& p, const BoardInfo& b) {
 
 EdmLinkBuilder::EdmLinkBuilder(L1Allocator& mem, const BoardInfo& board, PortRef a, PortRef b, EdmOptions options)
     : mem_(mem), board_(board), options_(options) {
+    register_edm_wait_decoder();
     if (options_.epoch == 0) options_.epoch = next_epoch();
     if (options_.slots == 0 || options_.slots > abi::kEdmMaxSlots)
         throw Error("EDM slots per channel must be 1.." + std::to_string(abi::kEdmMaxSlots));
@@ -168,40 +169,42 @@ void EdmLinkBuilder::check_complete() const {
             throw Error("EDM channel " + std::to_string(ci.id) + " has no receiver workers (add_receiver_channel)");
 }
 
-void EdmLinkBuilder::write(Cluster& cluster) const {
+void EdmLinkBuilder::write(ChipWriter& memory) const {
     check_complete();
     const int initiator = handshake_initiator();
     for (int e = 0; e < 2; ++e) {
         abi::EdmConfig c = end_[e].config;
         c.handshake_initiator = e == initiator ? 1 : 0;
-        Chip& chip = cluster.chip(end_[e].port.chip);
-        chip.write(end_[e].config_address, &c, sizeof c);
+        const uint32_t chip = end_[e].port.chip;
+        memory.write(chip, end_[e].config_address, &c, sizeof c);
         for (uint32_t i = 0; i < c.num_channels; ++i) {
-            std::memset(chip.host_ptr(c.channels[i].semaphore_base, 4ull * c.channels[i].slots), 0, 4ull * c.channels[i].slots);
-            if (c.channels[i].control_semaphore) chip.write32(c.channels[i].control_semaphore, 0);
+            memory.clear(chip, c.channels[i].semaphore_base, 4ull * c.channels[i].slots);
+            if (c.channels[i].control_semaphore) memory.clear(chip, c.channels[i].control_semaphore, 4);
         }
     }
     for (const ChannelInterface& ci : channels_) {
         for (const auto* list : {&ci.senders, &ci.receivers}) {
             for (const WorkerInterface& w : *list) {
-                Chip& chip = cluster.chip(w.chip);
-                chip.write(w.connection, &w.info, sizeof w.info);
-                std::memset(chip.host_ptr(w.info.worker_semaphore_base, 4ull * w.info.slots), 0, 4ull * w.info.slots);
+                memory.write(w.chip, w.connection, &w.info, sizeof w.info);
+                memory.clear(w.chip, w.info.worker_semaphore_base, 4ull * w.info.slots);
             }
         }
     }
 }
 
 Launch EdmLinkBuilder::edm_launch(int end) const {
-    return {end_[end].port.chip, end_[end].core, &kernel_named("edm"), KernelArgWords().u64(end_[end].config_address)};
+    return {end_[end].port.chip, end_[end].core, &kernel_named("edm"),
+            KernelArgWords::of(abi::EdmArgs{end_[end].config_address})};
 }
 
 Launch EdmLinkBuilder::worker_launch(const std::vector<WorkerJob>& jobs, bool sender) const {
-    if (jobs.empty() || jobs.size() > abi::kEdmMaxChannels) throw Error("a worker serves 1.." + std::to_string(abi::kEdmMaxChannels) + " EDM channels");
-    KernelArgWords args;
-    args.u32(static_cast<uint32_t>(jobs.size()));
+    if (jobs.empty() || jobs.size() > abi::kEdmWorkerMaxJobs)
+        throw Error("a worker serves 1.." + std::to_string(abi::kEdmWorkerMaxJobs) + " EDM channels");
+    abi::EdmWorkerArgs args{};
+    args.job_count = static_cast<uint32_t>(jobs.size());
     const WorkerInterface* first = nullptr;
-    for (const WorkerJob& j : jobs) {
+    for (size_t k = 0; k < jobs.size(); ++k) {
+        const WorkerJob& j = jobs[k];
         const ChannelInterface& ci = channels_.at(j.channel);
         const WorkerInterface& w = (sender ? ci.senders : ci.receivers).at(j.worker);
         if (first && (w.chip != first->chip || w.core != first->core))
@@ -210,12 +213,13 @@ Launch EdmLinkBuilder::worker_launch(const std::vector<WorkerJob>& jobs, bool se
         if (j.page_size == 0 || j.page_size > w.info.slot_size)
             throw Error("page size " + std::to_string(j.page_size) + " does not fit the channel's " +
                         std::to_string(w.info.slot_size) + "-byte messages");
-        args.u64(w.connection).u64(j.base).u32(j.page_size).u32(j.stride).u32(j.page_count).u32(j.finish);
+        args.jobs[k] = {w.connection, j.base, j.page_size, j.stride, j.page_count, j.finish};
     }
-    return {first->chip, first->core, &kernel_named(sender ? "edm_sender_worker" : "edm_receiver_worker"), args};
+    return {first->chip, first->core, &kernel_named(sender ? "edm_sender_worker" : "edm_receiver_worker"),
+            KernelArgWords::of(args)};
 }
 
 Launch EdmLinkBuilder::sender_worker(const std::vector<WorkerJob>& jobs) const { return worker_launch(jobs, true); }
 Launch EdmLinkBuilder::receiver_worker(const std::vector<WorkerJob>& jobs) const { return worker_launch(jobs, false); }
 
-}  // namespace weft::ccl
+}  // namespace weft::transport

@@ -1,17 +1,17 @@
-#include "edm/page_stream.h"
+#include "transport/page_stream.h"
 
 #include "hal/mailbox.h"
 #include "hal/math.h"
 #include "hal/noc.h"
 #include "weft/abi/fault.h"
 
-namespace weft::edm {
+namespace weft::transport {
 namespace {
 
 // Walks the bytes of a page run in order, a contiguous segment at a time.
 class PageCursor {
 public:
-    explicit PageCursor(const abi::CclPages& p) : p_(p) {}
+    explicit PageCursor(const Pages& p) : p_(p) {}
     uint64_t remaining() const { return uint64_t(p_.page_size) * p_.count - done_; }
     // Calls f(address, length) for the next `bytes` bytes.
     template <typename F>
@@ -30,20 +30,20 @@ public:
     }
 
 private:
-    abi::CclPages p_;
+    Pages p_;
     uint32_t page_ = 0, offset_ = 0;
     uint64_t done_ = 0;
 };
 
-uint32_t next_message(const WorkerConnection& c, const PageCursor& cur) {
-    return cur.remaining() < c.slot_size() ? static_cast<uint32_t>(cur.remaining()) : c.slot_size();
+uint32_t next_message(const Channel& c, const PageCursor& cur) {
+    return cur.remaining() < c.max_message() ? static_cast<uint32_t>(cur.remaining()) : c.max_message();
 }
 
 uint32_t element_size(uint32_t dtype) { return dtype == abi::kBF16 || dtype == abi::kF16 ? 2 : 4; }
 
 }  // namespace
 
-void stream_send(WorkerConnection& c, const abi::CclPages& src) {
+void stream_send(Channel& c, const Pages& src) {
     PageCursor cur(src);
     while (cur.remaining() > 0) {
         const uint32_t n = next_message(c, cur);
@@ -52,11 +52,11 @@ void stream_send(WorkerConnection& c, const abi::CclPages& src) {
             noc::async_write(from, into, len);
             into += len;
         });
-        c.release();  // queued after the writes on the same ring: lands after the payload
+        c.release(n);  // queued after the writes on the same ring: lands after the payload
     }
 }
 
-void stream_receive(WorkerConnection& c, const abi::CclPages& dst) {
+void stream_receive(Channel& c, const Pages& dst) {
     PageCursor cur(dst);
     while (cur.remaining() > 0) {
         const uint32_t n = next_message(c, cur);
@@ -65,11 +65,11 @@ void stream_receive(WorkerConnection& c, const abi::CclPages& dst) {
             noc::async_read(from, to, len);
             from += len;
         });
-        c.release();  // after the reads on the same ring: the EDM refills the slot only then
+        c.release(n);  // after the reads on the same ring: the sender refills the room only then
     }
 }
 
-void copy_pages(const abi::CclPages& src, const abi::CclPages& dst) {
+void copy_pages(const Pages& src, const Pages& dst) {
     PageCursor from(src), to(dst);
     // Walk both runs together: each source segment may span destination pages.
     while (from.remaining() > 0) {
@@ -84,8 +84,7 @@ void copy_pages(const abi::CclPages& src, const abi::CclPages& dst) {
     }
 }
 
-void stream_receive_reduce(WorkerConnection& c, const abi::CclPages& with, const abi::CclPages& dst, uint32_t op,
-                           uint32_t dtype) {
+void stream_receive_reduce(Channel& c, const Pages& with, const Pages& dst, uint32_t op, uint32_t dtype) {
     if (dst.count > 1 && dst.stride != dst.page_size) mailbox::panic(abi::kPanicBadArgs, dst.stride);
     if (with.count > 1 && with.stride != with.page_size) mailbox::panic(abi::kPanicBadArgs, with.stride);
     const uint32_t esize = element_size(dtype);
@@ -95,11 +94,11 @@ void stream_receive_reduce(WorkerConnection& c, const abi::CclPages& with, const
     if (with.count > 0 && uint64_t(with.page_size) * with.count != left) mailbox::panic(abi::kPanicBadArgs, with.page_size);
     uint64_t other = with.count > 0 ? with.base : dst.base;
     while (left > 0) {
-        const uint32_t n = left < c.slot_size() ? static_cast<uint32_t>(left) : c.slot_size();
+        const uint32_t n = left < c.max_message() ? static_cast<uint32_t>(left) : c.max_message();
         if (n % esize) mailbox::panic(abi::kPanicBadArgs, n);
         const uint64_t from = c.acquire();
         math::eltwise(static_cast<abi::MathOp>(op), static_cast<abi::DataType>(dtype), other, from, at, n / esize);
-        // The slot may be refilled only once the math engine has read it: the
+        // The room may be refilled only once the math engine has read it: the
         // release goes on the math ring behind the reduction, and we go on.
         c.release_after_math();
         at += n;
@@ -108,4 +107,4 @@ void stream_receive_reduce(WorkerConnection& c, const abi::CclPages& with, const
     }
 }
 
-}  // namespace weft::edm
+}  // namespace weft::transport

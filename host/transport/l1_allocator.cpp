@@ -1,9 +1,9 @@
-#include "ccl/l1_allocator.h"
+#include "transport/l1_allocator.h"
 
 #include "common/error.h"
 #include "driver/cluster_file.h"
 
-namespace weft::ccl {
+namespace weft::transport {
 
 uint64_t L1Allocator::allocate(uint32_t chip, uint32_t core, uint64_t bytes, uint64_t align, const std::string& what) {
     if (core >= board_.cores.size()) throw Error("core " + std::to_string(core) + " does not exist on board " + board_.name);
@@ -28,4 +28,4 @@ uint64_t L1Allocator::used(uint32_t chip, uint32_t core) const {
     return it == next_.end() ? 0 : it->second - board_.l1_free(core).base;
 }
 
-}  // namespace weft::ccl
+}  // namespace weft::transport

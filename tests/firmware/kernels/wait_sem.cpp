@@ -1,12 +1,14 @@
 // Waits for a semaphore to reach a value. With nobody to signal it, this is
 // the kernel that never finishes: the host's deadline must catch it.
-// args: sem(2), value
+// Arguments: test_abi::WaitSemArgs.
 #include "hal/noc.h"
 #include "kernels/kernel.h"
+#include "test_kernel_args.h"
 
 using namespace weft;
 
 extern "C" int kernel_main(KernelArgs a) {
-    noc::semaphore_wait(a.u64(0), a.u32(2));
+    const auto& args = a.as<test_abi::WaitSemArgs>();
+    noc::semaphore_wait(args.sem, args.value);
     return 0;
 }

@@ -1,13 +1,13 @@
 // Faults on purpose, to show how a fault is reported.
-// args: kind (0 = load from an unmapped address, 1 = illegal instruction,
-//             2 = NoC command on memory outside the chip)
+// Arguments: test_abi::FaultArgs.
 #include "hal/noc.h"
 #include "kernels/kernel.h"
+#include "test_kernel_args.h"
 
 using namespace weft;
 
 extern "C" int kernel_main(KernelArgs a) {
-    switch (a.u32(0)) {
+    switch (a.as<test_abi::FaultArgs>().kind) {
         case 0: {
             volatile uintptr_t unmapped = 0x10;  // volatile: keep the compiler from proving it
             return *reinterpret_cast<volatile int*>(unmapped);

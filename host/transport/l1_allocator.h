@@ -9,7 +9,7 @@
 
 #include "driver/board.h"
 
-namespace weft::ccl {
+namespace weft::transport {
 
 class L1Allocator {
 public:
@@ -26,4 +26,4 @@ private:
     std::map<std::pair<uint32_t, uint32_t>, uint64_t> next_;  // (chip, core) -> next free address
 };
 
-}  // namespace weft::ccl
+}  // namespace weft::transport

@@ -3,8 +3,8 @@
 // and every worker's connection, with all buffers and semaphores placed by the
 // builder in the cores' L1.
 //
-//   ccl::L1Allocator mem(board);
-//   ccl::EdmLinkBuilder link(mem, board, {0, E}, {1, W}, options);
+//   transport::L1Allocator mem(board);
+//   transport::EdmLinkBuilder link(mem, board, {0, E}, {1, W}, options);
 //   auto& ch = link.add_sender_channel(0, {4}, messages);   // workers on chip 0 send ...
 //   link.add_receiver_channel(ch.id, {5});                   // ... to workers on chip 1
 //   link.write(cluster);
@@ -15,12 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "ccl/l1_allocator.h"
+#include "driver/chip_writer.h"
 #include "driver/cluster.h"
 #include "driver/cluster_file.h"
+#include "transport/l1_allocator.h"
 #include "weft/abi/edm.h"
 
-namespace weft::ccl {
+namespace weft::transport {
 
 struct EdmOptions {
     abi::EdmTermination termination = abi::kEdmMessageCount;
@@ -75,18 +76,18 @@ public:
 
     // Writes the EDM configurations and worker connections into chip memory
     // and clears every semaphore. Checks the description is complete.
-    void write(Cluster& cluster) const;
+    void write(ChipWriter& memory) const;
 
     Launch edm_launch(int end) const;
     static constexpr uint32_t kMaxJobWorkers = abi::kEdmMaxWorkers;
     uint32_t pages_per_message(uint32_t page_size) const { return options_.slot_size / page_size; }
 
     // One worker's part in one channel: page_count pages of page_size bytes at
-    // base + i * stride. finish: 0 plain, 1 mark the last message, 2 terminate after.
+    // base + i * stride, then `finish` (abi::EdmJobFinish).
     struct WorkerJob {
         uint32_t channel = 0, worker = 0;
         uint64_t base = 0;
-        uint32_t page_size = 0, stride = 0, page_count = 0, finish = 0;
+        uint32_t page_size = 0, stride = 0, page_count = 0, finish = abi::kEdmJobPlain;
     };
     // The worker kernels (firmware/kernels/edm_*_worker): one core may serve
     // several channels, all jobs must name workers on the same core.
@@ -113,4 +114,4 @@ private:
     std::vector<ChannelInterface> channels_;
 };
 
-}  // namespace weft::ccl
+}  // namespace weft::transport

@@ -1,0 +1,32 @@
+// The EDM as a transport: one end of an EDM channel (worker.h's
+// WorkerConnection, from the host EDM builder's abi::EdmWorkerConnection)
+// behind the transport-neutral channel interface.
+//
+// A message fills one EDM slot whatever its length: the EDM moves whole
+// slots, so `bytes` only has to fit.
+#pragma once
+#include "edm/worker.h"
+#include "hal/mailbox.h"
+#include "transport/channel.h"
+#include "weft/abi/fault.h"
+
+namespace weft::edm {
+
+class EdmChannel final : public transport::Channel {
+public:
+    EdmChannel() = default;
+    explicit EdmChannel(const abi::EdmWorkerConnection& c) : conn_(c) {}
+
+    uint32_t max_message() const override { return conn_.slot_size(); }
+    uint64_t acquire() override { return conn_.acquire(); }
+    void release(uint32_t bytes) override {
+        if (bytes > conn_.slot_size()) mailbox::panic(abi::kPanicBadArgs, bytes);
+        conn_.release();
+    }
+    void release_after_math() override { conn_.release_after_math(); }
+
+private:
+    WorkerConnection conn_;
+};
+
+}  // namespace weft::edm
