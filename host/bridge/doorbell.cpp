@@ -17,6 +17,7 @@ void Doorbell::reset(const abi::ChipControlBlock& cb) {
     for (uint32_t c = 0; c < abi::kMaxCores; ++c) {
         rung_[c] = 0;
         launch_rung_[c] = cb.host.launch[c].seq;
+        host_rung_[c] = cb.host.ring[c];
     }
 }
 
@@ -35,6 +36,11 @@ uint8_t Doorbell::cores_to_ring(const abi::ChipControlBlock& cb, const ChipMemor
         const uint32_t seq = cb.host.launch[c].seq;
         if (seq != st.done_seq && st.state != abi::kHartRunning && seq != launch_rung_[c]) {
             launch_rung_[c] = seq;
+            ring |= 1u << c;
+        }
+        const uint32_t asked = cb.host.ring[c];
+        if (asked != host_rung_[c]) {
+            host_rung_[c] = asked;
             ring |= 1u << c;
         }
     }

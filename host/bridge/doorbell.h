@@ -1,7 +1,8 @@
 // Which cores of a chip the bridge's doorbell is for (firmware/hal/wake.h):
 // a core sleeping on a device it just touched, each sleep rung once, and a
 // semaphore wait only once the semaphore got where it waits for; a core a
-// launch is posted for, each launch rung once.
+// launch is posted for, each launch rung once; a core the host asked to ring
+// (HostArea::ring), each request rung once.
 #pragma once
 #include <stdint.h>
 
@@ -21,6 +22,7 @@ public:
 private:
     uint32_t rung_[abi::kMaxCores] = {};         // HartStatus::doorbell last rung for
     uint32_t launch_rung_[abi::kMaxCores] = {};  // launch seq last rung for
+    uint32_t host_rung_[abi::kMaxCores] = {};    // HostArea::ring last rung for
 };
 
 }  // namespace weft

@@ -10,6 +10,7 @@
 #include "ccl/placement.h"
 #include "ccl/tuning.h"
 #include "common/error.h"
+#include "driver/resident.h"
 
 namespace weft::ccl {
 
@@ -138,6 +139,7 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
     timing.streams = static_cast<uint32_t>(op.streams.size());
     timing.planes = op.planes;
     transport::L1Allocator mem(cluster_.board());
+    for (const resident::Running& r : resident::list(cluster_)) mem.keep_out(r.chip, r.core, r.l1);
     const auto transport = make_transport(mem);
     const PlacedOp placed = place_with_hint(op, *transport, mem, options_.workers_per_link);
     if (placed.launches.empty()) return timing;

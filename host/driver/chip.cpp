@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <sstream>
 
 #include "common/error.h"
@@ -60,7 +61,7 @@ std::string describe_mcause(uint64_t mcause) {
 }
 
 Chip::Chip(uint32_t id, const BoardInfo& board, int memfd)
-    : id_(id), board_(board), memfd_(memfd), loaded_hash_(board.cores.size(), 0), loaded_name_(board.cores.size()) {
+    : id_(id), board_(board), memfd_(memfd) {
     void* p = mmap(nullptr, board.ram.size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     if (p == MAP_FAILED) throw Error("cannot map chip " + std::to_string(id) + " memory: " + strerror(errno));
     mem_ = static_cast<uint8_t*>(p);
@@ -98,9 +99,12 @@ LoadedKernel Chip::load(uint32_t core, const KernelImage& image) {
     if (core >= board_.cores.size())
         throw Error("chip " + std::to_string(id_) + " has no core " + std::to_string(core));
     const abi::HartStatus& st = status(core);
+    if (const std::string resident = resident_name(core); !resident.empty())
+        throw Error("chip " + std::to_string(id_) + " core " + std::to_string(core) + " runs the resident image '" +
+                    resident + "' (stop it first)");
     if (st.state == abi::kHartRunning)
         throw Error("chip " + std::to_string(id_) + " core " + std::to_string(core) + " is still running kernel '" +
-                    loaded_name_[core] + "'");
+                    kernel_name(core) + "'");
     const uint64_t base = board_.cores[core].l1.base;
     if (image.bytes.size() > board_.code_size)
         throw Error("kernel '" + image.name + "' (" + std::to_string(image.bytes.size()) + " bytes) does not fit in core " +
@@ -115,11 +119,22 @@ LoadedKernel Chip::load(uint32_t core, const KernelImage& image) {
     k.code_size = image.code_size;
     // Same bytes at the same place: the core's translations are still valid.
     const uint64_t hash = image.content_hash ^ base;
-    k.new_code = loaded_hash_[core] != hash;
+    abi::CoreImage& held = control().host.image[core];
+    k.new_code = held.content_hash != hash;
     write(base, bytes.data(), bytes.size());
-    loaded_hash_[core] = hash;
-    loaded_name_[core] = image.name;
+    held = abi::CoreImage{};
+    std::snprintf(held.name, sizeof held.name, "%s", image.name.c_str());
+    held.content_hash = hash;
     return k;
+}
+
+std::string Chip::kernel_name(uint32_t core) const {
+    const abi::CoreImage& held = image(core);
+    return std::string(held.name, strnlen(held.name, sizeof held.name));
+}
+
+std::string Chip::resident_name(uint32_t core) const {
+    return image(core).resident_l1_size ? kernel_name(core) : "";
 }
 
 uint32_t Chip::launch(const LoadedKernel& k, const std::vector<uint32_t>& args) {
@@ -154,14 +169,14 @@ std::string Chip::describe_fault(uint32_t core) const {
     if (st.state != abi::kHartFault) return "";
     std::ostringstream o;
     o << "chip " << id_ << " core " << core << " (" << role_name(board_.cores[core].role) << ") kernel '"
-      << loaded_name_[core] << "' FAULT: ";
+      << kernel_name(core) << "' FAULT: ";
     if (st.mcause == abi::kPanicCause) {
         o << describe_panic(st.return_code, st.mtval) << " (pc " << hex(st.mepc) << ")";
     } else {
         o << describe_mcause(st.mcause) << " (mcause " << st.mcause << ") at pc " << hex(st.mepc);
         const uint64_t base = board_.cores[core].l1.base;
         if (st.mepc >= base && st.mepc < base + board_.cores[core].l1.size)
-            o << " (" << loaded_name_[core] << "+" << hex(st.mepc - base) << ")";
+            o << " (" << kernel_name(core) << "+" << hex(st.mepc - base) << ")";
         o << ", mtval " << hex(st.mtval);
     }
     return o.str();

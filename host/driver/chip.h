@@ -56,7 +56,11 @@ public:
     bool finished(uint32_t core, uint32_t seq) const;
     // Result of a finished launch; throws FaultError describing a fault.
     KernelResult result(uint32_t core) const;
-    const std::string& kernel_name(uint32_t core) const { return loaded_name_.at(core); }
+    // What the core holds (its abi::CoreImage), whichever process loaded it.
+    std::string kernel_name(uint32_t core) const;
+    const abi::CoreImage& image(uint32_t core) const { return control().host.image[core]; }
+    // The resident image's name if one runs on the core, else "".
+    std::string resident_name(uint32_t core) const;
     // One line per core describing a fault; empty if the core did not fault.
     std::string describe_fault(uint32_t core) const;
 
@@ -65,8 +69,6 @@ private:
     const BoardInfo& board_;
     int memfd_;
     uint8_t* mem_ = nullptr;
-    std::vector<uint64_t> loaded_hash_;  // per core: image bytes now in L1 (0 = unknown)
-    std::vector<std::string> loaded_name_;
 };
 
 std::string describe_mcause(uint64_t mcause);

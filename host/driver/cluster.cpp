@@ -171,6 +171,13 @@ std::vector<std::pair<CoreRef, uint32_t>> Cluster::launch_all(const std::vector<
     return launched;
 }
 
+void Cluster::ring_core(uint32_t id, uint32_t core) {
+    abi::HostArea& host = chip(id).control().host;
+    if (core >= abi::kMaxCores) throw Error("chip " + std::to_string(id) + " has no core " + std::to_string(core));
+    __atomic_store_n(const_cast<uint32_t*>(&host.ring[core]), host.ring[core] + 1, __ATOMIC_RELEASE);
+    kick_bridge();
+}
+
 std::vector<KernelResult> Cluster::wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
                                             std::chrono::milliseconds timeout) {
     const auto deadline = Clock::now() + timeout;

@@ -75,6 +75,10 @@ public:
     std::vector<KernelResult> wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
                                        std::chrono::milliseconds timeout);
 
+    // Wakes a core sleeping on its doorbell (abi::HostArea::ring), after the
+    // host wrote something it waits for: a resident image's stop request.
+    void ring_core(uint32_t chip, uint32_t core);
+
     // Where every chip and core stands; `waiting` marks the cores still owed.
     std::string hang_report(const std::vector<CoreRef>& waiting);
     // Stops the cluster (only if this object started it, unless force).

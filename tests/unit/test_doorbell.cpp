@@ -100,6 +100,16 @@ void test_several_cores_in_one_byte(void**) {
     assert_int_equal(c.ring(), (1u << 0) | (1u << 7));
 }
 
+void test_host_ring_rung_once_per_request(void**) {
+    Chip c;
+    c.cb.host.ring[3] = 7;  // asked before the bridge looked: not rung
+    c.bell.reset(c.cb);
+    assert_int_equal(c.ring(false), 0);
+    c.cb.host.ring[3] = c.cb.host.ring[3] + 1;  // a resident image asked to stop, say
+    assert_int_equal(c.ring(false), 1u << 3);  // whether or not a device touched the chip
+    assert_int_equal(c.ring(false), 0);
+}
+
 }  // namespace
 
 int main() {
@@ -111,6 +121,7 @@ int main() {
         cmocka_unit_test(test_launch_rung_once_for_its_core),
         cmocka_unit_test(test_launches_posted_before_reset_are_not_rung),
         cmocka_unit_test(test_several_cores_in_one_byte),
+        cmocka_unit_test(test_host_ring_rung_once_per_request),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

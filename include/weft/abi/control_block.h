@@ -10,7 +10,7 @@
 namespace weft::abi {
 
 inline constexpr uint32_t kControlMagic = 0x54464557;  // "WEFT"
-inline constexpr uint32_t kAbiVersion = 2;
+inline constexpr uint32_t kAbiVersion = 3;
 inline constexpr uint32_t kMaxCores = 16;
 inline constexpr uint32_t kMaxPorts = 8;
 
@@ -166,6 +166,20 @@ struct GuestShared {
     uint32_t pad[15];
 };
 
+// What a core holds, written by whichever host process loaded it, so every
+// process (and every hang report) can name it.
+struct CoreImage {
+    char name[32];              // kernel or resident image, NUL-terminated
+    uint64_t content_hash;      // of the relocated code at the core's L1 base; 0: unknown
+    // A resident image (started once, running until stopped) keeps the L1
+    // [resident_l1_base, +resident_l1_size) and is stopped through its
+    // abi::ResidentControl (resident.h) at resident_control. 0: a per-op kernel.
+    uint64_t resident_l1_base;
+    uint64_t resident_l1_size;
+    uint64_t resident_control;
+};
+static_assert(sizeof(CoreImage) == 64, "CoreImage layout");
+
 // ---- host-written chip identity and policy ----------------------------------
 struct HostArea {
     volatile uint32_t magic;         // kControlMagic once the bridge set the chip up
@@ -176,6 +190,10 @@ struct HostArea {
     volatile uint32_t active_wake_us;  // fallback alarm while a kernel sleeps on its doorbell
     uint32_t pad[10];
     LaunchRequest launch[kMaxCores];
+    // Bumped by the host to wake core c (the bridge rings its doorbell once
+    // per new value): how a host request reaches a sleeping resident image.
+    volatile uint32_t ring[kMaxCores];
+    CoreImage image[kMaxCores];
 };
 
 struct ChipControlBlock {

@@ -1,0 +1,45 @@
+// The main loop of a resident image (weft/abi/resident.h): poll the image's
+// state machine until the host asks it to stop, sleeping on the doorbell
+// whenever a poll finds nothing to do, never spinning. The image is any
+// object with
+//   bool poll();   // did something: call again at once
+//   void stop();   // the host asked: wind down (drain, tell peers) and return
+// which is how a fabric router is written, so the same object also runs in
+// CMocka and in a host model of many chips.
+#pragma once
+#include <stdint.h>
+
+#include "hal/mailbox.h"
+#include "hal/wake.h"
+#include "weft/abi/resident.h"
+
+namespace weft::resident {
+
+// A ring should never be missed; the alarm only bounds the damage if one is.
+inline constexpr uint32_t kFallbackWakeUs = 100'000;
+
+template <typename Image>
+int run(const abi::ResidentArgs& args, Image& image) {
+    auto& control = *reinterpret_cast<abi::ResidentControl*>(args.control);
+    control.state = abi::kResidentRunning;
+    while (!control.stop) {
+        if (image.poll()) {
+            control.polls = control.polls + 1;
+            continue;
+        }
+        // Armed before the last look: a ring between the look and the sleep
+        // leaves the doorbell pending and the sleep returns at once.
+        mailbox::set_wait(abi::kWaitWord, reinterpret_cast<uintptr_t>(&control.stop), 1);
+        wake::arm();
+        const bool idle = !control.stop && !image.poll();
+        if (idle) wake::sleep(kFallbackWakeUs);
+        wake::disarm();
+        mailbox::clear_wait();
+        if (!idle) control.polls = control.polls + 1;
+    }
+    image.stop();
+    control.state = abi::kResidentStopped;
+    return 0;
+}
+
+}  // namespace weft::resident

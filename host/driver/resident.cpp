@@ -1,0 +1,115 @@
+#include "driver/resident.h"
+
+#include <cstddef>
+#include <thread>
+
+#include "common/error.h"
+#include "driver/kernel_args.h"
+
+namespace weft::resident {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string where(uint32_t chip, uint32_t core) {
+    return "chip " + std::to_string(chip) + " core " + std::to_string(core);
+}
+
+// The top of the core's free L1, 64-byte aligned, at least l1_bytes.
+Region kept_l1(const BoardInfo& board, uint32_t chip, uint32_t core, uint64_t l1_bytes) {
+    const Region free = board.l1_free(core);
+    if (l1_bytes < sizeof(abi::ResidentControl) || l1_bytes > free.size)
+        throw Error("a resident image on " + where(chip, core) + " cannot keep " + std::to_string(l1_bytes) +
+                    " bytes of L1: it needs at least " + std::to_string(sizeof(abi::ResidentControl)) +
+                    " and the core has " + std::to_string(free.size) + " free");
+    const uint64_t base = (free.end() - l1_bytes) & ~uint64_t(63);
+    return {base, free.end() - base};
+}
+
+void record(Chip& chip, uint32_t core, const Region& l1) {
+    abi::CoreImage& held = chip.control().host.image[core];
+    held.resident_control = l1.base;
+    held.resident_l1_base = l1.base;
+    held.resident_l1_size = l1.size;
+}
+
+void forget(Chip& chip, uint32_t core) { record(chip, core, Region{}); }
+
+// Until the image says it runs; its launch ending first is a failure.
+void wait_running(Cluster& cluster, uint32_t chip_id, uint32_t core, uint32_t seq, std::chrono::milliseconds timeout) {
+    Chip& chip = cluster.chip(chip_id);
+    const uint64_t state = chip.image(core).resident_control + offsetof(abi::ResidentControl, state);
+    const auto deadline = Clock::now() + timeout;
+    while (chip.read32(state) != abi::kResidentRunning) {
+        if (chip.finished(core, seq)) {
+            forget(chip, core);
+            const KernelResult r = chip.result(core);  // throws FaultError on a fault
+            throw Error("resident image '" + chip.kernel_name(core) + "' on " + where(chip_id, core) + " returned " +
+                        std::to_string(r.return_code) + " before it ran");
+        }
+        if (!chip.alive()) throw Error("chip " + std::to_string(chip_id) + " died starting a resident image");
+        if (Clock::now() > deadline)
+            throw TimeoutError("resident image '" + chip.kernel_name(core) + "' on " + where(chip_id, core) +
+                               " did not start within " + std::to_string(timeout.count()) + " ms\n" +
+                               cluster.hang_report({{chip_id, core}}));
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+}
+
+}  // namespace
+
+Running start(Cluster& cluster, uint32_t chip_id, uint32_t core, const KernelImage& image, uint64_t l1_bytes,
+              const Configure& configure, std::chrono::milliseconds timeout) {
+    if (chip_id >= cluster.size()) throw Error("the cluster has no chip " + std::to_string(chip_id));
+    const BoardInfo& board = cluster.board();
+    if (core >= board.cores.size()) throw Error("chip " + std::to_string(chip_id) + " has no core " + std::to_string(core));
+    Chip& chip = cluster.chip(chip_id);
+    if (const std::string name = chip.resident_name(core); !name.empty())
+        throw Error(where(chip_id, core) + " already runs the resident image '" + name + "'");
+    const Region l1 = kept_l1(board, chip_id, core, l1_bytes);
+    constexpr uint64_t kControlBytes = 64;
+    abi::ResidentControl control{};
+    control.magic = abi::kResidentMagic;
+    control.state = abi::kResidentStarting;
+    control.l1_base = l1.base;
+    control.l1_size = l1.size;
+    if (configure) control.config = configure(cluster, chip_id, Region{l1.base + kControlBytes, l1.size - kControlBytes});
+    cluster.write(chip_id, l1.base, &control, sizeof control);
+    const auto launched = cluster.launch_all({{chip_id, core, &image, KernelArgWords::of(abi::ResidentArgs{l1.base})}});
+    record(chip, core, l1);
+    wait_running(cluster, chip_id, core, launched.front().second, timeout);
+    return {chip_id, core, image.name, l1, l1.base};
+}
+
+void stop(Cluster& cluster, uint32_t chip_id, uint32_t core, std::chrono::milliseconds timeout) {
+    if (chip_id >= cluster.size()) throw Error("the cluster has no chip " + std::to_string(chip_id));
+    Chip& chip = cluster.chip(chip_id);
+    if (core >= cluster.board().cores.size() || chip.resident_name(core).empty())
+        throw Error(where(chip_id, core) + " runs no resident image");
+    chip.write32(chip.image(core).resident_control + offsetof(abi::ResidentControl, stop), 1);
+    cluster.ring_core(chip_id, core);
+    const uint32_t seq = chip.control().host.launch[core].seq;
+    try {
+        cluster.wait_all({{{chip_id, core}, seq}}, timeout);
+    } catch (const FaultError&) {
+        forget(chip, core);  // it ended, if not cleanly
+        throw;
+    }
+    forget(chip, core);
+}
+
+std::vector<Running> list(Cluster& cluster) {
+    std::vector<Running> out;
+    for (uint32_t c = 0; c < cluster.size(); ++c) {
+        Chip& chip = cluster.chip(c);
+        for (uint32_t core = 0; core < cluster.board().cores.size(); ++core) {
+            const abi::CoreImage& held = chip.image(core);
+            if (held.resident_l1_size)
+                out.push_back({c, core, chip.kernel_name(core), {held.resident_l1_base, held.resident_l1_size},
+                               held.resident_control});
+        }
+    }
+    return out;
+}
+
+}  // namespace weft::resident
