@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "driver/cluster_file.h"
+#include "driver/cluster_topology.h"
 #include "bridge/event_log.h"
 #include "common/error.h"
 #include "driver/paths.h"
@@ -129,6 +130,7 @@ json cluster_info(Bridge& bridge) {
             {"run_dir", bridge.options().run_dir},
             {"bridge_pid", getpid()},
             {"chips", chips},
+            {"meshes", ClusterTopology::from_spec(spec).meshes_json()},
             {"links", links}};
 }
 

@@ -27,7 +27,7 @@ RunnerOptions RunnerOptions::from_env() {
 CollectiveRunner::CollectiveRunner(Cluster& cluster, RunnerOptions options)
     : cluster_(cluster),
       options_(options),
-      topo_(static_cast<uint32_t>(cluster.size()), cluster.links()),
+      topo_(cluster.topology()),
       ring_(topo_.ring_order()),
       line_(topo_.line_order()),
       workers_(cluster.board().cores_with_role(CoreRole::kWorker)),

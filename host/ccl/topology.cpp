@@ -9,9 +9,11 @@
 
 namespace weft::ccl {
 
-Topology::Topology(uint32_t chips, const std::vector<LinkInfo>& links) : n_(chips), adjacent_(chips) {
+Topology::Topology(ClusterTopology cluster)
+    : cluster_(std::move(cluster)), n_(cluster_.chips()), adjacent_(n_) {
+    const uint32_t chips = n_;
     if (chips == 0) throw Error("a collective needs at least one chip");
-    for (const LinkInfo& l : links) {
+    for (const LinkInfo& l : cluster_.links()) {
         if (!l.up || l.chip_a >= chips || l.chip_b >= chips || l.chip_a == l.chip_b) continue;
         adjacent_[l.chip_a].push_back({l.chip_a, l.port_a, l.chip_b, l.port_b});
         adjacent_[l.chip_b].push_back({l.chip_b, l.port_b, l.chip_a, l.port_a});

@@ -16,8 +16,13 @@ using transport::Hop;
 
 class Topology {
 public:
-    // links: the cluster's cables; only those that are up are used.
-    Topology(uint32_t chips, const std::vector<LinkInfo>& links);
+    // Only the cables that are up are used.
+    explicit Topology(ClusterTopology cluster);
+    // One mesh of `chips` chips joined by `links`.
+    Topology(uint32_t chips, const std::vector<LinkInfo>& links) : Topology(ClusterTopology(chips, links)) {}
+
+    // Meshes, coordinates and exit nodes, for algorithms that work mesh by mesh.
+    const ClusterTopology& cluster() const { return cluster_; }
 
     uint32_t size() const { return n_; }
     // Shortest route (fewest hops, lowest chip first on ties); throws weft::Error
@@ -44,6 +49,7 @@ private:
     std::vector<uint32_t> best_order(bool wrap) const;
     // Every chip, each step to the nearest one not yet taken.
     std::vector<uint32_t> nearest_neighbour_order(uint32_t start) const;
+    ClusterTopology cluster_;
     uint32_t n_;
     std::vector<std::vector<Hop>> adjacent_;       // per chip, by port
     std::vector<std::vector<std::vector<Hop>>> routes_;  // [from][to]

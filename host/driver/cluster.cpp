@@ -128,6 +128,11 @@ std::vector<LinkInfo> Cluster::links() {
     return out;
 }
 
+ClusterTopology Cluster::topology() {
+    nlohmann::json info = control_->request({{"cmd", "info"}});
+    return ClusterTopology::from_json(info);
+}
+
 nlohmann::json Cluster::counters() { return control_->request({{"cmd", "counters"}}); }
 
 void Cluster::set_link(uint32_t chip, uint32_t port, bool up) {

@@ -12,6 +12,7 @@
 #include "driver/board.h"
 #include "driver/chip.h"
 #include "driver/chip_writer.h"
+#include "driver/cluster_topology.h"
 #include "driver/control_client.h"
 #include "driver/kernel_image.h"
 
@@ -27,11 +28,6 @@ struct Launch {
     uint32_t core = 0;
     const KernelImage* kernel = nullptr;
     std::vector<uint32_t> args;
-};
-
-struct LinkInfo {
-    uint32_t chip_a, port_a, chip_b, port_b;
-    bool up;
 };
 
 class Cluster : public ChipWriter {
@@ -50,6 +46,8 @@ public:
     const nlohmann::json& info() const { return info_; }
     const std::string& run_dir() const { return run_dir_; }
     std::vector<LinkInfo> links();
+    // Meshes, coordinates, cables (with their state now) and exit nodes.
+    ClusterTopology topology();
     nlohmann::json counters();
     void set_link(uint32_t chip, uint32_t port, bool up);
     // Sets wire faults on the link at (chip, port): any of drop_rate,

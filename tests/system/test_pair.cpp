@@ -192,6 +192,27 @@ void test_dead_link_is_an_error(void**) {
 
 // The cable pulled while a transfer runs and plugged back: every byte arrives,
 // and every frame exactly once (delivered frames = frames the transfer needs).
+// The typed topology a driver gets from the bridge: the file's mesh, each
+// chip's place in it, and the cable's state as it is now.
+void test_topology_from_the_bridge(void**) {
+    Cluster& c = *g_cluster;
+    ClusterTopology t = c.topology();
+    assert_int_equal(t.chips(), 2);
+    assert_int_equal(t.meshes().size(), 1);
+    assert_int_equal(t.mesh(0).width, 2);
+    assert_int_equal(t.mesh(0).height, 1);
+    assert_string_equal(t.mesh(0).topology.c_str(), "line");
+    assert_int_equal(t.coord(1).x, 1);
+    assert_int_equal(t.exit_nodes(0).size(), 0);
+    assert_int_equal(t.links().size(), 1);
+    assert_true(t.links()[0].up);
+    c.set_link(0, kPortE, false);
+    t = c.topology();
+    assert_false(t.links()[0].up);
+    c.set_link(0, kPortE, true);
+    assert_true(c.topology().links()[0].up);
+}
+
 void test_link_pulled_and_restored_mid_transfer(void**) {
     Cluster& c = *g_cluster;
     const BoardInfo& b = c.board();
@@ -325,6 +346,7 @@ int main() {
         cmocka_unit_test(test_faults_are_reported_not_hung),
         cmocka_unit_test(test_hang_report_within_deadline),
         cmocka_unit_test(test_dead_link_is_an_error),
+        cmocka_unit_test(test_topology_from_the_bridge),
         cmocka_unit_test(test_link_pulled_and_restored_mid_transfer),
         cmocka_unit_test(test_chip_crash_then_clean_shutdown),
         cmocka_unit_test(test_owner_crash_stops_cluster),

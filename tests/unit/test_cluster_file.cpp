@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "driver/board.h"
 #include "driver/cluster_file.h"
+#include "driver/cluster_topology.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
 #include <stdarg.h>
@@ -26,6 +27,10 @@ extern "C" {
 
 using weft::BoardInfo;
 using weft::ClusterSpec;
+using weft::ChipCoord;
+using weft::ClusterTopology;
+using weft::ExitNode;
+using weft::LinkInfo;
 using Boards = std::map<std::string, BoardInfo>;
 
 namespace {
@@ -745,6 +750,61 @@ void test_hostile_inputs(void**) {
     }
 }
 
+// Two 2x2 meshes joined by two cables between their facing columns: the
+// typed topology the collectives get (driver/cluster_topology.h).
+void test_topology_of_two_meshes(void**) {
+    const ClusterSpec spec = PARSE(head() + mesh(0, 2, 2, "mesh") + mesh(1, 2, 2, "mesh") +
+                                   "links:\n  - [1.E, 4.W]\n  - [3.E, 6.W]\n");
+    const ClusterTopology t = ClusterTopology::from_spec(spec);
+    assert_int_equal(t.chips(), 8);
+    assert_int_equal(t.meshes().size(), 2);
+    assert_int_equal(t.mesh(1).first_chip, 4);
+    assert_int_equal(t.chip_at(1, 1, 1), 7);
+    const ChipCoord c = t.coord(6);
+    assert_int_equal(c.mesh, 1);
+    assert_int_equal(c.x, 0);
+    assert_int_equal(c.y, 1);
+    assert_int_equal(t.mesh_of(3).id, 0);
+    const std::vector<ExitNode> out = t.exit_nodes(0);
+    assert_int_equal(out.size(), 2);
+    assert_int_equal(out[0].chip, 1);
+    assert_int_equal(out[0].peer_mesh, 1);
+    assert_int_equal(out[0].peer_chip, 4);
+    assert_int_equal(out[1].chip, 3);
+    assert_int_equal(out[1].peer_chip, 6);
+    assert_int_equal(t.exit_nodes(1).size(), 2);
+    assert_int_equal(t.exit_nodes(1)[0].chip, 4);
+    // Through the bridge's info and back, with one cable pulled.
+    nlohmann::json info = {{"chips", nlohmann::json::array()}, {"meshes", t.meshes_json()}, {"links", nlohmann::json::array()}};
+    for (uint32_t i = 0; i < 8; ++i) info["chips"].push_back({{"id", i}});
+    for (const LinkInfo& l : t.links())
+        info["links"].push_back({{"a", {{"chip", l.chip_a}, {"port", l.port_a}}},
+                                 {"b", {{"chip", l.chip_b}, {"port", l.port_b}}},
+                                 {"state", l.chip_a == 3 && l.chip_b == 6 ? "down" : "up"}});
+    const ClusterTopology back = ClusterTopology::from_json(info);
+    assert_int_equal(back.meshes().size(), 2);
+    assert_string_equal(back.mesh(1).topology.c_str(), "mesh");
+    assert_int_equal(back.links().size(), t.links().size());
+    assert_false(back.exit_nodes(0)[1].up);
+    assert_true(back.exit_nodes(0)[0].up);
+    // Errors name what is wrong.
+    bool threw = false;
+    try {
+        t.chip_at(1, 2, 0);
+    } catch (const weft::Error& e) {
+        threw = strstr(e.what(), "outside mesh 1 of shape 2x2") != nullptr;
+    }
+    assert_true(threw);
+    info["meshes"][1]["shape"] = {2, 1};
+    threw = false;
+    try {
+        ClusterTopology::from_json(info);
+    } catch (const weft::Error& e) {
+        threw = strstr(e.what(), "the meshes hold 6 chips but the cluster has 8") != nullptr;
+    }
+    assert_true(threw);
+}
+
 }  // namespace
 
 int main() {
@@ -803,6 +863,7 @@ int main() {
         cmocka_unit_test(test_error_cannot_open),
         cmocka_unit_test(test_truncations_and_mutations),
         cmocka_unit_test(test_hostile_inputs),
+        cmocka_unit_test(test_topology_of_two_meshes),
     };
     return cmocka_run_group_tests(tests, load_boards, nullptr);
 }

@@ -1,0 +1,73 @@
+// The cluster's shape as the collectives and transports reason about it:
+// meshes with their chips' coordinates, every cable and whether it is up, and
+// the exit nodes where a cable leaves a mesh for another (seed 002's
+// inter-mesh links, seed 003's intercube hops). Built from the cluster file
+// by the bridge, passed to every driver in the cluster's info, read by
+// Cluster::topology().
+#pragma once
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "driver/cluster_file.h"
+
+namespace weft {
+
+struct LinkInfo {
+    uint32_t chip_a, port_a, chip_b, port_b;
+    bool up;
+};
+
+struct Mesh {
+    uint32_t id = 0;
+    uint32_t width = 1, height = 1;
+    std::string topology;  // line | ring | mesh | torus
+    uint32_t planes = 1;
+    uint32_t first_chip = 0;  // chips first_chip + x + y * width
+    uint32_t chips() const { return width * height; }
+};
+
+// A chip with a cable to another mesh.
+struct ExitNode {
+    uint32_t chip = 0, port = 0;
+    uint32_t peer_mesh = 0, peer_chip = 0, peer_port = 0;
+    bool up = true;
+};
+
+class ClusterTopology {
+public:
+    ClusterTopology() = default;
+    // One mesh of `chips` chips in a line, joined by `links` (no coordinates
+    // beyond the order): what a collective sees of an unnamed set of cables.
+    ClusterTopology(uint32_t chips, std::vector<LinkInfo> links);
+    // Every cable of the file, up.
+    static ClusterTopology from_spec(const ClusterSpec& spec);
+    // The bridge's info: "meshes" and "links" (with their state). Throws
+    // weft::Error naming what is missing or inconsistent.
+    static ClusterTopology from_json(const nlohmann::json& info);
+    // The "meshes" part of the info (the bridge adds its live "links").
+    nlohmann::json meshes_json() const;
+
+    uint32_t chips() const { return chips_; }
+    const std::vector<Mesh>& meshes() const { return meshes_; }
+    const Mesh& mesh(uint32_t id) const;
+    const Mesh& mesh_of(uint32_t chip) const;
+    ChipCoord coord(uint32_t chip) const;
+    // The chip at (x, y) of mesh `id`; throws weft::Error outside it.
+    uint32_t chip_at(uint32_t id, uint32_t x, uint32_t y) const;
+    const std::vector<LinkInfo>& links() const { return links_; }
+    // The cables leaving mesh `id`, from its side, by chip then port.
+    std::vector<ExitNode> exit_nodes(uint32_t id) const;
+
+private:
+    void check() const;
+
+    uint32_t chips_ = 0;
+    std::vector<Mesh> meshes_;
+    std::vector<LinkInfo> links_;
+};
+
+}  // namespace weft
