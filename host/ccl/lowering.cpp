@@ -83,29 +83,119 @@ struct WorkerShortage : Error {
     using Error::Error;
 };
 
-// planes: cables a hop stripes over at most; share_planes: one worker serves
-// all the cables to a neighbour (a connection each) instead of one per cable.
-LoweredOp lower_on_planes(const Plan& plan, const transport::Routing& routing, const std::vector<uint32_t>& worker_cores,
-                          const LoweringOptions& opt, uint32_t planes, bool share_planes) {
-    const uint32_t n = routing.chips();
-    std::vector<Transfer> order = plan.transfers;
-    std::stable_sort(order.begin(), order.end(), [](const Transfer& a, const Transfer& b) { return a.round < b.round; });
+// One lowering attempt, phase by phase: route every piece into per-chip ops,
+// hand the ops to workers (and lanes), give each link worker its channels,
+// gather the streams, order the workers of each chip with signals, then
+// measure the critical path and the planes used. planes: cables a hop stripes
+// over at most; share_planes: one worker serves all the cables to a
+// neighbour (a channel each) instead of one per cable.
+class PlaneLowering {
+public:
+    PlaneLowering(const transport::Routing& routing, const std::vector<uint32_t>& worker_cores,
+                  const LoweringOptions& opt, uint32_t planes, bool share_planes)
+        : routing_(routing), cores_(worker_cores), opt_(opt), planes_(planes), share_planes_(share_planes),
+          n_(routing.chips()), ops_(n_), scratch_(n_, ScratchRing(opt.scratch)), worker_of_(n_), first_worker_(n_) {}
 
-    std::vector<std::vector<LowOp>> ops(n);
-    std::vector<ScratchRing> scratch(n, ScratchRing(opt.scratch));
-    LoweredOp out;
-    std::vector<std::pair<uint32_t, size_t>> created;  // every op, in plan order
-    std::vector<LinkDirection> directions;
-    std::map<std::pair<uint32_t, uint32_t>, int> direction_of;  // (sending chip, port) -> direction
-    auto direction = [&](const Hop& hop, uint64_t pieces) {
-        auto [it, fresh] = direction_of.try_emplace({hop.from_chip, hop.from_port}, static_cast<int>(directions.size()));
-        if (fresh) directions.push_back({hop.from_chip, hop.from_port, hop.to_chip, 0});
-        directions[it->second].pieces = std::max(directions[it->second].pieces, pieces);
+    LoweredOp run(const Plan& plan) {
+        std::vector<Transfer> order = plan.transfers;
+        std::stable_sort(order.begin(), order.end(), [](const Transfer& a, const Transfer& b) { return a.round < b.round; });
+        for (size_t first = 0; first < order.size();) {
+            size_t last = first;
+            while (last < order.size() && order[last].round == order[first].round) ++last;
+            route_round(order, first, last);
+            first = last;
+        }
+        assign_lanes(check_worker_counts());
+        assign_workers();
+        give_channels();
+        gather_streams();
+        for (uint32_t c = 0; c < n_; ++c) order_chip(c);
+        measure_critical_path();
+        count_planes();
+        return std::move(out_);
+    }
+
+private:
+    uint64_t piece_size(const Transfer& x) const {
+        uint64_t grain = lcm64(lcm64(x.src.grain(), x.dst.grain()), x.reduce ? opt_.element_size : 1);
+        if (x.with.size()) grain = lcm64(grain, x.with.grain());
+        if (x.src_chip == x.dst_chip) return x.src.size();  // a local copy is one NoC command stream
+        // Pieces keep their size on several planes: a transfer of one piece
+        // stays on one cable (cut smaller, the pieces' fixed costs outweigh
+        // the second cable: make bench, planes).
+        return std::max(grain, opt_.piece_bytes / grain * grain);
+    }
+
+    // Pieces of every transfer of a round, interleaved: piece k of all, then piece k + 1.
+    void route_round(const std::vector<Transfer>& order, size_t first, size_t last) {
+        std::vector<uint64_t> piece(last - first), pieces(last - first);
+        uint64_t most = 0;
+        for (size_t t = first; t < last; ++t) {
+            piece[t - first] = piece_size(order[t]);
+            pieces[t - first] = (order[t].src.size() + piece[t - first] - 1) / piece[t - first];
+            most = std::max(most, pieces[t - first]);
+        }
+        for (uint64_t k = 0; k < most; ++k)
+            for (size_t t = first; t < last; ++t)
+                if (k < pieces[t - first]) route_piece(order[t], k, piece[t - first], pieces[t - first]);
+    }
+
+    void route_piece(const Transfer& x, uint64_t k, uint64_t piece, uint64_t pieces) {
+        const uint64_t off = k * piece;
+        const uint64_t len = std::min(piece, x.src.size() - off);
+        const Span src = x.src.sub(off, len), dst = x.dst.sub(off, len);
+        if (x.src_chip == x.dst_chip) {
+            push(x.src_chip, {kCopy, 0, 0}, abi::kCclCopy, src, dst, false, k, -1);
+            return;
+        }
+        const std::vector<Hop>& route = routing_.worker_hops(x.src_chip, x.dst_chip);
+        Span from = src;
+        for (size_t h = 0; h < route.size(); ++h) {
+            // Piece k crosses on cable k % planes of the hop's neighbours.
+            const std::vector<Hop>& cables = routing_.parallel(route[h].from_chip, route[h].to_chip);
+            const Hop hop = cables[k % std::min<size_t>(planes_, cables.size())];
+            const bool final_hop = h + 1 == route.size();
+            const Span to = final_hop ? dst : scratch_[hop.to_chip].take(len).sub(0, len);
+            const bool reduce = final_hop && x.reduce;
+            const Span with = reduce && x.with.size() ? x.with.sub(off, len) : Span{};
+            add_hop(hop, cables, k, direction(hop, pieces), from, to, reduce, with);
+            out_.bytes_on_links += len;
+            from = to;
+        }
+    }
+
+    // A send on the hop's source chip and the receive that drains it.
+    void add_hop(const Hop& hop, const std::vector<Hop>& cables, uint64_t k, int dir, Span from, Span to, bool reduce,
+                 Span with) {
+        // The worker's port: the cable's own, or with planes shared the first
+        // cable's to this neighbour (parallel() is sorted by port).
+        uint32_t send_key = hop.from_port, receive_key = hop.to_port;
+        if (share_planes_)
+            for (const Hop& c : cables) {
+                send_key = std::min(send_key, c.from_port);
+                receive_key = std::min(receive_key, c.to_port);
+            }
+        push(hop.from_chip, {kSend, send_key, 0}, abi::kCclSend, from, Span{}, false, k, dir);
+        ops_[hop.from_chip].back().port = hop.from_port;
+        push(hop.to_chip, {kReceive, receive_key, 0}, reduce ? abi::kCclRecvReduce : abi::kCclRecv, with, to,
+             reduce && with.size() == 0, k, dir);
+        LowOp& receive = ops_[hop.to_chip].back();
+        receive.port = hop.to_port;
+        receive.partner_chip = static_cast<int>(hop.from_chip);
+        receive.partner = ops_[hop.from_chip].size() - 1;
+        out_.hops++;
+    }
+
+    int direction(const Hop& hop, uint64_t pieces) {
+        auto [it, fresh] = direction_of_.try_emplace({hop.from_chip, hop.from_port}, static_cast<int>(directions_.size()));
+        if (fresh) directions_.push_back({hop.from_chip, hop.from_port, hop.to_chip, 0});
+        directions_[it->second].pieces = std::max(directions_[it->second].pieces, pieces);
         return it->second;
-    };
-    auto push = [&](uint32_t chip, WorkerKey key, abi::CclOpcode code, Span src, Span dst, bool reads_dst, uint64_t piece,
-                    int dir) {
-        created.push_back({chip, ops[chip].size()});
+    }
+
+    void push(uint32_t chip, WorkerKey key, abi::CclOpcode code, Span src, Span dst, bool reads_dst, uint64_t piece,
+              int dir) {
+        created_.push_back({chip, ops_[chip].size()});
         LowOp o{};
         o.chip = chip;
         o.key = key;
@@ -115,165 +205,122 @@ LoweredOp lower_on_planes(const Plan& plan, const transport::Routing& routing, c
         o.src = src;
         o.dst = dst;
         o.reads_dst = reads_dst;
-        ops[chip].push_back(o);
-    };
+        ops_[chip].push_back(o);
+    }
 
-    for (size_t first = 0; first < order.size();) {
-        size_t last = first;
-        while (last < order.size() && order[last].round == order[first].round) ++last;
-        // Pieces of every transfer of the round, interleaved: piece k of all, then piece k + 1.
-        std::vector<uint64_t> piece(last - first), pieces(last - first);
-        uint64_t most = 0;
-        for (size_t t = first; t < last; ++t) {
-            const Transfer& x = order[t];
-            uint64_t grain = lcm64(lcm64(x.src.grain(), x.dst.grain()), x.reduce ? opt.element_size : 1);
-            if (x.with.size()) grain = lcm64(grain, x.with.grain());
-            // Pieces keep their size on several planes: a transfer of one piece
-            // stays on one cable (cut smaller, the pieces' fixed costs outweigh
-            // the second cable: make bench, planes).
-            uint64_t p = std::max(grain, opt.piece_bytes / grain * grain);
-            if (x.src_chip == x.dst_chip) p = x.src.size();  // a local copy is one NoC command stream
-            piece[t - first] = p;
-            pieces[t - first] = (x.src.size() + p - 1) / p;
-            most = std::max(most, pieces[t - first]);
-        }
-        for (uint64_t k = 0; k < most; ++k)
-            for (size_t t = first; t < last; ++t) {
-                if (k >= pieces[t - first]) continue;
-                const Transfer& x = order[t];
-                const uint64_t off = k * piece[t - first];
-                const uint64_t len = std::min(piece[t - first], x.src.size() - off);
-                const Span src = x.src.sub(off, len), dst = x.dst.sub(off, len);
-                if (x.src_chip == x.dst_chip) {
-                    push(x.src_chip, {kCopy, 0, 0}, abi::kCclCopy, src, dst, false, k, -1);
-                    continue;
-                }
-                const std::vector<Hop>& route = routing.worker_hops(x.src_chip, x.dst_chip);
-                Span from = src;
-                for (size_t h = 0; h < route.size(); ++h) {
-                    // Piece k crosses on cable k % planes of the hop's neighbours.
-                    const std::vector<Hop>& cables = routing.parallel(route[h].from_chip, route[h].to_chip);
-                    const Hop hop = cables[k % std::min<size_t>(planes, cables.size())];
-                    const bool final_hop = h + 1 == route.size();
-                    const Span to = final_hop ? dst : scratch[hop.to_chip].take(len).sub(0, len);
-                    const int dir = direction(hop, pieces[t - first]);
-                    // The worker's port: the cable's own, or with planes shared the
-                    // first cable's to this neighbour (cables() is sorted by port).
-                    uint32_t send_key = hop.from_port, receive_key = hop.to_port;
-                    if (share_planes)
-                        for (const Hop& c : cables) {
-                            send_key = std::min(send_key, c.from_port);
-                            receive_key = std::min(receive_key, c.to_port);
-                        }
-                    push(hop.from_chip, {kSend, send_key, 0}, abi::kCclSend, from, Span{}, false, k, dir);
-                    ops[hop.from_chip].back().port = hop.from_port;
-                    const bool reduce = final_hop && x.reduce;
-                    const Span with = reduce && x.with.size() ? x.with.sub(off, len) : Span{};
-                    push(hop.to_chip, {kReceive, receive_key, 0}, reduce ? abi::kCclRecvReduce : abi::kCclRecv, with, to,
-                         reduce && with.size() == 0, k, dir);
-                    ops[hop.to_chip].back().port = hop.to_port;
-                    ops[hop.to_chip].back().partner_chip = static_cast<int>(hop.from_chip);
-                    ops[hop.to_chip].back().partner = ops[hop.from_chip].size() - 1;
-                    out.hops++;
-                    out.bytes_on_links += len;
-                    from = to;
-                }
+    // Worker cores each chip needs before lanes: one per (role, port) it
+    // uses, or one for copies alone. Throws WorkerShortage past the board's.
+    std::vector<uint32_t> check_worker_counts() const {
+        std::vector<uint32_t> in_use(n_);
+        for (uint32_t c = 0; c < n_; ++c) {
+            std::set<WorkerKey> keys;
+            bool copies = false;
+            for (const LowOp& o : ops_[c]) {
+                if (o.key.role == kCopy) copies = true;
+                else keys.insert(o.key);
             }
-        first = last;
-    }
-
-    // Workers: one per (role, port) a chip uses, and more lanes where spare
-    // cores allow; copies get their own if one is still spare.
-    std::vector<uint32_t> in_use(n);
-    for (uint32_t c = 0; c < n; ++c) {
-        std::set<WorkerKey> keys;
-        bool copies = false;
-        for (const LowOp& o : ops[c]) {
-            if (o.key.role == kCopy) copies = true;
-            else keys.insert(o.key);
+            in_use[c] = static_cast<uint32_t>(keys.size() + (copies && keys.empty() ? 1 : 0));
+            if (in_use[c] > cores_.size())
+                throw WorkerShortage("chip " + std::to_string(c) + " would need " + std::to_string(in_use[c]) +
+                                     " worker cores (a sender and a receiver per port it uses) but the board has " +
+                                     std::to_string(cores_.size()));
         }
-        in_use[c] = static_cast<uint32_t>(keys.size() + (copies && keys.empty() ? 1 : 0));
-        if (in_use[c] > worker_cores.size())
-            throw WorkerShortage("chip " + std::to_string(c) + " would need " + std::to_string(in_use[c]) +
-                                 " worker cores (a sender and a receiver per port it uses) but the board has " +
-                                 std::to_string(worker_cores.size()));
+        return in_use;
     }
-    const std::vector<uint32_t> lanes =
-        choose_lanes(directions, in_use, static_cast<uint32_t>(worker_cores.size()), opt.workers_per_link);
-    for (uint32_t c = 0; c < n; ++c)
-        for (LowOp& o : ops[c])
-            if (o.direction >= 0) o.key.lane = static_cast<uint32_t>(o.piece % lanes[static_cast<size_t>(o.direction)]);
 
-    std::vector<std::map<WorkerKey, int>> worker_of(n);
-    std::vector<size_t> first_worker(n);
-    for (uint32_t c = 0; c < n; ++c) {
-        std::set<WorkerKey> keys;
-        for (const LowOp& o : ops[c]) keys.insert(o.key);
-        std::vector<WorkerKey> link_keys;
-        for (const WorkerKey& k : keys)
-            if (k.role != kCopy) link_keys.push_back(k);
-        const bool copies = keys.size() > link_keys.size();
-        first_worker[c] = out.workers.size();
-        auto add_worker = [&](WorkerKey k) {
-            WorkerProgram w;
-            w.chip = c;
-            w.index = static_cast<uint32_t>(out.workers.size() - first_worker[c]);
-            w.core = worker_cores[w.index];
-            w.receives = k.role == kReceive;
-            w.port = k.port;
-            w.lane = k.lane;
-            out.workers.push_back(w);
-            return static_cast<int>(w.index);
-        };
-        for (const WorkerKey& k : link_keys) worker_of[c][k] = add_worker(k);
-        if (copies)  // a spare core of its own, else the first link worker does them
-            worker_of[c][{kCopy, 0, 0}] =
-                link_keys.size() < worker_cores.size() ? add_worker({kCopy, 0, 0}) : worker_of[c].at(link_keys.front());
-        for (LowOp& o : ops[c]) o.worker = worker_of[c].at(o.key);
+    // More lanes where spare cores allow (lanes.h): piece k takes lane k % lanes.
+    void assign_lanes(const std::vector<uint32_t>& in_use) {
+        const std::vector<uint32_t> lanes =
+            choose_lanes(directions_, in_use, static_cast<uint32_t>(cores_.size()), opt_.workers_per_link);
+        for (uint32_t c = 0; c < n_; ++c)
+            for (LowOp& o : ops_[c])
+                if (o.direction >= 0) o.key.lane = static_cast<uint32_t>(o.piece % lanes[static_cast<size_t>(o.direction)]);
     }
+
+    // A worker per (role, port, lane) a chip uses; copies get their own if a
+    // core is still spare, else the first link worker does them.
+    void assign_workers() {
+        for (uint32_t c = 0; c < n_; ++c) {
+            std::set<WorkerKey> keys;
+            for (const LowOp& o : ops_[c]) keys.insert(o.key);
+            std::vector<WorkerKey> link_keys;
+            for (const WorkerKey& k : keys)
+                if (k.role != kCopy) link_keys.push_back(k);
+            const bool copies = keys.size() > link_keys.size();
+            first_worker_[c] = out_.workers.size();
+            for (const WorkerKey& k : link_keys) worker_of_[c][k] = add_worker(c, k);
+            if (copies)
+                worker_of_[c][{kCopy, 0, 0}] =
+                    link_keys.size() < cores_.size() ? add_worker(c, {kCopy, 0, 0}) : worker_of_[c].at(link_keys.front());
+            for (LowOp& o : ops_[c]) o.worker = worker_of_[c].at(o.key);
+        }
+    }
+
+    int add_worker(uint32_t chip, WorkerKey k) {
+        WorkerProgram w;
+        w.chip = chip;
+        w.index = static_cast<uint32_t>(out_.workers.size() - first_worker_[chip]);
+        w.core = cores_[w.index];
+        w.receives = k.role == kReceive;
+        w.port = k.port;
+        w.lane = k.lane;
+        out_.workers.push_back(w);
+        return static_cast<int>(w.index);
+    }
+
+    WorkerProgram& worker(uint32_t chip, int index) { return out_.workers[first_worker_[chip] + index]; }
+
     // Each link worker's cables, in channel order (sorted ports).
-    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, int> receiver_of;  // (chip, port, lane) -> worker
-    for (uint32_t c = 0; c < n; ++c)
-        for (const LowOp& o : ops[c]) {
-            if (o.direction < 0) continue;
-            WorkerProgram& w = out.workers[first_worker[c] + o.worker];
-            std::vector<uint32_t>& ports = w.ports;
-            if (w.channel_of(o.port) == ports.size()) {  // a cable new to this worker
-                ports.insert(std::upper_bound(ports.begin(), ports.end(), o.port), o.port);
-                if (ports.size() > abi::kCclMaxChannels) throw Error("internal: a worker on more cables than it has channels");
+    void give_channels() {
+        for (uint32_t c = 0; c < n_; ++c)
+            for (const LowOp& o : ops_[c]) {
+                if (o.direction < 0) continue;
+                WorkerProgram& w = worker(c, o.worker);
+                std::vector<uint32_t>& ports = w.ports;
+                if (w.channel_of(o.port) == ports.size()) {  // a cable new to this worker
+                    ports.insert(std::upper_bound(ports.begin(), ports.end(), o.port), o.port);
+                    if (ports.size() > abi::kCclMaxChannels)
+                        throw Error("internal: a worker on more cables than it has channels");
+                }
+                if (o.opcode != abi::kCclSend) receiver_of_[{c, o.port, o.key.lane}] = o.worker;
             }
-            if (o.opcode != abi::kCclSend) receiver_of[{c, o.port, o.key.lane}] = o.worker;
-        }
-    // Streams: one per (chip, port, lane) that sends.
-    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, int> stream_of;  // (chip, port, lane) -> stream
-    for (uint32_t c = 0; c < n; ++c)
-        for (const LowOp& o : ops[c]) {
-            if (o.opcode != abi::kCclSend) continue;
-            auto [it, fresh] = stream_of.try_emplace({c, o.port, o.key.lane}, static_cast<int>(out.streams.size()));
-            if (fresh) {
-                Stream s;
-                s.chip = c;
-                s.port = o.port;
-                s.lane = o.key.lane;
-                const Hop& h = routing.hop_at(c, s.port);
-                s.peer_chip = h.to_chip;
-                s.peer_port = h.to_port;
-                s.sender_core = out.workers[first_worker[c] + worker_of[c].at(o.key)].core;
-                out.streams.push_back(s);
-            }
-            out.streams[it->second].messages +=
-                static_cast<uint32_t>((o.src.size() + opt.message_bytes - 1) / opt.message_bytes);
-        }
-    for (Stream& s : out.streams) {
-        auto r = receiver_of.find({s.peer_chip, s.peer_port, s.lane});
-        if (r == receiver_of.end()) throw Error("internal: a stream without a receiver");
-        s.receiver_core = out.workers[first_worker[s.peer_chip] + r->second].core;
     }
 
-    // Dependencies between workers of a chip, then their signal numbers.
-    for (uint32_t c = 0; c < n; ++c) {
-        std::vector<LowOp>& v = ops[c];
-        const size_t others = (c + 1 < n ? first_worker[c + 1] : out.workers.size()) - first_worker[c];
+    // One stream per (chip, port, lane) that sends, counted in messages.
+    void gather_streams() {
+        std::map<std::tuple<uint32_t, uint32_t, uint32_t>, int> stream_of;  // (chip, port, lane) -> stream
+        for (uint32_t c = 0; c < n_; ++c)
+            for (const LowOp& o : ops_[c]) {
+                if (o.opcode != abi::kCclSend) continue;
+                auto [it, fresh] = stream_of.try_emplace({c, o.port, o.key.lane}, static_cast<int>(out_.streams.size()));
+                if (fresh) out_.streams.push_back(new_stream(c, o));
+                out_.streams[it->second].messages +=
+                    static_cast<uint32_t>((o.src.size() + opt_.message_bytes - 1) / opt_.message_bytes);
+            }
+        for (Stream& s : out_.streams) {
+            auto r = receiver_of_.find({s.peer_chip, s.peer_port, s.lane});
+            if (r == receiver_of_.end()) throw Error("internal: a stream without a receiver");
+            s.receiver_core = worker(s.peer_chip, r->second).core;
+        }
+    }
+
+    Stream new_stream(uint32_t chip, const LowOp& send) {
+        Stream s;
+        s.chip = chip;
+        s.port = send.port;
+        s.lane = send.key.lane;
+        const Hop& h = routing_.hop_at(chip, s.port);
+        s.peer_chip = h.to_chip;
+        s.peer_port = h.to_port;
+        s.sender_core = worker(chip, worker_of_[chip].at(send.key)).core;
+        return s;
+    }
+
+    // Dependencies between the workers of a chip, their signal numbers, and
+    // each worker's code: its waits, the op, its signals.
+    void order_chip(uint32_t c) {
+        std::vector<LowOp>& v = ops_[c];
+        const size_t others = (c + 1 < n_ ? first_worker_[c + 1] : out_.workers.size()) - first_worker_[c];
         for (size_t i = 0; i < v.size(); ++i) {
             std::set<int> seen;
             for (size_t j = i; j-- > 0 && seen.size() + 1 < others;) {
@@ -288,50 +335,72 @@ LoweredOp lower_on_planes(const Plan& plan, const transport::Routing& routing, c
         std::map<std::pair<int, int>, uint32_t> sent;  // (producer, consumer) -> signals so far
         for (LowOp& o : v)
             for (auto& [consumer, number] : o.signal) number = ++sent[{o.worker, consumer}];
-        for (const LowOp& o : v) {
-            WorkerProgram& w = out.workers[first_worker[c] + o.worker];
-            for (auto& [producer, j] : o.deps) {
-                abi::CclInstr in{};
-                in.opcode = abi::kCclWait;
-                in.arg = static_cast<uint32_t>(producer);
-                in.count = v[j].signal.at(o.worker);
-                w.code.push_back(in);
-            }
+        for (const LowOp& o : v) emit(worker(c, o.worker), o, v);
+    }
+
+    void emit(WorkerProgram& w, const LowOp& o, const std::vector<LowOp>& chip_ops) const {
+        for (auto& [producer, j] : o.deps) {
             abi::CclInstr in{};
-            in.opcode = o.opcode;
-            in.src = o.src.pages();
-            in.dst = o.dst.pages();
-            if (o.opcode == abi::kCclRecvReduce) in.arg = opt.reduce_arg;
-            if (o.direction >= 0)
-                in.channel = w.channel_of(o.port);
+            in.opcode = abi::kCclWait;
+            in.arg = static_cast<uint32_t>(producer);
+            in.count = chip_ops[j].signal.at(o.worker);
             w.code.push_back(in);
-            for (auto& [consumer, number] : o.signal) {
-                abi::CclInstr s{};
-                s.opcode = abi::kCclSignal;
-                s.arg = static_cast<uint32_t>(consumer);
-                w.code.push_back(s);
-            }
+        }
+        abi::CclInstr in{};
+        in.opcode = o.opcode;
+        in.src = o.src.pages();
+        in.dst = o.dst.pages();
+        if (o.opcode == abi::kCclRecvReduce) in.arg = opt_.reduce_arg;
+        if (o.direction >= 0) in.channel = w.channel_of(o.port);
+        w.code.push_back(in);
+        for (auto& [consumer, number] : o.signal) {
+            abi::CclInstr s{};
+            s.opcode = abi::kCclSignal;
+            s.arg = static_cast<uint32_t>(consumer);
+            w.code.push_back(s);
         }
     }
-    // The critical path: each op follows the previous op of its worker, the ops
-    // it waits for, and (a receive) its send. Plan order is a topological order.
-    std::vector<std::map<int, uint32_t>> last_depth(n);  // per chip: worker -> depth of its last op
-    for (const auto& [chip, i] : created) {
-        LowOp& o = ops[chip][i];
-        uint32_t d = last_depth[chip][o.worker];
-        for (const auto& [w, j] : o.deps) d = std::max(d, ops[chip][j].depth);
-        if (o.partner_chip >= 0) d = std::max(d, ops[static_cast<uint32_t>(o.partner_chip)][o.partner].depth);
-        o.depth = d + 1;
-        last_depth[chip][o.worker] = o.depth;
-        out.critical_path = std::max(out.critical_path, o.depth);
+
+    // Each op follows the previous op of its worker, the ops it waits for,
+    // and (a receive) its send. Plan order is a topological order.
+    void measure_critical_path() {
+        std::vector<std::map<int, uint32_t>> last_depth(n_);  // per chip: worker -> depth of its last op
+        for (const auto& [chip, i] : created_) {
+            LowOp& o = ops_[chip][i];
+            uint32_t d = last_depth[chip][o.worker];
+            for (const auto& [w, j] : o.deps) d = std::max(d, ops_[chip][j].depth);
+            if (o.partner_chip >= 0) d = std::max(d, ops_[static_cast<uint32_t>(o.partner_chip)][o.partner].depth);
+            o.depth = d + 1;
+            last_depth[chip][o.worker] = o.depth;
+            out_.critical_path = std::max(out_.critical_path, o.depth);
+        }
     }
+
     // The planes the op really uses: the most cables any two chips talk over.
-    std::map<std::pair<uint32_t, uint32_t>, std::set<uint32_t>> ports_between;
-    for (const Stream& s : out.streams) ports_between[{s.chip, s.peer_chip}].insert(s.port);
-    out.planes = 1;
-    for (const auto& [pair, ports] : ports_between) out.planes = std::max(out.planes, static_cast<uint32_t>(ports.size()));
-    return out;
-}
+    void count_planes() {
+        std::map<std::pair<uint32_t, uint32_t>, std::set<uint32_t>> ports_between;
+        for (const Stream& s : out_.streams) ports_between[{s.chip, s.peer_chip}].insert(s.port);
+        out_.planes = 1;
+        for (const auto& [pair, ports] : ports_between)
+            out_.planes = std::max(out_.planes, static_cast<uint32_t>(ports.size()));
+    }
+
+    const transport::Routing& routing_;
+    const std::vector<uint32_t>& cores_;
+    const LoweringOptions& opt_;
+    const uint32_t planes_;
+    const bool share_planes_;
+    const uint32_t n_;
+    std::vector<std::vector<LowOp>> ops_;
+    std::vector<ScratchRing> scratch_;
+    LoweredOp out_;
+    std::vector<std::pair<uint32_t, size_t>> created_;  // every op, in plan order
+    std::vector<LinkDirection> directions_;
+    std::map<std::pair<uint32_t, uint32_t>, int> direction_of_;  // (sending chip, port) -> direction
+    std::vector<std::map<WorkerKey, int>> worker_of_;
+    std::vector<size_t> first_worker_;
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, int> receiver_of_;  // (chip, port, lane) -> worker
+};
 
 }  // namespace
 
@@ -347,11 +416,11 @@ LoweredOp lower(const Plan& plan, const transport::Routing& routing, const std::
     for (uint32_t planes = most; planes > 1; --planes)
         for (bool share : {false, true}) {
             try {
-                return lower_on_planes(plan, routing, worker_cores, opt, planes, share);
+                return PlaneLowering(routing, worker_cores, opt, planes, share).run(plan);
             } catch (const WorkerShortage&) {
             }
         }
-    return lower_on_planes(plan, routing, worker_cores, opt, 1, false);
+    return PlaneLowering(routing, worker_cores, opt, 1, false).run(plan);
 }
 
 }  // namespace weft::ccl
