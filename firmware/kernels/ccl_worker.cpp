@@ -35,7 +35,19 @@ bool uses_channel(uint32_t opcode) {
     return opcode == abi::kCclSend || opcode == abi::kCclRecv || opcode == abi::kCclRecvReduce;
 }
 
-void run(const abi::CclInstr& in, uint32_t i, transport::Channel* channel, uint64_t signals) {
+// Ops whose last effects are queued on the math ring, not the NoC ring.
+bool ends_on_math(uint32_t opcode) { return opcode == abi::kCclRecvReduce || opcode == abi::kCclReduce; }
+
+// A signal follows its op (the lowering emits it right after): it goes on the
+// ring the op's last effects are queued on, so the consumer it wakes finds
+// them done. On the NoC ring after a reduction it could land first: the
+// engine may run a core's NoC ring a pass ahead of its math ring.
+void signal(uint64_t semaphore, uint32_t after_opcode) {
+    if (ends_on_math(after_opcode)) math::semaphore_inc(semaphore, 1);
+    else noc::semaphore_inc(semaphore, 1);
+}
+
+void run(const abi::CclInstr& in, uint32_t i, transport::Channel* channel, uint64_t signals, uint32_t last_op) {
     switch (in.opcode) {
     case abi::kCclSend: transport::stream_send(*channel, pages(in.src)); break;
     case abi::kCclRecv: transport::stream_receive(*channel, pages(in.dst)); break;
@@ -47,7 +59,8 @@ void run(const abi::CclInstr& in, uint32_t i, transport::Channel* channel, uint6
         if (in.arg >= abi::kCclMaxProducers) mailbox::panic(abi::kPanicBadArgs, i);
         noc::semaphore_wait_min(signals + 4ull * in.arg, in.count);
         break;
-    case abi::kCclSignal: noc::semaphore_inc(in.dst.base, 1); break;
+    case abi::kCclSignal: signal(in.dst.base, last_op); break;
+    case abi::kCclReduce: transport::reduce_pages(pages(in.src), pages(in.dst), in.arg & 0xffff, in.arg >> 16); break;
     default: mailbox::panic(abi::kPanicBadArgs, i);
     }
 }
@@ -63,11 +76,13 @@ extern "C" int kernel_main(KernelArgs a) {
     ChannelStorage storage[abi::kCclMaxChannels];
     transport::Channel* channel[abi::kCclMaxChannels] = {};
     for (uint32_t c = 0; c < channels; ++c) channel[c] = open_channel(refs[c], storage[c]);
+    uint32_t last_op = 0;  // the last op other than a signal
     for (uint32_t i = 0; i < args.instructions; ++i) {
         const abi::CclInstr& in = program[i];
         mailbox::set_progress(i);
         if (uses_channel(in.opcode) && in.channel >= channels) mailbox::panic(abi::kPanicBadArgs, i);
-        run(in, i, uses_channel(in.opcode) ? channel[in.channel] : nullptr, args.signals);
+        run(in, i, uses_channel(in.opcode) ? channel[in.channel] : nullptr, args.signals, last_op);
+        if (in.opcode != abi::kCclSignal) last_op = in.opcode;
     }
     noc::barrier();
     math::barrier();

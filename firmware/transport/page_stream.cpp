@@ -84,6 +84,18 @@ void copy_pages(const Pages& src, const Pages& dst) {
     }
 }
 
+void reduce_pages(const Pages& src, const Pages& dst, uint32_t op, uint32_t dtype) {
+    if (dst.count > 1 && dst.stride != dst.page_size) mailbox::panic(abi::kPanicBadArgs, dst.stride);
+    if (src.count > 1 && src.stride != src.page_size) mailbox::panic(abi::kPanicBadArgs, src.stride);
+    const uint64_t bytes = dst.bytes();
+    const uint32_t esize = element_size(dtype);
+    if (src.bytes() != bytes || bytes % esize || bytes / esize > 0xffffffffull) mailbox::panic(abi::kPanicBadArgs, bytes);
+    // Earlier NoC writes of this core into either run must land before the math engine reads them.
+    noc::barrier();
+    math::eltwise(static_cast<abi::MathOp>(op), static_cast<abi::DataType>(dtype), dst.base, src.base, dst.base,
+                  static_cast<uint32_t>(bytes / esize));
+}
+
 void stream_receive_reduce(Channel& c, const Pages& with, const Pages& dst, uint32_t op, uint32_t dtype) {
     if (dst.count > 1 && dst.stride != dst.page_size) mailbox::panic(abi::kPanicBadArgs, dst.stride);
     if (with.count > 1 && with.stride != with.page_size) mailbox::panic(abi::kPanicBadArgs, with.stride);

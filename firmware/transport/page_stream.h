@@ -16,5 +16,8 @@ void stream_receive(Channel& c, const Pages& dst);
 void stream_receive_reduce(Channel& c, const Pages& with, const Pages& dst, uint32_t op, uint32_t dtype);
 // A local NoC copy between two runs of the same size and any page shapes.
 void copy_pages(const Pages& src, const Pages& dst);
+// dst = dst op src, element-wise, on the math engine (both contiguous, the
+// same size). Queued only: the caller orders what follows on the math ring.
+void reduce_pages(const Pages& src, const Pages& dst, uint32_t op, uint32_t dtype);
 
 }  // namespace weft::transport

@@ -162,14 +162,28 @@ void all_reduce_ring(Builder& b) {
     }
 }
 
+// Every rank receives every other rank's vector and sums all n itself, in
+// the same order on every rank (chip 0's vector first, then chip 1's, its own
+// in its turn): float sums are not associative, so any other order would
+// leave the ranks' results with different bits.
+void all_reduce_full_mesh(Builder& b) {
+    const uint32_t n = b.n;
+    const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
+    for (uint32_t rank = 0; rank < n; ++rank)
+        for (uint32_t from = 0; from < n; ++from) {
+            if (from == 0 && rank == 0) b.plan.copy(1, rank, in, out);
+            else if (from == 0) b.plan.send(1, from, in, rank, out);
+            else if (from == rank) b.plan.reduce_local(1 + from, rank, in, out);
+            else b.plan.send(1 + from, from, in, rank, out, true);
+        }
+}
+
 void all_reduce_other(Builder& b, const std::string& algo) {
     const uint32_t n = b.n;
     const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
+    if (algo == "full_mesh") return all_reduce_full_mesh(b);
     for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, in, out);
-    if (algo == "full_mesh") {
-        for (uint32_t i = 0; i < n; ++i)
-            for (uint32_t k = 1; k < n; ++k) b.plan.send(1, b.ring(i), in, b.ring(i + k), out, true);
-    } else if (algo == "reduce_root") {
+    if (algo == "reduce_root") {
         const uint32_t root = b.ring(0);
         for (uint32_t i = 1; i < n; ++i) b.plan.send(1, b.ring(i), in, root, out, true);
         for (uint32_t i = 1; i < n; ++i) b.plan.send(2, root, out, b.ring(i), out);

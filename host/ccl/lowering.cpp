@@ -60,7 +60,8 @@ private:
 };
 
 bool reads_src(const LowOp& o) {
-    return o.opcode == abi::kCclSend || o.opcode == abi::kCclCopy || o.opcode == abi::kCclRecvReduce;
+    return o.opcode == abi::kCclSend || o.opcode == abi::kCclCopy || o.opcode == abi::kCclRecvReduce ||
+           o.opcode == abi::kCclReduce;
 }
 
 bool conflicts(const LowOp& earlier, const LowOp& later) {
@@ -145,7 +146,8 @@ private:
         const uint64_t len = std::min(piece, x.src.size() - off);
         const Span src = x.src.sub(off, len), dst = x.dst.sub(off, len);
         if (x.src_chip == x.dst_chip) {
-            push(x.src_chip, {kCopy, 0, 0}, abi::kCclCopy, src, dst, false, k, -1);
+            if (x.reduce && x.with.size()) throw Error("internal: a local reduction with a third operand");
+            push(x.src_chip, {kCopy, 0, 0}, x.reduce ? abi::kCclReduce : abi::kCclCopy, src, dst, x.reduce, k, -1);
             return;
         }
         const std::vector<Hop>& route = routing_.worker_hops(x.src_chip, x.dst_chip);
@@ -350,7 +352,7 @@ private:
         in.opcode = o.opcode;
         in.src = o.src.pages();
         in.dst = o.dst.pages();
-        if (o.opcode == abi::kCclRecvReduce) in.arg = opt_.reduce_arg;
+        if (o.opcode == abi::kCclRecvReduce || o.opcode == abi::kCclReduce) in.arg = opt_.reduce_arg;
         if (o.direction >= 0) in.channel = w.channel_of(o.port);
         w.code.push_back(in);
         for (auto& [consumer, number] : o.signal) {

@@ -54,6 +54,8 @@ struct Plan {
     void send_reduce(uint32_t round, uint32_t from, Span src, uint32_t to, Span dst, Span with) {
         add(round, from, to, src, dst, true, with);
     }
+    // dst = dst op src on `chip` (both contiguous).
+    void reduce_local(uint32_t round, uint32_t chip, Span src, Span dst) { add(round, chip, chip, src, dst, true, Span{}); }
 
 private:
     void add(uint32_t round, uint32_t from, uint32_t to, Span src, Span dst, bool reduce, Span with);

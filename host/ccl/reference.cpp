@@ -36,13 +36,24 @@ void store(abi::DataType t, uint8_t* p, uint64_t i, double v) {
     }
 }
 
-double epsilon(abi::DataType t) {
+// Unit roundoff: the largest relative error of one rounding to the type.
+double unit_roundoff(abi::DataType t) {
     switch (t) {
-    case abi::kF32: return std::ldexp(1.0, -23);
-    case abi::kBF16: return std::ldexp(1.0, -7);
-    case abi::kF16: return std::ldexp(1.0, -10);
+    case abi::kF32: return std::ldexp(1.0, -24);
+    case abi::kBF16: return std::ldexp(1.0, -8);
+    case abi::kF16: return std::ldexp(1.0, -11);
     default: return 0;
     }
+}
+
+// How far a reduction of n values may be from the exact one when each of its
+// n - 1 steps rounds to the type (the math engine stores every partial result
+// in the tensor's type), whatever order the algorithm reduces in: the
+// classic bound gamma(n-1) = (n-1)u / (1 - (n-1)u) times the sum of the
+// magnitudes (for a product, the product of them).
+double reduction_tolerance(abi::DataType t, uint32_t n, double magnitude) {
+    const double k = n > 1 ? n - 1 : 0, u = unit_roundoff(t);
+    return k * u / (1 - k * u) * magnitude;
 }
 
 struct Expect {
@@ -66,7 +77,7 @@ public:
             }
         }
         const bool exact = r_.redop == abi::kMathMax || r_.redop == abi::kMathMin || r_.dtype == abi::kI32;
-        return {acc, exact ? 0.0 : n_ * epsilon(r_.dtype) * mag};
+        return {acc, exact ? 0.0 : reduction_tolerance(r_.dtype, n_, mag)};
     }
 
 private:
@@ -78,6 +89,21 @@ private:
 class Checker {
 public:
     Checker(const OpRequest& r, CheckResult& res) : r_(r), res_(res) {}
+    // Replicated outputs hold the same bits on every rank: each element of
+    // `out` against the first rank's.
+    void same_bits(uint32_t chip, const std::vector<uint8_t>& out, uint32_t first_chip, const std::vector<uint8_t>& first,
+                   uint64_t elements, uint32_t element_size) {
+        for (uint64_t i = 0; i < elements; ++i) {
+            ++res_.checked;
+            if (std::memcmp(out.data() + i * element_size, first.data() + i * element_size, element_size) == 0) continue;
+            if (res_.wrong++ == 0) {
+                std::ostringstream s;
+                s << "chip " << chip << " output element " << i << ": " << load(r_.dtype, out.data(), i)
+                  << " is not bit for bit chip " << first_chip << "'s " << load(r_.dtype, first.data(), i);
+                res_.first_wrong = s.str();
+            }
+        }
+    }
     void compare(uint32_t chip, const std::vector<uint8_t>& out, uint64_t i, Expect e) {
         ++res_.checked;
         const double got = load(r_.dtype, out.data(), i);
@@ -154,6 +180,8 @@ CheckResult check_outputs(const OpRequest& r, const OpLayout& l, const OpData& i
             for (uint32_t c = 0; c < n; ++c)
                 if (r.op == Collective::kAllReduce || c == r.root) ck.compare(c, out[c], i, e);
         }
+        if (r.op == Collective::kAllReduce)
+            for (uint32_t c = 1; c < n; ++c) ck.same_bits(c, out[c], 0, out[0], l.elements, l.element);
         break;
     case Collective::kBroadcast:
         for (uint32_t c = 0; c < n; ++c)

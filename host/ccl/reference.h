@@ -1,7 +1,9 @@
 // Inputs for a collective op and the host reference it is checked against,
 // element by element: exact for integers and for max/min, and for float sums
-// and products within n * eps * (sum or product of |inputs|), which bounds
-// the rounding of any reduction order over n ranks.
+// and products within gamma(n-1) = (n-1)u / (1 - (n-1)u) times the sum (or
+// product) of |inputs|, u the type's unit roundoff: the bound on n - 1
+// rounded steps, which any reduction order over n ranks takes. An all-reduce
+// must also leave every rank with the same bits.
 #pragma once
 #include <stdint.h>
 

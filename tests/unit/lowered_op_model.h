@@ -97,7 +97,7 @@ inline std::string run_model(const LoweredOp& op) {
                     channel[s].erase(channel[s].begin());
                     if (in.opcode == abi::kCclRecvReduce && in.src.count) touch(w, in.src, false);  // its other operand
                     touch(w, in.dst, true);
-                } else if (in.opcode == abi::kCclCopy) {
+                } else if (in.opcode == abi::kCclCopy || in.opcode == abi::kCclReduce) {
                     touch(w, in.src, false);
                     touch(w, in.dst, true);
                 }

@@ -180,6 +180,77 @@ void test_ctring_reduces_every_rank_once_either_way(void**) {
     }
 }
 
+// Plays an all-reduce plan on expressions: rank r's input elements are "xr",
+// a reduction writes "(with+incoming)". Returns each rank's output element e.
+std::vector<std::string> play_expressions(const Plan& plan, const OpLayout& l, uint64_t e) {
+    const uint32_t n = l.ranks;
+    std::vector<std::map<uint64_t, std::string>> mem(n);  // by chip: element address -> expression
+    for (uint32_t c = 0; c < n; ++c)
+        for (uint64_t i = 0; i < l.elements; ++i) mem[c][l.input + i * l.element] = "x" + std::to_string(c);
+    auto elements_of = [&](const Span& s) {
+        std::vector<uint64_t> at;
+        for (uint64_t pg = 0; pg < s.count; ++pg)
+            for (uint64_t off = 0; off < s.page_size; off += l.element) at.push_back(s.base + pg * s.stride + off);
+        return at;
+    };
+    uint32_t last = 0;
+    for (const Transfer& t : plan.transfers) last = std::max(last, t.round);
+    for (uint32_t round = 0; round <= last; ++round) {
+        std::vector<std::pair<const Transfer*, std::vector<std::string>>> read;
+        for (const Transfer& t : plan.transfers) {
+            if (t.round != round) continue;
+            std::vector<std::string> v;
+            for (uint64_t a : elements_of(t.src)) v.push_back(mem[t.src_chip][a]);
+            read.push_back({&t, v});
+        }
+        for (const auto& [t, v] : read) {
+            const std::vector<uint64_t> dst = elements_of(t->dst);
+            const std::vector<uint64_t> with = elements_of(t->with.size() ? t->with : t->dst);
+            for (size_t i = 0; i < dst.size(); ++i)
+                mem[t->dst_chip][dst[i]] = t->reduce ? "(" + mem[t->dst_chip][with[i]] + "+" + v[i] + ")" : v[i];
+        }
+    }
+    std::vector<std::string> out;
+    for (uint32_t c = 0; c < n; ++c) out.push_back(mem[c][l.output + e * l.element]);
+    return out;
+}
+
+// Every all-reduce algorithm leaves every rank with the same bits: the same
+// sum of every rank's input once, associated the same way (float sums are
+// not associative; replicas that drift apart are a correctness bug).
+void test_all_reduce_ranks_sum_in_one_order(void**) {
+    for (uint32_t n : {2u, 3u, 4u, 5u, 8u}) {
+        Topology t(n, ring_links(n));
+        OpRequest r;
+        r.op = Collective::kAllReduce;
+        r.bytes = 5 * n * 4;
+        const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+        CtringTuning tune;
+        tune.min_shard_size = 4;
+        const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), tune};
+        for (const std::string& algo : algorithms(r.op)) {
+            if (algo == "auto") continue;
+            const Plan plan = build_plan(ctx, algo);
+            for (uint64_t e = 0; e < l.elements; ++e) {
+                const std::vector<std::string> got = play_expressions(plan, l, e);
+                for (uint32_t c = 0; c < n; ++c) {
+                    if (got[c] != got[0])
+                        fail_msg("%s on %u ranks, element %llu: rank %u has %s, rank 0 %s", algo.c_str(), n,
+                                 (unsigned long long)e, c, got[c].c_str(), got[0].c_str());
+                    for (uint32_t k = 0; k < n; ++k) {
+                        const std::string term = "x" + std::to_string(k);
+                        size_t count = 0;
+                        for (size_t at = got[c].find(term); at != std::string::npos; at = got[c].find(term, at + 1))
+                            if (at + term.size() == got[c].size() || !isdigit(got[c][at + term.size()])) ++count;
+                        if (count != 1) fail_msg("%s on %u ranks: rank %u's %s has x%u %zu times", algo.c_str(), n, c,
+                                                 got[c].c_str(), k, count);
+                    }
+                }
+            }
+        }
+    }
+}
+
 void test_ctring_auto_tune_tiers(void**) {
     assert_int_equal(ctring_pipeline_depth(1024), 1);
     assert_int_equal(ctring_pipeline_depth(32 * 1024 - 1), 1);
@@ -587,6 +658,7 @@ int main() {
         cmocka_unit_test(test_reverse_reduce_scatter_ends_at_the_same_owner),
         cmocka_unit_test(test_ctring_reduces_every_rank_once_either_way),
         cmocka_unit_test(test_ctring_auto_tune_tiers),
+        cmocka_unit_test(test_all_reduce_ranks_sum_in_one_order),
         cmocka_unit_test(test_ring_orders_and_stretch),
         cmocka_unit_test(test_disconnected_cluster_is_named),
         cmocka_unit_test(test_slicer_cuts_pieces_within_bounds),

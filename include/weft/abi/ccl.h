@@ -23,6 +23,7 @@ enum CclOpcode : uint32_t {
     kCclCopy = 4,        // local copy src pages -> dst pages
     kCclWait = 5,        // wait until signals[producer] >= count
     kCclSignal = 6,      // add 1 to the semaphore at `dst.base` (a consumer's signals[my index])
+    kCclReduce = 7,      // dst = dst op src, element-wise, locally (both contiguous)
 };
 
 // page i of a run: base + i * stride, page_size bytes each.
@@ -36,7 +37,7 @@ static_assert(sizeof(CclPages) == 24, "CclPages layout");
 
 struct CclInstr {
     uint32_t opcode;    // CclOpcode
-    uint32_t arg;       // kCclWait: producer index; kCclRecvReduce: MathOp | DataType << 16
+    uint32_t arg;       // kCclWait: producer index; kCclRecvReduce, kCclReduce: MathOp | DataType << 16
     uint32_t count;     // kCclWait: signal count awaited
     uint32_t channel;   // kCclSend / kCclRecv / kCclRecvReduce: index into the worker's channel table
     CclPages src;
