@@ -74,13 +74,24 @@ std::pair<std::string, LoweredOp> CollectiveRunner::choose(const OpRequest& r) c
         return {algo, lower_op(r, algo)};
     }
     // Every candidate is lowered to be costed; the winner's lowering is kept.
+    // One that cannot be lowered here (too few worker cores for it, say) is
+    // no candidate; if none can, the error names each one's reason.
     std::pair<std::string, LoweredOp> best;
     double best_t = 0;
+    std::string why_not;
     for (const std::string& a : algos) {
-        LoweredOp op = lower_op(r, a);
+        if (a == "auto") continue;
+        LoweredOp op;
+        try {
+            op = lower_op(r, a);
+        } catch (const Error& e) {
+            why_not += "\n  " + a + ": " + e.what();
+            continue;
+        }
         const double t = model_.predict(r, a, op);
         if (best.first.empty() || t < best_t) best = {a, std::move(op)}, best_t = t;
     }
+    if (best.first.empty()) throw Error("no " + collective_name(r.op) + " algorithm fits this cluster:" + why_not);
     return best;
 }
 
