@@ -135,14 +135,22 @@ void wait_for_launch(uint32_t core) {
     }
 }
 
-// A kernel that faulted on a refused command leaves its rings stopped; the
-// next kernel on this core gets them back clean.
-void clear_ring_errors(uint32_t core) {
+// A kernel that faulted on a refused command leaves its rings stopped, and
+// one that faulted or was stopped by the host may leave commands queued (a
+// send on a pulled cable): the next kernel on this core gets them back clean
+// and empty. After a kernel that ended normally, queued commands are its
+// last writes, still landing: they stay.
+template <typename Ring>
+bool needs_reset(const Ring& r, bool after_fault) {
+    return r.error || (after_fault && r.head != r.tail);
+}
+
+void clear_rings(uint32_t core, bool after_fault) {
     auto& cb = mailbox::control();
-    if (cb.noc[core].error) noc::reset();
-    if (cb.math[core].error) math::reset();
+    if (needs_reset(cb.noc[core], after_fault)) noc::reset();
+    if (needs_reset(cb.math[core], after_fault)) math::reset();
     const int port = board::kCores[core].port;
-    if (port >= 0 && cb.eth[port].error) eth::reset(static_cast<uint32_t>(port));
+    if (port >= 0 && needs_reset(cb.eth[port], after_fault)) eth::reset(static_cast<uint32_t>(port));
 }
 
 [[noreturn]] void serve_launches(uint32_t core) {
@@ -151,9 +159,10 @@ void clear_ring_errors(uint32_t core) {
     const auto& req = cb.host.launch[core];
     for (;;) {
         wait_for_launch(core);
+        const bool after_fault = st.state == abi::kHartFault;
         const boot::Snapshot s = boot::begin_launch(req, st);
         if (s.flags & abi::kLaunchNewCode) cache::invalidate_instructions(s.code_base, s.code_size);
-        clear_ring_errors(core);
+        clear_rings(core, after_fault);
         wake::listen(true);
         const uint64_t t0 = timer::now();
         const uint64_t c0 = timer::cycles();

@@ -23,5 +23,8 @@ uint32_t idle_wake_us();
 // Report a failure the firmware detected and abandon the kernel (FAULT with
 // mcause = abi::kPanicCause). Never returns.
 [[noreturn]] void panic(int32_t code, uint64_t detail);
+// Leaves the running kernel (kPanicStopped) if the host asked it to stop;
+// every wait calls it each time it wakes, so a stuck op can always be ended.
+void honour_stop();
 
 }  // namespace weft::mailbox

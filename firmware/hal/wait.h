@@ -23,6 +23,7 @@ inline void wait_until(Ready ready, uint32_t wait_kind, uint64_t wait_addr, uint
     uint64_t backoff = 5 * tpu;
     const uint64_t cap = uint64_t(max_backoff_us) * tpu;
     while (!ready()) {
+        mailbox::honour_stop();
         timer::sleep_until(timer::now() + backoff);
         backoff = backoff * 2 > cap ? cap : backoff * 2;
     }
@@ -42,6 +43,7 @@ inline void wait_active(Ready ready, uint32_t wait_kind, uint64_t wait_addr, uin
     for (;;) {
         wake::arm();
         if (ready()) break;
+        mailbox::honour_stop();
         wake::sleep(mailbox::active_wake_us());
     }
     wake::disarm();

@@ -32,6 +32,7 @@ int run(const abi::ResidentArgs& args, Image& image) {
         mailbox::set_wait(abi::kWaitWord, reinterpret_cast<uintptr_t>(&control.stop), 1);
         wake::arm();
         const bool idle = !control.stop && !image.poll();
+        mailbox::honour_stop();  // stopped by force: the image had no say
         if (idle) wake::sleep(kFallbackWakeUs);
         wake::disarm();
         mailbox::clear_wait();

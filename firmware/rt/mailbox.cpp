@@ -3,6 +3,7 @@
 #include "hal/mailbox.h"
 
 #include "hal/timer.h"
+#include "weft/abi/fault.h"
 
 namespace weft::mailbox {
 
@@ -19,6 +20,11 @@ void set_wait(uint32_t kind, uint64_t addr, uint32_t value) {
 }
 void clear_wait() { my_status().wait_kind = abi::kWaitNone; }
 void set_progress(uint64_t step) { my_status().progress = step; }
+
+void honour_stop() {
+    const uint32_t seq = my_status().running_seq;
+    if (seq != 0 && control().host.stop[core_id()] == seq) panic(abi::kPanicStopped, seq);
+}
 
 // The host may tune the back-off per chip; these defaults hold until it does.
 uint32_t active_wake_us() {

@@ -33,6 +33,7 @@ std::string describe_panic(int32_t code, uint64_t detail) {
         case abi::kPanicAssert: return "assertion failed at line " + std::to_string(detail);
         case abi::kPanicBadArgs: return "missing or bad runtime argument #" + std::to_string(detail);
         case abi::kPanicDeadline: return "firmware deadline passed waiting on " + hex(detail);
+        case abi::kPanicStopped: return "stopped by the host (launch " + std::to_string(detail) + ")";
         case abi::kPanicEdmTimeout:
             return "EDM timeout: port " + std::to_string(detail >> 48) + " channel " +
                    std::to_string((detail >> 32) & 0xffff) + " made no progress for " +

@@ -183,8 +183,57 @@ void Cluster::ring_core(uint32_t id, uint32_t core) {
     kick_bridge();
 }
 
+std::string Cluster::stop_kernels(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
+                                  std::chrono::milliseconds timeout) {
+    std::vector<std::pair<CoreRef, uint32_t>> running;
+    for (const auto& [ref, seq] : launched) {
+        Chip& chip = *chips_.at(ref.chip);
+        if (!chip.alive() || chip.finished(ref.core, seq)) continue;
+        __atomic_store_n(const_cast<uint32_t*>(&chip.control().host.stop[ref.core]), seq, __ATOMIC_RELEASE);
+        running.push_back({ref, seq});
+    }
+    if (running.empty()) return "";
+    for (const auto& [ref, seq] : running) ring_core(ref.chip, ref.core);
+    const auto deadline = Clock::now() + timeout;
+    std::set<uint32_t> stuck;  // chips
+    size_t stopped = 0;
+    for (const auto& [ref, seq] : running) {
+        Chip& chip = *chips_[ref.chip];
+        while (chip.alive() && !chip.finished(ref.core, seq) && Clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        if (chip.alive() && !chip.finished(ref.core, seq)) stuck.insert(ref.chip);
+        else ++stopped;
+    }
+    std::string out = "; stopped the op's " + std::to_string(stopped) + " other running kernel(s)";
+    for (uint32_t c : stuck) {
+        try {
+            reset_chip(c);
+            out += ", reset chip " + std::to_string(c) + " (a kernel there would not stop)";
+        } catch (const std::exception& e) {
+            out += ", could not reset chip " + std::to_string(c) + ": " + e.what();
+        }
+    }
+    return out;
+}
+
 std::vector<KernelResult> Cluster::wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
                                             std::chrono::milliseconds timeout) {
+    try {
+        return wait_all_or_throw(launched, timeout);
+    } catch (const TimeoutError& e) {
+        const std::string stopped = stop_kernels(launched);
+        throw TimeoutError(e.what() + stopped);
+    } catch (const FaultError& e) {
+        const std::string stopped = stop_kernels(launched);
+        throw FaultError(e.what() + stopped);
+    } catch (const Error& e) {
+        const std::string stopped = stop_kernels(launched);
+        throw Error(e.what() + stopped);
+    }
+}
+
+std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
+                                                     std::chrono::milliseconds timeout) {
     const auto deadline = Clock::now() + timeout;
     std::vector<bool> done(launched.size(), false);
     size_t remaining = launched.size();

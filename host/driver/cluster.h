@@ -66,12 +66,21 @@ public:
 
     // Loads each launch's kernel onto its core, launches them in the order
     // given and waits for all. Throws FaultError on a fault, TimeoutError with
-    // the hang report when the deadline passes, Error if a chip dies.
+    // the hang report when the deadline passes, Error if a chip dies; in every
+    // case the launches still running are stopped first (stop_kernels), so a
+    // failed op leaves its cores ready for the next.
     std::vector<KernelResult> run(const std::vector<Launch>& launches, std::chrono::milliseconds timeout);
     // The two halves of run, for callers that do work between them.
     std::vector<std::pair<CoreRef, uint32_t>> launch_all(const std::vector<Launch>& launches);
     std::vector<KernelResult> wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
                                        std::chrono::milliseconds timeout);
+
+    // Asks each launch still running among `launched` to stop (its kernel
+    // leaves at its next wait, abi::HostArea::stop) and waits up to `timeout`;
+    // a chip with a kernel that will not stop is reset. Returns what it did,
+    // for the error that made the caller stop them ("" if nothing ran).
+    std::string stop_kernels(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
+                             std::chrono::milliseconds timeout = std::chrono::milliseconds(3000));
 
     // Wakes a core sleeping on its doorbell (abi::HostArea::ring), after the
     // host wrote something it waits for: a resident image's stop request.
@@ -84,6 +93,8 @@ public:
 
 private:
     Cluster() = default;
+    std::vector<KernelResult> wait_all_or_throw(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
+                                                std::chrono::milliseconds timeout);
     void connect(const std::string& run_dir);
     // Wakes the bridge's engine, which may sleep, to ring the launched chips.
     void kick_bridge();

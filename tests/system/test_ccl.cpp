@@ -343,6 +343,34 @@ void test_bad_requests_are_refused(void**) {
     }
 }
 
+// An op that fails (a cable pulled for good, so the op misses its deadline)
+// stops its kernels before it reports, and the next op runs on the same
+// cluster without a reset.
+void test_failed_op_leaves_the_cluster_usable(void**) {
+    if (g_cluster->size() < 2) return;
+    ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+    o.timeout = std::chrono::milliseconds(1500);
+    ccl::CollectiveRunner runner(*g_cluster, o);
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllGather;
+    r.algo = "ring";
+    r.bytes = 64 * 1024;
+    const ccl::Stream cable = runner.lower_op(r, r.algo).streams.front();  // a cable the op uses
+    g_cluster->set_link(cable.chip, cable.port, false);
+    std::string error;
+    try {
+        ccl::run_case(runner, *g_cluster, r, 1);
+    } catch (const TimeoutError& e) {
+        error = e.what();
+    }
+    g_cluster->set_link(cable.chip, cable.port, true);
+    if (!contains(error, "deadline of 1500 ms passed") || !contains(error, "stopped the op's"))
+        fail_msg("the op over a pulled cable ended with: %s", error.c_str());
+    assert_string_equal(run_one(r, 2).c_str(), "");
+    r.op = ccl::Collective::kAllReduce;
+    assert_string_equal(run_one(r, 3).c_str(), "");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -357,6 +385,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_all_gather_every_dimension),
         cmocka_unit_test(test_auto_picks_a_valid_algorithm),
         cmocka_unit_test(test_every_op_over_faulty_links),
+        cmocka_unit_test(test_failed_op_leaves_the_cluster_usable),
     };
     return cmocka_run_group_tests_name(("ccl on " + g_name).c_str(), tests, setup, teardown);
 }

@@ -193,6 +193,11 @@ struct HostArea {
     // Bumped by the host to wake core c (the bridge rings its doorbell once
     // per new value): how a host request reaches a sleeping resident image.
     volatile uint32_t ring[kMaxCores];
+    // Set to a launch's seq (then rung) to stop that launch's kernel: it
+    // leaves at its next wait as if it had panicked (kPanicStopped), and the
+    // boot firmware clears its rings for the next launch. A stale value never
+    // matches a later launch.
+    volatile uint32_t stop[kMaxCores];
     CoreImage image[kMaxCores];
 };
 

@@ -16,6 +16,7 @@ enum PanicCode : int32_t {
     kPanicBadArgs = 3,    // detail: index of the offending argument
     kPanicDeadline = 4,   // detail: address waited on
     kPanicEdmTimeout = 5, // detail: port << 48 | channel id << 32 | µs without progress
+    kPanicStopped = 6,    // the host asked the kernel to stop (HostArea::stop); detail: its launch seq
 };
 
 enum RingKind : uint32_t { kRingNoc = 1, kRingEth = 2, kRingMath = 3 };
