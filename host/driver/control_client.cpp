@@ -8,9 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "common/error.h"
 #include "common/unix_socket.h"
 #include "driver/paths.h"
+#include "driver/run_dir.h"
 
 namespace weft {
 
@@ -47,20 +51,27 @@ bool ControlClient::wait_closed(int timeout_ms) {
     return false;
 }
 
-void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, int timeout_ms, int owner_pid) {
-    if (mkdir(run_dir.c_str(), 0700) != 0 && errno != EEXIST)
-        throw Error("cannot create run directory " + run_dir + ": " + strerror(errno));
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0) throw Error("pipe: " + std::string(strerror(errno)));
-    const std::string bridge = paths::bridge_binary();
+namespace {
+
+// Starts the bridge (detached, its output into `out`, which it closes) and
+// waits for its word that the cluster is up.
+void run_bridge(const std::string& cluster_file, const std::string& run_dir, int out, int timeout_ms, int owner_pid) {
     const std::string log = run_dir + "/bridge.log";
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        close(out);
+        throw Error("pipe: " + std::string(strerror(errno)));
+    }
+    const std::string bridge = paths::bridge_binary();
     pid_t pid = fork();
-    if (pid < 0) throw Error("fork: " + std::string(strerror(errno)));
+    if (pid < 0) {
+        close(out);
+        throw Error("fork: " + std::string(strerror(errno)));
+    }
     if (pid == 0) {
         // Detach twice so the bridge outlives this process and is nobody's zombie.
         setsid();
         if (fork() != 0) _exit(0);
-        int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         int in = open("/dev/null", O_RDONLY);
         dup2(in, 0);
         dup2(out, 1);
@@ -73,6 +84,7 @@ void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, i
         _exit(127);
     }
     close(pipefd[1]);
+    close(out);
     waitpid(pid, nullptr, 0);
     std::string msg;
     pollfd p{pipefd[0], POLLIN, 0};
@@ -93,6 +105,23 @@ void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, i
     if (msg == "ok") return;
     if (msg.rfind("error: ", 0) == 0) throw Error(msg.substr(7));
     throw Error("weft-bridge failed to start (see " + log + ")");
+}
+
+}  // namespace
+
+void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, int timeout_ms, int owner_pid) {
+    const bool created = run_dir::prepare(run_dir);
+    const std::string log = run_dir + "/bridge.log";
+    const int out = run_dir::open_log(log);
+    try {
+        run_bridge(cluster_file, run_dir, out, timeout_ms, owner_pid);
+    } catch (const TimeoutError&) {
+        throw;  // its message sends the user to the log: keep it
+    } catch (const Error&) {
+        // The bridge said why; a directory made for nothing would only linger.
+        if (created && !getenv("WEFT_KEEP_RUN_DIR")) std::filesystem::remove_all(run_dir);
+        throw;
+    }
 }
 
 }  // namespace weft

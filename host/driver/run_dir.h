@@ -1,0 +1,18 @@
+// A cluster's run directory holds its control socket, logs and consoles:
+// whoever can write into it controls the cluster. So, as sshd treats its own
+// files, it must be a real directory (not a link), owned by the user who
+// runs the cluster, and closed to everyone else; and files in it are opened
+// without following links, so a link planted there cannot redirect a write.
+#pragma once
+#include <string>
+
+namespace weft::run_dir {
+
+// Creates `dir` (mode 0700) or checks the existing one; throws weft::Error
+// naming the problem and the way out. Returns true if it created it.
+bool prepare(const std::string& dir);
+// Opens `path` for writing, truncated, mode 0600, refusing a symbolic link;
+// returns the fd or throws weft::Error naming the file.
+int open_log(const std::string& path);
+
+}  // namespace weft::run_dir
