@@ -53,25 +53,31 @@ bool ControlClient::wait_closed(int timeout_ms) {
 
 namespace {
 
-// Starts the bridge (detached, its output into `out`, which it closes) and
-// waits for its word that the cluster is up.
-void run_bridge(const std::string& cluster_file, const std::string& run_dir, int out, int timeout_ms, int owner_pid) {
+// Starts the bridge (detached, its output into `out`, holding the run
+// directory's `lock` for its life; both closed here) and waits for its word
+// that the cluster is up.
+void run_bridge(const std::string& cluster_file, const std::string& run_dir, int out, int lock, int timeout_ms,
+                int owner_pid) {
     const std::string log = run_dir + "/bridge.log";
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0) {
         close(out);
+        close(lock);
         throw Error("pipe: " + std::string(strerror(errno)));
     }
     const std::string bridge = paths::bridge_binary();
     pid_t pid = fork();
     if (pid < 0) {
         close(out);
+        close(lock);
         throw Error("fork: " + std::string(strerror(errno)));
     }
     if (pid == 0) {
         // Detach twice so the bridge outlives this process and is nobody's zombie.
         setsid();
         if (fork() != 0) _exit(0);
+        run_dir::write_holder(lock, getpid());  // the bridge's pid: exec keeps it
+        fcntl(lock, F_SETFD, 0);                // and the bridge keeps the lock
         int in = open("/dev/null", O_RDONLY);
         dup2(in, 0);
         dup2(out, 1);
@@ -86,6 +92,7 @@ void run_bridge(const std::string& cluster_file, const std::string& run_dir, int
     close(pipefd[1]);
     close(out);
     waitpid(pid, nullptr, 0);
+    close(lock);  // the bridge's copy holds it now
     std::string msg;
     pollfd p{pipefd[0], POLLIN, 0};
     for (;;) {
@@ -111,10 +118,17 @@ void run_bridge(const std::string& cluster_file, const std::string& run_dir, int
 
 void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, int timeout_ms, int owner_pid) {
     const bool created = run_dir::prepare(run_dir);
+    const int lock = run_dir::take_lock(run_dir);
     const std::string log = run_dir + "/bridge.log";
-    const int out = run_dir::open_log(log);
+    int out = -1;
     try {
-        run_bridge(cluster_file, run_dir, out, timeout_ms, owner_pid);
+        out = run_dir::open_log(log);
+    } catch (...) {
+        close(lock);
+        throw;
+    }
+    try {
+        run_bridge(cluster_file, run_dir, out, lock, timeout_ms, owner_pid);
     } catch (const TimeoutError&) {
         throw;  // its message sends the user to the log: keep it
     } catch (const Error&) {

@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "common/error.h"
 
@@ -40,6 +42,48 @@ bool prepare(const std::string& dir) {
     if (!created && errno != EEXIST) throw Error("cannot create run directory " + dir + ": " + strerror(errno));
     check_private(dir);
     return created;
+}
+
+namespace {
+
+std::string lock_path(const std::string& dir) { return dir + "/bridge.lock"; }
+
+int read_pid(int fd) {
+    char buf[24] = {};
+    const ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    return n > 0 ? std::atoi(buf) : 0;
+}
+
+}  // namespace
+
+int take_lock(const std::string& dir) {
+    const std::string path = lock_path(dir);
+    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) throw Error("cannot open " + path + ": " + strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        const int pid = read_pid(fd);
+        close(fd);
+        throw Error("a cluster is already up (or starting) in " + dir + ": weft-bridge pid " + std::to_string(pid) +
+                    " holds " + path + "; 'weft down' stops it, or set WEFT_RUN_DIR for another cluster");
+    }
+    return fd;
+}
+
+void write_holder(int lock_fd, int pid) {
+    const std::string text = std::to_string(pid) + "\n";
+    if (ftruncate(lock_fd, 0) != 0 || pwrite(lock_fd, text.data(), text.size(), 0) != ssize_t(text.size())) {
+        // The lock still works without the pid; only 'weft down' of an orphan needs it.
+    }
+}
+
+int holder(const std::string& dir) {
+    const int fd = open(lock_path(dir).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return 0;
+    int pid = 0;
+    if (flock(fd, LOCK_SH | LOCK_NB) != 0) pid = read_pid(fd);  // held: someone's bridge runs
+    else flock(fd, LOCK_UN);
+    close(fd);
+    return pid;
 }
 
 int open_log(const std::string& path) {

@@ -15,4 +15,15 @@ bool prepare(const std::string& dir);
 // returns the fd or throws weft::Error naming the file.
 int open_log(const std::string& path);
 
+// The lock a cluster's bridge holds for its whole life (RUN_DIR/bridge.lock,
+// the bridge's pid written in it): one cluster per run directory, and a way
+// to find its bridge when its control socket is gone. Takes the lock and
+// returns its fd (close-on-exec); throws weft::Error naming the holder's pid
+// if a bridge holds it.
+int take_lock(const std::string& dir);
+// Records `pid` as the lock's holder (the bridge, after its fork).
+void write_holder(int lock_fd, int pid);
+// The pid of the bridge holding the lock of `dir`, or 0 if nobody holds it.
+int holder(const std::string& dir);
+
 }  // namespace weft::run_dir

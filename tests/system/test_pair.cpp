@@ -199,6 +199,21 @@ void test_dead_link_is_an_error(void**) {
 
 // The cable pulled while a transfer runs and plugged back: every byte arrives,
 // and every frame exactly once (delivered frames = frames the transfer needs).
+// A second cluster in the same run directory is refused while the first runs
+// (two 'weft up' at once left a bridge and its QEMUs nobody could reach).
+void test_second_bridge_in_a_run_dir_is_refused(void**) {
+    Cluster& c = *g_cluster;
+    std::string error;
+    try {
+        spawn_bridge(source_dir() + "/clusters/pair.yaml", c.run_dir(), 5000, getpid());
+    } catch (const Error& e) {
+        error = e.what();
+    }
+    if (!contains(error, "a cluster is already up (or starting) in " + c.run_dir()))
+        fail_msg("second bridge: %s", error.c_str());
+    assert_int_equal(c.topology().chips(), 2);  // the first is untouched
+}
+
 // The typed topology a driver gets from the bridge: the file's mesh, each
 // chip's place in it, and the cable's state as it is now.
 void test_topology_from_the_bridge(void**) {
@@ -354,6 +369,7 @@ int main() {
         cmocka_unit_test(test_hang_report_within_deadline),
         cmocka_unit_test(test_dead_link_is_an_error),
         cmocka_unit_test(test_topology_from_the_bridge),
+        cmocka_unit_test(test_second_bridge_in_a_run_dir_is_refused),
         cmocka_unit_test(test_link_pulled_and_restored_mid_transfer),
         cmocka_unit_test(test_chip_crash_then_clean_shutdown),
         cmocka_unit_test(test_owner_crash_stops_cluster),

@@ -108,6 +108,28 @@ void test_a_planted_link_is_not_followed(void**) {
     close(fd);
 }
 
+// One bridge per run directory: the second one is refused and told whose
+// the directory is; once the first lets go the directory is free again.
+void test_one_bridge_per_run_directory(void**) {
+    const std::string dir = g_base + "/locked";
+    run_dir::prepare(dir);
+    assert_int_equal(run_dir::holder(dir), 0);
+    const int fd = run_dir::take_lock(dir);
+    run_dir::write_holder(fd, 4242);
+    assert_int_equal(run_dir::holder(dir), 4242);
+    std::string error;
+    try {
+        close(run_dir::take_lock(dir));
+    } catch (const Error& e) {
+        error = e.what();
+    }
+    assert_non_null(strstr(error.c_str(), "a cluster is already up (or starting) in"));
+    assert_non_null(strstr(error.c_str(), "weft-bridge pid 4242"));
+    close(fd);
+    assert_int_equal(run_dir::holder(dir), 0);
+    close(run_dir::take_lock(dir));
+}
+
 }  // namespace
 
 int main() {
@@ -117,6 +139,7 @@ int main() {
         cmocka_unit_test(test_a_link_is_refused),
         cmocka_unit_test(test_another_users_directory_is_refused),
         cmocka_unit_test(test_a_planted_link_is_not_followed),
+        cmocka_unit_test(test_one_bridge_per_run_directory),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
