@@ -52,7 +52,7 @@ void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmwar
         throw Error("socketpair for chip " + std::to_string(id_) + "'s UART: " + strerror(errno));
     uart_fd_ = uart_pair[0];
     fcntl(uart_fd_, F_SETFL, O_NONBLOCK);
-    console_fd_ = open(console_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    console_fd_ = open(console_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
     std::vector<std::string> args = {
         qemu, "-nodefaults", "-display", "none", "-monitor", "none",
         "-machine", "virt,memory-backend=ram",
@@ -74,7 +74,7 @@ void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmwar
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    int log = open(qemu_log_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int log = open(qemu_log_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     pid_t pid = fork();
     if (pid < 0) throw Error("fork: " + std::string(strerror(errno)));
     if (pid == 0) {

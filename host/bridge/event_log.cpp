@@ -1,5 +1,7 @@
 #include "bridge/event_log.h"
 
+#include <fcntl.h>
+
 #include <time.h>
 
 #include "bridge/bridge.h"
@@ -34,7 +36,9 @@ const char* event_kind_name(uint32_t kind) {
 }
 
 EventLog::EventLog(Bridge& bridge, const std::string& path) : bridge_(bridge), path_(path) {
-    file_ = fopen(path.c_str(), "a");
+    // Never through a link planted in the run directory (run_dir.h).
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    file_ = fd >= 0 ? fdopen(fd, "a") : nullptr;
     if (!file_) throw Error("cannot open the event log " + path);
 }
 

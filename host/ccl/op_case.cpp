@@ -30,6 +30,7 @@ const OpData& inputs_for(const OpRequest& r, const OpLayout& l, uint32_t seed) {
 }  // namespace
 
 CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed, bool check) {
+    cluster.claim(collective_name(r.op));  // before its inputs go in: nobody else's op writes there meanwhile
     CaseResult res;
     res.layout = runner.layout(r);
     const OpLayout& l = res.layout;

@@ -47,33 +47,50 @@ int connect_unix(const std::string& path) {
     return fd;
 }
 
+namespace {
+
+// One sendmsg, fds (if any) with its first byte.
+ssize_t send_with_fds(int fd, const char* data, size_t len, const std::vector<int>& fds, int flags) {
+    iovec iov{const_cast<char*>(data), len};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    std::vector<char> control;
+    if (!fds.empty()) {
+        control.resize(CMSG_SPACE(sizeof(int) * fds.size()));
+        msg.msg_control = control.data();
+        msg.msg_controllen = control.size();
+        cmsghdr* c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+        memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+    }
+    return sendmsg(fd, &msg, MSG_NOSIGNAL | flags);
+}
+
+}  // namespace
+
 void send_line(int fd, const std::string& line, const std::vector<int>& fds) {
     std::string data = line + "\n";
     size_t off = 0;
-    bool first = true;
     while (off < data.size()) {
-        iovec iov{const_cast<char*>(data.data()) + off, data.size() - off};
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        std::vector<char> control;
-        if (first && !fds.empty()) {
-            control.resize(CMSG_SPACE(sizeof(int) * fds.size()));
-            msg.msg_control = control.data();
-            msg.msg_controllen = control.size();
-            cmsghdr* c = CMSG_FIRSTHDR(&msg);
-            c->cmsg_level = SOL_SOCKET;
-            c->cmsg_type = SCM_RIGHTS;
-            c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-            memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-        }
-        ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+        const ssize_t n = send_with_fds(fd, data.data() + off, data.size() - off, off ? std::vector<int>{} : fds, 0);
         if (n < 0) {
             if (errno == EINTR) continue;
             throw Error("control socket send failed: " + std::string(strerror(errno)));
         }
         off += static_cast<size_t>(n);
-        first = false;
+    }
+}
+
+size_t send_some(int fd, const char* data, size_t len, const std::vector<int>& fds) {
+    for (;;) {
+        const ssize_t n = send_with_fds(fd, data, len, fds, MSG_DONTWAIT);
+        if (n >= 0) return static_cast<size_t>(n);
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+        throw Error("control socket send failed: " + std::string(strerror(errno)));
     }
 }
 

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -157,6 +158,48 @@ void Cluster::apply_wake_override() {
     for (auto& chip : chips_) chip->control().host.active_wake_us = static_cast<uint32_t>(us);
 }
 
+std::chrono::milliseconds Cluster::claim_wait() {
+    return std::chrono::milliseconds(env_integer("WEFT_CLAIM_WAIT_MS", 30000, 0));
+}
+
+void Cluster::claim(const std::string& what, std::chrono::milliseconds wait) {
+    if (claimed_) return;
+    const auto deadline = Clock::now() + wait;
+    bool told = false;
+    for (;;) {
+        const nlohmann::json reply = control_->exchange({{"cmd", "claim"}, {"what", what}});
+        if (reply.value("ok", false)) break;
+        const std::string error = reply.value("error", std::string("refused"));
+        if (!reply.value("busy", false) || Clock::now() >= deadline)
+            throw Error(error + (reply.value("busy", false) ? "; try again once it is done" : ""));
+        if (!told) std::fprintf(stderr, "weft: waiting for the cluster: %s\n", error.c_str());
+        told = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    claimed_ = true;
+    stop_orphans();
+}
+
+void Cluster::release() {
+    if (!claimed_) return;
+    control_->request({{"cmd", "release"}});
+    claimed_ = false;
+}
+
+void Cluster::stop_orphans() {
+    std::vector<std::pair<CoreRef, uint32_t>> orphans;
+    for (auto& chip : chips_)
+        for (uint32_t c = 0; c < board_.cores.size(); ++c) {
+            const abi::HartStatus& st = chip->status(c);
+            if (st.state == abi::kHartRunning && chip->resident_name(c).empty())
+                orphans.push_back({CoreRef{static_cast<uint32_t>(chip->id()), c}, st.running_seq});
+        }
+    if (orphans.empty()) return;
+    const std::string done = stop_kernels(orphans);
+    std::fprintf(stderr, "weft: %zu kernel(s) of an op whose process is gone were still running%s\n", orphans.size(),
+                 done.c_str());
+}
+
 std::vector<std::pair<CoreRef, uint32_t>> Cluster::launch_all(const std::vector<Launch>& launches) {
     std::set<std::pair<uint32_t, uint32_t>> seen;
     for (const Launch& l : launches) {
@@ -165,6 +208,7 @@ std::vector<std::pair<CoreRef, uint32_t>> Cluster::launch_all(const std::vector<
         if (!seen.insert({l.chip, l.core}).second)
             throw Error("two launches on chip " + std::to_string(l.chip) + " core " + std::to_string(l.core));
     }
+    if (!launches.empty()) claim("kernel " + launches.front().kernel->name);
     std::vector<LoadedKernel> loaded;
     for (const Launch& l : launches) loaded.push_back(chips_[l.chip]->load(l.core, *l.kernel));
     std::vector<std::pair<CoreRef, uint32_t>> launched;
@@ -204,7 +248,7 @@ std::string Cluster::stop_kernels(const std::vector<std::pair<CoreRef, uint32_t>
         if (chip.alive() && !chip.finished(ref.core, seq)) stuck.insert(ref.chip);
         else ++stopped;
     }
-    std::string out = "; stopped the op's " + std::to_string(stopped) + " other running kernel(s)";
+    std::string out = "; stopped " + std::to_string(stopped) + " kernel(s) still running";
     for (uint32_t c : stuck) {
         try {
             reset_chip(c);

@@ -82,6 +82,16 @@ public:
     std::string stop_kernels(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
                              std::chrono::milliseconds timeout = std::chrono::milliseconds(3000));
 
+    // Claims the cluster for this process's ops (the bridge grants one claim
+    // at a time, held until this Cluster disconnects): waits up to `wait` for
+    // another holder to let go, saying once that it waits and for whom, then
+    // throws weft::Error naming the holder. Once granted, stops kernels left
+    // running by a holder that died mid-op. Every launch claims first.
+    void claim(const std::string& what, std::chrono::milliseconds wait = claim_wait());
+    static std::chrono::milliseconds claim_wait();  // WEFT_CLAIM_WAIT_MS, default 30 s
+    // Lets another client have the cluster between this one's ops.
+    void release();
+
     // Wakes a core sleeping on its doorbell (abi::HostArea::ring), after the
     // host wrote something it waits for: a resident image's stop request.
     void ring_core(uint32_t chip, uint32_t core);
@@ -99,8 +109,12 @@ private:
     // Wakes the bridge's engine, which may sleep, to ring the launched chips.
     void kick_bridge();
 
+    // Kernels still running that nobody owns any more (their launcher died).
+    void stop_orphans();
+
     std::string run_dir_;
     bool owned_ = false;
+    bool claimed_ = false;
     int kick_fd_ = -1;
     std::unique_ptr<ControlClient> control_;
     nlohmann::json info_;

@@ -31,11 +31,17 @@ ControlClient::~ControlClient() {
     if (fd_ >= 0) close(fd_);
 }
 
-nlohmann::json ControlClient::request(const nlohmann::json& req, std::vector<int>* fds, int timeout_ms) {
+nlohmann::json ControlClient::exchange(const nlohmann::json& req, std::vector<int>* fds, int timeout_ms) {
     net::send_line(fd_, req.dump());
     std::string line;
     if (!net::recv_line(fd_, &line, fds, timeout_ms)) throw Error("weft-bridge closed the control socket");
-    nlohmann::json reply = nlohmann::json::parse(line);
+    nlohmann::json reply = nlohmann::json::parse(line, nullptr, false);
+    if (!reply.is_object()) throw Error("weft-bridge answered with something that is not JSON");
+    return reply;
+}
+
+nlohmann::json ControlClient::request(const nlohmann::json& req, std::vector<int>* fds, int timeout_ms) {
+    nlohmann::json reply = exchange(req, fds, timeout_ms);
     if (!reply.value("ok", false)) throw Error("weft-bridge: " + reply.value("error", std::string("request failed")));
     return reply;
 }
@@ -83,9 +89,13 @@ void run_bridge(const std::string& cluster_file, const std::string& run_dir, int
         dup2(out, 1);
         dup2(out, 2);
         int ready = dup(pipefd[1]);  // without CLOEXEC
-        std::string ready_s = std::to_string(ready), owner_s = std::to_string(owner_pid);
+        std::string ready_s = std::to_string(ready), owner_s = std::to_string(owner_pid), lock_s = std::to_string(lock);
+        // Root may reach another user's cluster only when its owner says so.
+        const char* allow_root = getenv("WEFT_ALLOW_ROOT");
+        const bool root_ok = allow_root && *allow_root && *allow_root != '0';
         execl(bridge.c_str(), bridge.c_str(), "--cluster", cluster_file.c_str(), "--run-dir", run_dir.c_str(),
-              "--ready-fd", ready_s.c_str(), "--owner-pid", owner_s.c_str(), static_cast<char*>(nullptr));
+              "--ready-fd", ready_s.c_str(), "--owner-pid", owner_s.c_str(), "--lock-fd", lock_s.c_str(),
+              root_ok ? "--allow-root" : static_cast<char*>(nullptr), static_cast<char*>(nullptr));
         dprintf(2, "cannot run %s: %s\n", bridge.c_str(), strerror(errno));
         _exit(127);
     }

@@ -17,6 +17,8 @@ public:
 
     // Sends a request; throws weft::Error with the bridge's message if it says ok=false.
     nlohmann::json request(const nlohmann::json& req, std::vector<int>* fds = nullptr, int timeout_ms = 10000);
+    // The bridge's reply as it is, ok or not.
+    nlohmann::json exchange(const nlohmann::json& req, std::vector<int>* fds = nullptr, int timeout_ms = 10000);
     // After "shutdown": waits until the bridge closes the socket (all chips stopped).
     bool wait_closed(int timeout_ms);
 

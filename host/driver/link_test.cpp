@@ -20,6 +20,7 @@ uint64_t rx_buffer(const BoardInfo& b, uint32_t port, uint64_t bytes) { return b
 }  // namespace
 
 std::vector<LinkTransfer> run_link_test(Cluster& cluster, const LinkTestOptions& opt) {
+    cluster.claim("linktest");
     const BoardInfo& board = cluster.board();
     if (opt.bytes == 0 || opt.bytes % 4) throw Error("link test size must be a positive multiple of 4 bytes");
     if (opt.packet == 0) throw Error("link test packet size must be positive");

@@ -63,6 +63,7 @@ Running start(Cluster& cluster, uint32_t chip_id, uint32_t core, const KernelIma
     if (chip_id >= cluster.size()) throw Error("the cluster has no chip " + std::to_string(chip_id));
     const BoardInfo& board = cluster.board();
     if (core >= board.cores.size()) throw Error("chip " + std::to_string(chip_id) + " has no core " + std::to_string(core));
+    cluster.claim("resident image " + image.name);
     Chip& chip = cluster.chip(chip_id);
     if (const std::string name = chip.resident_name(core); !name.empty())
         throw Error(where(chip_id, core) + " already runs the resident image '" + name + "'");

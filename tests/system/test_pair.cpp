@@ -159,7 +159,7 @@ void test_hang_report_within_deadline(void**) {
         fail_msg("hang report lacks the TT-link state of chip 0's cable:\n%s", report.c_str());
     // The driver stopped the stuck kernel before it reported: the core takes
     // the next kernel, no reset needed, and says how the last one ended.
-    assert_true(contains(report, "stopped the op's 1 other running kernel(s)"));
+    assert_true(contains(report, "stopped 1 kernel(s) still running"));
     assert_int_equal(c.chip(0).status(5).state, abi::kHartFault);
     assert_true(contains(c.chip(0).describe_fault(5), "stopped by the host"));
     auto r = c.run({test::reloc_probe(0, 5)}, milliseconds(5000));
@@ -212,6 +212,34 @@ void test_second_bridge_in_a_run_dir_is_refused(void**) {
     if (!contains(error, "a cluster is already up (or starting) in " + c.run_dir()))
         fail_msg("second bridge: %s", error.c_str());
     assert_int_equal(c.topology().chips(), 2);  // the first is untouched
+}
+
+// Two clients on one cluster: the first to run an op holds it; the second
+// waits its turn, then is told who holds it; the claim goes with its holder.
+void test_second_client_waits_for_the_claim(void**) {
+    Cluster& c = *g_cluster;
+    c.release();
+    c.claim("test_pair");
+    auto other = Cluster::attach(c.run_dir());
+    std::string error;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        other->claim("a second client", milliseconds(300));
+    } catch (const Error& e) {
+        error = e.what();
+    }
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    if (!contains(error, "in use by test_pair (pid " + std::to_string(getpid()) + ")"))
+        fail_msg("second claim: %s", error.c_str());
+    assert_true(waited >= milliseconds(300) && waited < milliseconds(3000));
+    // A client that never claims may still look: status is not an op.
+    assert_int_equal(other->topology().chips(), 2);
+    // The holder lets go; then a holder that goes away takes its claim with it.
+    c.release();
+    other->claim("a second client", milliseconds(2000));
+    other.reset();
+    auto r = c.run({test::reloc_probe(0, 5)}, milliseconds(5000));
+    assert_int_equal(r.size(), 1);
 }
 
 // The typed topology a driver gets from the bridge: the file's mesh, each
@@ -370,6 +398,7 @@ int main() {
         cmocka_unit_test(test_dead_link_is_an_error),
         cmocka_unit_test(test_topology_from_the_bridge),
         cmocka_unit_test(test_second_bridge_in_a_run_dir_is_refused),
+        cmocka_unit_test(test_second_client_waits_for_the_claim),
         cmocka_unit_test(test_link_pulled_and_restored_mid_transfer),
         cmocka_unit_test(test_chip_crash_then_clean_shutdown),
         cmocka_unit_test(test_owner_crash_stops_cluster),
