@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "common/knobs.h"
@@ -21,11 +22,13 @@ using namespace weft;
 
 namespace {
 
-int g_file = 0;
+std::vector<std::string> g_files;  // removed when the tests are done
 
 // A fresh file each time: the tuning file is read once per path.
 std::string write_file(const std::string& text) {
-    const std::string path = "/tmp/weft-ccl-tuning-" + std::to_string(getpid()) + "-" + std::to_string(++g_file) + ".yaml";
+    const std::string path =
+        "/tmp/weft-ccl-tuning-" + std::to_string(getpid()) + "-" + std::to_string(g_files.size() + 1) + ".yaml";
+    g_files.push_back(path);
     std::ofstream(path) << text;
     setenv("WEFT_CCL_CONFIG", path.c_str(), 1);
     return path;
@@ -91,5 +94,7 @@ int main() {
         cmocka_unit_test(test_file_sets_and_variable_wins),
         cmocka_unit_test(test_bad_files_are_named_by_line),
     };
-    return cmocka_run_group_tests(tests, nullptr, nullptr);
+    const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
+    for (const std::string& f : g_files) unlink(f.c_str());
+    return failed;
 }
