@@ -139,6 +139,14 @@ $WEFT run allreduce >"$TMP/out" 2>&1
 check "an unknown op is refused by name" has "$TMP/out" "unknown op 'allreduce' (ops: all_gather"
 $WEFT run all_gather --size 6 >"$TMP/out" 2>&1
 check "a size of no whole elements is refused" has "$TMP/out" "size 6 is not a whole number of f32 elements"
+# Ids beyond 32 bits were truncated on their way to the bridge: 2^32 pulled chip 0's cable.
+$WEFT link 4294967296 1 down >"$TMP/out" 2>&1
+check "a chip id beyond 32 bits is refused as usage" test $? -eq 2
+$WEFT status >"$TMP/out" 2>&1
+check "... and chip 0's cable stays in" grep -q "chip 0.E .* up " "$TMP/out"
+WEFT_CCL_SLOT_SIZE=1000 $WEFT run all_reduce --size 4K >"$TMP/out" 2>&1
+check "a bad CCL knob is refused as usage" test $? -eq 2
+check "... naming the knob and its range" has "$TMP/out" "WEFT_CCL_SLOT_SIZE=1000 must be a multiple of 16 from 16 to 4294967280"
 $WEFT link 0 1 down >/dev/null 2>&1
 $WEFT run all_reduce --size 4K >"$TMP/out" 2>&1
 check "an op over a dead link is refused by name, not hung" has "$TMP/out" "chip 0 cannot reach chip 1: no path of working links joins them"
