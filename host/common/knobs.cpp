@@ -69,7 +69,7 @@ bool flag(const Knob& k) {
 }
 
 std::string text(const Knob& k) {
-    if (k.type != Type::kText && k.type != Type::kPath) expect(k, Type::kText);
+    if (k.type != Type::kPath) expect(k, Type::kText);
     const char* v = env(k);
     return v ? v : std::string(k.text_fallback);
 }
