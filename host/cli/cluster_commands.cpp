@@ -106,6 +106,7 @@ std::unique_ptr<Cluster> attach_or_start(const std::string& run_dir, const std::
     } catch (const Error&) {
     }
     const std::string file = paths::cluster_file(cluster.empty() ? fallback : cluster);
+    knobs::check(knobs::Reader::kBridge);  // as weft up does: a usage error, not a failed start
     std::fprintf(stderr, "no cluster up in %s: starting a temporary one from %s\n", run_dir.c_str(), file.c_str());
     return Cluster::start(file, run_dir + "-tmp" + std::to_string(getpid()));
 }

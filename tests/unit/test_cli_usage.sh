@@ -135,6 +135,9 @@ check "a bad WEFT_BRIDGE_SPIN: exit code 2" test "$rc" -eq 2
 check "a bad WEFT_BRIDGE_SPIN is named with its range" \
     has "$TMP/out" "WEFT_BRIDGE_SPIN=x must be a whole number from 0 to 4294967295"
 check "no run dir was made for it" test ! -e "$WEFT_RUN_DIR"
+WEFT_BRIDGE_NAP_US=-5 weft linktest
+check "a bad bridge knob before a temporary cluster: exit code 2" test "$rc" -eq 2
+check "... named with its range" has "$TMP/out" "WEFT_BRIDGE_NAP_US=-5 must be a whole number from 0 to 1000000"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
