@@ -65,7 +65,7 @@ inline constexpr Knob kKnobs[] = {
      .meaning = "the bridge engine's nap in us while an op is likely still going (0: no naps)",
      .fallback = 10, .min = 0, .max = 1000000},
     {.name = "WEFT_CCL_CONFIG", .type = Type::kPath, .reader = Reader::kCcl,
-     .meaning = "a YAML tuning file for the tunables marked 'file key' (a set variable wins over it)"},
+     .meaning = "a YAML tuning file for the tunables that list a tuning file key (a set variable wins)"},
     {.name = "WEFT_CCL_TRACE", .type = Type::kText, .reader = Reader::kCcl,
      .meaning = "any value: each op's launch and kernel times on stderr; 2: each kernel's time too"},
     {.name = "WEFT_CCL_SLOTS", .type = Type::kInteger, .reader = Reader::kCcl,
