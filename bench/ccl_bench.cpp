@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccl/op_case.h"
+#include "common/knobs.h"
 #include "common/png_plot.h"
 #include "common/sizes.h"
 #include "driver/paths.h"
@@ -335,7 +336,7 @@ int main(int argc, char** argv) {
             host_load(*cluster, run, parse_size(argv[2]));
             return 0;
         }
-        const bool quick = getenv("WEFT_BENCH_QUICK") != nullptr;
+        const bool quick = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"));
         std::vector<uint64_t> sizes;
         for (uint64_t s = 1024; s <= (quick ? (1ull << 20) : (64ull << 20)); s *= 4) sizes.push_back(s);
         // A quick run is a smoke test: its numbers never replace the recorded ones.

@@ -12,6 +12,7 @@
 #include "transport/edm/edm_builder.h"
 #include "host_cpu.h"
 #include "common/error.h"
+#include "common/knobs.h"
 #include "driver/paths.h"
 
 namespace weft {
@@ -127,7 +128,7 @@ double measure_edm_cell(Cluster& c, uint32_t size, uint32_t channels, bool both,
 void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_gbps) {
     std::vector<uint32_t> sizes = {1024, 2048, 4096, 8192, 16384};
     const std::vector<uint32_t> channel_counts = {1, 2, 4, 8};
-    if (getenv("WEFT_BENCH_QUICK")) sizes = {16384};
+    if (knobs::flag(knobs::knob("WEFT_BENCH_QUICK"))) sizes = {16384};
     std::vector<double> raw;
     for (uint32_t s : sizes) raw.push_back(raw_link_gbps(s));
     measure(c, 16384, 8, true);  // warm: first touch of every buffer the cells use, as the raw link's own warm-up did
@@ -186,7 +187,7 @@ void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_g
     shaped_table(c, raw_link_gbps, t);
     std::printf("\n%s", t.str().c_str());
     // A quick run is a smoke test: its numbers never replace the recorded ones.
-    const std::string out = getenv("WEFT_BENCH_QUICK") ? "/tmp/weft-bench-quick-edm_link.md"
+    const std::string out = knobs::flag(knobs::knob("WEFT_BENCH_QUICK")) ? "/tmp/weft-bench-quick-edm_link.md"
                                                        : paths::source_root() + "/bench/results/edm_link.md";
     std::ofstream f(out);
     f << "# EDM link benchmark\n\n" << t.str();

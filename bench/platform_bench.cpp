@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/knobs.h"
 #include "driver/cluster.h"
 #include "driver/paths.h"
 #include "common/sizes.h"
@@ -73,8 +74,8 @@ int main(int argc, char** argv) {
             const int reps = argc > 6 ? std::stoi(argv[6]) : 5;
             auto pair = Cluster::start(paths::cluster_file("pair"), "/tmp/weft-bench-" + std::to_string(getpid()) + "-pair");
             pair->apply_wake_override();
-            if (const char* shaped = getenv("WEFT_BENCH_LINK_GBPS"))  // the link shaped to this many GB/s
-                pair->set_fault(0, 1, {{"bandwidth_gbps", std::stod(shaped)}, {"latency_us", 1.0}});
+            if (const auto& shaped = knobs::knob("WEFT_BENCH_LINK_GBPS"); knobs::is_set(shaped))
+                pair->set_fault(0, 1, {{"bandwidth_gbps", knobs::real(shaped)}, {"latency_us", 1.0}});
             link_gbps(*pair, 1u << 20);  // warm: first touch of the DRAM pages
             std::printf("raw link at %u bytes: %.2f GB/s\n", size, link_gbps(*pair, size));
             for (int i = 0; i < reps; ++i)
@@ -103,7 +104,7 @@ int main(int argc, char** argv) {
                 snprintf(label, sizeof label, size >= (1u << 20) ? "%u MiB" : "%u KiB", size >= (1u << 20) ? size >> 20 : size >> 10);
                 std::printf("%-10s %16.2f %16.2f %10.3f\n", label, link, mem, link / mem);
             }
-            if (!getenv("WEFT_BENCH_SKIP_EDM")) run_edm_bench(*pair, [&](uint32_t size) { return link_gbps(*pair, size); });
+            if (!knobs::flag(knobs::knob("WEFT_BENCH_SKIP_EDM"))) run_edm_bench(*pair, [&](uint32_t size) { return link_gbps(*pair, size); });
             run_link_goodput_bench(*pair);
             ping_pong_us(*pair, 20);  // warm: the cores leave deep idle
             std::printf("\none-word ping-pong round trip over one link: %.1f us (mean of 2000)\n", ping_pong_us(*pair, 2000));

@@ -11,12 +11,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <cerrno>
 #include <sstream>
 
 #include "common/error.h"
+#include "common/knobs.h"
 #include "driver/paths.h"
 
 namespace weft {
@@ -131,8 +131,11 @@ void Bridge::start_engine() {
     memcpy(addr.sun_path, kick.c_str(), kick.size() + 1);
     if (kick_fd_ < 0 || bind(kick_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
         throw Error("cannot bind " + kick + ": " + strerror(errno));
+    // Read here, not in the engine's thread, so a bad value fails the start.
+    const auto spin_passes = static_cast<uint32_t>(knobs::integer(knobs::knob("WEFT_BRIDGE_SPIN")));
+    const long nap_us = static_cast<long>(knobs::integer(knobs::knob("WEFT_BRIDGE_NAP_US")));
     running_ = true;
-    engine_ = std::thread([this] { engine_loop(); });
+    engine_ = std::thread([this, spin_passes, nap_us] { engine_loop(spin_passes, nap_us); });
 }
 
 void Bridge::stop() {
@@ -198,7 +201,7 @@ bool Bridge::sleep_until_woken(long timeout_us) {
     return ready > 0;
 }
 
-void Bridge::engine_loop() {
+void Bridge::engine_loop(uint32_t spin_passes, long nap_us) {
     // Event driven both ways (firmware/hal/wake.h): after executing commands
     // the engine rings the doorbell of every chip they touched where a core
     // sleeps waiting. With nothing to do it spins briefly (ops issue commands
@@ -208,8 +211,6 @@ void Bridge::engine_loop() {
     // then announces a deep sleep that only a core's UART or a driver ends.
     // WEFT_BRIDGE_SPIN / WEFT_BRIDGE_NAP_US tune spin and nap for experiments.
     prctl(PR_SET_TIMERSLACK, 1000UL);  // naps of µs: the default 50 µs slack would dwarf them
-    const uint32_t spin_passes = getenv("WEFT_BRIDGE_SPIN") ? std::atoi(getenv("WEFT_BRIDGE_SPIN")) : 256;
-    const long nap_us = getenv("WEFT_BRIDGE_NAP_US") ? std::atol(getenv("WEFT_BRIDGE_NAP_US")) : 10;
     constexpr uint64_t kNapForMs = 50;  // then the deep sleep
     const uint32_t n = static_cast<uint32_t>(chips_.size());
     doorbells_.assign(n, Doorbell{});

@@ -47,7 +47,7 @@ public:
     uint64_t engine_passes() const { return passes_; }
 
 private:
-    void engine_loop();
+    void engine_loop(uint32_t spin_passes, long nap_us);
     // Executes the chip's queued device commands; marks in `touched` every
     // chip whose memory or rings they changed.
     bool serve_chip(uint32_t chip, std::vector<char>& touched);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/knobs.h"
 #include "common/unix_socket.h"
 
 namespace weft {
@@ -65,7 +66,7 @@ void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmwar
         // cores than harts that measured ~1.8x faster for ring8 collectives.
         // (Guest atomics are then not atomic against the host; no word is
         // read-modify-written by both: DESIGN.md section 3.)
-        "-accel", getenv("WEFT_QEMU_ACCEL") ? getenv("WEFT_QEMU_ACCEL") : "tcg,thread=single",
+        "-accel", knobs::text(knobs::knob("WEFT_QEMU_ACCEL")),
         "-bios", "none", "-kernel", boot_firmware,
         "-chardev", "socket,id=uart,fd=" + std::to_string(child_uart),
         "-serial", "chardev:uart",

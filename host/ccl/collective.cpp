@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "ccl/tuning.h"
 #include "common/error.h"
+#include "common/knobs.h"
 
 namespace weft::ccl {
 namespace {
@@ -33,10 +33,6 @@ const OpInfo& info(Collective c) {
     for (const OpInfo& o : ops())
         if (o.op == c) return o;
     throw Error("internal: unknown collective");
-}
-
-uint64_t env_u64(const char* name, uint64_t fallback) {
-    return static_cast<uint64_t>(tunable(name, static_cast<long long>(fallback), -1));  // -1: "always"
 }
 
 }  // namespace
@@ -178,15 +174,15 @@ OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Span& dram) {
 }
 
 CtringTuning CtringTuning::from_env() {
+    using knobs::integer, knobs::knob;  // the knobs' ranges: none below 0 but the two -1 ("always")
     CtringTuning t;
-    t.pipeline_depth = static_cast<uint32_t>(env_u64("WEFT_CTRING_PIPELINE_DEPTH", 0));
-    t.chunk_size = env_u64("WEFT_CTRING_CHUNK_SIZE", 0);
-    t.num_chunks = env_u64("WEFT_CTRING_NUM_CHUNKS", 0);
-    t.max_bdp = env_u64("WEFT_CTRING_MAX_BDP", t.max_bdp);
-    t.min_shard_size = env_u64("WEFT_CTRING_MIN_SHARD_SIZE", t.min_shard_size);
-    t.bidir_ag_max_size = static_cast<int64_t>(env_u64("WEFT_CTRING_BIDIR_AG_MAX_SIZE", uint64_t(t.bidir_ag_max_size)));
-    t.bidir_rs_max_size = static_cast<int64_t>(env_u64("WEFT_CTRING_BIDIR_RS_MAX_SIZE", uint64_t(t.bidir_rs_max_size)));
-    if (t.max_bdp == 0) throw Error("WEFT_CTRING_MAX_BDP must be positive");
+    t.pipeline_depth = static_cast<uint32_t>(integer(knob("WEFT_CTRING_PIPELINE_DEPTH")));
+    t.chunk_size = static_cast<uint64_t>(integer(knob("WEFT_CTRING_CHUNK_SIZE")));
+    t.num_chunks = static_cast<uint64_t>(integer(knob("WEFT_CTRING_NUM_CHUNKS")));
+    t.max_bdp = static_cast<uint64_t>(integer(knob("WEFT_CTRING_MAX_BDP")));
+    t.min_shard_size = static_cast<uint64_t>(integer(knob("WEFT_CTRING_MIN_SHARD_SIZE")));
+    t.bidir_ag_max_size = integer(knob("WEFT_CTRING_BIDIR_AG_MAX_SIZE"));
+    t.bidir_rs_max_size = integer(knob("WEFT_CTRING_BIDIR_RS_MAX_SIZE"));
     return t;
 }
 

@@ -10,6 +10,7 @@
 
 #include "ccl/plan.h"
 #include "ccl/topology.h"
+#include "common/knobs.h"
 #include "weft/abi/commands.h"
 
 namespace weft::ccl {
@@ -77,23 +78,23 @@ struct OpLayout {
 OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Span& dram);
 
 // Tunables of the ring all-reduce (seed 001, CTRING), each overridable by an
-// environment variable like the seed's CVARs.
+// environment variable like the seed's CVARs (common/knobs.h has their ranges).
 struct CtringTuning {
-    uint32_t pipeline_depth = 0;  // WEFT_CTRING_PIPELINE_DEPTH (0: by message size)
-    uint64_t chunk_size = 0;      // WEFT_CTRING_CHUNK_SIZE (0: auto)
-    uint64_t num_chunks = 0;      // WEFT_CTRING_NUM_CHUNKS (0: depth * ranks)
-    uint64_t max_bdp = 128ull << 20;   // WEFT_CTRING_MAX_BDP
-    uint64_t min_shard_size = 16;      // WEFT_CTRING_MIN_SHARD_SIZE
+    uint32_t pipeline_depth = knobs::knob("WEFT_CTRING_PIPELINE_DEPTH").fallback;  // 0: by message size
+    uint64_t chunk_size = knobs::knob("WEFT_CTRING_CHUNK_SIZE").fallback;          // 0: auto
+    uint64_t num_chunks = knobs::knob("WEFT_CTRING_NUM_CHUNKS").fallback;          // 0: depth * ranks
+    uint64_t max_bdp = knobs::knob("WEFT_CTRING_MAX_BDP").fallback;
+    uint64_t min_shard_size = knobs::knob("WEFT_CTRING_MIN_SHARD_SIZE").fallback;
     // WEFT_CTRING_BIDIR_AG_MAX_SIZE: 0 off, -1 always. Always by default: here
     // the reverse direction of every cable is otherwise idle during the
     // all-gather (make bench compares both at 16 and 64 MiB, shaped and not;
     // the seed's threshold guards a GPU kernel's register use).
-    int64_t bidir_ag_max_size = -1;
+    int64_t bidir_ag_max_size = knobs::knob("WEFT_CTRING_BIDIR_AG_MAX_SIZE").fallback;
     // WEFT_CTRING_BIDIR_RS_MAX_SIZE, the same for the reduce-scatter phase
     // (beyond the seed): each shard's first half is reduced around the ring one
     // way, its second half the other way, so both directions of every cable
     // carry half the bytes; every position still ends with its whole shard.
-    int64_t bidir_rs_max_size = -1;
+    int64_t bidir_rs_max_size = knobs::knob("WEFT_CTRING_BIDIR_RS_MAX_SIZE").fallback;
     static CtringTuning from_env();
 };
 

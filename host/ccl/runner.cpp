@@ -2,25 +2,24 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
 
 #include "ccl/placement.h"
-#include "ccl/tuning.h"
 #include "common/error.h"
+#include "common/knobs.h"
 #include "driver/resident.h"
 
 namespace weft::ccl {
 
 RunnerOptions RunnerOptions::from_env() {
     RunnerOptions o;
-    auto get = [](const char* name, uint32_t fallback) { return static_cast<uint32_t>(tunable(name, fallback, 1)); };
-    o.slots = get("WEFT_CCL_SLOTS", o.slots);
-    o.slot_size = get("WEFT_CCL_SLOT_SIZE", o.slot_size);
-    o.workers_per_link = get("WEFT_CCL_WORKERS_PER_LINK", o.workers_per_link);
-    o.planes = static_cast<uint32_t>(tunable("WEFT_CCL_PLANES", o.planes, 0));
+    // The knobs' ranges keep every value within 32 bits.
+    o.slots = static_cast<uint32_t>(knobs::integer(knobs::knob("WEFT_CCL_SLOTS")));
+    o.slot_size = static_cast<uint32_t>(knobs::integer(knobs::knob("WEFT_CCL_SLOT_SIZE")));
+    o.workers_per_link = static_cast<uint32_t>(knobs::integer(knobs::knob("WEFT_CCL_WORKERS_PER_LINK")));
+    o.planes = static_cast<uint32_t>(knobs::integer(knobs::knob("WEFT_CCL_PLANES")));
     return o;
 }
 
@@ -115,12 +114,12 @@ PlacedOp place_with_hint(const LoweredOp& op, transport::Transport& transport, t
 }
 
 void trace(const OpTiming& timing, const std::vector<Launch>& launches, const std::vector<KernelResult>& results,
-           double launch_seconds, uint32_t timebase_hz) {
+           double launch_seconds, uint32_t timebase_hz, bool per_kernel) {
     double slowest = 0;
     for (const KernelResult& k : results) slowest = std::max(slowest, double(k.ticks) / timebase_hz);
     std::fprintf(stderr, "ccl %s: %zu kernels launched in %.2f ms, all done after %.2f ms, slowest kernel %.2f ms\n",
                  timing.algo.c_str(), launches.size(), launch_seconds * 1e3, timing.seconds * 1e3, slowest * 1e3);
-    if (std::string(std::getenv("WEFT_CCL_TRACE")) == "2")
+    if (per_kernel)
         for (size_t k = 0; k < results.size(); ++k)
             std::fprintf(stderr, "   chip %u core %u %-10s %8.2f ms\n", launches[k].chip, launches[k].core,
                          launches[k].kernel->name.c_str(), double(results[k].ticks) / timebase_hz * 1e3);
@@ -161,9 +160,9 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
     const auto t1 = std::chrono::steady_clock::now();
     const std::vector<KernelResult> results = cluster_.wait_all(launched, deadline(op));
     timing.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (std::getenv("WEFT_CCL_TRACE"))
+    if (const std::string level = knobs::text(knobs::knob("WEFT_CCL_TRACE")); !level.empty())
         trace(timing, placed.launches, results, std::chrono::duration<double>(t1 - t0).count(),
-              cluster_.board().timebase_hz);
+              cluster_.board().timebase_hz, level == "2");
     return timing;
 }
 

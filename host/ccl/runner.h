@@ -14,6 +14,7 @@
 #include <string>
 
 #include "ccl/autotune.h"
+#include "common/knobs.h"
 #include "ccl/collective.h"
 #include "ccl/lowering.h"
 #include "ccl/topology.h"
@@ -34,15 +35,15 @@ struct OpTiming {
 struct RunnerOptions {
     // Few, large messages: each costs the host a few core wake-ups whatever
     // its size, and the ERISC L1 (4 MiB) holds 8 x 128 KiB each way.
-    uint32_t slots = 8;
-    uint32_t slot_size = 128 * 1024;
+    uint32_t slots = knobs::knob("WEFT_CCL_SLOTS").fallback;
+    uint32_t slot_size = knobs::knob("WEFT_CCL_SLOT_SIZE").fallback;
     // Lanes per cable direction at most (lanes.h). 1: one sender and one
     // receiver worker per port, the measured-safe choice; more stripe pieces
     // over spare worker cores, each lane with its own EDM channel (and its
     // slots x slot_size of ERISC L1).
-    uint32_t workers_per_link = 1;
+    uint32_t workers_per_link = knobs::knob("WEFT_CCL_WORKERS_PER_LINK").fallback;
     // Cables per hop at most where neighbours have several (lowering.h); 0: all.
-    uint32_t planes = 0;
+    uint32_t planes = knobs::knob("WEFT_CCL_PLANES").fallback;
     std::chrono::milliseconds timeout{0};  // 0: from the op's size
     // WEFT_CCL_SLOTS / WEFT_CCL_SLOT_SIZE override the EDM buffering,
     // WEFT_CCL_WORKERS_PER_LINK the lanes, WEFT_CCL_PLANES the planes.

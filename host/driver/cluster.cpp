@@ -13,8 +13,8 @@
 #include <set>
 #include <thread>
 
-#include "common/env.h"
 #include "common/error.h"
+#include "common/knobs.h"
 #include "driver/paths.h"
 
 namespace weft {
@@ -106,8 +106,7 @@ Cluster::~Cluster() {
             shutdown();
             // A temporary cluster's run directory (logs, consoles) goes with it,
             // unless asked to keep it for a look.
-            const char* keep = getenv("WEFT_KEEP_RUN_DIR");
-            if (!keep || !*keep || *keep == '0') std::filesystem::remove_all(run_dir_);
+            if (!knobs::flag(knobs::knob("WEFT_KEEP_RUN_DIR"))) std::filesystem::remove_all(run_dir_);
         }
     } catch (...) {
     }
@@ -153,13 +152,13 @@ nlohmann::json Cluster::set_fault(uint32_t chip, uint32_t port, const nlohmann::
 void Cluster::reset_chip(uint32_t chip) { control_->request({{"cmd", "reset"}, {"chip", chip}}, nullptr, 15000); }
 
 void Cluster::apply_wake_override() {
-    const long long us = env_integer("WEFT_ACTIVE_WAKE_US", 0, 1);
-    if (us == 0) return;
+    const long long us = knobs::integer(knobs::knob("WEFT_ACTIVE_WAKE_US"));
+    if (us == 0) return;  // unset: the firmware's own
     for (auto& chip : chips_) chip->control().host.active_wake_us = static_cast<uint32_t>(us);
 }
 
 std::chrono::milliseconds Cluster::claim_wait() {
-    return std::chrono::milliseconds(env_integer("WEFT_CLAIM_WAIT_MS", 30000, 0));
+    return std::chrono::milliseconds(knobs::integer(knobs::knob("WEFT_CLAIM_WAIT_MS")));
 }
 
 void Cluster::claim(const std::string& what, std::chrono::milliseconds wait) {

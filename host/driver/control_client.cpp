@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "common/error.h"
+#include "common/knobs.h"
 #include "common/unix_socket.h"
 #include "driver/paths.h"
 #include "driver/run_dir.h"
@@ -91,8 +92,7 @@ void run_bridge(const std::string& cluster_file, const std::string& run_dir, int
         int ready = dup(pipefd[1]);  // without CLOEXEC
         std::string ready_s = std::to_string(ready), owner_s = std::to_string(owner_pid), lock_s = std::to_string(lock);
         // Root may reach another user's cluster only when its owner says so.
-        const char* allow_root = getenv("WEFT_ALLOW_ROOT");
-        const bool root_ok = allow_root && *allow_root && *allow_root != '0';
+        const bool root_ok = knobs::flag(knobs::knob("WEFT_ALLOW_ROOT"));
         execl(bridge.c_str(), bridge.c_str(), "--cluster", cluster_file.c_str(), "--run-dir", run_dir.c_str(),
               "--ready-fd", ready_s.c_str(), "--owner-pid", owner_s.c_str(), "--lock-fd", lock_s.c_str(),
               root_ok ? "--allow-root" : static_cast<char*>(nullptr), static_cast<char*>(nullptr));
@@ -143,7 +143,7 @@ void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, i
         throw;  // its message sends the user to the log: keep it
     } catch (const Error&) {
         // The bridge said why; a directory made for nothing would only linger.
-        if (created && !getenv("WEFT_KEEP_RUN_DIR")) std::filesystem::remove_all(run_dir);
+        if (created && !knobs::flag(knobs::knob("WEFT_KEEP_RUN_DIR"))) std::filesystem::remove_all(run_dir);
         throw;
     }
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/knobs.h"
 
 #ifndef WEFT_SOURCE_DIR
 #define WEFT_SOURCE_DIR "."
@@ -31,7 +32,7 @@ std::string self_dir() {
 }  // namespace
 
 std::string build_root() {
-    if (const char* e = getenv("WEFT_BUILD_DIR"); e && *e) return e;
+    if (std::string e = knobs::text(knobs::knob("WEFT_BUILD_DIR")); !e.empty()) return e;
     std::string dir = self_dir();
     // Binaries live in <build>/bin; tests may live deeper, so walk up to the tree that has firmware/.
     for (std::string d = dir; !d.empty(); d = d.substr(0, d.rfind('/'))) {
@@ -63,13 +64,10 @@ std::map<std::string, BoardInfo> known_boards() {
     return boards;
 }
 
-std::string qemu_binary() {
-    if (const char* e = getenv("WEFT_QEMU"); e && *e) return e;
-    return "qemu-system-riscv64";
-}
+std::string qemu_binary() { return knobs::text(knobs::knob("WEFT_QEMU")); }
 
 std::string default_run_dir() {
-    if (const char* e = getenv("WEFT_RUN_DIR"); e && *e) return e;
+    if (std::string e = knobs::text(knobs::knob("WEFT_RUN_DIR")); !e.empty()) return e;
     return "/tmp/weft-" + std::to_string(getuid());
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/knobs.h"
 #include "driver/cluster.h"
 #include "driver/paths.h"
 #include "driver/platform_kernels.h"
@@ -25,7 +26,7 @@ extern "C" {
 
 namespace weft::test {
 
-inline std::string source_dir() { return getenv("WEFT_SOURCE_DIR") ? getenv("WEFT_SOURCE_DIR") : "."; }
+inline std::string source_dir() { return knobs::text(knobs::knob("WEFT_SOURCE_DIR")); }
 
 inline std::unique_ptr<Cluster> start_cluster(const std::string& name) {
     const std::string run_dir = "/tmp/weft-test-" + std::to_string(getpid()) + "-" + name;

@@ -74,7 +74,7 @@ check "linktest over a shaped link moves every byte intact" has "$TMP/out" "ever
 # An upper bound only: a loaded host may be slower than the wire, never faster.
 check "no transfer beats the link's shaped rate" awk '/^  chip [0-9]+\.[A-Z]+ +chip/ { n++; if ($NF > 0.0525) bad = 1 } END { exit bad || n != 2 }' "$TMP/out"
 $WEFT fault 0 1 shape fast >"$TMP/out" 2>&1
-check "a shaping that is not a number is refused by name" has "$TMP/out" "shape GB_PER_S must be a non-negative number, not 'fast'"
+check "a shaping that is not a number is refused by name" has "$TMP/out" "weft fault shape: GB_PER_S: must be a number of at least 0, not 'fast'"
 $WEFT fault 0 1 shape 0 0 >"$TMP/out" 2>&1
 check "weft fault shape 0 0 lifts the shaping" has "$TMP/out" ", unshaped, mode ttlink"
 $WEFT down >/dev/null 2>&1
@@ -120,9 +120,9 @@ $WEFT status >"$TMP/out" 2>&1
 check "status shows the link's drop rate" grep -q "chip 0.E .* ttlink *drop 0.01$" "$TMP/out"
 $WEFT fault 0 1 drop 1.5 >"$TMP/out" 2>&1
 check "a drop rate above 1 is refused" test $? -ne 0
-check "the refusal names the value" has "$TMP/out" "drop RATE must be a number from 0 to 1 (e.g. 0.01 or 1e-6), not '1.5'"
+check "the refusal names the value" has "$TMP/out" "weft fault drop: RATE: must be a number from 0 to 1, not '1.5'"
 $WEFT fault 0 1 mode lossy >"$TMP/out" 2>&1
-check "an unknown link mode is refused by name" has "$TMP/out" "mode must be ttlink or compliance, not 'lossy'"
+check "an unknown link mode is refused by name" has "$TMP/out" "weft fault mode: MODE: must be ttlink or compliance, not 'lossy'"
 $WEFT fault 0 1 mode compliance >/dev/null 2>&1
 check "status shows compliance mode once the link switched" wait_for 5 sh -c "$WEFT status | grep -q 'chip 0.E .* compliance  *drop 0.01\$'"
 $WEFT fault 0 1 mode ttlink >/dev/null 2>&1
@@ -139,6 +139,14 @@ $WEFT run allreduce >"$TMP/out" 2>&1
 check "an unknown op is refused by name" has "$TMP/out" "unknown op 'allreduce' (ops: all_gather"
 $WEFT run all_gather --size 6 >"$TMP/out" 2>&1
 check "a size of no whole elements is refused" has "$TMP/out" "size 6 is not a whole number of f32 elements"
+# Ids beyond 32 bits were truncated on their way to the bridge: 2^32 pulled chip 0's cable.
+$WEFT link 4294967296 1 down >"$TMP/out" 2>&1
+check "a chip id beyond 32 bits is refused as usage" test $? -eq 2
+$WEFT status >"$TMP/out" 2>&1
+check "... and chip 0's cable stays in" grep -q "chip 0.E .* up " "$TMP/out"
+WEFT_CCL_SLOT_SIZE=1000 $WEFT run all_reduce --size 4K >"$TMP/out" 2>&1
+check "a bad CCL knob is refused as usage" test $? -eq 2
+check "... naming the knob and its range" has "$TMP/out" "WEFT_CCL_SLOT_SIZE=1000 must be a multiple of 16 from 16 to 4294967280"
 $WEFT link 0 1 down >/dev/null 2>&1
 $WEFT run all_reduce --size 4K >"$TMP/out" 2>&1
 check "an op over a dead link is refused by name, not hung" has "$TMP/out" "chip 0 cannot reach chip 1: no path of working links joins them"

@@ -13,6 +13,7 @@ extern "C" {
 
 #include "common/error.h"
 #include "driver/board.h"
+#include "driver/paths.h"
 #include "weft/abi/control_block.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
@@ -29,7 +30,7 @@ using namespace weft;
 namespace {
 
 std::string dtb_path() {
-    return std::string(getenv("WEFT_BUILD_DIR") ? getenv("WEFT_BUILD_DIR") : ".") + "/boards/qemu-virt/board.dtb";
+    return paths::build_root() + "/boards/qemu-virt/board.dtb";
 }
 
 std::vector<char> blob() {

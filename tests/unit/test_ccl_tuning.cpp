@@ -1,13 +1,14 @@
-// CCL tunables: code default, then the tuning file (WEFT_CCL_CONFIG), then the
-// environment; bad files are refused naming file and line.
+// CCL tunables: the registry's default, then the tuning file (WEFT_CCL_CONFIG),
+// then the environment; bad files are refused naming file and line.
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <string>
+#include <vector>
 
-#include "ccl/tuning.h"
 #include "common/error.h"
+#include "common/knobs.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,19 +22,25 @@ using namespace weft;
 
 namespace {
 
-int g_file = 0;
+std::vector<std::string> g_files;  // removed when the tests are done
 
 // A fresh file each time: the tuning file is read once per path.
 std::string write_file(const std::string& text) {
-    const std::string path = "/tmp/weft-ccl-tuning-" + std::to_string(getpid()) + "-" + std::to_string(++g_file) + ".yaml";
+    const std::string path =
+        "/tmp/weft-ccl-tuning-" + std::to_string(getpid()) + "-" + std::to_string(g_files.size() + 1) + ".yaml";
+    g_files.push_back(path);
     std::ofstream(path) << text;
     setenv("WEFT_CCL_CONFIG", path.c_str(), 1);
     return path;
 }
 
-std::string error_of(const char* name) {
+using knobs::knob;
+
+long long slots() { return knobs::integer(knob("WEFT_CCL_SLOTS")); }
+
+std::string error_of_slots() {
     try {
-        ccl::tunable(name, 7, 1);
+        slots();
     } catch (const Error& e) {
         return e.what();
     }
@@ -43,36 +50,39 @@ std::string error_of(const char* name) {
 void test_default_without_file_or_variable(void**) {
     unsetenv("WEFT_CCL_CONFIG");
     unsetenv("WEFT_CCL_SLOTS");
-    assert_int_equal(ccl::tunable("WEFT_CCL_SLOTS", 8, 1), 8);
+    assert_int_equal(slots(), knob("WEFT_CCL_SLOTS").fallback);
 }
 
 void test_file_sets_and_variable_wins(void**) {
     unsetenv("WEFT_CCL_SLOTS");
     write_file("# tuned for ring8\nccl_slots: 4\nctring_chunk_size: 0x10000\n");
-    assert_int_equal(ccl::tunable("WEFT_CCL_SLOTS", 8, 1), 4);
-    assert_int_equal(ccl::tunable("WEFT_CTRING_CHUNK_SIZE", 0, 0), 65536);
-    assert_int_equal(ccl::tunable("WEFT_CTRING_NUM_CHUNKS", 3, 0), 3);  // not in the file: the default
+    assert_int_equal(slots(), 4);
+    assert_int_equal(knobs::integer(knob("WEFT_CTRING_CHUNK_SIZE")), 65536);
+    const auto& chunks = knob("WEFT_CTRING_NUM_CHUNKS");
+    assert_int_equal(knobs::integer(chunks), chunks.fallback);  // not in the file: the default
     setenv("WEFT_CCL_SLOTS", "2", 1);
-    assert_int_equal(ccl::tunable("WEFT_CCL_SLOTS", 8, 1), 2);
+    assert_int_equal(slots(), 2);
     unsetenv("WEFT_CCL_SLOTS");
 }
 
 void test_bad_files_are_named_by_line(void**) {
     const std::string unknown = write_file("ccl_slots: 4\nccl_slotz: 4\n");
-    std::string e = error_of("WEFT_CCL_SLOTS");
+    std::string e = error_of_slots();
     assert_true(e.find(unknown + ":2: unknown CCL tunable 'ccl_slotz'") != std::string::npos);
     assert_true(e.find("ctring_max_bdp") != std::string::npos);  // the known ones are listed
 
     const std::string word = write_file("ccl_slots: many\n");
-    e = error_of("WEFT_CCL_SLOTS");
-    assert_true(e.find(word + ":1: ccl_slots = many is not a whole number") != std::string::npos);
+    e = error_of_slots();
+    assert_true(e.find(word + ":1: ccl_slots = many must be a whole number from 1 to 64 (WEFT_CCL_SLOTS)") !=
+                std::string::npos);
 
     const std::string small = write_file("ccl_slots: 0\n");
-    e = error_of("WEFT_CCL_SLOTS");
-    assert_true(e.find(small + ":1: ccl_slots = 0 must be at least 1") != std::string::npos);
+    e = error_of_slots();
+    assert_true(e.find(small + ":1: ccl_slots = 0 must be a whole number from 1 to 64 (WEFT_CCL_SLOTS)") !=
+                std::string::npos);
 
     setenv("WEFT_CCL_CONFIG", "/nonexistent/ccl.yaml", 1);
-    assert_true(error_of("WEFT_CCL_SLOTS").find("/nonexistent/ccl.yaml: cannot read") != std::string::npos);
+    assert_true(error_of_slots().find("/nonexistent/ccl.yaml: cannot read") != std::string::npos);
     unsetenv("WEFT_CCL_CONFIG");
 }
 
@@ -84,5 +94,7 @@ int main() {
         cmocka_unit_test(test_file_sets_and_variable_wins),
         cmocka_unit_test(test_bad_files_are_named_by_line),
     };
-    return cmocka_run_group_tests(tests, nullptr, nullptr);
+    const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
+    for (const std::string& f : g_files) unlink(f.c_str());
+    return failed;
 }

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/knobs.h"
 #include "driver/board.h"
+#include "driver/paths.h"
 #include "driver/cluster_file.h"
 #include "driver/cluster_topology.h"
 
@@ -58,13 +60,13 @@ BoardInfo east_west_board() {
 }
 
 int load_boards(void**) {
-    const char* build = getenv("WEFT_BUILD_DIR");
-    if (!build || !getenv("WEFT_SOURCE_DIR")) {
+    using weft::knobs::knob;
+    if (!weft::knobs::is_set(knob("WEFT_BUILD_DIR")) || !weft::knobs::is_set(knob("WEFT_SOURCE_DIR"))) {
         print_error("WEFT_BUILD_DIR and WEFT_SOURCE_DIR must be set\n");
         return -1;
     }
     try {
-        g_boards["qemu-virt"] = weft::load_board(std::string(build) + "/boards/qemu-virt/board.dtb");
+        g_boards["qemu-virt"] = weft::load_board(weft::paths::build_root() + "/boards/qemu-virt/board.dtb");
     } catch (const weft::Error& e) {
         print_error("%s\n", e.what());
         return -1;
@@ -74,7 +76,9 @@ int load_boards(void**) {
     return 0;
 }
 
-std::string shipped(const char* name) { return std::string(getenv("WEFT_SOURCE_DIR")) + "/clusters/" + name; }
+std::string shipped(const char* name) {
+    return weft::knobs::text(weft::knobs::knob("WEFT_SOURCE_DIR")) + "/clusters/" + name;
+}
 
 // The first three lines of most test files; meshes start at line 4.
 std::string head(const char* board = "qemu-virt") {

@@ -12,8 +12,10 @@
 
 #include "boot/launch_protocol.h"
 #include "common/error.h"
+#include "common/knobs.h"
 #include "driver/chip.h"
 #include "driver/kernel_image.h"
+#include "driver/paths.h"
 #include "weft/abi/fault.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
@@ -29,7 +31,7 @@ using namespace weft;
 
 namespace {
 
-std::string build_dir() { return getenv("WEFT_BUILD_DIR") ? getenv("WEFT_BUILD_DIR") : "."; }
+std::string build_dir() { return paths::build_root(); }
 std::string kernel_path(const char* name) { return build_dir() + "/firmware/test-kernels/" + name + ".elf"; }
 
 struct Fixture {
@@ -203,7 +205,7 @@ void test_bad_kernel_files(void**) {
         return std::string();
     };
     assert_non_null(strstr(message("/nonexistent/k.elf").c_str(), "cannot open"));
-    const std::string src = std::string(getenv("WEFT_SOURCE_DIR") ? getenv("WEFT_SOURCE_DIR") : ".") + "/tests/unit/test_launch.cpp";
+    const std::string src = knobs::text(knobs::knob("WEFT_SOURCE_DIR")) + "/tests/unit/test_launch.cpp";
     assert_non_null(strstr(message(src).c_str(), "not an ELF"));
     assert_non_null(strstr(message(build_dir() + "/bin/weft").c_str(), "not a 64-bit RISC-V ELF"));
 }

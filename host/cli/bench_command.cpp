@@ -1,0 +1,194 @@
+// weft bench OP: an nccl-tests style sweep over sizes (and algorithms).
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "ccl/op_case.h"
+#include "cli/arguments.h"
+#include "cli/bench_report.h"
+#include "cli/ccl_request.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+
+namespace weft::cli {
+namespace {
+
+struct BenchArgs {
+    CclArgs ccl;
+    uint64_t min_bytes = 1024, max_bytes = 0;  // max 0: min
+    uint32_t factor = 2, iters = 0, warmup = 1;
+    bool all_algos = false, no_check = false, fit = false;
+    std::string json, csv, png;
+};
+
+// MIN, MIN*F, ... up to MAX; stops before a step could pass MAX, so never wraps.
+std::vector<uint64_t> sweep_sizes(uint64_t min, uint64_t max, uint64_t factor) {
+    std::vector<uint64_t> sizes;
+    for (uint64_t s = min;; s *= factor) {
+        sizes.push_back(s);
+        if (s > max / factor) return sizes;
+    }
+}
+
+std::vector<uint64_t> sizes_of(const BenchArgs& a) {
+    const uint64_t max = a.max_bytes ? a.max_bytes : a.min_bytes;
+    if (a.min_bytes > max)
+        throw UsageError("-b/--minbytes " + std::to_string(a.min_bytes) + " is more than -e/--maxbytes " +
+                         std::to_string(max));
+    return sweep_sizes(a.min_bytes, max, a.factor);
+}
+
+// Where the sweep is, on a terminal only: the table on stdout stays clean.
+class Progress {
+public:
+    void show(size_t done, size_t total, const std::string& algo, uint64_t size) const {
+        if (tty_) std::fprintf(stderr, "\r  [%zu/%zu] %s %llu B ...          ", done, total, algo.c_str(), (unsigned long long)size);
+    }
+    void clear() const {
+        if (tty_) std::fprintf(stderr, "\r%60s\r", "");
+    }
+
+private:
+    bool tty_ = isatty(STDERR_FILENO);
+};
+
+// One size with one algorithm: the first run is checked (the #wrong column);
+// warm-ups and timed runs are not.
+struct Cell {
+    ccl::CaseResult first;
+    double seconds = 0;  // mean of the timed runs
+    double alg = 0, bus = 0;
+};
+
+Cell measure(ccl::CollectiveRunner& run, Cluster& cluster, const ccl::OpRequest& r, uint64_t size, const BenchArgs& a) {
+    Cell c;
+    const uint32_t iters = a.iters ? a.iters : (size <= (1u << 20) ? 5 : size <= (16u << 20) ? 3 : 2);
+    c.first = ccl::run_case(run, cluster, r, 1, !a.no_check);
+    for (uint32_t w = 1; w < a.warmup; ++w) ccl::run_case(run, cluster, r, 1, false);
+    double total = 0;
+    for (uint32_t i = 0; i < iters; ++i) total += ccl::run_case(run, cluster, r, 1, false).timing.seconds;
+    c.seconds = total / iters;
+    c.alg = algbw(c.first.layout.elements * c.first.layout.element, c.seconds);
+    c.bus = c.alg * ccl::bus_factor(r.op, static_cast<uint32_t>(cluster.size()));
+    return c;
+}
+
+int root_column(const ccl::OpRequest& r) {
+    const bool rooted = r.op == ccl::Collective::kBroadcast || r.op == ccl::Collective::kReduce ||
+                        r.op == ccl::Collective::kGather || r.op == ccl::Collective::kScatter;
+    return rooted ? int(r.root) : -1;
+}
+
+void print_header(const ccl::OpRequest& base, const ccl::CollectiveRunner& run, uint32_t n) {
+    std::printf("# %s on %u chips, ring %s (stretch %.2f), %s %s\n", ccl::collective_name(base.op).c_str(), n,
+                ring_text(run).c_str(), run.ring_stretch(), ccl::dtype_name(base.dtype).c_str(),
+                ccl::reduces(base.op) ? ccl::redop_name(base.redop).c_str() : "");
+    std::printf("# %12s %12s %6s %6s %6s %-13s %12s %9s %9s %8s\n", "size(B)", "count", "type", "redop", "root", "algo",
+                "time(us)", "algbw", "busbw", "#wrong");
+}
+
+void print_row(const ccl::OpRequest& r, const Cell& c) {
+    std::printf("  %12llu %12llu %6s %6s %6d %-13s %12.1f %9.3f %9.3f %8llu\n",
+                (unsigned long long)(c.first.layout.elements * c.first.layout.element),
+                (unsigned long long)c.first.layout.elements, ccl::dtype_name(r.dtype).c_str(),
+                ccl::reduces(r.op) ? ccl::redop_name(r.redop).c_str() : "-", root_column(r),
+                c.first.timing.algo.c_str(), c.seconds * 1e6, c.alg, c.bus, (unsigned long long)c.first.check.wrong);
+    std::fflush(stdout);
+    if (c.first.check.wrong) std::printf("#   first wrong: %s\n", c.first.check.first_wrong.c_str());
+}
+
+// What the rows add up to.
+struct Sweep {
+    nlohmann::json rows = nlohmann::json::array();
+    std::vector<std::pair<ccl::CostFeatures, double>> fit_points;
+    double bus_sum = 0;
+    int bus_n = 0;
+    uint64_t wrong = 0;
+
+    void add(const ccl::OpRequest& r, const std::string& requested, const Cell& c) {
+        wrong += c.first.check.wrong;
+        bus_sum += c.bus;
+        ++bus_n;
+        rows.push_back({{"op", ccl::collective_name(r.op)}, {"algo", c.first.timing.algo}, {"requested", requested},
+                        {"bytes", c.first.layout.elements * c.first.layout.element}, {"count", c.first.layout.elements},
+                        {"type", ccl::dtype_name(r.dtype)}, {"redop", ccl::redop_name(r.redop)},
+                        {"time_us", c.seconds * 1e6}, {"algbw_gbs", c.alg}, {"busbw_gbs", c.bus},
+                        {"wrong", c.first.check.wrong}});
+        fit_points.push_back({c.first.timing.features, c.seconds});
+    }
+};
+
+Sweep sweep(ccl::CollectiveRunner& run, Cluster& cluster, const ccl::OpRequest& base,
+            const std::vector<uint64_t>& sizes, const std::vector<std::string>& algos, const BenchArgs& a) {
+    Sweep s;
+    const Progress progress;
+    size_t done = 0;
+    for (uint64_t size : sizes)
+        for (const std::string& algo : algos) {
+            ccl::OpRequest r = base;
+            r.bytes = size - size % ccl::dtype_size(r.dtype);
+            r.algo = algo;
+            progress.show(++done, sizes.size() * algos.size(), algo, size);
+            const Cell c = measure(run, cluster, r, size, a);
+            progress.clear();
+            print_row(r, c);
+            s.add(r, algo, c);
+        }
+    return s;
+}
+
+void report(const Sweep& s, const ccl::OpRequest& base, uint32_t n, const std::vector<std::string>& algos,
+            const BenchArgs& a) {
+    const std::string op = ccl::collective_name(base.op);
+    std::printf("# Out of bounds values : %llu %s\n", (unsigned long long)s.wrong, s.wrong ? "FAILED" : "OK");
+    std::printf("# Avg bus bandwidth    : %.4f GB/s\n", s.bus_n ? s.bus_sum / s.bus_n : 0.0);
+    if (!a.json.empty()) write_bench_json(a.json, op, n, s.rows);
+    if (!a.csv.empty()) write_bench_csv(a.csv, s.rows);
+    if (!a.png.empty()) {
+        write_bench_png(a.png, op + " on " + std::to_string(n) + " chips, " + ccl::dtype_name(base.dtype), algos, s.rows);
+        std::printf("# chart: %s\n", a.png.c_str());
+    }
+    if (a.fit) {
+        const ccl::CostCoefficients m = ccl::CostCoefficients::fit(s.fit_points);
+        std::printf("# cost model for %s: launch %.3g s + %.3g s/step + %.3g s/message\n", op.c_str(), m.launch,
+                    m.per_step, m.per_message);
+    }
+}
+
+int bench(BenchArgs a, const std::string& run_dir) {
+    if (a.all_algos) a.ccl.algo = "all";
+    const ccl::OpRequest base = request_of(a.ccl, true);
+    const std::vector<std::string> algos = algorithms_of(a.ccl, true);
+    const std::vector<uint64_t> sizes = sizes_of(a);
+    auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
+    const uint32_t n = static_cast<uint32_t>(cluster->size());
+    ccl::CollectiveRunner run(*cluster);
+    print_header(base, run, n);
+    const Sweep s = sweep(run, *cluster, base, sizes, algos, a);
+    report(s, base, n, algos, a);
+    return s.wrong ? 1 : 0;
+}
+
+}  // namespace
+
+Command add_bench(CLI::App& weft, Globals& g) {
+    CLI::App* cmd = weft.add_subcommand("bench", "nccl-tests style sweep: time, algbw, busbw, #wrong by size and algorithm");
+    auto a = std::make_shared<BenchArgs>();
+    add_ccl_args(*cmd, a->ccl, true);
+    add_size(*cmd, "-b,--minbytes", "MIN", a->min_bytes, {1, kMaxBytes}, "the first size; default 1K");
+    add_size(*cmd, "-e,--maxbytes", "MAX", a->max_bytes, {1, kMaxBytes}, "the last size at most; default MIN");
+    add_whole(*cmd, "-f,--stepfactor", "F", a->factor, {2, UINT32_MAX}, "each size F times the one before; default 2");
+    add_whole(*cmd, "-n,--iters", "N", a->iters, {0, UINT32_MAX}, "timed runs per size; 0 (default): 5, 3 or 2 by size");
+    add_whole(*cmd, "-w,--warmup", "N", a->warmup, {0, UINT32_MAX}, "runs before the timed ones, the checked one included; default 1");
+    cmd->add_flag("--all-algos", a->all_algos, "every algorithm of the op (--algo all)");
+    cmd->add_flag("--no-check", a->no_check, "do not check the first run against the host reference");
+    cmd->add_flag("--fit", a->fit, "fit the cost model's launch, step and message costs to the times");
+    cmd->add_option("--json-out", a->json, "the rows as JSON to this file")->option_text("FILE");
+    cmd->add_option("--csv", a->csv, "the rows as CSV to this file")->option_text("FILE");
+    cmd->add_option("--png", a->png, "busbw against size, a line per algorithm, to this PNG")->option_text("FILE");
+    add_run_dir(*cmd, g.run_dir);
+    cmd->footer(algorithms_help());
+    return {cmd, [a, &g] { return bench(*a, g.run_dir); }};
+}
+
+}  // namespace weft::cli

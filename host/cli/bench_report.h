@@ -1,0 +1,17 @@
+// What weft bench writes beside its table: the rows as JSON, CSV and a PNG
+// chart of busbw against size, one line per algorithm asked for.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace weft::cli {
+
+// rows: one object per (size, algorithm), as weft bench records them.
+void write_bench_json(const std::string& path, const std::string& op, uint32_t chips, const nlohmann::json& rows);
+void write_bench_csv(const std::string& path, const nlohmann::json& rows);
+void write_bench_png(const std::string& path, const std::string& title, const std::vector<std::string>& algos,
+                     const nlohmann::json& rows);
+
+}  // namespace weft::cli

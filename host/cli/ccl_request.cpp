@@ -1,0 +1,72 @@
+#include "cli/ccl_request.h"
+
+#include <algorithm>
+
+#include "cli/arguments.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+
+namespace weft::cli {
+namespace {
+
+std::string list(const std::vector<std::string>& words) {
+    std::string out;
+    for (const std::string& w : words) out += (out.empty() ? "" : ", ") + w;
+    return out;
+}
+
+std::string op_names() {
+    std::vector<std::string> names;
+    for (ccl::Collective c : ccl::all_collectives()) names.push_back(ccl::collective_name(c));
+    return list(names);
+}
+
+}  // namespace
+
+void add_ccl_args(CLI::App& cmd, CclArgs& a, bool sweep) {
+    add_word(cmd, "OP", "", a.op, [](const std::string& w) { ccl::parse_collective(w); }, "the collective op: " + op_names())
+        ->required();
+    add_word(cmd, "--dtype", "T", a.dtype, [](const std::string& w) { ccl::parse_dtype(w); },
+             "element type: f32, bf16, f16, i32; default f32");
+    add_word(cmd, "--redop", "R", a.redop, [](const std::string& w) { ccl::parse_redop(w); },
+             "reduction: sum, max, min, prod; default sum");
+    const std::string algos = sweep ? "an algorithm of the op (below), auto: the cost model picks, or all; default auto"
+                                    : "an algorithm of the op (below), or auto: the cost model picks; default auto";
+    cmd.add_option("--algo", a.algo, algos)->option_text("A");
+    add_whole(cmd, "--root", "R", a.root, kIds, "the root chip of broadcast, reduce, gather, scatter; default 0");
+    add_cluster(cmd, a.cluster);
+}
+
+std::vector<std::string> algorithms_of(const CclArgs& a, bool sweep) {
+    const std::vector<std::string>& known = ccl::algorithms(ccl::parse_collective(a.op));
+    if (sweep && a.algo == "all") return known;
+    if (a.algo == "auto" || std::find(known.begin(), known.end(), a.algo) != known.end()) return {a.algo};
+    throw UsageError("--algo: " + a.op + " has no algorithm '" + a.algo + "' (auto, " + list(known) +
+                     (sweep ? ", all)" : ")"));
+}
+
+ccl::OpRequest request_of(const CclArgs& a, bool sweep) {
+    algorithms_of(a, sweep);
+    ccl::OpRequest r;
+    r.op = ccl::parse_collective(a.op);
+    r.dtype = ccl::parse_dtype(a.dtype);
+    r.redop = ccl::parse_redop(a.redop);
+    r.algo = a.algo;
+    r.root = a.root;
+    return r;
+}
+
+std::string algorithms_help() {
+    std::string out = "Algorithms (--algo):";
+    for (ccl::Collective c : ccl::all_collectives())
+        out += "\n  " + ccl::collective_name(c) + ": " + list(ccl::algorithms(c));
+    return out;
+}
+
+std::string ring_text(const ccl::CollectiveRunner& run) {
+    std::string s;
+    for (uint32_t c : run.ring()) s += (s.empty() ? "" : "-") + std::to_string(c);
+    return s;
+}
+
+}  // namespace weft::cli

@@ -1,0 +1,32 @@
+// What weft run and weft bench share: the op and its type, reduction,
+// algorithm and root, checked as they are parsed, and the request they make.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "ccl/runner.h"
+
+namespace weft::cli {
+
+struct CclArgs {
+    std::string op, dtype = "f32", redop = "sum", algo = "auto";
+    uint32_t root = 0;
+    std::string cluster;
+};
+
+// OP, --dtype, --redop, --algo, --root, --cluster. A sweep's --algo may also be "all".
+void add_ccl_args(CLI::App& cmd, CclArgs& a, bool sweep);
+
+// --algo's algorithms: every one of the op's for a sweep's "all", else the
+// one asked for. Throws UsageError for one the op does not have.
+std::vector<std::string> algorithms_of(const CclArgs& a, bool sweep);
+// The op as asked for, its --algo checked.
+ccl::OpRequest request_of(const CclArgs& a, bool sweep);
+// Every op's algorithms, for the help.
+std::string algorithms_help();
+
+std::string ring_text(const ccl::CollectiveRunner& run);
+inline double algbw(uint64_t bytes, double seconds) { return seconds > 0 ? bytes / seconds / 1e9 : 0; }
+
+}  // namespace weft::cli

@@ -1,0 +1,114 @@
+// weft up, down, link and reset: a cluster's life and its cables.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cli/arguments.h"
+#include "cli/commands.h"
+#include "common/error.h"
+#include "common/knobs.h"
+#include "driver/cluster_file.h"
+#include "driver/control_client.h"
+#include "driver/paths.h"
+
+namespace weft::cli {
+namespace {
+
+int up(const std::string& cluster, const std::string& run_dir) {
+    const std::string file = paths::cluster_file(cluster);
+    // Refuse a bad file or bridge setting before starting anything, naming what is wrong.
+    ClusterSpec spec = load_cluster(file, paths::known_boards());
+    knobs::check(knobs::Reader::kBridge);
+    const auto t0 = std::chrono::steady_clock::now();
+    spawn_bridge(file, run_dir);
+    std::printf("cluster '%s' up: %u chips of board %s, %zu links, in %.2f s (run dir %s)\n", spec.name.c_str(),
+                spec.num_chips, spec.board_name.c_str(), spec.links.size(), seconds_since(t0), run_dir.c_str());
+    return 0;
+}
+
+int down(const std::string& run_dir) {
+    ControlClient c(run_dir);
+    const auto t0 = std::chrono::steady_clock::now();
+    c.request({{"cmd", "shutdown"}});
+    if (!c.wait_closed(20000)) throw Error("weft-bridge did not stop within 20 s (see " + run_dir + "/bridge.log)");
+    std::printf("cluster down in %.2f s\n", seconds_since(t0));
+    return 0;
+}
+
+struct LinkArgs {
+    uint32_t chip = 0, port = 0;
+    std::string state;
+};
+
+int link(const LinkArgs& a, const std::string& run_dir) {
+    ControlClient c(run_dir);
+    const auto reply = c.request({{"cmd", "link"}, {"chip", a.chip}, {"port", a.port}, {"up", a.state == "up"}});
+    const auto& l = reply["link"];
+    std::printf("link chip %d.%s <-> chip %d.%s is %s\n", l["a"]["chip"].get<int>(),
+                l["a"]["name"].get<std::string>().c_str(), l["b"]["chip"].get<int>(),
+                l["b"]["name"].get<std::string>().c_str(), l["state"].get<std::string>().c_str());
+    return 0;
+}
+
+int reset(uint32_t chip, const std::string& run_dir) {
+    ControlClient c(run_dir);
+    const auto t0 = std::chrono::steady_clock::now();
+    c.request({{"cmd", "reset"}, {"chip", chip}}, nullptr, 15000);
+    std::printf("chip %u reset, all cores READY in %.2f s\n", chip, seconds_since(t0));
+    return 0;
+}
+
+}  // namespace
+
+Command add_up(CLI::App& weft, Globals& g) {
+    CLI::App* cmd = weft.add_subcommand("up", "start a cluster from a cluster file or a name in clusters/");
+    auto cluster = std::make_shared<std::string>();
+    add_word(*cmd, "CLUSTER", "", *cluster, [](const std::string& name) { paths::cluster_file(name); },
+             "a cluster file, or ring8, pair, line4, line4-lossy, mesh2x2, ring4x2, ring8x2")
+        ->required();
+    add_run_dir(*cmd, g.run_dir);
+    return {cmd, [cluster, &g] { return up(*cluster, g.run_dir); }};
+}
+
+Command add_down(CLI::App& weft, Globals& g) {
+    CLI::App* cmd = weft.add_subcommand("down", "stop the running cluster");
+    add_run_dir(*cmd, g.run_dir);
+    return {cmd, [&g] { return down(g.run_dir); }};
+}
+
+Command add_link(CLI::App& weft, Globals& g) {
+    CLI::App* cmd = weft.add_subcommand("link", "pull the cable at a chip's port, or plug it back in");
+    auto a = std::make_shared<LinkArgs>();
+    add_whole(*cmd, "CHIP", "", a->chip, kIds, "the chip")->required();
+    add_whole(*cmd, "PORT", "", a->port, kIds, "its port (qemu-virt: 0 N, 1 E, 2 S, 3 W)")->required();
+    add_word(*cmd, "STATE", "", a->state, one_of({"up", "down"}), "up: plugged in, down: pulled")->required();
+    add_run_dir(*cmd, g.run_dir);
+    return {cmd, [a, &g] { return link(*a, g.run_dir); }};
+}
+
+Command add_reset(CLI::App& weft, Globals& g) {
+    CLI::App* cmd = weft.add_subcommand("reset", "reset one chip through QMP; its cores come back READY");
+    auto chip = std::make_shared<uint32_t>(0);
+    add_whole(*cmd, "CHIP", "", *chip, kIds, "the chip")->required();
+    add_run_dir(*cmd, g.run_dir);
+    return {cmd, [chip, &g] { return reset(*chip, g.run_dir); }};
+}
+
+CLI::Option* add_cluster(CLI::App& cmd, std::string& into) {
+    return add_word(cmd, "--cluster", "C", into, [](const std::string& name) { paths::cluster_file(name); },
+                    "a temporary cluster from this file or name; default: the running one, else ring8");
+}
+
+std::unique_ptr<Cluster> attach_or_start(const std::string& run_dir, const std::string& cluster,
+                                         const std::string& fallback) {
+    try {
+        if (cluster.empty()) return Cluster::attach(run_dir);
+    } catch (const Error&) {
+    }
+    const std::string file = paths::cluster_file(cluster.empty() ? fallback : cluster);
+    knobs::check(knobs::Reader::kBridge);  // as weft up does: a usage error, not a failed start
+    std::fprintf(stderr, "no cluster up in %s: starting a temporary one from %s\n", run_dir.c_str(), file.c_str());
+    return Cluster::start(file, run_dir + "-tmp" + std::to_string(getpid()));
+}
+
+}  // namespace weft::cli

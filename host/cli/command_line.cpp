@@ -1,0 +1,106 @@
+#include "cli/command_line.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli/arguments.h"
+#include "cli/exit_codes.h"
+#include "cli/help_format.h"
+#include "common/knobs.h"
+#include "driver/paths.h"
+
+namespace weft::cli {
+namespace {
+
+constexpr const char* kAbout =
+    "weft: start, inspect and fault a virtual cluster of accelerator chips, and run collective ops on it";
+
+std::string footer() {
+    return std::string(kExitCodesHelp) +
+           "\n\n'weft help COMMAND' or 'weft COMMAND --help': a command's arguments and options;"
+           " 'weft help env': the WEFT_* variables";
+}
+
+bool is_option(const std::string& word) { return word.size() > 1 && word[0] == '-'; }
+
+// Words no command took come first: a misplaced option also shifts the words
+// after it (weft up --dtype bf16 takes bf16 for the cluster), so what that
+// makes of them is no news.
+std::string message_of(const CLI::ParseError& e, const CLI::App& weft, const CLI::App& where) {
+    const std::vector<std::string> extra = weft.remaining(true);
+    std::string options;
+    for (const std::string& w : extra)
+        if (is_option(w)) options += (options.empty() ? "" : ", ") + w;
+    if (!options.empty()) return "does not take " + options;
+    if (!where.get_parent() && !extra.empty()) return "unknown command '" + extra.front() + "'";
+    return e.what();
+}
+
+}  // namespace
+
+CommandLine::CommandLine() : app_(kAbout, "weft") {
+    globals_.run_dir = paths::default_run_dir();
+    app_.formatter(std::make_shared<HelpFormat>());  // before the commands: they copy it
+    app_.require_subcommand(0, 1);
+    app_.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // as it always was
+    add_run_dir(app_, globals_.run_dir);
+    for (const Command& c : {add_up(app_, globals_), add_down(app_, globals_), add_status(app_, globals_),
+                             add_linktest(app_, globals_), add_link(app_, globals_), add_fault(app_, globals_),
+                             add_reset(app_, globals_), add_run(app_, globals_), add_bench(app_, globals_),
+                             add_help(app_)}) {
+        runners_[c.app] = c.run;
+        c.app->group("Commands");
+    }
+    app_.footer(footer());  // after the commands: they would copy it too
+}
+
+int CommandLine::run(int argc, char** argv) {
+    try {
+        app_.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app_.exit(e);  // the help of the command it was given to
+    } catch (const CLI::ParseError& e) {
+        return refuse(message_of(e, app_, innermost()));
+    }
+    return run_command();
+}
+
+int CommandLine::run_command() {
+    const auto chosen = app_.get_subcommands();
+    if (chosen.empty()) {
+        std::cout << app_.help();
+        return kOk;
+    }
+    try {
+        return runners_.at(chosen.front())();
+    } catch (const UsageError& e) {
+        return refuse(e.what());
+    } catch (const knobs::KnobError& e) {
+        std::fprintf(stderr, "weft: %s\n", e.what());
+        return kUsage;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "weft: %s\n", e.what());
+        return kFailed;
+    }
+}
+
+// "weft fault drop: RATE: must be ...", the usage line, and where the help is.
+int CommandLine::refuse(const std::string& message) const {
+    const CLI::App& where = innermost();
+    std::string command, help = "weft help";
+    for (const CLI::App* a = &where; a->get_parent(); a = a->get_parent()) {
+        command = " " + a->get_name() + command;
+        if (a->get_parent() == &app_) help += " " + a->get_name();
+    }
+    std::fprintf(stderr, "weft%s: %s\n%s(see '%s')\n", command.c_str(), message.c_str(),
+                 HelpFormat().make_usage(&where, "").c_str(), help.c_str());
+    return kUsage;
+}
+
+const CLI::App& CommandLine::innermost() const {
+    const CLI::App* a = &app_;
+    while (!a->get_subcommands().empty()) a = a->get_subcommands().front();
+    return *a;
+}
+
+}  // namespace weft::cli

@@ -1,0 +1,103 @@
+// weft run OP: one collective op, checked against the host reference, timed.
+#include <cstdio>
+#include <sstream>
+
+#include "ccl/op_case.h"
+#include "cli/arguments.h"
+#include "cli/ccl_request.h"
+#include "cli/commands.h"
+#include "common/error.h"
+
+namespace weft::cli {
+namespace {
+
+struct RunArgs {
+    CclArgs ccl;
+    uint64_t size = 0;  // 0: 1 MiB, or the shape's
+    std::string shape;
+    uint32_t dim = 0;
+};
+
+constexpr const char* kShapeRange = "four whole numbers a,b,c,d of at least 1, at most 2^40 elements in all";
+
+// "a,b,c,d" as a 4-D shape; throws weft::Error with the range it must be in.
+std::array<uint64_t, 4> parse_shape(const std::string& text) {
+    const Error refusal("must be " + std::string(kShapeRange) + " (e.g. 1,2,64,64), not '" + text + "'");
+    std::array<uint64_t, 4> shape{};
+    std::stringstream words(text);
+    std::string word;
+    size_t d = 0;
+    uint64_t elements = 1;
+    for (; std::getline(words, word, ','); ++d) {
+        if (d == 4) throw refusal;
+        try {
+            shape[d] = parse_whole(word, 1, kMaxBytes);
+        } catch (const Error&) {
+            throw refusal;
+        }
+        if (shape[d] > kMaxBytes / elements) throw refusal;  // before the product could wrap
+        elements *= shape[d];
+    }
+    if (d != 4 || text.back() == ',') throw refusal;
+    return shape;
+}
+
+ccl::OpRequest request(const RunArgs& a) {
+    ccl::OpRequest r = request_of(a.ccl, false);
+    r.bytes = a.size;
+    if (!a.shape.empty()) {
+        r.shape = parse_shape(a.shape);
+        r.dim = a.dim;
+    }
+    if (r.bytes == 0 && r.shape[0] == 0) r.bytes = 1 << 20;
+    return r;
+}
+
+void print_result(const ccl::OpRequest& r, const ccl::CaseResult& res, uint32_t n) {
+    const uint64_t bytes = res.layout.elements * res.layout.element;
+    const double alg = algbw(bytes, res.timing.seconds);
+    std::printf("  algo %s%s, %s %s, %llu bytes (%llu elements), %u workers, %u EDM channels", res.timing.algo.c_str(),
+                r.algo == "auto" ? " (auto)" : "", ccl::dtype_name(r.dtype).c_str(),
+                ccl::reduces(r.op) ? ccl::redop_name(r.redop).c_str() : "-", (unsigned long long)bytes,
+                (unsigned long long)res.layout.elements, res.timing.workers, res.timing.streams);
+    if (res.timing.planes > 1) std::printf(", every hop over %u planes", res.timing.planes);
+    std::printf("\n");
+    std::printf("  time %.3f ms, algbw %.3f GB/s, busbw %.3f GB/s\n", res.timing.seconds * 1e3, alg,
+                alg * ccl::bus_factor(r.op, n));
+}
+
+int run_op(const RunArgs& a, const std::string& run_dir) {
+    const ccl::OpRequest r = request(a);
+    auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
+    ccl::CollectiveRunner run(*cluster);
+    const uint32_t n = static_cast<uint32_t>(cluster->size());
+    std::printf("%s on %u chips, ring %s (stretch %.2f)\n", ccl::collective_name(r.op).c_str(), n, ring_text(run).c_str(),
+                run.ring_stretch());
+    const ccl::CaseResult res = ccl::run_case(run, *cluster, r, 1);
+    print_result(r, res, n);
+    if (res.check.wrong) {
+        std::printf("  check: %llu of %llu elements WRONG; first: %s\n", (unsigned long long)res.check.wrong,
+                    (unsigned long long)res.check.checked, res.check.first_wrong.c_str());
+        return 1;
+    }
+    std::printf("  check: %llu elements match the host reference\n", (unsigned long long)res.check.checked);
+    return 0;
+}
+
+}  // namespace
+
+Command add_run(CLI::App& weft, Globals& g) {
+    CLI::App* cmd = weft.add_subcommand("run", "run one collective op, check it against the host reference, time it");
+    auto a = std::make_shared<RunArgs>();
+    add_ccl_args(*cmd, a->ccl, false);
+    add_size(*cmd, "--size", "S", a->size, {1, kMaxBytes},
+             "the whole vector, or the whole gathered result; default 1M");
+    add_word(*cmd, "--shape", "a,b,c,d", a->shape, [](const std::string& w) { parse_shape(w); },
+             "all_gather of a 4-D tensor: each rank's shape, " + std::string(kShapeRange));
+    add_whole(*cmd, "--dim", "D", a->dim, {0, 3}, "the dimension --shape is gathered along");
+    add_run_dir(*cmd, g.run_dir);
+    cmd->footer(algorithms_help());
+    return {cmd, [a, &g] { return run_op(*a, g.run_dir); }};
+}
+
+}  // namespace weft::cli

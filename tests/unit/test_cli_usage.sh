@@ -1,0 +1,143 @@
+#!/bin/bash
+# The weft command line without a cluster: generated help, misplaced options
+# and out-of-range numbers refused with exit code 2, naming the argument and
+# its range. Nothing here may start a cluster: WEFT_QEMU is /bin/false, so a
+# refusal that regressed into a start fails fast instead of booting QEMU.
+set -u
+BUILD=$1
+SRC=$2
+WEFT=$BUILD/bin/weft
+export WEFT_BUILD_DIR=$BUILD
+export WEFT_QEMU=/bin/false
+export WEFT_RUN_DIR=/tmp/weft-cli-usage-$$
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP" "$WEFT_RUN_DIR" "$WEFT_RUN_DIR"-tmp*' EXIT
+passed=0
+failed=0
+
+check() {  # check NAME CONDITION...
+    local name=$1
+    shift
+    if "$@"; then
+        passed=$((passed + 1))
+        echo "ok   $name"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $name"
+    fi
+}
+has() { grep -qF -- "$2" "$1"; }
+lacks() { ! grep -qF -- "$2" "$1"; }
+weft() {  # weft ARGS...: output in $TMP/out, exit code in $rc
+    timeout 20 "$WEFT" "$@" >"$TMP/out" 2>&1
+    rc=$?
+}
+# refused NAME TEXT ARGS...: exit code 2, TEXT in the message
+refused() {
+    local name=$1 text=$2
+    shift 2
+    weft "$@"
+    check "$name: exit code 2" test "$rc" -eq 2
+    check "$name: says '$text'" has "$TMP/out" "$text"
+}
+
+commands="up down status linktest link fault reset run bench help"
+
+weft --help
+check "weft --help exits 0" test "$rc" -eq 0
+check "weft --help shows the usage" has "$TMP/out" "Usage: weft [OPTIONS] [COMMAND]"
+for c in $commands; do check "weft --help lists $c" grep -qE "^  $c +[a-z]" "$TMP/out"; done
+check "weft --help documents the exit codes" has "$TMP/out" "Exit codes:"
+check "weft --help: 2 is a usage error" grep -qE "^  2  usage" "$TMP/out"
+check "weft --help points at weft help env" has "$TMP/out" "'weft help env'"
+cp "$TMP/out" "$TMP/main-help"
+weft help
+check "weft help is weft --help" cmp -s "$TMP/out" "$TMP/main-help"
+weft
+check "weft alone prints the help" cmp -s "$TMP/out" "$TMP/main-help"
+
+for c in $commands; do
+    weft "$c" --help
+    check "weft $c --help exits 0" test "$rc" -eq 0
+    check "weft $c --help shows its usage" has "$TMP/out" "Usage: weft $c [OPTIONS]"
+    cp "$TMP/out" "$TMP/help-$c"
+    weft help "$c"
+    check "weft help $c is weft $c --help" cmp -s "$TMP/out" "$TMP/help-$c"
+done
+weft run --help
+check "weft run --help names the op" has "$TMP/out" "Usage: weft run [OPTIONS] OP"
+for o in --size --dtype --redop --algo --root --shape --dim --cluster --run-dir; do
+    check "weft run --help has $o" has "$TMP/out" "  $o "
+done
+check "weft run --help gives --size's range" has "$TMP/out" "(1 to 1024G)"
+check "weft run --help lists the algorithms" has "$TMP/out" "all_reduce: ring, full_mesh, reduce_root, tree, naive_ring"
+check "weft run --help has no bench options" lacks "$TMP/out" "--minbytes"
+weft fault 0 1 shape --help
+check "a fault action's usage has the link" has "$TMP/out" "Usage: weft fault CHIP PORT shape [OPTIONS] GB_PER_S [LATENCY_US]"
+
+weft help env
+check "weft help env exits 0" test "$rc" -eq 0
+cp "$TMP/out" "$TMP/env"
+# Every knob the sources read through the registry is listed.
+for k in $(grep -rhoE 'knob\("WEFT_[A-Z_]+"\)' "$SRC/host" "$SRC/bench" "$SRC/tests" | grep -oE 'WEFT_[A-Z_]+' | sort -u); do
+    check "weft help env lists $k" grep -qE "^  $k\$" "$TMP/env"
+done
+check "weft help env gives WEFT_CCL_SLOT_SIZE's range and default" \
+    has "$TMP/env" "a multiple of 16 from 16 to 4294967280; default 131072; tuning file key ccl_slot_size"
+check "weft help env lists the paths" has "$TMP/env" "a path; default /tmp/weft-UID"
+
+refused "unknown command" "weft: unknown command 'frobnicate'" frobnicate
+refused "unknown help topic" "TOPIC: must be up, down" help frobnicate
+refused "weft up --dtype bf16" "weft up: does not take --dtype" up --dtype bf16
+check "weft up --dtype bf16 shows up's usage" has "$TMP/out" "Usage: weft up [OPTIONS] CLUSTER"
+refused "weft status --size 4" "weft status: does not take --size" status --size 4
+refused "weft run takes no bench option" "weft run: does not take --no-check" run all_reduce --no-check
+refused "weft linktest --dtype" "weft linktest: does not take --dtype" linktest --dtype f32
+refused "a missing argument" "CLUSTER is required" up
+refused "an extra argument" "not expected: extra" up pair extra
+
+# Numbers: each refused where it is parsed, naming the argument and its range.
+size_range="must be a size from 1 to 1024G"
+refused "bench -e -1" "--maxbytes: $size_range" bench all_gather -e -1
+refused "bench -e 2^63" "--maxbytes: $size_range" bench all_gather -e 9223372036854775808
+refused "bench -e 0" "--maxbytes: $size_range" bench all_gather -e 0
+refused "bench -b above -e" "-b/--minbytes 4096 is more than -e/--maxbytes 1024" bench all_gather -b 4K -e 1K
+refused "bench -f 1" "--stepfactor: must be a whole number from 2 to 4294967295" bench all_gather -f 1
+refused "bench -n -1" "--iters: must be a whole number from 0 to 4294967295" bench all_gather -n -1
+refused "run --size 0" "--size: $size_range" run all_reduce --size 0
+refused "run --size -4K" "--size: $size_range" run all_reduce --size -4K
+refused "run --size 17179869184G" "--size: $size_range" run all_reduce --size 17179869184G
+refused "run --shape overflowing" "--shape: must be four whole numbers a,b,c,d of at least 1, at most 2^40 elements" \
+    run all_gather --shape 65536,65536,65536,65536
+refused "run --shape of three" "--shape: must be four whole numbers" run all_gather --shape 1,2,3
+refused "run --root 2^32 + 7" "--root: must be a whole number from 0 to 4294967295, not '4294967303'" \
+    run broadcast --root 4294967303
+refused "run --dim 4" "--dim: must be a whole number from 0 to 3" run all_gather --dim 4
+refused "run --algo the op lacks" "--algo: all_reduce has no algorithm 'ring_bidir'" run all_reduce --algo ring_bidir
+refused "run an unknown op" "OP: unknown op 'allreduce' (ops: all_gather" run allreduce
+refused "run an unknown type" "--dtype: unknown data type 'f64'" run all_reduce --dtype f64
+refused "reset 2^32 + 3" "CHIP: must be a whole number from 0 to 4294967295, not '4294967299'" reset 4294967299
+refused "link 2^32" "CHIP: must be a whole number from 0 to 4294967295, not '4294967296'" link 4294967296 1 down
+refused "link x" "CHIP: must be a whole number from 0 to 4294967295, not 'x'" link x 1 down
+refused "link port 2^32 + 1" "PORT: must be a whole number from 0 to 4294967295" link 0 4294967297 down
+refused "link sideways" "STATE: must be up or down, not 'sideways'" link 0 1 sideways
+refused "fault drop 1.5" "RATE: must be a number from 0 to 1, not '1.5'" fault 0 1 drop 1.5
+refused "fault shape fast" "GB_PER_S: must be a number of at least 0, not 'fast'" fault 0 1 shape fast
+refused "fault flap -1" "PERIOD_MS: must be a whole number from 0 to 4294967295" fault 0 1 flap -1 5
+refused "fault mode lossy" "MODE: must be ttlink or compliance, not 'lossy'" fault 0 1 mode lossy
+refused "fault with no action" "weft fault:" fault 0 1
+refused "linktest --size 6" "--size: must be a multiple of 4 bytes from 4 to 1024G" linktest --size 6
+refused "linktest --packet 0" "--packet: must be a size from 1 to 4294967295" linktest --packet 0
+
+# A bridge setting is refused before anything starts.
+WEFT_BRIDGE_SPIN=x weft up pair
+check "a bad WEFT_BRIDGE_SPIN: exit code 2" test "$rc" -eq 2
+check "a bad WEFT_BRIDGE_SPIN is named with its range" \
+    has "$TMP/out" "WEFT_BRIDGE_SPIN=x must be a whole number from 0 to 4294967295"
+check "no run dir was made for it" test ! -e "$WEFT_RUN_DIR"
+WEFT_BRIDGE_NAP_US=-5 weft linktest
+check "a bad bridge knob before a temporary cluster: exit code 2" test "$rc" -eq 2
+check "... named with its range" has "$TMP/out" "WEFT_BRIDGE_NAP_US=-5 must be a whole number from 0 to 1000000"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
