@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ccl/op_case.h"
-#include "common/png_plot.h"
 #include "common/error.h"
+#include "common/plot.h"
 
 namespace weft::cli {
 namespace {

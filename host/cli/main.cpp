@@ -21,6 +21,7 @@
 
 #include "cli/ccl_commands.h"
 #include "common/error.h"
+#include "common/gnuplot.h"
 #include "common/sizes.h"
 #include "driver/cluster.h"
 #include "driver/cluster_file.h"
@@ -266,6 +267,8 @@ int cmd_ccl(Args a, bool bench) {
                     " [--dtype T --redop R --algo A --cluster C]");
     a.ccl.op = a.words[1];
     a.ccl.size = a.size;
+    // The chart is drawn last: a missing gnuplot must not cost a whole sweep.
+    if (bench && !a.ccl.png.empty()) check_gnuplot();
     auto cluster = attach_or_start(a, "ring8");
     return bench ? cli::cmd_bench(*cluster, a.ccl) : cli::cmd_run(*cluster, a.ccl);
 }
