@@ -35,6 +35,8 @@ public:
         posix_spawn_file_actions_addopen(&files_, 0, "/dev/null", O_RDONLY, 0);
         posix_spawn_file_actions_addopen(&files_, 1, "/dev/null", O_WRONLY, 0);
         posix_spawn_file_actions_adddup2(&files_, stderr_fd, 2);
+        // Nothing else of ours: a cluster's sockets and chip memory stay with us.
+        posix_spawn_file_actions_addclosefrom_np(&files_, 3);
         // The caller may block or ignore signals (a CLI that waits on a
         // signalfd); gnuplot must still die of Ctrl-C and of a closed pipe.
         posix_spawnattr_init(&attr_);

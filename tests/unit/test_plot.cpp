@@ -4,6 +4,7 @@
 // size and that the first series was actually drawn. A gnuplot that is
 // missing, fails or writes nothing must give an error naming the chart.
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -374,8 +375,16 @@ void test_failing_gnuplot_is_reported(void**) {
         assert_non_null(std::strstr(what.c_str(), "exit status 1"));
     }
     {
-        const FakeGnuplot silent("exit 0");  // claims success, draws nothing
-        assert_non_null(std::strstr(error_of(dir.path + "/chart.png", bandwidth_spec()).c_str(), "did not write a PNG"));
+        // Claims success and draws nothing. It also fails if it inherited one
+        // of our descriptors (a cluster's socket or chip memory would be one).
+        const int ours = open("/dev/null", O_RDONLY);  // no O_CLOEXEC
+        assert_true(ours >= 3);
+        const std::string check = "[ -e /proc/$$/fd/" + std::to_string(ours) + " ] && echo inherited >&2 && exit 1; exit 0";
+        const FakeGnuplot silent(check.c_str());
+        const std::string what = error_of(dir.path + "/chart.png", bandwidth_spec());
+        close(ours);
+        assert_null(std::strstr(what.c_str(), "inherited"));
+        assert_non_null(std::strstr(what.c_str(), "did not write a PNG"));
     }
     {
         const FakeGnuplot no_cairo("echo 'unknown or ambiguous terminal type' >&2; exit 1");
