@@ -226,9 +226,11 @@ TempFile write_script(const std::string& script) {
     const int fd = mkstemps(name.data(), 3);
     if (fd < 0) throw Error("cannot create a gnuplot script in " + dir + ": " + errno_text());
     TempFile file(name);
+    errno = 0;
     const bool ok = write(fd, script.data(), script.size()) == ssize_t(script.size());
+    const std::string why = ok ? "" : errno ? errno_text() : "short write";  // before close() can change errno
     close(fd);
-    if (!ok) throw Error("cannot write gnuplot script " + name + ": " + errno_text());
+    if (!ok) throw Error("cannot write gnuplot script " + name + ": " + why);
     return file;
 }
 
