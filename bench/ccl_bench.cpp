@@ -23,8 +23,9 @@
 #include <nlohmann/json.hpp>
 
 #include "ccl/op_case.h"
+#include "common/gnuplot.h"
 #include "common/knobs.h"
-#include "common/png_plot.h"
+#include "common/plot.h"
 #include "common/sizes.h"
 #include "driver/paths.h"
 #include "link_rate.h"
@@ -336,6 +337,7 @@ int main(int argc, char** argv) {
             host_load(*cluster, run, parse_size(argv[2]));
             return 0;
         }
+        check_gnuplot();  // the charts are drawn after the sweeps: fail before them
         const bool quick = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"));
         std::vector<uint64_t> sizes;
         for (uint64_t s = 1024; s <= (quick ? (1ull << 20) : (64ull << 20)); s *= 4) sizes.push_back(s);

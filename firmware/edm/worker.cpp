@@ -93,12 +93,6 @@ bool WorkerConnection::send_next(const Pages& p, uint32_t* next, bool last_is_fi
     return true;
 }
 
-uint32_t WorkerConnection::send_pages(const Pages& p, bool last_is_final) {
-    uint32_t next = 0, sent = 0;
-    while (send_next(p, &next, last_is_final)) ++sent;
-    return sent;
-}
-
 bool WorkerConnection::receive_next(const Pages& p, uint32_t* next, bool last_is_final) {
     const uint32_t n = message_pages(p, *next);
     if (n == 0) return false;
@@ -111,12 +105,6 @@ bool WorkerConnection::receive_next(const Pages& p, uint32_t* next, bool last_is
     *next += n;
     finish(slot, page_signal(p, *next, last_is_final));
     return true;
-}
-
-uint32_t WorkerConnection::receive_pages(const Pages& p, bool last_is_final) {
-    uint32_t next = 0, got = 0;
-    while (receive_next(p, &next, last_is_final)) ++got;
-    return got;
 }
 
 }  // namespace weft::edm

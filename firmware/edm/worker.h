@@ -27,7 +27,6 @@ public:
     // Sender: the next message of as many pages as fit in a slot, from page
     // *next on; advances *next. Returns false once every page was sent.
     bool send_next(const Pages& pages, uint32_t* next, bool last_is_final);
-    uint32_t send_pages(const Pages& pages, bool last_is_final);
     // Sender, worker-initiated termination: stop the channel without a payload.
     void terminate();
 
@@ -35,7 +34,6 @@ public:
     void receive(uint64_t dst, uint32_t bytes, uint32_t signal = abi::kEdmNextMessageAvailable);
     // Receiver: unpack the next message into pages (same packing as send_next).
     bool receive_next(const Pages& pages, uint32_t* next, bool last_is_final);
-    uint32_t receive_pages(const Pages& pages, bool last_is_final);
 
     // One slot at a time, for callers that frame messages themselves:
     // acquire waits for the next slot and returns where its payload is written

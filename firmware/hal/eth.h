@@ -9,7 +9,6 @@ namespace weft::eth {
 void send_bytes(uint32_t port, uint64_t src, uint64_t dst, uint32_t len);
 // Write one 32-bit word at the peer's address dst.
 void send_word(uint32_t port, uint64_t dst, uint32_t value);
-bool tx_busy(uint32_t port);
 // Commands issued / completed on the port so far: a command numbered i (the
 // value of issued() before it was sent) has completed once completed() > i.
 uint32_t issued(uint32_t port);
@@ -21,6 +20,5 @@ bool link_up(uint32_t port);
 bool check(uint32_t port);
 // Clears a refused command so the port can be used again (boot firmware, between kernels).
 void reset(uint32_t port);
-uint32_t peer_chip(uint32_t port);
 
 }  // namespace weft::eth

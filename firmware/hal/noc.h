@@ -15,8 +15,6 @@ void async_inline_write(uint64_t dst, uint32_t value);
 // Copy src to the same L1 offset of every core in core_mask.
 void async_multicast(uint64_t src, uint64_t l1_offset, uint32_t len, uint32_t core_mask);
 void semaphore_inc(uint64_t sem, uint32_t value);
-// Remote set, ordered with the other commands of this core.
-void semaphore_set_remote(uint64_t sem, uint32_t value);
 
 // Local semaphore operations: the semaphore lives in the caller's own L1.
 void semaphore_set(uint64_t sem, uint32_t value);
@@ -27,8 +25,6 @@ void semaphore_wait_min(uint64_t sem, uint32_t value);
 
 // Wait until every command this core issued has completed.
 void barrier();
-inline void async_write_barrier() { barrier(); }
-inline void async_read_barrier() { barrier(); }
 // Clears a refused command on this core's ring (boot firmware, between kernels).
 void reset();
 uint32_t issued();

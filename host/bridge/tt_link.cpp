@@ -1,8 +1,8 @@
 #include "bridge/tt_link.h"
 
 #include <string.h>
+#include <zlib.h>
 
-#include <array>
 #include <bit>
 #include <cmath>
 #include <string>
@@ -19,17 +19,6 @@ namespace {
 constexpr size_t kHeaderBytes = sizeof(abi::TtLinkHeader);
 constexpr size_t kTrailerBytes = sizeof(abi::TtLinkTrailer);
 
-constexpr std::array<uint32_t, 256> make_crc_table() {
-    std::array<uint32_t, 256> table{};
-    for (uint32_t byte = 0; byte < 256; ++byte) {
-        uint32_t crc = byte;
-        for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (crc & 1 ? 0xedb88320u : 0);  // reflected 0x04c11db7
-        table[byte] = crc;
-    }
-    return table;
-}
-constexpr std::array<uint32_t, 256> kCrcTable = make_crc_table();
-
 // Serial-number arithmetic (RFC 1982) on 16-bit sequence numbers: how far `to`
 // is ahead of `from`, negative when behind. Correct across the wrap as long as
 // the two are less than half the sequence space apart.
@@ -37,11 +26,13 @@ int16_t seq_ahead(uint16_t from, uint16_t to) { return static_cast<int16_t>(stat
 
 }  // namespace
 
+// zlib's CRC-32 is Ethernet's (reflected 0x04c11db7, init and final xor all
+// ones, chained by passing the previous result), so frames are unchanged.
 uint32_t tt_link_crc32(const void* data, size_t len, uint32_t crc) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    crc = ~crc;
-    for (size_t i = 0; i < len; ++i) crc = (crc >> 8) ^ kCrcTable[(crc ^ p[i]) & 0xff];
-    return ~crc;
+    // zlib answers a null buffer with its initial value whatever `crc` is; no
+    // bytes leave a chained CRC as it was.
+    if (len == 0) return crc;
+    return uint32_t(crc32_z(crc, static_cast<const Bytef*>(data), len));
 }
 
 void encode_frame_into(const abi::TtLinkHeader& header, const uint8_t* payload, std::vector<uint8_t>& frame) {

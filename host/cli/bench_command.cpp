@@ -9,6 +9,7 @@
 #include "cli/ccl_request.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "common/gnuplot.h"
 
 namespace weft::cli {
 namespace {
@@ -160,6 +161,8 @@ int bench(BenchArgs a, const std::string& run_dir) {
     const ccl::OpRequest base = request_of(a.ccl, true);
     const std::vector<std::string> algos = algorithms_of(a.ccl, true);
     const std::vector<uint64_t> sizes = sizes_of(a);
+    // The chart is drawn last: a missing gnuplot must not cost a whole sweep.
+    if (!a.png.empty()) check_gnuplot();
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     const uint32_t n = static_cast<uint32_t>(cluster->size());
     ccl::CollectiveRunner run(*cluster);

@@ -3,7 +3,7 @@
 #include <fstream>
 
 #include "common/error.h"
-#include "common/png_plot.h"
+#include "common/plot.h"
 
 namespace weft::cli {
 namespace {

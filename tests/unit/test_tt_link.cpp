@@ -236,6 +236,29 @@ void test_crc32_check_value(void**) {
     assert_int_equal(tt_link_crc32(check, 9), 0xCBF43926u);
     assert_int_equal(tt_link_crc32(check + 4, 5, tt_link_crc32(check, 4)), 0xCBF43926u);  // chained
     assert_int_equal(tt_link_crc32(nullptr, 0), 0);
+    assert_int_equal(tt_link_crc32(nullptr, 0, 0x12345678u), 0x12345678u);  // no bytes: a chain goes on unchanged
+}
+
+// Ethernet's FCS from its definition, one bit at a time, so frames keep the
+// CRC they had whatever computes it.
+uint32_t bitwise_crc32(const uint8_t* p, size_t n) {
+    uint32_t crc = 0xffffffffu;
+    for (size_t i = 0; i < n; ++i) {
+        crc ^= p[i];
+        for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (crc & 1 ? 0xedb88320u : 0);
+    }
+    return ~crc;
+}
+
+void test_crc32_matches_definition(void**) {
+    Bytes data(300);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 151 + 7);
+    for (size_t n = 0; n <= data.size(); n += 13) {
+        assert_int_equal(tt_link_crc32(data.data(), n), bitwise_crc32(data.data(), n));
+        const size_t half = n / 2;
+        assert_int_equal(tt_link_crc32(data.data() + half, n - half, tt_link_crc32(data.data(), half)),
+                         bitwise_crc32(data.data(), n));
+    }
 }
 
 void test_frame_round_trip_and_rejects(void**) {
@@ -733,6 +756,7 @@ void test_misuse_is_refused(void**) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc32_check_value),
+        cmocka_unit_test(test_crc32_matches_definition),
         cmocka_unit_test(test_frame_round_trip_and_rejects),
         cmocka_unit_test(test_in_order_delivery),
         cmocka_unit_test(test_frame_loss_both_directions),

@@ -24,17 +24,11 @@ void send_bytes(uint32_t port, uint64_t src, uint64_t dst, uint32_t len) {
     submit(port, abi::kEthSendBytes, src, dst, len, 0);
 }
 void send_word(uint32_t port, uint64_t dst, uint32_t value) { submit(port, abi::kEthSendWord, 0, dst, 4, value); }
-bool tx_busy(uint32_t port) {
-    auto& r = ring(port);
-    qemu_virt::ring_ok(r, abi::kRingEth, port);
-    return r.head != r.tail;
-}
 void wait_tx_idle(uint32_t port) { qemu_virt::ring_drain(ring(port), abi::kRingEth, port, abi::kWaitEthRing); }
 uint32_t issued(uint32_t port) { return ring(port).tail; }
 uint32_t completed(uint32_t port) { return ring(port).head; }
 bool check(uint32_t port) { return qemu_virt::ring_ok(ring(port), abi::kRingEth, port); }
 void reset(uint32_t port) { qemu_virt::ring_reset(ring(port), abi::kWaitEthRing, port); }
 bool link_up(uint32_t port) { return port < WEFT_NUM_PORTS && mailbox::control().port[port].state == abi::kLinkUp; }
-uint32_t peer_chip(uint32_t port) { return mailbox::control().port[port].peer_chip; }
 
 }  // namespace weft::eth

@@ -36,7 +36,6 @@ void async_multicast(uint64_t src, uint64_t l1_offset, uint32_t len, uint32_t co
     submit(abi::kNocMulticast, src, l1_offset, len, 0, 0, core_mask);
 }
 void semaphore_inc(uint64_t sem, uint32_t value) { submit(abi::kNocSemInc, 0, sem, 4, 0, value); }
-void semaphore_set_remote(uint64_t sem, uint32_t value) { submit(abi::kNocSemSet, 0, sem, 4, 0, value); }
 
 void semaphore_set(uint64_t sem, uint32_t value) {
     *word(sem) = value;
