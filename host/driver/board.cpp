@@ -104,9 +104,14 @@ BoardInfo parse_board(const void* blob, size_t size) {
     if (compat.rfind("weft,", 0) != 0) r.fail("compatible '" + compat + "' is not a weft board");
     b.name = compat.substr(5);
     b.model = r.str(0, "model");
+    b.chip = r.str(0, "weft,chip");
 
     int chip = r.subnode(0, "chip");
     r.where = "/chip";
+    // The board names its chip for the build; the chip's include says which it is.
+    const std::string included = r.str(chip, "compatible");
+    if (included != "weft," + b.chip)
+        r.fail("the board names chip '" + b.chip + "' (weft,chip) but includes chip '" + included + "'");
     b.ram = r.region(chip, "ram");
     b.boot_firmware = r.region(chip, "boot-firmware");
     b.control_block = r.region(chip, "control-block");

@@ -35,8 +35,9 @@ struct PortInfo {
 };
 
 struct BoardInfo {
-    std::string name;  // "qemu-virt"
+    std::string name;  // "qemu-virt": the board, boards/<name>/
     std::string model;
+    std::string chip;  // "qemu-virt": the chip it carries, chips/<chip>/
     Region ram, boot_firmware, control_block, dram, qemu_reserved;
     uint64_t uart = 0, test_device = 0, clint = 0, plic = 0;
     uint32_t uart_irq = 0;

@@ -1,5 +1,5 @@
 // The device command rings end to end on the host: the firmware's producer
-// (boards/qemu-virt ring code over the host board) against weft-bridge's
+// (chips/qemu-virt ring code over the host board) against weft-bridge's
 // consumer, with the test playing the DMA engine whenever the firmware sleeps.
 
 #include <cstring>
