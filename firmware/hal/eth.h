@@ -19,8 +19,9 @@ bool link_up(uint32_t port);
 // Panics (FAULT naming the port and command) if the port refused a command,
 // e.g. because its link went down. Returns true so it can sit in a wait predicate.
 bool check(uint32_t port);
-// Clears a refused command so the port can be used again (boot firmware, between kernels).
-void reset(uint32_t port);
+// Clears a refused command, if there is one, so the port can be used again
+// (boot firmware, between kernels).
+void recover(uint32_t port);
 uint32_t peer_chip(uint32_t port);
 
 }  // namespace weft::eth

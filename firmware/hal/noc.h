@@ -29,8 +29,9 @@ void semaphore_wait_min(uint64_t sem, uint32_t value);
 void barrier();
 inline void async_write_barrier() { barrier(); }
 inline void async_read_barrier() { barrier(); }
-// Clears a refused command on this core's ring (boot firmware, between kernels).
-void reset();
+// Clears a refused command on this core's queue, if there is one, so the next
+// kernel starts clean (boot firmware, between kernels).
+void recover();
 uint32_t issued();
 uint32_t completed();
 

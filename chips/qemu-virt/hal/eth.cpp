@@ -33,7 +33,7 @@ void wait_tx_idle(uint32_t port) { qemu_virt::ring_drain(ring(port), abi::kRingE
 uint32_t issued(uint32_t port) { return ring(port).tail; }
 uint32_t completed(uint32_t port) { return ring(port).head; }
 bool check(uint32_t port) { return qemu_virt::ring_ok(ring(port), abi::kRingEth, port); }
-void reset(uint32_t port) { qemu_virt::ring_reset(ring(port), abi::kWaitEthRing, port); }
+void recover(uint32_t port) { qemu_virt::ring_recover(ring(port), abi::kWaitEthRing, port); }
 bool link_up(uint32_t port) { return port < WEFT_NUM_PORTS && mailbox::control().port[port].state == abi::kLinkUp; }
 uint32_t peer_chip(uint32_t port) { return mailbox::control().port[port].peer_chip; }
 

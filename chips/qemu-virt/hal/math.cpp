@@ -25,8 +25,8 @@ void semaphore_inc(uint64_t sem, uint32_t value) {
                            abi::kWaitMathRing);
 }
 
-void reset() {
-    qemu_virt::ring_reset(mailbox::control().math[mailbox::core_id()], abi::kWaitMathRing, mailbox::core_id());
+void recover() {
+    qemu_virt::ring_recover(mailbox::control().math[mailbox::core_id()], abi::kWaitMathRing, mailbox::core_id());
 }
 
 void barrier() {

@@ -53,7 +53,7 @@ void semaphore_wait_min(uint64_t sem, uint32_t value) {
 }
 
 void barrier() { qemu_virt::ring_drain(ring(), abi::kRingNoc, mailbox::core_id(), abi::kWaitNocRing); }
-void reset() { qemu_virt::ring_reset(ring(), abi::kWaitNocRing, mailbox::core_id()); }
+void recover() { qemu_virt::ring_recover(ring(), abi::kWaitNocRing, mailbox::core_id()); }
 uint32_t issued() { return ring().tail; }
 uint32_t completed() { return ring().head; }
 

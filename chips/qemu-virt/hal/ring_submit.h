@@ -31,6 +31,11 @@ void ring_reset(Ring& ring, uint32_t wait_kind, uint32_t index) {
     wait_active([&] { return ring.reset_ack == seq; }, wait_kind, index);
 }
 
+template <typename Ring>
+void ring_recover(Ring& ring, uint32_t wait_kind, uint32_t index) {
+    if (ring.error != abi::kRingOk) ring_reset(ring, wait_kind, index);
+}
+
 template <typename Ring, typename Command>
 void ring_submit(Ring& ring, const Command& cmd, uint32_t kind, uint32_t index, uint32_t wait_kind) {
     ring_ok(ring, kind, index);  // a refused command surfaces at the next submission, not at some later wait

@@ -14,22 +14,20 @@
 //     out of the console text) while the bridge says it sleeps.
 #include "hal/wake.h"
 
+#include "clint.h"
+#include "hal/ipi.h"
 #include "hal/mailbox.h"
 #include "hal/timer.h"
 #include "rt/csr.h"
+#include "uart_16550.h"
 #include "weft/board_layout.h"
 
 namespace weft::wake {
 namespace {
 
-volatile uint8_t* const uart = reinterpret_cast<volatile uint8_t*>(WEFT_UART);
-constexpr int kRbr = 0, kThr = 0, kIer = 1;
-constexpr uint8_t kIerRxAvailable = 1 << 0;
-constexpr uint64_t kMieMsie = 1u << 3, kMieMeie = 1u << 11;
-constexpr uint64_t kMipMsip = 1u << 3, kMipMeip = 1u << 11;
+using namespace qemu_virt;
+using namespace qemu_virt::uart16550;
 static_assert(WEFT_NUM_CORES <= 8, "a doorbell byte is a mask of at most 8 cores");
-
-volatile uint32_t* msip(uint64_t hart) { return reinterpret_cast<volatile uint32_t*>(WEFT_CLINT + 4 * hart); }
 
 volatile uint32_t* plic_word(uint64_t offset) { return reinterpret_cast<volatile uint32_t*>(WEFT_PLIC + offset); }
 // QEMU virt gives each hart two PLIC contexts, M-mode first.
@@ -49,11 +47,11 @@ void drain() {
     if (irq == 0) return;
     // Without the FIFO the UART holds one byte: a ring that comes after this
     // read raises the line (and the source) again.
-    const uint32_t cores = uart[kRbr];
+    const uint32_t cores = regs()[kRbr];
     *claim_register() = irq;
     const uint64_t self = rt::hart_id();
     for (uint32_t c = 0; c < WEFT_NUM_CORES; ++c)
-        if (c != self && (cores >> c & 1)) *msip(c) = 1;
+        if (c != self && (cores >> c & 1)) ipi::send(c);
 }
 
 }  // namespace
@@ -61,7 +59,7 @@ void drain() {
 void init_core() {
     if (rt::hart_id() == 0) {
         *plic_word(4 * WEFT_UART_IRQ) = 1;  // priority above the threshold of 0
-        uart[kIer] = kIerRxAvailable;
+        regs()[kIer] = kIerRxAvailable;
     }
     *plic_word(0x200000 + 0x1000 * m_context(rt::hart_id())) = 0;  // threshold
     listen(false);
@@ -103,7 +101,7 @@ void notify_devices() {
     const uint32_t sleeping = mailbox::control().bridge.sleeping;
     if (sleeping && sleeping != me().notified) {
         me().notified = sleeping;
-        uart[kThr] = 0;
+        regs()[kThr] = 0;
     }
 }
 
