@@ -14,6 +14,8 @@ bool tx_busy(uint32_t port);
 // value of issued() before it was sent) has completed once completed() > i.
 uint32_t issued(uint32_t port);
 uint32_t completed(uint32_t port);
+// Commands a port holds queued: with fewer outstanding, a send does not wait for room.
+uint32_t queue_capacity();
 void wait_tx_idle(uint32_t port);
 bool link_up(uint32_t port);
 // Panics (FAULT naming the port and command) if the port refused a command,

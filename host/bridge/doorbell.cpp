@@ -26,7 +26,7 @@ uint8_t Doorbell::cores_to_ring(const abi::ChipControlBlock& cb, const ChipMemor
     for (uint32_t c = 0; c < cores && c < 8; ++c) {
         const abi::HartStatus& st = cb.hart[c];
         // A sleeper re-arms with a new odd number each time it sleeps.
-        const uint32_t bell = st.doorbell;
+        const uint32_t bell = cb.doorbell[c].seq;
         if (touched && abi::doorbell_armed(bell) && bell != rung_[c] && wait_may_be_over(mem, st)) {
             rung_[c] = bell;
             ring |= 1u << c;

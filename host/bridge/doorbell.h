@@ -20,7 +20,7 @@ public:
     uint8_t cores_to_ring(const abi::ChipControlBlock& cb, const ChipMemory& mem, uint32_t cores, bool touched);
 
 private:
-    uint32_t rung_[abi::kMaxCores] = {};         // HartStatus::doorbell last rung for
+    uint32_t rung_[abi::kMaxCores] = {};         // HartDoorbell::seq last rung for
     uint32_t launch_rung_[abi::kMaxCores] = {};  // launch seq last rung for
     uint32_t host_rung_[abi::kMaxCores] = {};    // HostArea::ring last rung for
 };

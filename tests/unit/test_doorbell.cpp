@@ -33,7 +33,7 @@ struct Chip {
         st.wait_kind = kind;
         st.wait_addr = addr;
         st.wait_value = value;
-        st.doorbell = abi::doorbell_arm(st.doorbell);
+        cb.doorbell[core].seq = abi::doorbell_arm(cb.doorbell[core].seq);
     }
 };
 
@@ -42,7 +42,7 @@ void test_sleeper_rung_once_per_sleep(void**) {
     c.sleep_on(5, abi::kWaitEdm);
     assert_int_equal(c.ring(), 1u << 5);
     assert_int_equal(c.ring(), 0);  // the same sleep again: already rung
-    c.cb.hart[5].doorbell = abi::doorbell_arm(c.cb.hart[5].doorbell);  // woke, nothing to do, sleeps again
+    c.cb.doorbell[5].seq = abi::doorbell_arm(c.cb.doorbell[5].seq);  // woke, nothing to do, sleeps again
     assert_int_equal(c.ring(), 1u << 5);
 }
 
@@ -56,8 +56,8 @@ void test_untouched_chip_is_not_rung(void**) {
 void test_disarmed_core_is_not_rung(void**) {
     Chip c;
     c.sleep_on(2, abi::kWaitNocRing);
-    c.cb.hart[2].doorbell = abi::doorbell_disarm(c.cb.hart[2].doorbell);
-    assert_false(abi::doorbell_armed(c.cb.hart[2].doorbell));
+    c.cb.doorbell[2].seq = abi::doorbell_disarm(c.cb.doorbell[2].seq);
+    assert_false(abi::doorbell_armed(c.cb.doorbell[2].seq));
     assert_int_equal(c.ring(), 0);
 }
 

@@ -3,6 +3,15 @@
 #include "ring_submit.h"
 
 namespace weft::math {
+namespace {
+
+abi::MathRing& ring() { return qemu_virt::devices().math[mailbox::core_id()]; }
+
+void submit(const abi::MathCommand& c) {
+    qemu_virt::ring_submit(ring(), c, abi::kRingMath, mailbox::core_id(), abi::kWaitMathRing);
+}
+
+}  // namespace
 
 void eltwise(abi::MathOp op, abi::DataType dtype, uint64_t src0, uint64_t src1, uint64_t dst, uint32_t count) {
     abi::MathCommand c{};
@@ -12,8 +21,7 @@ void eltwise(abi::MathOp op, abi::DataType dtype, uint64_t src0, uint64_t src1, 
     c.src0 = src0;
     c.src1 = src1;
     c.dst = dst;
-    qemu_virt::ring_submit(mailbox::control().math[mailbox::core_id()], c, abi::kRingMath, mailbox::core_id(),
-                           abi::kWaitMathRing);
+    submit(c);
 }
 
 void semaphore_inc(uint64_t sem, uint32_t value) {
@@ -21,17 +29,11 @@ void semaphore_inc(uint64_t sem, uint32_t value) {
     c.op = abi::kMathSemInc;
     c.count = value;
     c.dst = sem;
-    qemu_virt::ring_submit(mailbox::control().math[mailbox::core_id()], c, abi::kRingMath, mailbox::core_id(),
-                           abi::kWaitMathRing);
+    submit(c);
 }
 
-void recover() {
-    qemu_virt::ring_recover(mailbox::control().math[mailbox::core_id()], abi::kWaitMathRing, mailbox::core_id());
-}
+void recover() { qemu_virt::ring_recover(ring(), abi::kWaitMathRing, mailbox::core_id()); }
 
-void barrier() {
-    qemu_virt::ring_drain(mailbox::control().math[mailbox::core_id()], abi::kRingMath, mailbox::core_id(),
-                          abi::kWaitMathRing);
-}
+void barrier() { qemu_virt::ring_drain(ring(), abi::kRingMath, mailbox::core_id(), abi::kWaitMathRing); }
 
 }  // namespace weft::math

@@ -7,7 +7,7 @@ namespace {
 
 using qemu_virt::ring_submit;
 
-abi::NocRing& ring() { return mailbox::control().noc[mailbox::core_id()]; }
+abi::NocRing& ring() { return qemu_virt::devices().noc[mailbox::core_id()]; }
 
 void submit(uint16_t op, uint64_t src, uint64_t dst, uint32_t len, uint64_t sem = 0, uint32_t value = 0,
             uint32_t mask = 0) {

@@ -1,5 +1,6 @@
 // Producer side of the device command rings (include/weft/abi/ring.h).
 #pragma once
+#include "devices.h"
 #include "hal/mailbox.h"
 #include "hal/wait.h"
 #include "hal/wake.h"

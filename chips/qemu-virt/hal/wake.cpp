@@ -15,6 +15,7 @@
 #include "hal/wake.h"
 
 #include "clint.h"
+#include "devices.h"
 #include "hal/ipi.h"
 #include "hal/mailbox.h"
 #include "hal/timer.h"
@@ -33,7 +34,7 @@ volatile uint32_t* plic_word(uint64_t offset) { return reinterpret_cast<volatile
 // QEMU virt gives each hart two PLIC contexts, M-mode first.
 uint64_t m_context(uint64_t hart) { return 2 * hart; }
 
-abi::HartStatus& me() { return mailbox::my_status(); }
+abi::HartDoorbell& me() { return devices().doorbell[mailbox::core_id()]; }
 
 volatile uint32_t* claim_register() { return plic_word(0x200000 + 0x1000 * m_context(rt::hart_id()) + 4); }
 
@@ -74,14 +75,14 @@ void listen(bool on) {
 }
 
 void arm() {
-    me().doorbell = abi::doorbell_arm(me().doorbell);
+    me().seq = abi::doorbell_arm(me().seq);
     // The bridge reads `doorbell` after its device writes; we read the
     // condition after arming: a full fence so one of us sees the other.
     __asm__ volatile("fence rw, rw" ::: "memory");
     drain();
 }
 
-void disarm() { me().doorbell = abi::doorbell_disarm(me().doorbell); }
+void disarm() { me().seq = abi::doorbell_disarm(me().seq); }
 
 void sleep(uint32_t fallback_us) {
     // The alarm is moved only once it has fired: every write of mtimecmp
@@ -98,7 +99,7 @@ void notify_devices() {
     // Dekker with the bridge: it sets `sleeping`, fences, then looks at the
     // rings one last time; we published the ring tail, fence, then look here.
     __asm__ volatile("fence rw, rw" ::: "memory");
-    const uint32_t sleeping = mailbox::control().bridge.sleeping;
+    const uint32_t sleeping = devices().bridge.sleeping;
     if (sleeping && sleeping != me().notified) {
         me().notified = sleeping;
         regs()[kThr] = 0;
