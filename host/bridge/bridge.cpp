@@ -172,7 +172,7 @@ bool Bridge::serve_chip(uint32_t id, std::vector<char>& touched) {
 void Bridge::wake_cores(uint32_t id, bool touched) {
     ChipProcess& chip = *chips_[id];
     if (!chip.alive()) return;
-    const uint8_t cores = doorbells_[id].cores_to_ring(chip.control(), chip.memory(),
+    const uint32_t cores = doorbells_[id].cores_to_ring(chip.control(), chip.memory(),
                                                        static_cast<uint32_t>(spec_.board.cores.size()), touched);
     if (cores) {
         chip.ring_doorbell(cores);

@@ -105,9 +105,11 @@ void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmwar
     pid_ = pid;
 }
 
-void ChipProcess::ring_doorbell(uint8_t cores) {
-    // One byte is a ring; if the socket is full, rings are already pending.
-    if (uart_fd_ >= 0) (void)!write(uart_fd_, &cores, 1);
+void ChipProcess::ring_doorbell(uint32_t cores) {
+    abi::doorbell_post(control().bells, cores);
+    // One byte is a ring; if the socket is full, rings are already pending
+    // and the core that takes the next one finds these cores in the mask.
+    if (uart_fd_ >= 0) (void)!write(uart_fd_, &abi::kDoorbellByte, 1);
 }
 
 void ChipProcess::drain_uart() {

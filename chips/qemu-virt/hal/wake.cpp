@@ -4,12 +4,13 @@
 //     PLIC, enabled in the M-mode context of every core that listens (one
 //     running a kernel, or the idle hart on watch); a core that wants to be
 //     woken sets mie.MEIE and WFIs (mstatus.MIE stays clear, so no trap is
-//     taken). The byte is a mask of the cores the ring is for. The
+//     taken). Which cores the ring is for, up to abi::kMaxCores, sits in the
+//     control block (abi::DoorbellMask); the byte only raises the line. The
 //     line is shared, so the first core awake takes the byte and wakes the
-//     others of the mask with a software interrupt (CLINT MSIP): a core the
-//     line woke may find it already taken, and sleep on. Since QEMU 7.2's PLIC
-//     keeps a source pending until a context claims it, taking the byte is
-//     claim, read, complete.
+//     cores rung with a software interrupt (hal/ipi.h): a core the line woke
+//     may find it already taken, and sleep on. Since QEMU 7.2's PLIC keeps a
+//     source pending until a context claims it, taking the byte is claim,
+//     read, complete.
 //   cores -> bridge: a NUL byte written to the UART (the bridge filters NULs
 //     out of the console text) while the bridge says it sleeps.
 #include "hal/wake.h"
@@ -28,7 +29,6 @@ namespace {
 
 using namespace qemu_virt;
 using namespace qemu_virt::uart16550;
-static_assert(WEFT_NUM_CORES <= 8, "a doorbell byte is a mask of at most 8 cores");
 
 volatile uint32_t* plic_word(uint64_t offset) { return reinterpret_cast<volatile uint32_t*>(WEFT_PLIC + offset); }
 // QEMU virt gives each hart two PLIC contexts, M-mode first.
@@ -46,10 +46,13 @@ void drain() {
     if (!(WEFT_CSR_READ(mip) & kMipMeip)) return;
     const uint32_t irq = *claim_register();
     if (irq == 0) return;
-    // Without the FIFO the UART holds one byte: a ring that comes after this
-    // read raises the line (and the source) again.
-    const uint32_t cores = regs()[kRbr];
+    // Reading the byte empties the UART (without its FIFO it holds one): a
+    // ring that comes after this read raises the line (and the source) again.
+    (void)regs()[kRbr];
     *claim_register() = irq;
+    // The bridge wrote the mask before the byte we just read.
+    __asm__ volatile("fence ir, r" ::: "memory");
+    const uint32_t cores = abi::doorbell_take(devices().bells, WEFT_NUM_CORES);
     const uint64_t self = rt::hart_id();
     for (uint32_t c = 0; c < WEFT_NUM_CORES; ++c)
         if (c != self && (cores >> c & 1)) ipi::send(c);
