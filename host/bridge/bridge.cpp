@@ -38,6 +38,9 @@ constexpr uint32_t kBudget = 64;
 }  // namespace
 
 Bridge::Bridge(ClusterSpec spec, BridgeOptions options) : spec_(std::move(spec)), options_(std::move(options)) {
+    if (!spec_.board.qemu)
+        throw Error("board '" + spec_.board.name + "' (chip " + spec_.board.chip +
+                    ") has no /chip/qemu-machine: weft-bridge only starts chips QEMU emulates");
     for (uint32_t i = 0; i < spec_.num_chips; ++i) {
         chips_.push_back(std::make_unique<ChipProcess>(i, spec_.board, options_.run_dir));
         counters_.push_back(std::make_unique<DeviceCounters>());

@@ -28,12 +28,14 @@ int main(int argc, char** argv) {
         mac("WEFT_CONTROL_BLOCK_SIZE", b.control_block.size);
         mac("WEFT_DRAM_BASE", b.dram.base);
         mac("WEFT_DRAM_SIZE", b.dram.size);
-        mac("WEFT_UART", b.uart);
-        mac("WEFT_TEST_DEVICE", b.test_device);
-        mac("WEFT_CLINT", b.clint);
-        mac("WEFT_PLIC", b.plic);
-        mac("WEFT_UART_IRQ", b.uart_irq);
         mac("WEFT_TIMEBASE_HZ", b.timebase_hz);
+        if (b.qemu) {
+            mac("WEFT_UART", b.qemu->uart);
+            mac("WEFT_TEST_DEVICE", b.qemu->test_device);
+            mac("WEFT_CLINT", b.qemu->clint);
+            mac("WEFT_PLIC", b.qemu->plic);
+            mac("WEFT_UART_IRQ", b.qemu->uart_irq);
+        }
         mac("WEFT_CODE_SIZE", b.code_size);
         mac("WEFT_STACK_SIZE", b.stack_size);
         mac("WEFT_ARGS_SIZE", b.args_size);
