@@ -5,6 +5,7 @@
 # its folder and a line in WEFT_BOARDS.
 
 set(WEFT_CHIPS_DIR ${CMAKE_SOURCE_DIR}/chips)
+include(ExternalProject)
 
 # The chip boards/<board>/board.dts names. Read at configure time (the HAL
 # sources depend on it), so editing board.dts re-runs the configuration.
@@ -51,4 +52,37 @@ function(weft_board_header board)
     DEPENDS weft-board-header ${dtb}
     COMMENT "board_layout.h for ${board}")
   add_custom_target(board-header-${board} DEPENDS ${dir}/board_layout.h)
+endfunction()
+
+# The board's firmware, cross-built over its chip's HAL into
+# build/firmware/<board>/ (boot.elf, kernels/, test-kernels/, ...).
+# Target firmware-<board>.
+function(weft_board_firmware board chip)
+  ExternalProject_Add(firmware-${board}
+    SOURCE_DIR ${CMAKE_SOURCE_DIR}/firmware
+    BINARY_DIR ${CMAKE_BINARY_DIR}/firmware-build/${board}
+    CMAKE_ARGS
+      -DCMAKE_TOOLCHAIN_FILE=${CMAKE_SOURCE_DIR}/cmake/riscv64-toolchain.cmake
+      -DCMAKE_BUILD_TYPE=Release
+      -DWEFT_ROOT=${CMAKE_SOURCE_DIR}
+      -DWEFT_BOARD=${board}
+      -DWEFT_CHIP=${chip}
+      -DWEFT_BOARD_HEADER_DIR=${CMAKE_BINARY_DIR}/generated/${board}
+      -DWEFT_FIRMWARE_OUT=${CMAKE_BINARY_DIR}/firmware/${board}
+    INSTALL_COMMAND ""
+    BUILD_ALWAYS ON
+    DEPENDS board-header-${board})
+endfunction()
+
+# Everything a board needs: its DTB now, and once the host tools exist
+# (weft_board_build), its header and firmware.
+function(weft_board_description board)
+  weft_board_chip(${board} chip)
+  weft_board_dtb(${board} ${chip})
+endfunction()
+
+function(weft_board_build board)
+  weft_board_chip(${board} chip)
+  weft_board_header(${board})
+  weft_board_firmware(${board} ${chip})
 endfunction()

@@ -60,7 +60,6 @@ bool socket_is_live(const std::string& path) {
 int main(int argc, char** argv) {
     BridgeOptions opt;
     opt.qemu = paths::qemu_binary();
-    opt.boot_firmware = paths::boot_firmware();
     int ready_fd = -1;
     int owner_pid = 0;
     for (int i = 1; i < argc; ++i) {
@@ -81,7 +80,8 @@ int main(int argc, char** argv) {
     int listen_fd = -1;
     std::unique_ptr<Bridge> bridge;
     try {
-        ClusterSpec spec = load_cluster(opt.cluster_file, paths::known_boards());
+        ClusterSpec spec = load_cluster(opt.cluster_file, paths::load_built_board);
+        opt.boot_firmware = paths::boot_firmware(spec.board_name);
         if (mkdir(opt.run_dir.c_str(), 0700) != 0 && errno != EEXIST)
             throw Error("cannot create run directory " + opt.run_dir + ": " + strerror(errno));
         if (socket_is_live(sock_path))

@@ -113,7 +113,7 @@ int cmd_up(const Args& a) {
     if (a.words.size() != 2) throw Error("usage: weft up CLUSTER (e.g. weft up ring8)");
     const std::string file = paths::cluster_file(a.words[1]);
     // Refuse a bad file before starting anything, with the line that is wrong.
-    ClusterSpec spec = load_cluster(file, paths::known_boards());
+    ClusterSpec spec = load_cluster(file, paths::load_built_board);
     auto t0 = std::chrono::steady_clock::now();
     spawn_bridge(file, a.run_dir);
     std::printf("cluster '%s' up: %u chips of board %s, %zu links, in %.2f s (run dir %s)\n", spec.name.c_str(),
