@@ -43,12 +43,15 @@ endfunction()
 
 # The firmware's view of the board, generated from its DTB:
 # build/generated/<board>/weft/board_layout.h. Target board-header-<board>.
+# Replaced only when its text changes, so that relinking the generator (any
+# change to libweft) does not rebuild every board's firmware.
 function(weft_board_header board)
   set(dir ${CMAKE_BINARY_DIR}/generated/${board}/weft)
   set(dtb ${CMAKE_BINARY_DIR}/boards/${board}/board.dtb)
   add_custom_command(OUTPUT ${dir}/board_layout.h
     COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
-    COMMAND weft-board-header ${dtb} ${dir}/board_layout.h
+    COMMAND weft-board-header ${dtb} ${dir}/board_layout.h.new
+    COMMAND ${CMAKE_COMMAND} -E copy_if_different ${dir}/board_layout.h.new ${dir}/board_layout.h
     DEPENDS weft-board-header ${dtb}
     COMMENT "board_layout.h for ${board}")
   add_custom_target(board-header-${board} DEPENDS ${dir}/board_layout.h)

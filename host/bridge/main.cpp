@@ -19,6 +19,7 @@
 #include "bridge/event_log.h"
 #include "common/error.h"
 #include "common/unix_socket.h"
+#include "driver/firmware_layout.h"
 #include "driver/paths.h"
 
 using namespace weft;
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
     try {
         ClusterSpec spec = load_cluster(opt.cluster_file, paths::load_built_board);
         opt.boot_firmware = paths::boot_firmware(spec.board_name);
+        check_firmware_layout(spec.board, paths::board_dtb(spec.board_name), opt.boot_firmware);
         if (mkdir(opt.run_dir.c_str(), 0700) != 0 && errno != EEXIST)
             throw Error("cannot create run directory " + opt.run_dir + ": " + strerror(errno));
         if (socket_is_live(sock_path))
