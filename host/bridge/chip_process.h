@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bridge/chip_memory.h"
+#include "bridge/qemu_config.h"
 #include "driver/board.h"
 
 namespace weft {
@@ -17,7 +18,8 @@ public:
     ChipProcess(const ChipProcess&) = delete;
     ChipProcess& operator=(const ChipProcess&) = delete;
 
-    void spawn(const std::string& qemu, const std::string& boot_firmware);
+    // Starts the chip's QEMU: `qemu` with the arguments of `config` for this chip.
+    void spawn(const std::string& qemu, const QemuConfig& config, const std::string& boot_firmware);
     // Called with the status waitpid returned for our pid.
     void mark_exited(int status);
     // SIGTERM, then SIGKILL after grace_ms; reaps the process.

@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
     try {
         ClusterSpec spec = load_cluster(opt.cluster_file, paths::load_built_board);
         opt.boot_firmware = paths::boot_firmware(spec.board_name);
+        opt.qemu_config = paths::qemu_config(spec.board.chip);
         check_firmware_layout(spec.board, paths::board_dtb(spec.board_name), opt.boot_firmware);
         if (mkdir(opt.run_dir.c_str(), 0700) != 0 && errno != EEXIST)
             throw Error("cannot create run directory " + opt.run_dir + ": " + strerror(errno));

@@ -90,6 +90,8 @@ std::string qemu_binary() {
     return "qemu-system-riscv64";
 }
 
+std::string qemu_config(const std::string& chip) { return source_root() + "/qemu/" + chip + ".args"; }
+
 std::string default_run_dir() {
     if (const char* e = getenv("WEFT_RUN_DIR"); e && *e) return e;
     return "/tmp/weft-" + std::to_string(getuid());

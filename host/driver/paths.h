@@ -22,6 +22,8 @@ std::vector<std::string> built_boards();
 // if it was not built or its DTB is bad. Other boards are not looked at.
 BoardInfo load_built_board(const std::string& board);
 std::string qemu_binary();                // $WEFT_QEMU or qemu-system-riscv64
+// How a chip of type `chip` is started: qemu/<chip>.args of the source tree.
+std::string qemu_config(const std::string& chip);
 // Default run directory of a cluster: $WEFT_RUN_DIR or /tmp/weft-<uid>.
 std::string default_run_dir();
 std::string control_socket(const std::string& run_dir);
