@@ -20,7 +20,7 @@ inline double links_gbps(Cluster& c, const std::vector<uint32_t>& senders, uint3
     const uint32_t port = 1;  // E: the next chip's W in pair and ring8
     std::vector<Launch> ls;
     for (uint32_t chip : senders)
-        ls.push_back(kernels::eth_send(chip, b.ports[port].core, port, b.dram.base, b.dram.base + bytes,
+        ls.push_back(kernels::eth_send(b, chip, b.ports[port].core, port, b.dram.base, b.dram.base + bytes,
                                        static_cast<uint32_t>(bytes), transfer, 1, 0, 0));
     uint64_t slowest = 0;
     for (const KernelResult& r : c.run(ls, std::chrono::seconds(senders.size() > 1 ? 300 : 120))) {

@@ -53,8 +53,8 @@ double ping_pong_us(Cluster& c, uint32_t n) {
     const uint64_t flag0 = b.l1_free(b.ports[1].core).base, flag1 = b.l1_free(b.ports[3].core).base;
     c.chip(0).write32(flag0, 0);
     c.chip(1).write32(flag1, 0);
-    Launch a = kernels::ping_pong(0, b.ports[1].core, 1, true, n, flag0, flag1);
-    Launch z = kernels::ping_pong(1, b.ports[3].core, 3, false, n, flag1, flag0);
+    Launch a = kernels::ping_pong(b, 0, b.ports[1].core, 1, true, n, flag0, flag1);
+    Launch z = kernels::ping_pong(b, 1, b.ports[3].core, 3, false, n, flag1, flag0);
     auto r = c.run({z, a}, std::chrono::seconds(120));
     return double(r[1].ticks) / b.timebase_hz * 1e6 / n;
 }

@@ -6,6 +6,7 @@
 #include "boot/launch_protocol.h"
 #include "hal/cache.h"
 #include "hal/eth.h"
+#include "hal/ipi.h"
 #include "hal/mailbox.h"
 #include "hal/math.h"
 #include "hal/noc.h"
@@ -54,10 +55,8 @@ namespace {
 // Idle harts do not all poll their mailboxes: each wake-up costs the host
 // ~20-50 µs of CPU. The lowest-numbered idle hart keeps watch: it sleeps on the
 // chip's doorbell, which weft-bridge rings when the host posts a launch, and
-// wakes the hart the launch is for with a software interrupt (CLINT MSIP); the
+// wakes the hart the launch is for with a software interrupt (hal/ipi.h); the
 // others sleep until woken.
-volatile uint32_t* msip(uint32_t core) { return reinterpret_cast<volatile uint32_t*>(WEFT_CLINT + 4 * core); }
-constexpr uint64_t kMieMsie = 1u << 3;
 
 bool launch_waiting(uint32_t core) {
     const auto& cb = mailbox::control();
@@ -95,16 +94,13 @@ void relay_launches(uint32_t self) {
     for (uint32_t c = 0; c < board::kNumCores; ++c)
         if (c != self && unrelayed(c)) {
             relayed_seq[c] = mailbox::control().host.launch[c].seq;
-            *msip(c) = 1;
+            ipi::send(c);
         }
 }
 
-void sleep_until_woken(uint32_t core) {
-    WEFT_CSR_SET(mie, kMieMsie);
+void sleep_until_woken() {
     mailbox::set_wait(abi::kWaitLaunch, 0, 0);
-    timer::sleep_until(timer::now() + kOffWatchSleepUs * timer::ticks_per_us());
-    *msip(core) = 0;
-    __asm__ volatile("csrc mie, %0" ::"r"(kMieMsie));
+    ipi::sleep_until(timer::now() + kOffWatchSleepUs * timer::ticks_per_us());
 }
 
 void wait_for_launch(uint32_t core) {
@@ -123,34 +119,28 @@ void wait_for_launch(uint32_t core) {
             wake::disarm();
         } else {
             wake::listen(false);
-            sleep_until_woken(core);
+            sleep_until_woken();
         }
     }
     // Leaving the idle pool: the next idle hart must take over the watch.
     for (uint32_t c = 0; c < board::kNumCores; ++c) {
         if (c != core && idle(c)) {
-            *msip(c) = 1;
+            ipi::send(c);
             break;
         }
     }
 }
 
-// A kernel that faulted on a refused command leaves its rings stopped, and
+// A kernel that faulted on a refused command leaves its devices stopped, and
 // one that faulted or was stopped by the host may leave commands queued (a
 // send on a pulled cable): the next kernel on this core gets them back clean
 // and empty. After a kernel that ended normally, queued commands are its
 // last writes, still landing: they stay.
-template <typename Ring>
-bool needs_reset(const Ring& r, bool after_fault) {
-    return r.error || (after_fault && r.head != r.tail);
-}
-
-void clear_rings(uint32_t core, bool after_fault) {
-    auto& cb = mailbox::control();
-    if (needs_reset(cb.noc[core], after_fault)) noc::reset();
-    if (needs_reset(cb.math[core], after_fault)) math::reset();
+void recover_devices(uint32_t core, bool after_fault) {
+    noc::recover(after_fault);
+    math::recover(after_fault);
     const int port = board::kCores[core].port;
-    if (port >= 0 && needs_reset(cb.eth[port], after_fault)) eth::reset(static_cast<uint32_t>(port));
+    if (port >= 0) eth::recover(static_cast<uint32_t>(port), after_fault);
 }
 
 [[noreturn]] void serve_launches(uint32_t core) {
@@ -162,7 +152,7 @@ void clear_rings(uint32_t core, bool after_fault) {
         const bool after_fault = st.state == abi::kHartFault;
         const boot::Snapshot s = boot::begin_launch(req, st);
         if (s.flags & abi::kLaunchNewCode) cache::invalidate_instructions(s.code_base, s.code_size);
-        clear_rings(core, after_fault);
+        recover_devices(core, after_fault);
         wake::listen(true);
         const uint64_t t0 = timer::now();
         const uint64_t c0 = timer::cycles();

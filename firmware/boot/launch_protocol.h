@@ -8,7 +8,7 @@
 #pragma once
 #include <stdint.h>
 
-#include "weft/abi/control_block.h"
+#include "weft/abi/control_protocol.h"
 
 namespace weft::boot {
 

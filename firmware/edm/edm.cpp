@@ -241,7 +241,7 @@ void Edm::publish(uint32_t i) {
 }
 
 bool Edm::tx_room(uint32_t commands) const {
-    return eth::issued(config_.port) - eth::completed(config_.port) + commands <= abi::kEthSlots;
+    return eth::issued(config_.port) - eth::completed(config_.port) + commands <= eth::queue_capacity();
 }
 
 template <typename Ready>

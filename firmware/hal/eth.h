@@ -13,12 +13,16 @@ void send_word(uint32_t port, uint64_t dst, uint32_t value);
 // value of issued() before it was sent) has completed once completed() > i.
 uint32_t issued(uint32_t port);
 uint32_t completed(uint32_t port);
+// Commands a port holds queued: with fewer outstanding, a send does not wait for room.
+uint32_t queue_capacity();
 void wait_tx_idle(uint32_t port);
 bool link_up(uint32_t port);
 // Panics (FAULT naming the port and command) if the port refused a command,
 // e.g. because its link went down. Returns true so it can sit in a wait predicate.
 bool check(uint32_t port);
-// Clears a refused command so the port can be used again (boot firmware, between kernels).
-void reset(uint32_t port);
+// Clears a refused command, if there is one, so the port can be used again
+// (boot firmware, between kernels); drop_queued also discards commands still
+// queued (after a kernel that faulted or was stopped: a send on a pulled cable).
+void recover(uint32_t port, bool drop_queued);
 
 }  // namespace weft::eth

@@ -1,14 +1,14 @@
 // The calling hart's identity and its status words in the chip control block.
 #pragma once
 #include <stdint.h>
-#include "weft/abi/control_block.h"
+#include "weft/abi/control_protocol.h"
 
 namespace weft::mailbox {
 
 uint32_t core_id();
 uint32_t chip_id();
 uint32_t num_chips();
-abi::ChipControlBlock& control();
+abi::ControlProtocol& control();
 abi::HartStatus& my_status();
 
 // Post what the hart waits on, for the hang report.

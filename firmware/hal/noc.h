@@ -25,8 +25,10 @@ void semaphore_wait_min(uint64_t sem, uint32_t value);
 
 // Wait until every command this core issued has completed.
 void barrier();
-// Clears a refused command on this core's ring (boot firmware, between kernels).
-void reset();
+// Clears a refused command on this core's queue, if there is one, so the next
+// kernel starts clean (boot firmware, between kernels); drop_queued also
+// discards commands still queued.
+void recover(bool drop_queued);
 uint32_t issued();
 uint32_t completed();
 

@@ -10,7 +10,7 @@
 #include "hal/timer.h"
 #include "hal/wait.h"
 #include "rt/fence.h"
-#include "weft/abi/control_block.h"
+#include "weft/abi/control_protocol.h"
 
 namespace weft::status {
 

@@ -1,21 +1,13 @@
 #include "rt/console.h"
 
 #include "hal/mailbox.h"
+#include "hal/uart.h"
 #include "hal/wait.h"
-#include "weft/board_layout.h"
 
 namespace weft::console {
 namespace {
 
-volatile uint8_t* const uart = reinterpret_cast<volatile uint8_t*>(WEFT_UART);
-constexpr int kLsr = 5;
-constexpr uint8_t kLsrThre = 1 << 5;
-
-void put(char c) {
-    while (!(uart[kLsr] & kLsrThre)) {
-    }
-    uart[0] = static_cast<uint8_t>(c);
-}
+void put(char c) { uart::put(static_cast<uint8_t>(c)); }
 
 void lock() {
     auto* word = const_cast<uint32_t*>(&mailbox::control().guest.console_lock);

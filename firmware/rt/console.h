@@ -1,5 +1,5 @@
-// The chip's console (the board's UART). Output of several harts is serialised
-// by a lock in the control block, so lines do not interleave.
+// The chip's console (its UART, hal/uart.h). Output of several harts is
+// serialised by a lock in the control block, so lines do not interleave.
 #pragma once
 #include <stdarg.h>
 #include <stdint.h>

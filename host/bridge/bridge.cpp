@@ -37,7 +37,11 @@ constexpr uint32_t kBudget = 64;
 
 }  // namespace
 
-Bridge::Bridge(ClusterSpec spec, BridgeOptions options) : spec_(std::move(spec)), options_(std::move(options)) {
+Bridge::Bridge(ClusterSpec spec, BridgeOptions options)
+    : spec_(std::move(spec)), options_(std::move(options)), qemu_config_(QemuConfig::load(options_.qemu_config)) {
+    if (!spec_.board.qemu)
+        throw Error("board '" + spec_.board.name + "' (chip " + spec_.board.chip +
+                    ") has no /chip/qemu-machine: weft-bridge only starts chips QEMU emulates");
     for (uint32_t i = 0; i < spec_.num_chips; ++i) {
         chips_.push_back(std::make_unique<ChipProcess>(i, spec_.board, options_.run_dir));
         counters_.push_back(std::make_unique<DeviceCounters>());
@@ -57,7 +61,7 @@ void Bridge::start() {
         cb.host.magic = abi::kControlMagic;
     }
     ethernet_->publish_port_states();
-    for (auto& chip : chips_) chip->spawn(options_.qemu, options_.boot_firmware);
+    for (auto& chip : chips_) chip->spawn(options_.qemu, qemu_config_, options_.boot_firmware);
 
     const uint64_t deadline = now_ms() + options_.boot_timeout_ms;
     const uint32_t cores = static_cast<uint32_t>(spec_.board.cores.size());
@@ -175,7 +179,7 @@ bool Bridge::serve_chip(uint32_t id, std::vector<char>& touched) {
 void Bridge::wake_cores(uint32_t id, bool touched) {
     ChipProcess& chip = *chips_[id];
     if (!chip.alive()) return;
-    const uint8_t cores = doorbells_[id].cores_to_ring(chip.control(), chip.memory(),
+    const uint32_t cores = doorbells_[id].cores_to_ring(chip.control(), chip.memory(),
                                                        static_cast<uint32_t>(spec_.board.cores.size()), touched);
     if (cores) {
         chip.ring_doorbell(cores);

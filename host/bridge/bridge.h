@@ -12,6 +12,7 @@
 #include "bridge/devices.h"
 #include "bridge/doorbell.h"
 #include "bridge/ethernet.h"
+#include "bridge/qemu_config.h"
 #include "driver/cluster_file.h"
 
 namespace weft {
@@ -20,6 +21,7 @@ struct BridgeOptions {
     std::string cluster_file;
     std::string run_dir;
     std::string qemu;
+    std::string qemu_config;  // qemu/<chip>.args
     std::string boot_firmware;
     int boot_timeout_ms = 30000;
 };
@@ -58,6 +60,7 @@ private:
 
     ClusterSpec spec_;
     BridgeOptions options_;
+    QemuConfig qemu_config_;
     std::vector<std::unique_ptr<ChipProcess>> chips_;
     std::vector<std::unique_ptr<DeviceCounters>> counters_;
     std::unique_ptr<Ethernet> ethernet_;

@@ -43,35 +43,27 @@ std::string ChipProcess::qmp_path() const { return run_dir_ + "/chip" + std::to_
 std::string ChipProcess::console_path() const { return run_dir_ + "/chip" + std::to_string(id_) + ".console"; }
 std::string ChipProcess::qemu_log_path() const { return run_dir_ + "/chip" + std::to_string(id_) + ".qemu.log"; }
 
-void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmware) {
-    const std::string mb = std::to_string(board_.ram.size >> 20);
+void ChipProcess::spawn(const std::string& qemu, const QemuConfig& config, const std::string& boot_firmware) {
     // QEMU opens its RAM through /proc/self/fd: the memfd is inherited, no file exists.
     const int child_fd = 200;  // high, so it cannot collide with the log or stdio descriptors
     const int child_uart = 201;
+    const std::string accel = knobs::text(knobs::knob("WEFT_QEMU_ACCEL"));
+    std::vector<std::string> args = config.args({
+        {"RAM_MB", std::to_string(board_.ram.size >> 20)},
+        {"RAM_FD", std::to_string(child_fd)},
+        {"HARTS", std::to_string(board_.cores.size())},
+        {"BOOT_ELF", boot_firmware},
+        {"UART_FD", std::to_string(child_uart)},
+        {"QMP_SOCKET", qmp_path()},
+        {"QEMU_ACCEL", accel},
+    });
+    args.insert(args.begin(), qemu);
     int uart_pair[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, uart_pair) != 0)
         throw Error("socketpair for chip " + std::to_string(id_) + "'s UART: " + strerror(errno));
     uart_fd_ = uart_pair[0];
     fcntl(uart_fd_, F_SETFL, O_NONBLOCK);
     console_fd_ = open(console_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-    std::vector<std::string> args = {
-        qemu, "-nodefaults", "-display", "none", "-monitor", "none",
-        "-machine", "virt,memory-backend=ram",
-        "-object", "memory-backend-file,id=ram,size=" + mb + "M,mem-path=/proc/self/fd/" + std::to_string(child_fd) + ",share=on",
-        "-m", mb + "M",
-        "-smp", std::to_string(board_.cores.size()),
-        // One host thread runs all of a chip's harts in turn. Harts only ever
-        // run until they sleep on their doorbell, and a ring then wakes one
-        // thread per chip instead of one per hart: on a host with far fewer
-        // cores than harts that measured ~1.8x faster for ring8 collectives.
-        // (Guest atomics are then not atomic against the host; no word is
-        // read-modify-written by both: DESIGN.md section 3.)
-        "-accel", knobs::text(knobs::knob("WEFT_QEMU_ACCEL")),
-        "-bios", "none", "-kernel", boot_firmware,
-        "-chardev", "socket,id=uart,fd=" + std::to_string(child_uart),
-        "-serial", "chardev:uart",
-        "-qmp", "unix:" + qmp_path() + ",server=on,wait=off",
-    };
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -106,9 +98,11 @@ void ChipProcess::spawn(const std::string& qemu, const std::string& boot_firmwar
     pid_ = pid;
 }
 
-void ChipProcess::ring_doorbell(uint8_t cores) {
-    // One byte is a ring; if the socket is full, rings are already pending.
-    if (uart_fd_ >= 0) (void)!write(uart_fd_, &cores, 1);
+void ChipProcess::ring_doorbell(uint32_t cores) {
+    abi::doorbell_post(control().bells, cores);
+    // One byte is a ring; if the socket is full, rings are already pending
+    // and the core that takes the next one finds these cores in the mask.
+    if (uart_fd_ >= 0) (void)!write(uart_fd_, &abi::kDoorbellByte, 1);
 }
 
 void ChipProcess::drain_uart() {

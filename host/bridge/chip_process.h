@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bridge/chip_memory.h"
+#include "bridge/qemu_config.h"
 #include "driver/board.h"
 
 namespace weft {
@@ -17,7 +18,8 @@ public:
     ChipProcess(const ChipProcess&) = delete;
     ChipProcess& operator=(const ChipProcess&) = delete;
 
-    void spawn(const std::string& qemu, const std::string& boot_firmware);
+    // Starts the chip's QEMU: `qemu` with the arguments of `config` for this chip.
+    void spawn(const std::string& qemu, const QemuConfig& config, const std::string& boot_firmware);
     // Called with the status waitpid returned for our pid.
     void mark_exited(int status);
     // SIGTERM, then SIGKILL after grace_ms; reaps the process.
@@ -37,9 +39,10 @@ public:
     std::string console_path() const;
 
     // The chip's UART (see firmware/hal/wake.h): the bridge's end of it.
-    // Wakes the cores sleeping on the chip's doorbell; `cores` is a mask of
-    // those the ring is for (firmware/hal/wake.h).
-    void ring_doorbell(uint8_t cores);
+    // Wakes the cores sleeping on the chip's doorbell: those of `cores` (bit
+    // c: core c), recorded in the control block's abi::DoorbellMask, then
+    // the byte that makes the chip look.
+    void ring_doorbell(uint32_t cores);
     // -1 once QEMU closed its end.
     int uart_fd() const { return uart_fd_; }
     // Reads what the chip wrote to its UART: console text goes to the console

@@ -21,12 +21,12 @@ void Doorbell::reset(const abi::ChipControlBlock& cb) {
     }
 }
 
-uint8_t Doorbell::cores_to_ring(const abi::ChipControlBlock& cb, const ChipMemory& mem, uint32_t cores, bool touched) {
+uint32_t Doorbell::cores_to_ring(const abi::ChipControlBlock& cb, const ChipMemory& mem, uint32_t cores, bool touched) {
     uint32_t ring = 0;
-    for (uint32_t c = 0; c < cores && c < 8; ++c) {
+    for (uint32_t c = 0; c < cores && c < abi::kMaxCores; ++c) {
         const abi::HartStatus& st = cb.hart[c];
         // A sleeper re-arms with a new odd number each time it sleeps.
-        const uint32_t bell = st.doorbell;
+        const uint32_t bell = cb.doorbell[c].seq;
         if (touched && abi::doorbell_armed(bell) && bell != rung_[c] && wait_may_be_over(mem, st)) {
             rung_[c] = bell;
             ring |= 1u << c;
@@ -44,7 +44,7 @@ uint8_t Doorbell::cores_to_ring(const abi::ChipControlBlock& cb, const ChipMemor
             ring |= 1u << c;
         }
     }
-    return static_cast<uint8_t>(ring);
+    return ring;
 }
 
 }  // namespace weft

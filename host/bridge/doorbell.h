@@ -15,12 +15,13 @@ class Doorbell {
 public:
     // The launches already in the mailboxes are not rung for.
     void reset(const abi::ChipControlBlock& cb);
-    // The doorbell byte (bit c: core c), 0 when nobody needs a ring. `touched`:
-    // the devices changed this chip's memory or rings since the last call.
-    uint8_t cores_to_ring(const abi::ChipControlBlock& cb, const ChipMemory& mem, uint32_t cores, bool touched);
+    // The cores to ring (bit c: core c) among the first `cores`, 0 when nobody
+    // needs a ring. `touched`: the devices changed this chip's memory or rings
+    // since the last call.
+    uint32_t cores_to_ring(const abi::ChipControlBlock& cb, const ChipMemory& mem, uint32_t cores, bool touched);
 
 private:
-    uint32_t rung_[abi::kMaxCores] = {};         // HartStatus::doorbell last rung for
+    uint32_t rung_[abi::kMaxCores] = {};         // HartDoorbell::seq last rung for
     uint32_t launch_rung_[abi::kMaxCores] = {};  // launch seq last rung for
     uint32_t host_rung_[abi::kMaxCores] = {};    // HostArea::ring last rung for
 };

@@ -17,6 +17,7 @@
 #include "bridge/control_clients.h"
 #include "bridge/event_log.h"
 #include "common/error.h"
+#include "driver/firmware_layout.h"
 #include "driver/paths.h"
 #include "driver/run_dir.h"
 
@@ -62,7 +63,6 @@ struct Args {
 // False on a malformed command line.
 bool parse_args(int argc, char** argv, Args* a) {
     a->bridge.qemu = paths::qemu_binary();
-    a->bridge.boot_firmware = paths::boot_firmware();
     for (int i = 1; i < argc; ++i) {
         std::string w = argv[i];
         auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -107,8 +107,11 @@ void claim_run_dir(Args& a) {
     fcntl(a.lock_fd, F_SETFD, FD_CLOEXEC);  // held by us, not by the chips we start
 }
 
-std::unique_ptr<Bridge> start_cluster(const Args& a) {
-    ClusterSpec spec = load_cluster(a.bridge.cluster_file, paths::known_boards());
+std::unique_ptr<Bridge> start_cluster(Args& a) {
+    ClusterSpec spec = load_cluster(a.bridge.cluster_file, paths::load_built_board);
+    a.bridge.boot_firmware = paths::boot_firmware(spec.board_name);
+    a.bridge.qemu_config = paths::qemu_config(spec.board.chip);
+    check_firmware_layout(spec.board, paths::board_dtb(spec.board_name), a.bridge.boot_firmware);
     log("starting " + std::to_string(spec.num_chips) + " chips of cluster '" + spec.name + "' (" +
         a.bridge.cluster_file + ")");
     auto bridge = std::make_unique<Bridge>(std::move(spec), a.bridge);

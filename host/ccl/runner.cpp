@@ -102,9 +102,9 @@ namespace {
 
 // More lanes, more channels on one ERISC: an L1 refusal then names the knob.
 PlacedOp place_with_hint(const LoweredOp& op, transport::Transport& transport, transport::L1Allocator& mem,
-                         uint32_t workers_per_link) {
+                         const BoardInfo& board, uint32_t workers_per_link) {
     try {
-        return place_op(op, transport, mem, &kernel_named("ccl_worker"));
+        return place_op(op, transport, mem, &kernel_named(board, "ccl_worker"));
     } catch (const Error& e) {
         if (workers_per_link <= 1) throw;
         throw Error(std::string(e.what()) + " (workers_per_link " + std::to_string(workers_per_link) +
@@ -151,7 +151,7 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
     transport::L1Allocator mem(cluster_.board());
     for (const resident::Running& r : resident::list(cluster_)) mem.keep_out(r.chip, r.core, r.l1);
     const auto transport = make_transport(mem);
-    const PlacedOp placed = place_with_hint(op, *transport, mem, options_.workers_per_link);
+    const PlacedOp placed = place_with_hint(op, *transport, mem, cluster_.board(), options_.workers_per_link);
     if (placed.launches.empty()) return timing;
     placed.memory.apply(cluster_);
 

@@ -17,7 +17,7 @@ namespace {
 int up(const std::string& cluster, const std::string& run_dir) {
     const std::string file = paths::cluster_file(cluster);
     // Refuse a bad file or bridge setting before starting anything, naming what is wrong.
-    ClusterSpec spec = load_cluster(file, paths::known_boards());
+    ClusterSpec spec = load_cluster(file, paths::load_built_board);
     knobs::check(knobs::Reader::kBridge);
     const auto t0 = std::chrono::steady_clock::now();
     spawn_bridge(file, run_dir);

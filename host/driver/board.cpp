@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 
 extern "C" {
@@ -93,88 +94,122 @@ void check_inside(const Reader& r, const Region& ram, const Region& reg, const s
         r.fail(what + " [" + hex(reg.base) + ", " + hex(reg.end()) + ") lies outside RAM");
 }
 
-}  // namespace
-
-BoardInfo parse_board(const void* blob, size_t size) {
+void check_header(const void* blob, size_t size) {
     if (size < sizeof(fdt_header) || fdt_check_header(blob) != 0 || fdt_totalsize(blob) > size)
         throw Error("board DTB: not a valid flattened devicetree");
-    Reader r{blob, "/"};
-    BoardInfo b;
+}
+
+// The root: which board this is and which chip it carries.
+void read_identity(const Reader& r, BoardInfo& b) {
     std::string compat = r.str(0, "compatible");
     if (compat.rfind("weft,", 0) != 0) r.fail("compatible '" + compat + "' is not a weft board");
     b.name = compat.substr(5);
     b.model = r.str(0, "model");
+    b.chip = r.str(0, "weft,chip");
+}
 
-    int chip = r.subnode(0, "chip");
-    r.where = "/chip";
+// The board names its chip for the build; the chip's include says which it is.
+void check_chip_include(const Reader& r, int chip, const BoardInfo& b) {
+    const std::string included = r.str(chip, "compatible");
+    if (included != "weft," + b.chip)
+        r.fail("the board names chip '" + b.chip + "' (weft,chip) but includes chip '" + included + "'");
+}
+
+void read_memory_map(const Reader& r, int chip, BoardInfo& b) {
     b.ram = r.region(chip, "ram");
     b.boot_firmware = r.region(chip, "boot-firmware");
     b.control_block = r.region(chip, "control-block");
     b.dram = r.region(chip, "dram");
-    b.qemu_reserved = r.region(chip, "qemu-reserved");
-    b.uart = r.addr(chip, "uart");
-    b.test_device = r.addr(chip, "test-device");
-    b.clint = r.addr(chip, "clint");
-    b.plic = r.addr(chip, "plic");
-    b.uart_irq = r.u32(chip, "uart-irq");
     b.timebase_hz = r.u32(chip, "timebase-frequency");
-    b.code_size = r.u32(chip, "code-size");
-    b.stack_size = r.u32(chip, "stack-size");
-    b.args_size = r.u32(chip, "args-size");
-
-    std::vector<std::pair<std::string, Region>> regions = {
-        {"boot-firmware", b.boot_firmware}, {"control-block", b.control_block},
-        {"dram", b.dram}, {"qemu-reserved", b.qemu_reserved}};
     if (b.control_block.size < sizeof(abi::ChipControlBlock))
         r.fail("control-block is " + hex(b.control_block.size) + " bytes; the ABI needs " +
                hex(sizeof(abi::ChipControlBlock)));
+}
 
-    int cores = r.subnode(chip, "cores");
+void read_l1_layout(const Reader& r, int chip, BoardInfo& b) {
+    b.code_size = r.u32(chip, "code-size");
+    b.stack_size = r.u32(chip, "stack-size");
+    b.args_size = r.u32(chip, "args-size");
+}
+
+// Only a chip QEMU emulates has this node; within it every property is required.
+std::optional<QemuMachine> read_qemu_machine(Reader r, int chip) {
+    const int node = fdt_subnode_offset(r.fdt, chip, "qemu-machine");
+    if (node < 0) return std::nullopt;
+    r.where = "/chip/qemu-machine";
+    QemuMachine q;
+    q.reserved = r.region(node, "reserved");
+    q.uart = r.addr(node, "uart");
+    q.uart_irq = r.u32(node, "uart-irq");
+    q.plic = r.addr(node, "plic");
+    q.clint = r.addr(node, "clint");
+    q.test_device = r.addr(node, "test-device");
+    return q;
+}
+
+CoreInfo read_core(const Reader& r, int node, const BoardInfo& b) {
+    CoreInfo c;
+    c.id = r.u32(node, "reg");
+    std::string role = r.str(node, "role");
+    if (role == "erisc") c.role = CoreRole::kErisc;
+    else if (role == "worker") c.role = CoreRole::kWorker;
+    else r.fail("unknown role '" + role + "' (expected erisc or worker)");
+    if (c.role == CoreRole::kErisc) c.port = static_cast<int>(r.u32(node, "eth-port"));
+    c.l1 = r.region(node, "l1");
+    if (c.l1.size < uint64_t(b.code_size) + b.stack_size + b.args_size + 4096)
+        r.fail("l1 is too small for code-size, stack-size and args-size plus 4 KiB of buffers");
+    if (c.id != b.cores.size()) r.fail("cores must be numbered 0, 1, 2, ... in order");
+    return c;
+}
+
+void read_cores(Reader r, int chip, BoardInfo& b) {
+    const int cores = r.subnode(chip, "cores");
     int node;
-    fdt_for_each_subnode(node, blob, cores) {
-        r.where = std::string("/chip/cores/") + fdt_get_name(blob, node, nullptr);
-        CoreInfo c;
-        c.id = r.u32(node, "reg");
-        std::string role = r.str(node, "role");
-        if (role == "erisc") c.role = CoreRole::kErisc;
-        else if (role == "worker") c.role = CoreRole::kWorker;
-        else r.fail("unknown role '" + role + "' (expected erisc or worker)");
-        if (c.role == CoreRole::kErisc) c.port = static_cast<int>(r.u32(node, "eth-port"));
-        c.l1 = r.region(node, "l1");
-        if (c.l1.size < uint64_t(b.code_size) + b.stack_size + b.args_size + 4096)
-            r.fail("l1 is too small for code-size, stack-size and args-size plus 4 KiB of buffers");
-        if (c.id != b.cores.size()) r.fail("cores must be numbered 0, 1, 2, ... in order");
-        regions.push_back({r.where + " l1", c.l1});
-        b.cores.push_back(c);
+    fdt_for_each_subnode(node, r.fdt, cores) {
+        r.where = std::string("/chip/cores/") + fdt_get_name(r.fdt, node, nullptr);
+        b.cores.push_back(read_core(r, node, b));
     }
     r.where = "/chip/cores";
     if (b.cores.empty()) r.fail("no cores");
     if (b.cores.size() > abi::kMaxCores) r.fail("more cores than the ABI's " + std::to_string(abi::kMaxCores));
+}
 
-    int ports = r.subnode(chip, "ports");
-    fdt_for_each_subnode(node, blob, ports) {
-        r.where = std::string("/chip/ports/") + fdt_get_name(blob, node, nullptr);
-        PortInfo p;
-        p.id = r.u32(node, "reg");
-        std::string dir = r.str(node, "direction");
-        if (dir.size() != 1 || std::string("NESW").find(dir[0]) == std::string::npos)
-            r.fail("direction '" + dir + "' is not one of N, E, S, W");
-        p.direction = dir[0];
-        p.plane = r.u32(node, "plane");
-        p.core = r.u32(node, "core");
-        if (p.id != b.ports.size()) r.fail("ports must be numbered 0, 1, 2, ... in order");
-        if (p.core >= b.cores.size() || b.cores[p.core].role != CoreRole::kErisc ||
-            b.cores[p.core].port != static_cast<int>(p.id))
-            r.fail("core " + std::to_string(p.core) + " is not the ERISC core of this port");
-        b.ports.push_back(p);
+PortInfo read_port(const Reader& r, int node, const BoardInfo& b) {
+    PortInfo p;
+    p.id = r.u32(node, "reg");
+    std::string dir = r.str(node, "direction");
+    if (dir.size() != 1 || std::string("NESW").find(dir[0]) == std::string::npos)
+        r.fail("direction '" + dir + "' is not one of N, E, S, W");
+    p.direction = dir[0];
+    p.plane = r.u32(node, "plane");
+    p.core = r.u32(node, "core");
+    if (p.id != b.ports.size()) r.fail("ports must be numbered 0, 1, 2, ... in order");
+    if (p.core >= b.cores.size() || b.cores[p.core].role != CoreRole::kErisc ||
+        b.cores[p.core].port != static_cast<int>(p.id))
+        r.fail("core " + std::to_string(p.core) + " is not the ERISC core of this port");
+    return p;
+}
+
+void read_ports(Reader r, int chip, BoardInfo& b) {
+    const int ports = r.subnode(chip, "ports");
+    int node;
+    fdt_for_each_subnode(node, r.fdt, ports) {
+        r.where = std::string("/chip/ports/") + fdt_get_name(r.fdt, node, nullptr);
+        b.ports.push_back(read_port(r, node, b));
     }
     r.where = "/chip/ports";
     if (b.ports.size() > abi::kMaxPorts) r.fail("more ports than the ABI's " + std::to_string(abi::kMaxPorts));
     for (const auto& c : b.cores)
         if (c.role == CoreRole::kErisc && (c.port < 0 || c.port >= static_cast<int>(b.ports.size())))
             r.fail("ERISC core " + std::to_string(c.id) + " names a port that does not exist");
+}
 
-    r.where = "/chip";
+// Every window of RAM the board names lies inside RAM and apart from the others.
+void check_regions(const Reader& r, const BoardInfo& b) {
+    std::vector<std::pair<std::string, Region>> regions = {
+        {"boot-firmware", b.boot_firmware}, {"control-block", b.control_block}, {"dram", b.dram}};
+    if (b.qemu) regions.push_back({"qemu-machine reserved", b.qemu->reserved});
+    for (const auto& c : b.cores) regions.push_back({"/chip/cores/core@" + std::to_string(c.id) + " l1", c.l1});
     for (size_t i = 0; i < regions.size(); ++i) {
         check_inside(r, b.ram, regions[i].second, regions[i].first);
         for (size_t j = i + 1; j < regions.size(); ++j) {
@@ -184,7 +219,27 @@ BoardInfo parse_board(const void* blob, size_t size) {
                 r.fail(regions[i].first + " overlaps " + regions[j].first);
         }
     }
-    if (b.qemu_reserved.end() != b.ram.end()) r.fail("qemu-reserved must be the top of RAM");
+    // QEMU writes its machine's DTB at the top of RAM at every reset.
+    if (b.qemu && b.qemu->reserved.end() != b.ram.end()) r.fail("qemu-machine reserved must be the top of RAM");
+}
+
+}  // namespace
+
+BoardInfo parse_board(const void* blob, size_t size) {
+    check_header(blob, size);
+    Reader r{blob, "/"};
+    BoardInfo b;
+    read_identity(r, b);
+    const int chip = r.subnode(0, "chip");
+    r.where = "/chip";
+    check_chip_include(r, chip, b);
+    read_memory_map(r, chip, b);
+    read_l1_layout(r, chip, b);
+    b.qemu = read_qemu_machine(r, chip);
+    read_cores(r, chip, b);
+    read_ports(r, chip, b);
+    r.where = "/chip";
+    check_regions(r, b);
     return b;
 }
 

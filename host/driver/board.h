@@ -3,6 +3,8 @@
 // time, so host and firmware cannot disagree on the memory map.
 #pragma once
 #include <stdint.h>
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,16 +36,26 @@ struct PortInfo {
     uint32_t core = 0;
 };
 
+// What a chip emulated by a QEMU machine (chips/qemu-virt) has beyond the
+// memory map and cores: the machine's devices its HAL backend drives and the
+// RAM QEMU keeps for itself. A chip on silicon has none of it.
+struct QemuMachine {
+    Region reserved;  // top of RAM: QEMU writes the machine's DTB there at every reset
+    uint64_t uart = 0;
+    uint32_t uart_irq = 0;  // the UART's source on the PLIC: the chip's doorbell
+    uint64_t plic = 0, clint = 0, test_device = 0;
+};
+
 struct BoardInfo {
-    std::string name;  // "qemu-virt"
+    std::string name;  // "qemu-virt": the board, boards/<name>/
     std::string model;
-    Region ram, boot_firmware, control_block, dram, qemu_reserved;
-    uint64_t uart = 0, test_device = 0, clint = 0, plic = 0;
-    uint32_t uart_irq = 0;
+    std::string chip;  // "qemu-virt": the chip it carries, chips/<chip>/
+    Region ram, boot_firmware, control_block, dram;
     uint32_t timebase_hz = 0;
     uint32_t code_size = 0, stack_size = 0, args_size = 0;
     std::vector<CoreInfo> cores;
     std::vector<PortInfo> ports;
+    std::optional<QemuMachine> qemu;  // the chip is a QEMU machine (/chip/qemu-machine)
 
     // L1 layout of a core: [code | free | args | stack]
     uint64_t stack_top(uint32_t core) const { return cores.at(core).l1.end(); }

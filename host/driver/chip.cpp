@@ -62,7 +62,7 @@ std::string describe_mcause(uint64_t mcause) {
 }
 
 Chip::Chip(uint32_t id, const BoardInfo& board, int memfd)
-    : id_(id), board_(board), memfd_(memfd) {
+    : id_(id), board_(board), layout_hash_(layout_hash(board)), memfd_(memfd) {
     void* p = mmap(nullptr, board.ram.size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     if (p == MAP_FAILED) throw Error("cannot map chip " + std::to_string(id) + " memory: " + strerror(errno));
     mem_ = static_cast<uint8_t*>(p);
@@ -96,7 +96,17 @@ abi::ChipControlBlock& Chip::control() const {
     return *reinterpret_cast<abi::ChipControlBlock*>(mem_ + (board_.control_block.base - board_.ram.base));
 }
 
+void Chip::check_built_for_board(const KernelImage& image) const {
+    const FirmwareLayout& built = image.layout;
+    if (built.board == board_.name && built.hash == layout_hash_ && built.abi_version == abi::kAbiVersion) return;
+    throw Error("kernel '" + image.name + "' (" + image.path + ") was built for board '" + built.board + "' (layout " +
+                hex(built.hash) + ", ABI v" + std::to_string(built.abi_version) + "), but chip " +
+                std::to_string(id_) + " is board '" + board_.name + "' (layout " + hex(layout_hash_) + ", ABI v" +
+                std::to_string(abi::kAbiVersion) + "): load the kernel of the cluster's board, rebuilt ('make')");
+}
+
 LoadedKernel Chip::load(uint32_t core, const KernelImage& image) {
+    check_built_for_board(image);
     if (core >= board_.cores.size())
         throw Error("chip " + std::to_string(id_) + " has no core " + std::to_string(core));
     const abi::HartStatus& st = status(core);

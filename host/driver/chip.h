@@ -50,6 +50,7 @@ public:
     bool alive() const { return control().bridge.life != abi::kChipDead; }
 
     // Places a kernel at the bottom of the core's L1 and relocates it there.
+    // Throws weft::Error if the image was built for another board's layout.
     LoadedKernel load(uint32_t core, const KernelImage& image);
     // Writes the runtime arguments and posts LAUNCH; returns the launch seq.
     uint32_t launch(const LoadedKernel& kernel, const std::vector<uint32_t>& args);
@@ -65,8 +66,11 @@ public:
     std::string describe_fault(uint32_t core) const;
 
 private:
+    void check_built_for_board(const KernelImage& image) const;
+
     uint32_t id_;
     const BoardInfo& board_;
+    uint64_t layout_hash_;  // of board_, what its kernels must have been built for
     int memfd_;
     uint8_t* mem_ = nullptr;
 };

@@ -40,7 +40,9 @@ const KernelImage& kernel_at(const std::string& path) {
     return it->second;
 }
 
-const KernelImage& kernel_named(const std::string& name) { return kernel_at(paths::kernel(name)); }
+const KernelImage& kernel_named(const BoardInfo& board, const std::string& name) {
+    return kernel_at(paths::kernel(board.name, name));
+}
 
 void Cluster::connect(const std::string& run_dir) {
     run_dir_ = run_dir;

@@ -122,8 +122,8 @@ private:
     std::vector<std::unique_ptr<Chip>> chips_;
 };
 
-// Loads kernels by name from the build's firmware directory, once each.
-const KernelImage& kernel_named(const std::string& name);
+// Loads kernels by name from the build's firmware of `board`, once each.
+const KernelImage& kernel_named(const BoardInfo& board, const std::string& name);
 // Loads the kernel image at `path` once (named after its file).
 const KernelImage& kernel_at(const std::string& path);
 

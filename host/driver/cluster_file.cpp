@@ -195,7 +195,7 @@ using Fields = std::map<std::string, Field>;
 
 class Parser {
 public:
-    Parser(const std::string& path, const std::map<std::string, BoardInfo>& boards) : path_(path), boards_(boards) {}
+    Parser(const std::string& path, const BoardSource& boards) : path_(path), boards_(boards) {}
 
     ClusterSpec parse(const std::string& text) {
         const YAML::Node root = load_document(text);
@@ -306,17 +306,15 @@ private:
             fail(f.line, "name '" + spec_.name + "' may only use letters, digits, '_' and '-'");
     }
 
+    // Only the board named here is read: another board's broken DTB is no
+    // business of this cluster.
     void parse_board(const Field& f) {
         spec_.board_name = word(f, "board");
-        auto it = boards_.find(spec_.board_name);
-        if (it == boards_.end()) {
-            std::vector<std::string> known;
-            for (const auto& [name, info] : boards_) known.push_back(name);
-            fail(f.line, "unknown board '" + spec_.board_name + "' (" +
-                             (known.empty() ? "no boards are built; run 'make'" : "known boards: " + join(known)) +
-                             ")");
+        try {
+            spec_.board = boards_(spec_.board_name);
+        } catch (const Error& e) {
+            fail(f.line, e.what());
         }
-        spec_.board = it->second;
     }
 
     void parse_meshes(const Field& f) {
@@ -591,7 +589,7 @@ private:
     }
 
     const std::string& path_;
-    const std::map<std::string, BoardInfo>& boards_;
+    const BoardSource& boards_;
     int model_line_ = 0;
     ClusterSpec spec_;
     std::map<std::pair<uint32_t, uint32_t>, int> cabled_;  // (chip, port) -> line of the link using it
@@ -599,12 +597,31 @@ private:
 
 }  // namespace
 
-ClusterSpec parse_cluster(const std::string& yaml_text, const std::string& path,
-                          const std::map<std::string, BoardInfo>& boards) {
+BoardSource boards_in(const std::map<std::string, BoardInfo>& boards) {
+    return [&boards](const std::string& name) {
+        auto it = boards.find(name);
+        if (it != boards.end()) return it->second;
+        std::vector<std::string> known;
+        for (const auto& [known_name, info] : boards) known.push_back(known_name);
+        throw Error("unknown board '" + name + "' (" +
+                    (known.empty() ? "no boards are built; run 'make'" : "known boards: " + join(known)) + ")");
+    };
+}
+
+ClusterSpec parse_cluster(const std::string& yaml_text, const std::string& path, const BoardSource& boards) {
     return Parser(path, boards).parse(yaml_text);
 }
 
+ClusterSpec parse_cluster(const std::string& yaml_text, const std::string& path,
+                          const std::map<std::string, BoardInfo>& boards) {
+    return parse_cluster(yaml_text, path, boards_in(boards));
+}
+
 ClusterSpec load_cluster(const std::string& path, const std::map<std::string, BoardInfo>& boards) {
+    return load_cluster(path, boards_in(boards));
+}
+
+ClusterSpec load_cluster(const std::string& path, const BoardSource& boards) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error("cannot open cluster file '" + path + "'");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

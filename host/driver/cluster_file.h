@@ -5,7 +5,7 @@
 // Format (YAML, one document):
 //
 //   name: ring8             # required, [A-Za-z0-9_-]+
-//   board: qemu-virt        # required, one of the built boards
+//   board: qemu-virt        # required, one of the built boards (only its DTB is read)
 //   meshes:                 # required, at least one
 //     - id: 0               # required, a non-negative integer, unique
 //       shape: [8, 1]       # required, [width, height], both >= 1
@@ -46,6 +46,7 @@
 #pragma once
 #include <stdint.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -137,10 +138,19 @@ inline constexpr uint32_t kMaxLinkMtu = 65535;
 inline constexpr double kMaxLinkGBps = 10000;
 inline constexpr double kMaxLinkLatencyUs = 1e6;
 
-// boards: the known boards by name. Throws weft::Error; see the format above.
+// The board of a given name, or weft::Error saying why there is none (the
+// parser puts the file and line in front). paths::load_built_board reads
+// the build's DTB of that board alone.
+using BoardSource = std::function<BoardInfo(const std::string& name)>;
+// A source over boards in hand (tests); it refers to `boards`, which must outlive it.
+BoardSource boards_in(const std::map<std::string, BoardInfo>& boards);
+
+// Throws weft::Error; see the format above.
+ClusterSpec parse_cluster(const std::string& yaml_text, const std::string& path, const BoardSource& boards);
 ClusterSpec parse_cluster(const std::string& yaml_text, const std::string& path,
                           const std::map<std::string, BoardInfo>& boards);
 // Reads the file at `path` and parses it.
+ClusterSpec load_cluster(const std::string& path, const BoardSource& boards);
 ClusterSpec load_cluster(const std::string& path, const std::map<std::string, BoardInfo>& boards);
 
 // "E" for the E port of plane 0, "E1" for plane 1, "p<N>" for a port the

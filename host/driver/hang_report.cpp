@@ -139,7 +139,7 @@ std::string Cluster::hang_report(const std::vector<CoreRef>& waiting) {
             if (!wait.empty()) {
                 // Asleep on its doorbell or between checks: a core that sleeps on a
                 // condition already true was not rung for it (a missed doorbell).
-                o << "      waiting on " << wait << (abi::doorbell_armed(st.doorbell) ? " (asleep on its doorbell)" : "")
+                o << "      waiting on " << wait << (abi::doorbell_armed(cb.doorbell[c].seq) ? " (asleep on its doorbell)" : "")
                   << "\n";
             }
             if (st.state == abi::kHartFault) o << "      " << chip.describe_fault(c) << "\n";

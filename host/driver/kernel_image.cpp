@@ -114,6 +114,7 @@ KernelImage load_kernel_image(const std::string& path) {
     }
     if (!saw_relocs) throw fail("no relocation sections: link kernels with -Wl,-q (--emit-relocs)");
     img.content_hash = fnv1a(img.bytes);
+    img.layout = read_firmware_layout(path);
     return img;
 }
 

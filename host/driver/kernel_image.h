@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "driver/firmware_layout.h"
+
 namespace weft {
 
 struct KernelImage {
@@ -20,6 +22,7 @@ struct KernelImage {
     std::vector<uint64_t> abs64;  // offsets of 64-bit absolute addresses
     std::vector<uint64_t> abs32;  // offsets of 32-bit absolute addresses
     uint64_t content_hash = 0;
+    FirmwareLayout layout;  // the board it was built for
 
     // The image as it must sit in memory at `base`. Throws if a 32-bit
     // absolute address no longer fits.

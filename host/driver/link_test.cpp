@@ -56,9 +56,9 @@ std::vector<LinkTransfer> run_link_test(Cluster& cluster, const LinkTestOptions&
         to.write32(flag, 0);
 
         t.chip_checked = std::min(opt.bytes, opt.chip_check_limit);
-        receivers.push_back(kernels::recv_check(t.to_chip, worker, flag, 1, rx_buffer(board, t.to_port, opt.bytes),
+        receivers.push_back(kernels::recv_check(board, t.to_chip, worker, flag, 1, rx_buffer(board, t.to_port, opt.bytes),
                                                 static_cast<uint32_t>(t.chip_checked), seed));
-        senders.push_back(kernels::eth_send(t.from_chip, board.ports.at(t.from_port).core, t.from_port,
+        senders.push_back(kernels::eth_send(board, t.from_chip, board.ports.at(t.from_port).core, t.from_port,
                                             tx_buffer(board, t.from_port, opt.bytes),
                                             rx_buffer(board, t.to_port, opt.bytes), static_cast<uint32_t>(opt.bytes),
                                             opt.packet, 1, flag, 1));

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "common/knobs.h"
 
@@ -34,9 +36,10 @@ std::string self_dir() {
 std::string build_root() {
     if (std::string e = knobs::text(knobs::knob("WEFT_BUILD_DIR")); !e.empty()) return e;
     std::string dir = self_dir();
-    // Binaries live in <build>/bin; tests may live deeper, so walk up to the tree that has firmware/.
+    // Binaries live in <build>/bin; tests may live deeper, so walk up to the
+    // tree that has the boards' DTBs and firmware.
     for (std::string d = dir; !d.empty(); d = d.substr(0, d.rfind('/'))) {
-        if (exists(d + "/firmware/boot.elf")) return d;
+        if (exists(d + "/boards") && exists(d + "/firmware")) return d;
         if (d.find('/') == std::string::npos) break;
     }
     return dir + "/..";
@@ -45,26 +48,47 @@ std::string build_root() {
 std::string source_root() { return WEFT_SOURCE_DIR; }
 
 std::string bridge_binary() { return build_root() + "/bin/weft-bridge"; }
-std::string firmware_dir() { return build_root() + "/firmware"; }
-std::string boot_firmware() { return firmware_dir() + "/boot.elf"; }
-std::string kernel(const std::string& name) { return firmware_dir() + "/kernels/" + name + ".elf"; }
+std::string firmware_dir(const std::string& board) { return build_root() + "/firmware/" + board; }
+std::string boot_firmware(const std::string& board) { return firmware_dir(board) + "/boot.elf"; }
+std::string kernel(const std::string& board, const std::string& name) {
+    return firmware_dir(board) + "/kernels/" + name + ".elf";
+}
 std::string board_dtb(const std::string& board) { return build_root() + "/boards/" + board + "/board.dtb"; }
 
-std::map<std::string, BoardInfo> known_boards() {
-    std::map<std::string, BoardInfo> boards;
-    std::string dir = build_root() + "/boards";
-    DIR* d = opendir(dir.c_str());
-    if (!d) throw Error("no boards in " + dir + " (run 'make' first)");
+std::vector<std::string> built_boards() {
+    std::vector<std::string> names;
+    DIR* d = opendir((build_root() + "/boards").c_str());
+    if (!d) return names;
     while (dirent* e = readdir(d)) {
         std::string name = e->d_name;
-        if (name[0] == '.' || !exists(board_dtb(name))) continue;
-        boards.emplace(name, load_board(board_dtb(name)));
+        if (name[0] != '.' && exists(board_dtb(name))) names.push_back(name);
     }
     closedir(d);
-    return boards;
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+BoardInfo load_built_board(const std::string& board) {
+    if (board.empty() || board.find('/') != std::string::npos || !exists(board_dtb(board))) {
+        std::string known;
+        for (const std::string& name : built_boards()) known += (known.empty() ? "" : ", ") + name;
+        throw Error("unknown board '" + board + "' (" +
+                    (known.empty() ? "no boards are built; run 'make'" : "known boards: " + known) + ")");
+    }
+    BoardInfo b;
+    try {
+        b = load_board(board_dtb(board));
+    } catch (const Error& e) {
+        throw Error("board '" + board + "': " + e.what());
+    }
+    if (b.name != board)
+        throw Error("board '" + board + "': " + board_dtb(board) + " describes board '" + b.name + "'");
+    return b;
 }
 
 std::string qemu_binary() { return knobs::text(knobs::knob("WEFT_QEMU")); }
+
+std::string qemu_config(const std::string& chip) { return source_root() + "/qemu/" + chip + ".args"; }
 
 std::string default_run_dir() {
     if (std::string e = knobs::text(knobs::knob("WEFT_RUN_DIR")); !e.empty()) return e;

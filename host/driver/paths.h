@@ -1,8 +1,9 @@
 // Where weft's build products live, found relative to the running binary so a
-// build tree works in place: bin/, firmware/, boards/<name>/board.dtb.
+// build tree works in place: bin/, boards/<board>/board.dtb and each board's
+// firmware in firmware/<board>/.
 #pragma once
-#include <map>
 #include <string>
+#include <vector>
 
 #include "driver/board.h"
 
@@ -11,12 +12,18 @@ namespace weft::paths {
 std::string build_root();
 std::string source_root();                // the source tree this build came from                 // $WEFT_BUILD_DIR or <binary>/..
 std::string bridge_binary();
-std::string firmware_dir();
-std::string boot_firmware();
-std::string kernel(const std::string& name);  // firmware/kernels/<name>.elf
+std::string firmware_dir(const std::string& board);                   // firmware/<board>
+std::string boot_firmware(const std::string& board);                  // firmware/<board>/boot.elf
+std::string kernel(const std::string& board, const std::string& name);  // firmware/<board>/kernels/<name>.elf
 std::string board_dtb(const std::string& board);
-std::map<std::string, BoardInfo> known_boards();
+// The boards the build made a DTB for, by name (none is read).
+std::vector<std::string> built_boards();
+// That one board's DTB, read and checked; throws weft::Error naming the board
+// if it was not built or its DTB is bad. Other boards are not looked at.
+BoardInfo load_built_board(const std::string& board);
 std::string qemu_binary();                // $WEFT_QEMU or qemu-system-riscv64
+// How a chip of type `chip` is started: qemu/<chip>.args of the source tree.
+std::string qemu_config(const std::string& chip);
 // Default run directory of a cluster: $WEFT_RUN_DIR or /tmp/weft-<uid>.
 std::string default_run_dir();
 std::string control_socket(const std::string& run_dir);

@@ -64,8 +64,8 @@ void test_eth_buffer_into_l1(void**) {
     c.chip(1).write32(sem, 0);
     memset(c.chip(1).host_ptr(dst, len), 0, len);
 
-    Launch recv = kernels::recv_check(1, worker, sem, 1, dst, len, seed);
-    Launch send = kernels::eth_send(0, b.ports[kPortE].core, kPortE, src, dst, len, 16 * 1024, 1, sem, 1);
+    Launch recv = kernels::recv_check(b, 1, worker, sem, 1, dst, len, seed);
+    Launch send = kernels::eth_send(b, 0, b.ports[kPortE].core, kPortE, src, dst, len, 16 * 1024, 1, sem, 1);
     auto results = c.run({recv, send}, milliseconds(10000));
     assert_int_equal(results[0].return_code, 0);  // chip 1 found every word intact
     assert_int_equal(results[1].return_code, 0);
@@ -79,7 +79,7 @@ void test_kernel_relocates_on_every_core(void**) {
     std::vector<Launch> all;
     for (uint32_t chip = 0; chip < 2; ++chip)
         for (uint32_t core = 0; core < c.board().cores.size(); ++core)
-            all.push_back(test::reloc_probe(chip, core));
+            all.push_back(test::reloc_probe(c.board(), chip, core));
     for (const KernelResult& r : c.run(all, milliseconds(10000))) assert_int_equal(r.return_code, 1321);
 }
 
@@ -101,7 +101,7 @@ void test_noc_and_math_engines(void**) {
     chip.write32(sem, 0);
     test_abi::NocMathArgs args{src, dst, sem, mcast_off, fa, fb, out, len, 0x30 /* cores 4 and 5 */, abi::kMathMax, abi::kF32,
                                count, 0};
-    auto r = c.run({test::noc_math(0, core, args)}, milliseconds(10000));
+    auto r = c.run({test::noc_math(c.board(), 0, core, args)}, milliseconds(10000));
     assert_int_equal(r[0].return_code, 0);
     assert_memory_equal(chip.host_ptr(dst, len), data.data(), len);
     assert_memory_equal(chip.host_ptr(b.cores[4].l1.base + mcast_off, len), data.data(), len);
@@ -115,7 +115,7 @@ void expect_fault(uint32_t kind, const char* what) {
     Cluster& c = *g_cluster;
     std::string msg;
     try {
-        c.run({test::fault_kernel(1, 7, kind)}, milliseconds(10000));
+        c.run({test::fault_kernel(c.board(), 1, 7, kind)}, milliseconds(10000));
     } catch (const FaultError& e) {
         msg = e.what();
     }
@@ -128,7 +128,7 @@ void test_faults_are_reported_not_hung(void**) {
     expect_fault(1, "illegal instruction (mcause 2)");
     expect_fault(2, "NoC ring 7 refused command #0: address outside the chip");
     // The core went back to its mailbox and takes the next kernel.
-    auto r = g_cluster->run({test::reloc_probe(1, 7)}, milliseconds(10000));
+    auto r = g_cluster->run({test::reloc_probe(g_cluster->board(), 1, 7)}, milliseconds(10000));
     assert_int_equal(r[0].return_code, 1321);
 }
 
@@ -136,7 +136,7 @@ void test_hang_report_within_deadline(void**) {
     Cluster& c = *g_cluster;
     const uint64_t sem = c.board().l1_free(5).base + 0x40;
     c.chip(0).write32(sem, 0);
-    Launch l = test::wait_sem(0, 5, sem, 1);
+    Launch l = test::wait_sem(c.board(), 0, 5, sem, 1);
     std::string report;
     auto t0 = std::chrono::steady_clock::now();
     try {
@@ -162,12 +162,12 @@ void test_hang_report_within_deadline(void**) {
     assert_true(contains(report, "stopped 1 kernel(s) still running"));
     assert_int_equal(c.chip(0).status(5).state, abi::kHartFault);
     assert_true(contains(c.chip(0).describe_fault(5), "stopped by the host"));
-    auto r = c.run({test::reloc_probe(0, 5)}, milliseconds(5000));
+    auto r = c.run({test::reloc_probe(c.board(), 0, 5)}, milliseconds(5000));
     assert_int_equal(r[0].return_code, 1321);
     // A reset through QMP frees a core too; it takes the next kernel.
     c.reset_chip(0);
     assert_int_equal(c.chip(0).status(5).state, abi::kHartReady);
-    r = c.run({test::reloc_probe(0, 5)}, milliseconds(5000));
+    r = c.run({test::reloc_probe(c.board(), 0, 5)}, milliseconds(5000));
     assert_int_equal(r[0].return_code, 1321);
 }
 
@@ -177,8 +177,8 @@ void test_dead_link_is_an_error(void**) {
     Cluster& c = *g_cluster;
     c.set_link(0, kPortE, false);
     assert_int_equal(c.chip(0).control().port[kPortE].state, abi::kLinkDown);
-    Launch l = kernels::ping_pong(0, c.board().ports[kPortE].core, kPortE, true, 1, c.board().l1_free(1).base,
-                                  c.board().l1_free(3).base);
+    Launch l = kernels::ping_pong(c.board(), 0, c.board().ports[kPortE].core, kPortE, true, 1,
+                                  c.board().l1_free(1).base, c.board().l1_free(3).base);
     std::string msg;
     const auto t0 = std::chrono::steady_clock::now();
     try {
@@ -192,7 +192,7 @@ void test_dead_link_is_an_error(void**) {
     if (!contains(msg, "E:DOWN->1.W") || !contains(msg, "kernel 'ping_pong'")) fail_msg("got: %s", msg.c_str());
     c.reset_chip(0);  // frees the stuck core; its queued word goes out once the cable is back
     c.set_link(0, kPortE, true);
-    auto r = c.run({test::reloc_probe(0, c.board().ports[kPortE].core)}, milliseconds(5000));
+    auto r = c.run({test::reloc_probe(c.board(), 0, c.board().ports[kPortE].core)}, milliseconds(5000));
     assert_int_equal(r[0].return_code, 1321);
     test_eth_buffer_into_l1(nullptr);
 }
@@ -238,7 +238,7 @@ void test_second_client_waits_for_the_claim(void**) {
     c.release();
     other->claim("a second client", milliseconds(2000));
     other.reset();
-    auto r = c.run({test::reloc_probe(0, 5)}, milliseconds(5000));
+    auto r = c.run({test::reloc_probe(c.board(), 0, 5)}, milliseconds(5000));
     assert_int_equal(r.size(), 1);
 }
 
@@ -284,7 +284,7 @@ void test_link_pulled_and_restored_mid_transfer(void**) {
         const abi::EthRing& ring = c.chip(0).control().eth[kPortE];
         const uint32_t head0 = ring.head;
         auto launched =
-            c.launch_all({kernels::eth_send(0, b.ports[kPortE].core, kPortE, src, dst, size, packet, 1, flag, 77)});
+            c.launch_all({kernels::eth_send(b, 0, b.ports[kPortE].core, kPortE, src, dst, size, packet, 1, flag, 77)});
         const auto t0 = std::chrono::steady_clock::now();
         while (ring.head - head0 < 64) {
             if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) fail_msg("the transfer never started");
@@ -336,7 +336,7 @@ void test_chip_crash_then_clean_shutdown(void**) {
     const int bridge = c.info()["bridge_pid"];
     const uint64_t sem = c.board().l1_free(4).base;
     c.chip(1).write32(sem, 0);
-    auto launched = c.launch_all({test::wait_sem(1, 4, sem, 1)});
+    auto launched = c.launch_all({test::wait_sem(c.board(), 1, 4, sem, 1)});
     kill(victim, SIGKILL);
     std::string msg;
     try {

@@ -29,7 +29,9 @@ int teardown(void**) {
     return 0;
 }
 
-const KernelImage& echo_image() { return kernel_at(paths::firmware_dir() + "/test-resident/resident_echo.elf"); }
+const KernelImage& echo_image() {
+    return kernel_at(paths::firmware_dir(g_cluster->board().name) + "/test-resident/resident_echo.elf");
+}
 
 // The echo's two words (request, reply) at the start of the L1 it is given.
 uint64_t g_words = 0;
@@ -79,7 +81,7 @@ void test_resident_runs_answers_and_stops(void**) {
     }
 
     // Its core takes no other launch, and says why.
-    std::string e = error_of([&] { c.run({reloc_probe(kChip, kCore)}, milliseconds(5000)); });
+    std::string e = error_of([&] { c.run({reloc_probe(c.board(), kChip, kCore)}, milliseconds(5000)); });
     assert_non_null(strstr(e.c_str(), "runs the resident image 'resident_echo'"));
     e = error_of([&] { start_echo(); });
     assert_non_null(strstr(e.c_str(), "already runs the resident image 'resident_echo'"));
@@ -110,7 +112,7 @@ void test_resident_runs_answers_and_stops(void**) {
     assert_int_equal(c.chip(kChip).read32(r.control + offsetof(abi::ResidentControl, state)), abi::kResidentStopped);
     assert_int_equal(c.chip(kChip).read32(g_words + 4), 0);  // the image's stop() ran
     assert_int_equal(resident::list(c).size(), 0);
-    const auto probe = c.run({reloc_probe(kChip, kCore)}, milliseconds(5000));
+    const auto probe = c.run({reloc_probe(c.board(), kChip, kCore)}, milliseconds(5000));
     assert_int_equal(probe[0].return_code, 1321);
     e = error_of([&] { resident::stop(c, kChip, kCore, milliseconds(1000)); });
     assert_non_null(strstr(e.c_str(), "runs no resident image"));

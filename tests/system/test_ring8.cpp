@@ -67,8 +67,8 @@ void test_shuffled_launches(void**) {
         for (uint32_t i = 0; i < data.size(); ++i) data[i] = abi::pattern_word(seed, i);
         c.chip(chip).write(src, data.data(), len);
         c.chip(peer).write32(sem, 0);
-        launches.push_back(kernels::recv_check(peer, worker, sem, 1, dst, len, seed));
-        launches.push_back(kernels::eth_send(chip, b.ports[1].core, 1, src, dst, len, 4096, 1, sem, 1));
+        launches.push_back(kernels::recv_check(b, peer, worker, sem, 1, dst, len, seed));
+        launches.push_back(kernels::eth_send(b, chip, b.ports[1].core, 1, src, dst, len, 4096, 1, sem, 1));
     }
     std::mt19937 rng(12345);
     std::shuffle(launches.begin(), launches.end(), rng);
@@ -89,8 +89,8 @@ void test_ping_pong(void**) {
     const uint64_t flag0 = b.l1_free(b.ports[1].core).base, flag1 = b.l1_free(b.ports[3].core).base;
     c.chip(0).write32(flag0, 0);
     c.chip(1).write32(flag1, 0);
-    Launch a = kernels::ping_pong(0, b.ports[1].core, 1, true, n, flag0, flag1);
-    Launch z = kernels::ping_pong(1, b.ports[3].core, 3, false, n, flag1, flag0);
+    Launch a = kernels::ping_pong(b, 0, b.ports[1].core, 1, true, n, flag0, flag1);
+    Launch z = kernels::ping_pong(b, 1, b.ports[3].core, 3, false, n, flag1, flag0);
     auto r = c.run({z, a}, milliseconds(20000));
     assert_int_equal(r[0].return_code, 0);
     assert_int_equal(r[1].return_code, 0);

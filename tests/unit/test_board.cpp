@@ -53,6 +53,7 @@ std::string error_of(const std::vector<char>& b) {
 void test_qemu_virt_board(void**) {
     BoardInfo b = load_board(dtb_path());
     assert_string_equal(b.name.c_str(), "qemu-virt");
+    assert_string_equal(b.chip.c_str(), "qemu-virt");
     assert_int_equal(b.ram.base, 0x80000000);
     assert_int_equal(b.cores.size(), 8);
     assert_int_equal(b.ports.size(), 4);
@@ -72,7 +73,9 @@ void test_qemu_virt_board(void**) {
     assert_int_equal(free.base, b.cores[4].l1.base + b.code_size);
     assert_int_equal(free.end(), b.args_base(4));
     assert_int_equal(b.stack_top(4), b.cores[4].l1.end());
-    assert_int_equal(b.qemu_reserved.end(), b.ram.end());
+    assert_true(b.qemu.has_value());
+    assert_int_equal(b.qemu->reserved.end(), b.ram.end());
+    assert_int_equal(b.qemu->uart_irq, 10);
 }
 
 void test_missing_property_is_named(void**) {
@@ -106,6 +109,34 @@ void test_bad_role_and_port(void**) {
     assert_non_null(strstr(error_of(c).c_str(), "is not the ERISC core of this port"));
 }
 
+// The build takes the HAL of the chip weft,chip names; a board that includes
+// another chip's devicetree would run that HAL on the wrong chip.
+void test_chip_must_match_its_include(void**) {
+    auto b = blob();
+    assert_int_equal(fdt_setprop_string(b.data(), 0, "weft,chip", "other-chip"), 0);
+    std::string e = error_of(b);
+    assert_non_null(strstr(e.c_str(), "names chip 'other-chip'"));
+    assert_non_null(strstr(e.c_str(), "includes chip 'weft,qemu-virt'"));
+}
+
+// A chip on silicon has no QEMU machine: the board need not invent one.
+void test_qemu_machine_is_optional(void**) {
+    auto b = blob();
+    int node = fdt_path_offset(b.data(), "/chip/qemu-machine");
+    assert_true(node >= 0);
+    assert_int_equal(fdt_del_node(b.data(), node), 0);
+    BoardInfo info = parse_board(b.data(), b.size());
+    assert_false(info.qemu.has_value());
+    assert_int_equal(info.cores.size(), 8);
+
+    auto c = blob();  // but a QEMU machine comes whole
+    node = fdt_path_offset(c.data(), "/chip/qemu-machine");
+    assert_int_equal(fdt_delprop(c.data(), node, "clint"), 0);
+    std::string e = error_of(c);
+    assert_non_null(strstr(e.c_str(), "/chip/qemu-machine"));
+    assert_non_null(strstr(e.c_str(), "missing property 'clint'"));
+}
+
 void test_not_a_dtb(void**) {
     std::vector<char> junk(256, 'x');
     assert_non_null(strstr(error_of(junk).c_str(), "not a valid flattened devicetree"));
@@ -124,6 +155,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_qemu_virt_board), cmocka_unit_test(test_missing_property_is_named),
         cmocka_unit_test(test_overlap_is_refused), cmocka_unit_test(test_bad_role_and_port),
+        cmocka_unit_test(test_chip_must_match_its_include), cmocka_unit_test(test_qemu_machine_is_optional),
         cmocka_unit_test(test_not_a_dtb),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

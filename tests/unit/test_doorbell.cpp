@@ -1,5 +1,6 @@
 // The bridge's doorbell decisions (host/bridge/doorbell.cpp): who is rung, and
-// that each sleep and each launch is rung for once.
+// that each sleep and each launch is rung for once; and the mask that carries
+// a ring to every core the ABI allows (abi::DoorbellMask).
 #include <memory>
 #include <vector>
 
@@ -25,7 +26,7 @@ struct Chip {
     ChipMemory mem{ram.data(), kBase, ram.size()};
     Doorbell bell;
     Chip() { bell.reset(cb); }
-    uint8_t ring(bool touched = true) { return bell.cores_to_ring(cb, mem, 8, touched); }
+    uint32_t ring(bool touched = true, uint32_t cores = 8) { return bell.cores_to_ring(cb, mem, cores, touched); }
     uint32_t& word(uint64_t addr) { return *reinterpret_cast<uint32_t*>(ram.data() + (addr - kBase)); }
     void sleep_on(uint32_t core, uint32_t kind, uint64_t addr = 0, uint32_t value = 0) {
         abi::HartStatus& st = cb.hart[core];
@@ -33,7 +34,7 @@ struct Chip {
         st.wait_kind = kind;
         st.wait_addr = addr;
         st.wait_value = value;
-        st.doorbell = abi::doorbell_arm(st.doorbell);
+        cb.doorbell[core].seq = abi::doorbell_arm(cb.doorbell[core].seq);
     }
 };
 
@@ -42,7 +43,7 @@ void test_sleeper_rung_once_per_sleep(void**) {
     c.sleep_on(5, abi::kWaitEdm);
     assert_int_equal(c.ring(), 1u << 5);
     assert_int_equal(c.ring(), 0);  // the same sleep again: already rung
-    c.cb.hart[5].doorbell = abi::doorbell_arm(c.cb.hart[5].doorbell);  // woke, nothing to do, sleeps again
+    c.cb.doorbell[5].seq = abi::doorbell_arm(c.cb.doorbell[5].seq);  // woke, nothing to do, sleeps again
     assert_int_equal(c.ring(), 1u << 5);
 }
 
@@ -56,8 +57,8 @@ void test_untouched_chip_is_not_rung(void**) {
 void test_disarmed_core_is_not_rung(void**) {
     Chip c;
     c.sleep_on(2, abi::kWaitNocRing);
-    c.cb.hart[2].doorbell = abi::doorbell_disarm(c.cb.hart[2].doorbell);
-    assert_false(abi::doorbell_armed(c.cb.hart[2].doorbell));
+    c.cb.doorbell[2].seq = abi::doorbell_disarm(c.cb.doorbell[2].seq);
+    assert_false(abi::doorbell_armed(c.cb.doorbell[2].seq));
     assert_int_equal(c.ring(), 0);
 }
 
@@ -110,6 +111,34 @@ void test_host_ring_rung_once_per_request(void**) {
     assert_int_equal(c.ring(false), 0);
 }
 
+// A chip with 16 cores: the high eight are rung like the low ones.
+void test_cores_8_to_15_are_rung(void**) {
+    Chip c;
+    c.sleep_on(8, abi::kWaitEdm);
+    c.sleep_on(11, abi::kWaitNocRing);
+    c.cb.hart[12].state = abi::kHartReady;
+    c.cb.host.launch[12].seq = 1;
+    c.cb.host.ring[15] = c.cb.host.ring[15] + 1;
+    assert_int_equal(c.ring(true, 16), (1u << 8) | (1u << 11) | (1u << 12) | (1u << 15));
+    assert_int_equal(c.ring(true, 16), 0);
+    assert_int_equal(c.ring(true, 12), 0);  // a 12-core chip: core 15 does not exist
+    c.cb.doorbell[11].seq = abi::doorbell_arm(c.cb.doorbell[11].seq);
+    assert_int_equal(c.ring(true, 12), 1u << 11);
+}
+
+// What the bridge posts is what the core taking the doorbell wakes, each ring once.
+void test_mask_carries_all_16_cores(void**) {
+    abi::DoorbellMask m{};
+    abi::doorbell_post(m, (1u << 0) | (1u << 9) | (1u << 15));
+    assert_int_equal(abi::doorbell_take(m, 16), (1u << 0) | (1u << 9) | (1u << 15));
+    assert_int_equal(abi::doorbell_take(m, 16), 0);
+    abi::doorbell_post(m, 1u << 14);
+    abi::doorbell_post(m, 1u << 14);  // twice before anyone took it: one wake-up
+    assert_int_equal(abi::doorbell_take(m, 16), 1u << 14);
+    abi::doorbell_post(m, 0xffff);
+    assert_int_equal(abi::doorbell_take(m, 12), 0x0fff);  // a 12-core chip looks at its own
+}
+
 }  // namespace
 
 int main() {
@@ -122,6 +151,8 @@ int main() {
         cmocka_unit_test(test_launches_posted_before_reset_are_not_rung),
         cmocka_unit_test(test_several_cores_in_one_byte),
         cmocka_unit_test(test_host_ring_rung_once_per_request),
+        cmocka_unit_test(test_cores_8_to_15_are_rung),
+        cmocka_unit_test(test_mask_carries_all_16_cores),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -32,7 +32,7 @@ using namespace weft;
 namespace {
 
 std::string build_dir() { return paths::build_root(); }
-std::string kernel_path(const char* name) { return build_dir() + "/firmware/test-kernels/" + name + ".elf"; }
+std::string kernel_path(const char* name) { return build_dir() + "/firmware/qemu-virt/test-kernels/" + name + ".elf"; }
 
 struct Fixture {
     BoardInfo board = load_board(build_dir() + "/boards/qemu-virt/board.dtb");

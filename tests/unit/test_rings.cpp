@@ -1,5 +1,5 @@
 // The device command rings end to end on the host: the firmware's producer
-// (boards/qemu-virt ring code over the host board) against weft-bridge's
+// (chips/qemu-virt ring code over the host board) against weft-bridge's
 // consumer, with the test playing the DMA engine whenever the firmware sleeps.
 
 #include <cstring>
@@ -139,12 +139,12 @@ void test_semaphore_wait_posts_wait_site(void**) {
 void test_device_wait_sleeps_on_doorbell(void**) {
     Fixture f;
     uint32_t flag = 0;
-    abi::HartStatus& st = f.cb->hart[f.core];
+    const abi::HartDoorbell& bell = f.cb->doorbell[f.core];
     std::vector<uint64_t> times;
     host_board::state().on_sleep = [&] {
         // Armed while asleep (odd), a new number each sleep so the device rings once per sleep.
-        assert_true(st.doorbell & 1);
-        if (!times.empty()) assert_int_equal(st.doorbell, 2 * times.size() + 1);
+        assert_true(bell.seq & 1);
+        if (!times.empty()) assert_int_equal(bell.seq, 2 * times.size() + 1);
         times.push_back(host_board::state().now);
         if (times.size() == 4) flag = 1;
     };
@@ -153,7 +153,7 @@ void test_device_wait_sleeps_on_doorbell(void**) {
     assert_int_equal(times.size(), 4);
     assert_int_equal(times[1] - times[0], 50000);
     assert_int_equal(times[3] - times[2], 50000);
-    assert_false(st.doorbell & 1);  // disarmed once the wait is over
+    assert_false(bell.seq & 1);  // disarmed once the wait is over
 }
 
 void test_timed_wait_backoff_grows_to_cap(void**) {

@@ -122,7 +122,7 @@ std::set<uint32_t> chips_with_workers(const LoweredOp& op) {
 // Four cores of each role, as the qemu-virt board has: ERISC 0-3, workers 4-7.
 BoardInfo small_board() {
     BoardInfo b;
-    b.name = "test";
+    b.name = "qemu-virt";  // the EDM transport loads this board's kernels
     b.code_size = 0x10000;
     b.stack_size = 0x4000;
     b.args_size = 0x1000;

@@ -36,7 +36,7 @@ void sleep_until(uint64_t deadline) {
 }  // namespace timer
 
 namespace mailbox {
-abi::ChipControlBlock& control() { return *host_board::state().control; }
+abi::ControlProtocol& control() { return *host_board::state().control; }
 uint32_t core_id() { return host_board::state().core; }
 void panic(int32_t code, uint64_t detail) {
     auto& s = host_board::state();
@@ -55,9 +55,12 @@ void invalidate_instructions(uint64_t, uint64_t) {}
 // on_sleep, so sleeping on the doorbell is just a sleep.
 #include "hal/wake.h"
 namespace weft::wake {
-// The doorbell word numbered as on silicon, so tests see what the device side sees.
-void arm() { mailbox::my_status().doorbell = abi::doorbell_arm(mailbox::my_status().doorbell); }
-void disarm() { mailbox::my_status().doorbell = abi::doorbell_disarm(mailbox::my_status().doorbell); }
+// The doorbell word numbered as on the chip, so tests see what the device side sees.
+namespace {
+abi::HartDoorbell& me() { return host_board::state().control->doorbell[mailbox::core_id()]; }
+}  // namespace
+void arm() { me().seq = abi::doorbell_arm(me().seq); }
+void disarm() { me().seq = abi::doorbell_disarm(me().seq); }
 void sleep(uint32_t fallback_us) { timer::sleep_until(timer::now() + uint64_t(fallback_us) * timer::ticks_per_us()); }
 void notify_devices() {}
 void init_core() {}

@@ -193,7 +193,7 @@ void EdmLinkBuilder::write(ChipWriter& memory) const {
 }
 
 Launch EdmLinkBuilder::edm_launch(int end) const {
-    return {end_[end].port.chip, end_[end].core, &kernel_named("edm"),
+    return {end_[end].port.chip, end_[end].core, &kernel_named(board_, "edm"),
             KernelArgWords::of(abi::EdmArgs{end_[end].config_address})};
 }
 
@@ -215,7 +215,7 @@ Launch EdmLinkBuilder::worker_launch(const std::vector<WorkerJob>& jobs, bool se
                         std::to_string(w.info.slot_size) + "-byte messages");
         args.jobs[k] = {w.connection, j.base, j.page_size, j.stride, j.page_count, j.finish};
     }
-    return {first->chip, first->core, &kernel_named(sender ? "edm_sender_worker" : "edm_receiver_worker"),
+    return {first->chip, first->core, &kernel_named(board_, sender ? "edm_sender_worker" : "edm_receiver_worker"),
             KernelArgWords::of(args)};
 }
 

@@ -3,14 +3,12 @@
 // the hart sleeps until its own mtimecmp fires and then re-checks its condition.
 #include "hal/timer.h"
 
+#include "clint.h"
 #include "hal/mailbox.h"
 #include "rt/csr.h"
 #include "weft/board_layout.h"
 
 namespace weft::timer {
-namespace {
-volatile uint64_t* mtimecmp(uint64_t hart) { return reinterpret_cast<volatile uint64_t*>(WEFT_CLINT + 0x4000 + 8 * hart); }
-}  // namespace
 
 // The time CSR, not the mtime register: the same clock (QEMU's ACLINT backs
 // the CSR), but a CSR read stays inside the core while a device read waits
@@ -23,7 +21,7 @@ uint64_t cycles() { return WEFT_CSR_READ(mcycle); }
 // that reading the comparator back needs no device access.
 void set_alarm(uint64_t deadline) {
     mailbox::my_status().alarm = deadline;
-    *mtimecmp(rt::hart_id()) = deadline;
+    *qemu_virt::mtimecmp(rt::hart_id()) = deadline;
 }
 uint64_t alarm() { return mailbox::my_status().alarm; }
 

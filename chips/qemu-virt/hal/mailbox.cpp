@@ -1,12 +1,13 @@
 #include "hal/mailbox.h"
 
 #include "rt/csr.h"
+#include "weft/abi/control_block.h"
 #include "weft/abi/fault.h"
 #include "weft/board_layout.h"
 
 namespace weft::mailbox {
 
-abi::ChipControlBlock& control() { return *reinterpret_cast<abi::ChipControlBlock*>(WEFT_CONTROL_BLOCK); }
+abi::ControlProtocol& control() { return *reinterpret_cast<abi::ChipControlBlock*>(WEFT_CONTROL_BLOCK); }
 uint32_t core_id() { return static_cast<uint32_t>(rt::hart_id()); }
 void panic(int32_t code, uint64_t detail) {
     // The boot firmware's trap handler recognises this breakpoint by a2.

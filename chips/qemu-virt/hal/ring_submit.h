@@ -1,5 +1,6 @@
 // Producer side of the device command rings (include/weft/abi/ring.h).
 #pragma once
+#include "devices.h"
 #include "hal/mailbox.h"
 #include "hal/wait.h"
 #include "hal/wake.h"
@@ -29,6 +30,11 @@ void ring_reset(Ring& ring, uint32_t wait_kind, uint32_t index) {
     ring.reset_seq = seq;
     wake::notify_devices();
     wait_active([&] { return ring.reset_ack == seq; }, wait_kind, index);
+}
+
+template <typename Ring>
+void ring_recover(Ring& ring, uint32_t wait_kind, uint32_t index, bool drop_queued) {
+    if (ring.error != abi::kRingOk || (drop_queued && ring.head != ring.tail)) ring_reset(ring, wait_kind, index);
 }
 
 template <typename Ring, typename Command>

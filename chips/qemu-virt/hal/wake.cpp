@@ -4,38 +4,37 @@
 //     PLIC, enabled in the M-mode context of every core that listens (one
 //     running a kernel, or the idle hart on watch); a core that wants to be
 //     woken sets mie.MEIE and WFIs (mstatus.MIE stays clear, so no trap is
-//     taken). The byte is a mask of the cores the ring is for. The
+//     taken). Which cores the ring is for, up to abi::kMaxCores, sits in the
+//     control block (abi::DoorbellMask); the byte only raises the line. The
 //     line is shared, so the first core awake takes the byte and wakes the
-//     others of the mask with a software interrupt (CLINT MSIP): a core the
-//     line woke may find it already taken, and sleep on. Since QEMU 7.2's PLIC
-//     keeps a source pending until a context claims it, taking the byte is
-//     claim, read, complete.
+//     cores rung with a software interrupt (hal/ipi.h): a core the line woke
+//     may find it already taken, and sleep on. Since QEMU 7.2's PLIC keeps a
+//     source pending until a context claims it, taking the byte is claim,
+//     read, complete.
 //   cores -> bridge: a NUL byte written to the UART (the bridge filters NULs
 //     out of the console text) while the bridge says it sleeps.
 #include "hal/wake.h"
 
+#include "clint.h"
+#include "devices.h"
+#include "hal/ipi.h"
 #include "hal/mailbox.h"
 #include "hal/timer.h"
 #include "rt/csr.h"
+#include "uart_16550.h"
 #include "weft/board_layout.h"
 
 namespace weft::wake {
 namespace {
 
-volatile uint8_t* const uart = reinterpret_cast<volatile uint8_t*>(WEFT_UART);
-constexpr int kRbr = 0, kThr = 0, kIer = 1;
-constexpr uint8_t kIerRxAvailable = 1 << 0;
-constexpr uint64_t kMieMsie = 1u << 3, kMieMeie = 1u << 11;
-constexpr uint64_t kMipMsip = 1u << 3, kMipMeip = 1u << 11;
-static_assert(WEFT_NUM_CORES <= 8, "a doorbell byte is a mask of at most 8 cores");
-
-volatile uint32_t* msip(uint64_t hart) { return reinterpret_cast<volatile uint32_t*>(WEFT_CLINT + 4 * hart); }
+using namespace qemu_virt;
+using namespace qemu_virt::uart16550;
 
 volatile uint32_t* plic_word(uint64_t offset) { return reinterpret_cast<volatile uint32_t*>(WEFT_PLIC + offset); }
 // QEMU virt gives each hart two PLIC contexts, M-mode first.
 uint64_t m_context(uint64_t hart) { return 2 * hart; }
 
-abi::HartStatus& me() { return mailbox::my_status(); }
+abi::HartDoorbell& me() { return devices().doorbell[mailbox::core_id()]; }
 
 volatile uint32_t* claim_register() { return plic_word(0x200000 + 0x1000 * m_context(rt::hart_id()) + 4); }
 
@@ -47,13 +46,16 @@ void drain() {
     if (!(WEFT_CSR_READ(mip) & kMipMeip)) return;
     const uint32_t irq = *claim_register();
     if (irq == 0) return;
-    // Without the FIFO the UART holds one byte: a ring that comes after this
-    // read raises the line (and the source) again.
-    const uint32_t cores = uart[kRbr];
+    // Reading the byte empties the UART (without its FIFO it holds one): a
+    // ring that comes after this read raises the line (and the source) again.
+    (void)regs()[kRbr];
     *claim_register() = irq;
+    // The bridge wrote the mask before the byte we just read.
+    __asm__ volatile("fence ir, r" ::: "memory");
+    const uint32_t cores = abi::doorbell_take(devices().bells, WEFT_NUM_CORES);
     const uint64_t self = rt::hart_id();
     for (uint32_t c = 0; c < WEFT_NUM_CORES; ++c)
-        if (c != self && (cores >> c & 1)) *msip(c) = 1;
+        if (c != self && (cores >> c & 1)) ipi::send(c);
 }
 
 }  // namespace
@@ -61,7 +63,7 @@ void drain() {
 void init_core() {
     if (rt::hart_id() == 0) {
         *plic_word(4 * WEFT_UART_IRQ) = 1;  // priority above the threshold of 0
-        uart[kIer] = kIerRxAvailable;
+        regs()[kIer] = kIerRxAvailable;
     }
     *plic_word(0x200000 + 0x1000 * m_context(rt::hart_id())) = 0;  // threshold
     listen(false);
@@ -76,14 +78,14 @@ void listen(bool on) {
 }
 
 void arm() {
-    me().doorbell = abi::doorbell_arm(me().doorbell);
+    me().seq = abi::doorbell_arm(me().seq);
     // The bridge reads `doorbell` after its device writes; we read the
     // condition after arming: a full fence so one of us sees the other.
     __asm__ volatile("fence rw, rw" ::: "memory");
     drain();
 }
 
-void disarm() { me().doorbell = abi::doorbell_disarm(me().doorbell); }
+void disarm() { me().seq = abi::doorbell_disarm(me().seq); }
 
 void sleep(uint32_t fallback_us) {
     // The alarm is moved only once it has fired: every write of mtimecmp
@@ -100,10 +102,10 @@ void notify_devices() {
     // Dekker with the bridge: it sets `sleeping`, fences, then looks at the
     // rings one last time; we published the ring tail, fence, then look here.
     __asm__ volatile("fence rw, rw" ::: "memory");
-    const uint32_t sleeping = mailbox::control().bridge.sleeping;
+    const uint32_t sleeping = devices().bridge.sleeping;
     if (sleeping && sleeping != me().notified) {
         me().notified = sleeping;
-        uart[kThr] = 0;
+        regs()[kThr] = 0;
     }
 }
 

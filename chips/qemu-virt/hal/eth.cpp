@@ -5,7 +5,9 @@
 namespace weft::eth {
 namespace {
 
-abi::EthRing& ring(uint32_t port) { return mailbox::control().eth[port]; }
+using qemu_virt::devices;
+
+abi::EthRing& ring(uint32_t port) { return devices().eth[port]; }
 
 void submit(uint32_t port, uint16_t op, uint64_t src, uint64_t dst, uint32_t len, uint32_t value) {
     if (port >= WEFT_NUM_PORTS) mailbox::panic(abi::kPanicBadArgs, port);
@@ -27,8 +29,11 @@ void send_word(uint32_t port, uint64_t dst, uint32_t value) { submit(port, abi::
 void wait_tx_idle(uint32_t port) { qemu_virt::ring_drain(ring(port), abi::kRingEth, port, abi::kWaitEthRing); }
 uint32_t issued(uint32_t port) { return ring(port).tail; }
 uint32_t completed(uint32_t port) { return ring(port).head; }
+uint32_t queue_capacity() { return abi::EthRing::kSlots; }
 bool check(uint32_t port) { return qemu_virt::ring_ok(ring(port), abi::kRingEth, port); }
-void reset(uint32_t port) { qemu_virt::ring_reset(ring(port), abi::kWaitEthRing, port); }
-bool link_up(uint32_t port) { return port < WEFT_NUM_PORTS && mailbox::control().port[port].state == abi::kLinkUp; }
+void recover(uint32_t port, bool drop_queued) {
+    qemu_virt::ring_recover(ring(port), abi::kWaitEthRing, port, drop_queued);
+}
+bool link_up(uint32_t port) { return port < WEFT_NUM_PORTS && devices().port[port].state == abi::kLinkUp; }
 
 }  // namespace weft::eth

@@ -7,7 +7,7 @@ namespace {
 
 using qemu_virt::ring_submit;
 
-abi::NocRing& ring() { return mailbox::control().noc[mailbox::core_id()]; }
+abi::NocRing& ring() { return qemu_virt::devices().noc[mailbox::core_id()]; }
 
 void submit(uint16_t op, uint64_t src, uint64_t dst, uint32_t len, uint64_t sem = 0, uint32_t value = 0,
             uint32_t mask = 0) {
@@ -52,7 +52,7 @@ void semaphore_wait_min(uint64_t sem, uint32_t value) {
 }
 
 void barrier() { qemu_virt::ring_drain(ring(), abi::kRingNoc, mailbox::core_id(), abi::kWaitNocRing); }
-void reset() { qemu_virt::ring_reset(ring(), abi::kWaitNocRing, mailbox::core_id()); }
+void recover(bool drop_queued) { qemu_virt::ring_recover(ring(), abi::kWaitNocRing, mailbox::core_id(), drop_queued); }
 uint32_t issued() { return ring().tail; }
 uint32_t completed() { return ring().head; }
 

@@ -1,0 +1,91 @@
+# Boards and chips. A board is a folder boards/<board>/ whose board.dts names
+# its chip in the root's `weft,chip` property; the chip is chips/<chip>/: its
+# devicetree include (chip.dtsi, included as "<chip>/chip.dtsi") and its HAL
+# backend (hal/). Everything below is per board, so adding a board is adding
+# its folder and a line in WEFT_BOARDS.
+
+set(WEFT_CHIPS_DIR ${CMAKE_SOURCE_DIR}/chips)
+include(ExternalProject)
+
+# The chip boards/<board>/board.dts names. Read at configure time (the HAL
+# sources depend on it), so editing board.dts re-runs the configuration.
+function(weft_board_chip board out)
+  set(dts ${CMAKE_SOURCE_DIR}/boards/${board}/board.dts)
+  if(NOT EXISTS ${dts})
+    message(FATAL_ERROR "board ${board} (WEFT_BOARDS): there is no ${dts}")
+  endif()
+  set_property(DIRECTORY ${CMAKE_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dts})
+  file(STRINGS ${dts} lines REGEX "^[ \t]*weft,chip[ \t]*=")
+  string(REGEX MATCH "weft,chip[ \t]*=[ \t]*\"([^\"]+)\"" match "${lines}")
+  if(NOT match)
+    message(FATAL_ERROR "${dts} names no chip: its root node needs weft,chip = \"<chip>\"; (a folder of ${WEFT_CHIPS_DIR})")
+  endif()
+  set(chip ${CMAKE_MATCH_1})
+  if(NOT EXISTS ${WEFT_CHIPS_DIR}/${chip}/chip.dtsi)
+    message(FATAL_ERROR "${dts} names chip '${chip}', but there is no ${WEFT_CHIPS_DIR}/${chip}/chip.dtsi")
+  endif()
+  set(${out} ${chip} PARENT_SCOPE)
+endfunction()
+
+# build/boards/<board>/board.dtb, rebuilt when the board's board.dts or its
+# chip's devicetree includes change. Target board-dtb-<board>.
+function(weft_board_dtb board chip)
+  set(dir ${CMAKE_BINARY_DIR}/boards/${board})
+  set(dts ${CMAKE_SOURCE_DIR}/boards/${board}/board.dts)
+  file(GLOB chip_includes CONFIGURE_DEPENDS ${WEFT_CHIPS_DIR}/${chip}/*.dtsi)
+  add_custom_command(OUTPUT ${dir}/board.dtb
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
+    COMMAND ${DTC} -q -i ${WEFT_CHIPS_DIR} -I dts -O dtb -o ${dir}/board.dtb ${dts}
+    DEPENDS ${dts} ${chip_includes}
+    COMMENT "dtc ${board}/board.dts (chip ${chip})")
+  add_custom_target(board-dtb-${board} DEPENDS ${dir}/board.dtb)
+endfunction()
+
+# The firmware's view of the board, generated from its DTB:
+# build/generated/<board>/weft/board_layout.h. Target board-header-<board>.
+# Replaced only when its text changes, so that relinking the generator (any
+# change to libweft) does not rebuild every board's firmware.
+function(weft_board_header board)
+  set(dir ${CMAKE_BINARY_DIR}/generated/${board}/weft)
+  set(dtb ${CMAKE_BINARY_DIR}/boards/${board}/board.dtb)
+  add_custom_command(OUTPUT ${dir}/board_layout.h
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
+    COMMAND weft-board-header ${dtb} ${dir}/board_layout.h.new
+    COMMAND ${CMAKE_COMMAND} -E copy_if_different ${dir}/board_layout.h.new ${dir}/board_layout.h
+    DEPENDS weft-board-header ${dtb}
+    COMMENT "board_layout.h for ${board}")
+  add_custom_target(board-header-${board} DEPENDS ${dir}/board_layout.h)
+endfunction()
+
+# The board's firmware, cross-built over its chip's HAL into
+# build/firmware/<board>/ (boot.elf, kernels/, test-kernels/, ...).
+# Target firmware-<board>.
+function(weft_board_firmware board chip)
+  ExternalProject_Add(firmware-${board}
+    SOURCE_DIR ${CMAKE_SOURCE_DIR}/firmware
+    BINARY_DIR ${CMAKE_BINARY_DIR}/firmware-build/${board}
+    CMAKE_ARGS
+      -DCMAKE_TOOLCHAIN_FILE=${CMAKE_SOURCE_DIR}/cmake/riscv64-toolchain.cmake
+      -DCMAKE_BUILD_TYPE=Release
+      -DWEFT_ROOT=${CMAKE_SOURCE_DIR}
+      -DWEFT_BOARD=${board}
+      -DWEFT_CHIP=${chip}
+      -DWEFT_BOARD_HEADER_DIR=${CMAKE_BINARY_DIR}/generated/${board}
+      -DWEFT_FIRMWARE_OUT=${CMAKE_BINARY_DIR}/firmware/${board}
+    INSTALL_COMMAND ""
+    BUILD_ALWAYS ON
+    DEPENDS board-header-${board})
+endfunction()
+
+# Everything a board needs: its DTB now, and once the host tools exist
+# (weft_board_build), its header and firmware.
+function(weft_board_description board)
+  weft_board_chip(${board} chip)
+  weft_board_dtb(${board} ${chip})
+endfunction()
+
+function(weft_board_build board)
+  weft_board_chip(${board} chip)
+  weft_board_header(${board})
+  weft_board_firmware(${board} ${chip})
+endfunction()

@@ -1,0 +1,34 @@
+// Firmware and board must agree on the layout: the build bakes the board's
+// DTB into each firmware image (weft/board_layout.h), and an image records
+// which layout that was (weft/abi/layout_record.h). The host checks the
+// record against the board DTB it runs before it starts anything.
+#pragma once
+#include <stdint.h>
+
+#include <string>
+
+#include "driver/board.h"
+
+namespace weft {
+
+// What a firmware image says it was built for.
+struct FirmwareLayout {
+    std::string board;
+    uint64_t hash = 0;
+    uint32_t abi_version = 0;
+};
+
+// A hash of everything the firmware build takes from a board: its name and
+// chip, memory map, L1 layout, QEMU machine, cores and ports. The generated
+// header's WEFT_LAYOUT_HASH; the same function on the host side.
+uint64_t layout_hash(const BoardInfo& board);
+
+// The layout record of the firmware ELF at `path`; throws weft::Error naming
+// the file if it cannot be read or has no record.
+FirmwareLayout read_firmware_layout(const std::string& path);
+
+// Throws weft::Error naming both files and both layouts unless the firmware
+// at `elf_path` was built for `board`, read from `dtb_path`, as it is.
+void check_firmware_layout(const BoardInfo& board, const std::string& dtb_path, const std::string& elf_path);
+
+}  // namespace weft
