@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "bridge/chip_process.h"
-#include "bridge/devices.h"
-#include "bridge/doorbell.h"
-#include "bridge/ethernet.h"
+#include "devices/devices.h"
+#include "devices/doorbell.h"
+#include "devices/ethernet.h"
 #include "driver/cluster_file.h"
 
 namespace weft {

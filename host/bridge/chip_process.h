@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "bridge/chip_memory.h"
+#include "devices/chip_memory.h"
 #include "driver/board.h"
 
 namespace weft {

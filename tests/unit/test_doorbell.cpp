@@ -3,7 +3,7 @@
 #include <memory>
 #include <vector>
 
-#include "bridge/doorbell.h"
+#include "devices/doorbell.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "bridge/devices.h"
+#include "devices/devices.h"
 #include "edm/edm.h"
 #include "host_board.h"
 #include "weft/abi/fault.h"

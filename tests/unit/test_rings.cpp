@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "bridge/devices.h"
+#include "devices/devices.h"
 #include "hal/eth.h"
 #include "hal/math.h"
 #include "hal/noc.h"

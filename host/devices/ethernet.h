@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bridge/chip_process.h"
-#include "bridge/tt_link_cable.h"
+#include "devices/tt_link_cable.h"
 #include "driver/cluster_file.h"
 
 namespace weft {

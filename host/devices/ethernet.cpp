@@ -1,11 +1,11 @@
-#include "bridge/ethernet.h"
+#include "devices/ethernet.h"
 
 #include <string.h>
 
 #include <algorithm>
 #include <chrono>
 
-#include "bridge/devices.h"
+#include "devices/devices.h"
 
 namespace weft {
 namespace {
