@@ -42,7 +42,9 @@ Bridge::Bridge(ClusterSpec spec, BridgeOptions options) : spec_(std::move(spec))
         chips_.push_back(std::make_unique<ChipProcess>(i, spec_.board, options_.run_dir));
         counters_.push_back(std::make_unique<DeviceCounters>());
     }
-    ethernet_ = std::make_unique<Ethernet>(spec_, chips_);
+    std::vector<DeviceChip*> device_chips;
+    for (auto& chip : chips_) device_chips.push_back(chip.get());
+    ethernet_ = std::make_unique<Ethernet>(spec_, std::move(device_chips));
 }
 
 Bridge::~Bridge() { stop(); }

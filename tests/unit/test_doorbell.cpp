@@ -1,4 +1,4 @@
-// The bridge's doorbell decisions (host/bridge/doorbell.cpp): who is rung, and
+// The bridge's doorbell decisions (host/devices/doorbell.cpp): who is rung, and
 // that each sleep and each launch is rung for once.
 #include <memory>
 #include <vector>
