@@ -177,6 +177,7 @@ void run_late_start(int initiator, int late) {
         l.clock.now += 200;  // time passes: the initiator retries
     }
     assert_false(l.end[1 - late].edm->handshake_done());
+    if (initiator != late) assert_true(l.end[initiator].cb->eth[kPort].tail > 1);  // it resent
     l.start(late);
     std::vector<uint8_t> got;
     uint32_t sent = 0, received = 0;
