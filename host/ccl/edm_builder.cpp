@@ -169,24 +169,30 @@ void EdmLinkBuilder::check_complete() const {
 }
 
 void EdmLinkBuilder::write(Cluster& cluster) const {
+    write([&](uint32_t chip, uint64_t addr, uint64_t len) { return cluster.chip(chip).host_ptr(addr, len); });
+}
+
+void EdmLinkBuilder::write(const ChipBytes& memory) const {
     check_complete();
+    const auto clear = [&](uint32_t chip, uint64_t addr, uint64_t len) { std::memset(memory(chip, addr, len), 0, len); };
     const int initiator = handshake_initiator();
     for (int e = 0; e < 2; ++e) {
         abi::EdmConfig c = end_[e].config;
         c.handshake_initiator = e == initiator ? 1 : 0;
-        Chip& chip = cluster.chip(end_[e].port.chip);
-        chip.write(end_[e].config_address, &c, sizeof c);
+        const uint32_t chip = end_[e].port.chip;
+        std::memcpy(memory(chip, end_[e].config_address, sizeof c), &c, sizeof c);
         for (uint32_t i = 0; i < c.num_channels; ++i) {
-            std::memset(chip.host_ptr(c.channels[i].semaphore_base, 4ull * c.channels[i].slots), 0, 4ull * c.channels[i].slots);
-            if (c.channels[i].control_semaphore) chip.write32(c.channels[i].control_semaphore, 0);
+            clear(chip, c.channels[i].semaphore_base, 4ull * c.channels[i].slots);
+            if (c.channels[i].control_semaphore)
+                __atomic_store_n(reinterpret_cast<uint32_t*>(memory(chip, c.channels[i].control_semaphore, 4)), 0u,
+                                 __ATOMIC_RELEASE);
         }
     }
     for (const ChannelInterface& ci : channels_) {
         for (const auto* list : {&ci.senders, &ci.receivers}) {
             for (const WorkerInterface& w : *list) {
-                Chip& chip = cluster.chip(w.chip);
-                chip.write(w.connection, &w.info, sizeof w.info);
-                std::memset(chip.host_ptr(w.info.worker_semaphore_base, 4ull * w.info.slots), 0, 4ull * w.info.slots);
+                std::memcpy(memory(w.chip, w.connection, sizeof w.info), &w.info, sizeof w.info);
+                clear(w.chip, w.info.worker_semaphore_base, 4ull * w.info.slots);
             }
         }
     }

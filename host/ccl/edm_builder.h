@@ -12,6 +12,7 @@
 #pragma once
 #include <stdint.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,10 @@ public:
     // Writes the EDM configurations and worker connections into chip memory
     // and clears every semaphore. Checks the description is complete.
     void write(Cluster& cluster) const;
+    // The same into chip memory that is not a cluster's (host-memory chips):
+    // `memory` gives a host pointer to [addr, addr + len) of a chip.
+    using ChipBytes = std::function<uint8_t*(uint32_t chip, uint64_t addr, uint64_t len)>;
+    void write(const ChipBytes& memory) const;
 
     Launch edm_launch(int end) const;
     static constexpr uint32_t kMaxJobWorkers = abi::kEdmMaxWorkers;
