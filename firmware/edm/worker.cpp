@@ -16,6 +16,10 @@ uint32_t WorkerConnection::next_slot() {
     return slot;
 }
 
+bool WorkerConnection::ready() const {
+    return noc::semaphore_read(c_->worker_semaphore_base + 4ull * (message_ % c_->slots)) >= 1;
+}
+
 void WorkerConnection::finish(uint32_t slot, uint32_t signal) {
     // Same ring as the payload's command: the increment lands after the bytes.
     noc::semaphore_inc(c_->edm_semaphore_base + 4ull * slot, signal);

@@ -40,6 +40,11 @@ public:
     // (sender) or read (receiver); release hands it back to the EDM.
     uint64_t acquire();
     void release(uint32_t signal = abi::kEdmNextMessageAvailable);
+    // Whether the EDM has handed over the next message's slot, so that the
+    // next acquire, send or receive (page forms too) takes it without waiting
+    // (a full NoC ring may still make them wait). For workers written as
+    // poll() state machines, which must not block.
+    bool ready() const;
     // Receivers: release once the math engine has done what was queued on it
     // (it read the slot), without waiting for it here.
     void release_after_math(uint32_t signal = abi::kEdmNextMessageAvailable);

@@ -32,9 +32,6 @@ uint64_t now_ms() {
     return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
-// Commands served per ring per pass: keeps one busy ring from starving the rest.
-constexpr uint32_t kBudget = 64;
-
 }  // namespace
 
 Bridge::Bridge(ClusterSpec spec, BridgeOptions options)
@@ -42,11 +39,12 @@ Bridge::Bridge(ClusterSpec spec, BridgeOptions options)
     if (!spec_.board.qemu)
         throw Error("board '" + spec_.board.name + "' (chip " + spec_.board.chip +
                     ") has no /chip/qemu-machine: weft-bridge only starts chips QEMU emulates");
+    std::vector<DeviceChip*> device_chips;
     for (uint32_t i = 0; i < spec_.num_chips; ++i) {
         chips_.push_back(std::make_unique<ChipProcess>(i, spec_.board, options_.run_dir));
-        counters_.push_back(std::make_unique<DeviceCounters>());
+        device_chips.push_back(chips_.back().get());
     }
-    ethernet_ = std::make_unique<Ethernet>(spec_, chips_);
+    devices_ = std::make_unique<ClusterDevices>(spec_, std::move(device_chips));
 }
 
 Bridge::~Bridge() { stop(); }
@@ -60,7 +58,7 @@ void Bridge::start() {
         cb.bridge.life = abi::kChipStarting;
         cb.host.magic = abi::kControlMagic;
     }
-    ethernet_->publish_port_states();
+    devices_->ethernet().publish_port_states();
     for (auto& chip : chips_) chip->spawn(options_.qemu, qemu_config_, options_.boot_firmware);
 
     const uint64_t deadline = now_ms() + options_.boot_timeout_ms;
@@ -118,7 +116,7 @@ std::vector<std::string> Bridge::reap_children() {
             chip->mark_exited(st);
             chip->control().bridge.exit_status = st;
             __atomic_store_n(const_cast<uint32_t*>(&chip->control().bridge.life), abi::kChipDead, __ATOMIC_RELEASE);
-            ethernet_->chip_died(chip->id());
+            devices_->ethernet().chip_died(chip->id());
             died.push_back("chip " + std::to_string(chip->id()) + ": QEMU " + chip->describe_exit());
         }
     }
@@ -153,29 +151,6 @@ void Bridge::stop() {
     for (auto& chip : chips_) chip->terminate(2000);
 }
 
-bool Bridge::serve_chip(uint32_t id, std::vector<char>& touched) {
-    ChipProcess& chip = *chips_[id];
-    if (!chip.alive()) return false;
-    abi::ChipControlBlock& cb = chip.control();
-    const ChipMemory& mem = chip.memory();
-    DeviceCounters& counters = *counters_[id];
-    uint32_t work = 0;
-    const uint32_t cores = static_cast<uint32_t>(spec_.board.cores.size());
-    for (uint32_t c = 0; c < cores; ++c) {
-        work += run_noc_ring(mem, spec_.board, cb.noc[c], kBudget, counters);
-        work += run_math_ring(mem, cb.math[c], kBudget, counters);
-    }
-    if (work) touched[id] = 1;
-    for (uint32_t p = 0; p < spec_.board.ports.size(); ++p) {
-        if (!ethernet_->run_port(id, p, kBudget)) continue;
-        ++work;
-        touched[id] = 1;
-        const int peer = ethernet_->peer_chip(id, p);
-        if (peer >= 0) touched[peer] = 1;
-    }
-    return work != 0;
-}
-
 void Bridge::wake_cores(uint32_t id, bool touched) {
     ChipProcess& chip = *chips_[id];
     if (!chip.alive()) return;
@@ -183,7 +158,7 @@ void Bridge::wake_cores(uint32_t id, bool touched) {
                                                        static_cast<uint32_t>(spec_.board.cores.size()), touched);
     if (cores) {
         chip.ring_doorbell(cores);
-        counters_[id]->doorbell_rings++;
+        devices_->counters(id).doorbell_rings++;
     }
 }
 
@@ -228,7 +203,7 @@ void Bridge::engine_loop(uint32_t spin_passes, long nap_us) {
         std::fill(touched.begin(), touched.end(), 0);
         uint64_t now = 0;
         for (uint32_t i = 0; i < n; ++i) {
-            work |= serve_chip(i, touched);
+            work |= devices_->serve_chip(i, touched);
             // Ring the chip just served at once: its cores can go on while
             // the engine serves the others.
             wake_cores(i, touched[i]);
@@ -267,7 +242,7 @@ void Bridge::engine_loop(uint32_t spin_passes, long nap_us) {
             sched_yield();
             continue;
         }
-        if (nap_us > 0 && (now - last_work < kNapForMs || ethernet_->in_flight())) {
+        if (nap_us > 0 && (now - last_work < kNapForMs || devices_->ethernet().in_flight())) {
             sleep_until_woken(nap_us);
             continue;
         }

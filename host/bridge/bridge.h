@@ -9,10 +9,9 @@
 #include <vector>
 
 #include "bridge/chip_process.h"
-#include "bridge/devices.h"
-#include "bridge/doorbell.h"
-#include "bridge/ethernet.h"
 #include "bridge/qemu_config.h"
+#include "devices/cluster_devices.h"
+#include "devices/doorbell.h"
 #include "driver/cluster_file.h"
 
 namespace weft {
@@ -44,15 +43,12 @@ public:
     const ClusterSpec& spec() const { return spec_; }
     const BridgeOptions& options() const { return options_; }
     std::vector<std::unique_ptr<ChipProcess>>& chips() { return chips_; }
-    Ethernet& ethernet() { return *ethernet_; }
-    const DeviceCounters& counters(uint32_t chip) const { return *counters_[chip]; }
+    Ethernet& ethernet() { return devices_->ethernet(); }
+    const DeviceCounters& counters(uint32_t chip) const { return devices_->counters(chip); }
     uint64_t engine_passes() const { return passes_; }
 
 private:
     void engine_loop(uint32_t spin_passes, long nap_us);
-    // Executes the chip's queued device commands; marks in `touched` every
-    // chip whose memory or rings they changed.
-    bool serve_chip(uint32_t chip, std::vector<char>& touched);
     // Rings the chip's doorbell if a core sleeps on it or a launch awaits.
     void wake_cores(uint32_t chip, bool touched);
     // Blocks until a core or the driver wakes the engine (true), or timeout_us.
@@ -62,8 +58,7 @@ private:
     BridgeOptions options_;
     QemuConfig qemu_config_;
     std::vector<std::unique_ptr<ChipProcess>> chips_;
-    std::vector<std::unique_ptr<DeviceCounters>> counters_;
-    std::unique_ptr<Ethernet> ethernet_;
+    std::unique_ptr<ClusterDevices> devices_;
     std::thread engine_;
     std::atomic<bool> running_{false};
     std::atomic<uint64_t> passes_{0};

@@ -5,13 +5,13 @@
 
 #include <string>
 
-#include "bridge/chip_memory.h"
 #include "bridge/qemu_config.h"
+#include "devices/device_chip.h"
 #include "driver/board.h"
 
 namespace weft {
 
-class ChipProcess {
+class ChipProcess : public DeviceChip {
 public:
     ChipProcess(uint32_t id, const BoardInfo& board, const std::string& run_dir);
     ~ChipProcess();
@@ -27,11 +27,11 @@ public:
 
     uint32_t id() const { return id_; }
     pid_t pid() const { return pid_; }
-    bool alive() const { return pid_ > 0 && !exited_; }
+    bool alive() const override { return pid_ > 0 && !exited_; }
     int exit_status() const { return exit_status_; }
     int memfd() const { return memfd_; }
-    const ChipMemory& memory() const { return mem_; }
-    abi::ChipControlBlock& control() const { return mem_.control(board_.control_block.base); }
+    const ChipMemory& memory() const override { return mem_; }
+    abi::ChipControlBlock& control() const override { return mem_.control(board_.control_block.base); }
     // Resets the machine through QEMU's QMP socket (RAM is kept: the host
     // owns what is in it). Throws weft::Error if QEMU does not answer.
     void reset();

@@ -1,10 +1,10 @@
-// The bridge's doorbell decisions (host/bridge/doorbell.cpp): who is rung, and
+// The bridge's doorbell decisions (host/devices/doorbell.cpp): who is rung, and
 // that each sleep and each launch is rung for once; and the mask that carries
 // a ring to every core the ABI allows (abi::DoorbellMask).
 #include <memory>
 #include <vector>
 
-#include "bridge/doorbell.h"
+#include "devices/doorbell.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "bridge/devices.h"
+#include "devices/devices.h"
 #include "edm/edm.h"
 #include "host_board.h"
 #include "weft/abi/fault.h"
@@ -39,12 +39,14 @@ struct End {
     uint32_t edm_sems[abi::kEdmMaxSlots] = {};
     uint32_t control_sem = 0;
     uint32_t worker_sems[abi::kEdmMaxSlots] = {};
+    std::unique_ptr<host_board::Core> core;  // the EDM's core, on this end's chip
     std::unique_ptr<edm::Edm> edm;
     End() { *cb = abi::ChipControlBlock{}; }
 };
 
 // A link with one channel from end a to end b (and optionally one back).
 struct Link {
+    host_board::Clock clock;  // both ends on one time
     End end[2];
     ChipMemory everything{nullptr, 0, ~0ull};  // addresses are host pointers
     BoardInfo board;
@@ -57,6 +59,9 @@ struct Link {
         : slots(slots_), size(size_) {
         for (int e = 0; e < 2; ++e) {
             End& x = end[e];
+            x.core = std::make_unique<host_board::Core>(*x.cb, kEdmCore, clock);
+            x.core->on_sleep = [this] { devices(); };
+            x.core->throw_on_panic();
             x.edm_buffers.assign(uint64_t(slots) * size, 0);
             abi::EdmConfig& c = x.config;
             c.magic = abi::kEdmMagic;
@@ -83,13 +88,8 @@ struct Link {
         end[0].config.channels[0].remote_buffer_base = addr(end[1].edm_buffers.data());
     }
 
-    void enter(int e) {
-        host_board::reset(end[e].cb.get(), kEdmCore);
-        host_board::throw_on_panic();
-        host_board::state().on_sleep = [this] { devices(); };
-    }
     void start(int e) {
-        enter(e);
+        host_board::Enter entered(*end[e].core);
         end[e].edm = std::make_unique<edm::Edm>(end[e].config);
     }
     // The bridge: NoC commands of the EDM core, Ethernet frames on the wire.
@@ -106,8 +106,7 @@ struct Link {
     }
     bool poll(int e) {
         if (!end[e].edm) return false;
-        enter(e);
-        bool moved = end[e].edm->poll();
+        bool moved = host_board::run_as(*end[e].core, [&] { return end[e].edm->poll(); });
         devices();
         return moved;
     }
@@ -121,7 +120,7 @@ void run(Link& l, int steps, Workers workers, uint64_t tick = 0) {
     for (int step = 0; step < steps && !(l.done(0) && l.done(1)); ++step) {
         l.poll(0);
         l.poll(1);
-        host_board::state().now += tick;
+        l.clock.now += tick;
         workers();
     }
 }
@@ -175,9 +174,10 @@ void run_late_start(int initiator, int late) {
     l.start(1 - late);
     for (int step = 0; step < 200; ++step) {
         l.poll(1 - late);
-        host_board::state().now += 200;  // time passes: the initiator retries
+        l.clock.now += 200;  // time passes: the initiator retries
     }
     assert_false(l.end[1 - late].edm->handshake_done());
+    if (initiator != late) assert_true(l.end[initiator].cb->eth[kPort].tail > 1);  // it resent
     l.start(late);
     std::vector<uint8_t> got;
     uint32_t sent = 0, received = 0;

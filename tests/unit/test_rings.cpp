@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "bridge/devices.h"
+#include "devices/devices.h"
 #include "hal/eth.h"
 #include "hal/math.h"
 #include "hal/noc.h"
@@ -32,6 +32,7 @@ constexpr uint64_t kRamSize = 1 << 20;
 
 using host_board::Panic;
 
+// One core of one chip, current for the whole test.
 struct Fixture {
     std::unique_ptr<abi::ChipControlBlock> cb = std::make_unique<abi::ChipControlBlock>();
     std::vector<uint8_t> ram = std::vector<uint8_t>(kRamSize);
@@ -40,15 +41,16 @@ struct Fixture {
     DeviceCounters counters;
     uint32_t core = 4;
     uint32_t budget = 3;  // small, so the producer meets a full ring
+    host_board::Clock clock;
+    host_board::Core hart{*cb, core, clock};
+    host_board::Enter entered{hart};
 
     Fixture() {
-        *cb = abi::ChipControlBlock{};
-        host_board::reset(cb.get(), core);
-        host_board::state().on_sleep = [this] {
+        hart.on_sleep = [this] {
             run_noc_ring(mem, board, cb->noc[core], budget, counters);
             run_math_ring(mem, cb->math[core], budget, counters);
         };
-        host_board::throw_on_panic();
+        hart.throw_on_panic();
     }
     uint8_t* at(uint64_t addr) { return ram.data() + (addr - kRamBase); }
     uint32_t word(uint64_t addr) {
@@ -72,7 +74,7 @@ void test_writes_complete_in_order_across_wrap(void**) {
     assert_int_equal(f.cb->noc[f.core].tail, 2 * n);
     assert_int_equal(f.word(sem), n);
     for (uint32_t i = 0; i < n; ++i) assert_int_equal(f.at(dst + 64 * i)[63], i & 0xff);
-    assert_true(host_board::state().sleeps > 0);  // the ring filled and the producer waited
+    assert_true(f.hart.sleeps > 0);  // the ring filled and the producer waited
     assert_int_equal(f.counters.noc_bytes.load(), 64ull * n);
 }
 
@@ -82,7 +84,7 @@ void test_increment_lands_after_write(void**) {
     memset(f.at(src), 0xab, 256);
     // The consumer checks, at the moment the increment executes, that the payload is there.
     int incs_after_payload = 0;
-    host_board::state().on_sleep = [&] {
+    f.hart.on_sleep = [&] {
         abi::NocRing& r = f.cb->noc[f.core];
         while (r.head != r.tail) {
             const abi::NocCommand& c = r.slots[r.head % abi::kNocSlots];
@@ -124,7 +126,7 @@ void test_semaphore_wait_posts_wait_site(void**) {
     uint32_t* word = reinterpret_cast<uint32_t*>(f.at(sem));
     int sleeps = 0;
     abi::HartStatus& st = f.cb->hart[f.core];
-    host_board::state().on_sleep = [&] {
+    f.hart.on_sleep = [&] {
         // While the firmware sleeps, its status names the exact wait.
         assert_int_equal(st.wait_kind, abi::kWaitSemaphore);
         assert_int_equal(st.wait_addr, reinterpret_cast<uint64_t>(word));
@@ -141,11 +143,11 @@ void test_device_wait_sleeps_on_doorbell(void**) {
     uint32_t flag = 0;
     const abi::HartDoorbell& bell = f.cb->doorbell[f.core];
     std::vector<uint64_t> times;
-    host_board::state().on_sleep = [&] {
+    f.hart.on_sleep = [&] {
         // Armed while asleep (odd), a new number each sleep so the device rings once per sleep.
         assert_true(bell.seq & 1);
         if (!times.empty()) assert_int_equal(bell.seq, 2 * times.size() + 1);
-        times.push_back(host_board::state().now);
+        times.push_back(f.clock.now);
         if (times.size() == 4) flag = 1;
     };
     noc::semaphore_wait(reinterpret_cast<uint64_t>(&flag), 1);
@@ -160,8 +162,8 @@ void test_timed_wait_backoff_grows_to_cap(void**) {
     Fixture f;
     uint32_t flag = 0;
     std::vector<uint64_t> times;
-    host_board::state().on_sleep = [&] {
-        times.push_back(host_board::state().now);
+    f.hart.on_sleep = [&] {
+        times.push_back(f.clock.now);
         if (times.size() == 20) flag = 1;
     };
     // A wait no device ends (a lock another core holds) polls on a timer.

@@ -1,7 +1,7 @@
 // TT-link's Go-Back-N engine: two endpoints joined by a wire the test controls
 // step by step (what it drops, corrupts, duplicates or reorders, and when).
 // Every case checks the exact payload stream each side delivers, then counters.
-#include "bridge/tt_link.h"
+#include "devices/tt_link.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 // The bridge's TT-link cable (two MACs and a faulty wire, frames as views):
 // what the Ethernet data path relies on. Every case checks the bytes that
 // landed, exactly once and in order, and the counters that say why.
-#include "bridge/tt_link_cable.h"
+#include "devices/tt_link_cable.h"
 
 #include <string.h>
 

@@ -8,39 +8,26 @@
 
 namespace weft {
 
-namespace host_board {
-State& state() {
-    static State s;
-    return s;
-}
-void reset(abi::ChipControlBlock* control, uint32_t core) {
-    State& s = state();
-    s = State{};
-    s.control = control;
-    s.core = core;
-}
-}  // namespace host_board
-
 namespace timer {
-uint64_t now() { return host_board::state().now; }
+uint64_t now() { return host_board::current().clock.now; }
 uint64_t ticks_per_us() { return 10; }
-uint64_t cycles() { return host_board::state().now * 10; }
+uint64_t cycles() { return now() * 10; }
 void set_alarm(uint64_t deadline) { mailbox::my_status().alarm = deadline; }
 uint64_t alarm() { return mailbox::my_status().alarm; }
 void sleep_until(uint64_t deadline) {
-    auto& s = host_board::state();
-    ++s.sleeps;
-    if (s.on_sleep) s.on_sleep();
-    if (s.now < deadline) s.now = deadline;
+    auto& core = host_board::current();
+    ++core.sleeps;
+    if (core.on_sleep) core.on_sleep();
+    if (core.clock.now < deadline) core.clock.now = deadline;
 }
 }  // namespace timer
 
 namespace mailbox {
-abi::ControlProtocol& control() { return *host_board::state().control; }
-uint32_t core_id() { return host_board::state().core; }
+abi::ControlProtocol& control() { return host_board::current().control; }
+uint32_t core_id() { return host_board::current().id; }
 void panic(int32_t code, uint64_t detail) {
-    auto& s = host_board::state();
-    if (s.on_panic) s.on_panic(code, detail);
+    auto& core = host_board::current();
+    if (core.on_panic) core.on_panic(code, detail);
     abort();
 }
 }  // namespace mailbox
@@ -57,7 +44,7 @@ void invalidate_instructions(uint64_t, uint64_t) {}
 namespace weft::wake {
 // The doorbell word numbered as on the chip, so tests see what the device side sees.
 namespace {
-abi::HartDoorbell& me() { return host_board::state().control->doorbell[mailbox::core_id()]; }
+abi::HartDoorbell& me() { return host_board::current().control.doorbell[mailbox::core_id()]; }
 }  // namespace
 void arm() { me().seq = abi::doorbell_arm(me().seq); }
 void disarm() { me().seq = abi::doorbell_disarm(me().seq); }

@@ -1,4 +1,4 @@
-#include "bridge/doorbell.h"
+#include "devices/doorbell.h"
 
 namespace weft {
 namespace {

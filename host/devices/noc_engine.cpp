@@ -2,7 +2,7 @@
 // increment queued after a write lands after the write's bytes.
 #include <string.h>
 
-#include "bridge/devices.h"
+#include "devices/devices.h"
 
 namespace weft {
 namespace {

@@ -1,4 +1,4 @@
-#include "bridge/tt_link_cable.h"
+#include "devices/tt_link_cable.h"
 
 #include <algorithm>
 #include <cmath>

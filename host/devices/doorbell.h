@@ -6,7 +6,7 @@
 #pragma once
 #include <stdint.h>
 
-#include "bridge/chip_memory.h"
+#include "devices/chip_memory.h"
 #include "weft/abi/control_block.h"
 
 namespace weft {

@@ -9,11 +9,12 @@
 #pragma once
 #include <stdint.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
-#include "bridge/chip_process.h"
-#include "bridge/tt_link_cable.h"
+#include "devices/device_chip.h"
+#include "devices/tt_link_cable.h"
 #include "driver/cluster_file.h"
 
 namespace weft {
@@ -31,7 +32,13 @@ struct Link {
 
 class Ethernet {
 public:
-    Ethernet(const ClusterSpec& spec, std::vector<std::unique_ptr<ChipProcess>>& chips);
+    // Monotonic µs: the cables' retransmit timers, flapping and shaping run on
+    // it. The host's steady clock in the bridge; a simulator's time elsewhere.
+    using Clock = std::function<uint64_t()>;
+    static uint64_t steady_now_us();
+
+    // chips[i] is chip i of the spec; they outlive the Ethernet.
+    Ethernet(const ClusterSpec& spec, std::vector<DeviceChip*> chips, Clock now_us = steady_now_us);
 
     // Serves (chip, port)'s TX ring: frames its commands and moves frames on
     // its cable. Returns the commands completed (plus one if frames moved but
@@ -65,7 +72,8 @@ private:
     void deliver(const Link& link, int receiver, uint64_t dst, const uint8_t* payload, size_t len);
 
     const ClusterSpec& spec_;
-    std::vector<std::unique_ptr<ChipProcess>>& chips_;
+    std::vector<DeviceChip*> chips_;
+    Clock now_us_;
     std::vector<std::unique_ptr<Link>> links_;
     std::vector<int> link_of_port_;  // chip * kMaxPorts + port -> link index or -1
     std::vector<TxPort> tx_;         // chip * kMaxPorts + port

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "bridge/chip_memory.h"
+#include "devices/chip_memory.h"
 #include "driver/board.h"
 #include "weft/abi/control_block.h"
 

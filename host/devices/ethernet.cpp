@@ -1,19 +1,14 @@
-#include "bridge/ethernet.h"
+#include "devices/ethernet.h"
 
 #include <string.h>
 
 #include <algorithm>
 #include <chrono>
 
-#include "bridge/devices.h"
+#include "devices/devices.h"
 
 namespace weft {
 namespace {
-
-uint64_t now_us() {
-    using namespace std::chrono;
-    return duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
-}
 
 template <typename T>
 T load_acquire(const volatile T& v) {
@@ -26,9 +21,15 @@ void store_release(volatile T& v, T value) {
 
 }  // namespace
 
-Ethernet::Ethernet(const ClusterSpec& spec, std::vector<std::unique_ptr<ChipProcess>>& chips)
+uint64_t Ethernet::steady_now_us() {
+    using namespace std::chrono;
+    return duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+Ethernet::Ethernet(const ClusterSpec& spec, std::vector<DeviceChip*> chips, Clock now_us)
     : spec_(spec),
-      chips_(chips),
+      chips_(std::move(chips)),
+      now_us_(std::move(now_us)),
       link_of_port_(spec.num_chips * abi::kMaxPorts, -1),
       tx_(spec.num_chips * abi::kMaxPorts),
       frame_payload_(std::min<uint32_t>(spec.link_model.mtu ? spec.link_model.mtu : 16384, abi::kTtLinkMaxPayload)) {
@@ -219,7 +220,7 @@ uint32_t Ethernet::run_port(uint32_t chip, uint32_t port, uint32_t budget) {
     uint64_t delivered = 0;
     for (;;) {
         const uint32_t framed = ring.error == abi::kRingOk ? frame_commands(chip, port, side, ring, tx) : 0;
-        if (framed || !link.cable->quiet()) delivered += link.cable->pump(now_us());
+        if (framed || !link.cable->quiet()) delivered += link.cable->pump(now_us_());
         const uint32_t done = complete_commands(ring, tx, mac.counters().frames_done);
         completed += done;
         // Stop when nothing new was framed (the cable has been pumped: what is

@@ -1,4 +1,4 @@
-#include "bridge/tt_link.h"
+#include "devices/tt_link.h"
 
 #include <string.h>
 #include <zlib.h>

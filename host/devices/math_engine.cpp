@@ -1,6 +1,6 @@
 // Math engine: element-wise reductions between chip addresses, one ring per
 // worker core (the chip's compute engine; firmware never loops over elements).
-#include "bridge/devices.h"
+#include "devices/devices.h"
 #include "common/eltwise.h"
 
 namespace weft {

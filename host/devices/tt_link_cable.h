@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "bridge/tt_link.h"
+#include "devices/tt_link.h"
 
 namespace weft {
 

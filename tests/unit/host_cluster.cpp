@@ -1,0 +1,42 @@
+#include "host_cluster.h"
+
+#include "hal/timer.h"
+
+namespace weft::test {
+namespace {
+
+template <typename Ring>
+bool idle(const Ring& ring) {
+    return ring.head == ring.tail;
+}
+
+}  // namespace
+
+HostCluster::HostCluster(const ClusterSpec& spec) : spec_(spec) {
+    std::vector<DeviceChip*> chips;
+    const uint32_t cores = static_cast<uint32_t>(spec.board.cores.size());
+    for (uint32_t i = 0; i < spec.num_chips; ++i) {
+        memory_.push_back(std::make_unique<HostChip>(spec.board, i, spec.num_chips));
+        chips.push_back(memory_.back().get());
+        harts_.push_back(std::make_unique<host_board::Chip>(memory_.back()->control(), cores, clock_));
+        harts_.back()->on_sleep([this] { step_devices(); });
+        harts_.back()->throw_on_panic();
+    }
+    // The cables run on the cores' clock: a run is the same every time.
+    devices_ = std::make_unique<ClusterDevices>(spec, std::move(chips),
+                                                [this] { return clock_.now / timer::ticks_per_us(); });
+    devices_->ethernet().publish_port_states();
+}
+
+bool HostCluster::rings_idle() {
+    for (auto& chip : memory_) {
+        const abi::ChipControlBlock& cb = chip->control();
+        for (uint32_t c = 0; c < spec_.board.cores.size(); ++c)
+            if (!idle(cb.noc[c]) || !idle(cb.math[c])) return false;
+        for (uint32_t p = 0; p < spec_.board.ports.size(); ++p)
+            if (!idle(cb.eth[p])) return false;
+    }
+    return true;
+}
+
+}  // namespace weft::test

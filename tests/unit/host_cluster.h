@@ -1,0 +1,52 @@
+// A cluster of host-memory chips in one process, for tests that run firmware
+// logic on several chips at once: each chip's memory (devices/host_chip.h),
+// its harts (host_board::Chip), all on one clock, and the devices library's
+// engines between them, cabled as the cluster spec says. The test steps the
+// cores; every core's sleep runs the devices once, so firmware that waits for a
+// device (a full ring) gets it served.
+#pragma once
+#include <stdint.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "devices/cluster_devices.h"
+#include "devices/host_chip.h"
+#include "driver/chip_writer.h"
+#include "driver/cluster_file.h"
+#include "host_board.h"
+
+namespace weft::test {
+
+class HostCluster : public ChipWriter {
+public:
+    explicit HostCluster(const ClusterSpec& spec);
+
+    const ClusterSpec& spec() const { return spec_; }
+    HostChip& memory(uint32_t chip) { return *memory_.at(chip); }
+    host_board::Core& core(uint32_t chip, uint32_t id) { return harts_.at(chip)->core(id); }
+    host_board::Clock& clock() { return clock_; }
+    ClusterDevices& devices() { return *devices_; }
+
+    // One pass over every chip's devices; true if any command ran.
+    bool step_devices() { return devices_->serve_all(); }
+    // Host bytes of [addr, addr + len) of the board's memory map on `chip`.
+    uint8_t* bytes(uint32_t chip, uint64_t addr, uint64_t len) { return memory(chip).at(addr, len); }
+    // Where a host builder (EdmLinkBuilder::write) puts device configuration.
+    void write(uint32_t chip, uint64_t addr, const void* data, size_t len) override {
+        std::memcpy(bytes(chip, addr, len), data, len);
+    }
+    void clear(uint32_t chip, uint64_t addr, size_t len) override { std::memset(bytes(chip, addr, len), 0, len); }
+    // Every core and port ring of every chip has no command left.
+    bool rings_idle();
+
+private:
+    const ClusterSpec& spec_;
+    host_board::Clock clock_;
+    std::vector<std::unique_ptr<HostChip>> memory_;
+    std::vector<std::unique_ptr<host_board::Chip>> harts_;
+    std::unique_ptr<ClusterDevices> devices_;
+};
+
+}  // namespace weft::test
