@@ -178,7 +178,7 @@ nlohmann::json shaped_runs(Cluster& c, ccl::CollectiveRunner& run, bool quick) {
 }
 
 // CTRING's phases one way or both ways round the ring: both one way, the
-// all-gather both ways (seed 001), and the reduce-scatter both ways as well
+// all-gather both ways (the CTRING design), and the reduce-scatter both ways as well
 // (the default), at large sizes, unshaped and on links shaped to 0.25 GB/s;
 // in turns, the median of three each. Returns the JSON rows.
 nlohmann::json ctring_both_ways_runs(Cluster& c, ccl::CollectiveRunner& run, bool quick) {

@@ -159,7 +159,7 @@ void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_g
             t << "\n";
         }
     }
-    // The receiver's push mode (seed 000's future work) beside pull, 16 KiB packets.
+    // The receiver's push mode (future work in tt-metal's CCL developer guide) beside pull, 16 KiB packets.
     for (bool both : {false, true}) {
         t << "| 16 KiB push | " << raw.back() << " | " << (both ? "bi" : "uni") << " |";
         for (uint32_t ch : channel_counts) {

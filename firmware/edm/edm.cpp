@@ -87,7 +87,7 @@ void Edm::hand_over(const Channel& ch, uint32_t message, uint32_t slot) {
 }
 
 bool Edm::poll_handshake() {
-    // Seed 000: the initiator sends to the fixed 16-byte handshake address and
+    // tt-metal's CCL developer guide: the initiator sends to the fixed 16-byte handshake address and
     // waits for the acknowledgement; it resends until then, so the two chips
     // may start in any order and at any time.
     if (config_.handshake_initiator) {

@@ -1,4 +1,4 @@
-// The ERISC data mover (seed 000): one instance per Ethernet port on its ERISC
+// The ERISC data mover (tt-metal's CCL developer guide): one instance per Ethernet port on its ERISC
 // core, moving messages between worker cores and the link on several channels
 // at once, each multi-buffered. Written against the HAL only, so the same code
 // runs as the `edm` kernel and inside the host unit tests.

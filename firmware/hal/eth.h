@@ -1,4 +1,4 @@
-// Ethernet command queue of a port (layer 2 of DESIGN.md section 4). A port's
+// Ethernet command queue of a port (layer 2 of docs/architecture.md, "Links"). A port's
 // commands are sent in order: a word sent after a buffer lands after it.
 #pragma once
 #include <stdint.h>

@@ -1,6 +1,6 @@
 // NoC DMA: commands a core queues for its chip's DMA engine. Commands of one
 // core complete in the order issued, so an increment queued after a write lands
-// after the write's bytes (the EDM protocol of seed 000 relies on this).
+// after the write's bytes (the EDM protocol of tt-metal's CCL developer guide relies on this).
 // Addresses are chip physical addresses.
 #pragma once
 #include <stdint.h>

@@ -1,4 +1,4 @@
-// Posting to the chip's status mailbox (seed 002, "Fabric Node Status
+// Posting to the chip's status mailbox (the TT-Fabric architecture spec, "Fabric Node Status
 // Mailbox"): events the control plane collects and logs. Any hart may post;
 // the ring's lock serialises them (see abi::EventRing for why that keeps one
 // writer per word). Header-only: written against the HAL, so it builds for the

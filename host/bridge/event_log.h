@@ -1,4 +1,4 @@
-// The control plane's side of the status mailboxes (seed 002, "Fabric Node
+// The control plane's side of the status mailboxes (the TT-Fabric architecture spec, "Fabric Node
 // Status Mailbox"): drains every chip's EventRing, archives each event as one
 // line of <run dir>/events.log (kept across the run: the persistent record),
 // and keeps the latest in memory for `weft status`. The bridge's own link

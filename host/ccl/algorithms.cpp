@@ -29,7 +29,7 @@ struct Builder {
     }
 };
 
-// ---- all-gather (seed 000 "(Ring/Line) All Gather") ----
+// ---- all-gather (tt-metal's CCL developer guide "(Ring/Line) All Gather") ----
 
 void all_gather_ring(Builder& b, bool bidir_halves, bool halfway) {
     const uint32_t n = b.n;
@@ -73,7 +73,7 @@ void all_gather_line(Builder& b) {
     }
 }
 
-// ---- reduce-scatter (seed 000 "(Ring) Reduce Scatter"; bidirectional and line beyond it) ----
+// ---- reduce-scatter (tt-metal's CCL developer guide "(Ring) Reduce Scatter"; bidirectional and line beyond it) ----
 
 void reduce_scatter(Builder& b, const std::string& algo) {
     const uint32_t n = b.n;
@@ -105,7 +105,7 @@ void reduce_scatter(Builder& b, const std::string& algo) {
         b.plan.copy(n, r, b.l.work_block(r), b.l.own_output(r));
 }
 
-// ---- all-reduce (seed 001 CTRING, seed 004's four others) ----
+// ---- all-reduce (the CTRING design CTRING, the classic collective algorithms (Thakur et al.)'s four others) ----
 
 void all_reduce_ring(Builder& b) {
     const uint32_t n = b.n;
@@ -198,7 +198,7 @@ void all_reduce_other(Builder& b, const std::string& algo) {
         for (uint32_t i = 1; i < n; ++i) b.plan.send(1 + max_depth - depth(i), b.ring(i), out, b.ring((i - 1) / 2), out, true);
         for (uint32_t i = 1; i < n; ++i) b.plan.send(1 + max_depth + depth(i), b.ring((i - 1) / 2), out, b.ring(i), out);
     } else if (algo == "naive_ring") {
-        // Seed 004 approach 4: the last node starts; sums travel left to node 0,
+        // the classic collective algorithms (Thakur et al.) approach 4: the last node starts; sums travel left to node 0,
         // then the total goes once more around the ring.
         for (uint32_t s = 0; s + 1 < n; ++s) b.plan.send(1 + s, b.ring(n - 1 - s), out, b.ring(n - 2 - s), out, true);
         for (uint32_t k = 0; k + 1 < n; ++k) b.plan.send(n + k, b.ring(-int64_t(k)), out, b.ring(-int64_t(k) - 1), out);

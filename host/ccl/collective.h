@@ -77,7 +77,7 @@ struct OpLayout {
 // not fit or the request is malformed (unknown root, shape, ...).
 OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Span& dram);
 
-// Tunables of the ring all-reduce (seed 001, CTRING), each overridable by an
+// Tunables of the ring all-reduce (the CTRING design, CTRING), each overridable by an
 // environment variable like the seed's CVARs (common/knobs.h has their ranges).
 struct CtringTuning {
     uint32_t pipeline_depth = knobs::knob("WEFT_CTRING_PIPELINE_DEPTH").fallback;  // 0: by message size
@@ -103,10 +103,10 @@ struct CtringParams {
     uint64_t num_chunks, chunk_size, partition_bytes;
     bool bidir_ag, bidir_rs;
 };
-// Seed 001's auto-tune tiers (per-rank message size -> pipeline depth).
+// The CTRING design's auto-tune tiers (per-rank message size -> pipeline depth).
 uint32_t ctring_pipeline_depth(uint64_t message_bytes);
 CtringParams ctring_params(uint64_t message_bytes, uint32_t ranks, uint32_t element, const CtringTuning& t);
-// Seed 001's shard indices for ring position r of n.
+// The CTRING design's shard indices for ring position r of n.
 inline uint32_t rs_send_shard(uint32_t r, uint32_t step, uint32_t n) { return (r + n - step % n) % n; }
 inline uint32_t rs_owned_shard(uint32_t r, uint32_t n) { return (r + 1) % n; }
 // The reverse reduce-scatter (to position r-1): shard k starts two positions

@@ -1,4 +1,4 @@
-// Striping a cable direction over several workers (seed 000, "(Ring) Reduce
+// Striping a cable direction over several workers (tt-metal's CCL developer guide, "(Ring) Reduce
 // Scatter": "each worker takes alternating slices ... strided by the entire
 // worker group worth of slices").
 //

@@ -1,4 +1,4 @@
-// A collective op at the overlay level (seed 004, "Layers of Abstraction"):
+// A collective op at the overlay level (the classic collective algorithms (Thakur et al.), "Layers of Abstraction"):
 // which bytes go from which chip to which, in which round, and whether the
 // receiver reduces them into its copy. Chips need not be neighbours; the
 // lowering (lowering.h) routes each transfer over the cables and forwards it

@@ -1,6 +1,6 @@
 // The underlay a collective runs on: which chips are cabled to which, routes
 // between any two chips, and the overlay orders (a ring or a line of chips)
-// that the algorithms walk, chosen to keep every overlay hop short (seed 004,
+// that the algorithms walk, chosen to keep every overlay hop short (the classic collective algorithms (Thakur et al.),
 // "Overlay and Underlay Topologies").
 #pragma once
 #include <stdint.h>
@@ -32,7 +32,7 @@ public:
     // The cable on (chip, port); throws weft::Error if there is none (or it is down).
     const Hop& neighbour(uint32_t chip, uint32_t port) const;
     // Every working cable from `from` to `to`, by port: more than one where the
-    // board has planes (seed 000, "Topology Config"). Empty if not neighbours.
+    // board has planes (tt-metal's CCL developer guide, "Topology Config"). Empty if not neighbours.
     const std::vector<Hop>& cables(uint32_t from, uint32_t to) const;
     // The most cables joining any two neighbours.
     uint32_t max_cables() const { return max_cables_; }

@@ -1,4 +1,4 @@
-// The hardware blocks weft-bridge emulates for each chip (DESIGN.md section 3).
+// The hardware blocks weft-bridge emulates for each chip (docs/architecture.md, "Emulated devices").
 // They execute what firmware queues and nothing more: no protocol lives here.
 #pragma once
 #include <stdint.h>

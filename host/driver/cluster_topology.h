@@ -1,7 +1,7 @@
 // The cluster's shape as the collectives and transports reason about it:
 // meshes with their chips' coordinates, every cable and whether it is up, and
-// the exit nodes where a cable leaves a mesh for another (seed 002's
-// inter-mesh links, seed 003's intercube hops). Built from the cluster file
+// the exit nodes where a cable leaves a mesh for another (the TT-Fabric architecture spec's
+// inter-mesh links, the intercube all-reduce design (ADR-0032)'s intercube hops). Built from the cluster file
 // by the bridge, passed to every driver in the cluster's info, read by
 // Cluster::topology().
 #pragma once

@@ -1,6 +1,6 @@
 // Routing where every hop between workers is one cable: a message to a chip
 // further away is received and sent on by a worker on every chip between
-// (seed 000's EDM moves data between neighbours only). The routes are the
+// (the EDM of tt-metal's CCL developer guide moves data between neighbours only). The routes are the
 // underlay's shortest (ccl/topology.h).
 #pragma once
 #include "ccl/topology.h"

@@ -171,7 +171,7 @@ void test_every_op_over_faulty_links(void**) {
     report(failures, cases);
 }
 
-// Seed 000's reduce-scatter with several workers: each takes every other
+// The reduce-scatter of tt-metal's CCL developer guide, with several workers: each takes every other
 // piece. Reduce-scatter (every algorithm) and all-reduce (CTRING, whose first
 // half is a ring reduce-scatter; with each phase one way or both ways)
 // on two workers per link: one element per rank, and blocks of several pieces

@@ -1,5 +1,5 @@
 // CMocka tests of the host side of the collective ops, no QEMU: CTRING's
-// shard indices against seed 001's worked 4-rank example, its auto-tune tiers
+// shard indices against the CTRING design's worked 4-rank example, its auto-tune tiers
 // and chunking bounds, the overlay orders and their stretch, the tensor
 // slicer (piece sizes) and the lowering's bookkeeping, including pieces
 // striped over several workers per link (lanes), run through a small model of
@@ -53,7 +53,7 @@ std::vector<LinkInfo> mesh_links(uint32_t w, uint32_t h) {
 }
 
 void test_ctring_shards_match_the_seed_example(void**) {
-    // Seed 001, 4 ranks: RS step 1 handles shards 3,0,1,2 and step 2 shards
+    // the CTRING design, 4 ranks: RS step 1 handles shards 3,0,1,2 and step 2 shards
     // 2,3,0,1 on ranks 0..3; after RS rank r owns shard (r+1)%N. (The seed's
     // line for step 0, "0,3,2,1", contradicts both its own later steps and
     // that ownership rule; the consistent reading is 0,1,2,3.)

@@ -1,4 +1,4 @@
-// Host EDM builder (seed 000, "Host CCL Op Builder Components"): describe one
+// Host EDM builder (tt-metal's CCL developer guide, "Host CCL Op Builder Components"): describe one
 // Ethernet link's channels once, and get back both ends' EDM configurations
 // and every worker's connection, with all buffers and semaphores placed by the
 // builder in the cores' L1.
@@ -65,7 +65,7 @@ public:
     // The workers on the receiving chip that drain channel `id`.
     ChannelInterface add_receiver_channel(uint32_t id, const std::vector<uint32_t>& worker_cores);
 
-    // Seed 000: the end with sender channels starts the handshake; if both
+    // tt-metal's CCL developer guide: the end with sender channels starts the handshake; if both
     // have some, the end holding the lowest sender channel id.
     int handshake_initiator() const;
     const abi::EdmConfig& config(int end) const;  // final once every channel has its receivers

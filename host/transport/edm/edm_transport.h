@@ -1,4 +1,4 @@
-// The EDM as a transport (seed 000): every stream crosses one cable, carried
+// The EDM as a transport (tt-metal's CCL developer guide): every stream crosses one cable, carried
 // by an EDM channel between the ERISC cores at the cable's two ends; a
 // message for a chip further away is forwarded by a worker on every chip
 // between (CableRouting). One EdmTransport places one op: an EDM link per

@@ -1,4 +1,4 @@
-// Command descriptors of the devices weft-bridge emulates (DESIGN.md section 3).
+// Command descriptors of the devices weft-bridge emulates (docs/architecture.md, "Emulated devices").
 // Plain data shared by firmware and host: every field has a fixed size and offset.
 #pragma once
 #include <stdint.h>

@@ -82,7 +82,7 @@ struct HartStatus {
 static_assert(sizeof(HartStatus) == 128, "HartStatus layout");
 
 // ---- status mailbox: firmware posts events for the host ---------------------
-// (seed 002, "Fabric Node Status Mailbox"). Posted with firmware/hal/status_events.h,
+// (the TT-Fabric architecture spec, "Fabric Node Status Mailbox"). Posted with firmware/hal/status_events.h,
 // drained by weft-bridge into the run directory's events.log.
 enum StatusEventKind : uint32_t {
     kEventLinkDown = 1,      // port: the port whose link is down

@@ -1,5 +1,5 @@
 // The ERISC data mover's configuration, as the host EDM builder writes it into
-// the EDM core's L1 and the EDM kernel reads it (seed 000, "ERISC Data Mover").
+// the EDM core's L1 and the EDM kernel reads it (tt-metal's CCL developer guide, "ERISC Data Mover").
 // Every address here was placed by the builder; nothing is chosen by hand.
 #pragma once
 #include <stdint.h>
