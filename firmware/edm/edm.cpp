@@ -31,7 +31,10 @@ Edm::Edm(abi::EdmConfig& config)
         if (c.role == abi::kEdmReceiver) ++credit_reserve_;
         config.status[i] = abi::EdmChannelStatus{};
         // Clear-before-notify at start-up: no worker has been told of any slot yet.
-        for (uint32_t s = 0; s < c.slots; ++s) *edm_semaphore(channels_[i], s) = 0;
+        for (uint32_t s = 0; s < c.slots; ++s) {
+            *edm_semaphore(channels_[i], s) = 0;
+            if (c.role == abi::kEdmSender) *message_length(channels_[i], s) = 0;
+        }
         if (c.control_semaphore) *word_at(c.control_semaphore) = 0;
     }
     config.handshake_done = 0;
@@ -45,6 +48,17 @@ Edm::Edm(abi::EdmConfig& config)
 
 volatile uint32_t* Edm::edm_semaphore(const Channel& ch, uint32_t slot) const {
     return word_at(ch.cfg->semaphore_base + 4ull * slot);
+}
+
+volatile uint32_t* Edm::message_length(const Channel& ch, uint32_t slot) const {
+    return word_at(ch.cfg->semaphore_base + 4ull * (ch.cfg->slots + slot));
+}
+
+uint32_t Edm::message_bytes(const Channel& ch, uint32_t slot) const {
+    const uint32_t size = ch.cfg->slot_size;
+    if (ch.cfg->sharing == abi::kEdmShared) return size;  // several writers: no one length
+    const uint32_t bytes = *message_length(ch, slot);
+    return bytes && bytes <= size ? bytes : size;
 }
 
 uint64_t Edm::worker_semaphore(const Channel& ch, uint32_t worker, uint32_t slot) const {
@@ -75,6 +89,8 @@ uint32_t Edm::needed_signals(const Channel& ch) const {
 void Edm::hand_over(const Channel& ch, uint32_t message, uint32_t slot) {
     const abi::EdmChannel& c = *ch.cfg;
     *edm_semaphore(ch, slot) = 0;
+    // A worker that sends without a length gets the whole slot, not the last one's.
+    if (c.role == abi::kEdmSender) *message_length(ch, slot) = 0;
     uint32_t first, count = workers_for(ch, message, &first);
     for (uint32_t w = first; w < first + count; ++w) {
         const uint64_t sem = worker_semaphore(ch, w, slot);
@@ -152,7 +168,7 @@ bool Edm::poll_sender(Channel& ch) {
         const uint32_t slot = ch.sent % n;
         ch.eth_command[slot] = eth::issued(config_.port);
         eth::send_bytes(config_.port, c.buffer_base + uint64_t(c.slot_size) * slot,
-                        c.remote_buffer_base + uint64_t(c.slot_size) * slot, c.slot_size);
+                        c.remote_buffer_base + uint64_t(c.slot_size) * slot, message_bytes(ch, slot));
         ++ch.sent;
         eth::send_word(config_.port, peer_word(&link_.filled[c.id]), ch.sent);
         ++moved_;

@@ -63,6 +63,9 @@ private:
     void hand_over(const Channel& ch, uint32_t message, uint32_t slot);
 
     volatile uint32_t* edm_semaphore(const Channel& ch, uint32_t slot) const;
+    // Sender channels: the length of the message in `slot`, as its worker wrote it.
+    volatile uint32_t* message_length(const Channel& ch, uint32_t slot) const;
+    uint32_t message_bytes(const Channel& ch, uint32_t slot) const;
     uint64_t worker_semaphore(const Channel& ch, uint32_t worker, uint32_t slot) const;
     uint32_t workers_for(const Channel& ch, uint32_t message, uint32_t* first) const;
     uint32_t needed_signals(const Channel& ch) const;

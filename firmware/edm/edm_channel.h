@@ -2,8 +2,7 @@
 // WorkerConnection, from the host EDM builder's abi::EdmWorkerConnection)
 // behind the transport-neutral channel interface.
 //
-// A message fills one EDM slot whatever its length: the EDM moves whole
-// slots, so `bytes` only has to fit.
+// A message takes one EDM slot; the EDM sends only its `bytes`.
 #pragma once
 #include "edm/worker.h"
 #include "hal/mailbox.h"
@@ -21,7 +20,7 @@ public:
     uint64_t acquire() override { return conn_.acquire(); }
     void release(uint32_t bytes) override {
         if (bytes > conn_.slot_size()) mailbox::panic(abi::kPanicBadArgs, bytes);
-        conn_.release();
+        conn_.release(abi::kEdmNextMessageAvailable, bytes);
     }
     void release_after_math() override { conn_.release_after_math(); }
 

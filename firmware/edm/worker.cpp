@@ -20,8 +20,11 @@ bool WorkerConnection::ready() const {
     return noc::semaphore_read(c_->worker_semaphore_base + 4ull * (message_ % c_->slots)) >= 1;
 }
 
-void WorkerConnection::finish(uint32_t slot, uint32_t signal) {
-    // Same ring as the payload's command: the increment lands after the bytes.
+void WorkerConnection::finish(uint32_t slot, uint32_t signal, uint32_t bytes) {
+    // Same ring as the payload's command: the length and then the increment
+    // land after the bytes, so the EDM reads the length once it sees the signal.
+    if (c_->role == abi::kEdmSender && bytes)
+        noc::async_inline_write(c_->edm_semaphore_base + 4ull * (c_->slots + slot), bytes);
     noc::semaphore_inc(c_->edm_semaphore_base + 4ull * slot, signal);
     advance();
 }
@@ -52,7 +55,7 @@ void WorkerConnection::send(uint64_t src, uint32_t bytes, uint32_t signal) {
     if (bytes > c_->slot_size) mailbox::panic(abi::kPanicBadArgs, bytes);
     const uint32_t slot = next_slot();
     noc::async_write(src, slot_buffer(slot), bytes);
-    finish(slot, signal);
+    finish(slot, signal, bytes);
 }
 
 uint64_t WorkerConnection::acquire() {
@@ -60,7 +63,7 @@ uint64_t WorkerConnection::acquire() {
     return slot_buffer(held_slot_);
 }
 
-void WorkerConnection::release(uint32_t signal) { finish(held_slot_, signal); }
+void WorkerConnection::release(uint32_t signal, uint32_t bytes) { finish(held_slot_, signal, bytes); }
 
 void WorkerConnection::release_after_math(uint32_t signal) {
     math::semaphore_inc(c_->edm_semaphore_base + 4ull * held_slot_, signal);
@@ -93,7 +96,7 @@ bool WorkerConnection::send_next(const Pages& p, uint32_t* next, bool last_is_fi
     for (uint32_t i = 0; i < n; ++i)
         noc::async_write(p.base + uint64_t(*next + i) * p.stride, into + uint64_t(i) * p.page_size, p.page_size);
     *next += n;
-    finish(slot, page_signal(p, *next, last_is_final));
+    finish(slot, page_signal(p, *next, last_is_final), n * p.page_size);
     return true;
 }
 

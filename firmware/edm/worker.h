@@ -39,7 +39,8 @@ public:
     // acquire waits for the next slot and returns where its payload is written
     // (sender) or read (receiver); release hands it back to the EDM.
     uint64_t acquire();
-    void release(uint32_t signal = abi::kEdmNextMessageAvailable);
+    // A sender's `bytes` is the message's length (0: the whole slot).
+    void release(uint32_t signal = abi::kEdmNextMessageAvailable, uint32_t bytes = 0);
     // Whether the EDM has handed over the next message's slot, so that the
     // next acquire, send or receive (page forms too) takes it without waiting
     // (a full NoC ring may still make them wait). For workers written as
@@ -55,7 +56,7 @@ public:
 
 private:
     uint32_t next_slot();  // waits for the EDM to hand over the next slot, clears our semaphore
-    void finish(uint32_t slot, uint32_t signal);
+    void finish(uint32_t slot, uint32_t signal, uint32_t bytes = 0);
     void advance();
     uint64_t slot_buffer(uint32_t slot) const;  // where this worker writes or reads a slot's payload
     // Pages in the message that starts at page `next` (0: none left).

@@ -29,6 +29,15 @@ const OpData& inputs_for(const OpRequest& r, const OpLayout& l, uint32_t seed) {
 
 }  // namespace
 
+CaseTraffic traffic_now(Cluster& cluster) {
+    const nlohmann::json c = cluster.counters();
+    CaseTraffic t;
+    for (const auto& l : c["links"])
+        t.wire_bytes += l["a_to_b"]["bytes"].get<uint64_t>() + l["b_to_a"]["bytes"].get<uint64_t>();
+    for (const auto& chip : c["chips"]) t.doorbells += chip.value("doorbell_rings", uint64_t(0));
+    return t;
+}
+
 CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed, bool check) {
     cluster.claim(collective_name(r.op));  // before its inputs go in: nobody else's op writes there meanwhile
     CaseResult res;
@@ -42,8 +51,14 @@ CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest&
         // i32, none of them a value an op can produce here: a byte the op forgot to write fails.
         if (check) std::memset(chip.host_ptr(l.output, l.output_bytes), 0x7f, l.output_bytes);
     }
+    if (!check) {
+        res.timing = runner.run(r);
+        return res;
+    }
+    const CaseTraffic before = traffic_now(cluster);
     res.timing = runner.run(r);
-    if (!check) return res;
+    const CaseTraffic after = traffic_now(cluster);
+    res.traffic = {after.wire_bytes - before.wire_bytes, after.doorbells - before.doorbells};
     std::vector<std::vector<uint8_t>> out(l.ranks, std::vector<uint8_t>(l.output_bytes));
     for (uint32_t c = 0; c < l.ranks; ++c) cluster.chip(c).read(l.output, out[c].data(), l.output_bytes);
     res.check = check_outputs(r, l, data, out, runner.ring());

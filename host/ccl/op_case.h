@@ -7,11 +7,21 @@
 
 namespace weft::ccl {
 
+// What the cables and the bridge counted while the op ran (the checked run only).
+struct CaseTraffic {
+    uint64_t wire_bytes = 0;  // payload bytes the cables carried, both ways, every cable
+    uint64_t doorbells = 0;   // doorbell rings, every chip
+};
+
 struct CaseResult {
     OpLayout layout;
     OpTiming timing;
     CheckResult check;
+    CaseTraffic traffic;
 };
+
+// The bridge's totals now, for differences around an op.
+CaseTraffic traffic_now(Cluster& cluster);
 
 // check = false: skip reading and checking the outputs (the bench's timed repeats).
 CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed, bool check = true);

@@ -36,7 +36,7 @@ struct End {
     abi::EdmConfig config{};
     abi::EdmLinkWords link{};
     std::vector<uint8_t> edm_buffers;
-    uint32_t edm_sems[abi::kEdmMaxSlots] = {};
+    uint32_t edm_sems[2 * abi::kEdmMaxSlots] = {};  // senders: message lengths after the semaphores
     uint32_t control_sem = 0;
     uint32_t worker_sems[abi::kEdmMaxSlots] = {};
     std::unique_ptr<host_board::Core> core;  // the EDM's core, on this end's chip
@@ -307,7 +307,7 @@ void test_dead_link_panics_with_the_port(void**) {
 // Channel 1 of a link: from end 1 back to end 0, with buffers of its own.
 struct ReverseChannel {
     std::vector<uint8_t> buffers[2];
-    uint32_t edm_sems[2][abi::kEdmMaxSlots] = {};
+    uint32_t edm_sems[2][2 * abi::kEdmMaxSlots] = {};
     uint32_t worker_sems[2][abi::kEdmMaxSlots] = {};
     uint32_t sent = 0, received = 0;
     Link& l;

@@ -17,6 +17,11 @@ uint32_t next_epoch() {
     return counter.fetch_add(1);
 }
 
+// A sender channel keeps each slot's message length after its semaphores (abi::EdmChannel).
+uint64_t semaphore_bytes(const abi::EdmChannel& ch) {
+    return 4ull * ch.slots * (ch.role == abi::kEdmSender ? 2 : 1);
+}
+
 std::string where(const PortRef& p, const BoardInfo& b) {
     return "chip " + std::to_string(p.chip) + " port " + port_name(b, p.port);
 }
@@ -113,7 +118,7 @@ ChannelInterface EdmLinkBuilder::add_sender_channel(int from_end, const std::vec
         ch.receive_mode = options_.receive_mode;
         const std::string what = std::string("EDM ") + (side == 0 ? "sender" : "receiver") + " channel " + std::to_string(id);
         ch.buffer_base = mem_.allocate(end.port.chip, end.core, uint64_t(ch.slots) * ch.slot_size, 64, what + " buffers");
-        ch.semaphore_base = mem_.allocate(end.port.chip, end.core, 4ull * ch.slots, 16, what + " semaphores");
+        ch.semaphore_base = mem_.allocate(end.port.chip, end.core, semaphore_bytes(ch), 16, what + " semaphores");
         if (ch.role == abi::kEdmReceiver)
             ch.control_semaphore = mem_.allocate(end.port.chip, end.core, 4, 4, what + " control semaphore");
         made[side] = &ch;
@@ -178,7 +183,7 @@ void EdmLinkBuilder::write(ChipWriter& memory) const {
         const uint32_t chip = end_[e].port.chip;
         memory.write(chip, end_[e].config_address, &c, sizeof c);
         for (uint32_t i = 0; i < c.num_channels; ++i) {
-            memory.clear(chip, c.channels[i].semaphore_base, 4ull * c.channels[i].slots);
+            memory.clear(chip, c.channels[i].semaphore_base, semaphore_bytes(c.channels[i]));
             if (c.channels[i].control_semaphore) memory.clear(chip, c.channels[i].control_semaphore, 4);
         }
     }

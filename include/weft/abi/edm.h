@@ -60,6 +60,9 @@ struct EdmChannel {
     uint32_t num_workers;
     uint64_t buffer_base;         // slot i in this EDM's L1: + slot_size * i
     uint64_t semaphore_base;      // slot i's EDM semaphore in this EDM's L1: + 4 * i
+    // Senders also keep slot i's message length there, at + 4 * (slots + i):
+    // written by the worker before its signal, so only the message's bytes
+    // cross the cable (0: the whole slot, as shared channels always send).
     uint64_t remote_buffer_base;  // senders: the peer receiver channel's slot 0
     // Receivers: a worker ends the channel here (kEdmTerminateImmediately). Not
     // on a slot semaphore: a slot may still owe a release when the worker stops.
