@@ -1,6 +1,7 @@
 // weft bench OP: an nccl-tests style sweep over sizes (and algorithms).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "ccl/op_case.h"
@@ -84,16 +85,30 @@ void print_header(const ccl::OpRequest& base, const ccl::CollectiveRunner& run, 
     std::printf("# %s on %u chips, ring %s (stretch %.2f), %s %s\n", ccl::collective_name(base.op).c_str(), n,
                 ring_text(run).c_str(), run.ring_stretch(), ccl::dtype_name(base.dtype).c_str(),
                 ccl::reduces(base.op) ? ccl::redop_name(base.redop).c_str() : "");
-    std::printf("# %12s %12s %6s %6s %6s %-13s %12s %9s %9s %8s\n", "size(B)", "count", "type", "redop", "root", "algo",
-                "time(us)", "algbw", "busbw", "#wrong");
+    std::printf("# %12s %12s %6s %6s %6s %-13s %12s %9s %9s %8s %8s %7s %6s\n", "size(B)", "count", "type", "redop", "root",
+                "algo", "time(us)", "algbw", "busbw", "#wrong", "wire/def", "bells", "b/c/s");
+    std::printf("# wire/def: payload bytes the cables carried / the algorithm's bytes on links; bells: doorbell\n"
+                "# rings per op; b/c/s: per chip per step of the critical path (the checked run; '-' with --no-check)\n");
 }
 
-void print_row(const ccl::OpRequest& r, const Cell& c) {
-    std::printf("  %12llu %12llu %6s %6s %6d %-13s %12.1f %9.3f %9.3f %8llu\n",
+// The checked run's traffic as the three last columns.
+std::string traffic_columns(const ccl::CaseResult& c, uint32_t chips) {
+    char buf[64];
+    if (c.traffic.wire_bytes == 0 && c.traffic.doorbells == 0) return "       -       -      -";
+    const double defined = double(c.timing.bytes_on_links);
+    const double steps = std::max(1.0, c.timing.features.critical_path);
+    std::snprintf(buf, sizeof buf, "%8.3f %7llu %6.2f", defined > 0 ? c.traffic.wire_bytes / defined : 0.0,
+                  (unsigned long long)c.traffic.doorbells, double(c.traffic.doorbells) / chips / steps);
+    return buf;
+}
+
+void print_row(const ccl::OpRequest& r, const Cell& c, uint32_t chips) {
+    std::printf("  %12llu %12llu %6s %6s %6d %-13s %12.1f %9.3f %9.3f %8llu %s\n",
                 (unsigned long long)(c.first.layout.elements * c.first.layout.element),
                 (unsigned long long)c.first.layout.elements, ccl::dtype_name(r.dtype).c_str(),
                 ccl::reduces(r.op) ? ccl::redop_name(r.redop).c_str() : "-", root_column(r),
-                c.first.timing.algo.c_str(), c.seconds * 1e6, c.alg, c.bus, (unsigned long long)c.first.check.wrong);
+                c.first.timing.algo.c_str(), c.seconds * 1e6, c.alg, c.bus, (unsigned long long)c.first.check.wrong,
+                traffic_columns(c.first, chips).c_str());
     std::fflush(stdout);
     if (c.first.check.wrong) std::printf("#   first wrong: %s\n", c.first.check.first_wrong.c_str());
 }
@@ -114,7 +129,9 @@ struct Sweep {
                         {"bytes", c.first.layout.elements * c.first.layout.element}, {"count", c.first.layout.elements},
                         {"type", ccl::dtype_name(r.dtype)}, {"redop", ccl::redop_name(r.redop)},
                         {"time_us", c.seconds * 1e6}, {"algbw_gbs", c.alg}, {"busbw_gbs", c.bus},
-                        {"wrong", c.first.check.wrong}});
+                        {"wrong", c.first.check.wrong}, {"wire_bytes", c.first.traffic.wire_bytes},
+                        {"defined_bytes", c.first.timing.bytes_on_links}, {"doorbells", c.first.traffic.doorbells},
+                        {"steps", c.first.timing.features.critical_path}});
         fit_points.push_back({c.first.timing.features, c.seconds});
     }
 };
@@ -132,7 +149,7 @@ Sweep sweep(ccl::CollectiveRunner& run, Cluster& cluster, const ccl::OpRequest& 
             progress.show(++done, sizes.size() * algos.size(), algo, size);
             const Cell c = measure(run, cluster, r, size, a);
             progress.clear();
-            print_row(r, c);
+            print_row(r, c, static_cast<uint32_t>(cluster.size()));
             s.add(r, algo, c);
         }
     return s;

@@ -64,6 +64,12 @@ void print_result(const ccl::OpRequest& r, const ccl::CaseResult& res, uint32_t 
     std::printf("\n");
     std::printf("  time %.3f ms, algbw %.3f GB/s, busbw %.3f GB/s\n", res.timing.seconds * 1e3, alg,
                 alg * ccl::bus_factor(r.op, n));
+    const double steps = res.timing.features.critical_path > 1 ? res.timing.features.critical_path : 1;
+    std::printf("  cables carried %llu payload bytes for the algorithm's %llu (%.3fx); %llu doorbells, %.2f per chip per"
+                " step over %.0f steps\n",
+                (unsigned long long)res.traffic.wire_bytes, (unsigned long long)res.timing.bytes_on_links,
+                res.timing.bytes_on_links ? double(res.traffic.wire_bytes) / res.timing.bytes_on_links : 0.0,
+                (unsigned long long)res.traffic.doorbells, double(res.traffic.doorbells) / n / steps, steps);
 }
 
 int run_op(const RunArgs& a, const std::string& run_dir) {
