@@ -120,18 +120,21 @@ LoadedKernel Chip::load(uint32_t core, const KernelImage& image) {
     if (image.bytes.size() > board_.code_size)
         throw Error("kernel '" + image.name + "' (" + std::to_string(image.bytes.size()) + " bytes) does not fit in core " +
                     std::to_string(core) + "'s L1 code area (" + std::to_string(board_.code_size) + " bytes)");
-    std::vector<uint8_t> bytes = image.relocated(base);
     LoadedKernel k;
     k.core = core;
     k.name = image.name;
     k.base = base;
     k.entry = base + image.entry;
-    k.end = (base + bytes.size() + 7) & ~7ull;
+    k.end = (base + image.bytes.size() + 7) & ~7ull;
     k.code_size = image.code_size;
-    // Same bytes at the same place: the core's translations are still valid.
+    // Same bytes at the same place (any process may have put them there: the
+    // hash is in the chip): neither relocated nor written again, and the
+    // core's translations are still valid.
     const uint64_t hash = image.content_hash ^ base;
     abi::CoreImage& held = control().host.image[core];
     k.new_code = held.content_hash != hash;
+    if (!k.new_code) return k;
+    const std::vector<uint8_t> bytes = image.relocated(base);
     write(base, bytes.data(), bytes.size());
     held = abi::CoreImage{};
     std::snprintf(held.name, sizeof held.name, "%s", image.name.c_str());
