@@ -38,6 +38,10 @@ bool uses_channel(uint32_t opcode) {
 // Ops whose last effects are queued on the math ring, not the NoC ring.
 bool ends_on_math(uint32_t opcode) { return opcode == abi::kCclRecvReduce || opcode == abi::kCclReduce; }
 
+bool moves_by_noc(uint32_t opcode) {
+    return opcode == abi::kCclSend || opcode == abi::kCclRecv || opcode == abi::kCclCopy;
+}
+
 // A signal follows its op (the lowering emits it right after): it goes on the
 // ring the op's last effects are queued on, so the consumer it wakes finds
 // them done. On the NoC ring after a reduction it could land first: the
@@ -81,6 +85,9 @@ extern "C" int kernel_main(KernelArgs a) {
         const abi::CclInstr& in = program[i];
         mailbox::set_progress(i);
         if (uses_channel(in.opcode) && in.channel >= channels) mailbox::panic(abi::kPanicBadArgs, i);
+        // The NoC ring may run ahead of the math ring: an op that moves bytes
+        // by NoC after a reduction of this worker must not read them early.
+        if (ends_on_math(last_op) && moves_by_noc(in.opcode)) math::barrier();
         run(in, i, uses_channel(in.opcode) ? channel[in.channel] : nullptr, args.signals, last_op);
         if (in.opcode != abi::kCclSignal) last_op = in.opcode;
     }

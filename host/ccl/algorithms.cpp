@@ -178,10 +178,40 @@ void all_reduce_full_mesh(Builder& b) {
         }
 }
 
+// Recursive doubling (Thakur, Rabenseifner and Gropp): log2(p) rounds in
+// which each rank swaps its partial sum with the rank whose ring position
+// differs in one bit and adds it to its own. Few steps, whole vectors: for
+// small ops, whose time is the number of steps. Each swap lands in work and
+// is reduced after, so a rank never overwrites what it is still sending; the
+// two partners then compute a op b and b op a, the same bits, so every rank
+// ends with identical results. Rank counts that are not a power of two fold
+// their first 2r ranks in pairs first and hand the sum back last (MPICH's way).
+void all_reduce_recursive_doubling(Builder& b) {
+    const uint32_t n = b.n;
+    const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output), work = b.l.whole(b.l.work);
+    uint32_t p2 = 1;
+    while (p2 * 2 <= n) p2 *= 2;
+    const uint32_t extra = n - p2;
+    // Ring position of virtual rank v among the p2 that take part in the doubling.
+    auto position = [&](uint32_t v) { return v < extra ? 2 * v + 1 : v + extra; };
+    for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, in, out);
+    uint32_t round = 1;
+    auto swap_into_work = [&](uint32_t from, uint32_t to) { b.plan.send(round, b.ring(from), out, b.ring(to), work); };
+    auto add_work = [&](uint32_t pos) { b.plan.reduce_local(round + 1, b.ring(pos), work, out); };
+    if (extra) {
+        for (uint32_t v = 0; v < extra; ++v) swap_into_work(2 * v, 2 * v + 1), add_work(2 * v + 1);
+        round += 2;
+    }
+    for (uint32_t d = 1; d < p2; d *= 2, round += 2)
+        for (uint32_t v = 0; v < p2; ++v) swap_into_work(position(v), position(v ^ d)), add_work(position(v));
+    for (uint32_t v = 0; v < extra; ++v) b.plan.send(round, b.ring(2 * v + 1), out, b.ring(2 * v), out);
+}
+
 void all_reduce_other(Builder& b, const std::string& algo) {
     const uint32_t n = b.n;
     const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
     if (algo == "full_mesh") return all_reduce_full_mesh(b);
+    if (algo == "recursive_doubling") return all_reduce_recursive_doubling(b);
     for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, in, out);
     if (algo == "reduce_root") {
         const uint32_t root = b.ring(0);

@@ -19,7 +19,7 @@ const std::vector<OpInfo>& ops() {
     static const std::vector<OpInfo> v = {
         {Collective::kAllGather, "all_gather", {"ring", "ring_bidir", "ring_halfway", "line"}, false},
         {Collective::kReduceScatter, "reduce_scatter", {"ring", "ring_bidir", "line"}, true},
-        {Collective::kAllReduce, "all_reduce", {"ring", "full_mesh", "reduce_root", "tree", "naive_ring"}, true},
+        {Collective::kAllReduce, "all_reduce", {"ring", "full_mesh", "reduce_root", "tree", "naive_ring", "recursive_doubling"}, true},
         {Collective::kBroadcast, "broadcast", {"chain", "direct"}, false},
         {Collective::kReduce, "reduce", {"chain", "direct"}, true},
         {Collective::kGather, "gather", {"direct"}, false},
@@ -156,6 +156,8 @@ OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Span& dram) {
     case Collective::kGather: l.input_bytes = block, l.output_bytes = whole; break;
     case Collective::kReduceScatter: l.input_bytes = whole, l.output_bytes = block, l.work_bytes = whole; break;
     case Collective::kReduce: l.input_bytes = whole, l.output_bytes = whole, l.work_bytes = whole; break;
+    // A partner's vector lands in work before it is reduced (recursive doubling).
+    case Collective::kAllReduce: l.input_bytes = whole, l.output_bytes = whole, l.work_bytes = whole; break;
     case Collective::kScatter: l.input_bytes = whole, l.output_bytes = block; break;
     default: l.input_bytes = whole, l.output_bytes = whole; break;
     }

@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "common/numeric.h"
 #include "weft/abi/commands.h"
@@ -24,12 +27,34 @@ void apply(const void* a, const void* b, void* dst, uint64_t count, Load load, S
     }
 }
 
+// max and min that give the same bits whichever operand comes first, as sum
+// and product do: algorithms that reduce a op b on one rank and b op a on
+// another (recursive doubling) still leave every rank with identical bits.
+// So +0 beats -0 for max (and loses for min), and any NaN gives the NaN.
+template <typename V>
+V max_of(V x, V y) {
+    if constexpr (std::is_floating_point_v<V>) {
+        if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<V>::quiet_NaN();
+        if (x == y) return std::signbit(x) ? y : x;
+    }
+    return x < y ? y : x;
+}
+
+template <typename V>
+V min_of(V x, V y) {
+    if constexpr (std::is_floating_point_v<V>) {
+        if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<V>::quiet_NaN();
+        if (x == y) return std::signbit(x) ? x : y;
+    }
+    return x < y ? x : y;
+}
+
 template <typename V>
 bool pick_op(uint16_t op, auto run) {
     switch (op) {
         case abi::kMathSum: run([](V x, V y) { return V(x + y); }); return true;
-        case abi::kMathMax: run([](V x, V y) { return std::max(x, y); }); return true;
-        case abi::kMathMin: run([](V x, V y) { return std::min(x, y); }); return true;
+        case abi::kMathMax: run([](V x, V y) { return max_of(x, y); }); return true;
+        case abi::kMathMin: run([](V x, V y) { return min_of(x, y); }); return true;
         case abi::kMathProd: run([](V x, V y) { return V(x * y); }); return true;
     }
     return false;
