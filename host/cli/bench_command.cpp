@@ -103,7 +103,7 @@ std::string traffic_columns(const ccl::CaseResult& c, uint32_t chips) {
 }
 
 void print_row(const ccl::OpRequest& r, const Cell& c, uint32_t chips) {
-    std::printf("  %12llu %12llu %6s %6s %6d %-13s %12.1f %9.3f %9.3f %8llu %s\n",
+    std::printf("  %12llu %12llu %6s %6s %6d %-18s %12.1f %9.3f %9.3f %8llu %s\n",
                 (unsigned long long)(c.first.layout.elements * c.first.layout.element),
                 (unsigned long long)c.first.layout.elements, ccl::dtype_name(r.dtype).c_str(),
                 ccl::reduces(r.op) ? ccl::redop_name(r.redop).c_str() : "-", root_column(r),
