@@ -85,7 +85,7 @@ void print_header(const ccl::OpRequest& base, const ccl::CollectiveRunner& run, 
     std::printf("# %s on %u chips, ring %s (stretch %.2f), %s %s\n", ccl::collective_name(base.op).c_str(), n,
                 ring_text(run).c_str(), run.ring_stretch(), ccl::dtype_name(base.dtype).c_str(),
                 ccl::reduces(base.op) ? ccl::redop_name(base.redop).c_str() : "");
-    std::printf("# %12s %12s %6s %6s %6s %-13s %12s %9s %9s %8s %8s %7s %6s\n", "size(B)", "count", "type", "redop", "root",
+    std::printf("# %12s %12s %6s %6s %6s %-18s %12s %9s %9s %8s %8s %7s %6s\n", "size(B)", "count", "type", "redop", "root",
                 "algo", "time(us)", "algbw", "busbw", "#wrong", "wire/def", "bells", "b/c/s");
     std::printf("# wire/def: payload bytes the cables carried / the algorithm's bytes on links; bells: doorbell\n"
                 "# rings per op; b/c/s: per chip per step of the critical path (the checked run; '-' with --no-check)\n");
