@@ -29,6 +29,7 @@
 #include "common/sizes.h"
 #include "driver/paths.h"
 #include "link_rate.h"
+#include "small_ops.h"
 #include "mpi_reference.h"
 #include "host_cpu.h"
 #include "planes_bench.h"
@@ -330,6 +331,13 @@ int main(int argc, char** argv) {
             replot(paths::source_root() + "/bench/results");
             return 0;
         }
+        if (argc > 1 && std::string(argv[1]) == "--small-ops") {
+            // The small-ops table alone: weft-bench-ccl --small-ops
+            auto cluster = Cluster::start(paths::cluster_file("ring8"), "/tmp/weft-bench-ccl-" + std::to_string(getpid()));
+            ccl::CollectiveRunner run(*cluster);
+            bench::small_ops(*cluster, run, 1024, 0);
+            return 0;
+        }
         if (argc > 2 && std::string(argv[1]) == "--host-load") {
             // The host's load during one all-reduce size alone: weft-bench-ccl --host-load SIZE
             auto cluster = Cluster::start(paths::cluster_file("ring8"), "/tmp/weft-bench-ccl-" + std::to_string(getpid()));
@@ -527,6 +535,10 @@ int main(int argc, char** argv) {
         }
         std::printf("  bidirectional all-gather beats unidirectional at %d of %d sizes from 1 MiB\n", beats, total);
         out["host_load"] = host_load(*cluster, run, sizes.back());
+        double mpi_1k_us = 0;
+        for (const bench::MpiPoint& p : mpi)
+            if (p.bytes == 1024) mpi_1k_us = p.time_us;
+        out["small_ops"] = bench::small_ops(*cluster, run, 1024, mpi_1k_us);
         out["shaped"] = shaped_runs(*cluster, run, quick);
         out["ctring_both_ways"] = ctring_both_ways_runs(*cluster, run, quick);
         for (const auto& row : out["shaped"]) {
