@@ -1,5 +1,7 @@
 #include "cli/command_line.h"
 
+#include "transport/edm/edm_wait.h"
+
 #include <cstdio>
 #include <iostream>
 
@@ -55,6 +57,9 @@ CommandLine::CommandLine() : app_(kAbout, "weft") {
 }
 
 int CommandLine::run(int argc, char** argv) {
+    // Any hang report this process prints names what a stuck EDM waits for,
+    // whether or not this process built the EDM.
+    transport::register_edm_wait_decoder();
     try {
         app_.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
