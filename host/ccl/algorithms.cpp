@@ -178,33 +178,96 @@ void all_reduce_full_mesh(Builder& b) {
         }
 }
 
-// Recursive doubling (Thakur, Rabenseifner and Gropp): log2(p) rounds in
-// which each rank swaps its partial sum with the rank whose ring position
-// differs in one bit and adds it to its own. Few steps, whole vectors: for
-// small ops, whose time is the number of steps. Each swap lands in work and
-// is reduced after, so a rank never overwrites what it is still sending; the
-// two partners then compute a op b and b op a, the same bits, so every rank
-// ends with identical results. Rank counts that are not a power of two fold
-// their first 2r ranks in pairs first and hand the sum back last (MPICH's way).
-void all_reduce_recursive_doubling(Builder& b) {
-    const uint32_t n = b.n;
-    const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output), work = b.l.whole(b.l.work);
-    uint32_t p2 = 1;
-    while (p2 * 2 <= n) p2 *= 2;
-    const uint32_t extra = n - p2;
-    // Ring position of virtual rank v among the p2 that take part in the doubling.
-    auto position = [&](uint32_t v) { return v < extra ? 2 * v + 1 : v + extra; };
-    for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, in, out);
-    uint32_t round = 1;
-    auto swap_into_work = [&](uint32_t from, uint32_t to) { b.plan.send(round, b.ring(from), out, b.ring(to), work); };
-    auto add_work = [&](uint32_t pos) { b.plan.reduce_local(round + 1, b.ring(pos), work, out); };
-    if (extra) {
-        for (uint32_t v = 0; v < extra; ++v) swap_into_work(2 * v, 2 * v + 1), add_work(2 * v + 1);
+// The power-of-two core of recursive doubling and halving-doubling: rank
+// counts that are not a power of two fold their first 2r ranks in pairs first
+// (the even position's vector reduced into the odd one's) and hand the sum
+// back last (MPICH's way); the p2 = n - r ranks left take part as virtual
+// ranks 0..p2-1. Swaps land in work and are reduced after, so a rank never
+// overwrites what it is still sending.
+struct PowerOfTwo {
+    Builder& b;
+    Span in, out, work;
+    uint32_t p2 = 1, extra = 0, round = 1;
+
+    explicit PowerOfTwo(Builder& builder)
+        : b(builder), in(b.l.whole(b.l.input)), out(b.l.whole(b.l.output)), work(b.l.whole(b.l.work)) {
+        while (p2 * 2 <= b.n) p2 *= 2;
+        extra = b.n - p2;
+    }
+    uint32_t chip(uint32_t v) const { return b.ring(v < extra ? 2 * v + 1 : v + extra); }
+    // Bytes [off, off + len) of a whole-vector span.
+    static Span part(const Span& s, uint64_t off, uint64_t len) { return Span::bytes(s.base + off, len); }
+    void send_into_work(uint32_t from, uint32_t to, uint64_t off, uint64_t len) {
+        if (len) b.plan.send(round, from, part(out, off, len), to, part(work, off, len));
+    }
+    void reduce_work(uint32_t on, uint64_t off, uint64_t len) {
+        if (len) b.plan.reduce_local(round + 1, on, part(work, off, len), part(out, off, len));
+    }
+    void fold() {
+        for (uint32_t r = 0; r < b.n; ++r) b.plan.copy(0, r, in, out);
+        if (!extra) return;
+        for (uint32_t v = 0; v < extra; ++v) {
+            send_into_work(b.ring(2 * v), b.ring(2 * v + 1), 0, out.size());
+            reduce_work(b.ring(2 * v + 1), 0, out.size());
+        }
         round += 2;
     }
-    for (uint32_t d = 1; d < p2; d *= 2, round += 2)
-        for (uint32_t v = 0; v < p2; ++v) swap_into_work(position(v), position(v ^ d)), add_work(position(v));
-    for (uint32_t v = 0; v < extra; ++v) b.plan.send(round, b.ring(2 * v + 1), out, b.ring(2 * v), out);
+    void unfold() {
+        for (uint32_t v = 0; v < extra; ++v) b.plan.send(round, b.ring(2 * v + 1), out, b.ring(2 * v), out);
+    }
+};
+
+// Recursive doubling (Thakur, Rabenseifner and Gropp): log2(p) rounds in
+// which each rank swaps its partial sum with the rank whose virtual rank
+// differs in one bit and adds it to its own. Few steps, whole vectors: for
+// small ops, whose time is the number of steps. The two partners compute
+// a op b and b op a, the same bits (the reductions are commutative), so every
+// rank ends with identical results.
+void all_reduce_recursive_doubling(Builder& b) {
+    PowerOfTwo p(b);
+    p.fold();
+    for (uint32_t d = 1; d < p.p2; d *= 2, p.round += 2)
+        for (uint32_t v = 0; v < p.p2; ++v) {
+            p.send_into_work(p.chip(v), p.chip(v ^ d), 0, p.out.size());
+            p.reduce_work(p.chip(v), 0, p.out.size());
+        }
+    p.unfold();
+}
+
+// Rabenseifner's halving-doubling: a reduce-scatter by recursive halving
+// (each round a rank keeps half of its range, sends the other half to its
+// partner and reduces the half it gets), then an all-gather by recursive
+// doubling. log2(p) rounds each way like recursive doubling, but each moves
+// half as much as the last: for medium sizes. Each block is reduced on one
+// rank only and copied from there, so every rank has the same bits.
+void all_reduce_halving_doubling(Builder& b) {
+    PowerOfTwo p(b);
+    p.fold();
+    const uint64_t element = b.l.element, elements = b.l.elements;
+    // Virtual rank v's range of blocks is [lo[v], hi[v]); block k starts at element k * elements / p2.
+    auto at = [&](uint32_t block) { return block * elements / p.p2 * element; };
+    std::vector<uint32_t> lo(p.p2, 0), hi(p.p2, p.p2);
+    for (uint32_t d = p.p2 / 2; d >= 1; d /= 2, p.round += 2)
+        for (uint32_t v = 0; v < p.p2; ++v) {
+            const uint32_t mid = lo[v] + (hi[v] - lo[v]) / 2;
+            const bool lower = (v & d) == 0;
+            const uint32_t send_lo = lower ? mid : lo[v], send_hi = lower ? hi[v] : mid;
+            p.send_into_work(p.chip(v), p.chip(v ^ d), at(send_lo), at(send_hi) - at(send_lo));
+            (lower ? hi[v] : lo[v]) = mid;
+            p.reduce_work(p.chip(v), at(lo[v]), at(hi[v]) - at(lo[v]));
+        }
+    for (uint32_t d = 1; d < p.p2; d *= 2, ++p.round) {
+        const std::vector<uint32_t> was_lo = lo, was_hi = hi;
+        for (uint32_t v = 0; v < p.p2; ++v) {
+            const uint32_t partner = v ^ d;
+            const uint64_t off = at(was_lo[v]), len = at(was_hi[v]) - off;
+            if (len) b.plan.send(p.round, p.chip(v), PowerOfTwo::part(p.out, off, len), p.chip(partner),
+                                 PowerOfTwo::part(p.out, off, len));
+            lo[v] = std::min(was_lo[v], was_lo[partner]);
+            hi[v] = std::max(was_hi[v], was_hi[partner]);
+        }
+    }
+    p.unfold();
 }
 
 void all_reduce_other(Builder& b, const std::string& algo) {
@@ -212,6 +275,7 @@ void all_reduce_other(Builder& b, const std::string& algo) {
     const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
     if (algo == "full_mesh") return all_reduce_full_mesh(b);
     if (algo == "recursive_doubling") return all_reduce_recursive_doubling(b);
+    if (algo == "halving_doubling") return all_reduce_halving_doubling(b);
     for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, in, out);
     if (algo == "reduce_root") {
         const uint32_t root = b.ring(0);

@@ -19,7 +19,7 @@ const std::vector<OpInfo>& ops() {
     static const std::vector<OpInfo> v = {
         {Collective::kAllGather, "all_gather", {"ring", "ring_bidir", "ring_halfway", "line"}, false},
         {Collective::kReduceScatter, "reduce_scatter", {"ring", "ring_bidir", "line"}, true},
-        {Collective::kAllReduce, "all_reduce", {"ring", "full_mesh", "reduce_root", "tree", "naive_ring", "recursive_doubling"}, true},
+        {Collective::kAllReduce, "all_reduce", {"ring", "full_mesh", "reduce_root", "tree", "naive_ring", "recursive_doubling", "halving_doubling"}, true},
         {Collective::kBroadcast, "broadcast", {"chain", "direct"}, false},
         {Collective::kReduce, "reduce", {"chain", "direct"}, true},
         {Collective::kGather, "gather", {"direct"}, false},
