@@ -83,7 +83,7 @@ uint32_t Edm::needed_signals(const Channel& ch) const {
     return ch.cfg->sharing == abi::kEdmShared ? ch.cfg->num_workers : 1;
 }
 
-// The seed's clear-before-notify, for both channel roles: clear our slot
+// The EDM protocol's clear-before-notify (tt-metal's CCL developer guide), for both channel roles: clear our slot
 // semaphore, then tell the slot's workers (a push receiver's payload goes with
 // the increment, written before it on the same NoC ring).
 void Edm::hand_over(const Channel& ch, uint32_t message, uint32_t slot) {

@@ -3,7 +3,7 @@
 // at once, each multi-buffered. Written against the HAL only, so the same code
 // runs as the `edm` kernel and inside the host unit tests.
 //
-// Worker <-> EDM, per channel slot i (the seed's protocol, slot by slot):
+// Worker <-> EDM, per channel slot i (tt-metal's CCL developer guide, slot by slot):
 //   sender:   EDM clears its slot semaphore, then increments the worker's;
 //             the worker clears its own, writes the payload into the EDM slot
 //             and increments the EDM slot semaphore (ordered after the write).

@@ -1,4 +1,4 @@
-// Worker side of an EDM channel: the seed's per-slot semaphore sequence, and
+// Worker side of an EDM channel: the EDM protocol's per-slot semaphore sequence, and
 // packetising pages into EDM messages and back. A connection comes from the
 // host EDM builder (abi::EdmWorkerConnection in the worker's L1).
 #pragma once

@@ -78,7 +78,7 @@ struct OpLayout {
 OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Span& dram);
 
 // Tunables of the ring all-reduce (the CTRING design, CTRING), each overridable by an
-// environment variable like the seed's CVARs (common/knobs.h has their ranges).
+// environment variable like the CTRING design's CVARs (common/knobs.h has their ranges).
 struct CtringTuning {
     uint32_t pipeline_depth = knobs::knob("WEFT_CTRING_PIPELINE_DEPTH").fallback;  // 0: by message size
     uint64_t chunk_size = knobs::knob("WEFT_CTRING_CHUNK_SIZE").fallback;          // 0: auto
@@ -88,10 +88,10 @@ struct CtringTuning {
     // WEFT_CTRING_BIDIR_AG_MAX_SIZE: 0 off, -1 always. Always by default: here
     // the reverse direction of every cable is otherwise idle during the
     // all-gather (make bench compares both at 16 and 64 MiB, shaped and not;
-    // the seed's threshold guards a GPU kernel's register use).
+    // the CTRING design's threshold guards a GPU kernel's register use).
     int64_t bidir_ag_max_size = knobs::knob("WEFT_CTRING_BIDIR_AG_MAX_SIZE").fallback;
     // WEFT_CTRING_BIDIR_RS_MAX_SIZE, the same for the reduce-scatter phase
-    // (beyond the seed): each shard's first half is reduced around the ring one
+    // (beyond the CTRING design): each shard's first half is reduced around the ring one
     // way, its second half the other way, so both directions of every cable
     // carry half the bytes; every position still ends with its whole shard.
     int64_t bidir_rs_max_size = knobs::knob("WEFT_CTRING_BIDIR_RS_MAX_SIZE").fallback;

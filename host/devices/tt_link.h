@@ -1,4 +1,4 @@
-// TT-link, the Layer-2 protocol of the emulated Ethernet links (seed: TT-Fabric,
+// TT-link, the Layer-2 protocol of the emulated Ethernet links (the TT-Fabric architecture spec,
 // "TT-link mode"). Every frame carries a 16-byte header and a CRC-32 trailer
 // (weft/abi/tt_link.h); a Go-Back-N ARQ resends whatever the wire lost or
 // corrupted, so the upper layer sees every payload exactly once and in order.

@@ -54,7 +54,7 @@ std::vector<LinkInfo> mesh_links(uint32_t w, uint32_t h) {
 
 void test_ctring_shards_match_the_seed_example(void**) {
     // the CTRING design, 4 ranks: RS step 1 handles shards 3,0,1,2 and step 2 shards
-    // 2,3,0,1 on ranks 0..3; after RS rank r owns shard (r+1)%N. (The seed's
+    // 2,3,0,1 on ranks 0..3; after RS rank r owns shard (r+1)%N. (The CTRING design's
     // line for step 0, "0,3,2,1", contradicts both its own later steps and
     // that ownership rule; the consistent reading is 0,1,2,3.)
     const uint32_t n = 4;

@@ -125,7 +125,7 @@ void run(Link& l, int steps, Workers workers, uint64_t tick = 0) {
     }
 }
 
-// The sender worker, seed protocol: wait for its semaphore, clear it, write, signal.
+// The sender worker, the EDM protocol: wait for its semaphore, clear it, write, signal.
 bool worker_send(Link& l, uint32_t message, uint32_t signal = abi::kEdmNextMessageAvailable) {
     End& a = l.end[0];
     const uint32_t slot = message % l.slots;
@@ -327,7 +327,7 @@ struct ReverseChannel {
             l.end[e].config.num_channels = 2;
         }
     }
-    // The workers of this channel, seed protocol, each as far as it can go.
+    // The workers of this channel, the EDM protocol, each as far as it can go.
     void work(uint32_t count) {
         for (; sent < count && worker_sems[1][sent % l.slots]; ++sent) {
             const uint32_t slot = sent % l.slots;

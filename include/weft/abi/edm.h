@@ -38,7 +38,7 @@ enum EdmReceiveMode : uint32_t { kEdmPull = 0, kEdmPush = 1 };
 struct EdmLinkWords {
     volatile uint32_t handshake;      // peer's epoch, from the handshake initiator
     volatile uint32_t handshake_ack;  // peer's epoch, from the responder
-    uint32_t pad[2];                  // the seed's 16-byte handshake address
+    uint32_t pad[2];                  // the guide's 16-byte handshake address
     volatile uint32_t filled[kEdmMaxChannels];  // receiver channels: messages the peer sender has sent
     volatile uint32_t acked[kEdmMaxChannels];   // sender channels: messages the peer receiver has released
 };
@@ -84,7 +84,7 @@ struct EdmConfig {
     uint32_t port;
     uint32_t epoch;                // bumped per invocation: stale handshakes never match
     uint32_t termination;          // EdmTermination
-    uint32_t handshake_initiator;  // 1: this end sends the handshake (seed rule, decided by the builder)
+    uint32_t handshake_initiator;  // 1: this end sends the handshake (the guide's rule, decided by the builder)
     uint32_t num_channels;
     uint64_t link_words;           // this EDM's EdmLinkWords
     uint64_t peer_link_words;      // the peer EDM's, in its L1

@@ -1,4 +1,4 @@
-// A TT-link frame on the wire between two chips' Ethernet MACs (seed: TT-Fabric,
+// A TT-link frame on the wire between two chips' Ethernet MACs (the TT-Fabric architecture spec,
 // "TT-link mode"): a 16-byte header, the payload, and a CRC-32 trailer.
 //
 //   | TtLinkHeader (16) | payload (header.length bytes) | TtLinkTrailer (4) |
