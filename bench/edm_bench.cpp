@@ -4,16 +4,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iterator>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
-#include "transport/edm/edm_builder.h"
-#include "host_cpu.h"
 #include "common/error.h"
 #include "common/knobs.h"
 #include "driver/paths.h"
+#include "host_cpu.h"
+#include "transport/edm/edm_builder.h"
 
 namespace weft {
 namespace {
@@ -32,7 +32,7 @@ struct Cell {
 // receiver, the receiving worker's L1 (one worker takes every channel of a direction).
 uint32_t slots_that_fit(const BoardInfo& b, uint32_t channels, bool both, uint32_t size, bool push) {
     const uint64_t erisc = b.l1_free(b.ports[kEast].core).size - 4096;  // configuration and link words
-    const uint64_t worker = b.l1_free(5).size - 64 * 1024;                // the workers' semaphores and connections
+    const uint64_t worker = b.l1_free(5).size - 64 * 1024;              // the workers' semaphores and connections
     for (uint32_t slots = abi::kEdmMaxSlots; slots >= 1; --slots) {
         const bool fits_erisc = uint64_t(channels) * (both ? 2 : 1) * slots * (size + 64) <= erisc;
         const bool fits_worker = !push || uint64_t(channels) * slots * size <= worker;
@@ -146,8 +146,8 @@ void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_g
             t.precision(2);
             t << raw[si] << " | " << (both ? "bi" : "uni") << " |";
             for (uint32_t ch : channel_counts) {
-                std::fprintf(stderr, "\r  EDM bench %d/%d: %u KiB, %u channel(s), %s ...   ", ++done, total, sizes[si] / 1024,
-                             ch, both ? "bidirectional" : "one way");
+                std::fprintf(stderr, "\r  EDM bench %d/%d: %u KiB, %u channel(s), %s ...   ", ++done, total,
+                             sizes[si] / 1024, ch, both ? "bidirectional" : "one way");
                 Cell cell = measure(c, sizes[si], ch, both);
                 if (!cell.error.empty()) {
                     t << " " << cell.error << " |";
@@ -163,7 +163,8 @@ void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_g
     for (bool both : {false, true}) {
         t << "| 16 KiB push | " << raw.back() << " | " << (both ? "bi" : "uni") << " |";
         for (uint32_t ch : channel_counts) {
-            std::fprintf(stderr, "\r  EDM bench: push mode, %u channel(s), %s ...   ", ch, both ? "bidirectional" : "one way");
+            std::fprintf(stderr, "\r  EDM bench: push mode, %u channel(s), %s ...   ", ch,
+                         both ? "bidirectional" : "one way");
             Cell cell = measure(c, 16384, ch, both, abi::kEdmPush);
             if (!cell.error.empty()) {
                 t << " " << cell.error << " |";
@@ -181,14 +182,16 @@ void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_g
         Cell cell = measure(c, 16384, 4, false);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const double cpu = bench::cpu_seconds(bench::cluster_pids(c)) - cpu0;
-        t << "\nHost CPU while 16 KiB x 4 channels ran one way (" << cell.gbps << " GB/s): " << int(100 * cpu / wall + 0.5)
-          << "% of one core (bridge + both QEMUs), over " << sysconf(_SC_NPROCESSORS_ONLN) << " cores.\n";
+        t << "\nHost CPU while 16 KiB x 4 channels ran one way (" << cell.gbps
+          << " GB/s): " << int(100 * cpu / wall + 0.5) << "% of one core (bridge + both QEMUs), over "
+          << sysconf(_SC_NPROCESSORS_ONLN) << " cores.\n";
     }
     shaped_table(c, raw_link_gbps, t);
     std::printf("\n%s", t.str().c_str());
     // A quick run is a smoke test: its numbers never replace the recorded ones.
-    const std::string out = knobs::flag(knobs::knob("WEFT_BENCH_QUICK")) ? "/tmp/weft-bench-quick-edm_link.md"
-                                                       : paths::source_root() + "/bench/results/edm_link.md";
+    const std::string out = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"))
+                                ? "/tmp/weft-bench-quick-edm_link.md"
+                                : paths::source_root() + "/bench/results/edm_link.md";
     std::ofstream f(out);
     f << "# EDM link benchmark\n\n" << t.str();
     if (f) std::printf("(recorded in %s)\n", out.c_str());

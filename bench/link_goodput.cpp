@@ -10,7 +10,7 @@
 namespace weft {
 namespace {
 
-constexpr uint32_t kChip = 0, kPort = 1;  // E of chip 0: the pair's only cable
+constexpr uint32_t kChip = 0, kPort = 1;   // E of chip 0: the pair's only cable
 constexpr uint32_t kTransfer = 16u << 10;  // one command per default-mtu frame
 constexpr uint64_t kBytes = 32ull << 20;
 

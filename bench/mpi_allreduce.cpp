@@ -62,16 +62,21 @@ std::string parse(int argc, char** argv, Options* o) {
         if (a == "--dtype") {
             if (!v) return "--dtype needs a value";
             if (std::strcmp(v, "f32") == 0) o->is_float = true;
-            else if (std::strcmp(v, "i32") == 0) o->is_float = false;
-            else return std::string("--dtype must be f32 or i32, not ") + v;
-        } else if (a == "--min" || a == "--max" || a == "--factor" || a == "--iters" ||
-                   a == "--warmup") {
+            else if (std::strcmp(v, "i32") == 0)
+                o->is_float = false;
+            else
+                return std::string("--dtype must be f32 or i32, not ") + v;
+        } else if (a == "--min" || a == "--max" || a == "--factor" || a == "--iters" || a == "--warmup") {
             if (!parse_u64(v, &n)) return a + " needs a non-negative integer";
             if (a == "--min") o->min_bytes = n;
-            else if (a == "--max") o->max_bytes = n;
-            else if (a == "--factor") o->factor = n;
-            else if (a == "--iters") o->iters = static_cast<int>(std::min<uint64_t>(n, 1000000));
-            else o->warmup = static_cast<int>(std::min<uint64_t>(n, 1000000));
+            else if (a == "--max")
+                o->max_bytes = n;
+            else if (a == "--factor")
+                o->factor = n;
+            else if (a == "--iters")
+                o->iters = static_cast<int>(std::min<uint64_t>(n, 1000000));
+            else
+                o->warmup = static_cast<int>(std::min<uint64_t>(n, 1000000));
         } else if (a == "-h" || a == "--help") {
             return "usage";
         } else {
@@ -106,8 +111,7 @@ int pick_iters(double warm_sec, double elapsed_sec, int sizes_left) {
 inline int32_t value(int rank, uint64_t i) { return (rank % 16 + 1) * static_cast<int32_t>(i % 7 + 1); }
 
 template <typename T>
-void run_size(const Options& o, uint64_t bytes, MPI_Datatype type, int rank, int ranks, double start,
-              int sizes_left) {
+void run_size(const Options& o, uint64_t bytes, MPI_Datatype type, int rank, int ranks, double start, int sizes_left) {
     const uint64_t count = bytes / sizeof(T);
     bytes = count * sizeof(T);
     std::vector<T> send(count), recv(count);
@@ -117,8 +121,7 @@ void run_size(const Options& o, uint64_t bytes, MPI_Datatype type, int rank, int
     // Warm-up, timed so the adaptive iteration count can be agreed on.
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    for (int w = 0; w < o.warmup; ++w)
-        MPI_Allreduce(send.data(), recv.data(), icount, type, MPI_SUM, MPI_COMM_WORLD);
+    for (int w = 0; w < o.warmup; ++w) MPI_Allreduce(send.data(), recv.data(), icount, type, MPI_SUM, MPI_COMM_WORLD);
     double warm = o.warmup ? (MPI_Wtime() - t0) / o.warmup : 0.0;
     int iters = o.iters;
     if (iters == 0) {
@@ -131,8 +134,7 @@ void run_size(const Options& o, uint64_t bytes, MPI_Datatype type, int rank, int
     std::fill(recv.begin(), recv.end(), T(-1));
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    for (int it = 0; it < iters; ++it)
-        MPI_Allreduce(send.data(), recv.data(), icount, type, MPI_SUM, MPI_COMM_WORLD);
+    for (int it = 0; it < iters; ++it) MPI_Allreduce(send.data(), recv.data(), icount, type, MPI_SUM, MPI_COMM_WORLD);
     double elapsed = MPI_Wtime() - t0;
 
     // Expected sum over ranks: sum_r (r%16+1) * (i%7+1).
@@ -154,8 +156,7 @@ void run_size(const Options& o, uint64_t bytes, MPI_Datatype type, int rank, int
     std::printf("{\"bytes\":%" PRIu64 ",\"count\":%" PRIu64
                 ",\"time_us\":%.3f,\"algbw_gbs\":%.6f,\"busbw_gbs\":%.6f,\"wrong\":%llu"
                 ",\"iters\":%d,\"ranks\":%d,\"dtype\":\"%s\"}\n",
-                bytes, count, sec * 1e6, algbw, busbw, wrong_sum, iters, ranks,
-                o.is_float ? "f32" : "i32");
+                bytes, count, sec * 1e6, algbw, busbw, wrong_sum, iters, ranks, o.is_float ? "f32" : "i32");
     std::fflush(stdout);
 }
 
@@ -193,7 +194,8 @@ int main(int argc, char** argv) {
     for (size_t k = 0; k < sizes.size(); ++k) {
         const int left = static_cast<int>(sizes.size() - k);
         if (o.is_float) run_size<float>(o, sizes[k], MPI_FLOAT, rank, ranks, start, left);
-        else run_size<int32_t>(o, sizes[k], MPI_INT32_T, rank, ranks, start, left);
+        else
+            run_size<int32_t>(o, sizes[k], MPI_INT32_T, rank, ranks, start, left);
     }
     MPI_Finalize();
     return 0;

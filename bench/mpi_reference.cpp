@@ -48,14 +48,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct ChildRun {
-    std::string out, err;   // everything on stdout; the last 64 KiB of stderr
-    int status = 0;         // waitpid status
+    std::string out, err;  // everything on stdout; the last 64 KiB of stderr
+    int status = 0;        // waitpid status
     bool timed_out = false;
     bool killed_hard = false;  // SIGTERM was not enough
 };
 
 bool executable_file(const std::string& path) {
-    struct stat st{};
+    struct stat st {};
     return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
@@ -232,10 +232,8 @@ std::string explain_failure(const std::string& err) {
     if (err.find("listener thread failed") != std::string::npos)
         return "Open MPI could not open its local listener socket (is the loopback interface up? "
                "mpirun needs 127.0.0.1 even for one machine)";
-    if (err.find("attempt to run as root") != std::string::npos)
-        return "Open MPI refused to run as root";
-    if (err.find("not enough slots") != std::string::npos)
-        return "mpirun found not enough slots";
+    if (err.find("attempt to run as root") != std::string::npos) return "Open MPI refused to run as root";
+    if (err.find("not enough slots") != std::string::npos) return "mpirun found not enough slots";
     if (err.find("No such file or directory") != std::string::npos && err.find("execve") != std::string::npos)
         return "mpirun could not start the program";
     return {};
@@ -285,14 +283,13 @@ std::string find_mpirun() {
     return {};
 }
 
-std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, uint64_t min_bytes,
-                                        uint64_t max_bytes, int factor, std::string* why) {
+std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, uint64_t min_bytes, uint64_t max_bytes,
+                                        int factor, std::string* why) {
     return run_mpi_allreduce(program, ranks, min_bytes, max_bytes, factor, MpiRunOptions{}, why);
 }
 
-std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, uint64_t min_bytes,
-                                        uint64_t max_bytes, int factor, const MpiRunOptions& options,
-                                        std::string* why) {
+std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, uint64_t min_bytes, uint64_t max_bytes,
+                                        int factor, const MpiRunOptions& options, std::string* why) {
     std::string scratch;
     if (!why) why = &scratch;
     why->clear();
@@ -339,9 +336,9 @@ std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, u
             args.emplace_back(a);
         if (attempt == 1)
             for (const char* a : {"--mca", "btl_vader_single_copy_mechanism", "none"}) args.emplace_back(a);
-        args.insert(args.end(), {"-np", std::to_string(ranks), abs_program, "--min", std::to_string(min_bytes),
-                                 "--max", std::to_string(max_bytes), "--factor", std::to_string(factor),
-                                 "--dtype", options.dtype});
+        args.insert(args.end(),
+                    {"-np", std::to_string(ranks), abs_program, "--min", std::to_string(min_bytes), "--max",
+                     std::to_string(max_bytes), "--factor", std::to_string(factor), "--dtype", options.dtype});
         if (options.iters > 0) args.insert(args.end(), {"--iters", std::to_string(options.iters)});
         if (options.warmup >= 0) args.insert(args.end(), {"--warmup", std::to_string(options.warmup)});
         if (options.verbose) {
@@ -357,8 +354,7 @@ std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, u
         }
         const bool ok = !run.timed_out && WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0;
         if (attempt == 0 && !ok && !run.timed_out && cma_failed(run.err)) {
-            if (options.verbose)
-                std::fprintf(stderr, "mpi reference: CMA single-copy failed, retrying without it\n");
+            if (options.verbose) std::fprintf(stderr, "mpi reference: CMA single-copy failed, retrying without it\n");
             continue;
         }
         break;
@@ -371,8 +367,8 @@ std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, u
                (run.killed_hard ? " (SIGKILL)" : "") + "; " + done;
     } else if (!WIFEXITED(run.status) || WEXITSTATUS(run.status) != 0) {
         std::string known = explain_failure(run.err);
-        *why = "mpirun failed (" + describe_status(run.status) + ")" + (known.empty() ? "" : ": " + known) +
-               "; " + done + "; stderr: " + stderr_tail(run.err);
+        *why = "mpirun failed (" + describe_status(run.status) + ")" + (known.empty() ? "" : ": " + known) + "; " +
+               done + "; stderr: " + stderr_tail(run.err);
     } else if (points.size() < expected) {
         *why = "mpirun succeeded but reported " + done + "; stderr: " + stderr_tail(run.err);
     }

@@ -21,8 +21,8 @@ struct MpiPoint {
 // *why is cleared on a complete run. A run that stops part way (a deadline, a crash) returns the
 // sizes it finished and says why in *why, so: empty result = no reference at all; non-empty
 // *why = the sweep is incomplete. Wrong elements are data, not failures: check MpiPoint::wrong.
-std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, uint64_t min_bytes,
-                                        uint64_t max_bytes, int factor, std::string* why);
+std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, uint64_t min_bytes, uint64_t max_bytes,
+                                        int factor, std::string* why);
 
 struct MpiRunOptions {
     int timeout_sec = 180;      // mpirun is stopped (SIGTERM, then SIGKILL) after this long
@@ -33,9 +33,8 @@ struct MpiRunOptions {
 };
 
 // The same, with the knobs above.
-std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, uint64_t min_bytes,
-                                        uint64_t max_bytes, int factor, const MpiRunOptions& options,
-                                        std::string* why);
+std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, uint64_t min_bytes, uint64_t max_bytes,
+                                        int factor, const MpiRunOptions& options, std::string* why);
 
 // Where mpirun is on PATH, or "" when it is not.
 std::string find_mpirun();

@@ -15,8 +15,10 @@ namespace {
 std::string human_bytes(uint64_t b) {
     char s[32];
     if (b >= (1u << 20) && b % (1u << 20) == 0) std::snprintf(s, sizeof s, "%llu MiB", (unsigned long long)(b >> 20));
-    else if (b >= 1024 && b % 1024 == 0) std::snprintf(s, sizeof s, "%llu KiB", (unsigned long long)(b >> 10));
-    else std::snprintf(s, sizeof s, "%llu B", (unsigned long long)b);
+    else if (b >= 1024 && b % 1024 == 0)
+        std::snprintf(s, sizeof s, "%llu KiB", (unsigned long long)(b >> 10));
+    else
+        std::snprintf(s, sizeof s, "%llu B", (unsigned long long)b);
     return s;
 }
 
@@ -45,14 +47,22 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) return usage(argv[0]);
         const char* v = argv[++i];
         if (a == "--np") ranks = std::atoi(v);
-        else if (a == "--min") min_bytes = std::strtoull(v, nullptr, 10);
-        else if (a == "--max") max_bytes = std::strtoull(v, nullptr, 10);
-        else if (a == "--factor") factor = std::atoi(v);
-        else if (a == "--iters") opt.iters = std::atoi(v);
-        else if (a == "--warmup") opt.warmup = std::atoi(v);
-        else if (a == "--dtype") opt.dtype = v;
-        else if (a == "--timeout") opt.timeout_sec = std::atoi(v);
-        else return usage(argv[0]);
+        else if (a == "--min")
+            min_bytes = std::strtoull(v, nullptr, 10);
+        else if (a == "--max")
+            max_bytes = std::strtoull(v, nullptr, 10);
+        else if (a == "--factor")
+            factor = std::atoi(v);
+        else if (a == "--iters")
+            opt.iters = std::atoi(v);
+        else if (a == "--warmup")
+            opt.warmup = std::atoi(v);
+        else if (a == "--dtype")
+            opt.dtype = v;
+        else if (a == "--timeout")
+            opt.timeout_sec = std::atoi(v);
+        else
+            return usage(argv[0]);
     }
 
     auto t0 = std::chrono::steady_clock::now();

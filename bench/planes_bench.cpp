@@ -28,10 +28,11 @@ nlohmann::json planes_runs(bool quick) {
     const bool tty = isatty(STDERR_FILENO);
     // One way (a worker per cable), whole blocks half way each way and CTRING
     // (both: one worker serving both cables to its neighbour).
-    const std::pair<ccl::Collective, const char*> ops[] = {
-        {ccl::Collective::kAllGather, "ring"}, {ccl::Collective::kAllGather, "ring_halfway"}, {ccl::Collective::kAllReduce, "ring"}};
-    std::printf("ring8x2, every cable shaped to %g GB/s (latency %g us): busbw GB/s over one plane and over both\n", kRateGBps,
-                kLatencyUs);
+    const std::pair<ccl::Collective, const char*> ops[] = {{ccl::Collective::kAllGather, "ring"},
+                                                           {ccl::Collective::kAllGather, "ring_halfway"},
+                                                           {ccl::Collective::kAllReduce, "ring"}};
+    std::printf("ring8x2, every cable shaped to %g GB/s (latency %g us): busbw GB/s over one plane and over both\n",
+                kRateGBps, kLatencyUs);
     std::printf("%-24s %8s %12s %12s %8s\n", "op", "size", "1 plane", "2 planes", "ratio");
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& [collective, algo] : ops)
@@ -48,7 +49,8 @@ nlohmann::json planes_runs(bool quick) {
             const auto on_planes = [&](int p) {
                 return [&, p] {
                     if (tty)
-                        std::fprintf(stderr, "\r  planes: %s, %d plane(s), %s ...   ", name.c_str(), p + 1, human_size(bytes).c_str());
+                        std::fprintf(stderr, "\r  planes: %s, %d plane(s), %s ...   ", name.c_str(), p + 1,
+                                     human_size(bytes).c_str());
                     return ccl::run_case(*runners[p], *c, r, 1, false).timing.seconds;
                 };
             };
@@ -59,8 +61,12 @@ nlohmann::json planes_runs(bool quick) {
             std::printf("%-24s %8s %12.4f %12.4f %8.2f%s\n", name.c_str(), human_size(bytes).c_str(), busbw[0],
                         busbw[1], busbw[1] / busbw[0], wrong ? "  WRONG RESULTS" : "");
             std::fflush(stdout);
-            rows.push_back({{"op", name}, {"bytes", bytes}, {"busbw_one_plane_gbs", busbw[0]},
-                            {"busbw_two_planes_gbs", busbw[1]}, {"link_gbps", kRateGBps}, {"wrong", wrong}});
+            rows.push_back({{"op", name},
+                            {"bytes", bytes},
+                            {"busbw_one_plane_gbs", busbw[0]},
+                            {"busbw_two_planes_gbs", busbw[1]},
+                            {"link_gbps", kRateGBps},
+                            {"wrong", wrong}});
         }
     return rows;
 }

@@ -15,9 +15,9 @@
 
 #include "common/error.h"
 #include "common/knobs.h"
+#include "common/sizes.h"
 #include "driver/cluster.h"
 #include "driver/paths.h"
-#include "common/sizes.h"
 #include "driver/platform_kernels.h"
 #include "edm_bench.h"
 #include "host_cpu.h"
@@ -72,15 +72,16 @@ int main(int argc, char** argv) {
             const uint32_t size = static_cast<uint32_t>(parse_size(argv[2])), channels = std::stoul(argv[3]);
             const bool both = std::string(argv[4]) == "bi", push = argc > 5 && std::string(argv[5]) == "push";
             const int reps = argc > 6 ? std::stoi(argv[6]) : 5;
-            auto pair = Cluster::start(paths::cluster_file("pair"), "/tmp/weft-bench-" + std::to_string(getpid()) + "-pair");
+            auto pair =
+                Cluster::start(paths::cluster_file("pair"), "/tmp/weft-bench-" + std::to_string(getpid()) + "-pair");
             pair->apply_wake_override();
             if (const auto& shaped = knobs::knob("WEFT_BENCH_LINK_GBPS"); knobs::is_set(shaped))
                 pair->set_fault(0, 1, {{"bandwidth_gbps", knobs::real(shaped)}, {"latency_us", 1.0}});
             link_gbps(*pair, 1u << 20);  // warm: first touch of the DRAM pages
             std::printf("raw link at %u bytes: %.2f GB/s\n", size, link_gbps(*pair, size));
             for (int i = 0; i < reps; ++i)
-                std::printf("EDM %u B x %u ch %s %s: %.2f GB/s\n", size, channels, both ? "bi" : "uni", push ? "push" : "pull",
-                            measure_edm_cell(*pair, size, channels, both, push));
+                std::printf("EDM %u B x %u ch %s %s: %.2f GB/s\n", size, channels, both ? "bi" : "uni",
+                            push ? "push" : "pull", measure_edm_cell(*pair, size, channels, both, push));
             ping_pong_us(*pair, 20);
             std::printf("ping-pong round trip: %.1f us\n", ping_pong_us(*pair, 2000));
             return 0;
@@ -101,13 +102,16 @@ int main(int argc, char** argv) {
                 double link = link_gbps(*pair, size);
                 double mem = memcpy_gbps[i++];
                 char label[16];
-                snprintf(label, sizeof label, size >= (1u << 20) ? "%u MiB" : "%u KiB", size >= (1u << 20) ? size >> 20 : size >> 10);
+                snprintf(label, sizeof label, size >= (1u << 20) ? "%u MiB" : "%u KiB",
+                         size >= (1u << 20) ? size >> 20 : size >> 10);
                 std::printf("%-10s %16.2f %16.2f %10.3f\n", label, link, mem, link / mem);
             }
-            if (!knobs::flag(knobs::knob("WEFT_BENCH_SKIP_EDM"))) run_edm_bench(*pair, [&](uint32_t size) { return link_gbps(*pair, size); });
+            if (!knobs::flag(knobs::knob("WEFT_BENCH_SKIP_EDM")))
+                run_edm_bench(*pair, [&](uint32_t size) { return link_gbps(*pair, size); });
             run_link_goodput_bench(*pair);
             ping_pong_us(*pair, 20);  // warm: the cores leave deep idle
-            std::printf("\none-word ping-pong round trip over one link: %.1f us (mean of 2000)\n", ping_pong_us(*pair, 2000));
+            std::printf("\none-word ping-pong round trip over one link: %.1f us (mean of 2000)\n",
+                        ping_pong_us(*pair, 2000));
         }
         {
             auto t0 = Clock::now();

@@ -80,8 +80,12 @@ nlohmann::json small_ops(Cluster& c, ccl::CollectiveRunner& run, uint64_t bytes,
         std::printf("%-20s %10.0f %9.0f %9.2f %8.0f %9.1fus %10.2f %9s\n", first.timing.algo.c_str(), us, bells,
                     bells / n / steps, steps, per_bell, floor_us > 0 ? per_bell / floor_us : 0.0,
                     mpi_us > 0 ? std::to_string(int(us / mpi_us)).c_str() : "-");
-        rows.push_back({{"algo", first.timing.algo}, {"time_us", us}, {"doorbells", bells}, {"steps", steps},
-                        {"qemu_cpu_per_doorbell_us", per_bell}, {"wrong", first.check.wrong}});
+        rows.push_back({{"algo", first.timing.algo},
+                        {"time_us", us},
+                        {"doorbells", bells},
+                        {"steps", steps},
+                        {"qemu_cpu_per_doorbell_us", per_bell},
+                        {"wrong", first.check.wrong}});
     }
     return {{"bytes", bytes}, {"timer_wakeup_us", floor_us}, {"mpi_us", mpi_us}, {"algorithms", rows}};
 }

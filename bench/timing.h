@@ -40,8 +40,10 @@ inline std::vector<double> medians_in_turns(const std::vector<std::function<doub
 inline std::string human_size(uint64_t b) {
     char s[32];
     if (b >= (1u << 20)) snprintf(s, sizeof s, "%lluM", (unsigned long long)(b >> 20));
-    else if (b >= 1024) snprintf(s, sizeof s, "%lluK", (unsigned long long)(b >> 10));
-    else snprintf(s, sizeof s, "%llu", (unsigned long long)b);
+    else if (b >= 1024)
+        snprintf(s, sizeof s, "%lluK", (unsigned long long)(b >> 10));
+    else
+        snprintf(s, sizeof s, "%llu", (unsigned long long)b);
     return s;
 }
 

@@ -22,9 +22,7 @@ using namespace weft;
 
 namespace {
 
-constexpr uint64_t stack_top(uint32_t core) {
-    return board::kCores[core].l1_base + board::kCores[core].l1_size;
-}
+constexpr uint64_t stack_top(uint32_t core) { return board::kCores[core].l1_base + board::kCores[core].l1_size; }
 
 template <uint32_t... I>
 struct StackTops {
@@ -171,7 +169,9 @@ extern "C" [[noreturn]] void weft_boot_main(uint64_t hart) {
     auto& st = cb.hart[core];
     wake::init_core();
     boot::post_ready(cb.host.launch[core], st);
-    if (core == 0) console::printf("weft boot: chip %u ready (%u cores, board " WEFT_BOARD_NAME ")\n", cb.host.chip_id, board::kNumCores);
+    if (core == 0)
+        console::printf("weft boot: chip %u ready (%u cores, board " WEFT_BOARD_NAME ")\n", cb.host.chip_id,
+                        board::kNumCores);
     serve_launches(core);
 }
 
@@ -185,8 +185,8 @@ extern "C" [[noreturn]] void weft_on_trap(uint64_t mcause, uint64_t mepc, uint64
         mtval = a1;
         rc = static_cast<int32_t>(a0);
     }
-    console::printf("weft: chip %u core %u FAULT mcause=%lu mepc=0x%lx mtval=0x%lx\n", mailbox::chip_id(), core,
-                    mcause, mepc, mtval);
+    console::printf("weft: chip %u core %u FAULT mcause=%lu mepc=0x%lx mtval=0x%lx\n", mailbox::chip_id(), core, mcause,
+                    mepc, mtval);
     boot::post_fault(st, mcause, mepc, mtval, rc);
     serve_launches(core);
 }

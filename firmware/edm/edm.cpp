@@ -18,8 +18,7 @@ bool eth_done(uint32_t port, uint32_t cmd) { return static_cast<int32_t>(eth::co
 
 }  // namespace
 
-Edm::Edm(abi::EdmConfig& config)
-    : config_(config), link_(*reinterpret_cast<abi::EdmLinkWords*>(config.link_words)) {
+Edm::Edm(abi::EdmConfig& config) : config_(config), link_(*reinterpret_cast<abi::EdmLinkWords*>(config.link_words)) {
     if (config.magic != abi::kEdmMagic) mailbox::panic(abi::kPanicBadArgs, 0);
     if (config.num_channels > abi::kEdmMaxChannels) mailbox::panic(abi::kPanicBadArgs, 1);
     for (uint32_t i = 0; i < config.num_channels; ++i) {

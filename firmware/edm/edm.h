@@ -39,10 +39,10 @@ private:
         // sender: granted >= taken >= sent; receiver: delivered >= released
         uint32_t granted = 0, taken = 0, sent = 0;
         uint32_t delivered = 0, released = 0;
-        uint32_t credited = 0;  // receiver: the `released` count last sent to the sender
-        bool closed = false;    // receiver: the worker released its last message
+        uint32_t credited = 0;                         // receiver: the `released` count last sent to the sender
+        bool closed = false;                           // receiver: the worker released its last message
         uint32_t eth_command[abi::kEdmMaxSlots] = {};  // sender: eth command that sends slot i
-        bool closing = false;  // sender: no more grants (last message seen or terminate)
+        bool closing = false;                          // sender: no more grants (last message seen or terminate)
         bool done = false;
     };
 

@@ -4,9 +4,9 @@
 
 namespace weft::timer {
 
-uint64_t now();                  // mtime ticks
+uint64_t now();  // mtime ticks
 uint64_t ticks_per_us();
-uint64_t cycles();               // mcycle
+uint64_t cycles();  // mcycle
 // Sleep the calling hart until mtime >= deadline or any enabled interrupt is
 // pending (WFI). May return early; callers re-check their condition.
 void sleep_until(uint64_t deadline);

@@ -21,9 +21,9 @@ struct ChannelStorage {
 
 transport::Channel* open_channel(const abi::ChannelRef& ref, ChannelStorage& storage) {
     switch (ref.transport) {
-    case abi::kTransportEdm:
-        storage.edm = edm::EdmChannel(*reinterpret_cast<const abi::EdmWorkerConnection*>(ref.address));
-        return &storage.edm;
+        case abi::kTransportEdm:
+            storage.edm = edm::EdmChannel(*reinterpret_cast<const abi::EdmWorkerConnection*>(ref.address));
+            return &storage.edm;
     }
     mailbox::panic(abi::kPanicBadArgs, ref.transport);
     return nullptr;
@@ -48,24 +48,27 @@ bool moves_by_noc(uint32_t opcode) {
 // engine may run a core's NoC ring a pass ahead of its math ring.
 void signal(uint64_t semaphore, uint32_t after_opcode) {
     if (ends_on_math(after_opcode)) math::semaphore_inc(semaphore, 1);
-    else noc::semaphore_inc(semaphore, 1);
+    else
+        noc::semaphore_inc(semaphore, 1);
 }
 
 void run(const abi::CclInstr& in, uint32_t i, transport::Channel* channel, uint64_t signals, uint32_t last_op) {
     switch (in.opcode) {
-    case abi::kCclSend: transport::stream_send(*channel, pages(in.src)); break;
-    case abi::kCclRecv: transport::stream_receive(*channel, pages(in.dst)); break;
-    case abi::kCclRecvReduce:
-        transport::stream_receive_reduce(*channel, pages(in.src), pages(in.dst), in.arg & 0xffff, in.arg >> 16);
-        break;
-    case abi::kCclCopy: transport::copy_pages(pages(in.src), pages(in.dst)); break;
-    case abi::kCclWait:
-        if (in.arg >= abi::kCclMaxProducers) mailbox::panic(abi::kPanicBadArgs, i);
-        noc::semaphore_wait_min(signals + 4ull * in.arg, in.count);
-        break;
-    case abi::kCclSignal: signal(in.dst.base, last_op); break;
-    case abi::kCclReduce: transport::reduce_pages(pages(in.src), pages(in.dst), in.arg & 0xffff, in.arg >> 16); break;
-    default: mailbox::panic(abi::kPanicBadArgs, i);
+        case abi::kCclSend: transport::stream_send(*channel, pages(in.src)); break;
+        case abi::kCclRecv: transport::stream_receive(*channel, pages(in.dst)); break;
+        case abi::kCclRecvReduce:
+            transport::stream_receive_reduce(*channel, pages(in.src), pages(in.dst), in.arg & 0xffff, in.arg >> 16);
+            break;
+        case abi::kCclCopy: transport::copy_pages(pages(in.src), pages(in.dst)); break;
+        case abi::kCclWait:
+            if (in.arg >= abi::kCclMaxProducers) mailbox::panic(abi::kPanicBadArgs, i);
+            noc::semaphore_wait_min(signals + 4ull * in.arg, in.count);
+            break;
+        case abi::kCclSignal: signal(in.dst.base, last_op); break;
+        case abi::kCclReduce:
+            transport::reduce_pages(pages(in.src), pages(in.dst), in.arg & 0xffff, in.arg >> 16);
+            break;
+        default: mailbox::panic(abi::kPanicBadArgs, i);
     }
 }
 

@@ -26,7 +26,8 @@ struct KernelArgs {
     const T& as() const {
         static_assert(abi::kIsKernelArgs<T>, "not an argument struct");
         if (count * 4 < sizeof(T)) mailbox::panic(abi::kPanicBadArgs, count);
-        if (reinterpret_cast<uintptr_t>(words) % alignof(T)) mailbox::panic(abi::kPanicBadArgs, reinterpret_cast<uintptr_t>(words));
+        if (reinterpret_cast<uintptr_t>(words) % alignof(T))
+            mailbox::panic(abi::kPanicBadArgs, reinterpret_cast<uintptr_t>(words));
         return *reinterpret_cast<const T*>(words);
     }
 };

@@ -15,7 +15,9 @@ extern "C" int kernel_main(KernelArgs a) {
     const uint64_t local = args.local_flag, remote = args.remote_flag;
     const volatile uint32_t* flag = reinterpret_cast<const volatile uint32_t*>(local);
     // Waiting for the echo also watches the port: a dead link faults, not hangs.
-    auto echo = [&](uint32_t i) { wait_active([&] { return eth::check(port) && *flag == i; }, abi::kWaitSemaphore, local, i); };
+    auto echo = [&](uint32_t i) {
+        wait_active([&] { return eth::check(port) && *flag == i; }, abi::kWaitSemaphore, local, i);
+    };
     for (uint32_t i = 1; i <= n; ++i) {
         if (initiator) {
             eth::send_word(port, remote, i);

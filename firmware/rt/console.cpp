@@ -14,9 +14,7 @@ void lock() {
     wait_until([&] { return __atomic_exchange_n(word, 1u, __ATOMIC_ACQUIRE) == 0; }, abi::kWaitWord,
                reinterpret_cast<uint64_t>(word), 0, 100);
 }
-void unlock() {
-    __atomic_store_n(const_cast<uint32_t*>(&mailbox::control().guest.console_lock), 0u, __ATOMIC_RELEASE);
-}
+void unlock() { __atomic_store_n(const_cast<uint32_t*>(&mailbox::control().guest.console_lock), 0u, __ATOMIC_RELEASE); }
 
 // Formats into buf; returns length. Kept tiny on purpose: kernels link it.
 struct Out {

@@ -89,7 +89,8 @@ void reduce_pages(const Pages& src, const Pages& dst, uint32_t op, uint32_t dtyp
     if (src.count > 1 && src.stride != src.page_size) mailbox::panic(abi::kPanicBadArgs, src.stride);
     const uint64_t bytes = dst.bytes();
     const uint32_t esize = element_size(dtype);
-    if (src.bytes() != bytes || bytes % esize || bytes / esize > 0xffffffffull) mailbox::panic(abi::kPanicBadArgs, bytes);
+    if (src.bytes() != bytes || bytes % esize || bytes / esize > 0xffffffffull)
+        mailbox::panic(abi::kPanicBadArgs, bytes);
     // Earlier NoC writes of this core into either run must land before the math engine reads them.
     noc::barrier();
     math::eltwise(static_cast<abi::MathOp>(op), static_cast<abi::DataType>(dtype), dst.base, src.base, dst.base,
@@ -103,7 +104,8 @@ void stream_receive_reduce(Channel& c, const Pages& with, const Pages& dst, uint
     // Earlier NoC writes of this core into dst or with must land before the math engine reads them.
     noc::barrier();
     uint64_t at = dst.base, left = uint64_t(dst.page_size) * dst.count;
-    if (with.count > 0 && uint64_t(with.page_size) * with.count != left) mailbox::panic(abi::kPanicBadArgs, with.page_size);
+    if (with.count > 0 && uint64_t(with.page_size) * with.count != left)
+        mailbox::panic(abi::kPanicBadArgs, with.page_size);
     uint64_t other = with.count > 0 ? with.base : dst.base;
     while (left > 0) {
         const uint32_t n = left < c.max_message() ? static_cast<uint32_t>(left) : c.max_message();

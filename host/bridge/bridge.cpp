@@ -1,18 +1,18 @@
 #include "bridge/bridge.h"
 
-#include <sched.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <unistd.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <cerrno>
 #include <sstream>
 
 #include "common/error.h"
@@ -69,8 +69,8 @@ void Bridge::start() {
         bool all = true;
         for (auto& chip : chips_) {
             if (!chip->alive())
-                throw Error("chip " + std::to_string(chip->id()) + ": QEMU " + chip->describe_exit() + " during boot (see " +
-                            chip->qemu_log_path() + ")");
+                throw Error("chip " + std::to_string(chip->id()) + ": QEMU " + chip->describe_exit() +
+                            " during boot (see " + chip->qemu_log_path() + ")");
             for (uint32_t c = 0; c < cores; ++c) {
                 if (chip->control().hart[c].state != abi::kHartReady) {
                     all = false;
@@ -98,8 +98,8 @@ void Bridge::reset_chip(uint32_t id, int timeout_ms) {
         const abi::HartStatus& st = chip.control().hart[c];
         while (st.boot_count == boots[c] || st.state != abi::kHartReady) {
             if (now_ms() > deadline)
-                throw Error("chip " + std::to_string(id) + " core " + std::to_string(c) + " did not come back READY within " +
-                            std::to_string(timeout_ms) + " ms of the reset");
+                throw Error("chip " + std::to_string(id) + " core " + std::to_string(c) +
+                            " did not come back READY within " + std::to_string(timeout_ms) + " ms of the reset");
             sleep_us(1000);
         }
     }
@@ -155,7 +155,7 @@ void Bridge::wake_cores(uint32_t id, bool touched) {
     ChipProcess& chip = *chips_[id];
     if (!chip.alive()) return;
     const uint32_t cores = doorbells_[id].cores_to_ring(chip.control(), chip.memory(),
-                                                       static_cast<uint32_t>(spec_.board.cores.size()), touched);
+                                                        static_cast<uint32_t>(spec_.board.cores.size()), touched);
     if (cores) {
         chip.ring_doorbell(cores);
         devices_->counters(id).doorbell_rings++;
@@ -189,7 +189,7 @@ void Bridge::engine_loop(uint32_t spin_passes, long nap_us) {
     // wake the engine, which costs it a device access and a thread switch),
     // then announces a deep sleep that only a core's UART or a driver ends.
     // WEFT_BRIDGE_SPIN / WEFT_BRIDGE_NAP_US tune spin and nap for experiments.
-    prctl(PR_SET_TIMERSLACK, 1000UL);  // naps of µs: the default 50 µs slack would dwarf them
+    prctl(PR_SET_TIMERSLACK, 1000UL);   // naps of µs: the default 50 µs slack would dwarf them
     constexpr uint64_t kNapForMs = 50;  // then the deep sleep
     const uint32_t n = static_cast<uint32_t>(chips_.size());
     doorbells_.assign(n, Doorbell{});

@@ -65,7 +65,6 @@ private:
     std::vector<Doorbell> doorbells_;  // per chip
     uint32_t sleep_epoch_ = 0;
     int kick_fd_ = -1;  // datagrams from drivers: "a launch was posted"
-
 };
 
 }  // namespace weft

@@ -80,7 +80,8 @@ void ChipProcess::spawn(const std::string& qemu, const QemuConfig& config, const
         sigprocmask(SIG_SETMASK, &none, nullptr);
         if (getppid() == 1) _exit(127);
         if (memfd_ == child_fd) fcntl(child_fd, F_SETFD, 0);
-        else dup2(memfd_, child_fd);  // dup2 clears close-on-exec on the copy
+        else
+            dup2(memfd_, child_fd);  // dup2 clears close-on-exec on the copy
         dup2(uart_pair[1], child_uart);
         int devnull = open("/dev/null", O_RDONLY);
         dup2(devnull, 0);

@@ -56,8 +56,7 @@ ControlClients::~ControlClients() {
 
 void ControlClients::add_poll_fds(std::vector<pollfd>& fds) const {
     fds.push_back({listen_fd_, POLLIN, 0});
-    for (const Client& c : clients_)
-        fds.push_back({c.fd, static_cast<short>(POLLIN | (c.out_bytes ? POLLOUT : 0)), 0});
+    for (const Client& c : clients_) fds.push_back({c.fd, static_cast<short>(POLLIN | (c.out_bytes ? POLLOUT : 0)), 0});
 }
 
 std::string ControlClients::refuse_reason(uid_t peer_uid) const {
@@ -123,7 +122,8 @@ bool ControlClients::write_to(Client& c) {
         Reply& r = c.out.front();
         size_t sent = 0;
         try {
-            sent = net::send_some(c.fd, r.bytes.data() + r.sent, r.bytes.size() - r.sent, r.sent ? std::vector<int>{} : r.fds);
+            sent = net::send_some(c.fd, r.bytes.data() + r.sent, r.bytes.size() - r.sent,
+                                  r.sent ? std::vector<int>{} : r.fds);
         } catch (const Error&) {
             return false;
         }
@@ -139,7 +139,8 @@ void ControlClients::answer(Client& c, const std::string& line) {
     nlohmann::json body;
     std::vector<int> fds;
     nlohmann::json req = nlohmann::json::parse(line, nullptr, false);
-    const std::string cmd = req.is_object() && req.contains("cmd") && req["cmd"].is_string() ? req["cmd"].get<std::string>() : "";
+    const std::string cmd =
+        req.is_object() && req.contains("cmd") && req["cmd"].is_string() ? req["cmd"].get<std::string>() : "";
     if (cmd == "claim") {
         body = claim(c, req, now_ms_);
     } else if (cmd == "release") {

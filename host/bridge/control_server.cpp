@@ -4,10 +4,10 @@
 
 #include <optional>
 
-#include "driver/cluster_file.h"
-#include "driver/cluster_topology.h"
 #include "bridge/event_log.h"
 #include "common/error.h"
+#include "driver/cluster_file.h"
+#include "driver/cluster_topology.h"
 #include "driver/paths.h"
 
 namespace weft {
@@ -101,8 +101,9 @@ json apply_fault(Bridge& bridge, const json& req) {
         link.cable->set_faults(f);
         if (compliance) link.cable->set_mode(*compliance);
     } catch (const std::exception& e) {
-        return {{"ok", false}, {"error", std::string("link chip ") + std::to_string(chip) + " port " +
-                                             std::to_string(port) + ": " + e.what()}};
+        return {{"ok", false},
+                {"error",
+                 std::string("link chip ") + std::to_string(chip) + " port " + std::to_string(port) + ": " + e.what()}};
     }
     if (req.value("clear", false)) bridge.ethernet().set_link_up(static_cast<size_t>(li), true);
     return {{"ok", true}, {"link", link_json(bridge, static_cast<size_t>(li), true)}};
@@ -194,7 +195,9 @@ ControlReply handle_control(Bridge& bridge, EventLog& events, const std::string&
         reply.body = {{"ok", true}};
         reply.shutdown = true;
     } else {
-        reply.body = {{"ok", false}, {"error", "unknown command '" + cmd + "' (info, attach, counters, link, fault, events, reset, shutdown)"}};
+        reply.body = {{"ok", false},
+                      {"error",
+                       "unknown command '" + cmd + "' (info, attach, counters, link, fault, events, reset, shutdown)"}};
     }
     return reply;
 }

@@ -64,14 +64,10 @@ uint32_t EventLog::drain() {
         if (tail - head > abi::kEventSlots) head = tail - abi::kEventSlots;  // a wild tail: read what exists
         for (; head != tail; ++head, ++n) {
             const abi::StatusEvent e = ring.slots[head % abi::kEventSlots];
-            nlohmann::json j = {{"source", "firmware"},
-                                {"kind", event_kind_name(e.kind)},
-                                {"chip", chip->id()},
-                                {"core", e.core},
-                                {"port", e.port},
-                                {"port_name", port_name(bridge_.spec().board, e.port)},
-                                {"channel", e.channel},
-                                {"detail", e.detail},
+            nlohmann::json j = {{"source", "firmware"}, {"kind", event_kind_name(e.kind)},
+                                {"chip", chip->id()},   {"core", e.core},
+                                {"port", e.port},       {"port_name", port_name(bridge_.spec().board, e.port)},
+                                {"channel", e.channel}, {"detail", e.detail},
                                 {"chip_time", e.time}};
             if (const int li = bridge_.ethernet().link_index(chip->id(), e.port); li >= 0)
                 j["link"] = link_name(bridge_, static_cast<size_t>(li), PortRef{chip->id(), e.port});

@@ -41,9 +41,8 @@ void tell_parent(int fd, const std::string& msg) {
 }
 
 int usage() {
-    std::fprintf(stderr,
-                 "usage: weft-bridge --cluster FILE --run-dir DIR [--ready-fd N] [--lock-fd N] [--qemu PATH]"
-                 " [--owner-pid PID] [--allow-root]\n");
+    std::fprintf(stderr, "usage: weft-bridge --cluster FILE --run-dir DIR [--ready-fd N] [--lock-fd N] [--qemu PATH]"
+                         " [--owner-pid PID] [--allow-root]\n");
     return 2;
 }
 
@@ -67,14 +66,22 @@ bool parse_args(int argc, char** argv, Args* a) {
         std::string w = argv[i];
         auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
         if (w == "--cluster") a->bridge.cluster_file = next();
-        else if (w == "--run-dir") a->bridge.run_dir = next();
-        else if (w == "--ready-fd") a->ready_fd = std::atoi(next().c_str());
-        else if (w == "--lock-fd") a->lock_fd = std::atoi(next().c_str());
-        else if (w == "--qemu") a->bridge.qemu = next();
-        else if (w == "--owner-pid") a->owner_pid = std::atoi(next().c_str());
-        else if (w == "--boot-timeout-ms") a->bridge.boot_timeout_ms = std::atoi(next().c_str());
-        else if (w == "--allow-root") a->allow_root = true;
-        else return false;
+        else if (w == "--run-dir")
+            a->bridge.run_dir = next();
+        else if (w == "--ready-fd")
+            a->ready_fd = std::atoi(next().c_str());
+        else if (w == "--lock-fd")
+            a->lock_fd = std::atoi(next().c_str());
+        else if (w == "--qemu")
+            a->bridge.qemu = next();
+        else if (w == "--owner-pid")
+            a->owner_pid = std::atoi(next().c_str());
+        else if (w == "--boot-timeout-ms")
+            a->bridge.boot_timeout_ms = std::atoi(next().c_str());
+        else if (w == "--allow-root")
+            a->allow_root = true;
+        else
+            return false;
     }
     return !a->bridge.cluster_file.empty() && !a->bridge.run_dir.empty();
 }

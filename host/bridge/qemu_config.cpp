@@ -54,7 +54,8 @@ private:
 
     void parse_line(const std::string& line, int n) {
         std::istringstream words(line);
-        std::vector<std::string> tokens((std::istream_iterator<std::string>(words)), std::istream_iterator<std::string>());
+        std::vector<std::string> tokens((std::istream_iterator<std::string>(words)),
+                                        std::istream_iterator<std::string>());
         if (tokens.empty() || tokens[0][0] == '#') return;
         if (tokens[0][0] != '-' || tokens[0].size() < 2)
             fail(n, "'" + tokens[0] + "' is not a QEMU option: each line is an option (-name) and its value, if any");
@@ -102,8 +103,7 @@ private:
     void check_complete() const {
         if (config_.args_.empty()) throw Error(config_.path_ + ": no QEMU options in it");
         for (const auto& [name, why] : required())
-            if (!used_.count(name))
-                throw Error(config_.path_ + ": never uses ${" + name + "}, but " + why);
+            if (!used_.count(name)) throw Error(config_.path_ + ": never uses ${" + name + "}, but " + why);
     }
 
     QemuConfig config_;
@@ -136,8 +136,10 @@ std::vector<std::string> QemuConfig::args(const std::map<std::string, std::strin
             }
             auto it = values.find(p.text);
             if (it != values.end() && !it->second.empty()) word += it->second;
-            else if (p.has_default) word += p.fallback;
-            else throw Error(path_ + ":" + std::to_string(a.line) + ": ${" + p.text + "} has no value and no default");
+            else if (p.has_default)
+                word += p.fallback;
+            else
+                throw Error(path_ + ":" + std::to_string(a.line) + ": ${" + p.text + "} has no value and no default");
         }
         out.push_back(word);
     }

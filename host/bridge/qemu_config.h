@@ -28,7 +28,7 @@ public:
 private:
     struct Piece {
         bool placeholder = false;
-        std::string text;      // literal text, or the placeholder's name
+        std::string text;  // literal text, or the placeholder's name
         bool has_default = false;
         std::string fallback;  // ${NAME:-fallback}
     };

@@ -101,8 +101,7 @@ void reduce_scatter(Builder& b, const std::string& algo) {
                 b.plan.send(1 + s, b.ring(i), rev, b.ring(int64_t(i) - 1), rev, true);
             }
     }
-    for (uint32_t r = 0; r < n; ++r)
-        b.plan.copy(n, r, b.l.work_block(r), b.l.own_output(r));
+    for (uint32_t r = 0; r < n; ++r) b.plan.copy(n, r, b.l.work_block(r), b.l.own_output(r));
 }
 
 // ---- all-reduce (the CTRING design CTRING, the classic collective algorithms (Thakur et al.)'s four others) ----
@@ -172,9 +171,12 @@ void all_reduce_full_mesh(Builder& b) {
     for (uint32_t rank = 0; rank < n; ++rank)
         for (uint32_t from = 0; from < n; ++from) {
             if (from == 0 && rank == 0) b.plan.copy(1, rank, in, out);
-            else if (from == 0) b.plan.send(1, from, in, rank, out);
-            else if (from == rank) b.plan.reduce_local(1 + from, rank, in, out);
-            else b.plan.send(1 + from, from, in, rank, out, true);
+            else if (from == 0)
+                b.plan.send(1, from, in, rank, out);
+            else if (from == rank)
+                b.plan.reduce_local(1 + from, rank, in, out);
+            else
+                b.plan.send(1 + from, from, in, rank, out, true);
         }
 }
 
@@ -261,8 +263,9 @@ void all_reduce_halving_doubling(Builder& b) {
         for (uint32_t v = 0; v < p.p2; ++v) {
             const uint32_t partner = v ^ d;
             const uint64_t off = at(was_lo[v]), len = at(was_hi[v]) - off;
-            if (len) b.plan.send(p.round, p.chip(v), PowerOfTwo::part(p.out, off, len), p.chip(partner),
-                                 PowerOfTwo::part(p.out, off, len));
+            if (len)
+                b.plan.send(p.round, p.chip(v), PowerOfTwo::part(p.out, off, len), p.chip(partner),
+                            PowerOfTwo::part(p.out, off, len));
             lo[v] = std::min(was_lo[v], was_lo[partner]);
             hi[v] = std::max(was_hi[v], was_hi[partner]);
         }
@@ -289,11 +292,13 @@ void all_reduce_other(Builder& b, const std::string& algo) {
             return d;
         };
         const uint32_t max_depth = depth(n - 1);
-        for (uint32_t i = 1; i < n; ++i) b.plan.send(1 + max_depth - depth(i), b.ring(i), out, b.ring((i - 1) / 2), out, true);
-        for (uint32_t i = 1; i < n; ++i) b.plan.send(1 + max_depth + depth(i), b.ring((i - 1) / 2), out, b.ring(i), out);
+        for (uint32_t i = 1; i < n; ++i)
+            b.plan.send(1 + max_depth - depth(i), b.ring(i), out, b.ring((i - 1) / 2), out, true);
+        for (uint32_t i = 1; i < n; ++i)
+            b.plan.send(1 + max_depth + depth(i), b.ring((i - 1) / 2), out, b.ring(i), out);
     } else if (algo == "naive_ring") {
-        // the classic collective algorithms (Thakur et al.) approach 4: the last node starts; sums travel left to node 0,
-        // then the total goes once more around the ring.
+        // the classic collective algorithms (Thakur et al.) approach 4: the last node starts; sums travel left to node
+        // 0, then the total goes once more around the ring.
         for (uint32_t s = 0; s + 1 < n; ++s) b.plan.send(1 + s, b.ring(n - 1 - s), out, b.ring(n - 2 - s), out, true);
         for (uint32_t k = 0; k + 1 < n; ++k) b.plan.send(n + k, b.ring(-int64_t(k)), out, b.ring(-int64_t(k) - 1), out);
     } else {
@@ -311,7 +316,8 @@ void rooted_chain(Builder& b, bool reduce) {
     const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output), work = b.l.whole(b.l.work);
     if (!reduce) {
         b.plan.copy(0, root, in, out);
-        for (uint32_t j = 1; j <= forward; ++j) b.plan.send(j, b.ring(p0 + j - 1), j == 1 ? in : out, b.ring(p0 + j), out);
+        for (uint32_t j = 1; j <= forward; ++j)
+            b.plan.send(j, b.ring(p0 + j - 1), j == 1 ? in : out, b.ring(p0 + j), out);
         for (uint32_t j = 1; j <= backward; ++j)
             b.plan.send(j, b.ring(int64_t(p0) - j + 1), j == 1 ? in : out, b.ring(int64_t(p0) - j), out);
         return;
@@ -332,29 +338,31 @@ void rooted_direct(Builder& b) {
     const uint32_t n = b.n, root = b.c.request.root;
     const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
     switch (b.c.request.op) {
-    case Collective::kBroadcast:
-        b.plan.copy(0, root, in, out);
-        for (uint32_t r = 0; r < n; ++r)
-            if (r != root) b.plan.send(1, root, in, r, out);
-        break;
-    case Collective::kReduce:
-        b.plan.copy(0, root, in, out);
-        for (uint32_t r = 0; r < n; ++r)
-            if (r != root) b.plan.send(1, r, in, root, out, true);
-        break;
-    case Collective::kGather:
-        for (uint32_t r = 0; r < n; ++r) {
-            if (r == root) b.plan.copy(0, root, b.l.own_input(r), b.l.output_block(r));
-            else b.plan.send(1, r, b.l.own_input(r), root, b.l.output_block(r));
-        }
-        break;
-    case Collective::kScatter:
-        for (uint32_t r = 0; r < n; ++r) {
-            if (r == root) b.plan.copy(0, root, b.l.input_block(r), b.l.own_output(r));
-            else b.plan.send(1, root, b.l.input_block(r), r, b.l.own_output(r));
-        }
-        break;
-    default: throw Error("internal: direct algorithm for this op");
+        case Collective::kBroadcast:
+            b.plan.copy(0, root, in, out);
+            for (uint32_t r = 0; r < n; ++r)
+                if (r != root) b.plan.send(1, root, in, r, out);
+            break;
+        case Collective::kReduce:
+            b.plan.copy(0, root, in, out);
+            for (uint32_t r = 0; r < n; ++r)
+                if (r != root) b.plan.send(1, r, in, root, out, true);
+            break;
+        case Collective::kGather:
+            for (uint32_t r = 0; r < n; ++r) {
+                if (r == root) b.plan.copy(0, root, b.l.own_input(r), b.l.output_block(r));
+                else
+                    b.plan.send(1, r, b.l.own_input(r), root, b.l.output_block(r));
+            }
+            break;
+        case Collective::kScatter:
+            for (uint32_t r = 0; r < n; ++r) {
+                if (r == root) b.plan.copy(0, root, b.l.input_block(r), b.l.own_output(r));
+                else
+                    b.plan.send(1, root, b.l.input_block(r), r, b.l.own_output(r));
+            }
+            break;
+        default: throw Error("internal: direct algorithm for this op");
     }
 }
 
@@ -365,32 +373,35 @@ Plan build_plan(const PlanContext& ctx, const std::string& algo) {
     if (std::find(algos.begin(), algos.end(), algo) == algos.end()) {
         std::string list;
         for (const auto& a : algos) list += (list.empty() ? "" : ", ") + a;
-        throw Error("unknown algorithm '" + algo + "' for " + collective_name(ctx.request.op) + " (algorithms: " + list +
-                    ", auto)");
+        throw Error("unknown algorithm '" + algo + "' for " + collective_name(ctx.request.op) +
+                    " (algorithms: " + list + ", auto)");
     }
     Builder b(ctx);
     switch (ctx.request.op) {
-    case Collective::kAllGather:
-        if (algo == "line") all_gather_line(b);
-        else all_gather_ring(b, algo == "ring_bidir", algo == "ring_halfway");
-        break;
-    case Collective::kReduceScatter: reduce_scatter(b, algo); break;
-    case Collective::kAllReduce:
-        if (algo == "ring") all_reduce_ring(b);
-        else all_reduce_other(b, algo);
-        break;
-    case Collective::kBroadcast:
-    case Collective::kReduce:
-        if (algo == "chain") rooted_chain(b, ctx.request.op == Collective::kReduce);
-        else rooted_direct(b);
-        break;
-    case Collective::kGather:
-    case Collective::kScatter: rooted_direct(b); break;
-    case Collective::kSendRecv:
-        for (uint32_t i = 0; i < b.n && b.n > 1; ++i)
-            b.plan.send(0, b.ring(i), b.l.whole(b.l.input), b.ring(i + 1), b.l.whole(b.l.output));
-        if (b.n == 1) b.plan.copy(0, 0, b.l.whole(b.l.input), b.l.whole(b.l.output));
-        break;
+        case Collective::kAllGather:
+            if (algo == "line") all_gather_line(b);
+            else
+                all_gather_ring(b, algo == "ring_bidir", algo == "ring_halfway");
+            break;
+        case Collective::kReduceScatter: reduce_scatter(b, algo); break;
+        case Collective::kAllReduce:
+            if (algo == "ring") all_reduce_ring(b);
+            else
+                all_reduce_other(b, algo);
+            break;
+        case Collective::kBroadcast:
+        case Collective::kReduce:
+            if (algo == "chain") rooted_chain(b, ctx.request.op == Collective::kReduce);
+            else
+                rooted_direct(b);
+            break;
+        case Collective::kGather:
+        case Collective::kScatter: rooted_direct(b); break;
+        case Collective::kSendRecv:
+            for (uint32_t i = 0; i < b.n && b.n > 1; ++i)
+                b.plan.send(0, b.ring(i), b.l.whole(b.l.input), b.ring(i + 1), b.l.whole(b.l.output));
+            if (b.n == 1) b.plan.copy(0, 0, b.l.whole(b.l.input), b.l.whole(b.l.output));
+            break;
     }
     return std::move(b.plan);
 }

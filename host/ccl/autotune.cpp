@@ -87,7 +87,8 @@ CostModel CostModel::load(const std::string& path, const std::string& cluster_na
                 for (const auto& p : pts) {
                     const double ratio = p.at(1).get<double>();
                     if (!(ratio > 0) || !std::isfinite(ratio))
-                        throw Error("calibration of " + key + ": ratio " + std::to_string(ratio) + " is not a positive number");
+                        throw Error("calibration of " + key + ": ratio " + std::to_string(ratio) +
+                                    " is not a positive number");
                     cal.points.push_back({p.at(0).get<uint64_t>(), ratio});
                 }
                 std::sort(cal.points.begin(), cal.points.end());

@@ -17,8 +17,8 @@
 namespace weft::ccl {
 
 struct CostFeatures {
-    double critical_path = 0;    // ops that must run one after another
-    double busiest_stream = 0;   // messages
+    double critical_path = 0;   // ops that must run one after another
+    double busiest_stream = 0;  // messages
     static CostFeatures of(const LoweredOp& op);
 };
 

@@ -19,7 +19,10 @@ const std::vector<OpInfo>& ops() {
     static const std::vector<OpInfo> v = {
         {Collective::kAllGather, "all_gather", {"ring", "ring_bidir", "ring_halfway", "line"}, false},
         {Collective::kReduceScatter, "reduce_scatter", {"ring", "ring_bidir", "line"}, true},
-        {Collective::kAllReduce, "all_reduce", {"ring", "full_mesh", "reduce_root", "tree", "naive_ring", "recursive_doubling", "halving_doubling"}, true},
+        {Collective::kAllReduce,
+         "all_reduce",
+         {"ring", "full_mesh", "reduce_root", "tree", "naive_ring", "recursive_doubling", "halving_doubling"},
+         true},
         {Collective::kBroadcast, "broadcast", {"chain", "direct"}, false},
         {Collective::kReduce, "reduce", {"chain", "direct"}, true},
         {Collective::kGather, "gather", {"direct"}, false},
@@ -62,12 +65,12 @@ bool reduces(Collective c) { return info(c).reduces; }
 
 double bus_factor(Collective c, uint32_t n) {
     switch (c) {
-    case Collective::kAllReduce: return 2.0 * (n - 1) / n;
-    case Collective::kAllGather:
-    case Collective::kReduceScatter:
-    case Collective::kGather:
-    case Collective::kScatter: return double(n - 1) / n;
-    default: return 1.0;
+        case Collective::kAllReduce: return 2.0 * (n - 1) / n;
+        case Collective::kAllGather:
+        case Collective::kReduceScatter:
+        case Collective::kGather:
+        case Collective::kScatter: return double(n - 1) / n;
+        default: return 1.0;
     }
 }
 
@@ -75,10 +78,10 @@ uint32_t dtype_size(abi::DataType t) { return t == abi::kBF16 || t == abi::kF16 
 
 std::string dtype_name(abi::DataType t) {
     switch (t) {
-    case abi::kF32: return "f32";
-    case abi::kBF16: return "bf16";
-    case abi::kF16: return "f16";
-    case abi::kI32: return "i32";
+        case abi::kF32: return "f32";
+        case abi::kBF16: return "bf16";
+        case abi::kF16: return "f16";
+        case abi::kI32: return "i32";
     }
     return "?";
 }
@@ -91,11 +94,11 @@ abi::DataType parse_dtype(const std::string& s) {
 
 std::string redop_name(abi::MathOp op) {
     switch (op) {
-    case abi::kMathSum: return "sum";
-    case abi::kMathMax: return "max";
-    case abi::kMathMin: return "min";
-    case abi::kMathProd: return "prod";
-    case abi::kMathSemInc: break;  // an engine command, not a reduction
+        case abi::kMathSum: return "sum";
+        case abi::kMathMax: return "max";
+        case abi::kMathMin: return "min";
+        case abi::kMathProd: return "prod";
+        case abi::kMathSemInc: break;  // an engine command, not a reduction
     }
     return "?";
 }
@@ -124,7 +127,8 @@ OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Span& dram) {
     l.ranks = ranks;
     l.element = dtype_size(r.dtype);
     if (r.root >= ranks)
-        throw Error("root " + std::to_string(r.root) + " is not a chip of this " + std::to_string(ranks) + "-chip cluster");
+        throw Error("root " + std::to_string(r.root) + " is not a chip of this " + std::to_string(ranks) +
+                    "-chip cluster");
     if (r.shape[0] != 0) {
         if (r.op != Collective::kAllGather) throw Error("--shape applies to all_gather only");
         if (r.dim > 3) throw Error("all_gather dimension " + std::to_string(r.dim) + " is not one of 0..3");
@@ -152,14 +156,14 @@ OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Span& dram) {
     }
     const uint64_t whole = l.elements * l.element, block = (base + (rem ? 1 : 0)) * l.element;
     switch (r.op) {
-    case Collective::kAllGather:
-    case Collective::kGather: l.input_bytes = block, l.output_bytes = whole; break;
-    case Collective::kReduceScatter: l.input_bytes = whole, l.output_bytes = block, l.work_bytes = whole; break;
-    case Collective::kReduce: l.input_bytes = whole, l.output_bytes = whole, l.work_bytes = whole; break;
-    // A partner's vector lands in work before it is reduced (recursive doubling).
-    case Collective::kAllReduce: l.input_bytes = whole, l.output_bytes = whole, l.work_bytes = whole; break;
-    case Collective::kScatter: l.input_bytes = whole, l.output_bytes = block; break;
-    default: l.input_bytes = whole, l.output_bytes = whole; break;
+        case Collective::kAllGather:
+        case Collective::kGather: l.input_bytes = block, l.output_bytes = whole; break;
+        case Collective::kReduceScatter: l.input_bytes = whole, l.output_bytes = block, l.work_bytes = whole; break;
+        case Collective::kReduce: l.input_bytes = whole, l.output_bytes = whole, l.work_bytes = whole; break;
+        // A partner's vector lands in work before it is reduced (recursive doubling).
+        case Collective::kAllReduce: l.input_bytes = whole, l.output_bytes = whole, l.work_bytes = whole; break;
+        case Collective::kScatter: l.input_bytes = whole, l.output_bytes = block; break;
+        default: l.input_bytes = whole, l.output_bytes = whole; break;
     }
     auto up = [](uint64_t x) { return (x + 4095) & ~uint64_t(4095); };
     l.input = dram.base;
@@ -205,7 +209,9 @@ CtringParams ctring_params(uint64_t bytes, uint32_t ranks, uint32_t element, con
     if (p.chunk_size * p.num_chunks > t.max_bdp) p.chunk_size = std::max<uint64_t>(1, t.max_bdp / p.num_chunks);
     p.chunk_size = std::max<uint64_t>(element, p.chunk_size / element * element);
     p.partition_bytes = p.chunk_size * p.num_chunks;
-    const auto up_to = [bytes](int64_t max_size) { return max_size < 0 || (max_size > 0 && bytes <= uint64_t(max_size)); };
+    const auto up_to = [bytes](int64_t max_size) {
+        return max_size < 0 || (max_size > 0 && bytes <= uint64_t(max_size));
+    };
     p.bidir_ag = up_to(t.bidir_ag_max_size);
     p.bidir_rs = up_to(t.bidir_rs_max_size);
     return p;

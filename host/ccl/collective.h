@@ -54,7 +54,7 @@ struct OpRequest {
 struct OpLayout {
     uint32_t ranks = 0;
     uint32_t element = 4;
-    uint64_t elements = 0;            // of the whole vector
+    uint64_t elements = 0;                           // of the whole vector
     std::vector<uint64_t> block_elems, block_first;  // per rank
     uint64_t input = 0, output = 0, work = 0;
     uint64_t input_bytes = 0, output_bytes = 0, work_bytes = 0;
@@ -112,7 +112,9 @@ inline uint32_t rs_owned_shard(uint32_t r, uint32_t n) { return (r + 1) % n; }
 // The reverse reduce-scatter (to position r-1): shard k starts two positions
 // before its owner's forward start, so it ends at the same owner, position k-1.
 inline uint32_t rs_rev_send_shard(uint32_t r, uint32_t step, uint32_t n) { return (r + step % n + 2) % n; }
-inline uint32_t ag_send_shard(uint32_t r, uint32_t step, uint32_t n) { return (rs_owned_shard(r, n) + n - step % n) % n; }
+inline uint32_t ag_send_shard(uint32_t r, uint32_t step, uint32_t n) {
+    return (rs_owned_shard(r, n) + n - step % n) % n;
+}
 inline uint32_t ag_rev_send_shard(uint32_t r, uint32_t rev_step, uint32_t n) { return (r + rev_step + 1) % n; }
 inline uint32_t ag_forward_steps(uint32_t n, bool bidir) { return bidir ? n / 2 : n - 1; }  // ceil((n-1)/2)
 inline uint32_t ag_reverse_steps(uint32_t n, bool bidir) { return bidir ? (n - 1) / 2 : 0; }

@@ -25,7 +25,8 @@ std::vector<uint32_t> choose_lanes(const std::vector<LinkDirection>& directions,
                                    uint32_t workers_per_link) {
     std::vector<uint32_t> lanes(directions.size(), 1);
     std::vector<uint32_t> spare(workers_in_use.size());
-    for (size_t c = 0; c < spare.size(); ++c) spare[c] = worker_cores > workers_in_use[c] ? worker_cores - workers_in_use[c] : 0;
+    for (size_t c = 0; c < spare.size(); ++c)
+        spare[c] = worker_cores > workers_in_use[c] ? worker_cores - workers_in_use[c] : 0;
     for (uint32_t level = 2; level <= workers_per_link; ++level)
         for (size_t d = 0; d < directions.size(); ++d) {
             const LinkDirection& x = directions[d];

@@ -28,16 +28,16 @@ struct LowOp {
     WorkerKey key;
     uint32_t port = 0;  // a send or receive: the cable it uses
     abi::CclOpcode opcode;
-    Span src, dst;           // a reduction's src: its other operand (empty: dst)
-    bool reads_dst = false;  // a reduction reads what it overwrites
-    uint64_t piece = 0;      // its piece's index in its transfer
-    int direction = -1;      // a send or receive: the cable direction it uses (its lanes)
-    int worker = -1;         // index into the chip's workers
+    Span src, dst;                   // a reduction's src: its other operand (empty: dst)
+    bool reads_dst = false;          // a reduction reads what it overwrites
+    uint64_t piece = 0;              // its piece's index in its transfer
+    int direction = -1;              // a send or receive: the cable direction it uses (its lanes)
+    int worker = -1;                 // index into the chip's workers
     std::map<int, size_t> deps;      // producer worker -> its latest op this one must follow
     std::map<int, uint32_t> signal;  // consumer worker -> number of this op's signal to it
     int partner_chip = -1;           // a receive: the send it drains
     size_t partner = 0;
-    uint32_t depth = 0;              // ops on the longest chain of waits ending here
+    uint32_t depth = 0;  // ops on the longest chain of waits ending here
 };
 
 class ScratchRing {
@@ -94,12 +94,21 @@ class PlaneLowering {
 public:
     PlaneLowering(const transport::Routing& routing, const std::vector<uint32_t>& worker_cores,
                   const LoweringOptions& opt, uint32_t planes, bool share_planes)
-        : routing_(routing), cores_(worker_cores), opt_(opt), planes_(planes), share_planes_(share_planes),
-          n_(routing.chips()), ops_(n_), scratch_(n_, ScratchRing(opt.scratch)), worker_of_(n_), first_worker_(n_) {}
+        : routing_(routing),
+          cores_(worker_cores),
+          opt_(opt),
+          planes_(planes),
+          share_planes_(share_planes),
+          n_(routing.chips()),
+          ops_(n_),
+          scratch_(n_, ScratchRing(opt.scratch)),
+          worker_of_(n_),
+          first_worker_(n_) {}
 
     LoweredOp run(const Plan& plan) {
         std::vector<Transfer> order = plan.transfers;
-        std::stable_sort(order.begin(), order.end(), [](const Transfer& a, const Transfer& b) { return a.round < b.round; });
+        std::stable_sort(order.begin(), order.end(),
+                         [](const Transfer& a, const Transfer& b) { return a.round < b.round; });
         for (size_t first = 0; first < order.size();) {
             size_t last = first;
             while (last < order.size() && order[last].round == order[first].round) ++last;
@@ -189,7 +198,8 @@ private:
     }
 
     int direction(const Hop& hop, uint64_t pieces) {
-        auto [it, fresh] = direction_of_.try_emplace({hop.from_chip, hop.from_port}, static_cast<int>(directions_.size()));
+        auto [it, fresh] =
+            direction_of_.try_emplace({hop.from_chip, hop.from_port}, static_cast<int>(directions_.size()));
         if (fresh) directions_.push_back({hop.from_chip, hop.from_port, hop.to_chip, 0});
         directions_[it->second].pieces = std::max(directions_[it->second].pieces, pieces);
         return it->second;
@@ -219,7 +229,8 @@ private:
             bool copies = false;
             for (const LowOp& o : ops_[c]) {
                 if (o.key.role == kCopy) copies = true;
-                else keys.insert(o.key);
+                else
+                    keys.insert(o.key);
             }
             in_use[c] = static_cast<uint32_t>(keys.size() + (copies && keys.empty() ? 1 : 0));
             if (in_use[c] > cores_.size())
@@ -236,7 +247,8 @@ private:
             choose_lanes(directions_, in_use, static_cast<uint32_t>(cores_.size()), opt_.workers_per_link);
         for (uint32_t c = 0; c < n_; ++c)
             for (LowOp& o : ops_[c])
-                if (o.direction >= 0) o.key.lane = static_cast<uint32_t>(o.piece % lanes[static_cast<size_t>(o.direction)]);
+                if (o.direction >= 0)
+                    o.key.lane = static_cast<uint32_t>(o.piece % lanes[static_cast<size_t>(o.direction)]);
     }
 
     // A worker per (role, port, lane) a chip uses; copies get their own if a
@@ -252,8 +264,8 @@ private:
             first_worker_[c] = out_.workers.size();
             for (const WorkerKey& k : link_keys) worker_of_[c][k] = add_worker(c, k);
             if (copies)
-                worker_of_[c][{kCopy, 0, 0}] =
-                    link_keys.size() < cores_.size() ? add_worker(c, {kCopy, 0, 0}) : worker_of_[c].at(link_keys.front());
+                worker_of_[c][{kCopy, 0, 0}] = link_keys.size() < cores_.size() ? add_worker(c, {kCopy, 0, 0})
+                                                                                : worker_of_[c].at(link_keys.front());
             for (LowOp& o : ops_[c]) o.worker = worker_of_[c].at(o.key);
         }
     }
@@ -294,7 +306,8 @@ private:
         for (uint32_t c = 0; c < n_; ++c)
             for (const LowOp& o : ops_[c]) {
                 if (o.opcode != abi::kCclSend) continue;
-                auto [it, fresh] = stream_of.try_emplace({c, o.port, o.key.lane}, static_cast<int>(out_.streams.size()));
+                auto [it, fresh] =
+                    stream_of.try_emplace({c, o.port, o.key.lane}, static_cast<int>(out_.streams.size()));
                 if (fresh) out_.streams.push_back(new_stream(c, o));
                 out_.streams[it->second].messages +=
                     static_cast<uint32_t>((o.src.size() + opt_.message_bytes - 1) / opt_.message_bytes);
@@ -411,7 +424,8 @@ LoweredOp lower(const Plan& plan, const transport::Routing& routing, const std::
     check_workers_per_link(opt.workers_per_link, static_cast<uint32_t>(worker_cores.size()));
     // Every plane the hops have, unless a chip then runs out of worker cores
     // (a sender and a receiver per cable it uses): then one plane fewer.
-    const uint32_t most = std::max(1u, opt.planes ? std::min(opt.planes, routing.max_parallel()) : routing.max_parallel());
+    const uint32_t most =
+        std::max(1u, opt.planes ? std::min(opt.planes, routing.max_parallel()) : routing.max_parallel());
     // With a worker per cable first (each runs on its own core), then with one
     // worker serving all the cables to a neighbour (a two-way ring on two
     // planes needs 8 workers the first way, 4 the second).

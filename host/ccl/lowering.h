@@ -35,10 +35,10 @@ namespace weft::ccl {
 using transport::Hop;
 
 struct LoweringOptions {
-    uint64_t piece_bytes = 64 * 1024;  // pipelining unit: a stream's buffering by default
+    uint64_t piece_bytes = 64 * 1024;    // pipelining unit: a stream's buffering by default
     uint32_t message_bytes = 16 * 1024;  // the transport's largest message (streams count in them)
-    uint32_t element_size = 4;         // pieces of a reduced transfer cut on element boundaries
-    uint32_t reduce_arg = 0;           // abi::MathOp | abi::DataType << 16 for reductions
+    uint32_t element_size = 4;           // pieces of a reduced transfer cut on element boundaries
+    uint32_t reduce_arg = 0;             // abi::MathOp | abi::DataType << 16 for reductions
     // Lanes per hop direction at most (lanes.h): each gets its own sender
     // and receiver worker and stream while spare worker cores allow.
     uint32_t workers_per_link = 1;
@@ -48,7 +48,7 @@ struct LoweringOptions {
     // 0: as many as the hop has and the worker cores at its ends allow (fewer
     // planes are tried until the workers fit).
     uint32_t planes = 0;
-    Span scratch;                      // per chip: forwarding buffers (same addresses on every chip)
+    Span scratch;  // per chip: forwarding buffers (same addresses on every chip)
 };
 
 // A stream of messages out of one chip port on one lane (it carries pieces
@@ -58,7 +58,7 @@ using Stream = transport::StreamSpec;
 struct WorkerProgram {
     uint32_t chip = 0, core = 0, index = 0;  // index: among this chip's workers (its signal slot)
     bool receives = false;
-    uint32_t port = 0, lane = 0;             // the link and lane it serves (a copy-only worker: 0, 0)
+    uint32_t port = 0, lane = 0;  // the link and lane it serves (a copy-only worker: 0, 0)
     // Every port it serves, in the order of its channel table
     // (CclInstr::channel): `port` alone, or one per plane when a worker
     // serves all the cables to one neighbour.

@@ -57,7 +57,8 @@ WorkerPlace place_worker(const WorkerProgram& p, size_t channels, transport::L1A
     const std::string what = "CCL program of " + std::to_string(p.code.size()) + " instructions";
     at.program = mem.allocate(p.chip, p.core, p.code.size() * sizeof(abi::CclInstr), 64, what);
     at.signals = mem.allocate(p.chip, p.core, 4 * abi::kCclMaxProducers, 16, "CCL signal semaphores");
-    if (channels) at.channels = mem.allocate(p.chip, p.core, sizeof(abi::ChannelRef) * channels, 16, "CCL channel table");
+    if (channels)
+        at.channels = mem.allocate(p.chip, p.core, sizeof(abi::ChannelRef) * channels, 16, "CCL channel table");
     return at;
 }
 
@@ -83,7 +84,8 @@ PlacedOp place_op(const LoweredOp& op, transport::Transport& transport, transpor
                 in.dst.base = signals_of.at({p.chip, in.arg}) + 4ull * p.index;
                 in.arg = p.index;
             }
-        if (!p.code.empty()) placed.memory.write(p.chip, at[w].program, p.code.data(), p.code.size() * sizeof(abi::CclInstr));
+        if (!p.code.empty())
+            placed.memory.write(p.chip, at[w].program, p.code.data(), p.code.size() * sizeof(abi::CclInstr));
         placed.memory.clear(p.chip, at[w].signals, 4 * abi::kCclMaxProducers);
         if (at[w].channels)
             placed.memory.write(p.chip, at[w].channels, tables[w].data(), sizeof(abi::ChannelRef) * tables[w].size());

@@ -34,7 +34,7 @@ private:
 
 struct PlacedOp {
     MemoryImage memory;
-    std::vector<Launch> launches;  // the transport's kernels first, then one ccl_worker per worker
+    std::vector<Launch> launches;             // the transport's kernels first, then one ccl_worker per worker
     std::vector<transport::StreamEnds> ends;  // per stream of the op
 };
 

@@ -33,10 +33,10 @@ struct Span {
 };
 
 struct Transfer {
-    uint32_t round = 0;             // transfers of one round may run at once; rounds in order
+    uint32_t round = 0;                   // transfers of one round may run at once; rounds in order
     uint32_t src_chip = 0, dst_chip = 0;  // equal: a local copy
     Span src, dst;
-    bool reduce = false;            // dst = with op src (else dst = src)
+    bool reduce = false;  // dst = with op src (else dst = src)
     // A reduction's other operand, on dst's chip and of dst's size; empty: dst
     // itself. A first reduction into an output reads the input it would
     // otherwise have needed copied there first.
@@ -55,7 +55,9 @@ struct Plan {
         add(round, from, to, src, dst, true, with);
     }
     // dst = dst op src on `chip` (both contiguous).
-    void reduce_local(uint32_t round, uint32_t chip, Span src, Span dst) { add(round, chip, chip, src, dst, true, Span{}); }
+    void reduce_local(uint32_t round, uint32_t chip, Span src, Span dst) {
+        add(round, chip, chip, src, dst, true, Span{});
+    }
 
 private:
     void add(uint32_t round, uint32_t from, uint32_t to, Span src, Span dst, bool reduce, Span with);

@@ -19,30 +19,62 @@ uint64_t splitmix(uint64_t& s) {
 
 double load(abi::DataType t, const uint8_t* p, uint64_t i) {
     switch (t) {
-    case abi::kF32: { float f; std::memcpy(&f, p + 4 * i, 4); return f; }
-    case abi::kI32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
-    case abi::kBF16: { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return num::bf16_to_f32(h); }
-    case abi::kF16: { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return num::f16_to_f32(h); }
+        case abi::kF32: {
+            float f;
+            std::memcpy(&f, p + 4 * i, 4);
+            return f;
+        }
+        case abi::kI32: {
+            int32_t v;
+            std::memcpy(&v, p + 4 * i, 4);
+            return v;
+        }
+        case abi::kBF16: {
+            uint16_t h;
+            std::memcpy(&h, p + 2 * i, 2);
+            return num::bf16_to_f32(h);
+        }
+        case abi::kF16: {
+            uint16_t h;
+            std::memcpy(&h, p + 2 * i, 2);
+            return num::f16_to_f32(h);
+        }
     }
     return 0;
 }
 
 void store(abi::DataType t, uint8_t* p, uint64_t i, double v) {
     switch (t) {
-    case abi::kF32: { float f = static_cast<float>(v); std::memcpy(p + 4 * i, &f, 4); break; }
-    case abi::kI32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p + 4 * i, &x, 4); break; }
-    case abi::kBF16: { uint16_t h = num::f32_to_bf16(static_cast<float>(v)); std::memcpy(p + 2 * i, &h, 2); break; }
-    case abi::kF16: { uint16_t h = num::f32_to_f16(static_cast<float>(v)); std::memcpy(p + 2 * i, &h, 2); break; }
+        case abi::kF32: {
+            float f = static_cast<float>(v);
+            std::memcpy(p + 4 * i, &f, 4);
+            break;
+        }
+        case abi::kI32: {
+            int32_t x = static_cast<int32_t>(v);
+            std::memcpy(p + 4 * i, &x, 4);
+            break;
+        }
+        case abi::kBF16: {
+            uint16_t h = num::f32_to_bf16(static_cast<float>(v));
+            std::memcpy(p + 2 * i, &h, 2);
+            break;
+        }
+        case abi::kF16: {
+            uint16_t h = num::f32_to_f16(static_cast<float>(v));
+            std::memcpy(p + 2 * i, &h, 2);
+            break;
+        }
     }
 }
 
 // Unit roundoff: the largest relative error of one rounding to the type.
 double unit_roundoff(abi::DataType t) {
     switch (t) {
-    case abi::kF32: return std::ldexp(1.0, -24);
-    case abi::kBF16: return std::ldexp(1.0, -8);
-    case abi::kF16: return std::ldexp(1.0, -11);
-    default: return 0;
+        case abi::kF32: return std::ldexp(1.0, -24);
+        case abi::kBF16: return std::ldexp(1.0, -8);
+        case abi::kF16: return std::ldexp(1.0, -11);
+        default: return 0;
     }
 }
 
@@ -69,11 +101,11 @@ public:
         for (uint32_t k = 1; k < n_; ++k) {
             const double x = load(r_.dtype, in_.input[k].data(), i);
             switch (r_.redop) {
-            case abi::kMathSum: acc += x, mag += std::fabs(x); break;
-            case abi::kMathProd: acc *= x, mag *= std::fabs(x); break;
-            case abi::kMathMax: acc = std::max(acc, x); break;
-            case abi::kMathMin: acc = std::min(acc, x); break;
-            case abi::kMathSemInc: break;  // never a request's reduction (parse_redop)
+                case abi::kMathSum: acc += x, mag += std::fabs(x); break;
+                case abi::kMathProd: acc *= x, mag *= std::fabs(x); break;
+                case abi::kMathMax: acc = std::max(acc, x); break;
+                case abi::kMathMin: acc = std::min(acc, x); break;
+                case abi::kMathSemInc: break;  // never a request's reduction (parse_redop)
             }
         }
         const bool exact = r_.redop == abi::kMathMax || r_.redop == abi::kMathMin || r_.dtype == abi::kI32;
@@ -91,11 +123,12 @@ public:
     Checker(const OpRequest& r, CheckResult& res) : r_(r), res_(res) {}
     // Replicated outputs hold the same bits on every rank: each element of
     // `out` against the first rank's.
-    void same_bits(uint32_t chip, const std::vector<uint8_t>& out, uint32_t first_chip, const std::vector<uint8_t>& first,
-                   uint64_t elements, uint32_t element_size) {
+    void same_bits(uint32_t chip, const std::vector<uint8_t>& out, uint32_t first_chip,
+                   const std::vector<uint8_t>& first, uint64_t elements, uint32_t element_size) {
         for (uint64_t i = 0; i < elements; ++i) {
             ++res_.checked;
-            if (std::memcmp(out.data() + i * element_size, first.data() + i * element_size, element_size) == 0) continue;
+            if (std::memcmp(out.data() + i * element_size, first.data() + i * element_size, element_size) == 0)
+                continue;
             if (res_.wrong++ == 0) {
                 std::ostringstream s;
                 s << "chip " << chip << " output element " << i << ": " << load(r_.dtype, out.data(), i)
@@ -134,8 +167,10 @@ OpData make_inputs(const OpRequest& r, const OpLayout& l, uint32_t seed) {
         for (uint64_t i = 0; i < count; ++i) {
             const double u = double(splitmix(s) >> 11) / double(1ull << 53);  // [0, 1)
             double v;
-            if (r.dtype == abi::kI32) v = r.redop == abi::kMathProd ? std::floor(u * 7) - 3 : std::floor(u * 2001) - 1000;
-            else v = r.redop == abi::kMathProd ? 0.5 + u : 2 * u - 1;
+            if (r.dtype == abi::kI32)
+                v = r.redop == abi::kMathProd ? std::floor(u * 7) - 3 : std::floor(u * 2001) - 1000;
+            else
+                v = r.redop == abi::kMathProd ? 0.5 + u : 2 * u - 1;
             store(r.dtype, buf.data(), i, v);
         }
         d.input.push_back(std::move(buf));
@@ -161,42 +196,44 @@ CheckResult check_outputs(const OpRequest& r, const OpLayout& l, const OpData& i
         return l.block_first[k] + j;
     };
     switch (r.op) {
-    case Collective::kAllGather:
-    case Collective::kGather:
-        for (uint32_t c = 0; c < n; ++c) {
-            if (r.op == Collective::kGather && c != r.root) continue;
-            for (uint32_t k = 0; k < n; ++k)
-                for (uint64_t j = 0; j < l.block_elems[k]; ++j) ck.compare(c, out[c], gathered(k, j), copy_of(k, j));
-        }
-        break;
-    case Collective::kReduceScatter:
-        for (uint32_t c = 0; c < n; ++c)
-            for (uint64_t j = 0; j < l.block_elems[c]; ++j) ck.compare(c, out[c], j, red.at(l.block_first[c] + j));
-        break;
-    case Collective::kAllReduce:
-    case Collective::kReduce:
-        for (uint64_t i = 0; i < l.elements; ++i) {
-            const Expect e = red.at(i);
+        case Collective::kAllGather:
+        case Collective::kGather:
+            for (uint32_t c = 0; c < n; ++c) {
+                if (r.op == Collective::kGather && c != r.root) continue;
+                for (uint32_t k = 0; k < n; ++k)
+                    for (uint64_t j = 0; j < l.block_elems[k]; ++j)
+                        ck.compare(c, out[c], gathered(k, j), copy_of(k, j));
+            }
+            break;
+        case Collective::kReduceScatter:
             for (uint32_t c = 0; c < n; ++c)
-                if (r.op == Collective::kAllReduce || c == r.root) ck.compare(c, out[c], i, e);
-        }
-        if (r.op == Collective::kAllReduce)
-            for (uint32_t c = 1; c < n; ++c) ck.same_bits(c, out[c], 0, out[0], l.elements, l.element);
-        break;
-    case Collective::kBroadcast:
-        for (uint32_t c = 0; c < n; ++c)
-            for (uint64_t i = 0; i < l.elements; ++i) ck.compare(c, out[c], i, copy_of(r.root, i));
-        break;
-    case Collective::kScatter:
-        for (uint32_t c = 0; c < n; ++c)
-            for (uint64_t j = 0; j < l.block_elems[c]; ++j) ck.compare(c, out[c], j, copy_of(r.root, l.block_first[c] + j));
-        break;
-    case Collective::kSendRecv:
-        for (uint32_t p = 0; p < n; ++p) {
-            const uint32_t c = ring[p], from = ring[(p + n - 1) % n];
-            for (uint64_t i = 0; i < l.elements; ++i) ck.compare(c, out[c], i, copy_of(from, i));
-        }
-        break;
+                for (uint64_t j = 0; j < l.block_elems[c]; ++j) ck.compare(c, out[c], j, red.at(l.block_first[c] + j));
+            break;
+        case Collective::kAllReduce:
+        case Collective::kReduce:
+            for (uint64_t i = 0; i < l.elements; ++i) {
+                const Expect e = red.at(i);
+                for (uint32_t c = 0; c < n; ++c)
+                    if (r.op == Collective::kAllReduce || c == r.root) ck.compare(c, out[c], i, e);
+            }
+            if (r.op == Collective::kAllReduce)
+                for (uint32_t c = 1; c < n; ++c) ck.same_bits(c, out[c], 0, out[0], l.elements, l.element);
+            break;
+        case Collective::kBroadcast:
+            for (uint32_t c = 0; c < n; ++c)
+                for (uint64_t i = 0; i < l.elements; ++i) ck.compare(c, out[c], i, copy_of(r.root, i));
+            break;
+        case Collective::kScatter:
+            for (uint32_t c = 0; c < n; ++c)
+                for (uint64_t j = 0; j < l.block_elems[c]; ++j)
+                    ck.compare(c, out[c], j, copy_of(r.root, l.block_first[c] + j));
+            break;
+        case Collective::kSendRecv:
+            for (uint32_t p = 0; p < n; ++p) {
+                const uint32_t c = ring[p], from = ring[(p + n - 1) % n];
+                for (uint64_t i = 0; i < l.elements; ++i) ck.compare(c, out[c], i, copy_of(from, i));
+            }
+            break;
     }
     return res;
 }

@@ -94,9 +94,7 @@ std::pair<std::string, LoweredOp> CollectiveRunner::choose(const OpRequest& r) c
     return best;
 }
 
-std::string CollectiveRunner::resolve(const OpRequest& r) const {
-    return r.algo != "auto" ? r.algo : choose(r).first;
-}
+std::string CollectiveRunner::resolve(const OpRequest& r) const { return r.algo != "auto" ? r.algo : choose(r).first; }
 
 namespace {
 
@@ -135,7 +133,8 @@ std::chrono::milliseconds CollectiveRunner::deadline(const LoweredOp& op) const 
         const uint64_t a = uint64_t(s.chip) << 32 | s.port, b = uint64_t(s.peer_chip) << 32 | s.peer_port;
         cables.insert({std::min(a, b), std::max(a, b)});
     }
-    return std::chrono::milliseconds(20000 + op.bytes_on_links / (20u << 20) * 1000 / std::max<size_t>(1, cables.size()));
+    return std::chrono::milliseconds(20000 +
+                                     op.bytes_on_links / (20u << 20) * 1000 / std::max<size_t>(1, cables.size()));
 }
 
 OpTiming CollectiveRunner::run(const OpRequest& r) {

@@ -14,22 +14,22 @@
 #include <string>
 
 #include "ccl/autotune.h"
-#include "common/knobs.h"
 #include "ccl/collective.h"
 #include "ccl/lowering.h"
 #include "ccl/topology.h"
+#include "common/knobs.h"
 #include "driver/cluster.h"
 #include "transport/edm/edm_transport.h"
 
 namespace weft::ccl {
 
 struct OpTiming {
-    std::string algo;        // the algorithm that ran ("auto" resolved)
-    double seconds = 0;      // launch of the first kernel to the last one done
+    std::string algo;    // the algorithm that ran ("auto" resolved)
+    double seconds = 0;  // launch of the first kernel to the last one done
     uint64_t bytes_on_links = 0, hops = 0;
     uint32_t workers = 0, streams = 0;
-    uint32_t planes = 1;     // cables each hop was striped over
-    CostFeatures features;   // of the lowered op, what the cost model is fitted on
+    uint32_t planes = 1;    // cables each hop was striped over
+    CostFeatures features;  // of the lowered op, what the cost model is fitted on
 };
 
 struct RunnerOptions {

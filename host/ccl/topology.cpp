@@ -9,8 +9,7 @@
 
 namespace weft::ccl {
 
-Topology::Topology(ClusterTopology cluster)
-    : cluster_(std::move(cluster)), n_(cluster_.chips()), adjacent_(n_) {
+Topology::Topology(ClusterTopology cluster) : cluster_(std::move(cluster)), n_(cluster_.chips()), adjacent_(n_) {
     const uint32_t chips = n_;
     if (chips == 0) throw Error("a collective needs at least one chip");
     for (const LinkInfo& l : cluster_.links()) {
@@ -64,9 +63,7 @@ const std::vector<Hop>& Topology::route(uint32_t from, uint32_t to) const {
     return routes_[from][to];
 }
 
-uint32_t Topology::distance(uint32_t from, uint32_t to) const {
-    return static_cast<uint32_t>(route(from, to).size());
-}
+uint32_t Topology::distance(uint32_t from, uint32_t to) const { return static_cast<uint32_t>(route(from, to).size()); }
 
 const Hop& Topology::neighbour(uint32_t chip, uint32_t port) const {
     if (chip < n_)

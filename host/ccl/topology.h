@@ -51,9 +51,10 @@ private:
     std::vector<uint32_t> nearest_neighbour_order(uint32_t start) const;
     ClusterTopology cluster_;
     uint32_t n_;
-    std::vector<std::vector<Hop>> adjacent_;       // per chip, by port
+    std::vector<std::vector<Hop>> adjacent_;             // per chip, by port
     std::vector<std::vector<std::vector<Hop>>> routes_;  // [from][to]
-    std::vector<std::vector<std::vector<Hop>>> cables_;  // [from][to]: every cable, by port (the lowering asks per piece)
+    std::vector<std::vector<std::vector<Hop>>>
+        cables_;  // [from][to]: every cable, by port (the lowering asks per piece)
     uint32_t max_cables_ = 0;
 };
 

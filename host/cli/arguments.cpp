@@ -84,7 +84,8 @@ CLI::Option* add_whole(CLI::App& app, const std::string& name, const std::string
 CLI::Option* add_size(CLI::App& app, const std::string& name, const std::string& value, uint64_t& into, Bounds b,
                       const std::string& help) {
     const auto assign = [&into](const std::string& word) { into = std::stoull(word); };
-    const std::string range = b.step > 1 ? "a multiple of " + std::to_string(b.step) + ", " + size_range(b) : size_range(b);
+    const std::string range = b.step > 1 ? "a multiple of " + std::to_string(b.step) + ", " + size_range(b)
+                                         : size_range(b);
     CLI::Option* o = add(app, name, value, help + " (" + range + ")", assign);
     return o->transform(validator([b](std::string& word) {
         const std::string refusal = "must be " + size_kind(b) + " (e.g. 4096, 16K, 1M), not '" + word + "'";

@@ -44,7 +44,9 @@ std::vector<uint64_t> sizes_of(const BenchArgs& a) {
 class Progress {
 public:
     void show(size_t done, size_t total, const std::string& algo, uint64_t size) const {
-        if (tty_) std::fprintf(stderr, "\r  [%zu/%zu] %s %llu B ...          ", done, total, algo.c_str(), (unsigned long long)size);
+        if (tty_)
+            std::fprintf(stderr, "\r  [%zu/%zu] %s %llu B ...          ", done, total, algo.c_str(),
+                         (unsigned long long)size);
     }
     void clear() const {
         if (tty_) std::fprintf(stderr, "\r%60s\r", "");
@@ -85,10 +87,11 @@ void print_header(const ccl::OpRequest& base, const ccl::CollectiveRunner& run, 
     std::printf("# %s on %u chips, ring %s (stretch %.2f), %s %s\n", ccl::collective_name(base.op).c_str(), n,
                 ring_text(run).c_str(), run.ring_stretch(), ccl::dtype_name(base.dtype).c_str(),
                 ccl::reduces(base.op) ? ccl::redop_name(base.redop).c_str() : "");
-    std::printf("# %12s %12s %6s %6s %6s %-18s %12s %9s %9s %8s %8s %7s %6s\n", "size(B)", "count", "type", "redop", "root",
-                "algo", "time(us)", "algbw", "busbw", "#wrong", "wire/def", "bells", "b/c/s");
-    std::printf("# wire/def: payload bytes the cables carried / the algorithm's bytes on links; bells: doorbell\n"
-                "# rings per op; b/c/s: per chip per step of the critical path (the checked run; '-' with --no-check)\n");
+    std::printf("# %12s %12s %6s %6s %6s %-18s %12s %9s %9s %8s %8s %7s %6s\n", "size(B)", "count", "type", "redop",
+                "root", "algo", "time(us)", "algbw", "busbw", "#wrong", "wire/def", "bells", "b/c/s");
+    std::printf(
+        "# wire/def: payload bytes the cables carried / the algorithm's bytes on links; bells: doorbell\n"
+        "# rings per op; b/c/s: per chip per step of the critical path (the checked run; '-' with --no-check)\n");
 }
 
 // The checked run's traffic as the three last columns.
@@ -125,12 +128,20 @@ struct Sweep {
         wrong += c.first.check.wrong;
         bus_sum += c.bus;
         ++bus_n;
-        rows.push_back({{"op", ccl::collective_name(r.op)}, {"algo", c.first.timing.algo}, {"requested", requested},
-                        {"bytes", c.first.layout.elements * c.first.layout.element}, {"count", c.first.layout.elements},
-                        {"type", ccl::dtype_name(r.dtype)}, {"redop", ccl::redop_name(r.redop)},
-                        {"time_us", c.seconds * 1e6}, {"algbw_gbs", c.alg}, {"busbw_gbs", c.bus},
-                        {"wrong", c.first.check.wrong}, {"wire_bytes", c.first.traffic.wire_bytes},
-                        {"defined_bytes", c.first.timing.bytes_on_links}, {"doorbells", c.first.traffic.doorbells},
+        rows.push_back({{"op", ccl::collective_name(r.op)},
+                        {"algo", c.first.timing.algo},
+                        {"requested", requested},
+                        {"bytes", c.first.layout.elements * c.first.layout.element},
+                        {"count", c.first.layout.elements},
+                        {"type", ccl::dtype_name(r.dtype)},
+                        {"redop", ccl::redop_name(r.redop)},
+                        {"time_us", c.seconds * 1e6},
+                        {"algbw_gbs", c.alg},
+                        {"busbw_gbs", c.bus},
+                        {"wrong", c.first.check.wrong},
+                        {"wire_bytes", c.first.traffic.wire_bytes},
+                        {"defined_bytes", c.first.timing.bytes_on_links},
+                        {"doorbells", c.first.traffic.doorbells},
                         {"steps", c.first.timing.features.critical_path}});
         fit_points.push_back({c.first.timing.features, c.seconds});
     }
@@ -163,7 +174,8 @@ void report(const Sweep& s, const ccl::OpRequest& base, uint32_t n, const std::v
     if (!a.json.empty()) write_bench_json(a.json, op, n, s.rows);
     if (!a.csv.empty()) write_bench_csv(a.csv, s.rows);
     if (!a.png.empty()) {
-        write_bench_png(a.png, op + " on " + std::to_string(n) + " chips, " + ccl::dtype_name(base.dtype), algos, s.rows);
+        write_bench_png(a.png, op + " on " + std::to_string(n) + " chips, " + ccl::dtype_name(base.dtype), algos,
+                        s.rows);
         std::printf("# chart: %s\n", a.png.c_str());
     }
     if (a.fit) {
@@ -192,14 +204,17 @@ int bench(BenchArgs a, const std::string& run_dir) {
 }  // namespace
 
 Command add_bench(CLI::App& weft, Globals& g) {
-    CLI::App* cmd = weft.add_subcommand("bench", "nccl-tests style sweep: time, algbw, busbw, #wrong by size and algorithm");
+    CLI::App* cmd =
+        weft.add_subcommand("bench", "nccl-tests style sweep: time, algbw, busbw, #wrong by size and algorithm");
     auto a = std::make_shared<BenchArgs>();
     add_ccl_args(*cmd, a->ccl, true);
     add_size(*cmd, "-b,--minbytes", "MIN", a->min_bytes, {1, kMaxBytes}, "the first size; default 1K");
     add_size(*cmd, "-e,--maxbytes", "MAX", a->max_bytes, {1, kMaxBytes}, "the last size at most; default MIN");
     add_whole(*cmd, "-f,--stepfactor", "F", a->factor, {2, UINT32_MAX}, "each size F times the one before; default 2");
-    add_whole(*cmd, "-n,--iters", "N", a->iters, {0, UINT32_MAX}, "timed runs per size; 0 (default): 5, 3 or 2 by size");
-    add_whole(*cmd, "-w,--warmup", "N", a->warmup, {0, UINT32_MAX}, "runs before the timed ones, the checked one included; default 1");
+    add_whole(*cmd, "-n,--iters", "N", a->iters, {0, UINT32_MAX},
+              "timed runs per size; 0 (default): 5, 3 or 2 by size");
+    add_whole(*cmd, "-w,--warmup", "N", a->warmup, {0, UINT32_MAX},
+              "runs before the timed ones, the checked one included; default 1");
     cmd->add_flag("--all-algos", a->all_algos, "every algorithm of the op (--algo all)");
     cmd->add_flag("--no-check", a->no_check, "do not check the first run against the host reference");
     cmd->add_flag("--fit", a->fit, "fit the cost model's launch, step and message costs to the times");

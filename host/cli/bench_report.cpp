@@ -38,7 +38,8 @@ void write_bench_png(const std::string& path, const std::string& title, const st
     for (const std::string& algo : algos) {
         PlotSeries series{algo, {}};
         for (const auto& row : rows)
-            if (row["requested"] == algo) series.points.push_back({row["bytes"].get<double>(), row["busbw_gbs"].get<double>()});
+            if (row["requested"] == algo)
+                series.points.push_back({row["bytes"].get<double>(), row["busbw_gbs"].get<double>()});
         spec.series.push_back(series);
     }
     write_line_plot_png(path, spec);

@@ -24,12 +24,15 @@ std::string op_names() {
 }  // namespace
 
 void add_ccl_args(CLI::App& cmd, CclArgs& a, bool sweep) {
-    add_word(cmd, "OP", "", a.op, [](const std::string& w) { ccl::parse_collective(w); }, "the collective op: " + op_names())
+    add_word(
+        cmd, "OP", "", a.op, [](const std::string& w) { ccl::parse_collective(w); }, "the collective op: " + op_names())
         ->required();
-    add_word(cmd, "--dtype", "T", a.dtype, [](const std::string& w) { ccl::parse_dtype(w); },
-             "element type: f32, bf16, f16, i32; default f32");
-    add_word(cmd, "--redop", "R", a.redop, [](const std::string& w) { ccl::parse_redop(w); },
-             "reduction: sum, max, min, prod; default sum");
+    add_word(
+        cmd, "--dtype", "T", a.dtype, [](const std::string& w) { ccl::parse_dtype(w); },
+        "element type: f32, bf16, f16, i32; default f32");
+    add_word(
+        cmd, "--redop", "R", a.redop, [](const std::string& w) { ccl::parse_redop(w); },
+        "reduction: sum, max, min, prod; default sum");
     const std::string algos = sweep ? "an algorithm of the op (below), auto: the cost model picks, or all; default auto"
                                     : "an algorithm of the op (below), or auto: the cost model picks; default auto";
     cmd.add_option("--algo", a.algo, algos)->option_text("A");

@@ -63,8 +63,9 @@ int reset(uint32_t chip, const std::string& run_dir) {
 Command add_up(CLI::App& weft, Globals& g) {
     CLI::App* cmd = weft.add_subcommand("up", "start a cluster from a cluster file or a name in clusters/");
     auto cluster = std::make_shared<std::string>();
-    add_word(*cmd, "CLUSTER", "", *cluster, [](const std::string& name) { paths::cluster_file(name); },
-             "a cluster file, or ring8, pair, line4, line4-lossy, mesh2x2, ring4x2, ring8x2")
+    add_word(
+        *cmd, "CLUSTER", "", *cluster, [](const std::string& name) { paths::cluster_file(name); },
+        "a cluster file, or ring8, pair, line4, line4-lossy, mesh2x2, ring4x2, ring8x2")
         ->required();
     add_run_dir(*cmd, g.run_dir);
     return {cmd, [cluster, &g] { return up(*cluster, g.run_dir); }};
@@ -95,8 +96,9 @@ Command add_reset(CLI::App& weft, Globals& g) {
 }
 
 CLI::Option* add_cluster(CLI::App& cmd, std::string& into) {
-    return add_word(cmd, "--cluster", "C", into, [](const std::string& name) { paths::cluster_file(name); },
-                    "a temporary cluster from this file or name; default: the running one, else ring8");
+    return add_word(
+        cmd, "--cluster", "C", into, [](const std::string& name) { paths::cluster_file(name); },
+        "a temporary cluster from this file or name; default: the running one, else ring8");
 }
 
 std::unique_ptr<Cluster> attach_or_start(const std::string& run_dir, const std::string& cluster,

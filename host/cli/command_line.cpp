@@ -46,10 +46,10 @@ CommandLine::CommandLine() : app_(kAbout, "weft") {
     app_.require_subcommand(0, 1);
     app_.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // as it always was
     add_run_dir(app_, globals_.run_dir);
-    for (const Command& c : {add_up(app_, globals_), add_down(app_, globals_), add_status(app_, globals_),
-                             add_linktest(app_, globals_), add_link(app_, globals_), add_fault(app_, globals_),
-                             add_reset(app_, globals_), add_run(app_, globals_), add_bench(app_, globals_),
-                             add_help(app_)}) {
+    for (const Command& c :
+         {add_up(app_, globals_), add_down(app_, globals_), add_status(app_, globals_), add_linktest(app_, globals_),
+          add_link(app_, globals_), add_fault(app_, globals_), add_reset(app_, globals_), add_run(app_, globals_),
+          add_bench(app_, globals_), add_help(app_)}) {
         runners_[c.app] = c.run;
         c.app->group("Commands");
     }

@@ -35,7 +35,8 @@ void print_link(const nlohmann::json& l) {
                 l["a"]["chip"].get<int>(), l["a"]["name"].get<std::string>().c_str(), l["b"]["chip"].get<int>(),
                 l["b"]["name"].get<std::string>().c_str(), l["state"].get<std::string>().c_str(),
                 l["link_state"].get<std::string>().c_str(), f["drop_rate"].get<double>(),
-                f["bit_error_rate"].get<double>(), f["flap_period_ms"].get<unsigned>(), f["flap_down_ms"].get<unsigned>(),
+                f["bit_error_rate"].get<double>(), f["flap_period_ms"].get<unsigned>(),
+                f["flap_down_ms"].get<unsigned>(),
                 describe_shaping(shape["bandwidth_gbps"].get<double>(), shape["latency_us"].get<double>()).c_str(),
                 l["mode"].get<std::string>().c_str(),
                 l["mode_pending"].get<bool>() ? " (switching once the link drains)" : "");
@@ -64,7 +65,9 @@ void add_wire_actions(CLI::App& fault, FaultArgs& a) {
     add_whole(*flap, "DOWN_MS", "", a.down_ms, {0, UINT32_MAX}, "the time down in each period, in ms")->required();
     a.actions[flap] = [&a] { return faults({{"flap_period_ms", a.period_ms}, {"flap_down_ms", a.down_ms}}); };
     a.actions[fault.add_subcommand("clear", "remove every fault and plug the cable in; the mode and shaping stay")] =
-        [] { return faults({{"clear", true}}); };
+        [] {
+            return faults({{"clear", true}});
+        };
 }
 
 void add_link_actions(CLI::App& fault, FaultArgs& a) {
@@ -77,7 +80,8 @@ void add_link_actions(CLI::App& fault, FaultArgs& a) {
     a.actions[mode] = [&a] { return faults({{"mode", a.mode}}); };
     CLI::App* shape = fault.add_subcommand("shape", "each direction at GB_PER_S, each frame LATENCY_US on the wire");
     add_real(*shape, "GB_PER_S", a.gbps, 0, INFINITY, "GB/s each way (0: as fast as the bridge copies)")->required();
-    const CLI::Option* latency = add_real(*shape, "LATENCY_US", a.latency_us, 0, INFINITY, "us per frame (default: unchanged)");
+    const CLI::Option* latency =
+        add_real(*shape, "LATENCY_US", a.latency_us, 0, INFINITY, "us per frame (default: unchanged)");
     a.actions[shape] = [&a, latency] {
         Change c = faults({{"bandwidth_gbps", a.gbps}});
         if (latency->count()) c.faults["latency_us"] = a.latency_us;

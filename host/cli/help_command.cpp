@@ -34,8 +34,7 @@ void print_env() {
 }
 
 int help(const CLI::App& weft, const std::string& topic) {
-    if (topic == "env")
-        print_env();
+    if (topic == "env") print_env();
     else if (topic.empty())  // not weft.help(): that would be help's own, the command being run
         std::cout << weft.get_formatter()->make_help(&weft, "weft", CLI::AppFormatMode::Normal);
     else
@@ -46,7 +45,8 @@ int help(const CLI::App& weft, const std::string& topic) {
 }  // namespace
 
 Command add_help(CLI::App& weft) {
-    CLI::App* cmd = weft.add_subcommand("help", "this help, a command's, or the WEFT_* environment variables ('weft help env')");
+    CLI::App* cmd =
+        weft.add_subcommand("help", "this help, a command's, or the WEFT_* environment variables ('weft help env')");
     auto topic = std::make_shared<std::string>();
     std::vector<std::string> topics = command_names(weft);
     topics.push_back("env");

@@ -40,9 +40,10 @@ int linktest(LinktestArgs a, const std::string& run_dir) {
         total += t.bytes;
     }
     const double wall = seconds_since(t0);
-    std::printf("%zu transfers over %zu links, %.1f MiB in %.2f s (%.2f GB/s aggregate, loading and checking included): %s\n",
-                out.size(), out.size() / 2, total / 1048576.0, wall, total / wall / 1e9,
-                wrong ? "DATA MISMATCH" : "every byte intact");
+    std::printf(
+        "%zu transfers over %zu links, %.1f MiB in %.2f s (%.2f GB/s aggregate, loading and checking included): %s\n",
+        out.size(), out.size() / 2, total / 1048576.0, wall, total / wall / 1e9,
+        wrong ? "DATA MISMATCH" : "every byte intact");
     return wrong ? 1 : 0;
 }
 
@@ -53,8 +54,7 @@ Command add_linktest(CLI::App& weft, Globals& g) {
     auto a = std::make_shared<LinktestArgs>();
     add_size(*cmd, "--size", "SIZE", a->test.bytes, {4, kMaxBytes, 4},
              "bytes each way over each link; default " + size_text(a->test.bytes));
-    add_size(*cmd, "--packet", "SIZE", a->packet, {1, UINT32_MAX},
-             "bytes per packet; default " + size_text(a->packet));
+    add_size(*cmd, "--packet", "SIZE", a->packet, {1, UINT32_MAX}, "bytes per packet; default " + size_text(a->packet));
     add_cluster(*cmd, a->cluster);
     add_run_dir(*cmd, g.run_dir);
     return {cmd, [a, &g] { return linktest(*a, g.run_dir); }};

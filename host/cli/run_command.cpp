@@ -65,11 +65,12 @@ void print_result(const ccl::OpRequest& r, const ccl::CaseResult& res, uint32_t 
     std::printf("  time %.3f ms, algbw %.3f GB/s, busbw %.3f GB/s\n", res.timing.seconds * 1e3, alg,
                 alg * ccl::bus_factor(r.op, n));
     const double steps = res.timing.features.critical_path > 1 ? res.timing.features.critical_path : 1;
-    std::printf("  cables carried %llu payload bytes for the algorithm's %llu (%.3fx); %llu doorbells, %.2f per chip per"
-                " step over %.0f steps\n",
-                (unsigned long long)res.traffic.wire_bytes, (unsigned long long)res.timing.bytes_on_links,
-                res.timing.bytes_on_links ? double(res.traffic.wire_bytes) / res.timing.bytes_on_links : 0.0,
-                (unsigned long long)res.traffic.doorbells, double(res.traffic.doorbells) / n / steps, steps);
+    std::printf(
+        "  cables carried %llu payload bytes for the algorithm's %llu (%.3fx); %llu doorbells, %.2f per chip per"
+        " step over %.0f steps\n",
+        (unsigned long long)res.traffic.wire_bytes, (unsigned long long)res.timing.bytes_on_links,
+        res.timing.bytes_on_links ? double(res.traffic.wire_bytes) / res.timing.bytes_on_links : 0.0,
+        (unsigned long long)res.traffic.doorbells, double(res.traffic.doorbells) / n / steps, steps);
 }
 
 int run_op(const RunArgs& a, const std::string& run_dir) {
@@ -77,8 +78,8 @@ int run_op(const RunArgs& a, const std::string& run_dir) {
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     ccl::CollectiveRunner run(*cluster);
     const uint32_t n = static_cast<uint32_t>(cluster->size());
-    std::printf("%s on %u chips, ring %s (stretch %.2f)\n", ccl::collective_name(r.op).c_str(), n, ring_text(run).c_str(),
-                run.ring_stretch());
+    std::printf("%s on %u chips, ring %s (stretch %.2f)\n", ccl::collective_name(r.op).c_str(), n,
+                ring_text(run).c_str(), run.ring_stretch());
     const ccl::CaseResult res = ccl::run_case(run, *cluster, r, 1);
     print_result(r, res, n);
     if (res.check.wrong) {
@@ -98,8 +99,9 @@ Command add_run(CLI::App& weft, Globals& g) {
     add_ccl_args(*cmd, a->ccl, false);
     add_size(*cmd, "--size", "S", a->size, {1, kMaxBytes},
              "the whole vector, or the whole gathered result; default 1M");
-    add_word(*cmd, "--shape", "a,b,c,d", a->shape, [](const std::string& w) { parse_shape(w); },
-             "all_gather of a 4-D tensor: each rank's shape, " + std::string(kShapeRange));
+    add_word(
+        *cmd, "--shape", "a,b,c,d", a->shape, [](const std::string& w) { parse_shape(w); },
+        "all_gather of a 4-D tensor: each rank's shape, " + std::string(kShapeRange));
     add_whole(*cmd, "--dim", "D", a->dim, {0, 3}, "the dimension --shape is gathered along");
     add_run_dir(*cmd, g.run_dir);
     cmd->footer(algorithms_help());

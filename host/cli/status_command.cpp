@@ -12,14 +12,15 @@ namespace {
 void print_chips(Cluster& cluster) {
     const nlohmann::json& info = cluster.info();
     std::printf("cluster '%s' (%s), board %s, %zu chips, bridge pid %d\n", info["name"].get<std::string>().c_str(),
-                info["cluster_file"].get<std::string>().c_str(), info["board"].get<std::string>().c_str(), cluster.size(),
-                info["bridge_pid"].get<int>());
+                info["cluster_file"].get<std::string>().c_str(), info["board"].get<std::string>().c_str(),
+                cluster.size(), info["bridge_pid"].get<int>());
     static const char* states = "-RrDF";  // off, ready, running, done, fault
     for (const auto& c : info["chips"]) {
         const uint32_t id = c["id"];
         Chip& chip = cluster.chip(id);
         std::string cores;
-        for (uint32_t k = 0; k < cluster.board().cores.size(); ++k) cores += states[std::min<uint32_t>(uint32_t(chip.status(k).state), 4u)];
+        for (uint32_t k = 0; k < cluster.board().cores.size(); ++k)
+            cores += states[std::min<uint32_t>(uint32_t(chip.status(k).state), 4u)];
         std::printf("  chip %u  pid %-7d %-8s cores [%s]\n", id, c["pid"].get<int>(),
                     c["alive"].get<bool>() ? "alive" : c["state"].get<std::string>().c_str(), cores.c_str());
     }
@@ -55,9 +56,10 @@ void print_events(const nlohmann::json& ev) {
             std::printf("    %s  %s\n", e["when"].get<std::string>().c_str(), e["what"].get<std::string>().c_str());
         else
             std::printf("    %s  %s chip %d core %d port %s channel %d detail %llu%s%s\n",
-                        e["when"].get<std::string>().c_str(), e["kind"].get<std::string>().c_str(), e["chip"].get<int>(),
-                        e["core"].get<int>(), e["port_name"].get<std::string>().c_str(), e["channel"].get<int>(),
-                        (unsigned long long)e["detail"].get<uint64_t>(), e.contains("link") ? "  link " : "",
+                        e["when"].get<std::string>().c_str(), e["kind"].get<std::string>().c_str(),
+                        e["chip"].get<int>(), e["core"].get<int>(), e["port_name"].get<std::string>().c_str(),
+                        e["channel"].get<int>(), (unsigned long long)e["detail"].get<uint64_t>(),
+                        e.contains("link") ? "  link " : "",
                         e.contains("link") ? e["link"].get<std::string>().c_str() : "");
     }
 }

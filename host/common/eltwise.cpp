@@ -65,21 +65,26 @@ bool pick_op(uint16_t op, auto run) {
 bool eltwise(uint16_t op, uint16_t dtype, const void* a, const void* b, void* dst, uint64_t count) {
     auto same = [](auto v) { return v; };
     switch (dtype) {
-        case abi::kF32:
-            return pick_op<float>(op, [&](auto f) { apply<float>(a, b, dst, count, same, same, f); });
+        case abi::kF32: return pick_op<float>(op, [&](auto f) { apply<float>(a, b, dst, count, same, same, f); });
         case abi::kI32:  // two's complement wrap-around, computed unsigned to stay defined
             return pick_op<uint32_t>(op, [&](auto f) {
                 if (op == abi::kMathMax || op == abi::kMathMin) {
-                    auto g = [op](int32_t x, int32_t y) { return op == abi::kMathMax ? std::max(x, y) : std::min(x, y); };
+                    auto g = [op](int32_t x, int32_t y) {
+                        return op == abi::kMathMax ? std::max(x, y) : std::min(x, y);
+                    };
                     apply<int32_t>(a, b, dst, count, same, same, g);
                 } else {
                     apply<uint32_t>(a, b, dst, count, same, same, f);
                 }
             });
         case abi::kBF16:
-            return pick_op<float>(op, [&](auto f) { apply<uint16_t>(a, b, dst, count, num::bf16_to_f32, num::f32_to_bf16, f); });
+            return pick_op<float>(op, [&](auto f) {
+                apply<uint16_t>(a, b, dst, count, num::bf16_to_f32, num::f32_to_bf16, f);
+            });
         case abi::kF16:
-            return pick_op<float>(op, [&](auto f) { apply<uint16_t>(a, b, dst, count, num::f16_to_f32, num::f32_to_f16, f); });
+            return pick_op<float>(op, [&](auto f) {
+                apply<uint16_t>(a, b, dst, count, num::f16_to_f32, num::f32_to_f16, f);
+            });
     }
     return false;
 }

@@ -69,7 +69,8 @@ std::string read_all(int fd) {
     for (;;) {
         const ssize_t n = read(fd, buf, sizeof buf);
         if (n > 0) out.append(buf, size_t(n));
-        else if (n == 0 || errno != EINTR) return out;
+        else if (n == 0 || errno != EINTR)
+            return out;
     }
 }
 
@@ -107,8 +108,7 @@ void run_gnuplot(const std::vector<std::string>& args) {
     const int status = wait_for(pid);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
     const std::string said = diagnostics.empty() ? "" : ":\n" + tail_of(diagnostics, 2000);
-    if (WIFSIGNALED(status))
-        throw Error("gnuplot was killed by signal " + std::to_string(WTERMSIG(status)) + said);
+    if (WIFSIGNALED(status)) throw Error("gnuplot was killed by signal " + std::to_string(WTERMSIG(status)) + said);
     throw Error("gnuplot failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")" + said);
 }
 

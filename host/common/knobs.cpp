@@ -87,13 +87,13 @@ void check(Reader reader) {
 std::string range_text(const Knob& k) {
     const std::string to = k.max == kUnbounded ? " up" : " to " + std::to_string(k.max);
     switch (k.type) {
-    case Type::kInteger:
-        if (k.step > 1) return "a multiple of " + std::to_string(k.step) + " from " + std::to_string(k.min) + to;
-        return "a whole number from " + std::to_string(k.min) + to;
-    case Type::kReal: return "a number from " + std::to_string(k.min) + to;
-    case Type::kFlag: return "on when set to anything but 0";
-    case Type::kText: return "text";
-    case Type::kPath: return "a path";
+        case Type::kInteger:
+            if (k.step > 1) return "a multiple of " + std::to_string(k.step) + " from " + std::to_string(k.min) + to;
+            return "a whole number from " + std::to_string(k.min) + to;
+        case Type::kReal: return "a number from " + std::to_string(k.min) + to;
+        case Type::kFlag: return "on when set to anything but 0";
+        case Type::kText: return "text";
+        case Type::kPath: return "a path";
     }
     return "";
 }
@@ -101,19 +101,19 @@ std::string range_text(const Knob& k) {
 std::string default_text(const Knob& k) {
     if (!k.shown_default.empty()) return std::string(k.shown_default);
     switch (k.type) {
-    case Type::kInteger: return std::to_string(k.fallback);
-    case Type::kFlag: return "off";
-    default: return k.text_fallback.empty() ? "none" : std::string(k.text_fallback);
+        case Type::kInteger: return std::to_string(k.fallback);
+        case Type::kFlag: return "off";
+        default: return k.text_fallback.empty() ? "none" : std::string(k.text_fallback);
     }
 }
 
 std::string_view reader_name(Reader r) {
     switch (r) {
-    case Reader::kCluster: return "weft and libweft";
-    case Reader::kBridge: return "weft-bridge (weft up checks them first)";
-    case Reader::kCcl: return "collective ops";
-    case Reader::kBench: return "make bench";
-    case Reader::kTest: return "tests";
+        case Reader::kCluster: return "weft and libweft";
+        case Reader::kBridge: return "weft-bridge (weft up checks them first)";
+        case Reader::kCcl: return "collective ops";
+        case Reader::kBench: return "make bench";
+        case Reader::kTest: return "tests";
     }
     return "";
 }

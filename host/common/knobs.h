@@ -33,12 +33,12 @@ struct Knob {
     std::string_view name;
     Type type;
     Reader reader;
-    std::string_view meaning;  // one line
-    long long fallback = 0;    // integers
+    std::string_view meaning;                       // one line
+    long long fallback = 0;                         // integers
     long long min = 0, max = kUnbounded, step = 1;  // integers and reals
-    std::string_view text_fallback = {};  // texts and paths; empty: none
-    std::string_view shown_default = {};  // where the code computes the default at run time
-    bool tunable = false;                 // WEFT_CCL_CONFIG's file may set it too
+    std::string_view text_fallback = {};            // texts and paths; empty: none
+    std::string_view shown_default = {};            // where the code computes the default at run time
+    bool tunable = false;                           // WEFT_CCL_CONFIG's file may set it too
 };
 
 // clang-format off
@@ -145,6 +145,6 @@ void check(Reader reader);
 std::string range_text(const Knob& k);    // e.g. "a whole number from 1 to 64"
 std::string default_text(const Knob& k);  // e.g. "8", "none", "/tmp/weft-UID"
 std::string_view reader_name(Reader r);
-std::string file_key(const Knob& k);      // the tuning file's key: WEFT_CCL_SLOTS -> ccl_slots
+std::string file_key(const Knob& k);  // the tuning file's key: WEFT_CCL_SLOTS -> ccl_slots
 
 }  // namespace weft::knobs

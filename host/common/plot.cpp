@@ -79,8 +79,10 @@ std::string gnuplot_string(std::string_view s) {
     std::string out = "'";
     for (char c : s) {
         if (c == '\'') out += "''";
-        else if (static_cast<unsigned char>(c) < 0x20) out += ' ';
-        else out += c;
+        else if (static_cast<unsigned char>(c) < 0x20)
+            out += ' ';
+        else
+            out += c;
     }
     return out + "'";
 }
@@ -159,8 +161,10 @@ std::string script_for(const PlotSpec& spec, const std::vector<Points>& data, co
         for (const auto& p : pts) xmin = std::min(xmin, p.first), xmax = std::max(xmax, p.first);
     std::string x_column = "1";
     if (spec.log2_x) log2_axis(o, xmin, xmax, spec);
-    else if (spec.x_is_bytes) x_column = linear_bytes_axis(o, xmin, xmax);
-    else o << "set format x '%g'\n";
+    else if (spec.x_is_bytes)
+        x_column = linear_bytes_axis(o, xmin, xmax);
+    else
+        o << "set format x '%g'\n";
 
     // Outside the plot: a legend inside would hide the curves of some chart.
     o << "set key outside right top Left reverse samplen 3\n"
@@ -179,7 +183,8 @@ std::string script_for(const PlotSpec& spec, const std::vector<Points>& data, co
         if (i) o << ", \\\n     ";
         // NaN draws nothing but keeps the series' legend entry.
         if (data[i].empty()) o << "NaN";
-        else o << "$series" << i << " using " << x_column << ":2";
+        else
+            o << "$series" << i << " using " << x_column << ":2";
         o << " with linespoints lw 2 pt " << kPointTypes[i % kPointTypes.size()] << " ps 0.8 lc rgb "
           << gnuplot_string(hex_colour(plot_series_colour(i))) << " title " << gnuplot_string(spec.series[i].name);
     }

@@ -18,9 +18,12 @@ inline uint64_t parse_size(const std::string& s) {
     const std::string unit(end, s.data() + s.size());
     unsigned shift = 0;
     if (unit == "K" || unit == "k" || unit == "KiB") shift = 10;
-    else if (unit == "M" || unit == "MiB") shift = 20;
-    else if (unit == "G" || unit == "GiB") shift = 30;
-    else if (!unit.empty()) throw Error("'" + s + "' has an unknown unit (use K, M or G)");
+    else if (unit == "M" || unit == "MiB")
+        shift = 20;
+    else if (unit == "G" || unit == "GiB")
+        shift = 30;
+    else if (!unit.empty())
+        throw Error("'" + s + "' has an unknown unit (use K, M or G)");
     if (v > (UINT64_MAX >> shift)) throw Error("'" + s + "' is more than 2^64 - 1 bytes");
     return v << shift;
 }

@@ -122,7 +122,8 @@ bool recv_line(int fd, std::string* line, std::vector<int>* fds, int timeout_ms)
                     int got;
                     memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
                     if (fds) fds->push_back(got);
-                    else close(got);
+                    else
+                        close(got);
                 }
             }
         }

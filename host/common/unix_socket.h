@@ -6,8 +6,8 @@
 
 namespace weft::net {
 
-int listen_unix(const std::string& path);                       // throws weft::Error
-int connect_unix(const std::string& path);                      // throws weft::Error
+int listen_unix(const std::string& path);   // throws weft::Error
+int connect_unix(const std::string& path);  // throws weft::Error
 // Sends one line (a '\n' is appended) and optional fds with its first byte.
 void send_line(int fd, const std::string& line, const std::vector<int>& fds = {});
 // Sends what the socket takes now of [data, +len), fds with the first byte;

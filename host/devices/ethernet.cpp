@@ -43,9 +43,9 @@ Ethernet::Ethernet(const ClusterSpec& spec, std::vector<DeviceChip*> chips, Cloc
         // (weft fault changes them later) and its own reproducible stream.
         const LinkOptions o = spec.link_options(links_.size());
         const WireFaults wire{o.drop_rate, o.bit_error_rate, o.seed};
-        link->cable = std::make_unique<TtLinkCable>(
-            bridge_tt_link_config(o.compliance), wire,
-            [this, raw](int receiver, uint64_t dst, const uint8_t* p, size_t n) { deliver(*raw, receiver, dst, p, n); });
+        link->cable = std::make_unique<TtLinkCable>(bridge_tt_link_config(o.compliance), wire,
+                                                    [this, raw](int receiver, uint64_t dst, const uint8_t* p,
+                                                                size_t n) { deliver(*raw, receiver, dst, p, n); });
         if (o.flap_period_ms || o.bandwidth_gbps > 0 || o.latency_us > 0) {
             CableFaults f = link->cable->faults();
             f.flap_period_ms = o.flap_period_ms;
@@ -193,7 +193,9 @@ uint32_t Ethernet::complete_commands(abi::EthRing& ring, TxPort& tx, uint64_t fr
 uint32_t Ethernet::run_port(uint32_t chip, uint32_t port, uint32_t budget) {
     abi::EthRing& ring = chips_[chip]->control().eth[port];
     const int li = link_index(chip, port);
-    const auto refuse_all = [&] { return consume_ring(ring, budget, [](const abi::EthCommand&) { return abi::kRingLinkDown; }); };
+    const auto refuse_all = [&] {
+        return consume_ring(ring, budget, [](const abi::EthCommand&) { return abi::kRingLinkDown; });
+    };
     if (li < 0) return refuse_all();  // no cable on this port
     Link& link = *links_[li];
     const int side = link.side(chip, port);

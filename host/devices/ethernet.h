@@ -61,9 +61,9 @@ public:
 private:
     // Where a port's ring stands between head (completed) and tail (queued).
     struct TxPort {
-        uint32_t next = 0;     // ring index of the command being cut into frames
-        uint32_t offset = 0;   // bytes of it already framed
-        uint64_t queued = 0;   // frames handed to the MAC, ever
+        uint32_t next = 0;                         // ring index of the command being cut into frames
+        uint32_t offset = 0;                       // bytes of it already framed
+        uint64_t queued = 0;                       // frames handed to the MAC, ever
         uint64_t last_frame[abi::kEthSlots] = {};  // per ring slot: `queued` once its command was framed
     };
 

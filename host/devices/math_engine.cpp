@@ -1,7 +1,7 @@
 // Math engine: element-wise reductions between chip addresses, one ring per
 // worker core (the chip's compute engine; firmware never loops over elements).
-#include "devices/devices.h"
 #include "common/eltwise.h"
+#include "devices/devices.h"
 
 namespace weft {
 

@@ -21,8 +21,7 @@ uint32_t exec_noc(const ChipMemory& mem, const BoardInfo& board, const abi::NocC
     };
     switch (c.op) {
         case abi::kNocWrite:
-        case abi::kNocRead:
-            return copy(c.src, c.dst);
+        case abi::kNocRead: return copy(c.src, c.dst);
         case abi::kNocWriteInc: {
             uint32_t* sem = word(c.sem);
             if (!sem) return abi::kRingBadAddress;
@@ -36,7 +35,8 @@ uint32_t exec_noc(const ChipMemory& mem, const BoardInfo& board, const abi::NocC
             uint32_t* w = word(c.dst);
             if (!w) return abi::kRingBadAddress;
             if (c.op == abi::kNocSemInc) __atomic_fetch_add(w, c.value, __ATOMIC_RELEASE);
-            else __atomic_store_n(w, c.value, __ATOMIC_RELEASE);
+            else
+                __atomic_store_n(w, c.value, __ATOMIC_RELEASE);
             return abi::kRingOk;
         }
         case abi::kNocMulticast: {

@@ -128,9 +128,7 @@ void TtLinkEndpoint::send(uint64_t dst, const uint8_t* payload, size_t len) {
 
 void TtLinkEndpoint::send_borrowed(uint64_t dst, const uint8_t* payload, size_t len) { queue(dst, payload, len); }
 
-bool TtLinkEndpoint::idle() const {
-    return outgoing_.empty() && !ack_owed_ && !retraining_ && !retrain_answer_due_;
-}
+bool TtLinkEndpoint::idle() const { return outgoing_.empty() && !ack_owed_ && !retraining_ && !retrain_answer_due_; }
 
 std::optional<std::vector<uint8_t>> TtLinkEndpoint::next_frame() {
     FrameView v;
@@ -286,8 +284,7 @@ void TtLinkEndpoint::tick(uint64_t now) {
     const bool timer_running = next_to_send_ > 0;  // the oldest unacked frame is on the wire
     if (!timer_running || now_ - outgoing_.front().sent_at < config_.retransmit_timeout) return;
     ++counters_.timeouts;
-    if (++timeouts_without_progress_ >= config_.timeouts_before_retrain)
-        retrain();
+    if (++timeouts_without_progress_ >= config_.timeouts_before_retrain) retrain();
     else
         go_back();
 }

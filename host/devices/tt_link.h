@@ -159,9 +159,9 @@ private:
         uint64_t dst = 0;
         const uint8_t* data = nullptr;  // the payload: borrowed, owned.data() or small
         uint32_t len = 0;
-        uint8_t small[8];               // payloads of up to 8 bytes live here
-        std::vector<uint8_t> owned;     // send()'s copy; empty when borrowed
-        uint64_t sent_at = 0;  // last time it went on the wire: the retransmit timer's start
+        uint8_t small[8];            // payloads of up to 8 bytes live here
+        std::vector<uint8_t> owned;  // send()'s copy; empty when borrowed
+        uint64_t sent_at = 0;        // last time it went on the wire: the retransmit timer's start
         bool sent_before = false;
     };
 

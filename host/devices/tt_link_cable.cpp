@@ -12,8 +12,7 @@ namespace weft {
 
 void check_cable_faults(const CableFaults& f) {
     const auto is_rate = [](double r) { return r >= 0 && r <= 1; };  // also refuses NaN
-    if (!is_rate(f.drop_rate))
-        throw Error("frame drop rate must be within [0, 1], not " + std::to_string(f.drop_rate));
+    if (!is_rate(f.drop_rate)) throw Error("frame drop rate must be within [0, 1], not " + std::to_string(f.drop_rate));
     if (!is_rate(f.bit_error_rate))
         throw Error("bit-error rate must be within [0, 1], not " + std::to_string(f.bit_error_rate));
     if (f.flap_period_ms && f.flap_down_ms >= f.flap_period_ms)
@@ -22,7 +21,8 @@ void check_cable_faults(const CableFaults& f) {
     if (!f.flap_period_ms && f.flap_down_ms) throw Error("a flap needs a period as well as a down time");
     // Upper bounds keep the arithmetic sane; no emulated link comes near them.
     if (!(f.bandwidth_gbps >= 0 && f.bandwidth_gbps <= kMaxLinkGBps))
-        throw Error("link bandwidth must be within [0, 10000] GB/s (0: unshaped), not " + std::to_string(f.bandwidth_gbps));
+        throw Error("link bandwidth must be within [0, 10000] GB/s (0: unshaped), not " +
+                    std::to_string(f.bandwidth_gbps));
     if (!(f.latency_us >= 0 && f.latency_us <= kMaxLinkLatencyUs))
         throw Error("link latency must be within [0, 1000000] us, not " + std::to_string(f.latency_us));
 }
@@ -192,12 +192,12 @@ bool TtLinkCable::deliver_arrived(int from, uint64_t now_us) {
         const bool data_due = !data.empty() && data.front().arrive_us <= double(now_us);
         const bool ack_due = !acks.empty() && acks.front().arrive_us <= double(now_us);
         if (!data_due && !ack_due) break;
-        std::deque<InTransit>& q = ack_due && (!data_due || acks.front().arrive_us <= data.front().arrive_us) ? acks : data;
+        std::deque<InTransit>& q = ack_due && (!data_due || acks.front().arrive_us <= data.front().arrive_us) ? acks
+                                                                                                              : data;
         InTransit t = std::move(q.front());
         q.pop_front();
         TtLinkEndpoint& to = *mac_[1 - from];
-        if (t.corrupted)
-            to.receive(t.owned.data(), t.owned.size());
+        if (t.corrupted) to.receive(t.owned.data(), t.owned.size());
         else
             to.receive_good(t.header, t.owned.empty() ? t.payload : t.owned.data());
         any = true;
@@ -264,8 +264,7 @@ uint64_t TtLinkCable::pump(uint64_t now_us) {
                 said = true;
             }
             while ((!delay_line || wire_ready(end, now_us)) && mac_[end]->next_frame_view(frame)) {
-                if (delay_line)
-                    send_shaped(end, frame, now_us);
+                if (delay_line) send_shaped(end, frame, now_us);
                 else
                     transmit(end, frame);
                 said = true;
@@ -295,9 +294,9 @@ void TtLinkCable::publish() {
         retrains += tx.retrains;
     }
     retrains_.store(retrains, kRelaxed);
-    const CableState s = !carrier_                                              ? CableState::kDown
+    const CableState s = !carrier_                                        ? CableState::kDown
                          : mac_[0]->retraining() || mac_[1]->retraining() ? CableState::kRetraining
-                                                                               : CableState::kUp;
+                                                                          : CableState::kUp;
     state_.store(static_cast<uint32_t>(s), kRelaxed);
 }
 

@@ -71,10 +71,9 @@ public:
     // Nothing for pump() to do: both MACs idle, the cable steady, no new
     // faults. Lets the engine skip idle cables on every pass.
     bool quiet() const {
-        return mac_[0]->idle() && mac_[1]->idle() && carrier_ == plugged() && !flap_period_us_ &&
-               transit_[0].empty() && transit_[1].empty() && acks_ahead_[0].empty() && acks_ahead_[1].empty() &&
-               !faults_changed_.load(std::memory_order_relaxed) &&
-               !mode_change_pending();
+        return mac_[0]->idle() && mac_[1]->idle() && carrier_ == plugged() && !flap_period_us_ && transit_[0].empty() &&
+               transit_[1].empty() && acks_ahead_[0].empty() && acks_ahead_[1].empty() &&
+               !faults_changed_.load(std::memory_order_relaxed) && !mode_change_pending();
     }
 
     // --- any thread ---
@@ -126,12 +125,12 @@ private:
     DeliverFn deliver_;
     std::atomic<bool> compliance_;  // written by the engine thread only
     std::atomic<bool> mode_wanted_;
-    std::vector<uint8_t> scratch_;  // a corrupted frame, built only when the wire corrupts one
-    bool carrier_ = true;           // as of the last pump
+    std::vector<uint8_t> scratch_;      // a corrupted frame, built only when the wire corrupts one
+    bool carrier_ = true;               // as of the last pump
     uint64_t base_retransmit_timeout_;  // the config's, for an unshaped wire
     double bandwidth_gbps_ = 0, latency_us_ = 0;
-    double wire_free_us_[2] = {0, 0};   // when each direction's serialiser is done with what it has
-    std::deque<InTransit> transit_[2];  // in arrival order (one serialiser, one latency)
+    double wire_free_us_[2] = {0, 0};      // when each direction's serialiser is done with what it has
+    std::deque<InTransit> transit_[2];     // in arrival order (one serialiser, one latency)
     std::deque<InTransit> acks_ahead_[2];  // ack-only frames sent ahead of transit_, in arrival order
     uint64_t flap_period_us_ = 0, flap_down_us_ = 0, flap_epoch_us_ = 0;
 

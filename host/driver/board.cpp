@@ -9,8 +9,8 @@ extern "C" {
 #include <libfdt.h>
 }
 
-#include "weft/abi/control_block.h"
 #include "../common/error.h"
+#include "weft/abi/control_block.h"
 
 namespace weft {
 
@@ -41,9 +41,7 @@ struct Reader {
     const void* fdt;
     std::string where;
 
-    [[noreturn]] void fail(const std::string& msg) const {
-        throw Error("board DTB: " + where + ": " + msg);
-    }
+    [[noreturn]] void fail(const std::string& msg) const { throw Error("board DTB: " + where + ": " + msg); }
     const void* prop(int node, const char* name, int* len) const {
         const void* p = fdt_getprop(fdt, node, name, len);
         if (!p) fail(std::string("missing property '") + name + "'");
@@ -152,8 +150,10 @@ CoreInfo read_core(const Reader& r, int node, const BoardInfo& b) {
     c.id = r.u32(node, "reg");
     std::string role = r.str(node, "role");
     if (role == "erisc") c.role = CoreRole::kErisc;
-    else if (role == "worker") c.role = CoreRole::kWorker;
-    else r.fail("unknown role '" + role + "' (expected erisc or worker)");
+    else if (role == "worker")
+        c.role = CoreRole::kWorker;
+    else
+        r.fail("unknown role '" + role + "' (expected erisc or worker)");
     if (c.role == CoreRole::kErisc) c.port = static_cast<int>(r.u32(node, "eth-port"));
     c.l1 = r.region(node, "l1");
     if (c.l1.size < uint64_t(b.code_size) + b.stack_size + b.args_size + 4096)
@@ -206,8 +206,9 @@ void read_ports(Reader r, int chip, BoardInfo& b) {
 
 // Every window of RAM the board names lies inside RAM and apart from the others.
 void check_regions(const Reader& r, const BoardInfo& b) {
-    std::vector<std::pair<std::string, Region>> regions = {
-        {"boot-firmware", b.boot_firmware}, {"control-block", b.control_block}, {"dram", b.dram}};
+    std::vector<std::pair<std::string, Region>> regions = {{"boot-firmware", b.boot_firmware},
+                                                           {"control-block", b.control_block},
+                                                           {"dram", b.dram}};
     if (b.qemu) regions.push_back({"qemu-machine reserved", b.qemu->reserved});
     for (const auto& c : b.cores) regions.push_back({"/chip/cores/core@" + std::to_string(c.id) + " l1", c.l1});
     for (size_t i = 0; i < regions.size(); ++i) {
@@ -215,8 +216,7 @@ void check_regions(const Reader& r, const BoardInfo& b) {
         for (size_t j = i + 1; j < regions.size(); ++j) {
             const Region& a = regions[i].second;
             const Region& c = regions[j].second;
-            if (a.base < c.end() && c.base < a.end())
-                r.fail(regions[i].first + " overlaps " + regions[j].first);
+            if (a.base < c.end() && c.base < a.end()) r.fail(regions[i].first + " overlaps " + regions[j].first);
         }
     }
     // QEMU writes its machine's DTB at the top of RAM at every reset.

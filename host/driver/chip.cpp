@@ -45,16 +45,27 @@ std::string describe_panic(int32_t code, uint64_t detail) {
 }  // namespace
 
 const char* ring_error_name(uint32_t error) {
-    static const char* names[] = {"ok", "address outside the chip", "unknown opcode", "bad length", "link down",
-                                  "bad argument"};
+    static const char* names[] = {
+        "ok", "address outside the chip", "unknown opcode", "bad length", "link down", "bad argument"};
     return error < sizeof(names) / sizeof(names[0]) ? names[error] : "unknown error";
 }
 
 std::string describe_mcause(uint64_t mcause) {
-    static const char* names[] = {"instruction address misaligned", "instruction access fault", "illegal instruction",
-                                  "breakpoint", "load address misaligned", "load access fault",
-                                  "store address misaligned", "store access fault", "ecall from U", "ecall from S",
-                                  "reserved", "ecall from M", "instruction page fault", "load page fault", "reserved",
+    static const char* names[] = {"instruction address misaligned",
+                                  "instruction access fault",
+                                  "illegal instruction",
+                                  "breakpoint",
+                                  "load address misaligned",
+                                  "load access fault",
+                                  "store address misaligned",
+                                  "store access fault",
+                                  "ecall from U",
+                                  "ecall from S",
+                                  "reserved",
+                                  "ecall from M",
+                                  "instruction page fault",
+                                  "load page fault",
+                                  "reserved",
                                   "store page fault"};
     if (mcause < 16) return names[mcause];
     if (mcause == abi::kPanicCause) return "firmware panic";
@@ -67,8 +78,8 @@ Chip::Chip(uint32_t id, const BoardInfo& board, int memfd)
     if (p == MAP_FAILED) throw Error("cannot map chip " + std::to_string(id) + " memory: " + strerror(errno));
     mem_ = static_cast<uint8_t*>(p);
     if (control().host.magic != abi::kControlMagic || control().host.abi_version != abi::kAbiVersion)
-        throw Error("chip " + std::to_string(id) + ": control block has no weft ABI v" + std::to_string(abi::kAbiVersion) +
-                    " (bridge and driver from different builds?)");
+        throw Error("chip " + std::to_string(id) + ": control block has no weft ABI v" +
+                    std::to_string(abi::kAbiVersion) + " (bridge and driver from different builds?)");
 }
 
 Chip::~Chip() {
@@ -100,8 +111,8 @@ void Chip::check_built_for_board(const KernelImage& image) const {
     const FirmwareLayout& built = image.layout;
     if (built.board == board_.name && built.hash == layout_hash_ && built.abi_version == abi::kAbiVersion) return;
     throw Error("kernel '" + image.name + "' (" + image.path + ") was built for board '" + built.board + "' (layout " +
-                hex(built.hash) + ", ABI v" + std::to_string(built.abi_version) + "), but chip " +
-                std::to_string(id_) + " is board '" + board_.name + "' (layout " + hex(layout_hash_) + ", ABI v" +
+                hex(built.hash) + ", ABI v" + std::to_string(built.abi_version) + "), but chip " + std::to_string(id_) +
+                " is board '" + board_.name + "' (layout " + hex(layout_hash_) + ", ABI v" +
                 std::to_string(abi::kAbiVersion) + "): load the kernel of the cluster's board, rebuilt ('make')");
 }
 
@@ -118,8 +129,9 @@ LoadedKernel Chip::load(uint32_t core, const KernelImage& image) {
                     kernel_name(core) + "'");
     const uint64_t base = board_.cores[core].l1.base;
     if (image.bytes.size() > board_.code_size)
-        throw Error("kernel '" + image.name + "' (" + std::to_string(image.bytes.size()) + " bytes) does not fit in core " +
-                    std::to_string(core) + "'s L1 code area (" + std::to_string(board_.code_size) + " bytes)");
+        throw Error("kernel '" + image.name + "' (" + std::to_string(image.bytes.size()) +
+                    " bytes) does not fit in core " + std::to_string(core) + "'s L1 code area (" +
+                    std::to_string(board_.code_size) + " bytes)");
     LoadedKernel k;
     k.core = core;
     k.name = image.name;
@@ -147,9 +159,7 @@ std::string Chip::kernel_name(uint32_t core) const {
     return std::string(held.name, strnlen(held.name, sizeof held.name));
 }
 
-std::string Chip::resident_name(uint32_t core) const {
-    return image(core).resident_l1_size ? kernel_name(core) : "";
-}
+std::string Chip::resident_name(uint32_t core) const { return image(core).resident_l1_size ? kernel_name(core) : ""; }
 
 uint32_t Chip::launch(const LoadedKernel& k, const std::vector<uint32_t>& args) {
     const uint32_t core = k.core;
@@ -158,8 +168,8 @@ uint32_t Chip::launch(const LoadedKernel& k, const std::vector<uint32_t>& args) 
                     std::to_string(board_.args_size) + "-byte argument block");
     const abi::HartStatus& st = status(core);
     if (st.state != abi::kHartReady && st.state != abi::kHartDone && st.state != abi::kHartFault)
-        throw Error("chip " + std::to_string(id_) + " core " + std::to_string(core) + " is not ready for a launch (state " +
-                    std::to_string(st.state) + ")");
+        throw Error("chip " + std::to_string(id_) + " core " + std::to_string(core) +
+                    " is not ready for a launch (state " + std::to_string(st.state) + ")");
     const uint64_t args_addr = board_.args_base(core);
     if (!args.empty()) write(args_addr, args.data(), args.size() * 4);
     abi::LaunchRequest& req = control().host.launch[core];

@@ -53,7 +53,8 @@ void Cluster::connect(const std::string& run_dir) {
     const size_t n = info_.at("chips").size();
     if (fds.size() != n) {
         for (int fd : fds) close(fd);
-        throw Error("weft-bridge passed " + std::to_string(fds.size()) + " memory handles for " + std::to_string(n) + " chips");
+        throw Error("weft-bridge passed " + std::to_string(fds.size()) + " memory handles for " + std::to_string(n) +
+                    " chips");
     }
     for (size_t i = 0; i < n; ++i) chips_.push_back(std::make_unique<Chip>(static_cast<uint32_t>(i), board_, fds[i]));
     kick_fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -204,7 +205,9 @@ void Cluster::stop_orphans() {
 std::vector<std::pair<CoreRef, uint32_t>> Cluster::launch_all(const std::vector<Launch>& launches) {
     std::set<std::pair<uint32_t, uint32_t>> seen;
     for (const Launch& l : launches) {
-        if (l.chip >= chips_.size()) throw Error("launch on chip " + std::to_string(l.chip) + ": the cluster has " + std::to_string(chips_.size()) + " chips");
+        if (l.chip >= chips_.size())
+            throw Error("launch on chip " + std::to_string(l.chip) + ": the cluster has " +
+                        std::to_string(chips_.size()) + " chips");
         if (!l.kernel) throw Error("launch without a kernel");
         if (!seen.insert({l.chip, l.core}).second)
             throw Error("two launches on chip " + std::to_string(l.chip) + " core " + std::to_string(l.core));
@@ -247,7 +250,8 @@ std::string Cluster::stop_kernels(const std::vector<std::pair<CoreRef, uint32_t>
         while (chip.alive() && !chip.finished(ref.core, seq) && Clock::now() < deadline)
             std::this_thread::sleep_for(std::chrono::microseconds(200));
         if (chip.alive() && !chip.finished(ref.core, seq)) stuck.insert(ref.chip);
-        else ++stopped;
+        else
+            ++stopped;
     }
     std::string out = "; stopped " + std::to_string(stopped) + " kernel(s) still running";
     for (uint32_t c : stuck) {

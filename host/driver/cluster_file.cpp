@@ -66,10 +66,12 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link"};
 const std::vector<std::string> kMeshKeys = {"id", "shape", "topology", "planes"};
-const std::vector<std::string> kLinkModelKeys = {"mtu",  "bandwidth_gbps", "latency_us",     "drop_rate",   "bit_error_rate",
-                                                 "seed", "mode",           "flap_period_ms", "flap_down_ms"};
-const std::vector<std::string> kLinkEntryKeys = {"ends", "bandwidth_gbps", "latency_us",     "drop_rate",   "bit_error_rate",
-                                                 "seed", "mode",           "flap_period_ms", "flap_down_ms"};
+const std::vector<std::string> kLinkModelKeys = {"mtu",       "bandwidth_gbps", "latency_us",
+                                                 "drop_rate", "bit_error_rate", "seed",
+                                                 "mode",      "flap_period_ms", "flap_down_ms"};
+const std::vector<std::string> kLinkEntryKeys = {"ends",      "bandwidth_gbps", "latency_us",
+                                                 "drop_rate", "bit_error_rate", "seed",
+                                                 "mode",      "flap_period_ms", "flap_down_ms"};
 const std::vector<std::string> kLinkModes = {"ttlink", "compliance"};
 const std::vector<std::string> kTopologies = {"line", "ring", "mesh", "torus"};
 
@@ -128,8 +130,7 @@ std::string integer_range(uint32_t min, uint32_t max) {
 
 bool valid_name(const std::string& name) {
     return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-               c == '-';
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
     });
 }
 
@@ -296,7 +297,8 @@ private:
     double at_most(const Field& f, const std::string& what, double max) const {
         double v = 0;
         if (!f.value.IsScalar() || !parse_number(f.value.Scalar(), v) || !(v >= 0 && v <= max))
-            fail(f.line, what + " must be a number within [0, " + std::to_string(static_cast<uint64_t>(max)) + "], not " + describe(f.value));
+            fail(f.line, what + " must be a number within [0, " + std::to_string(static_cast<uint64_t>(max)) +
+                             "], not " + describe(f.value));
         return v;
     }
 
@@ -362,8 +364,8 @@ private:
         // Both at most the cluster limit, so their product cannot overflow.
         for (uint32_t d : dims)
             if (d > kMaxClusterChips)
-                fail(f.line, "shape " + std::to_string(d) + " is larger than the " +
-                                 std::to_string(kMaxClusterChips) + " chips a cluster may have");
+                fail(f.line, "shape " + std::to_string(d) + " is larger than the " + std::to_string(kMaxClusterChips) +
+                                 " chips a cluster may have");
         m.width = dims[0];
         m.height = dims[1];
     }
@@ -386,9 +388,8 @@ private:
         const uint32_t have = std::max(1u, spec_.board.planes());
         const uint32_t planes = integer(f.value, f.line, "planes", 0, UINT32_MAX);
         if (planes < 1 || planes > have)
-            fail(f.line, "planes " + std::to_string(planes) + " is out of range: board " + spec_.board_name +
-                             " has " + std::to_string(have) + " plane(s), so planes must be 1.." +
-                             std::to_string(have));
+            fail(f.line, "planes " + std::to_string(planes) + " is out of range: board " + spec_.board_name + " has " +
+                             std::to_string(have) + " plane(s), so planes must be 1.." + std::to_string(have));
         return planes;
     }
 
@@ -436,8 +437,7 @@ private:
                 continue;
             }
             if (!entry.IsSequence() || entry.size() != 2)
-                fail(line, "a link must be a pair [CHIP.PORT, CHIP.PORT] or a map with 'ends', not " +
-                               describe(entry));
+                fail(line, "a link must be a pair [CHIP.PORT, CHIP.PORT] or a map with 'ends', not " + describe(entry));
             add_link(cable(parse_port(entry[0], line), parse_port(entry[1], line), line));
         }
     }
@@ -455,11 +455,13 @@ private:
         if (auto it = f.find("bit_error_rate"); it != f.end()) o.bit_error_rate = rate(it->second, "bit_error_rate");
         if (auto it = f.find("seed"); it != f.end()) o.seed = seed(it->second);
         if (auto it = f.find("mode"); it != f.end()) o.compliance = mode(it->second);
-        if (auto it = f.find("flap_period_ms"); it != f.end()) o.flap_period_ms = milliseconds(it->second, "flap_period_ms");
+        if (auto it = f.find("flap_period_ms"); it != f.end())
+            o.flap_period_ms = milliseconds(it->second, "flap_period_ms");
         if (auto it = f.find("flap_down_ms"); it != f.end()) o.flap_down_ms = milliseconds(it->second, "flap_down_ms");
         if (auto it = f.find("bandwidth_gbps"); it != f.end())
             o.bandwidth_gbps = at_most(it->second, "bandwidth_gbps (GB/s)", kMaxLinkGBps);
-        if (auto it = f.find("latency_us"); it != f.end()) o.latency_us = at_most(it->second, "latency_us", kMaxLinkLatencyUs);
+        if (auto it = f.find("latency_us"); it != f.end())
+            o.latency_us = at_most(it->second, "latency_us", kMaxLinkLatencyUs);
         for (LinkSpec& have : spec_.links) {
             const bool same = (same_port(have.a, l.a) && same_port(have.b, l.b)) ||
                               (same_port(have.a, l.b) && same_port(have.b, l.a));
@@ -515,10 +517,9 @@ private:
                            "for raw port N, e.g. 0.E, 3.W1, 2.p3");
         if (t->chip >= spec_.num_chips)
             fail(line, "chip " + std::to_string(t->chip) + " in '" + n.Scalar() + "' does not exist: the cluster has " +
-                           std::to_string(spec_.num_chips) + " chips (0.." + std::to_string(spec_.num_chips - 1) +
-                           ")");
+                           std::to_string(spec_.num_chips) + " chips (0.." + std::to_string(spec_.num_chips - 1) + ")");
         const int port = t->kind == 'p' ? (t->number < spec_.board.ports.size() ? int(t->number) : -1)
-                                         : spec_.board.port_for(t->kind, t->number);
+                                        : spec_.board.port_for(t->kind, t->number);
         if (port < 0) {
             std::vector<std::string> names;
             for (const PortInfo& p : spec_.board.ports) names.push_back(port_name(spec_.board, p.id));
@@ -560,8 +561,7 @@ private:
             lm.options.flap_period_ms = milliseconds(it->second, "flap_period_ms");
         if (auto it = model.find("flap_down_ms"); it != model.end())
             lm.options.flap_down_ms = milliseconds(it->second, "flap_down_ms");
-        if (auto it = model.find("drop_rate"); it != model.end())
-            lm.options.drop_rate = rate(it->second, "drop_rate");
+        if (auto it = model.find("drop_rate"); it != model.end()) lm.options.drop_rate = rate(it->second, "drop_rate");
         if (auto it = model.find("bit_error_rate"); it != model.end())
             lm.options.bit_error_rate = rate(it->second, "bit_error_rate");
         if (auto it = model.find("seed"); it != model.end()) lm.options.seed = seed(it->second);

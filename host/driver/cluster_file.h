@@ -63,13 +63,13 @@ struct PortRef {
 
 // Wire options of a cable: the link model's, or a links: entry's override.
 struct LinkOptions {
-    double drop_rate = 0;       // per frame
-    double bit_error_rate = 0;  // per bit
-    uint64_t seed = 1;          // of the cable's fault stream
-    bool compliance = false;    // compliance mode instead of TT-link's ARQ
+    double drop_rate = 0;                           // per frame
+    double bit_error_rate = 0;                      // per bit
+    uint64_t seed = 1;                              // of the cable's fault stream
+    bool compliance = false;                        // compliance mode instead of TT-link's ARQ
     uint32_t flap_period_ms = 0, flap_down_ms = 0;  // a flapping carrier; 0: steady
-    double bandwidth_gbps = 0;  // shaping: GB/s per direction; 0 = unshaped
-    double latency_us = 0;      // 0 = none
+    double bandwidth_gbps = 0;                      // shaping: GB/s per direction; 0 = unshaped
+    double latency_us = 0;                          // 0 = none
 };
 
 // What a links: map entry overrides; the rest comes from the link model.

@@ -17,7 +17,8 @@ ClusterTopology::ClusterTopology(uint32_t chips, std::vector<LinkInfo> links)
 ClusterTopology ClusterTopology::from_spec(const ClusterSpec& spec) {
     ClusterTopology t;
     t.chips_ = spec.num_chips;
-    for (const MeshSpec& m : spec.meshes) t.meshes_.push_back({m.id, m.width, m.height, m.topology, m.planes, m.first_chip});
+    for (const MeshSpec& m : spec.meshes)
+        t.meshes_.push_back({m.id, m.width, m.height, m.topology, m.planes, m.first_chip});
     for (const LinkSpec& l : spec.links) t.links_.push_back({l.a.chip, l.a.port, l.b.chip, l.b.port, true});
     t.check();
     return t;
@@ -56,11 +57,13 @@ ClusterTopology ClusterTopology::from_json(const nlohmann::json& info) {
 void ClusterTopology::check() const {
     uint32_t covered = 0;
     for (const Mesh& m : meshes_) {
-        if (m.first_chip != covered) throw Error("mesh " + std::to_string(m.id) + " does not start at chip " + std::to_string(covered));
+        if (m.first_chip != covered)
+            throw Error("mesh " + std::to_string(m.id) + " does not start at chip " + std::to_string(covered));
         covered += m.chips();
     }
     if (covered != chips_)
-        throw Error("the meshes hold " + std::to_string(covered) + " chips but the cluster has " + std::to_string(chips_));
+        throw Error("the meshes hold " + std::to_string(covered) + " chips but the cluster has " +
+                    std::to_string(chips_));
     for (const LinkInfo& l : links_)
         if (l.chip_a >= chips_ || l.chip_b >= chips_)
             throw Error("a cable names chip " + std::to_string(std::max(l.chip_a, l.chip_b)) + " of a " +

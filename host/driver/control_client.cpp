@@ -109,7 +109,8 @@ void run_bridge(const std::string& cluster_file, const std::string& run_dir, int
         int r = poll(&p, 1, timeout_ms);
         if (r <= 0) {
             close(pipefd[0]);
-            throw TimeoutError("weft-bridge did not report ready within " + std::to_string(timeout_ms) + " ms (see " + log + ")");
+            throw TimeoutError("weft-bridge did not report ready within " + std::to_string(timeout_ms) + " ms (see " +
+                               log + ")");
         }
         char buf[512];
         ssize_t n = read(pipefd[0], buf, sizeof buf);

@@ -24,8 +24,8 @@ std::string describe(const BoardInfo& b) {
     region("boot", b.boot_firmware);
     region("control", b.control_block);
     region("dram", b.dram);
-    o << "timebase=" << b.timebase_hz << ";code=" << b.code_size << ";stack=" << b.stack_size
-      << ";args=" << b.args_size << ';';
+    o << "timebase=" << b.timebase_hz << ";code=" << b.code_size << ";stack=" << b.stack_size << ";args=" << b.args_size
+      << ';';
     if (b.qemu) {
         region("qemu-reserved", b.qemu->reserved);
         o << "uart=" << b.qemu->uart << ";uart-irq=" << b.qemu->uart_irq << ";plic=" << b.qemu->plic
@@ -35,7 +35,8 @@ std::string describe(const BoardInfo& b) {
         o << "core" << c.id << '=' << role_name(c.role) << ',' << c.port << ',';
         region("l1", c.l1);
     }
-    for (const PortInfo& p : b.ports) o << "port" << p.id << '=' << p.direction << ',' << p.plane << ',' << p.core << ';';
+    for (const PortInfo& p : b.ports)
+        o << "port" << p.id << '=' << p.direction << ',' << p.plane << ',' << p.core << ';';
     return o.str();
 }
 
@@ -94,7 +95,8 @@ FirmwareLayout read_firmware_layout(const std::string& path) {
     const std::string bytes = section_bytes(path, ".weft_layout");
     abi::LayoutRecord rec{};
     if (bytes.size() != sizeof rec)
-        throw Error("firmware " + path + " has no layout record (section .weft_layout): built before weft recorded "
+        throw Error("firmware " + path +
+                    " has no layout record (section .weft_layout): built before weft recorded "
                     "layouts, or not weft firmware; rebuild it ('make')");
     memcpy(&rec, bytes.data(), sizeof rec);
     if (rec.magic != abi::kLayoutMagic || memchr(rec.board, 0, sizeof rec.board) == nullptr)

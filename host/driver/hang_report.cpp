@@ -95,11 +95,10 @@ void tt_link_lines(std::ostringstream& o, const nlohmann::json& links, const std
         };
         const auto& f = l["faults"];
         o << "  TT-link " << end(l["a"]) << " <-> " << end(l["b"]) << ": " << l["link_state"].get<std::string>()
-          << " (cable " << l["state"].get<std::string>() << "), mode " << l["mode"].get<std::string>()
-          << ", retrains " << l["retrains"].dump() << "\n      a>b " << dir(l["a_to_b"]) << "\n      b>a "
-          << dir(l["b_to_a"]) << "\n      faults: drop " << f["drop_rate"].get<double>() << " ber "
-          << f["bit_error_rate"].get<double>() << " flap " << f["flap_period_ms"].dump() << "/" << f["flap_down_ms"].dump()
-          << " ms\n";
+          << " (cable " << l["state"].get<std::string>() << "), mode " << l["mode"].get<std::string>() << ", retrains "
+          << l["retrains"].dump() << "\n      a>b " << dir(l["a_to_b"]) << "\n      b>a " << dir(l["b_to_a"])
+          << "\n      faults: drop " << f["drop_rate"].get<double>() << " ber " << f["bit_error_rate"].get<double>()
+          << " flap " << f["flap_period_ms"].dump() << "/" << f["flap_down_ms"].dump() << " ms\n";
     }
 }
 
@@ -139,8 +138,8 @@ std::string Cluster::hang_report(const std::vector<CoreRef>& waiting) {
             if (!wait.empty()) {
                 // Asleep on its doorbell or between checks: a core that sleeps on a
                 // condition already true was not rung for it (a missed doorbell).
-                o << "      waiting on " << wait << (abi::doorbell_armed(cb.doorbell[c].seq) ? " (asleep on its doorbell)" : "")
-                  << "\n";
+                o << "      waiting on " << wait
+                  << (abi::doorbell_armed(cb.doorbell[c].seq) ? " (asleep on its doorbell)" : "") << "\n";
             }
             if (st.state == abi::kHartFault) o << "      " << chip.describe_fault(c) << "\n";
             ring_line(o, "NoC ring", "of core " + std::to_string(c), cb.noc[c]);

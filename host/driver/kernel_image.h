@@ -16,9 +16,9 @@ namespace weft {
 struct KernelImage {
     std::string path;
     std::string name;
-    std::vector<uint8_t> bytes;  // [0, image_size): file contents, .bss as zeros
-    uint64_t entry = 0;          // offset of the entry point
-    uint64_t code_size = 0;      // executable bytes from offset 0
+    std::vector<uint8_t> bytes;   // [0, image_size): file contents, .bss as zeros
+    uint64_t entry = 0;           // offset of the entry point
+    uint64_t code_size = 0;       // executable bytes from offset 0
     std::vector<uint64_t> abs64;  // offsets of 64-bit absolute addresses
     std::vector<uint64_t> abs32;  // offsets of 32-bit absolute addresses
     uint64_t content_hash = 0;

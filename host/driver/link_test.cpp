@@ -30,7 +30,8 @@ std::vector<LinkTransfer> run_link_test(Cluster& cluster, const LinkTestOptions&
 
     std::vector<LinkTransfer> transfers;
     for (const LinkInfo& l : cluster.links()) {
-        if (!l.up) throw Error("link chip " + std::to_string(l.chip_a) + " port " + std::to_string(l.port_a) + " is down");
+        if (!l.up)
+            throw Error("link chip " + std::to_string(l.chip_a) + " port " + std::to_string(l.port_a) + " is down");
         transfers.push_back({l.chip_a, l.port_a, l.chip_b, l.port_b});
         transfers.push_back({l.chip_b, l.port_b, l.chip_a, l.port_a});
     }
@@ -45,7 +46,8 @@ std::vector<LinkTransfer> run_link_test(Cluster& cluster, const LinkTestOptions&
         Chip& from = cluster.chip(t.from_chip);
         Chip& to = cluster.chip(t.to_chip);
         uint32_t& w = next_worker[t.to_chip];
-        if (w >= workers.size()) throw Error("chip " + std::to_string(t.to_chip) + " has more links than worker cores to check them");
+        if (w >= workers.size())
+            throw Error("chip " + std::to_string(t.to_chip) + " has more links than worker cores to check them");
         const uint32_t worker = workers[w++];
         const uint64_t flag = board.l1_free(worker).base;
 
@@ -56,7 +58,8 @@ std::vector<LinkTransfer> run_link_test(Cluster& cluster, const LinkTestOptions&
         to.write32(flag, 0);
 
         t.chip_checked = std::min(opt.bytes, opt.chip_check_limit);
-        receivers.push_back(kernels::recv_check(board, t.to_chip, worker, flag, 1, rx_buffer(board, t.to_port, opt.bytes),
+        receivers.push_back(kernels::recv_check(board, t.to_chip, worker, flag, 1,
+                                                rx_buffer(board, t.to_port, opt.bytes),
                                                 static_cast<uint32_t>(t.chip_checked), seed));
         senders.push_back(kernels::eth_send(board, t.from_chip, board.ports.at(t.from_port).core, t.from_port,
                                             tx_buffer(board, t.from_port, opt.bytes),
@@ -76,7 +79,8 @@ std::vector<LinkTransfer> run_link_test(Cluster& cluster, const LinkTestOptions&
                         " returned " + std::to_string(sent.return_code) + " (link down?)");
         t.seconds = double(sent.ticks) / board.timebase_hz;
         const uint32_t seed = opt.seed * 7919u + static_cast<uint32_t>(i);
-        const auto* got = reinterpret_cast<const uint8_t*>(cluster.chip(t.to_chip).host_ptr(rx_buffer(board, t.to_port, opt.bytes), opt.bytes));
+        const auto* got = reinterpret_cast<const uint8_t*>(
+            cluster.chip(t.to_chip).host_ptr(rx_buffer(board, t.to_port, opt.bytes), opt.bytes));
         for (uint64_t k = 0; k < opt.bytes / 4; ++k) {
             const uint32_t want = abi::pattern_word(seed, static_cast<uint32_t>(k));
             for (int b = 0; b < 4; ++b)

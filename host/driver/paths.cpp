@@ -103,8 +103,8 @@ std::string cluster_file(const std::string& name_or_path) {
     for (const std::string& cand : {std::string(WEFT_SOURCE_DIR) + "/clusters/" + name_or_path,
                                     std::string(WEFT_SOURCE_DIR) + "/clusters/" + name_or_path + ".yaml"})
         if (exists(cand)) return cand;
-    throw Error("cluster file '" + name_or_path + "' not found (give a path, or a name from " WEFT_SOURCE_DIR
-                "/clusters)");
+    throw Error("cluster file '" + name_or_path +
+                "' not found (give a path, or a name from " WEFT_SOURCE_DIR "/clusters)");
 }
 
 }  // namespace weft::paths

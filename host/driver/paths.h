@@ -10,10 +10,10 @@
 namespace weft::paths {
 
 std::string build_root();
-std::string source_root();                // the source tree this build came from                 // $WEFT_BUILD_DIR or <binary>/..
+std::string source_root();  // the source tree this build came from                 // $WEFT_BUILD_DIR or <binary>/..
 std::string bridge_binary();
-std::string firmware_dir(const std::string& board);                   // firmware/<board>
-std::string boot_firmware(const std::string& board);                  // firmware/<board>/boot.elf
+std::string firmware_dir(const std::string& board);                     // firmware/<board>
+std::string boot_firmware(const std::string& board);                    // firmware/<board>/boot.elf
 std::string kernel(const std::string& board, const std::string& name);  // firmware/<board>/kernels/<name>.elf
 std::string board_dtb(const std::string& board);
 // The boards the build made a DTB for, by name (none is read).
@@ -21,7 +21,7 @@ std::vector<std::string> built_boards();
 // That one board's DTB, read and checked; throws weft::Error naming the board
 // if it was not built or its DTB is bad. Other boards are not looked at.
 BoardInfo load_built_board(const std::string& board);
-std::string qemu_binary();                // $WEFT_QEMU or qemu-system-riscv64
+std::string qemu_binary();  // $WEFT_QEMU or qemu-system-riscv64
 // How a chip of type `chip` is started: qemu/<chip>.args of the source tree.
 std::string qemu_config(const std::string& chip);
 // Default run directory of a cluster: $WEFT_RUN_DIR or /tmp/weft-<uid>.

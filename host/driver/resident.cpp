@@ -62,7 +62,8 @@ Running start(Cluster& cluster, uint32_t chip_id, uint32_t core, const KernelIma
               const Configure& configure, std::chrono::milliseconds timeout) {
     if (chip_id >= cluster.size()) throw Error("the cluster has no chip " + std::to_string(chip_id));
     const BoardInfo& board = cluster.board();
-    if (core >= board.cores.size()) throw Error("chip " + std::to_string(chip_id) + " has no core " + std::to_string(core));
+    if (core >= board.cores.size())
+        throw Error("chip " + std::to_string(chip_id) + " has no core " + std::to_string(core));
     cluster.claim("resident image " + image.name);
     Chip& chip = cluster.chip(chip_id);
     if (const std::string name = chip.resident_name(core); !name.empty())
@@ -74,7 +75,8 @@ Running start(Cluster& cluster, uint32_t chip_id, uint32_t core, const KernelIma
     control.state = abi::kResidentStarting;
     control.l1_base = l1.base;
     control.l1_size = l1.size;
-    if (configure) control.config = configure(cluster, chip_id, Region{l1.base + kControlBytes, l1.size - kControlBytes});
+    if (configure)
+        control.config = configure(cluster, chip_id, Region{l1.base + kControlBytes, l1.size - kControlBytes});
     cluster.write(chip_id, l1.base, &control, sizeof control);
     const auto launched = cluster.launch_all({{chip_id, core, &image, KernelArgWords::of(abi::ResidentArgs{l1.base})}});
     record(chip, core, l1);
@@ -106,7 +108,10 @@ std::vector<Running> list(Cluster& cluster) {
         for (uint32_t core = 0; core < cluster.board().cores.size(); ++core) {
             const abi::CoreImage& held = chip.image(core);
             if (held.resident_l1_size)
-                out.push_back({c, core, chip.kernel_name(core), {held.resident_l1_base, held.resident_l1_size},
+                out.push_back({c,
+                               core,
+                               chip.kernel_name(core),
+                               {held.resident_l1_base, held.resident_l1_size},
                                held.resident_control});
         }
     }

@@ -81,7 +81,8 @@ int holder(const std::string& dir) {
     if (fd < 0) return 0;
     int pid = 0;
     if (flock(fd, LOCK_SH | LOCK_NB) != 0) pid = read_pid(fd);  // held: someone's bridge runs
-    else flock(fd, LOCK_UN);
+    else
+        flock(fd, LOCK_UN);
     close(fd);
     return pid;
 }
@@ -89,7 +90,8 @@ int holder(const std::string& dir) {
 int open_log(const std::string& path) {
     const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
-        throw Error("cannot open " + path + (errno == ELOOP ? ": it is a symbolic link" : std::string(": ") + strerror(errno)));
+        throw Error("cannot open " + path +
+                    (errno == ELOOP ? ": it is a symbolic link" : std::string(": ") + strerror(errno)));
     return fd;
 }
 

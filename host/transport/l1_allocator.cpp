@@ -15,13 +15,15 @@ Region L1Allocator::free_of(uint32_t chip, uint32_t core) const {
 }
 
 void L1Allocator::keep_out(uint32_t chip, uint32_t core, const Region& kept) {
-    if (core >= board_.cores.size()) throw Error("core " + std::to_string(core) + " does not exist on board " + board_.name);
+    if (core >= board_.cores.size())
+        throw Error("core " + std::to_string(core) + " does not exist on board " + board_.name);
     auto [it, fresh] = end_.try_emplace({chip, core}, kept.base);
     if (!fresh) it->second = std::min(it->second, kept.base);
 }
 
 uint64_t L1Allocator::allocate(uint32_t chip, uint32_t core, uint64_t bytes, uint64_t align, const std::string& what) {
-    if (core >= board_.cores.size()) throw Error("core " + std::to_string(core) + " does not exist on board " + board_.name);
+    if (core >= board_.cores.size())
+        throw Error("core " + std::to_string(core) + " does not exist on board " + board_.name);
     const Region free = free_of(chip, core);
     auto [it, fresh] = next_.try_emplace({chip, core}, free.base);
     const uint64_t at = (it->second + align - 1) / align * align;

@@ -50,8 +50,8 @@ public:
 // it, a receiver worker on (peer_chip, peer_port) drains it.
 struct StreamSpec {
     uint32_t chip = 0, port = 0, peer_chip = 0, peer_port = 0;
-    uint32_t lane = 0;          // the lowering's lane on that hop (lanes.h)
-    uint32_t messages = 0;      // each at most Transport::message_bytes()
+    uint32_t lane = 0;      // the lowering's lane on that hop (lanes.h)
+    uint32_t messages = 0;  // each at most Transport::message_bytes()
     uint32_t sender_core = 0, receiver_core = 0;
 };
 

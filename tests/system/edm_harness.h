@@ -7,8 +7,8 @@
 #include <random>
 #include <thread>
 
-#include "transport/edm/edm_builder.h"
 #include "system_test.h"
+#include "transport/edm/edm_builder.h"
 #include "weft/abi/pattern.h"
 
 namespace weft::test {
@@ -16,12 +16,12 @@ namespace weft::test {
 struct EdmRun {
     PortRef a, b;
     transport::EdmOptions options;
-    uint32_t channels = 1;       // per direction
+    uint32_t channels = 1;  // per direction
     bool both_directions = true;
     uint32_t page_size = 4096;
-    uint32_t pages = 16;         // per channel
-    uint32_t finish = 0;         // worker finish mode (see EdmLinkBuilder::WorkerJob)
-    uint32_t sender_workers = 1; // >1: round robin or shared
+    uint32_t pages = 16;          // per channel
+    uint32_t finish = 0;          // worker finish mode (see EdmLinkBuilder::WorkerJob)
+    uint32_t sender_workers = 1;  // >1: round robin or shared
     uint32_t receiver_workers = 1;
     bool shuffle = false;
     uint32_t seed = 1;
@@ -43,7 +43,12 @@ inline std::vector<EdmResult> run_edm(Cluster& c, const std::vector<EdmRun>& run
     transport::L1Allocator mem(b);
     std::vector<std::unique_ptr<transport::EdmLinkBuilder>> links;
     std::vector<Launch> launches;
-    struct Check { uint32_t chip; uint64_t addr, bytes; uint32_t seed; size_t run; };
+    struct Check {
+        uint32_t chip;
+        uint64_t addr, bytes;
+        uint32_t seed;
+        size_t run;
+    };
     std::vector<Check> checks;
     for (size_t ri = 0; ri < runs.size(); ++ri) {
         const EdmRun& r = runs[ri];
@@ -59,8 +64,8 @@ inline std::vector<EdmResult> run_edm(Cluster& c, const std::vector<EdmRun>& run
             for (uint32_t w = 0; w < r.sender_workers; ++w) senders.push_back(from_first + 2 * w);
             for (uint32_t w = 0; w < r.receiver_workers; ++w) receivers.push_back(to_first + 1 + 2 * w);
             for (uint32_t k = 0; k < r.channels; ++k) {
-                const uint32_t messages =
-                    (r.pages + link->pages_per_message(r.page_size) - 1) / link->pages_per_message(r.page_size);
+                const uint32_t messages = (r.pages + link->pages_per_message(r.page_size) - 1) /
+                                          link->pages_per_message(r.page_size);
                 auto ch = link->add_sender_channel(dir, senders, messages);
                 link->add_receiver_channel(ch.id, receivers);
                 // Each (link, direction, channel) gets its own DRAM region on both chips.

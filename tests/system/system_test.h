@@ -16,9 +16,9 @@
 #include "driver/platform_kernels.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 extern "C" {
 #include <cmocka.h>
@@ -69,6 +69,5 @@ inline bool process_gone_soon(int pid) {
 }
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
 
 }  // namespace weft::test

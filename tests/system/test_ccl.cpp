@@ -52,7 +52,8 @@ std::string run_one(const ccl::OpRequest& r, uint32_t seed, ccl::CollectiveRunne
     try {
         const ccl::CaseResult res = ccl::run_case(*runner, *g_cluster, r, seed);
         if (res.check.checked == 0) return what + ": nothing was checked";
-        if (res.check.wrong) return what + ": " + std::to_string(res.check.wrong) + " wrong, first " + res.check.first_wrong;
+        if (res.check.wrong)
+            return what + ": " + std::to_string(res.check.wrong) + " wrong, first " + res.check.first_wrong;
         return "";
     } catch (const std::exception& e) {
         return what + ": " + e.what();
@@ -162,8 +163,8 @@ void test_every_op_over_faulty_links(void**) {
             dropped += l[d]["dropped"].get<uint64_t>();
         }
     for (const LinkInfo& l : g_cluster->links()) g_cluster->set_fault(l.chip_a, l.port_a, {{"clear", true}});
-    fprintf(stderr, "faulty links: %llu frames dropped, %llu CRC errors, %llu retransmits\n", (unsigned long long)dropped,
-            (unsigned long long)crc_errors, (unsigned long long)retransmits);
+    fprintf(stderr, "faulty links: %llu frames dropped, %llu CRC errors, %llu retransmits\n",
+            (unsigned long long)dropped, (unsigned long long)crc_errors, (unsigned long long)retransmits);
     // The faults really happened (else this test proves nothing) and were repaired.
     assert_true(dropped > 0);
     assert_true(crc_errors > 0);
@@ -216,8 +217,9 @@ void test_two_workers_per_link(void**) {
                 const bool ring_of_cables = g_runner->ring_stretch() == 1.0 && g_runner->topology().max_cables() == 1;
                 const bool expect = g_name == "pair" || (ring_of_cables && one_way);
                 if (elements > n && striped != expect)
-                    failures.push_back(ccl::collective_name(c.op) + "/" + c.algo + (striped ? " striped" : " not striped") +
-                                       " on " + g_name + " (" + std::to_string(r.bytes) + " B, all-gather " +
+                    failures.push_back(ccl::collective_name(c.op) + "/" + c.algo +
+                                       (striped ? " striped" : " not striped") + " on " + g_name + " (" +
+                                       std::to_string(r.bytes) + " B, all-gather " +
                                        (c.bidir_all_gather ? "both ways" : "one way") + ", reduce-scatter " +
                                        (c.bidir_reduce_scatter ? "both ways)" : "one way)"));
                 ++runs;
@@ -244,8 +246,9 @@ void test_planes_carry_every_hop(void**) {
     const uint32_t n = static_cast<uint32_t>(g_cluster->size());
     // One way (a worker per cable), both ways and CTRING (a worker serving
     // both cables to its neighbour, each its own EDM connection).
-    const std::pair<ccl::Collective, const char*> cases[] = {
-        {ccl::Collective::kAllGather, "ring"}, {ccl::Collective::kAllGather, "ring_bidir"}, {ccl::Collective::kAllReduce, "ring"}};
+    const std::pair<ccl::Collective, const char*> cases[] = {{ccl::Collective::kAllGather, "ring"},
+                                                             {ccl::Collective::kAllGather, "ring_bidir"},
+                                                             {ccl::Collective::kAllReduce, "ring"}};
     for (const auto& [collective, algo] : cases) {
         ccl::OpRequest r;
         r.op = collective;
@@ -257,7 +260,8 @@ void test_planes_carry_every_hop(void**) {
         assert_string_equal(run_one(r, 11).c_str(), "");
         const std::vector<uint64_t> after = bytes_per_cable();
         for (size_t i = 0; i < after.size(); ++i)
-            if (after[i] - before[i] < uint64_t(n - 1) * 256 * 1024 / 2 / 4)  // a share of every step's blocks, with slack
+            if (after[i] - before[i] <
+                uint64_t(n - 1) * 256 * 1024 / 2 / 4)  // a share of every step's blocks, with slack
                 fail_msg("cable %zu carried %llu bytes of %s/%s striped over both planes", i,
                          (unsigned long long)(after[i] - before[i]), ccl::collective_name(r.op).c_str(), algo);
     }

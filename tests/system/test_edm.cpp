@@ -112,7 +112,8 @@ void test_builder_refuses_what_does_not_fit(void**) {
     } catch (const Error& e) {
         msg = e.what();
     }
-    if (!contains(msg, "chip 1 core 3 (erisc W) L1: EDM sender channel 1 buffers needs 2097152 bytes") || !contains(msg, "use fewer channels"))
+    if (!contains(msg, "chip 1 core 3 (erisc W) L1: EDM sender channel 1 buffers needs 2097152 bytes") ||
+        !contains(msg, "use fewer channels"))
         fail_msg("got: %s", msg.c_str());
 }
 

@@ -99,8 +99,8 @@ void test_noc_and_math_engines(void**) {
     chip.write(fa, x.data(), count * 4);
     chip.write(fb, y.data(), count * 4);
     chip.write32(sem, 0);
-    test_abi::NocMathArgs args{src, dst, sem, mcast_off, fa, fb, out, len, 0x30 /* cores 4 and 5 */, abi::kMathMax, abi::kF32,
-                               count, 0};
+    test_abi::NocMathArgs args{src,           dst,       sem,   mcast_off, fa, fb, out, len, 0x30 /* cores 4 and 5 */,
+                               abi::kMathMax, abi::kF32, count, 0};
     auto r = c.run({test::noc_math(c.board(), 0, core, args)}, milliseconds(10000));
     assert_int_equal(r[0].return_code, 0);
     assert_memory_equal(chip.host_ptr(dst, len), data.data(), len);
@@ -287,7 +287,8 @@ void test_link_pulled_and_restored_mid_transfer(void**) {
             c.launch_all({kernels::eth_send(b, 0, b.ports[kPortE].core, kPortE, src, dst, size, packet, 1, flag, 77)});
         const auto t0 = std::chrono::steady_clock::now();
         while (ring.head - head0 < 64) {
-            if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) fail_msg("the transfer never started");
+            if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20))
+                fail_msg("the transfer never started");
             std::this_thread::yield();  // a sleep may oversleep by a whole transfer on a loaded host
         }
         c.set_link(0, kPortE, false);
@@ -298,7 +299,8 @@ void test_link_pulled_and_restored_mid_transfer(void**) {
         auto r = c.wait_all(launched, milliseconds(60000));
         assert_int_equal(r[0].return_code, 0);
         if (at_pull < size / packet) break;  // really mid-transfer
-        if (attempt == 3) fail_msg("the cable was pulled after the transfer ended in all 3 tries: the host is too loaded");
+        if (attempt == 3)
+            fail_msg("the cable was pulled after the transfer ended in all 3 tries: the host is too loaded");
     }
     assert_true(while_down < size / packet);
     c.chip(1).read(dst, got.data(), size);

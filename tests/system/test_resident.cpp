@@ -121,8 +121,8 @@ void test_resident_runs_answers_and_stops(void**) {
 void test_resident_refuses_bad_requests(void**) {
     Cluster& c = *g_cluster;
     const uint64_t free = c.board().l1_free(kCore).size;
-    std::string e = error_of(
-        [&] { resident::start(c, kChip, kCore, echo_image(), free + 1, nullptr, milliseconds(1000)); });
+    std::string e =
+        error_of([&] { resident::start(c, kChip, kCore, echo_image(), free + 1, nullptr, milliseconds(1000)); });
     assert_non_null(strstr(e.c_str(), "cannot keep"));
     e = error_of([&] { resident::start(c, 9, kCore, echo_image(), kKeep, nullptr, milliseconds(1000)); });
     assert_non_null(strstr(e.c_str(), "no chip 9"));

@@ -23,8 +23,8 @@ HostCluster::HostCluster(const ClusterSpec& spec) : spec_(spec) {
         harts_.back()->throw_on_panic();
     }
     // The cables run on the cores' clock: a run is the same every time.
-    devices_ = std::make_unique<ClusterDevices>(spec, std::move(chips),
-                                                [this] { return clock_.now / timer::ticks_per_us(); });
+    devices_ =
+        std::make_unique<ClusterDevices>(spec, std::move(chips), [this] { return clock_.now / timer::ticks_per_us(); });
     devices_->ethernet().publish_port_states();
 }
 

@@ -72,7 +72,8 @@ inline std::string run_model(const LoweredOp& op) {
             const WorkerProgram& p = op.workers[w];
             while (pc[w] < p.code.size()) {
                 const abi::CclInstr& in = p.code[pc[w]];
-                const bool link = in.opcode == abi::kCclSend || in.opcode == abi::kCclRecv || in.opcode == abi::kCclRecvReduce;
+                const bool link = in.opcode == abi::kCclSend || in.opcode == abi::kCclRecv ||
+                                  in.opcode == abi::kCclRecvReduce;
                 if (link && in.channel >= stream_of[w].size()) return "an instruction names a channel its worker lacks";
                 const int s = link ? stream_of[w][in.channel] : -1;
                 if (in.opcode == abi::kCclWait) {

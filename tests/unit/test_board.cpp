@@ -17,9 +17,9 @@ extern "C" {
 #include "weft/abi/control_block.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 extern "C" {
 #include <cmocka.h>
@@ -29,9 +29,7 @@ using namespace weft;
 
 namespace {
 
-std::string dtb_path() {
-    return paths::build_root() + "/boards/qemu-virt/board.dtb";
-}
+std::string dtb_path() { return paths::build_root() + "/boards/qemu-virt/board.dtb"; }
 
 std::vector<char> blob() {
     std::ifstream in(dtb_path(), std::ios::binary);
@@ -153,9 +151,12 @@ void test_not_a_dtb(void**) {
 
 int main() {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_qemu_virt_board), cmocka_unit_test(test_missing_property_is_named),
-        cmocka_unit_test(test_overlap_is_refused), cmocka_unit_test(test_bad_role_and_port),
-        cmocka_unit_test(test_chip_must_match_its_include), cmocka_unit_test(test_qemu_machine_is_optional),
+        cmocka_unit_test(test_qemu_virt_board),
+        cmocka_unit_test(test_missing_property_is_named),
+        cmocka_unit_test(test_overlap_is_refused),
+        cmocka_unit_test(test_bad_role_and_port),
+        cmocka_unit_test(test_chip_must_match_its_include),
+        cmocka_unit_test(test_qemu_machine_is_optional),
         cmocka_unit_test(test_not_a_dtb),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

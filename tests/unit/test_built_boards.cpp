@@ -14,9 +14,9 @@
 #include "driver/paths.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 extern "C" {
 #include <cmocka.h>

@@ -13,12 +13,12 @@
 #include "ccl/lanes.h"
 #include "ccl/lowering.h"
 #include "ccl/topology.h"
-#include "transport/cable_routing.h"
 #include "lowered_op_model.h"
+#include "transport/cable_routing.h"
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 extern "C" {
 #include <cmocka.h>
@@ -70,7 +70,8 @@ void test_ctring_shards_match_the_seed_example(void**) {
     // Forward AG (getStepShardIdx): step 0 sends the owned shard, then what arrived.
     for (uint32_t r = 0; r < n; ++r) {
         assert_int_equal(ag_send_shard(r, 0, n), rs_owned_shard(r, n));
-        for (uint32_t t = 1; t < n - 1; ++t) assert_int_equal(ag_send_shard(r, t, n), ag_send_shard((r + n - 1) % n, t - 1, n));
+        for (uint32_t t = 1; t < n - 1; ++t)
+            assert_int_equal(ag_send_shard(r, t, n), ag_send_shard((r + n - 1) % n, t - 1, n));
         // Reverse AG (getRevStepShardIdx): step 0 sends the owned shard left, then forwards.
         assert_int_equal(ag_rev_send_shard(r, 0, n), rs_owned_shard(r, n));
         assert_int_equal(ag_rev_send_shard(r, 1, n), ag_rev_send_shard((r + 1) % n, 0, n));
@@ -109,7 +110,7 @@ void test_reverse_reduce_scatter_ends_at_the_same_owner(void**) {
 std::string play_all_reduce(const Plan& plan, const OpLayout& l) {
     const uint32_t n = l.ranks;
     std::vector<std::map<uint64_t, uint64_t>> mem(n);  // by chip: element address -> value
-    constexpr uint64_t kPoison = 1ull << 63;            // an output element read before it is written
+    constexpr uint64_t kPoison = 1ull << 63;           // an output element read before it is written
     for (uint32_t c = 0; c < n; ++c)
         for (uint64_t e = 0; e < l.elements; ++e) {
             mem[c][l.input + e * l.element] = 1ull << (8 * c);
@@ -144,7 +145,8 @@ std::string play_all_reduce(const Plan& plan, const OpLayout& l) {
     for (uint32_t c = 0; c < n; ++c)
         for (uint64_t e = 0; e < l.elements; ++e)
             if (mem[c][l.output + e * l.element] != want)
-                return "rank " + std::to_string(c) + " element " + std::to_string(e) + " of " + std::to_string(l.elements);
+                return "rank " + std::to_string(c) + " element " + std::to_string(e) + " of " +
+                       std::to_string(l.elements);
     return "";
 }
 
@@ -260,8 +262,9 @@ void test_all_reduce_ranks_sum_in_one_order(void**) {
                         size_t count = 0;
                         for (size_t at = got[c].find(term); at != std::string::npos; at = got[c].find(term, at + 1))
                             if (at + term.size() == got[c].size() || !isdigit(got[c][at + term.size()])) ++count;
-                        if (count != 1) fail_msg("%s on %u ranks: rank %u's %s has x%u %zu times", algo.c_str(), n, c,
-                                                 got[c].c_str(), k, count);
+                        if (count != 1)
+                            fail_msg("%s on %u ranks: rank %u's %s has x%u %zu times", algo.c_str(), n, c,
+                                     got[c].c_str(), k, count);
                     }
                 }
             }
@@ -556,7 +559,11 @@ void test_all_reduce_algorithms_lower_without_a_race(void**) {
                     continue;  // does not fit four workers: auto would not pick it
                 }
                 if (!got.empty())
-                    fail_msg("%s on a %s of %u: %s", algo.c_str(), shape == 0 ? "line" : ring ? "ring" : "mesh", n, got.c_str());
+                    fail_msg("%s on a %s of %u: %s", algo.c_str(),
+                             shape == 0 ? "line"
+                             : ring     ? "ring"
+                                        : "mesh",
+                             n, got.c_str());
             }
         }
 }

@@ -26,8 +26,8 @@ std::vector<std::string> g_files;  // removed when the tests are done
 
 // A fresh file each time: the tuning file is read once per path.
 std::string write_file(const std::string& text) {
-    const std::string path =
-        "/tmp/weft-ccl-tuning-" + std::to_string(getpid()) + "-" + std::to_string(g_files.size() + 1) + ".yaml";
+    const std::string path = "/tmp/weft-ccl-tuning-" + std::to_string(getpid()) + "-" +
+                             std::to_string(g_files.size() + 1) + ".yaml";
     g_files.push_back(path);
     std::ofstream(path) << text;
     setenv("WEFT_CCL_CONFIG", path.c_str(), 1);

@@ -14,22 +14,22 @@
 #include "common/error.h"
 #include "common/knobs.h"
 #include "driver/board.h"
-#include "driver/paths.h"
 #include "driver/cluster_file.h"
 #include "driver/cluster_topology.h"
+#include "driver/paths.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 extern "C" {
 #include <cmocka.h>
 }
 
 using weft::BoardInfo;
-using weft::ClusterSpec;
 using weft::ChipCoord;
+using weft::ClusterSpec;
 using weft::ClusterTopology;
 using weft::ExitNode;
 using weft::LinkInfo;
@@ -81,9 +81,7 @@ std::string shipped(const char* name) {
 }
 
 // The first three lines of most test files; meshes start at line 4.
-std::string head(const char* board = "qemu-virt") {
-    return std::string("name: t\nboard: ") + board + "\nmeshes:\n";
-}
+std::string head(const char* board = "qemu-virt") { return std::string("name: t\nboard: ") + board + "\nmeshes:\n"; }
 
 // A mesh entry: three lines (id, shape, topology).
 std::string mesh(uint32_t id, uint32_t w, uint32_t h, const char* topology) {
@@ -125,8 +123,8 @@ void expect_error(const Boards& boards, const std::string& yaml, int line, std::
 #define EXPECT_ERROR(yaml, line, ...) expect_error(g_boards, (yaml), (line), {__VA_ARGS__}, __FILE__, __LINE__)
 
 std::string link_text(const ClusterSpec& s, const weft::LinkSpec& l) {
-    return std::to_string(l.a.chip) + "." + weft::port_name(s.board, l.a.port) + "-" + std::to_string(l.b.chip) +
-           "." + weft::port_name(s.board, l.b.port);
+    return std::to_string(l.a.chip) + "." + weft::port_name(s.board, l.a.port) + "-" + std::to_string(l.b.chip) + "." +
+           weft::port_name(s.board, l.b.port);
 }
 
 // Links as sorted "chip.PORT-chip.PORT" words, so a mismatch prints both sets.
@@ -223,16 +221,14 @@ void test_mesh_grid(void**) {
 void test_torus_3x3(void**) {
     ClusterSpec s = PARSE(head() + mesh(0, 3, 3, "torus"));
     assert_int_equal(s.num_chips, 9);
-    EXPECT_LINKS(s, "0.E-1.W", "1.E-2.W", "2.E-0.W", "3.E-4.W", "4.E-5.W", "5.E-3.W", "6.E-7.W", "7.E-8.W",
-                 "8.E-6.W", "0.S-3.N", "3.S-6.N", "6.S-0.N", "1.S-4.N", "4.S-7.N", "7.S-1.N", "2.S-5.N", "5.S-8.N",
-                 "8.S-2.N");
+    EXPECT_LINKS(s, "0.E-1.W", "1.E-2.W", "2.E-0.W", "3.E-4.W", "4.E-5.W", "5.E-3.W", "6.E-7.W", "7.E-8.W", "8.E-6.W",
+                 "0.S-3.N", "3.S-6.N", "6.S-0.N", "1.S-4.N", "4.S-7.N", "7.S-1.N", "2.S-5.N", "5.S-8.N", "8.S-2.N");
 }
 
 void test_torus_skips_size_2_wraps(void**) {
     // 0 1 / 2 3 / 4 5: rows are 2 wide, so only the columns wrap.
     ClusterSpec s = PARSE(head() + mesh(0, 2, 3, "torus"));
-    EXPECT_LINKS(s, "0.E-1.W", "2.E-3.W", "4.E-5.W", "0.S-2.N", "2.S-4.N", "4.S-0.N", "1.S-3.N", "3.S-5.N",
-                 "5.S-1.N");
+    EXPECT_LINKS(s, "0.E-1.W", "2.E-3.W", "4.E-5.W", "0.S-2.N", "2.S-4.N", "4.S-0.N", "1.S-3.N", "3.S-5.N", "5.S-1.N");
 }
 
 void test_single_chip_has_no_links(void**) {
@@ -285,8 +281,8 @@ void test_chip_coord(void**) {
 void test_explicit_links(void**) {
     ClusterSpec s = PARSE(head() + mesh(0, 8, 1, "ring") +
                           "links:\n"
-                          "  - [0.N, 7.S]\n"      // line 8
-                          "  - - 3.p0\n"          // line 9: block style, raw port numbers
+                          "  - [0.N, 7.S]\n"  // line 8
+                          "  - - 3.p0\n"      // line 9: block style, raw port numbers
                           "    - 4.p2\n");
     assert_int_equal(s.links.size(), 10);
     const weft::LinkSpec& a = s.links[8];
@@ -328,8 +324,9 @@ void test_planes_limited(void**) {
 }
 
 void test_explicit_plane_ports(void**) {
-    ClusterSpec s = PARSE(head("two-plane") + mesh(0, 2, 1, "line") + "    planes: 1\nlinks:\n  - [0.E1, 1.W1]\n"
-                                                                       "  - [1.N0, 0.S1]\n");
+    ClusterSpec s = PARSE(head("two-plane") + mesh(0, 2, 1, "line") +
+                          "    planes: 1\nlinks:\n  - [0.E1, 1.W1]\n"
+                          "  - [1.N0, 0.S1]\n");
     EXPECT_LINKS(s, "0.E-1.W", "0.E1-1.W1", "1.N-0.S1");
     assert_int_equal(s.links[2].b.port, 6);
 }
@@ -371,8 +368,9 @@ void test_port_name(void**) {
 }
 
 void test_link_model(void**) {
-    ClusterSpec s = PARSE(head() + mesh(0, 2, 1, "line") + "link:\n  mtu: 1500\n  bandwidth_gbps: 12.5\n"
-                                                             "  latency_us: 3\n");
+    ClusterSpec s = PARSE(head() + mesh(0, 2, 1, "line") +
+                          "link:\n  mtu: 1500\n  bandwidth_gbps: 12.5\n"
+                          "  latency_us: 3\n");
     assert_int_equal(s.link_model.mtu, 1500);
     assert_true(s.link_model.options.bandwidth_gbps == 12.5);
     assert_true(s.link_model.options.latency_us == 3.0);
@@ -440,7 +438,8 @@ void test_link_flap_and_shaping(void**) {
     assert_true(o0.flap_period_ms == 0 && o0.bandwidth_gbps == 4 && o0.latency_us == 2);
     assert_true(o1.flap_period_ms == 200 && o1.flap_down_ms == 50 && o1.bandwidth_gbps == 0.5 && o1.latency_us == 2);
     EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "link:\n  flap_period_ms: 100\n  flap_down_ms: 100\n", 8,
-                 "the cable between port E of chip 0 and port W of chip 1 would never be up: flap_down_ms 100 is not shorter than flap_period_ms 100");
+                 "the cable between port E of chip 0 and port W of chip 1 would never be up: flap_down_ms 100 is not "
+                 "shorter than flap_period_ms 100");
     EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "links:\n  - {ends: [0.E, 1.W], flap_down_ms: 10}\n", 8,
                  "has flap_down_ms but no flap_period_ms");
     EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "link:\n  flap_period_ms: -5\n", 8, "flap_period_ms (ms) must be");
@@ -487,8 +486,8 @@ void test_error_unknown_keys(void**) {
 }
 
 void test_error_duplicate_key(void**) {
-    EXPECT_ERROR("name: t\nboard: qemu-virt\nname: u\nmeshes:\n" + mesh(0, 2, 1, "line"), 3,
-                 "key 'name' appears twice", "first at line 1");
+    EXPECT_ERROR("name: t\nboard: qemu-virt\nname: u\nmeshes:\n" + mesh(0, 2, 1, "line"), 3, "key 'name' appears twice",
+                 "first at line 1");
 }
 
 void test_error_missing_keys(void**) {
@@ -547,10 +546,12 @@ void test_error_bad_link_model(void**) {
     EXPECT_ERROR(base + "  mtu: 0\n", 8, "mtu must be an integer from 1 to 65535, not '0'");
     EXPECT_ERROR(base + "  mtu: 1.5\n", 8, "mtu must be an integer");
     EXPECT_ERROR(base + "  mtu: 65536\n", 8, "mtu must be an integer from 1 to 65535");
-    EXPECT_ERROR(base + "  bandwidth_gbps: -1\n", 8, "bandwidth_gbps (GB/s) must be a number within [0, 10000], not '-1'");
+    EXPECT_ERROR(base + "  bandwidth_gbps: -1\n", 8,
+                 "bandwidth_gbps (GB/s) must be a number within [0, 10000], not '-1'");
     EXPECT_ERROR(base + "  latency_us: fast\n", 8, "latency_us must be a number within [0, 1000000]");
     EXPECT_ERROR(base + "  latency_us: 2e6\n", 8, "latency_us must be a number within [0, 1000000], not '2e6'");
-    EXPECT_ERROR(base + "  latency_us: 1\n  bandwidth_gbps: inf\n", 9, "bandwidth_gbps (GB/s) must be a number within [0, 10000]", "inf");
+    EXPECT_ERROR(base + "  latency_us: 1\n  bandwidth_gbps: inf\n", 9,
+                 "bandwidth_gbps (GB/s) must be a number within [0, 10000]", "inf");
 }
 
 void test_error_bad_link_faults(void**) {
@@ -571,14 +572,13 @@ void test_error_bad_link_faults(void**) {
                  "not '2'");
     EXPECT_ERROR(links + "  - ends: [0.E, 1.W]\n    mode: fast\n", 9, "unknown link mode 'fast'");
     EXPECT_ERROR(links + "  - ends: [0.E, 1.W]\n    mtu: 9000\n", 9, "unknown key 'mtu' in a link entry",
-                 "allowed keys: ends, bandwidth_gbps, latency_us, drop_rate, bit_error_rate, seed, mode, flap_period_ms, flap_down_ms");
+                 "allowed keys: ends, bandwidth_gbps, latency_us, drop_rate, bit_error_rate, seed, mode, "
+                 "flap_period_ms, flap_down_ms");
     EXPECT_ERROR(links + "  - {drop_rate: 0.1}\n", 8, "the link entry is missing the required key 'ends'");
-    EXPECT_ERROR(links + "  - {ends: 0.E, drop_rate: 0.1}\n", 8, "ends must be a pair [CHIP.PORT, CHIP.PORT]",
-                 "'0.E'");
+    EXPECT_ERROR(links + "  - {ends: 0.E, drop_rate: 0.1}\n", 8, "ends must be a pair [CHIP.PORT, CHIP.PORT]", "'0.E'");
     EXPECT_ERROR(links + "  - {ends: [0.E, 9.W]}\n", 8, "chip 9 in '9.W' does not exist");
     EXPECT_ERROR(links + "  - {ends: [0.E, 1.W], seed: 1}\n  - {ends: [1.W, 0.E], seed: 2}\n", 9,
-                 "options for the cable between port W of chip 1 and port E of chip 0 are set twice",
-                 "and at line 8");
+                 "options for the cable between port W of chip 1 and port E of chip 0 are set twice", "and at line 8");
     // Sharing one port with a cable is not naming that cable: a second cable on the port.
     EXPECT_ERROR(links + "  - {ends: [0.E, 2.W], drop_rate: 0.1}\n", 8, "port E of chip 0 is linked twice");
 }
@@ -604,8 +604,7 @@ void test_error_topology_shape(void**) {
 void test_error_planes_out_of_range(void**) {
     EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "    planes: 2\n", 7, "planes 2 is out of range", "1..1");
     EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "    planes: 0\n", 7, "planes 0 is out of range");
-    EXPECT_ERROR(head("two-plane") + mesh(0, 2, 1, "line") + "    planes: 3\n", 7, "planes 3 is out of range",
-                 "1..2");
+    EXPECT_ERROR(head("two-plane") + mesh(0, 2, 1, "line") + "    planes: 3\n", 7, "planes 3 is out of range", "1..2");
 }
 
 void test_error_duplicate_mesh_id(void**) {
@@ -620,16 +619,16 @@ void test_error_too_many_chips(void**) {
 }
 
 void test_error_bad_port_syntax(void**) {
-    for (const char* port : {"0N", "x.N", "0.Q", "0.E1x", "0.", ".N", "0.p", "0.n", "-1.N", "0.P1", "0.E-1", "[0]",
-                             "0.N.1", "''"}) {
+    for (const char* port :
+         {"0N", "x.N", "0.Q", "0.E1x", "0.", ".N", "0.p", "0.n", "-1.N", "0.P1", "0.E-1", "[0]", "0.N.1", "''"}) {
         EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "links:\n  - [1.N, " + port + "]\n", 8, "bad port",
                      "expected CHIP.PORT");
     }
 }
 
 void test_error_port_not_on_board(void**) {
-    EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "links:\n  - [1.N, 0.E1]\n", 8,
-                 "port 'E1' is not on board qemu-virt", "its ports: N, E, S, W");
+    EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "links:\n  - [1.N, 0.E1]\n", 8, "port 'E1' is not on board qemu-virt",
+                 "its ports: N, E, S, W");
     EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "links:\n  - [0.p4, 1.N]\n", 8, "port 'p4' is not on board");
 }
 
@@ -703,9 +702,10 @@ bool parses_or_fails_cleanly(const std::string& yaml) {
     return false;
 }
 
-const std::string kRich = head() + mesh(2, 3, 1, "ring") + mesh(1, 2, 2, "torus") + "    planes: 1\n" +
-                          "links:\n  - [0.N, 3.p3]\n  - [6.E, 2.S]\n  - {ends: [0.E, 1.W], drop_rate: 0.1, mode: compliance}\n"
-                          "link:\n  mtu: 4096\n  latency_us: 2.5\n  bit_error_rate: 1e-6\n  seed: 7\n";
+const std::string kRich =
+    head() + mesh(2, 3, 1, "ring") + mesh(1, 2, 2, "torus") + "    planes: 1\n" +
+    "links:\n  - [0.N, 3.p3]\n  - [6.E, 2.S]\n  - {ends: [0.E, 1.W], drop_rate: 0.1, mode: compliance}\n"
+    "link:\n  mtu: 4096\n  latency_us: 2.5\n  bit_error_rate: 1e-6\n  seed: 7\n";
 
 void test_truncations_and_mutations(void**) {
     static const char kNoise[] = ":[]{}-,.&*!|>'\"#%@ \t\n9xp\0";
@@ -757,8 +757,8 @@ void test_hostile_inputs(void**) {
 // Two 2x2 meshes joined by two cables between their facing columns: the
 // typed topology the collectives get (driver/cluster_topology.h).
 void test_topology_of_two_meshes(void**) {
-    const ClusterSpec spec = PARSE(head() + mesh(0, 2, 2, "mesh") + mesh(1, 2, 2, "mesh") +
-                                   "links:\n  - [1.E, 4.W]\n  - [3.E, 6.W]\n");
+    const ClusterSpec spec =
+        PARSE(head() + mesh(0, 2, 2, "mesh") + mesh(1, 2, 2, "mesh") + "links:\n  - [1.E, 4.W]\n  - [3.E, 6.W]\n");
     const ClusterTopology t = ClusterTopology::from_spec(spec);
     assert_int_equal(t.chips(), 8);
     assert_int_equal(t.meshes().size(), 2);
@@ -779,7 +779,9 @@ void test_topology_of_two_meshes(void**) {
     assert_int_equal(t.exit_nodes(1).size(), 2);
     assert_int_equal(t.exit_nodes(1)[0].chip, 4);
     // Through the bridge's info and back, with one cable pulled.
-    nlohmann::json info = {{"chips", nlohmann::json::array()}, {"meshes", t.meshes_json()}, {"links", nlohmann::json::array()}};
+    nlohmann::json info = {{"chips", nlohmann::json::array()},
+                           {"meshes", t.meshes_json()},
+                           {"links", nlohmann::json::array()}};
     for (uint32_t i = 0; i < 8; ++i) info["chips"].push_back({{"id", i}});
     for (const LinkInfo& l : t.links())
         info["links"].push_back({{"a", {{"chip", l.chip_a}, {"port", l.port_a}}},

@@ -99,7 +99,7 @@ void test_calibration_interpolates_in_log_log(void**) {
     assert_true(near(c.at(1024), 2.0));
     assert_true(near(c.at(2048), 1.0));  // halfway in log size: the geometric mean
     assert_true(near(c.at(8192), 0.5));
-    assert_true(near(c.at(16), 2.0));    // outside: the nearest measured size
+    assert_true(near(c.at(16), 2.0));  // outside: the nearest measured size
     assert_true(near(c.at(1u << 30), 0.5));
 }
 

@@ -6,9 +6,9 @@
 
 #include "devices/doorbell.h"
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 extern "C" {
 #include <cmocka.h>
@@ -42,7 +42,7 @@ void test_sleeper_rung_once_per_sleep(void**) {
     Chip c;
     c.sleep_on(5, abi::kWaitEdm);
     assert_int_equal(c.ring(), 1u << 5);
-    assert_int_equal(c.ring(), 0);  // the same sleep again: already rung
+    assert_int_equal(c.ring(), 0);                                   // the same sleep again: already rung
     c.cb.doorbell[5].seq = abi::doorbell_arm(c.cb.doorbell[5].seq);  // woke, nothing to do, sleeps again
     assert_int_equal(c.ring(), 1u << 5);
 }
@@ -107,7 +107,7 @@ void test_host_ring_rung_once_per_request(void**) {
     c.bell.reset(c.cb);
     assert_int_equal(c.ring(false), 0);
     c.cb.host.ring[3] = c.cb.host.ring[3] + 1;  // a resident image asked to stop, say
-    assert_int_equal(c.ring(false), 1u << 3);  // whether or not a device touched the chip
+    assert_int_equal(c.ring(false), 1u << 3);   // whether or not a device touched the chip
     assert_int_equal(c.ring(false), 0);
 }
 

@@ -98,8 +98,10 @@ struct Link {
             run_noc_ring(everything, board, end[e].cb->noc[kEdmCore], 64, counters);
             if (!wire_up) continue;
             consume_ring(end[e].cb->eth[kPort], wire_budget, [](const abi::EthCommand& c) -> uint32_t {
-                if (c.op == abi::kEthSendBytes) memcpy(reinterpret_cast<void*>(c.dst), reinterpret_cast<void*>(c.src), c.len);
-                else *reinterpret_cast<volatile uint32_t*>(c.dst) = c.value;
+                if (c.op == abi::kEthSendBytes)
+                    memcpy(reinterpret_cast<void*>(c.dst), reinterpret_cast<void*>(c.src), c.len);
+                else
+                    *reinterpret_cast<volatile uint32_t*>(c.dst) = c.value;
                 return abi::kRingOk;
             });
         }
@@ -137,7 +139,8 @@ bool worker_send(Link& l, uint32_t message, uint32_t signal = abi::kEdmNextMessa
 }
 
 // The receiver worker (pull): wait, clear, read, release.
-bool worker_receive(Link& l, uint32_t message, std::vector<uint8_t>* got, uint32_t signal = abi::kEdmNextMessageAvailable) {
+bool worker_receive(Link& l, uint32_t message, std::vector<uint8_t>* got,
+                    uint32_t signal = abi::kEdmNextMessageAvailable) {
     End& b = l.end[1];
     const uint32_t slot = message % l.slots;
     if (b.worker_sems[slot] == 0) return false;
@@ -217,8 +220,8 @@ void test_worker_initiated_last_message(void**) {
     run(l, 2000, [&] {
         if (sent < 5 && worker_send(l, sent, sent == 4 ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable))
             ++sent;
-        if (received < 5 &&
-            worker_receive(l, received, &got, received == 4 ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable))
+        if (received < 5 && worker_receive(l, received, &got,
+                                           received == 4 ? abi::kEdmNextMessageIsLast : abi::kEdmNextMessageAvailable))
             ++received;
     });
     assert_true(l.done(0) && l.done(1));
@@ -235,7 +238,8 @@ void test_worker_closes_early(void**) {
     bool closed = false, receiver_closed = false;
     run(l, 2000, [&] {
         if (sent < 2 && worker_send(l, sent)) ++sent;
-        else if (sent == 2 && !closed) closed = worker_send(l, 2, abi::kEdmTerminateImmediately);
+        else if (sent == 2 && !closed)
+            closed = worker_send(l, 2, abi::kEdmTerminateImmediately);
         if (received < 2 && worker_receive(l, received, &got)) ++received;
         else if (received == 2 && !receiver_closed) {
             l.end[1].control_sem += abi::kEdmTerminateImmediately;
@@ -258,7 +262,8 @@ void test_receiver_terminate_races_last_release(void**) {
     for (int step = 0; step < 2000 && !(l.done(0) && l.done(1)); ++step) {
         l.poll(0);
         if (sent < 3 && worker_send(l, sent)) ++sent;
-        else if (sent == 3 && !closed) closed = worker_send(l, 3, abi::kEdmTerminateImmediately);
+        else if (sent == 3 && !closed)
+            closed = worker_send(l, 3, abi::kEdmTerminateImmediately);
         if (received < 3 && worker_receive(l, received, &got)) {
             if (++received == 3) {
                 l.end[1].control_sem += abi::kEdmTerminateImmediately;  // before end 1's EDM polls again

@@ -55,9 +55,7 @@ void test_the_hal_acts_for_the_current_core(void**) {
 void test_a_sleep_steps_other_cores(void**) {
     TwoChips t;
     uint32_t seen_in_sleep = 0;
-    t.chip[0].core(0).on_sleep = [&] {
-        seen_in_sleep = host_board::run_as(t.chip[1].core(2), where);
-    };
+    t.chip[0].core(0).on_sleep = [&] { seen_in_sleep = host_board::run_as(t.chip[1].core(2), where); };
     host_board::run_as(t.chip[0].core(0), [&] {
         timer::sleep_until(timer::now() + 50);
         assert_int_equal(where(), 0);

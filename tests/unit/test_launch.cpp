@@ -19,9 +19,9 @@
 #include "weft/abi/fault.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 extern "C" {
 #include <cmocka.h>
@@ -46,7 +46,8 @@ struct Fixture {
         assert_int_equal(ftruncate(memfd, board.ram.size), 0);
         void* p = mmap(nullptr, board.ram.size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
         assert_true(p != MAP_FAILED);
-        cb = reinterpret_cast<abi::ChipControlBlock*>(static_cast<uint8_t*>(p) + (board.control_block.base - board.ram.base));
+        cb = reinterpret_cast<abi::ChipControlBlock*>(static_cast<uint8_t*>(p) +
+                                                      (board.control_block.base - board.ram.base));
         cb->host.magic = abi::kControlMagic;
         cb->host.abi_version = abi::kAbiVersion;
         boot::post_ready(cb->host.launch[core], cb->hart[core]);

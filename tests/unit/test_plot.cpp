@@ -24,9 +24,9 @@
 #include "common/plot.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 extern "C" {
 #include <cmocka.h>
@@ -160,7 +160,7 @@ std::vector<uint8_t> read_chunks(const std::vector<uint8_t>& png, Image& img) {
             assert_int_equal(len, 13);
             img.width = be32(data);
             img.height = be32(data + 4);
-            assert_int_equal(data[8], 8);  // bit depth
+            assert_int_equal(data[8], 8);               // bit depth
             assert_true(data[9] == 2 || data[9] == 6);  // RGB or RGBA
             img.channels = data[9] == 2 ? 3 : 4;
             assert_int_equal(data[12], 0);  // not interlaced
@@ -192,12 +192,12 @@ void unfilter(Image& img, const std::vector<uint8_t>& raw) {
         for (size_t i = 0; i < row; ++i) {
             const int a = i >= bpp ? out[i - bpp] : 0, b = up ? up[i] : 0, c = up && i >= bpp ? up[i - bpp] : 0;
             switch (filter) {
-            case 0: out[i] = in[i]; break;
-            case 1: out[i] = uint8_t(in[i] + a); break;
-            case 2: out[i] = uint8_t(in[i] + b); break;
-            case 3: out[i] = uint8_t(in[i] + (a + b) / 2); break;
-            case 4: out[i] = uint8_t(in[i] + paeth(a, b, c)); break;
-            default: fail_msg("row %u has filter type %u", y, filter);
+                case 0: out[i] = in[i]; break;
+                case 1: out[i] = uint8_t(in[i] + a); break;
+                case 2: out[i] = uint8_t(in[i] + b); break;
+                case 3: out[i] = uint8_t(in[i] + (a + b) / 2); break;
+                case 4: out[i] = uint8_t(in[i] + paeth(a, b, c)); break;
+                default: fail_msg("row %u has filter type %u", y, filter);
             }
         }
     }
@@ -337,8 +337,8 @@ void test_bad_data_throws(void**) {
 }
 
 void test_unwritable_path_throws(void**) {
-    assert_non_null(std::strstr(error_of("/nonexistent-weft-dir/plot.png", bandwidth_spec()).c_str(),
-                                "No such file or directory"));
+    assert_non_null(
+        std::strstr(error_of("/nonexistent-weft-dir/plot.png", bandwidth_spec()).c_str(), "No such file or directory"));
 }
 
 // PATH set to a directory holding only the given `gnuplot` (none: no gnuplot at all).
@@ -379,7 +379,8 @@ void test_failing_gnuplot_is_reported(void**) {
         // of our descriptors (a cluster's socket or chip memory would be one).
         const int ours = open("/dev/null", O_RDONLY);  // no O_CLOEXEC
         assert_true(ours >= 3);
-        const std::string check = "[ -e /proc/$$/fd/" + std::to_string(ours) + " ] && echo inherited >&2 && exit 1; exit 0";
+        const std::string check = "[ -e /proc/$$/fd/" + std::to_string(ours) +
+                                  " ] && echo inherited >&2 && exit 1; exit 0";
         const FakeGnuplot silent(check.c_str());
         const std::string what = error_of(dir.path + "/chart.png", bandwidth_spec());
         close(ours);

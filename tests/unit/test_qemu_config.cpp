@@ -11,9 +11,9 @@
 #include "common/error.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 extern "C" {
 #include <cmocka.h>
@@ -26,23 +26,38 @@ namespace {
 std::string shipped() { return std::string(getenv("WEFT_SOURCE_DIR")) + "/qemu/qemu-virt.args"; }
 
 std::map<std::string, std::string> chip_values(const std::string& accel = "") {
-    return {{"RAM_MB", "512"},      {"RAM_FD", "200"},  {"HARTS", "8"},
+    return {{"RAM_MB", "512"},           {"RAM_FD", "200"},  {"HARTS", "8"},
             {"BOOT_ELF", "/b/boot.elf"}, {"UART_FD", "201"}, {"QMP_SOCKET", "/run/chip0.qmp"},
             {"QEMU_ACCEL", accel}};
 }
 
 // What weft-bridge's C++ put on QEMU's command line before the file existed.
 std::vector<std::string> args_before(const std::string& accel) {
-    return {"-nodefaults", "-display", "none", "-monitor", "none",
-            "-machine", "virt,memory-backend=ram",
-            "-object", "memory-backend-file,id=ram,size=512M,mem-path=/proc/self/fd/200,share=on",
-            "-m", "512M",
-            "-smp", "8",
-            "-accel", accel,
-            "-bios", "none", "-kernel", "/b/boot.elf",
-            "-chardev", "socket,id=uart,fd=201",
-            "-serial", "chardev:uart",
-            "-qmp", "unix:/run/chip0.qmp,server=on,wait=off"};
+    return {"-nodefaults",
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-machine",
+            "virt,memory-backend=ram",
+            "-object",
+            "memory-backend-file,id=ram,size=512M,mem-path=/proc/self/fd/200,share=on",
+            "-m",
+            "512M",
+            "-smp",
+            "8",
+            "-accel",
+            accel,
+            "-bios",
+            "none",
+            "-kernel",
+            "/b/boot.elf",
+            "-chardev",
+            "socket,id=uart,fd=201",
+            "-serial",
+            "chardev:uart",
+            "-qmp",
+            "unix:/run/chip0.qmp,server=on,wait=off"};
 }
 
 void expect_args(const std::vector<std::string>& got, const std::vector<std::string>& want) {
@@ -66,11 +81,10 @@ void expect_in(const std::string& text, const char* part) {
 }
 
 // Every placeholder the bridge needs, on lines 1-4; a test appends its bad line 5.
-const char* kComplete =
-    "-m ${RAM_MB}M\n"
-    "-object ram,fd=${RAM_FD}\n"
-    "-smp ${HARTS}\n"
-    "-kernel ${BOOT_ELF},uart=${UART_FD},qmp=${QMP_SOCKET}\n";
+const char* kComplete = "-m ${RAM_MB}M\n"
+                        "-object ram,fd=${RAM_FD}\n"
+                        "-smp ${HARTS}\n"
+                        "-kernel ${BOOT_ELF},uart=${UART_FD},qmp=${QMP_SOCKET}\n";
 
 void test_shipped_file_gives_the_same_arguments(void**) {
     const QemuConfig c = QemuConfig::load(shipped());

@@ -7,9 +7,9 @@
 #include "ccl/reference.h"
 #include "common/numeric.h"
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 extern "C" {
 #include <cmocka.h>

@@ -13,9 +13,9 @@
 #include "common/error.h"
 #include "driver/run_dir.h"
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 extern "C" {
 #include <cmocka.h>

@@ -19,9 +19,9 @@
 #include "weft/abi/edm.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 extern "C" {
 #include <cmocka.h>
@@ -159,7 +159,7 @@ void test_cable_routing_forwards_through_every_chip_between(void**) {
     const LoweredOp op = lower(far_send(), transport::CableRouting(t), {4, 5, 6, 7}, options(16384, 4096));
     assert_true(chips_with_workers(op) == (std::set<uint32_t>{0, 1, 2, 3}));
     assert_int_equal(op.streams.size(), 3);  // 0->1, 1->2, 2->3
-    assert_int_equal(op.hops, 4 * 3);       // four pieces, three hops each
+    assert_int_equal(op.hops, 4 * 3);        // four pieces, three hops each
     assert_string_equal(run_model(op).c_str(), "");
 }
 

@@ -140,9 +140,8 @@ public:
 
 private:
     TtLinkEndpoint::DeliverFn deliver_into(int direction) {
-        return [this, direction](uint64_t dst, const uint8_t* p, size_t len) {
-            checker_[direction].check(dst, p, len);
-        };
+        return
+            [this, direction](uint64_t dst, const uint8_t* p, size_t len) { checker_[direction].check(dst, p, len); };
     }
     TtLinkEndpoint::RetrainFn count_retrain(int side) {
         return [this, side] { ++retrain_callbacks_[side]; };
@@ -529,7 +528,8 @@ void test_retrain_after_exactly_n_timeouts(void**) {
     config.retransmit_timeout = 10;
     config.timeouts_before_retrain = 4;
     int retrain_callbacks = 0;
-    TtLinkEndpoint a(config, [](uint64_t, const uint8_t*, size_t) {}, [&] { ++retrain_callbacks; });
+    TtLinkEndpoint a(
+        config, [](uint64_t, const uint8_t*, size_t) {}, [&] { ++retrain_callbacks; });
     const Message m = message(0, 0);
     for (int i = 0; i < 3; ++i) a.send(m.dst, m.payload.data(), m.payload.size());
     uint64_t now = 0;
@@ -576,7 +576,7 @@ void test_retrain_after_exactly_n_timeouts(void**) {
 
     // Progress resets the count: 3 timeouts, an ack freeing a frame, 3 more:
     // six in all but never four in a row, so no second retrain.
-    for (int i = 0; i < 3; ++i) dead_period();  // each sends 1 and 2, and times out
+    for (int i = 0; i < 3; ++i) dead_period();           // each sends 1 and 2, and times out
     assert_int_equal(a.counters().timeouts, 4 + 3 + 3);  // data, unanswered requests, data again
     assert_false(a.retraining());
     ack(2);

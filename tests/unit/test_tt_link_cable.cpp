@@ -337,7 +337,9 @@ void test_shaped_wire_is_full_duplex(void**) {
         for (size_t i = 0; i < src[e].size(); ++i) src[e][i] = static_cast<uint8_t>(i * 7 + e);
     }
     TtLinkCable cable(bridge_tt_link_config(false), WireFaults{0, 0, 1},
-                      [&](int receiver, uint64_t d, const uint8_t* p, size_t n) { memcpy(dst[receiver].data() + d, p, n); });
+                      [&](int receiver, uint64_t d, const uint8_t* p, size_t n) {
+                          memcpy(dst[receiver].data() + d, p, n);
+                      });
     cable.set_faults(shaping(kGBps, 0));
     uint64_t now = 0;
     size_t next[2] = {0, 0};  // frames queued: even ones payloads, odd ones counters
@@ -382,7 +384,7 @@ void test_ack_goes_ahead_of_queued_data(void**) {
     cable.set_faults(shaping(kGBps, kLatencyUs));
     for (size_t f = 0; f < 8; ++f) cable.mac(1).send_borrowed(f * kFrame, src.data() + f * kFrame, kFrame);
     cable.mac(0).send_borrowed(0, src.data(), 1024);
-    cable.pump(1);  // end 1's wire is booked for about 265 us; end 0's frame lands at about 5 us
+    cable.pump(1);   // end 1's wire is booked for about 265 us; end 0's frame lands at about 5 us
     cable.pump(10);  // end 1 owes the ack
     cable.pump(40);  // after end 1's first frame (done at about 34 us) and the latency
     assert_int_equal(cable.mac(0).frames_pending(), 0);

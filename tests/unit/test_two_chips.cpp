@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "transport/edm/edm_builder.h"
-#include "transport/l1_allocator.h"
 #include "driver/paths.h"
 #include "edm/edm.h"
 #include "edm/worker.h"
 #include "edm_relocation.h"
 #include "hal/noc.h"
 #include "host_cluster.h"
+#include "transport/edm/edm_builder.h"
+#include "transport/l1_allocator.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
 #include <setjmp.h>
@@ -37,9 +37,9 @@ using namespace weft;
 namespace {
 
 constexpr uint32_t kPageSize = 256;
-constexpr uint32_t kPages = 37;        // not a whole number of messages: the last one is short
-constexpr uint32_t kSlotSize = 1024;   // 4 pages a message
-constexpr uint32_t kSlots = 3;         // 10 messages wrap the slots three times
+constexpr uint32_t kPages = 37;       // not a whole number of messages: the last one is short
+constexpr uint32_t kSlotSize = 1024;  // 4 pages a message
+constexpr uint32_t kSlots = 3;        // 10 messages wrap the slots three times
 constexpr uint32_t kMessages = (kPages + kSlotSize / kPageSize - 1) / (kSlotSize / kPageSize);
 constexpr uint64_t kTicksPerStep = 100;  // 10 µs: the handshake's 200 µs retry comes round
 constexpr int kMaxSteps = 20000;
@@ -228,7 +228,8 @@ void PairRun::check_terminated() const {
             assert_int_equal(e.config.status[i].done, 1);
             assert_int_equal(e.config.status[i].sent_or_released, kMessages);
             if (ch.role == abi::kEdmSender) assert_int_equal(link_words.acked[ch.id], kMessages);
-            else assert_int_equal(link_words.filled[ch.id], kMessages);
+            else
+                assert_int_equal(link_words.filled[ch.id], kMessages);
         }
     }
 }

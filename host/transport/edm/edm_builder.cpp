@@ -12,15 +12,13 @@ namespace {
 
 uint32_t next_epoch() {
     // Distinct per invocation, and unlikely to repeat across processes on the same cluster.
-    static std::atomic<uint32_t> counter{static_cast<uint32_t>(
-        std::chrono::steady_clock::now().time_since_epoch().count() & 0x7fffffff) | 1u};
+    static std::atomic<uint32_t> counter{
+        static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count() & 0x7fffffff) | 1u};
     return counter.fetch_add(1);
 }
 
 // A sender channel keeps each slot's message length after its semaphores (abi::EdmChannel).
-uint64_t semaphore_bytes(const abi::EdmChannel& ch) {
-    return 4ull * ch.slots * (ch.role == abi::kEdmSender ? 2 : 1);
-}
+uint64_t semaphore_bytes(const abi::EdmChannel& ch) { return 4ull * ch.slots * (ch.role == abi::kEdmSender ? 2 : 1); }
 
 std::string where(const PortRef& p, const BoardInfo& b) {
     return "chip " + std::to_string(p.chip) + " port " + port_name(b, p.port);
@@ -87,7 +85,7 @@ WorkerInterface EdmLinkBuilder::make_worker(uint32_t chip, uint32_t core, const 
 }
 
 ChannelInterface EdmLinkBuilder::add_sender_channel(int from_end, const std::vector<uint32_t>& workers,
-                                                           uint32_t message_count) {
+                                                    uint32_t message_count) {
     if (from_end != 0 && from_end != 1) throw Error("EDM channel end must be 0 or 1");
     if (channels_.size() >= abi::kEdmMaxChannels)
         throw Error("an EDM has at most " + std::to_string(abi::kEdmMaxChannels) + " channels per link");
@@ -116,8 +114,10 @@ ChannelInterface EdmLinkBuilder::add_sender_channel(int from_end, const std::vec
         ch.message_count = message_count;
         ch.sharing = options_.sharing;
         ch.receive_mode = options_.receive_mode;
-        const std::string what = std::string("EDM ") + (side == 0 ? "sender" : "receiver") + " channel " + std::to_string(id);
-        ch.buffer_base = mem_.allocate(end.port.chip, end.core, uint64_t(ch.slots) * ch.slot_size, 64, what + " buffers");
+        const std::string what = std::string("EDM ") + (side == 0 ? "sender" : "receiver") + " channel " +
+                                 std::to_string(id);
+        ch.buffer_base =
+            mem_.allocate(end.port.chip, end.core, uint64_t(ch.slots) * ch.slot_size, 64, what + " buffers");
         ch.semaphore_base = mem_.allocate(end.port.chip, end.core, semaphore_bytes(ch), 16, what + " semaphores");
         if (ch.role == abi::kEdmReceiver)
             ch.control_semaphore = mem_.allocate(end.port.chip, end.core, 4, 4, what + " control semaphore");
@@ -139,7 +139,8 @@ ChannelInterface EdmLinkBuilder::add_sender_channel(int from_end, const std::vec
 }
 
 ChannelInterface EdmLinkBuilder::add_receiver_channel(uint32_t id, const std::vector<uint32_t>& workers) {
-    if (id >= channels_.size()) throw Error("EDM channel " + std::to_string(id) + " was never added as a sender channel");
+    if (id >= channels_.size())
+        throw Error("EDM channel " + std::to_string(id) + " was never added as a sender channel");
     ChannelInterface& ci = channels_[id];
     if (!ci.receivers.empty()) throw Error("EDM channel " + std::to_string(id) + " already has its receivers");
     if (workers.empty() || workers.size() > abi::kEdmMaxWorkers)

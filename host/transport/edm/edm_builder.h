@@ -35,7 +35,7 @@ struct EdmOptions {
     // port and stuck channel and fails (0: waits forever). Long enough for a
     // retraining link and a busy host; short of the drivers' op deadlines.
     uint32_t progress_timeout_us = 5'000'000;
-    uint32_t epoch = 0;              // 0: the next value of a process-wide counter
+    uint32_t epoch = 0;  // 0: the next value of a process-wide counter
 };
 
 struct WorkerInterface {
@@ -46,7 +46,7 @@ struct WorkerInterface {
 
 struct ChannelInterface {
     uint32_t id = 0;
-    int from_end = 0;         // messages go from this end to the other
+    int from_end = 0;  // messages go from this end to the other
     uint32_t message_count = 0;
     uint64_t eth_buffer_address = 0;     // sender end: slot 0 of the channel in the sending EDM's L1
     uint64_t eth_semaphore_address = 0;  // sender end: slot 0's semaphore there

@@ -18,7 +18,9 @@ public:
     EdmTransport(const ccl::Topology& topo, const BoardInfo& board, L1Allocator& mem, const EdmOptions& options);
 
     uint32_t chips() const override { return routing_.chips(); }
-    const std::vector<Hop>& worker_hops(uint32_t from, uint32_t to) const override { return routing_.worker_hops(from, to); }
+    const std::vector<Hop>& worker_hops(uint32_t from, uint32_t to) const override {
+        return routing_.worker_hops(from, to);
+    }
     const std::vector<Hop>& parallel(uint32_t from, uint32_t to) const override { return routing_.parallel(from, to); }
     const Hop& hop_at(uint32_t chip, uint32_t port) const override { return routing_.hop_at(chip, port); }
     uint32_t max_parallel() const override { return routing_.max_parallel(); }

@@ -16,7 +16,8 @@ std::string hex(uint64_t v) {
 }
 
 std::string describe_handshake(const abi::EdmConfig& c, const abi::EdmLinkWords& lw) {
-    return std::string(": handshake not done (") + (c.handshake_initiator ? "initiator, ack seen " : "responder, handshake seen ") +
+    return std::string(": handshake not done (") +
+           (c.handshake_initiator ? "initiator, ack seen " : "responder, handshake seen ") +
            std::to_string(c.handshake_initiator ? lw.handshake_ack : lw.handshake) + ")";
 }
 
@@ -46,7 +47,8 @@ std::string describe_edm(const Chip& chip, const abi::HartStatus& status) {
     } catch (...) {
         return "EDM with an unreadable configuration at " + hex(config_addr);
     }
-    std::string out = "EDM traffic on port " + port_name(chip.board(), c.port) + " (epoch " + std::to_string(c.epoch) + ")";
+    std::string out = "EDM traffic on port " + port_name(chip.board(), c.port) + " (epoch " + std::to_string(c.epoch) +
+                      ")";
     if (!c.handshake_done) return out + describe_handshake(c, lw);
     for (uint32_t i = 0; i < c.num_channels && i < abi::kEdmMaxChannels; ++i)
         if (!c.status[i].done) out += describe_channel(c, lw, i);

@@ -36,10 +36,10 @@ struct CclPages {
 static_assert(sizeof(CclPages) == 24, "CclPages layout");
 
 struct CclInstr {
-    uint32_t opcode;    // CclOpcode
-    uint32_t arg;       // kCclWait: producer index; kCclRecvReduce, kCclReduce: MathOp | DataType << 16
-    uint32_t count;     // kCclWait: signal count awaited
-    uint32_t channel;   // kCclSend / kCclRecv / kCclRecvReduce: index into the worker's channel table
+    uint32_t opcode;   // CclOpcode
+    uint32_t arg;      // kCclWait: producer index; kCclRecvReduce, kCclReduce: MathOp | DataType << 16
+    uint32_t count;    // kCclWait: signal count awaited
+    uint32_t channel;  // kCclSend / kCclRecv / kCclRecvReduce: index into the worker's channel table
     CclPages src;
     CclPages dst;
 };
@@ -47,9 +47,9 @@ static_assert(sizeof(CclInstr) == 64, "CclInstr layout");
 
 // firmware/kernels/ccl_worker's arguments.
 struct CclWorkerArgs {
-    uint64_t program;       // CclInstr[instructions]
-    uint64_t signals;       // this worker's semaphores: signals[producer index], 4 bytes each
-    uint64_t channels;      // ChannelRef[channel_count]; 0 with no channels
+    uint64_t program;   // CclInstr[instructions]
+    uint64_t signals;   // this worker's semaphores: signals[producer index], 4 bytes each
+    uint64_t channels;  // ChannelRef[channel_count]; 0 with no channels
     uint32_t instructions;
     uint32_t channel_count;
 };

@@ -16,7 +16,7 @@ enum TransportKind : uint32_t {
 struct ChannelRef {
     uint32_t transport;  // TransportKind
     uint32_t reserved;
-    uint64_t address;    // the transport's connection descriptor in the worker's L1
+    uint64_t address;  // the transport's connection descriptor in the worker's L1
 };
 static_assert(sizeof(ChannelRef) == 16, "ChannelRef layout");
 

@@ -49,7 +49,10 @@ static_assert(sizeof(EthCommand) == 64, "EthCommand layout");
 
 // ---- Math engine (one ring per worker hart) ---------------------------------
 enum MathOp : uint16_t {
-    kMathSum = 1, kMathMax = 2, kMathMin = 3, kMathProd = 4,
+    kMathSum = 1,
+    kMathMax = 2,
+    kMathMin = 3,
+    kMathProd = 4,
     // Not arithmetic: add `count` to the semaphore at `dst` once every earlier
     // command of the ring is done (a core hands back a buffer the engine has
     // finished reading without waiting for it).
@@ -63,7 +66,7 @@ struct MathCommand {
     uint32_t count;  // elements
     uint64_t src0;
     uint64_t src1;
-    uint64_t dst;    // dst[i] = src0[i] op src1[i]
+    uint64_t dst;  // dst[i] = src0[i] op src1[i]
     uint64_t reserved[4];
 };
 static_assert(sizeof(MathCommand) == 64, "MathCommand layout");

@@ -50,32 +50,32 @@ enum WaitKind : uint32_t {
     kWaitNocRing = 3,    // NoC ring full or barrier
     kWaitEthRing = 4,    // wait_addr: port
     kWaitMathRing = 5,
-    kWaitWord = 6,       // generic memory word, wait_value: value awaited
+    kWaitWord = 6,  // generic memory word, wait_value: value awaited
     // From here on a kind belongs to a transport or a resident image, whose
     // host side registers the decoder of its waits (host/driver/wait_decoders.h).
     kWaitFirstOwned = 7,
-    kWaitEdm = 7,        // an EDM with nothing to move; wait_addr: its abi::EdmConfig
+    kWaitEdm = 7,  // an EDM with nothing to move; wait_addr: its abi::EdmConfig
 };
 
 // Written by the hart only.
 struct HartStatus {
-    volatile uint32_t state;      // HartState
-    volatile uint32_t done_seq;   // seq of the last launch that ended (DONE or FAULT)
+    volatile uint32_t state;     // HartState
+    volatile uint32_t done_seq;  // seq of the last launch that ended (DONE or FAULT)
     volatile int32_t return_code;
     volatile uint32_t boot_count;
-    volatile uint64_t cycles;     // mcycle spent in the last kernel
-    volatile uint64_t ticks;      // mtime ticks spent in the last kernel
+    volatile uint64_t cycles;  // mcycle spent in the last kernel
+    volatile uint64_t ticks;   // mtime ticks spent in the last kernel
     volatile uint64_t mcause;
     volatile uint64_t mepc;
     volatile uint64_t mtval;
     volatile uint32_t wait_kind;  // WaitKind
     volatile uint32_t wait_value;
     volatile uint64_t wait_addr;
-    volatile uint64_t heartbeat;  // mtime at the hart's last wake-up
-    volatile uint64_t progress;   // free for kernels: a step counter shown in hang reports
+    volatile uint64_t heartbeat;    // mtime at the hart's last wake-up
+    volatile uint64_t progress;     // free for kernels: a step counter shown in hang reports
     volatile uint32_t running_seq;  // seq of the launch being run
     uint32_t pad1;
-    volatile uint64_t alarm;      // the hart's timer comparator as last written (saves a device read)
+    volatile uint64_t alarm;  // the hart's timer comparator as last written (saves a device read)
     uint32_t pad2[2];
     uint64_t reserved[2];
 };
@@ -85,18 +85,18 @@ static_assert(sizeof(HartStatus) == 128, "HartStatus layout");
 // (the TT-Fabric architecture spec, "Fabric Node Status Mailbox"). Posted with firmware/hal/status_events.h,
 // drained by weft-bridge into the run directory's events.log.
 enum StatusEventKind : uint32_t {
-    kEventLinkDown = 1,      // port: the port whose link is down
+    kEventLinkDown = 1,       // port: the port whose link is down
     kEventDroppedPacket = 2,  // port, channel: where; detail: what was dropped
     kEventTimeout = 3,        // port, channel: what made no progress; detail: µs waited
     kEventRoutingError = 4,   // detail: the offending destination
 };
 
 struct StatusEvent {
-    uint32_t kind;     // StatusEventKind
-    uint32_t core;     // the hart that posted it
+    uint32_t kind;  // StatusEventKind
+    uint32_t core;  // the hart that posted it
     uint32_t port;
     uint32_t channel;
-    uint64_t time;     // mtime ticks at the post
+    uint64_t time;  // mtime ticks at the post
     uint64_t detail;
 };
 static_assert(sizeof(StatusEvent) == 32, "StatusEvent layout");
@@ -111,7 +111,7 @@ struct EventRing {
     volatile uint32_t lock;     // offset 4: harts (guest atomics among themselves)
     volatile uint32_t dropped;  // offset 8: harts, under lock: events lost to a full ring
     uint32_t pad0[13];
-    volatile uint32_t head;     // offset 64: written by the host
+    volatile uint32_t head;  // offset 64: written by the host
     uint32_t pad1[15];
     StatusEvent slots[kEventSlots];  // offset 128
 };
@@ -127,8 +127,8 @@ static_assert(sizeof(GuestShared) == 64, "GuestShared layout");
 // What a core holds, written by whichever host process loaded it, so every
 // process (and every hang report) can name it.
 struct CoreImage {
-    char name[32];              // kernel or resident image, NUL-terminated
-    uint64_t content_hash;      // of the relocated code at the core's L1 base; 0: unknown
+    char name[32];          // kernel or resident image, NUL-terminated
+    uint64_t content_hash;  // of the relocated code at the core's L1 base; 0: unknown
     // A resident image (started once, running until stopped) keeps the L1
     // [resident_l1_base, +resident_l1_size) and is stopped through its
     // abi::ResidentControl (resident.h) at resident_control. 0: a per-op kernel.
@@ -140,7 +140,7 @@ static_assert(sizeof(CoreImage) == 64, "CoreImage layout");
 
 // ---- host-written chip identity and policy ----------------------------------
 struct HostArea {
-    volatile uint32_t magic;         // kControlMagic once the bridge set the chip up
+    volatile uint32_t magic;  // kControlMagic once the bridge set the chip up
     volatile uint32_t abi_version;
     volatile uint32_t chip_id;
     volatile uint32_t num_chips;
@@ -161,10 +161,10 @@ struct HostArea {
 static_assert(sizeof(HostArea) == 64 + 64 * kMaxCores + 2 * 4 * kMaxCores + 64 * kMaxCores, "HostArea layout");
 
 struct ControlProtocol {
-    HostArea host;                    // host driver / bridge
-    HartStatus hart[kMaxCores];       // each hart its own
-    GuestShared guest;                // harts (atomics among themselves only)
-    EventRing events;                 // firmware -> host
+    HostArea host;               // host driver / bridge
+    HartStatus hart[kMaxCores];  // each hart its own
+    GuestShared guest;           // harts (atomics among themselves only)
+    EventRing events;            // firmware -> host
 };
 // What follows starts on a fresh 64-byte line.
 static_assert(sizeof(ControlProtocol) == 6528 && sizeof(ControlProtocol) % 64 == 0, "ControlProtocol layout");

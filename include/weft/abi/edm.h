@@ -9,7 +9,7 @@
 namespace weft::abi {
 
 inline constexpr uint32_t kEdmMagic = 0x4544'4d31;  // "EDM1"
-inline constexpr uint32_t kEdmMaxChannels = 16;  // per link, both directions together
+inline constexpr uint32_t kEdmMaxChannels = 16;     // per link, both directions together
 inline constexpr uint32_t kEdmMaxSlots = 64;
 inline constexpr uint32_t kEdmMaxWorkers = 4;
 
@@ -21,14 +21,14 @@ enum EdmTermination : uint32_t {
 // What a worker adds to the EDM's slot semaphore (EriscDataMoverWorkerSignal).
 enum EdmWorkerSignal : uint32_t {
     kEdmNextMessageAvailable = 1,
-    kEdmNextMessageIsLast = 2,   // this message (or this read) is the channel's last
+    kEdmNextMessageIsLast = 2,  // this message (or this read) is the channel's last
     kEdmTerminateImmediately = 3,
 };
 
 enum EdmSharing : uint32_t {
-    kEdmNotShared = 0,  // one worker per channel
-    kEdmRoundRobin = 1, // workers take the channel's messages in turn
-    kEdmShared = 2,     // every worker sees every message; the EDM waits for all of them
+    kEdmNotShared = 0,   // one worker per channel
+    kEdmRoundRobin = 1,  // workers take the channel's messages in turn
+    kEdmShared = 2,      // every worker sees every message; the EDM waits for all of them
 };
 
 enum EdmChannelRole : uint32_t { kEdmSender = 1, kEdmReceiver = 2 };
@@ -36,9 +36,9 @@ enum EdmReceiveMode : uint32_t { kEdmPull = 0, kEdmPush = 1 };
 
 // Words the peer EDM writes into this EDM's L1 over the link (one writer each).
 struct EdmLinkWords {
-    volatile uint32_t handshake;      // peer's epoch, from the handshake initiator
-    volatile uint32_t handshake_ack;  // peer's epoch, from the responder
-    uint32_t pad[2];                  // the guide's 16-byte handshake address
+    volatile uint32_t handshake;                // peer's epoch, from the handshake initiator
+    volatile uint32_t handshake_ack;            // peer's epoch, from the responder
+    uint32_t pad[2];                            // the guide's 16-byte handshake address
     volatile uint32_t filled[kEdmMaxChannels];  // receiver channels: messages the peer sender has sent
     volatile uint32_t acked[kEdmMaxChannels];   // sender channels: messages the peer receiver has released
 };
@@ -50,16 +50,16 @@ struct EdmWorker {
 };
 
 struct EdmChannel {
-    uint32_t id;            // link-wide: sender channel id on one end, receiver channel id on the other
-    uint32_t role;          // EdmChannelRole
+    uint32_t id;    // link-wide: sender channel id on one end, receiver channel id on the other
+    uint32_t role;  // EdmChannelRole
     uint32_t slots;
-    uint32_t slot_size;     // bytes per message
-    uint32_t message_count; // kEdmMessageCount
-    uint32_t sharing;       // EdmSharing
-    uint32_t receive_mode;  // EdmReceiveMode (receivers)
+    uint32_t slot_size;      // bytes per message
+    uint32_t message_count;  // kEdmMessageCount
+    uint32_t sharing;        // EdmSharing
+    uint32_t receive_mode;   // EdmReceiveMode (receivers)
     uint32_t num_workers;
-    uint64_t buffer_base;         // slot i in this EDM's L1: + slot_size * i
-    uint64_t semaphore_base;      // slot i's EDM semaphore in this EDM's L1: + 4 * i
+    uint64_t buffer_base;     // slot i in this EDM's L1: + slot_size * i
+    uint64_t semaphore_base;  // slot i's EDM semaphore in this EDM's L1: + 4 * i
     // Senders also keep slot i's message length there, at + 4 * (slots + i):
     // written by the worker before its signal, so only the message's bytes
     // cross the cable (0: the whole slot, as shared channels always send).
@@ -86,8 +86,8 @@ struct EdmConfig {
     uint32_t termination;          // EdmTermination
     uint32_t handshake_initiator;  // 1: this end sends the handshake (the guide's rule, decided by the builder)
     uint32_t num_channels;
-    uint64_t link_words;           // this EDM's EdmLinkWords
-    uint64_t peer_link_words;      // the peer EDM's, in its L1
+    uint64_t link_words;       // this EDM's EdmLinkWords
+    uint64_t peer_link_words;  // the peer EDM's, in its L1
     uint32_t handshake_retry_us;
     // Offset 44. How long the EDM may go without moving anything before it
     // posts a timeout event (chip, port, stuck channel) and fails; 0: never.
@@ -109,9 +109,9 @@ struct EdmWorkerConnection {
     uint32_t receive_mode;           // EdmReceiveMode
     uint32_t slots;
     uint32_t slot_size;
-    uint32_t first_message;          // round robin: this worker's first message, then every stride-th
+    uint32_t first_message;  // round robin: this worker's first message, then every stride-th
     uint32_t message_stride;
-    uint32_t termination;            // EdmTermination
+    uint32_t termination;  // EdmTermination
     uint32_t pad;
     uint64_t edm_control_semaphore;  // receivers: where a worker ends the channel
 };
@@ -130,8 +130,8 @@ inline constexpr uint32_t kEdmWorkerMaxJobs = kEdmMaxChannels;
 
 enum EdmJobFinish : uint32_t {
     kEdmJobPlain = 0,
-    kEdmJobMarkLast = 1,  // its last message carries kEdmNextMessageIsLast
-    kEdmJobTerminate = 2, // terminate the channel after the pages
+    kEdmJobMarkLast = 1,   // its last message carries kEdmNextMessageIsLast
+    kEdmJobTerminate = 2,  // terminate the channel after the pages
 };
 
 struct EdmWorkerJob {
@@ -140,7 +140,7 @@ struct EdmWorkerJob {
     uint32_t page_size;
     uint32_t stride;
     uint32_t page_count;
-    uint32_t finish;      // EdmJobFinish
+    uint32_t finish;  // EdmJobFinish
 };
 static_assert(sizeof(EdmWorkerJob) == 32, "EdmWorkerJob layout");
 

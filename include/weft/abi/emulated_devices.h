@@ -87,9 +87,9 @@ static_assert(sizeof(PortState) == 16, "PortState layout");
 enum ChipLife : uint32_t { kChipStarting = 0, kChipAlive = 1, kChipDead = 2 };
 
 struct BridgeArea {
-    volatile uint32_t life;         // ChipLife
-    volatile int32_t exit_status;   // QEMU's wait status once dead
-    volatile uint64_t heartbeat;    // bumped by the bridge about every 100 ms
+    volatile uint32_t life;        // ChipLife
+    volatile int32_t exit_status;  // QEMU's wait status once dead
+    volatile uint64_t heartbeat;   // bumped by the bridge about every 100 ms
     // Non-zero while the bridge's engine sleeps (a new number each time): a
     // core that queues a command then writes a byte to its UART to wake it,
     // once per number (wake::notify_devices).
@@ -99,22 +99,21 @@ struct BridgeArea {
 static_assert(sizeof(BridgeArea) == 64, "BridgeArea layout");
 
 struct EmulatedDevices {
-    BridgeArea bridge;                // bridge
-    PortState port[kMaxPorts];        // bridge
-    HartDoorbell doorbell[kMaxCores]; // hart c its own
-    DoorbellMask bells;               // bridge / the hart that takes the doorbell
-    NocRing noc[kMaxCores];           // producer: hart i
-    MathRing math[kMaxCores];         // producer: hart i
-    EthRing eth[kMaxPorts];           // producer: the ERISC of port p
+    BridgeArea bridge;                 // bridge
+    PortState port[kMaxPorts];         // bridge
+    HartDoorbell doorbell[kMaxCores];  // hart c its own
+    DoorbellMask bells;                // bridge / the hart that takes the doorbell
+    NocRing noc[kMaxCores];            // producer: hart i
+    MathRing math[kMaxCores];          // producer: hart i
+    EthRing eth[kMaxPorts];            // producer: the ERISC of port p
 };
 static_assert(sizeof(EmulatedDevices) == sizeof(BridgeArea) + sizeof(PortState) * kMaxPorts +
                                              sizeof(HartDoorbell) * kMaxCores + sizeof(DoorbellMask) +
-                                             sizeof(NocRing) * kMaxCores +
-                                             sizeof(MathRing) * kMaxCores + sizeof(EthRing) * kMaxPorts,
+                                             sizeof(NocRing) * kMaxCores + sizeof(MathRing) * kMaxCores +
+                                             sizeof(EthRing) * kMaxPorts,
               "EmulatedDevices layout");
 // Producer and consumer halves of a ring on lines of their own.
-static_assert(offsetof(EmulatedDevices, noc) % 64 == 0 && sizeof(NocRing) % 64 == 0 &&
-                  sizeof(MathRing) % 64 == 0,
+static_assert(offsetof(EmulatedDevices, noc) % 64 == 0 && sizeof(NocRing) % 64 == 0 && sizeof(MathRing) % 64 == 0,
               "rings start on 64-byte lines");
 
 }  // namespace weft::abi

@@ -11,12 +11,12 @@ inline constexpr uint64_t kPanicCause = 24;  // first of RISC-V's "custom use" c
 inline constexpr uint64_t kPanicMagic = 0x70616e6963ull;  // "panic"
 
 enum PanicCode : int32_t {
-    kPanicRingError = 1,  // detail: ring kind << 56 | ring index << 48 | RingError << 32 | command index
-    kPanicAssert = 2,     // detail: line number
-    kPanicBadArgs = 3,    // detail: index of the offending argument
-    kPanicDeadline = 4,   // detail: address waited on
-    kPanicEdmTimeout = 5, // detail: port << 48 | channel id << 32 | µs without progress
-    kPanicStopped = 6,    // the host asked the kernel to stop (HostArea::stop); detail: its launch seq
+    kPanicRingError = 1,   // detail: ring kind << 56 | ring index << 48 | RingError << 32 | command index
+    kPanicAssert = 2,      // detail: line number
+    kPanicBadArgs = 3,     // detail: index of the offending argument
+    kPanicDeadline = 4,    // detail: address waited on
+    kPanicEdmTimeout = 5,  // detail: port << 48 | channel id << 32 | µs without progress
+    kPanicStopped = 6,     // the host asked the kernel to stop (HostArea::stop); detail: its launch seq
 };
 
 enum RingKind : uint32_t { kRingNoc = 1, kRingEth = 2, kRingMath = 3 };

@@ -12,11 +12,11 @@ inline constexpr uint64_t kLayoutMagic = 0x0059414c54464557;  // "WEFTLAY" in me
 inline constexpr uint32_t kLayoutBoardChars = 48;
 
 struct LayoutRecord {
-    uint64_t magic;                   // kLayoutMagic
-    uint32_t abi_version;             // kAbiVersion the image was built with
+    uint64_t magic;        // kLayoutMagic
+    uint32_t abi_version;  // kAbiVersion the image was built with
     uint32_t pad;
-    uint64_t layout_hash;             // WEFT_LAYOUT_HASH of the board's generated header
-    char board[kLayoutBoardChars];    // the board's name, NUL-terminated
+    uint64_t layout_hash;           // WEFT_LAYOUT_HASH of the board's generated header
+    char board[kLayoutBoardChars];  // the board's name, NUL-terminated
 };
 static_assert(sizeof(LayoutRecord) == 72, "LayoutRecord layout");
 

@@ -9,10 +9,10 @@ namespace weft::abi {
 
 enum RingError : uint32_t {
     kRingOk = 0,
-    kRingBadAddress = 1,   // a command named memory outside the chip
+    kRingBadAddress = 1,  // a command named memory outside the chip
     kRingBadOpcode = 2,
     kRingBadLength = 3,
-    kRingLinkDown = 4,     // an Ethernet command on a port with no live link
+    kRingLinkDown = 4,  // an Ethernet command on a port with no live link
     kRingBadArgument = 5,
 };
 

@@ -13,8 +13,8 @@
 namespace weft::abi {
 
 enum TtLinkFlags : uint16_t {
-    kTtLinkData = 1,     // carries a payload for dst
-    kTtLinkAck = 2,      // acknowledgement only, no payload
+    kTtLinkData = 1,  // carries a payload for dst
+    kTtLinkAck = 2,   // acknowledgement only, no payload
     // Link resynchronisation. Alone: a request; with kTtLinkAck: the answer.
     // Both carry the sender's rx_seq, which the peer takes as an exact ack.
     kTtLinkRetrain = 4,
