@@ -1,5 +1,11 @@
 #include "driver/cluster_file.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -621,12 +627,32 @@ ClusterSpec load_cluster(const std::string& path, const std::map<std::string, Bo
     return load_cluster(path, boards_in(boards));
 }
 
+std::string read_cluster_text(const std::string& path) {
+    // Opened first, then checked through the descriptor: what is checked is
+    // what is read. O_NONBLOCK: a FIFO must not block the open itself.
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) throw Error("cannot open cluster file '" + path + "': " + strerror(errno));
+    struct stat st {};
+    std::string why;
+    if (fstat(fd, &st) != 0) why = strerror(errno);
+    else if (S_ISDIR(st.st_mode)) why = "it is a directory; give a cluster file (.yaml) or a name from clusters/";
+    else if (!S_ISREG(st.st_mode)) why = "it is not a regular file (a device, FIFO or socket)";
+    else if (st.st_size > static_cast<off_t>(kMaxClusterFileBytes))
+        why = "it has " + std::to_string(st.st_size) + " bytes, more than a cluster file's limit of " +
+              std::to_string(kMaxClusterFileBytes);
+    std::string text;
+    if (why.empty()) {
+        text.resize(static_cast<size_t>(st.st_size));
+        const ssize_t n = read(fd, text.data(), text.size());
+        if (n != st.st_size) why = n < 0 ? strerror(errno) : "it changed while it was read";
+    }
+    close(fd);
+    if (!why.empty()) throw Error("cluster file '" + path + "': " + why);
+    return text;
+}
+
 ClusterSpec load_cluster(const std::string& path, const BoardSource& boards) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error("cannot open cluster file '" + path + "'");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) throw Error("cannot read cluster file '" + path + "'");
-    return parse_cluster(text, path, boards);
+    return parse_cluster(read_cluster_text(path), path, boards);
 }
 
 }  // namespace weft

@@ -150,6 +150,11 @@ ClusterSpec parse_cluster(const std::string& yaml_text, const std::string& path,
 ClusterSpec parse_cluster(const std::string& yaml_text, const std::string& path,
                           const std::map<std::string, BoardInfo>& boards);
 // Reads the file at `path` and parses it.
+// A cluster file larger than this is refused unread (a 1000-chip file is ~100 KiB).
+inline constexpr uint64_t kMaxClusterFileBytes = 1 << 20;
+// The text of a cluster file; refuses (naming the file) a directory, a device,
+// FIFO or socket, or a file over kMaxClusterFileBytes, without reading it.
+std::string read_cluster_text(const std::string& path);
 ClusterSpec load_cluster(const std::string& path, const BoardSource& boards);
 ClusterSpec load_cluster(const std::string& path, const std::map<std::string, BoardInfo>& boards);
 

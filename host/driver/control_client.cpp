@@ -14,6 +14,8 @@
 #include "common/error.h"
 #include "common/knobs.h"
 #include "common/unix_socket.h"
+#include "driver/cluster_file.h"
+#include "driver/host_resources.h"
 #include "driver/paths.h"
 #include "driver/run_dir.h"
 
@@ -128,6 +130,8 @@ void run_bridge(const std::string& cluster_file, const std::string& run_dir, int
 }  // namespace
 
 void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, int timeout_ms, int owner_pid) {
+    // A bad file or one the host cannot hold is refused before anything starts.
+    check_host_can_hold(load_cluster(cluster_file, paths::load_built_board), cluster_file);
     const bool created = run_dir::prepare(run_dir);
     const int lock = run_dir::take_lock(run_dir);
     const std::string log = run_dir + "/bridge.log";

@@ -4,6 +4,8 @@
 // multi-plane cases use boards made up here, since no shipped board has them.
 
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <initializer_list>
@@ -668,6 +670,38 @@ void test_error_cannot_open(void**) {
     assert_true(matched);
 }
 
+// What is not a cluster file is refused by name before a byte is read: a
+// directory, a device that never ends, a FIFO nobody writes, a huge file.
+void test_error_not_a_cluster_file(void**) {
+    const std::string dir = "/tmp/weft-test-cluster-file-" + std::to_string(getpid());
+    mkdir(dir.c_str(), 0700);
+    const std::string fifo = dir + "/fifo.yaml", big = dir + "/big.yaml";
+    assert_int_equal(mkfifo(fifo.c_str(), 0600), 0);
+    FILE* f = fopen(big.c_str(), "w");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), weft::kMaxClusterFileBytes + 1), 0);
+    fclose(f);
+    const std::pair<std::string, std::string> cases[] = {
+        {"/tmp", "is a directory"},
+        {"/dev/zero", "not a regular file"},
+        {fifo, "not a regular file"},
+        {big, "more than a cluster file's limit"},
+    };
+    for (const auto& [path, why] : cases) {
+        std::string msg;
+        try {
+            weft::load_cluster(path, g_boards);
+        } catch (const weft::Error& e) {
+            msg = e.what();
+        }
+        if (msg.find("'" + path + "'") == std::string::npos || msg.find(why) == std::string::npos)
+            fail_msg("%s: %s", path.c_str(), msg.c_str());
+    }
+    unlink(fifo.c_str());
+    unlink(big.c_str());
+    rmdir(dir.c_str());
+}
+
 // ---- robustness ----
 
 // Any input must either parse into a consistent spec or raise weft::Error
@@ -867,6 +901,7 @@ int main() {
         cmocka_unit_test(test_error_self_link),
         cmocka_unit_test(test_error_linked_twice),
         cmocka_unit_test(test_error_cannot_open),
+        cmocka_unit_test(test_error_not_a_cluster_file),
         cmocka_unit_test(test_truncations_and_mutations),
         cmocka_unit_test(test_hostile_inputs),
         cmocka_unit_test(test_topology_of_two_meshes),
