@@ -18,7 +18,13 @@ namespace {
 
 // "state" is the cable (plugged or pulled), as firmware sees it in PortState;
 // "link_state" is what TT-link makes of it right now (up, down, retraining).
-const char* state_name(const Link& l) { return l.cable->plugged() ? "up" : "down"; }
+// "down (chip 3 dead)" when an end's chip is gone: its cable is unplugged
+// then, and the state says why rather than blaming the cable.
+std::string state_name(Bridge& bridge, const Link& l) {
+    for (const PortRef& end : l.end)
+        if (!bridge.chips()[end.chip]->alive()) return "down (chip " + std::to_string(end.chip) + " dead)";
+    return l.cable->plugged() ? "up" : "down";
+}
 
 json port_json(const ClusterSpec& spec, const PortRef& p) {
     return {{"chip", p.chip}, {"port", p.port}, {"name", port_name(spec.board, p.port)}};
@@ -29,7 +35,7 @@ json link_json(Bridge& bridge, size_t i, bool with_counters) {
     json j = {{"index", i},
               {"a", port_json(bridge.spec(), l.end[0])},
               {"b", port_json(bridge.spec(), l.end[1])},
-              {"state", state_name(l)},
+              {"state", state_name(bridge, l)},
               {"link_state", cable_state_name(l.cable->state())},
               // The cluster file's spelling; "mode_pending" while a change drains.
               {"mode", l.cable->compliance_mode() ? "compliance" : "ttlink"},
@@ -188,8 +194,10 @@ ControlReply handle_control(Bridge& bridge, EventLog& events, const std::string&
         try {
             bridge.reset_chip(chip, 10000);
             reply.body = {{"ok", true}};
+            events.note("chip " + std::to_string(chip) + " reset by a client; its cores are ready");
         } catch (const std::exception& e) {
             reply.body = {{"ok", false}, {"error", e.what()}};
+            events.note("chip " + std::to_string(chip) + " reset failed: " + e.what());
         }
     } else if (cmd == "shutdown") {
         reply.body = {{"ok", true}};

@@ -127,11 +127,14 @@ std::unique_ptr<Bridge> start_cluster(Args& a) {
 }
 
 // True when the main loop should end.
-bool handle_signal(int sig_fd, Bridge& bridge) {
+bool handle_signal(int sig_fd, Bridge& bridge, EventLog& events) {
     signalfd_siginfo si;
     if (read(sig_fd, &si, sizeof si) != sizeof si) return false;
     if (si.ssi_signo == SIGCHLD) {
-        for (const auto& msg : bridge.reap_children()) log(msg + "; its links are down");
+        for (const auto& msg : bridge.reap_children()) {
+            log(msg + "; its links are down");
+            events.note(msg + "; its links are down");
+        }
         return false;
     }
     log(std::string("received ") + strsignal(si.ssi_signo) + ", shutting down");
@@ -152,7 +155,7 @@ void serve(Bridge& bridge, EventLog& events, ControlClients& control, int sig_fd
         if (poll(fds.data(), fds.size(), 100) < 0 && errno != EINTR) return;
         for (uint32_t n = events.drain(); n; n = 0) log(std::to_string(n) + " status event(s), see " + events.path());
         if (owner_gone(owner_pid)) return;
-        if ((fds[0].revents & POLLIN) && handle_signal(sig_fd, bridge)) return;
+        if ((fds[0].revents & POLLIN) && handle_signal(sig_fd, bridge, events)) return;
         if (control.serve(fds, 1, now_ms())) {
             log("shutdown requested");
             return;

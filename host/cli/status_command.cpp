@@ -27,6 +27,12 @@ void print_chips(Cluster& cluster) {
     std::printf("  cores: R ready, r running, D done, F fault\n");
 }
 
+// The link layer's state, unless an end's chip is dead: then that.
+std::string link_state(const nlohmann::json& l) {
+    const std::string state = l["state"].get<std::string>();
+    return state.rfind("down (chip", 0) == 0 ? state : l["link_state"].get<std::string>();
+}
+
 void print_links(const nlohmann::json& counters) {
     std::printf("  %-14s %-14s %-10s %12s %14s %12s %14s %8s %8s %8s  %-10s %s\n", "link end a", "end b", "state",
                 "frames a>b", "bytes a>b", "frames b>a", "bytes b>a", "retx", "crc err", "retrains", "mode", "faults");
@@ -38,7 +44,7 @@ void print_links(const nlohmann::json& counters) {
             return (unsigned long long)(l["a_to_b"][key].get<uint64_t>() + l["b_to_a"][key].get<uint64_t>());
         };
         std::printf("  %-14s %-14s %-10s %12llu %14llu %12llu %14llu %8llu %8llu %8llu  %-10s %s\n",
-                    end(l["a"]).c_str(), end(l["b"]).c_str(), l["link_state"].get<std::string>().c_str(),
+                    end(l["a"]).c_str(), end(l["b"]).c_str(), link_state(l).c_str(),
                     (unsigned long long)l["a_to_b"]["frames"], (unsigned long long)l["a_to_b"]["bytes"],
                     (unsigned long long)l["b_to_a"]["frames"], (unsigned long long)l["b_to_a"]["bytes"],
                     both("retransmits"), both("crc_errors"), (unsigned long long)l["retrains"].get<uint64_t>(),

@@ -19,6 +19,17 @@ namespace {
 
 std::unique_ptr<Cluster> g_cluster;
 
+// True once `ready` holds, trying for up to 3 s.
+template <typename Ready>
+bool eventually(Ready ready) {
+    for (int i = 0; i < 60; ++i) {
+        if (ready()) return true;
+        std::this_thread::sleep_for(milliseconds(50));
+    }
+    return false;
+}
+
+
 int setup(void**) { return start_for_group("pair", &g_cluster); }
 
 int teardown(void**) {
@@ -167,6 +178,7 @@ void test_hang_report_within_deadline(void**) {
     // A reset through QMP frees a core too; it takes the next kernel.
     c.reset_chip(0);
     assert_int_equal(c.chip(0).status(5).state, abi::kHartReady);
+    assert_true(contains(c.events().dump(), "chip 0 reset by a client"));
     r = c.run({test::reloc_probe(c.board(), 0, 5)}, milliseconds(5000));
     assert_int_equal(r[0].return_code, 1321);
 }
@@ -350,6 +362,9 @@ void test_chip_crash_then_clean_shutdown(void**) {
     }
     if (!contains(msg, "chip 1 died")) fail_msg("got: %s", msg.c_str());
     assert_int_equal(c.links()[0].up, false);
+    // The status says why the link is down, and the death is an event.
+    assert_string_equal(c.counters()["links"][0]["state"].get<std::string>().c_str(), "down (chip 1 dead)");
+    assert_true(eventually([&] { return contains(c.events().dump(), "chip 1: QEMU"); }));
     const std::string run_dir = c.run_dir();
     g_cluster.reset();  // shuts the cluster down
     assert_true(process_gone_soon(survivor));
