@@ -1,8 +1,10 @@
 #include "bridge/event_log.h"
 
 #include <fcntl.h>
-
+#include <sys/stat.h>
 #include <time.h>
+
+#include <chrono>
 
 #include "bridge/bridge.h"
 #include "common/error.h"
@@ -37,9 +39,22 @@ const char* event_kind_name(uint32_t kind) {
 
 EventLog::EventLog(Bridge& bridge, const std::string& path) : bridge_(bridge), path_(path) {
     // Never through a link planted in the run directory (run_dir.h).
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    open_file();
+}
+
+void EventLog::open_file() {
+    const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
     file_ = fd >= 0 ? fdopen(fd, "a") : nullptr;
-    if (!file_) throw Error("cannot open the event log " + path);
+    if (!file_) throw Error("cannot open the event log " + path_);
+    struct stat st {};
+    written_ = fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+void EventLog::rotate() {
+    fclose(file_);
+    file_ = nullptr;
+    rename(path_.c_str(), (path_ + ".1").c_str());  // replaces the older one
+    open_file();
 }
 
 EventLog::~EventLog() {
@@ -48,22 +63,32 @@ EventLog::~EventLog() {
 
 void EventLog::record(nlohmann::json event) {
     event["when"] = wall_clock();
-    fprintf(file_, "%s\n", event.dump().c_str());
+    const std::string line = event.dump() + "\n";
+    if (written_ + line.size() > kEventLogMaxBytes) rotate();
+    fputs(line.c_str(), file_);
+    written_ += line.size();
     fflush(file_);  // the log must survive a crash of the bridge right after
     recent_.push_back(std::move(event));
     if (recent_.size() > kRecent) recent_.pop_front();
 }
 
 uint32_t EventLog::drain() {
-    uint32_t n = 0;
+    const uint64_t now_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                      std::chrono::steady_clock::now().time_since_epoch())
+                                                      .count());
+    uint32_t n = note_repeats(now_ms);
     for (auto& chip : bridge_.chips()) {
         abi::EventRing& ring = chip->control().events;
         const uint32_t tail = ring.tail;  // volatile; the fence below orders the slot reads after it
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         uint32_t head = ring.head;
         if (tail - head > abi::kEventSlots) head = tail - abi::kEventSlots;  // a wild tail: read what exists
-        for (; head != tail; ++head, ++n) {
+        for (; head != tail; ++head) {
             const abi::StatusEvent e = ring.slots[head % abi::kEventSlots];
+            const std::string key = std::string(event_kind_name(e.kind)) + " chip " + std::to_string(chip->id()) +
+                                    " core " + std::to_string(e.core) + " port " + std::to_string(e.port) +
+                                    " channel " + std::to_string(e.channel);
+            if (!limiter_.admit(key, now_ms)) continue;  // counted, logged later as a repeat
             nlohmann::json j = {{"source", "firmware"}, {"kind", event_kind_name(e.kind)},
                                 {"chip", chip->id()},   {"core", e.core},
                                 {"port", e.port},       {"port_name", port_name(bridge_.spec().board, e.port)},
@@ -72,10 +97,23 @@ uint32_t EventLog::drain() {
             if (const int li = bridge_.ethernet().link_index(chip->id(), e.port); li >= 0)
                 j["link"] = link_name(bridge_, static_cast<size_t>(li), PortRef{chip->id(), e.port});
             record(std::move(j));
+            ++n;
         }
         __atomic_store_n(const_cast<uint32_t*>(&ring.head), head, __ATOMIC_RELEASE);
     }
     return n + note_retrains();
+}
+
+uint32_t EventLog::note_repeats(uint64_t now_ms) {
+    uint32_t n = 0;
+    for (const auto& [key, count] : limiter_.expired(now_ms)) {
+        record({{"source", "bridge"},
+                {"kind", "repeated"},
+                {"count", count},
+                {"what", key + ": " + std::to_string(count) + " more like it within a second, not logged one by one"}});
+        ++n;
+    }
+    return n;
 }
 
 // Retrains happen in the engine thread, many per second on a flapping link;

@@ -15,11 +15,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bridge/event_limiter.h"
 #include "driver/cluster_file.h"
 
 namespace weft {
 
 class Bridge;
+
+// events.log is rotated to events.log.1 (one old file kept) past this size.
+inline constexpr uint64_t kEventLogMaxBytes = 4 << 20;
 
 class EventLog {
 public:
@@ -38,10 +42,15 @@ public:
 private:
     void record(nlohmann::json event);
     uint32_t note_retrains();
+    uint32_t note_repeats(uint64_t now_ms);
+    void open_file();
+    void rotate();
 
     Bridge& bridge_;
     std::string path_;
     FILE* file_ = nullptr;
+    uint64_t written_ = 0;  // bytes in the current file
+    EventLimiter limiter_;
     std::deque<nlohmann::json> recent_;
     std::vector<uint64_t> retrains_seen_;  // per link, as of the last drain
 };
