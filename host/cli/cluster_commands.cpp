@@ -10,6 +10,7 @@
 #include "driver/cluster_file.h"
 #include "driver/control_client.h"
 #include "driver/paths.h"
+#include "driver/run_dir.h"
 
 namespace weft::cli {
 namespace {
@@ -103,14 +104,23 @@ CLI::Option* add_cluster(CLI::App& cmd, std::string& into) {
 
 std::unique_ptr<Cluster> attach_or_start(const std::string& run_dir, const std::string& cluster,
                                          const std::string& fallback) {
+    bool up = false;
     try {
-        if (cluster.empty()) return Cluster::attach(run_dir);
+        auto attached = Cluster::attach(run_dir);
+        if (cluster.empty()) return attached;
+        up = true;
     } catch (const Error&) {
     }
     const std::string file = paths::cluster_file(cluster.empty() ? fallback : cluster);
     knobs::check(knobs::Reader::kBridge);  // as weft up does: a usage error, not a failed start
-    std::fprintf(stderr, "no cluster up in %s: starting a temporary one from %s\n", run_dir.c_str(), file.c_str());
-    return Cluster::start(file, run_dir + "-tmp" + std::to_string(getpid()));
+    for (const std::string& dir : run_dir::remove_stale_temporaries(run_dir))
+        std::fprintf(stderr, "removed %s, left by a temporary cluster whose process was killed\n", dir.c_str());
+    if (up)
+        std::fprintf(stderr, "a cluster is up in %s; --cluster %s runs on a temporary one beside it, from %s\n",
+                     run_dir.c_str(), cluster.c_str(), file.c_str());
+    else
+        std::fprintf(stderr, "no cluster up in %s: starting a temporary one from %s\n", run_dir.c_str(), file.c_str());
+    return Cluster::start(file, run_dir::temporary(run_dir, getpid()));
 }
 
 }  // namespace weft::cli

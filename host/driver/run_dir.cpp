@@ -2,10 +2,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <filesystem>
 
 #include <cstdio>
 #include <cstdlib>
@@ -85,6 +88,28 @@ int holder(const std::string& dir) {
         flock(fd, LOCK_UN);
     close(fd);
     return pid;
+}
+
+std::string temporary(const std::string& base, int pid) { return base + "-tmp" + std::to_string(pid); }
+
+std::vector<std::string> remove_stale_temporaries(const std::string& base) {
+    const std::filesystem::path b(base);
+    const std::string prefix = b.filename().string() + "-tmp";
+    std::vector<std::string> removed;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(b.parent_path(), ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        const std::string digits = name.substr(prefix.size());
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+        struct stat st {};
+        if (lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
+        const int pid = std::stoi(digits);
+        if ((kill(pid, 0) == 0 || errno != ESRCH) || holder(e.path().string()) != 0) continue;
+        std::filesystem::remove_all(e.path(), ec);
+        if (!ec) removed.push_back(e.path().string());
+    }
+    return removed;
 }
 
 int open_log(const std::string& path) {

@@ -5,6 +5,7 @@
 // without following links, so a link planted there cannot redirect a write.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace weft::run_dir {
 
@@ -25,5 +26,12 @@ int take_lock(const std::string& dir);
 void write_holder(int lock_fd, int pid);
 // The pid of the bridge holding the lock of `dir`, or 0 if nobody holds it.
 int holder(const std::string& dir);
+
+// The run directory of a temporary cluster a process starts beside `base`
+// (`base`-tmpPID), and the removal of those whose process is gone without
+// shutting them down (killed): owned by this user, no bridge holding their
+// lock, their process gone. Returns the directories removed.
+std::string temporary(const std::string& base, int pid);
+std::vector<std::string> remove_stale_temporaries(const std::string& base);
 
 }  // namespace weft::run_dir

@@ -3,6 +3,7 @@
 // redirects a write.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -130,11 +131,34 @@ void test_one_bridge_per_run_directory(void**) {
     close(run_dir::take_lock(dir));
 }
 
+// Temporary clusters' directories are removed once their process is gone and
+// no bridge holds them; never one whose process lives or whose lock is held.
+void test_stale_temporaries_are_removed(void**) {
+    const std::string base = g_base + "/weft";
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    waitpid(dead, nullptr, 0);
+    const std::string gone = run_dir::temporary(base, dead), mine = run_dir::temporary(base, getpid()),
+                      held = run_dir::temporary(base, dead + 1000000);
+    for (const std::string& d : {gone, mine, held}) run_dir::prepare(d);
+    const int fd = run_dir::take_lock(held);
+    run_dir::write_holder(fd, getpid());  // as a bridge does: the lock names its holder
+    const std::vector<std::string> removed = run_dir::remove_stale_temporaries(base);
+    assert_int_equal(removed.size(), 1);
+    assert_string_equal(removed[0].c_str(), gone.c_str());
+    struct stat st {};
+    assert_int_not_equal(stat(gone.c_str(), &st), 0);
+    assert_int_equal(stat(mine.c_str(), &st), 0);
+    assert_int_equal(stat(held.c_str(), &st), 0);
+    close(fd);
+}
+
 }  // namespace
 
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_new_directory_is_private),
+        cmocka_unit_test(test_stale_temporaries_are_removed),
         cmocka_unit_test(test_an_open_directory_is_refused),
         cmocka_unit_test(test_a_link_is_refused),
         cmocka_unit_test(test_another_users_directory_is_refused),
