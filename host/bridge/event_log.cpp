@@ -73,9 +73,9 @@ void EventLog::record(nlohmann::json event) {
 }
 
 uint32_t EventLog::drain() {
-    const uint64_t now_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                      std::chrono::steady_clock::now().time_since_epoch())
-                                                      .count());
+    const uint64_t now_ms = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
     uint32_t n = note_repeats(now_ms);
     for (auto& chip : bridge_.chips()) {
         abi::EventRing& ring = chip->control().events;

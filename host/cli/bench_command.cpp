@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "common/gnuplot.h"
+#include "common/knobs.h"
 
 namespace weft::cli {
 namespace {
@@ -192,6 +193,7 @@ int bench(BenchArgs a, const std::string& run_dir) {
     const std::vector<uint64_t> sizes = sizes_of(a);
     // The chart is drawn last: a missing gnuplot must not cost a whole sweep.
     if (!a.png.empty()) check_gnuplot();
+    knobs::check(knobs::Reader::kCcl);  // a bad WEFT_CCL_* is a usage error, before any cluster starts
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     const uint32_t n = static_cast<uint32_t>(cluster->size());
     ccl::CollectiveRunner run(*cluster);

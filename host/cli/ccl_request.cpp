@@ -30,13 +30,14 @@ void add_ccl_args(CLI::App& cmd, CclArgs& a, bool sweep) {
     add_word(
         cmd, "--dtype", "T", a.dtype, [](const std::string& w) { ccl::parse_dtype(w); },
         "element type: f32, bf16, f16, i32; default f32");
-    add_word(
+    a.redop_option = add_word(
         cmd, "--redop", "R", a.redop, [](const std::string& w) { ccl::parse_redop(w); },
-        "reduction: sum, max, min, prod; default sum");
+        "reduction of the ops that reduce: sum, max, min, prod; default sum");
     const std::string algos = sweep ? "an algorithm of the op (below), auto: the cost model picks, or all; default auto"
                                     : "an algorithm of the op (below), or auto: the cost model picks; default auto";
     cmd.add_option("--algo", a.algo, algos)->option_text("A");
-    add_whole(cmd, "--root", "R", a.root, kIds, "the root chip of broadcast, reduce, gather, scatter; default 0");
+    a.root_option =
+        add_whole(cmd, "--root", "R", a.root, kIds, "the root chip of broadcast, reduce, gather, scatter; default 0");
     add_cluster(cmd, a.cluster);
 }
 
@@ -56,6 +57,12 @@ ccl::OpRequest request_of(const CclArgs& a, bool sweep) {
     r.redop = ccl::parse_redop(a.redop);
     r.algo = a.algo;
     r.root = a.root;
+    const bool rooted = r.op == ccl::Collective::kBroadcast || r.op == ccl::Collective::kReduce ||
+                        r.op == ccl::Collective::kGather || r.op == ccl::Collective::kScatter;
+    if (a.root_option && a.root_option->count() && !rooted)
+        throw UsageError("--root: " + a.op + " has no root (broadcast, reduce, gather and scatter have one)");
+    if (a.redop_option && a.redop_option->count() && !ccl::reduces(r.op))
+        throw UsageError("--redop: " + a.op + " does not reduce (all_reduce, reduce_scatter and reduce do)");
     return r;
 }
 

@@ -13,6 +13,9 @@ struct CclArgs {
     std::string op, dtype = "f32", redop = "sum", algo = "auto";
     uint32_t root = 0;
     std::string cluster;
+    // Whether --root and --redop were given: an op they mean nothing to refuses them.
+    const CLI::Option* root_option = nullptr;
+    const CLI::Option* redop_option = nullptr;
 };
 
 // OP, --dtype, --redop, --algo, --root, --cluster. A sweep's --algo may also be "all".

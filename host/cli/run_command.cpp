@@ -7,6 +7,7 @@
 #include "cli/ccl_request.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/knobs.h"
 
 namespace weft::cli {
 namespace {
@@ -75,6 +76,7 @@ void print_result(const ccl::OpRequest& r, const ccl::CaseResult& res, uint32_t 
 
 int run_op(const RunArgs& a, const std::string& run_dir) {
     const ccl::OpRequest r = request(a);
+    knobs::check(knobs::Reader::kCcl);  // a bad WEFT_CCL_* is a usage error, before any cluster starts
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     ccl::CollectiveRunner run(*cluster);
     const uint32_t n = static_cast<uint32_t>(cluster->size());

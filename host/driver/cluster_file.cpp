@@ -635,8 +635,10 @@ std::string read_cluster_text(const std::string& path) {
     struct stat st {};
     std::string why;
     if (fstat(fd, &st) != 0) why = strerror(errno);
-    else if (S_ISDIR(st.st_mode)) why = "it is a directory; give a cluster file (.yaml) or a name from clusters/";
-    else if (!S_ISREG(st.st_mode)) why = "it is not a regular file (a device, FIFO or socket)";
+    else if (S_ISDIR(st.st_mode))
+        why = "it is a directory; give a cluster file (.yaml) or a name from clusters/";
+    else if (!S_ISREG(st.st_mode))
+        why = "it is not a regular file (a device, FIFO or socket)";
     else if (st.st_size > static_cast<off_t>(kMaxClusterFileBytes))
         why = "it has " + std::to_string(st.st_size) + " bytes, more than a cluster file's limit of " +
               std::to_string(kMaxClusterFileBytes);

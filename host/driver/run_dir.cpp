@@ -101,7 +101,8 @@ std::vector<std::string> remove_stale_temporaries(const std::string& base) {
         const std::string name = e.path().filename().string();
         if (name.rfind(prefix, 0) != 0) continue;
         const std::string digits = name.substr(prefix.size());
-        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9)
+            continue;
         struct stat st {};
         if (lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
         const int pid = std::stoi(digits);

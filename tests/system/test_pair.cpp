@@ -29,7 +29,6 @@ bool eventually(Ready ready) {
     return false;
 }
 
-
 int setup(void**) { return start_for_group("pair", &g_cluster); }
 
 int teardown(void**) {

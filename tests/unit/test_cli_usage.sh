@@ -126,6 +126,8 @@ refused "fault shape fast" "GB_PER_S: must be a number of at least 0, not 'fast'
 refused "fault flap -1" "PERIOD_MS: must be a whole number from 0 to 4294967295" fault 0 1 flap -1 5
 refused "fault mode lossy" "MODE: must be ttlink or compliance, not 'lossy'" fault 0 1 mode lossy
 refused "fault with no action" "weft fault:" fault 0 1
+refused "run all_gather --root 3" "--root: all_gather has no root" run all_gather --root 3
+refused "run broadcast --redop max" "--redop: broadcast does not reduce" run broadcast --redop max
 refused "linktest --size 6" "--size: must be a multiple of 4 bytes from 4 to 1024G" linktest --size 6
 refused "linktest --packet 0" "--packet: must be a size from 1 to 4294967295" linktest --packet 0
 
