@@ -64,13 +64,31 @@ json link_json(Bridge& bridge, size_t i, bool with_counters) {
     return j;
 }
 
+// A request's id field: a whole number below `limit`, or weft::Error naming
+// the field, its range and what came (never truncated: 4294967296 is not 0).
+uint32_t id_field(const json& req, const char* key, uint64_t limit) {
+    if (!req.contains(key)) throw Error(std::string("missing ") + key);
+    const json& v = req[key];
+    if (!v.is_number_unsigned() || v.get<uint64_t>() >= limit)
+        throw Error(std::string(key) + " must be a whole number from 0 to " + std::to_string(limit - 1) + ", not " +
+                    v.dump());
+    return static_cast<uint32_t>(v.get<uint64_t>());
+}
+
+bool flag_field(const json& req, const char* key, bool fallback) {
+    if (!req.contains(key)) return fallback;
+    if (!req[key].is_boolean()) throw Error(std::string(key) + " must be true or false, not " + req[key].dump());
+    return req[key].get<bool>();
+}
+
 // {"cmd": "fault", "chip", "port", and any of "drop_rate", "bit_error_rate",
 // "flap_period_ms", "flap_down_ms", "bandwidth_gbps", "latency_us" (the rest
 // of the link's faults and shaping stay),
 // "mode": "ttlink" | "compliance", or "clear": true (all faults back to none,
 // the cable plugged in; the mode and the shaping stay).
 json apply_fault(Bridge& bridge, const json& req) {
-    const uint32_t chip = req.value("chip", ~0u), port = req.value("port", ~0u);
+    const uint32_t chip = id_field(req, "chip", bridge.chips().size()),
+                   port = id_field(req, "port", bridge.spec().board.ports.size());
     const int li = bridge.ethernet().link_index(chip, port);
     if (li < 0)
         return {{"ok", false},
@@ -78,7 +96,7 @@ json apply_fault(Bridge& bridge, const json& req) {
                               " (weft status lists the links)"}};
     Link& link = *bridge.ethernet().links()[li];
     CableFaults f = link.cable->faults();
-    if (req.value("clear", false)) {
+    if (flag_field(req, "clear", false)) {
         // Shaping is what the link is, not a fault: clear keeps it.
         const CableFaults shaping = f;
         f = CableFaults{};
@@ -111,7 +129,7 @@ json apply_fault(Bridge& bridge, const json& req) {
                 {"error",
                  std::string("link chip ") + std::to_string(chip) + " port " + std::to_string(port) + ": " + e.what()}};
     }
-    if (req.value("clear", false)) bridge.ethernet().set_link_up(static_cast<size_t>(li), true);
+    if (flag_field(req, "clear", false)) bridge.ethernet().set_link_up(static_cast<size_t>(li), true);
     return {{"ok", true}, {"link", link_json(bridge, static_cast<size_t>(li), true)}};
 }
 
@@ -141,16 +159,10 @@ json cluster_info(Bridge& bridge) {
             {"links", links}};
 }
 
-ControlReply handle_control(Bridge& bridge, EventLog& events, const std::string& line) {
+namespace {
+
+ControlReply dispatch(Bridge& bridge, EventLog& events, const json& req, const std::string& cmd) {
     ControlReply reply;
-    json req;
-    try {
-        req = json::parse(line);
-    } catch (const json::exception& e) {
-        reply.body = {{"ok", false}, {"error", std::string("request is not JSON: ") + e.what()}};
-        return reply;
-    }
-    const std::string cmd = req.value("cmd", "");
     if (cmd == "info") {
         reply.body = cluster_info(bridge);
     } else if (cmd == "attach") {
@@ -171,16 +183,18 @@ ControlReply handle_control(Bridge& bridge, EventLog& events, const std::string&
         }
         reply.body = {{"ok", true}, {"links", links}, {"chips", chips}, {"engine_passes", bridge.engine_passes()}};
     } else if (cmd == "link") {
-        const uint32_t chip = req.value("chip", ~0u), port = req.value("port", ~0u);
+        const uint32_t chip = id_field(req, "chip", bridge.chips().size()),
+                       port = id_field(req, "port", bridge.spec().board.ports.size());
+        const bool up = flag_field(req, "up", true);
         int li = bridge.ethernet().link_index(chip, port);
         if (li < 0) {
             reply.body = {{"ok", false},
                           {"error", "no link at chip " + std::to_string(chip) + " port " + std::to_string(port)}};
         } else {
-            bridge.ethernet().set_link_up(static_cast<size_t>(li), req.value("up", true));
+            bridge.ethernet().set_link_up(static_cast<size_t>(li), up);
             reply.body = {{"ok", true}, {"link", link_json(bridge, static_cast<size_t>(li), false)}};
             events.note(std::string("link at chip ") + std::to_string(chip) + " port " + std::to_string(port) +
-                        (req.value("up", true) ? ": cable plugged in" : ": cable pulled"));
+                        (up ? ": cable plugged in" : ": cable pulled"));
         }
     } else if (cmd == "fault") {
         reply.body = apply_fault(bridge, req);
@@ -190,7 +204,7 @@ ControlReply handle_control(Bridge& bridge, EventLog& events, const std::string&
         reply.body = events.recent();
         reply.body["ok"] = true;
     } else if (cmd == "reset") {
-        const uint32_t chip = req.value("chip", ~0u);
+        const uint32_t chip = id_field(req, "chip", bridge.chips().size());
         try {
             bridge.reset_chip(chip, 10000);
             reply.body = {{"ok", true}};
@@ -208,6 +222,26 @@ ControlReply handle_control(Bridge& bridge, EventLog& events, const std::string&
                        "unknown command '" + cmd + "' (info, attach, counters, link, fault, events, reset, shutdown)"}};
     }
     return reply;
+}
+
+ControlReply refused(const std::string& why) {
+    ControlReply reply;
+    reply.body = {{"ok", false}, {"error", why}};
+    return reply;
+}
+
+}  // namespace
+
+ControlReply handle_control(Bridge& bridge, EventLog& events, const std::string& line) {
+    const json req = json::parse(line, nullptr, false);
+    if (req.is_discarded()) return refused("request is not JSON");
+    if (!req.is_object()) return refused("a request is a JSON object, not " + std::string(req.type_name()));
+    if (!req.contains("cmd") || !req["cmd"].is_string()) return refused("a request needs \"cmd\", a string");
+    try {
+        return dispatch(bridge, events, req, req["cmd"].get<std::string>());
+    } catch (const std::exception& e) {
+        return refused(e.what());
+    }
 }
 
 }  // namespace weft
