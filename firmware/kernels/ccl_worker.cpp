@@ -83,15 +83,21 @@ extern "C" int kernel_main(KernelArgs a) {
     ChannelStorage storage[abi::kCclMaxChannels];
     transport::Channel* channel[abi::kCclMaxChannels] = {};
     for (uint32_t c = 0; c < channels; ++c) channel[c] = open_channel(refs[c], storage[c]);
-    uint32_t last_op = 0;  // the last op other than a signal
+    uint32_t last_op = 0;       // the last op other than a signal
+    bool math_pending = false;  // a reduction of ours may still be running
     for (uint32_t i = 0; i < args.instructions; ++i) {
         const abi::CclInstr& in = program[i];
         mailbox::set_progress(i);
         if (uses_channel(in.opcode) && in.channel >= channels) mailbox::panic(abi::kPanicBadArgs, i);
         // The NoC ring may run ahead of the math ring: an op that moves bytes
-        // by NoC after a reduction of this worker must not read them early.
-        if (ends_on_math(last_op) && moves_by_noc(in.opcode)) math::barrier();
+        // by NoC after a reduction of this worker (waits and signals between
+        // them or not) must not touch them before the math engine is done.
+        if (math_pending && moves_by_noc(in.opcode)) {
+            math::barrier();
+            math_pending = false;
+        }
         run(in, i, uses_channel(in.opcode) ? channel[in.channel] : nullptr, args.signals, last_op);
+        if (ends_on_math(in.opcode)) math_pending = true;
         if (in.opcode != abi::kCclSignal) last_op = in.opcode;
     }
     noc::barrier();

@@ -35,6 +35,7 @@ ControlClient::~ControlClient() {
 }
 
 nlohmann::json ControlClient::exchange(const nlohmann::json& req, std::vector<int>* fds, int timeout_ms) {
+    const std::lock_guard<std::mutex> one_at_a_time(mutex_);
     net::send_line(fd_, req.dump());
     std::string line;
     if (!net::recv_line(fd_, &line, fds, timeout_ms)) throw Error("weft-bridge closed the control socket");

@@ -1,5 +1,6 @@
 // Client of weft-bridge's control socket.
 #pragma once
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ public:
 private:
     int fd_ = -1;
     std::string run_dir_;
+    // One request and its reply at a time: a program's threads share the
+    // connection (a test pulls a cable while an op runs).
+    std::mutex mutex_;
 };
 
 // Starts weft-bridge as a daemon for `cluster_file` in `run_dir` and waits

@@ -90,8 +90,10 @@ void test_random_bytes_and_json(void**) {
         for (int k = 0; k < len; ++k) line += static_cast<char>(1 + rng() % 255);
         for (char& c : line)
             if (c == '\n') c = ' ';
-        if (i % 2) line = "{\"cmd\": \"" + std::string(i % 4 ? "fault" : "link") + "\", \"chip\": " +
-                          std::to_string(int64_t(rng()) - (1ll << 31)) + ", \"port\": " + std::to_string(rng() % 9) + "}";
+        if (i % 2)
+            line = "{\"cmd\": \"" + std::string(i % 4 ? "fault" : "link") +
+                   "\", \"chip\": " + std::to_string(int64_t(rng()) - (1ll << 31)) +
+                   ", \"port\": " + std::to_string(rng() % 9) + "}";
         const nlohmann::json reply = ask(line);
         if (!reply.is_object()) fail_msg("reply to request %d is not an object: %s", i, reply.dump().c_str());
         if (i % 10 == 0) assert_responsive();
