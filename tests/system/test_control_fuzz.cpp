@@ -6,8 +6,11 @@
 // a silent success on a truncated id), and the cluster still runs a kernel at
 // the end.
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <random>
 #include <thread>
 #include <vector>
@@ -137,6 +140,52 @@ void test_huge_slow_and_deaf_clients(void**) {
     assert_int_equal(r[0].return_code, 1321);
 }
 
+// Another local user: cannot enter the run directory, and even with the
+// directory and socket opened up (a careless chmod), is refused by uid.
+void test_another_user_is_refused(void**) {
+    if (geteuid() != 0) {
+        fprintf(stderr, "skipped: creating a second user's process needs root\n");
+        return;
+    }
+    const std::string dir = g_cluster->run_dir(), sock = paths::control_socket(dir);
+    auto as_nobody = [&](auto body) {
+        int pipefd[2];
+        assert_int_equal(pipe(pipefd), 0);
+        const pid_t child = fork();
+        if (child == 0) {
+            close(pipefd[0]);
+            std::string out = "cannot become nobody";
+            if (setgid(65534) == 0 && setuid(65534) == 0) out = body();
+            if (write(pipefd[1], out.data(), out.size()) < 0) _exit(2);
+            _exit(0);
+        }
+        close(pipefd[1]);
+        char buf[512];
+        const ssize_t n = read(pipefd[0], buf, sizeof buf);
+        close(pipefd[0]);
+        waitpid(child, nullptr, 0);
+        return std::string(buf, n > 0 ? size_t(n) : 0);
+    };
+    const std::string entered = as_nobody([&] {
+        return std::string(access((dir + "/bridge.log").c_str(), R_OK) == 0 ? "read the log" : strerror(errno));
+    });
+    if (!contains(entered, "Permission denied")) fail_msg("nobody in the run dir: %s", entered.c_str());
+    chmod(dir.c_str(), 0711);
+    chmod(sock.c_str(), 0666);
+    const std::string answer = as_nobody([&]() -> std::string {
+        try {
+            ControlClient c(dir);
+            return c.request({{"cmd", "info"}}).dump();
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+    });
+    chmod(sock.c_str(), 0600);
+    chmod(dir.c_str(), 0700);
+    if (!contains(answer, "belongs to uid 0, not to uid 65534")) fail_msg("nobody on the socket: %s", answer.c_str());
+    assert_responsive();
+}
+
 }  // namespace
 
 int main() {
@@ -144,6 +193,7 @@ int main() {
         cmocka_unit_test(test_bad_requests_are_refused_by_name),
         cmocka_unit_test(test_random_bytes_and_json),
         cmocka_unit_test(test_huge_slow_and_deaf_clients),
+        cmocka_unit_test(test_another_user_is_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
