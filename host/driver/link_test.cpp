@@ -30,8 +30,13 @@ std::vector<LinkTransfer> run_link_test(Cluster& cluster, const LinkTestOptions&
 
     std::vector<LinkTransfer> transfers;
     for (const LinkInfo& l : cluster.links()) {
-        if (!l.up)
-            throw Error("link chip " + std::to_string(l.chip_a) + " port " + std::to_string(l.port_a) + " is down");
+        if (!l.up) {
+            std::string why;
+            for (uint32_t chip : {l.chip_a, l.chip_b})
+                if (!cluster.chip(chip).alive()) why = " (chip " + std::to_string(chip) + " is dead: 'weft status')";
+            throw Error("link chip " + std::to_string(l.chip_a) + " port " + port_name(board, l.port_a) + " <-> chip " +
+                        std::to_string(l.chip_b) + " port " + port_name(board, l.port_b) + " is down" + why);
+        }
         transfers.push_back({l.chip_a, l.port_a, l.chip_b, l.port_b});
         transfers.push_back({l.chip_b, l.port_b, l.chip_a, l.port_a});
     }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "driver/link_test.h"
 #include "system_test.h"
 #include "test_kernels.h"
 #include "weft/abi/pattern.h"
@@ -364,6 +365,13 @@ void test_chip_crash_then_clean_shutdown(void**) {
     // The status says why the link is down, and the death is an event.
     assert_string_equal(c.counters()["links"][0]["state"].get<std::string>().c_str(), "down (chip 1 dead)");
     assert_true(eventually([&] { return contains(c.events().dump(), "chip 1: QEMU"); }));
+    std::string linktest;
+    try {
+        run_link_test(c, LinkTestOptions{});
+    } catch (const Error& e) {
+        linktest = e.what();
+    }
+    if (!contains(linktest, "is down (chip 1 is dead")) fail_msg("linktest with a dead chip: %s", linktest.c_str());
     const std::string run_dir = c.run_dir();
     g_cluster.reset();  // shuts the cluster down
     assert_true(process_gone_soon(survivor));
