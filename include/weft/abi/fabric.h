@@ -1,0 +1,91 @@
+// The fabric's packet header (the TT-Fabric architecture spec: "Fabric Node
+// Model", "Packet Header", TTL in "Fault Handling"), one definition for the
+// host that builds packets and routers, and for the firmware that sends,
+// forwards and executes them. Every packet starts with it; the payload, if
+// any, follows in the same slot.
+//
+// 1D routing: a sender sets `hops`, the cables the packet still has to cross
+// to reach its (first) destination chip; each router that receives it counts
+// one off. `ttl` is counted off the same way and guards against a packet that
+// would circle for ever (a corrupt header, a wrong route): a router that
+// receives a packet with ttl 0 drops it and posts a dropped-packet event.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+namespace weft::abi {
+
+// A chip anywhere in the system: its mesh, and its chip id within the mesh.
+struct FabricNodeId {
+    uint16_t mesh;
+    uint16_t chip;
+};
+static_assert(sizeof(FabricNodeId) == 4, "FabricNodeId layout");
+
+// What the destination's router does with the packet on its chip's NoC.
+enum FabricNocCommand : uint8_t {
+    kFabricWrite = 1,         // payload to dst_address
+    kFabricAtomicInc = 2,     // inc_value added to sem_address; no payload
+    kFabricWriteInc = 3,      // payload to dst_address, then inc_value to sem_address
+    kFabricInlineWrite = 4,   // inc_value (the 4-byte payload, in the header) to dst_address
+    kFabricScatterWrite = 5,  // payload in equal parts to dst_address, scatter[0], scatter[1]
+};
+
+enum FabricSendType : uint8_t {
+    kFabricUnicast = 1,
+    kFabricMulticast = 2,  // delivered by mcast_count chips in a row, from `hops` away on
+};
+
+inline constexpr uint32_t kFabricMaxScatter = 3;  // dst_address and the two in scatter[]
+inline constexpr uint8_t kFabricDefaultTtl = 64;
+
+struct FabricPacketHeader {
+    FabricNodeId src;        // 0
+    FabricNodeId dst;        // 4: the (first) destination
+    uint8_t noc_command;     // 8: FabricNocCommand
+    uint8_t send_type;       // 9: FabricSendType
+    uint8_t ttl;             // 10: receptions left before a router drops it
+    uint8_t hops;            // 11: cables still to cross to the (first) destination
+    uint8_t mcast_count;     // 12: multicast: chips that deliver, from the first on
+    uint8_t dst_core;        // 13: the destination core (its L1), or 0xff: chip DRAM
+    uint16_t vc;             // 14: virtual channel; 1 once it crossed a ring's dateline
+    uint32_t payload_bytes;  // 16
+    uint32_t inc_value;      // 20: the increment, or the inline write's value
+    uint64_t dst_address;    // 24
+    uint64_t sem_address;    // 32
+    uint64_t scatter[2];     // 40: a scatter write's further destinations
+    uint32_t seq;            // 56: the sender's packet number, for hang reports
+    uint32_t pad;            // 60
+};
+static_assert(sizeof(FabricPacketHeader) == 64, "FabricPacketHeader is one 64-byte line");
+static_assert(offsetof(FabricPacketHeader, payload_bytes) == 16 && offsetof(FabricPacketHeader, dst_address) == 24 &&
+                  offsetof(FabricPacketHeader, scatter) == 40 && offsetof(FabricPacketHeader, seq) == 56,
+              "FabricPacketHeader field offsets");
+
+// A unicast write of `bytes` to `address` on the chip `hops` cables away.
+constexpr FabricPacketHeader fabric_unicast_write(FabricNodeId src, FabricNodeId dst, uint8_t hops, uint8_t core,
+                                                  uint64_t address, uint32_t bytes) {
+    FabricPacketHeader h{};
+    h.src = src;
+    h.dst = dst;
+    h.noc_command = kFabricWrite;
+    h.send_type = kFabricUnicast;
+    h.ttl = kFabricDefaultTtl;
+    h.hops = hops;
+    h.mcast_count = 1;
+    h.dst_core = core;
+    h.dst_address = address;
+    h.payload_bytes = bytes;
+    return h;
+}
+
+// The same write delivered by `count` chips in a row, the first `hops` away.
+constexpr FabricPacketHeader fabric_multicast_write(FabricNodeId src, FabricNodeId first, uint8_t hops, uint8_t count,
+                                                    uint8_t core, uint64_t address, uint32_t bytes) {
+    FabricPacketHeader h = fabric_unicast_write(src, first, hops, core, address, bytes);
+    h.send_type = kFabricMulticast;
+    h.mcast_count = count;
+    return h;
+}
+
+}  // namespace weft::abi
