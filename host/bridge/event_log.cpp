@@ -37,37 +37,13 @@ const char* event_kind_name(uint32_t kind) {
     return "unknown";
 }
 
-EventLog::EventLog(Bridge& bridge, const std::string& path) : bridge_(bridge), path_(path) {
-    // Never through a link planted in the run directory (run_dir.h).
-    open_file();
-}
-
-void EventLog::open_file() {
-    const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-    file_ = fd >= 0 ? fdopen(fd, "a") : nullptr;
-    if (!file_) throw Error("cannot open the event log " + path_);
-    struct stat st {};
-    written_ = fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-}
-
-void EventLog::rotate() {
-    fclose(file_);
-    file_ = nullptr;
-    rename(path_.c_str(), (path_ + ".1").c_str());  // replaces the older one
-    open_file();
-}
-
-EventLog::~EventLog() {
-    if (file_) fclose(file_);
-}
+// The file is never opened through a link planted in the run directory (run_dir.h).
+EventLog::EventLog(Bridge& bridge, const std::string& path)
+    : bridge_(bridge), path_(path), file_(path, kEventLogMaxBytes) {}
 
 void EventLog::record(nlohmann::json event) {
     event["when"] = wall_clock();
-    const std::string line = event.dump() + "\n";
-    if (written_ + line.size() > kEventLogMaxBytes) rotate();
-    fputs(line.c_str(), file_);
-    written_ += line.size();
-    fflush(file_);  // the log must survive a crash of the bridge right after
+    file_.append(event.dump() + "\n");
     recent_.push_back(std::move(event));
     if (recent_.size() > kRecent) recent_.pop_front();
 }

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bridge/event_limiter.h"
+#include "bridge/rotating_file.h"
 #include "driver/cluster_file.h"
 
 namespace weft {
@@ -28,7 +29,6 @@ inline constexpr uint64_t kEventLogMaxBytes = 4 << 20;
 class EventLog {
 public:
     EventLog(Bridge& bridge, const std::string& path);
-    ~EventLog();
 
     // Takes every event posted since the last call, and notes every link that
     // retrained since. Returns how many events that made.
@@ -43,13 +43,10 @@ private:
     void record(nlohmann::json event);
     uint32_t note_retrains();
     uint32_t note_repeats(uint64_t now_ms);
-    void open_file();
-    void rotate();
 
     Bridge& bridge_;
     std::string path_;
-    FILE* file_ = nullptr;
-    uint64_t written_ = 0;  // bytes in the current file
+    RotatingFile file_;
     EventLimiter limiter_;
     std::deque<nlohmann::json> recent_;
     std::vector<uint64_t> retrains_seen_;  // per link, as of the last drain
