@@ -129,7 +129,7 @@ void shape_every_link(Cluster& c, double gbps, double latency_us) {
         c.set_fault(chip, 1, {{"bandwidth_gbps", gbps}, {"latency_us", latency_us}});
 }
 
-// The same ring with every cable shaped to a fixed rate (DESIGN section 3), as
+// The same ring with every cable shaped to a fixed rate (docs/architecture.md, "Links"), as
 // silicon's links are: the links, not the host's copy speed, become the
 // bottleneck, so the fractions measure the algorithms, not the emulator. At
 // each rate: the raw link (shaped too), the ring all-reduce and the all-gather

@@ -80,7 +80,7 @@ Cell measure(Cluster& c, uint32_t size, uint32_t channels, bool both, abi::EdmRe
     return cell;
 }
 
-// The same link shaped to a fixed rate (DESIGN section 3), as silicon's
+// The same link shaped to a fixed rate (docs/architecture.md, "Links"), as silicon's
 // links are: the wire, not the host's copy speed, is then the bottleneck, and
 // the fraction measures what the EDM's protocol costs. One way against the raw
 // link one way; both ways against twice it (each direction has its own wire).

@@ -1,4 +1,4 @@
-// The CCL tuning file WEFT_CCL_CONFIG names (DESIGN section 7): a YAML map of
+// The CCL tuning file WEFT_CCL_CONFIG names (docs/architecture.md, "Collectives"): a YAML map of
 // tunables by their file keys (the knob's name in lower case without WEFT_),
 //     ctring_chunk_size: 65536
 //     ccl_slots: 4
