@@ -36,9 +36,20 @@ ControlClient::~ControlClient() {
 
 nlohmann::json ControlClient::exchange(const nlohmann::json& req, std::vector<int>* fds, int timeout_ms) {
     const std::lock_guard<std::mutex> one_at_a_time(mutex_);
-    net::send_line(fd_, req.dump());
     std::string line;
+    try {
+        net::send_line(fd_, req.dump());
+    } catch (const Error& e) {
+        // The bridge may have refused this client and closed before the
+        // request went out; its reason is still waiting to be read.
+        if (net::recv_line(fd_, &line, nullptr, 200)) return parse_reply(line);
+        throw;
+    }
     if (!net::recv_line(fd_, &line, fds, timeout_ms)) throw Error("weft-bridge closed the control socket");
+    return parse_reply(line);
+}
+
+nlohmann::json ControlClient::parse_reply(const std::string& line) {
     nlohmann::json reply = nlohmann::json::parse(line, nullptr, false);
     if (!reply.is_object()) throw Error("weft-bridge answered with something that is not JSON");
     return reply;

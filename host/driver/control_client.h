@@ -24,6 +24,7 @@ public:
     bool wait_closed(int timeout_ms);
 
 private:
+    static nlohmann::json parse_reply(const std::string& line);
     int fd_ = -1;
     std::string run_dir_;
     // One request and its reply at a time: a program's threads share the

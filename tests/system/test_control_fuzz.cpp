@@ -175,6 +175,9 @@ void test_another_user_is_refused(void**) {
     const std::string answer = as_nobody([&]() -> std::string {
         try {
             ControlClient c(dir);
+            // Let the bridge refuse and close first: the reason must still
+            // reach a client whose request then cannot be sent.
+            std::this_thread::sleep_for(milliseconds(200));
             return c.request({{"cmd", "info"}}).dump();
         } catch (const std::exception& e) {
             return e.what();
