@@ -15,17 +15,6 @@ std::string where(uint32_t chip, uint32_t core) {
     return "chip " + std::to_string(chip) + " core " + std::to_string(core);
 }
 
-// The top of the core's free L1, 64-byte aligned, at least l1_bytes.
-Region kept_l1(const BoardInfo& board, uint32_t chip, uint32_t core, uint64_t l1_bytes) {
-    const Region free = board.l1_free(core);
-    if (l1_bytes < sizeof(abi::ResidentControl) || l1_bytes > free.size)
-        throw Error("a resident image on " + where(chip, core) + " cannot keep " + std::to_string(l1_bytes) +
-                    " bytes of L1: it needs at least " + std::to_string(sizeof(abi::ResidentControl)) +
-                    " and the core has " + std::to_string(free.size) + " free");
-    const uint64_t base = (free.end() - l1_bytes) & ~uint64_t(63);
-    return {base, free.end() - base};
-}
-
 void record(Chip& chip, uint32_t core, const Region& l1) {
     abi::CoreImage& held = chip.control().host.image[core];
     held.resident_control = l1.base;
@@ -58,6 +47,16 @@ void wait_running(Cluster& cluster, uint32_t chip_id, uint32_t core, uint32_t se
 
 }  // namespace
 
+Region kept_l1(const BoardInfo& board, uint32_t chip, uint32_t core, uint64_t l1_bytes) {
+    const Region free = board.l1_free(core);
+    if (l1_bytes < sizeof(abi::ResidentControl) || l1_bytes > free.size)
+        throw Error("a resident image on " + where(chip, core) + " cannot keep " + std::to_string(l1_bytes) +
+                    " bytes of L1: it needs at least " + std::to_string(sizeof(abi::ResidentControl)) +
+                    " and the core has " + std::to_string(free.size) + " free");
+    const uint64_t base = (free.end() - l1_bytes) & ~uint64_t(63);
+    return {base, free.end() - base};
+}
+
 Running start(Cluster& cluster, uint32_t chip_id, uint32_t core, const KernelImage& image, uint64_t l1_bytes,
               const Configure& configure, std::chrono::milliseconds timeout) {
     if (chip_id >= cluster.size()) throw Error("the cluster has no chip " + std::to_string(chip_id));
@@ -69,7 +68,7 @@ Running start(Cluster& cluster, uint32_t chip_id, uint32_t core, const KernelIma
     if (const std::string name = chip.resident_name(core); !name.empty())
         throw Error(where(chip_id, core) + " already runs the resident image '" + name + "'");
     const Region l1 = kept_l1(board, chip_id, core, l1_bytes);
-    constexpr uint64_t kControlBytes = 64;
+    constexpr uint64_t kControlBytes = abi::kResidentControlBytes;
     abi::ResidentControl control{};
     control.magic = abi::kResidentMagic;
     control.state = abi::kResidentStarting;

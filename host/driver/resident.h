@@ -32,6 +32,11 @@ struct Running {
 // structure: `free` is what is left of it) and returns its address, or 0.
 using Configure = std::function<uint64_t(ChipWriter& memory, uint32_t chip, Region free)>;
 
+// The L1 an image keeping l1_bytes on `core` gets: the top of the core's free
+// L1, 64-byte aligned, the same on every chip of the board, so a builder can
+// place what the images on two chips tell each other before either starts.
+// Throws weft::Error naming (chip, core) if it does not fit.
+Region kept_l1(const BoardInfo& board, uint32_t chip, uint32_t core, uint64_t l1_bytes);
 // Loads `image` on (chip, core), keeps the top l1_bytes of the core's free L1
 // for it, and returns once the image reports it runs. Throws weft::Error
 // naming the core when it is busy, the L1 does not fit, or the image faults or

@@ -32,6 +32,10 @@ struct ResidentControl {
 };
 static_assert(sizeof(ResidentControl) == 48, "ResidentControl layout");
 
+// The control structure's share of the kept L1; the image's own data follows.
+inline constexpr uint32_t kResidentControlBytes = 64;
+static_assert(sizeof(ResidentControl) <= kResidentControlBytes, "ResidentControl fits its share");
+
 struct ResidentArgs {
     uint64_t control;  // this image's ResidentControl
 };

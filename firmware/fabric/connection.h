@@ -1,0 +1,62 @@
+// The worker's side of the fabric (the TT-Fabric spec's TT-session): a
+// connection to one lane of the router of the port toward a destination,
+// from the host fabric builder (abi::FabricWorkerConnection in the worker's
+// L1). Sends are asynchronous: a send returns once the packet is in the
+// router's lane; completion is seen at the destination, through the atomic
+// increments the packets carry. A write larger than a slot is cut into
+// packets; only the last carries the increment, and since one lane's packets
+// take one path and are executed in order, it lands after all the bytes.
+#pragma once
+#include <stdint.h>
+
+#include "weft/abi/fabric_router.h"
+
+namespace weft::fabric {
+
+// Where a packet goes, in 1D: `hops` cables away on this connection's side;
+// a multicast is delivered by `count` chips in a row from there.
+struct Route {
+    abi::FabricNodeId dst;
+    uint8_t hops = 1;
+    uint8_t count = 1;  // > 1: multicast
+    uint8_t ttl = abi::kFabricDefaultTtl;
+    uint8_t core = 0xff;  // the destination core, for reports (0xff: DRAM)
+};
+
+class Connection {
+public:
+    explicit Connection(const abi::FabricWorkerConnection& c) : c_(&c) {}
+
+    // The largest payload one packet carries.
+    uint32_t max_payload() const { return c_->slot_size - abi::kFabricHeaderBytes; }
+    // Whether the next packet goes without waiting for the router.
+    bool has_room();
+    // One packet: `h` as the sender wants it (payload_bytes <= max_payload()),
+    // its payload read from local `payload`. Waits for a free slot.
+    void send(abi::FabricPacketHeader h, uint64_t payload);
+
+    // `bytes` from local `src` to `dst` at the route's chips; then, if `sem`,
+    // `inc` added to it there.
+    void write(const Route& to, uint64_t dst, uint64_t src, uint32_t bytes, uint64_t sem = 0, uint32_t inc = 0);
+    void atomic_inc(const Route& to, uint64_t sem, uint32_t inc);
+    void inline_write(const Route& to, uint64_t dst, uint32_t value);
+    // `parts` (1-3) runs of part_bytes from `src`, one to each of dst[]: one packet.
+    void scatter_write(const Route& to, const uint64_t* dst, uint32_t parts, uint64_t src, uint32_t part_bytes);
+
+    // Joins the lane where its counters stand (send opens it if this was not
+    // called); the previous connection on the lane must have closed.
+    void open();
+    // Waits until the router has sent every packet of this connection, so its
+    // slots and staged headers are free and the worker may end.
+    void close();
+    uint32_t packets() const { return sent_; }
+
+private:
+    abi::FabricPacketHeader header(const Route& to, uint8_t command) const;
+
+    const abi::FabricWorkerConnection* c_;
+    uint32_t sent_ = 0;
+    bool open_ = false;
+};
+
+}  // namespace weft::fabric

@@ -1,0 +1,255 @@
+#include "fabric/router.h"
+
+#include "hal/eth.h"
+#include "hal/mailbox.h"
+#include "hal/noc.h"
+#include "hal/status_events.h"
+#include "hal/timer.h"
+#include "weft/abi/fault.h"
+
+namespace weft::fabric {
+namespace {
+
+volatile uint32_t* word_at(uint64_t addr) { return reinterpret_cast<volatile uint32_t*>(addr); }
+
+// Counters wrap: has the device completed every command numbered below `mark`?
+bool reached(uint32_t completed, uint32_t mark) { return static_cast<int32_t>(completed - mark) >= 0; }
+
+uint64_t slot_of(const abi::FabricRing& r, uint32_t slot_size, uint32_t n) {
+    return r.buffer + uint64_t(slot_size) * (n % r.slots);
+}
+
+// What the dropped and timeout events say about a packet: its source chip and number.
+uint64_t describe(const abi::FabricPacketHeader& h) {
+    return (uint64_t(h.src.mesh) << 48) | (uint64_t(h.src.chip) << 32) | h.seq;
+}
+
+}  // namespace
+
+Router::Router(abi::FabricRouterConfig& config)
+    : config_(config),
+      link_(*reinterpret_cast<abi::FabricLinkWords*>(config.link_words)),
+      status_(*reinterpret_cast<abi::FabricRouterStatus*>(config.status)) {
+    if (config.magic != abi::kFabricRouterMagic) mailbox::panic(abi::kPanicBadArgs, 0);
+    if (config.num_vcs == 0 || config.num_vcs > abi::kFabricMaxVcs || config.num_senders > abi::kFabricMaxSenders ||
+        config.slot_size <= abi::kFabricHeaderBytes || config.slot_size % 64)
+        mailbox::panic(abi::kPanicBadArgs, 1);
+    status_ = abi::FabricRouterStatus{};
+    const uint64_t now = timer::now();
+    for (uint32_t i = 0; i < config.num_senders; ++i) {
+        const abi::FabricRing& r = config.senders[i];
+        if (r.slots == 0 || r.slots > abi::kFabricMaxSlots || r.vc >= config.num_vcs)
+            mailbox::panic(abi::kPanicBadArgs, 100 + i);
+        senders_[i].ring = &r;
+        senders_[i].since = now;
+        *word_at(r.written) = 0;  // its writer waits for our start before it writes
+    }
+    for (uint32_t v = 0; v < config.num_vcs; ++v) {
+        const abi::FabricRing& r = config.receivers[v];
+        if (r.slots == 0 || r.slots > abi::kFabricMaxSlots) mailbox::panic(abi::kPanicBadArgs, 200 + v);
+        receivers_[v].ring = &r;
+        receivers_[v].since = now;
+        if (config.forward[v].slots) *word_at(config.forward[v].freed) = 0;
+        link_.filled[v] = 0;
+        link_.acked[v] = 0;
+    }
+}
+
+uint64_t Router::peer_word(const volatile uint32_t* word) const {
+    return config_.peer_link_words + (reinterpret_cast<uint64_t>(word) - config_.link_words);
+}
+
+bool Router::tx_room(uint32_t commands) const {
+    return eth::issued(config_.port) - eth::completed(config_.port) + commands <= eth::queue_capacity();
+}
+
+bool Router::poll() {
+    eth::check(config_.port);  // a dead link faults the router with the port named
+    const uint64_t now = timer::now();
+    bool moved = false;
+    for (uint32_t v = 0; v < config_.num_vcs; ++v) moved |= poll_receiver(v, now);
+    moved |= poll_senders(now);
+    mailbox::set_progress(status_.delivered + status_.forwarded);
+    return moved;
+}
+
+bool Router::poll_senders(uint64_t now) {
+    bool moved = false;
+    const uint32_t n = config_.num_senders;
+    uint32_t first = next_sender_;
+    for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t i = (first + k) % n;
+        Sender& s = senders_[i];
+        moved |= free_sent(s);
+        if (send_head(s, now)) {
+            moved = true;
+            next_sender_ = (i + 1) % n;
+        }
+        status_.senders[i].done = s.sent;
+        status_.senders[i].freed = s.freed;
+    }
+    return moved;
+}
+
+bool Router::send_head(Sender& s, uint64_t now) {
+    const abi::FabricRing& r = *s.ring;
+    if (s.sent == *word_at(r.written)) {
+        s.since = now;
+        return false;
+    }
+    const uint64_t slot = slot_of(r, config_.slot_size, s.sent);
+    abi::FabricPacketHeader& h = header_at(slot);
+    const bool cross = config_.dateline && !(config_.flags & abi::kFabricNoDateline);
+    const uint32_t vc = cross ? 1 : r.vc;
+    const abi::FabricRing& peer = config_.receivers[vc];  // the peer's receiver VC has our layout
+    const bool room = peer_sent_[vc] - link_.acked[vc] < peer.slots && tx_room(2 + config_.num_vcs);
+    if (!room) {
+        const uint32_t index = static_cast<uint32_t>(&s - senders_);
+        overdue(index, s.since, now, s.reported, h, status_.senders[index].stuck_us);
+        return false;
+    }
+    cross_cable(h, cross);
+    const uint32_t bytes = abi::kFabricHeaderBytes + (h.payload_bytes <= config_.slot_size - abi::kFabricHeaderBytes
+                                                          ? h.payload_bytes
+                                                          : 0);  // the receiver drops it as corrupt
+    s.eth_command[s.sent % r.slots] = eth::issued(config_.port);
+    const uint64_t remote = config_.peer_receivers[vc] + uint64_t(config_.slot_size) * (peer_sent_[vc] % peer.slots);
+    eth::send_bytes(config_.port, slot, remote, bytes);
+    ++peer_sent_[vc];
+    eth::send_word(config_.port, peer_word(&link_.filled[vc]), peer_sent_[vc]);
+    ++s.sent;
+    s.since = now;
+    s.reported = false;
+    return true;
+}
+
+// Slots whose bytes are on the wire go back to their writer, all in one increment.
+bool Router::free_sent(Sender& s) {
+    const uint32_t before = s.freed;
+    const uint32_t done = eth::completed(config_.port);
+    while (s.freed < s.sent && reached(done, s.eth_command[s.freed % s.ring->slots] + 1)) ++s.freed;
+    if (s.freed == before) return false;
+    // A lane's writer says where its counter is when it opens the lane.
+    noc::semaphore_inc(*reinterpret_cast<const volatile uint64_t*>(&s.ring->freed), s.freed - before);
+    return true;
+}
+
+bool Router::poll_receiver(uint32_t vc, uint64_t now) {
+    Receiver& rx = receivers_[vc];
+    bool moved = release(vc);
+    while (rx.handled != link_.filled[vc]) {
+        const uint64_t slot = slot_of(*rx.ring, config_.slot_size, rx.handled);
+        abi::FabricPacketHeader& h = header_at(slot);
+        if (!handle_head(vc, h, slot)) {
+            if (overdue(config_.num_senders + vc, rx.since, now, rx.reported, h, status_.receivers[vc].stuck_us)) {
+                drop(abi::kEventDroppedPacket, config_.num_senders + vc, h);  // the timeout event is posted
+            } else {
+                break;
+            }
+        }
+        rx.noc_command[rx.handled % rx.ring->slots] = noc::issued();
+        ++rx.handled;
+        rx.decided = false;
+        rx.since = now;
+        rx.reported = false;
+        moved = true;
+    }
+    if (rx.handled == link_.filled[vc]) rx.since = now;
+    status_.receivers[vc].done = rx.handled;
+    return release(vc) || moved;
+}
+
+// Takes the head's route decision once; false while it waits for room to forward.
+bool Router::handle_head(uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot) {
+    Receiver& rx = receivers_[vc];
+    if (!rx.decided) {
+        rx.head = on_receive(h);
+        rx.decided = true;
+    }
+    const Decision d = rx.head;
+    const uint32_t channel = config_.num_senders + vc;
+    if (d.expired) {
+        drop(abi::kEventDroppedPacket, channel, h);
+        return true;
+    }
+    if (h.payload_bytes > config_.slot_size - abi::kFabricHeaderBytes) {
+        drop(abi::kEventDroppedPacket, channel, h);  // a corrupt header: its payload cannot be in the slot
+        return true;
+    }
+    if (d.forward) {
+        if (!config_.forward[vc].slots) {
+            drop(abi::kEventRoutingError, channel, h);  // the line ends here
+            return true;
+        }
+        if (!forward(vc, slot, abi::kFabricHeaderBytes + h.payload_bytes)) return false;
+    }
+    if (d.deliver) execute(h, slot + abi::kFabricHeaderBytes);
+    return true;
+}
+
+// Into the opposite router's pass-through channel of the same VC, if it has room.
+bool Router::forward(uint32_t vc, uint64_t slot, uint32_t bytes) {
+    const abi::FabricRing& f = config_.forward[vc];
+    if (forwarded_[vc] - *word_at(f.freed) >= f.slots) return false;
+    noc::async_write(slot, slot_of(f, config_.slot_size, forwarded_[vc]), bytes);
+    noc::semaphore_inc(f.written, 1);  // ordered after the bytes on this core's NoC queue
+    ++forwarded_[vc];
+    status_.forwarded = status_.forwarded + 1;
+    return true;
+}
+
+// The packet's NoC command on this chip.
+void Router::execute(const abi::FabricPacketHeader& h, uint64_t payload) {
+    switch (h.noc_command) {
+        case abi::kFabricWrite: noc::async_write(payload, h.dst_address, h.payload_bytes); break;
+        case abi::kFabricAtomicInc: noc::semaphore_inc(h.sem_address, h.inc_value); break;
+        case abi::kFabricWriteInc:
+            noc::async_write_inc(payload, h.dst_address, h.payload_bytes, h.sem_address, h.inc_value);
+            break;
+        case abi::kFabricInlineWrite: noc::async_inline_write(h.dst_address, h.inc_value); break;
+        case abi::kFabricScatterWrite: {
+            const uint64_t dst[abi::kFabricMaxScatter] = {h.dst_address, h.scatter[0], h.scatter[1]};
+            const uint32_t parts = h.scatter[1] ? 3 : h.scatter[0] ? 2 : 1;
+            const uint32_t part = h.payload_bytes / parts;
+            for (uint32_t i = 0; i < parts; ++i) noc::async_write(payload + uint64_t(part) * i, dst[i], part);
+            break;
+        }
+        default: drop(abi::kEventDroppedPacket, config_.num_senders, h); return;
+    }
+    status_.delivered = status_.delivered + 1;
+}
+
+// Slots whose NoC reads are done go back to the peer: one credit word for all.
+bool Router::release(uint32_t vc) {
+    Receiver& rx = receivers_[vc];
+    const uint32_t done = noc::completed();
+    while (rx.released < rx.handled && reached(done, rx.noc_command[rx.released % rx.ring->slots])) ++rx.released;
+    status_.receivers[vc].freed = rx.released;
+    if (rx.released == rx.credited || !tx_room(1)) return false;
+    rx.credited = rx.released;
+    eth::send_word(config_.port, peer_word(&link_.acked[vc]), rx.credited);
+    return true;
+}
+
+void Router::drop(uint32_t kind, uint32_t channel, const abi::FabricPacketHeader& h) {
+    status_.dropped = status_.dropped + 1;
+    status::post(kind, config_.port, channel, describe(h));
+}
+
+bool Router::overdue(uint32_t channel, uint64_t since, uint64_t now, bool& reported, const abi::FabricPacketHeader& h,
+                     volatile uint32_t& stuck_us) {
+    const uint64_t us = (now - since) / timer::ticks_per_us();
+    stuck_us = us > 0xffffffffu ? 0xffffffffu : static_cast<uint32_t>(us);
+    if (!config_.timeout_us || us < config_.timeout_us || reported) return false;
+    reported = true;
+    status_.timeouts = status_.timeouts + 1;
+    status::post(abi::kEventTimeout, config_.port, channel, describe(h));
+    return (config_.flags & abi::kFabricDropStuck) && channel >= config_.num_senders;
+}
+
+void Router::stop() {
+    eth::wait_tx_idle(config_.port);
+    noc::barrier();
+}
+
+}  // namespace weft::fabric

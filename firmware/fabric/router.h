@@ -1,0 +1,84 @@
+// The 1D fabric router (the TT-Fabric architecture spec, "1D Fabric Router"):
+// one per Ethernet port a fabric uses, on the port's ERISC core, started once
+// and polled until the host stops it (firmware/resident/resident.h). Written
+// against the HAL only, so the same object runs as the `fabric_router`
+// resident image, in CMocka and in a host model of many chips.
+//
+// Each poll:
+//   senders (round-robin, one packet each per turn): the head packet of a lane
+//     or pass-through channel goes over the cable into the peer's receiver
+//     channel of its VC, while the peer has a free slot there (credits: the
+//     peer's `acked` count); a slot whose bytes have left is given back to
+//     its writer;
+//   receivers: the head packet's route decision (route.h) is taken once; it
+//     is executed on this chip's NoC, written into the opposite router's
+//     pass-through channel (once that has room), or both; the slot goes back
+//     to the peer once the NoC has read it.
+// A packet that leaves on the ring's dateline cable moves to VC 1, so that no
+// cycle of full buffers can close around the ring.
+#pragma once
+#include <stdint.h>
+
+#include "fabric/route.h"
+#include "weft/abi/fabric_router.h"
+
+namespace weft::fabric {
+
+class Router {
+public:
+    explicit Router(abi::FabricRouterConfig& config);
+
+    // One round over every channel; true if anything moved.
+    bool poll();
+    // The host asked it to stop: lets the cable and NoC commands it issued finish.
+    void stop();
+    const abi::FabricRouterStatus& status() const { return status_; }
+
+private:
+    struct Sender {
+        const abi::FabricRing* ring = nullptr;
+        uint32_t sent = 0, freed = 0;
+        uint32_t eth_command[abi::kFabricMaxSlots] = {};  // the command that sent slot i
+        uint64_t since = 0;                               // mtime the head last moved
+        bool reported = false;                            // its head's timeout event was posted
+    };
+    struct Receiver {
+        const abi::FabricRing* ring = nullptr;
+        uint32_t handled = 0, released = 0, credited = 0;
+        uint32_t noc_command[abi::kFabricMaxSlots] = {};  // NoC commands issued once slot i was handled
+        bool decided = false;                             // the head's route decision was taken
+        Decision head;
+        uint64_t since = 0;
+        bool reported = false;
+    };
+
+    bool poll_senders(uint64_t now);
+    bool send_head(Sender& s, uint64_t now);
+    bool free_sent(Sender& s);
+    bool poll_receiver(uint32_t vc, uint64_t now);
+    bool handle_head(uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot);
+    bool forward(uint32_t vc, uint64_t slot, uint32_t bytes);
+    void execute(const abi::FabricPacketHeader& h, uint64_t payload);
+    bool release(uint32_t vc);
+    void drop(uint32_t kind, uint32_t channel, const abi::FabricPacketHeader& h);
+    // The head of a channel has not moved since `since`: report it once past
+    // the timeout; true if it should be dropped.
+    bool overdue(uint32_t channel, uint64_t since, uint64_t now, bool& reported, const abi::FabricPacketHeader& h,
+                 volatile uint32_t& stuck_us);
+    bool tx_room(uint32_t commands) const;
+    uint64_t peer_word(const volatile uint32_t* word) const;
+    abi::FabricPacketHeader& header_at(uint64_t slot) const {
+        return *reinterpret_cast<abi::FabricPacketHeader*>(slot);
+    }
+
+    abi::FabricRouterConfig& config_;
+    abi::FabricLinkWords& link_;
+    abi::FabricRouterStatus& status_;
+    Sender senders_[abi::kFabricMaxSenders];
+    Receiver receivers_[abi::kFabricMaxVcs];
+    uint32_t peer_sent_[abi::kFabricMaxVcs] = {};  // packets sent into the peer's receiver VC v
+    uint32_t forwarded_[abi::kFabricMaxVcs] = {};  // packets written into the opposite router's VC v
+    uint32_t next_sender_ = 0;                     // round-robin: who goes first next time
+};
+
+}  // namespace weft::fabric

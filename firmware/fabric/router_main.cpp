@@ -1,0 +1,16 @@
+// The `fabric_router` resident image: one 1D fabric router (router.h) on the
+// ERISC core of its port, configured by the host fabric builder
+// (abi::ResidentControl::config is its abi::FabricRouterConfig).
+#include "fabric/router.h"
+#include "kernels/kernel.h"
+#include "resident/resident.h"
+
+using namespace weft;
+
+extern "C" int kernel_main(KernelArgs a) {
+    const auto& args = a.as<abi::ResidentArgs>();
+    const auto& control = *reinterpret_cast<const abi::ResidentControl*>(args.control);
+    if (!control.config) mailbox::panic(abi::kPanicBadArgs, 0);
+    fabric::Router router(*reinterpret_cast<abi::FabricRouterConfig*>(control.config));
+    return resident::run(args, router);
+}

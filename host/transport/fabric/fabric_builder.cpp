@@ -1,0 +1,207 @@
+#include "transport/fabric/fabric_builder.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+
+#include "common/error.h"
+#include "driver/resident.h"
+#include "weft/abi/resident.h"
+
+namespace weft::transport {
+namespace {
+
+uint64_t align64(uint64_t v) { return (v + 63) & ~uint64_t(63); }
+
+// Where a router's parts sit in its kept L1, from the base.
+struct Layout {
+    uint64_t config, link_words, status, written, forward_freed, receivers, senders, end;
+};
+
+Layout layout_of(uint32_t num_vcs, uint32_t num_senders, uint64_t channel_bytes) {
+    Layout l{};
+    l.config = abi::kResidentControlBytes;
+    l.link_words = l.config + align64(sizeof(abi::FabricRouterConfig));
+    l.status = l.link_words + align64(sizeof(abi::FabricLinkWords));
+    l.written = l.status + align64(sizeof(abi::FabricRouterStatus));
+    l.forward_freed = l.written + 4 * abi::kFabricMaxSenders;
+    l.receivers = align64(l.forward_freed + 4 * abi::kFabricMaxVcs);
+    l.senders = l.receivers + num_vcs * channel_bytes;
+    l.end = l.senders + num_senders * channel_bytes;
+    return l;
+}
+
+std::string chip_name(uint32_t chip) { return "chip " + std::to_string(chip); }
+
+}  // namespace
+
+FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order, std::vector<Hop> cables, bool ring,
+                             FabricOptions options)
+    : board_(board), order_(std::move(order)), cables_(std::move(cables)), ring_(ring), options_(options) {
+    const size_t n = order_.size();
+    if (n < 2) throw Error("a fabric needs at least two chips, not " + std::to_string(n));
+    if (n > 255) throw Error("a 1D fabric spans at most 255 chips, not " + std::to_string(n));
+    if (ring && n < 3) throw Error("a fabric ring needs at least three chips (two cannot wrap on distinct ports)");
+    if (cables_.size() != (ring ? n : n - 1))
+        throw Error("a fabric " + std::string(ring ? "ring" : "line") + " of " + std::to_string(n) + " chips needs " +
+                    std::to_string(ring ? n : n - 1) + " cables, not " + std::to_string(cables_.size()));
+    for (size_t i = 0; i < n; ++i)
+        if (std::count(order_.begin(), order_.end(), order_[i]) > 1)
+            throw Error(chip_name(order_[i]) + " appears twice in the fabric's order");
+    if (options_.slots == 0 || options_.slots > abi::kFabricMaxSlots)
+        throw Error("fabric slots must be 1-" + std::to_string(abi::kFabricMaxSlots) + ", not " +
+                    std::to_string(options_.slots));
+    if (options_.slot_size <= abi::kFabricHeaderBytes || options_.slot_size % 64 || options_.slot_size > (1u << 20))
+        throw Error("a fabric slot size must be a multiple of 64 above the 64-byte header, at most 1 MiB, not " +
+                    std::to_string(options_.slot_size));
+    if (options_.lanes == 0 || options_.lanes > abi::kFabricMaxLanes)
+        throw Error("fabric worker lanes must be 1-" + std::to_string(abi::kFabricMaxLanes) + ", not " +
+                    std::to_string(options_.lanes));
+    num_vcs_ = ring ? 2 : 1;
+    const uint32_t num_senders = options_.lanes + num_vcs_;
+    l1_bytes_ = layout_of(num_vcs_, num_senders, uint64_t(options_.slots) * options_.slot_size).end;
+
+    forward_.assign(n, -1);
+    backward_.assign(n, -1);
+    for (size_t i = 0; i < cables_.size(); ++i) {
+        const Hop& c = cables_[i];
+        const uint32_t from = order_[i], to = order_[(i + 1) % n];
+        if (c.from_chip != from || c.to_chip != to)
+            throw Error("fabric cable " + std::to_string(i) + " joins chip " + std::to_string(c.from_chip) +
+                        " to chip " + std::to_string(c.to_chip) + ", not " + chip_name(from) + " to " + chip_name(to));
+        for (auto [chip, port, dir, pos] : {std::tuple{from, c.from_port, FabricDirection::kForward, i},
+                                            std::tuple{to, c.to_port, FabricDirection::kBackward, (i + 1) % n}}) {
+            if (port >= board_.ports.size())
+                throw Error(chip_name(chip) + " has no port " + std::to_string(port) + " for the fabric");
+            FabricRouterPlan r;
+            r.chip = chip;
+            r.port = port;
+            r.core = board_.ports[port].core;
+            r.direction = dir;
+            (dir == FabricDirection::kForward ? forward_ : backward_)[pos] = static_cast<int>(routers_.size());
+            routers_.push_back(r);
+        }
+    }
+    for (size_t i = 0; i < n; ++i)
+        if (forward_[i] >= 0 && backward_[i] >= 0 && routers_[forward_[i]].port == routers_[backward_[i]].port)
+            throw Error(chip_name(order_[i]) + " would need port " + std::to_string(routers_[forward_[i]].port) +
+                        " both ways along the fabric");
+    for (FabricRouterPlan& r : routers_) place(r);
+    for (size_t i = 0; i < n; ++i) {
+        const bool last = i + 1 == n;
+        if (forward_[i] >= 0) {
+            const int peer = backward_[(i + 1) % n];
+            link(routers_[forward_[i]], &routers_[peer], backward_[i] >= 0 ? &routers_[backward_[i]] : nullptr,
+                 ring_ && last);
+        }
+        if (backward_[i] >= 0) {
+            const int peer = forward_[(i + n - 1) % n];
+            link(routers_[backward_[i]], &routers_[peer], forward_[i] >= 0 ? &routers_[forward_[i]] : nullptr,
+                 ring_ && i == 0);
+        }
+    }
+}
+
+// The channels' own addresses; those of its peer and opposite router come in link().
+void FabricBuilder::place(FabricRouterPlan& r) const {
+    r.l1 = resident::kept_l1(board_, r.chip, r.core, l1_bytes_);
+    const uint32_t num_senders = options_.lanes + num_vcs_;
+    const uint64_t channel_bytes = uint64_t(options_.slots) * options_.slot_size;
+    const Layout l = layout_of(num_vcs_, num_senders, channel_bytes);
+    const uint64_t base = r.l1.base;
+    abi::FabricRouterConfig& c = r.config;
+    c.magic = abi::kFabricRouterMagic;
+    c.port = r.port;
+    c.self = {options_.mesh, static_cast<uint16_t>(r.chip)};
+    c.num_vcs = num_vcs_;
+    c.slot_size = options_.slot_size;
+    c.num_senders = num_senders;
+    c.timeout_us = options_.timeout_us;
+    c.flags = options_.flags;
+    c.link_words = base + l.link_words;
+    c.status = base + l.status;
+    for (uint32_t v = 0; v < num_vcs_; ++v)
+        c.receivers[v] = {base + l.receivers + v * channel_bytes, 0, 0, options_.slots, v};
+    for (uint32_t s = 0; s < num_senders; ++s) {
+        const uint32_t vc = s < options_.lanes ? 0 : s - options_.lanes;
+        c.senders[s] = {base + l.senders + s * channel_bytes, base + l.written + 4 * s, 0, options_.slots, vc};
+    }
+    r.config_address = base + l.config;
+}
+
+void FabricBuilder::link(FabricRouterPlan& r, const FabricRouterPlan* peer, FabricRouterPlan* opposite,
+                         bool dateline) const {
+    abi::FabricRouterConfig& c = r.config;
+    c.dateline = dateline;
+    r.peer_chip = peer->chip;
+    c.peer_link_words = peer->config.link_words;
+    for (uint32_t v = 0; v < num_vcs_; ++v) c.peer_receivers[v] = peer->config.receivers[v].buffer;
+    if (!opposite) return;
+    const uint64_t forward_freed = r.l1.base + layout_of(num_vcs_, c.num_senders, 0).forward_freed;
+    for (uint32_t v = 0; v < num_vcs_; ++v) {
+        const abi::FabricRing& pass = opposite->config.senders[options_.lanes + v];
+        c.forward[v] = {pass.buffer, pass.written, forward_freed + 4 * v, pass.slots, v};
+    }
+    // It frees the pass-through slots we fill into our counters.
+    for (uint32_t v = 0; v < num_vcs_; ++v) opposite->config.senders[options_.lanes + v].freed = c.forward[v].freed;
+}
+
+void FabricBuilder::write_router(ChipWriter& memory, size_t index) const {
+    const FabricRouterPlan& r = routers_.at(index);
+    memory.write(r.chip, r.config_address, &r.config, sizeof r.config);
+    const Layout l = layout_of(num_vcs_, r.config.num_senders, 0);
+    memory.clear(r.chip, r.l1.base + l.link_words, l.receivers - l.link_words);
+}
+
+int FabricBuilder::router_index(uint32_t chip, FabricDirection direction) const {
+    const uint32_t p = position(chip);
+    return (direction == FabricDirection::kForward ? forward_ : backward_)[p];
+}
+
+uint32_t FabricBuilder::position(uint32_t chip) const {
+    const auto it = std::find(order_.begin(), order_.end(), chip);
+    if (it == order_.end()) throw Error(chip_name(chip) + " is not in the fabric");
+    return static_cast<uint32_t>(it - order_.begin());
+}
+
+FabricRoute FabricBuilder::route(uint32_t from, uint32_t to) const {
+    const uint32_t n = static_cast<uint32_t>(order_.size());
+    const uint32_t a = position(from), b = position(to);
+    if (!ring_)
+        return b >= a ? FabricRoute{FabricDirection::kForward, b - a} : FabricRoute{FabricDirection::kBackward, a - b};
+    const uint32_t ahead = (b + n - a) % n;
+    if (ahead <= n - ahead) return {FabricDirection::kForward, ahead};
+    return {FabricDirection::kBackward, n - ahead};
+}
+
+uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t chip, FabricDirection direction,
+                                uint32_t lane, uint32_t worker_core) const {
+    const int index = router_index(chip, direction);
+    const char* way = direction == FabricDirection::kForward ? "forward" : "backward";
+    if (index < 0) throw Error(chip_name(chip) + " ends the fabric's line: it has no router " + way);
+    if (lane >= options_.lanes)
+        throw Error("fabric lane " + std::to_string(lane) + " does not exist: routers have " +
+                    std::to_string(options_.lanes));
+    if (worker_core >= board_.cores.size() || board_.cores[worker_core].role != CoreRole::kWorker)
+        throw Error(chip_name(chip) + " core " + std::to_string(worker_core) + " is not a worker core");
+    const FabricRouterPlan& r = routers_[index];
+    const std::string what = "fabric connection " + std::string(way) + " lane " + std::to_string(lane);
+    const uint64_t at = l1.allocate(chip, worker_core, sizeof(abi::FabricWorkerConnection), 64, what);
+    const uint64_t freed = l1.allocate(chip, worker_core, 4, 64, what + " counter");
+    const uint64_t headers =
+        l1.allocate(chip, worker_core, uint64_t(abi::kFabricHeaderBytes) * options_.slots, 64, what + " headers");
+    abi::FabricWorkerConnection c{};
+    c.lane = r.config.senders[lane];
+    c.lane.freed = freed;
+    c.headers = headers;
+    c.router_lane = r.config_address + offsetof(abi::FabricRouterConfig, senders) + sizeof(abi::FabricRing) * lane;
+    c.self = r.config.self;
+    c.slot_size = options_.slot_size;
+    c.router_core = r.core;
+    c.port = r.port;
+    memory.write(chip, at, &c, sizeof c);
+    memory.clear(chip, freed, 4);
+    return at;
+}
+
+}  // namespace weft::transport

@@ -1,0 +1,96 @@
+// Host fabric builder (the TT-Fabric spec's control plane, 1D): given the
+// chips of a line or a ring in order and the cable between each pair, it
+// places every router's channels, slots and counters in the L1 its resident
+// image keeps, links each router to its peer across the cable and to the
+// router of the opposite port on its chip, and writes worker connections.
+// The routers' kept L1 is at the same place on every chip (resident::kept_l1),
+// so every address a router is told is known before any router starts.
+//
+//   transport::FabricBuilder fabric(board, order, cables, /*ring=*/true, options);
+//   for (size_t r = 0; r < fabric.routers().size(); ++r) ... start it, writing fabric.write_router(mem, r)
+//   uint64_t conn = fabric.connect(mem, l1, chip, FabricDirection::kForward, /*lane=*/0, /*worker core=*/4);
+#pragma once
+#include <stdint.h>
+
+#include <vector>
+
+#include "driver/board.h"
+#include "driver/chip_writer.h"
+#include "transport/hop.h"
+#include "transport/l1_allocator.h"
+#include "weft/abi/fabric_router.h"
+
+namespace weft::transport {
+
+struct FabricOptions {
+    uint32_t slots = 8;               // per channel
+    uint32_t slot_size = 4096 + 64;   // bytes per slot, header included; a multiple of 64
+    uint32_t lanes = 4;               // worker lanes per router (its sender channel 0)
+    uint32_t timeout_us = 2'000'000;  // a head packet stuck this long is reported; 0: never
+    uint32_t flags = 0;               // abi::FabricRouterFlags
+    uint16_t mesh = 0;
+};
+
+// Along the order (to the next chip) or against it.
+enum class FabricDirection : uint32_t { kForward = 0, kBackward = 1 };
+
+struct FabricRoute {
+    FabricDirection direction = FabricDirection::kForward;
+    uint32_t hops = 0;
+};
+
+struct FabricRouterPlan {
+    uint32_t chip = 0, core = 0, port = 0;
+    uint32_t peer_chip = 0;  // at the far end of its cable
+    FabricDirection direction = FabricDirection::kForward;
+    Region l1;  // what its resident image keeps
+    abi::FabricRouterConfig config{};
+    uint64_t config_address = 0;
+};
+
+class FabricBuilder {
+public:
+    // cables[i] joins order[i] (from) to order[i + 1] (to); on a ring one
+    // more, cables[n - 1], joins order[n - 1] to order[0]. Throws weft::Error
+    // naming the problem (a chip twice, a cable that does not join its pair,
+    // a chip that would need one port both ways, options out of range).
+    FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order, std::vector<Hop> cables, bool ring,
+                  FabricOptions options = {});
+
+    const std::vector<FabricRouterPlan>& routers() const { return routers_; }
+    const FabricOptions& options() const { return options_; }
+    const std::vector<uint32_t>& order() const { return order_; }
+    bool ring() const { return ring_; }
+    // L1 each router keeps (the resident image's share included).
+    uint64_t l1_bytes() const { return l1_bytes_; }
+    // Router r's configuration and the words it starts from.
+    void write_router(ChipWriter& memory, size_t r) const;
+    // The router of `chip` toward `direction`, or -1 (a line's end).
+    int router_index(uint32_t chip, FabricDirection direction) const;
+
+    // How a packet gets from one chip to another: the shorter way round on a
+    // ring (forward on a tie). Throws weft::Error for a chip not in the fabric.
+    FabricRoute route(uint32_t from, uint32_t to) const;
+    // Lane `lane` of `chip`'s router toward `direction`, for a worker on
+    // `worker_core`: places the worker's words in its L1 (`l1`), writes the
+    // abi::FabricWorkerConnection there and returns its address.
+    uint64_t connect(ChipWriter& memory, L1Allocator& l1, uint32_t chip, FabricDirection direction, uint32_t lane,
+                     uint32_t worker_core) const;
+
+private:
+    uint32_t position(uint32_t chip) const;
+    void place(FabricRouterPlan& r) const;
+    void link(FabricRouterPlan& r, const FabricRouterPlan* peer, FabricRouterPlan* opposite, bool dateline) const;
+
+    const BoardInfo& board_;
+    std::vector<uint32_t> order_;
+    std::vector<Hop> cables_;
+    bool ring_;
+    FabricOptions options_;
+    uint32_t num_vcs_ = 1;
+    uint64_t l1_bytes_ = 0;
+    std::vector<FabricRouterPlan> routers_;
+    std::vector<int> forward_, backward_;  // by position: router index or -1
+};
+
+}  // namespace weft::transport

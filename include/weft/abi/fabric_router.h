@@ -1,0 +1,117 @@
+// A 1D fabric router's layout (the TT-Fabric architecture spec, "1D Fabric
+// Router"): what the host fabric builder writes into the router's kept L1
+// (host/transport/fabric) and the router firmware (firmware/fabric/router.h)
+// and the worker API (firmware/fabric/sender.h) read. Every address was placed
+// by the builder; nothing is chosen by hand.
+//
+// One router per Ethernet port a fabric uses. Its channels:
+//   sender channels, each a ring of slots some writer fills over the NoC:
+//     the local workers' lanes (the spec's sender channel 0, split so that
+//     each worker owns its slots: no cross-core lock, no worker waits for a
+//     slower one), then one pass-through channel per VC (the spec's channel
+//     1), which the router of the opposite port on the same chip fills;
+//   one receiver channel per VC, which the router at the far end of the cable
+//     fills over the link.
+// Every slot holds one packet: its FabricPacketHeader, then the payload.
+// A ring of slots has two counters: `written` (in the reader's L1, the writer
+// increments it after the packet) and `freed` (in the writer's L1, the reader
+// increments it once it is done with a slot): the writer never has more than
+// `slots` packets outstanding, so a full channel back-pressures its writer.
+#pragma once
+#include <stdint.h>
+
+#include "weft/abi/fabric.h"
+#include "weft/abi/kernel_args.h"
+
+namespace weft::abi {
+
+inline constexpr uint32_t kFabricRouterMagic = 0x4641'4231;  // "FAB1"
+inline constexpr uint32_t kFabricMaxVcs = 2;                 // VC 1: past a ring's dateline
+inline constexpr uint32_t kFabricMaxLanes = 4;               // workers sharing sender channel 0
+inline constexpr uint32_t kFabricMaxSenders = kFabricMaxLanes + kFabricMaxVcs;
+inline constexpr uint32_t kFabricMaxSlots = 64;
+inline constexpr uint32_t kFabricHeaderBytes = sizeof(FabricPacketHeader);
+
+enum FabricRouterFlags : uint32_t {
+    kFabricDropStuck = 1,   // a head packet stuck past the timeout is dropped (drained), not only reported
+    kFabricNoDateline = 2,  // debug: never move to VC 1 (rings can deadlock; the CMocka model shows it)
+};
+
+// Words the router at the far end of the cable writes into this one's L1.
+struct FabricLinkWords {
+    volatile uint32_t filled[kFabricMaxVcs];  // receiver VC v: packets the peer has sent into it
+    volatile uint32_t acked[kFabricMaxVcs];   // the peer's receiver VC v: packets it has released
+};
+static_assert(sizeof(FabricLinkWords) == 16, "FabricLinkWords layout");
+
+// A ring of slots, seen from its reader (a sender channel of this router) or
+// from its writer (where a receiver channel forwards to).
+struct FabricRing {
+    uint64_t buffer;   // slot i at buffer + slot_size * i
+    uint64_t written;  // the reader's counter of packets written
+    uint64_t freed;    // the writer's counter of slots freed
+    uint32_t slots;    // 0: this ring does not exist
+    uint32_t vc;       // the VC its packets travel on
+};
+static_assert(sizeof(FabricRing) == 32, "FabricRing layout");
+
+// What the router publishes while it runs, read by the host's hang report.
+struct FabricChannelStatus {
+    volatile uint32_t done;      // sender: packets sent on the cable; receiver: packets handled
+    volatile uint32_t freed;     // slots given back to the writer
+    volatile uint32_t stuck_us;  // how long the head packet has not moved, when last looked at
+    volatile uint32_t pad;
+};
+
+struct FabricRouterStatus {
+    FabricChannelStatus senders[kFabricMaxSenders];
+    FabricChannelStatus receivers[kFabricMaxVcs];
+    volatile uint32_t delivered;  // packets executed on this chip
+    volatile uint32_t forwarded;  // packets passed to the opposite router
+    volatile uint32_t dropped;    // TTL expired, no route on, or stuck past the timeout with kFabricDropStuck
+    volatile uint32_t timeouts;   // timeout events posted
+};
+static_assert(sizeof(FabricRouterStatus) == 16 * (kFabricMaxSenders + kFabricMaxVcs) + 16, "FabricRouterStatus layout");
+
+struct FabricRouterConfig {
+    uint32_t magic;
+    uint32_t port;
+    FabricNodeId self;
+    uint32_t num_vcs;    // 1 on a line, 2 on a ring
+    uint32_t dateline;   // 1: this port's cable is the ring's dateline: packets leave on VC 1
+    uint32_t slot_size;  // bytes per slot, header included
+    uint32_t num_senders;
+    uint32_t timeout_us;  // a head packet that cannot move this long is reported; 0: never
+    uint32_t flags;       // FabricRouterFlags
+    uint32_t pad;
+    uint64_t link_words;  // this router's FabricLinkWords
+    uint64_t peer_link_words;
+    FabricRing receivers[kFabricMaxVcs];     // fed by the peer over the cable (written: link_words.filled)
+    uint64_t peer_receivers[kFabricMaxVcs];  // the peer's receiver slot 0 per VC, where our packets go
+    FabricRing senders[kFabricMaxSenders];   // lanes, then pass-through per VC
+    FabricRing forward[kFabricMaxVcs];       // the opposite router's pass-through channel per VC; slots 0: none
+    uint64_t status;                         // FabricRouterStatus
+};
+static_assert(sizeof(FabricRouterConfig) ==
+                  56 + 32 * kFabricMaxVcs + 8 * kFabricMaxVcs + 32 * kFabricMaxSenders + 32 * kFabricMaxVcs + 8,
+              "FabricRouterConfig layout");
+
+// What a worker kernel needs to send through one router (one lane of its
+// sender channel 0), from the builder. The lane's counters run on for the
+// router's life while connections come and go: a worker opening the lane
+// reads where `written` stands (over the NoC: the counter is in the router's
+// L1), starts its own `freed` there, and tells the router where that counter
+// is by writing its address into the router's ring of the lane (router_lane);
+// closing waits until every packet it sent was freed.
+struct FabricWorkerConnection {
+    FabricRing lane;       // buffer and written in the router's L1, freed in ours
+    uint64_t headers;      // slots x 64 bytes in our L1 where packet headers are staged
+    uint64_t router_lane;  // the router's FabricRing of this lane (in its FabricRouterConfig)
+    FabricNodeId self;     // this chip
+    uint32_t slot_size;    // bytes per slot, header included
+    uint32_t router_core;  // for reports
+    uint32_t port;
+};
+static_assert(sizeof(FabricWorkerConnection) == 64, "FabricWorkerConnection layout");
+
+}  // namespace weft::abi
