@@ -6,9 +6,9 @@
 
 namespace weft::fabric {
 
-bool Connection::has_room() {
+uint32_t Connection::room() {
     if (!open_) open();
-    return sent_ - noc::semaphore_read(c_->lane.freed) < c_->lane.slots;
+    return c_->lane.slots - (sent_ - noc::semaphore_read(c_->lane.freed));
 }
 
 void Connection::open() {
@@ -28,7 +28,7 @@ void Connection::send(abi::FabricPacketHeader h, uint64_t payload) {
     const abi::FabricRing& lane = c_->lane;
     // Counters run free from where the lane stood at open: our slot is free
     // once `freed` counts the packet that used it last.
-    if (!has_room()) noc::semaphore_wait_min(lane.freed, sent_ + 1 - lane.slots);
+    if (room() == 0) noc::semaphore_wait_min(lane.freed, sent_ + 1 - lane.slots);
     const uint32_t slot = sent_ % lane.slots;
     h.seq = sent_;
     auto* staged = reinterpret_cast<abi::FabricPacketHeader*>(c_->headers + uint64_t(abi::kFabricHeaderBytes) * slot);

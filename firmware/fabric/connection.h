@@ -29,8 +29,9 @@ public:
 
     // The largest payload one packet carries.
     uint32_t max_payload() const { return c_->slot_size - abi::kFabricHeaderBytes; }
-    // Whether the next packet goes without waiting for the router.
-    bool has_room();
+    // Packets that go without waiting for the router (for workers written
+    // as poll() state machines, which must not block).
+    uint32_t room();
     // One packet: `h` as the sender wants it (payload_bytes <= max_payload()),
     // its payload read from local `payload`. Waits for a free slot.
     void send(abi::FabricPacketHeader h, uint64_t payload);

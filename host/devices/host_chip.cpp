@@ -14,7 +14,7 @@ namespace weft {
 HostChip::HostChip(const BoardInfo& board, uint32_t id, uint32_t num_chips) : board_(board) {
     void* p = mmap(nullptr, board.ram.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw Error("cannot map host chip " + std::to_string(id) + "'s memory: " + strerror(errno));
-    mem_ = ChipMemory{static_cast<uint8_t*>(p), reinterpret_cast<uint64_t>(p), board.ram.size};
+    mem_ = ChipMemory{static_cast<uint8_t*>(p), reinterpret_cast<uint64_t>(p), board.ram.size, board.ram.base};
     abi::ChipControlBlock& cb = control();
     cb.host.chip_id = id;
     cb.host.num_chips = num_chips;

@@ -38,4 +38,33 @@ struct NocMathArgs {
 };
 static_assert(sizeof(NocMathArgs) == 80 && abi::kIsKernelArgs<NocMathArgs>, "NocMathArgs layout");
 
+// fabric_traffic: one worker sending packets through the fabric
+// (firmware/fabric/connection.h), each job one API call.
+struct FabricTrafficJob {
+    uint8_t command;  // abi::FabricNocCommand
+    uint8_t hops;
+    uint8_t count;  // > 1: multicast
+    uint8_t ttl;
+    uint8_t direction;  // 0: forward connection, 1: backward
+    uint8_t pad0;
+    uint16_t dst_chip;
+    uint32_t bytes;  // write: all of it; scatter: each part
+    uint32_t inc;    // increment, or the inline write's value
+    uint64_t dst, sem, src;
+    uint64_t scatter[2];
+    uint64_t pad1;
+};
+static_assert(sizeof(FabricTrafficJob) == 64, "FabricTrafficJob layout");
+
+inline constexpr uint32_t kFabricTrafficMaxJobs = 48;
+
+struct FabricTrafficArgs {
+    uint64_t connection[2];  // abi::FabricWorkerConnection forward, backward; 0: none
+    uint32_t job_count;
+    uint32_t pad;
+    FabricTrafficJob jobs[kFabricTrafficMaxJobs];
+};
+static_assert(sizeof(FabricTrafficArgs) == 24 + 64 * kFabricTrafficMaxJobs && abi::kIsKernelArgs<FabricTrafficArgs>,
+              "FabricTrafficArgs layout");
+
 }  // namespace weft::test_abi

@@ -47,9 +47,14 @@ void ring_submit(Ring& ring, const Command& cmd, uint32_t kind, uint32_t index, 
         wait_active([&] { return ring_ok(ring, kind, index) && tail - ring.head <= Ring::kSlots / 2; }, wait_kind,
                     index);
     }
-    const uint64_t* from = reinterpret_cast<const uint64_t*>(&cmd);
+    // Copied as words through memcpy, not by reading the command through a
+    // uint64_t pointer: that breaks strict aliasing, and at -O3 GCC read the
+    // words before the command's narrow fields were stored (op and len went out as 0).
+    uint64_t words[sizeof(Command) / 8];
+    static_assert(sizeof(Command) % 8 == 0, "commands are whole words");
+    __builtin_memcpy(words, &cmd, sizeof words);
     volatile uint64_t* to = reinterpret_cast<volatile uint64_t*>(&ring.slots[tail & (Ring::kSlots - 1)]);
-    for (unsigned i = 0; i < sizeof(Command) / 8; ++i) to[i] = from[i];
+    for (unsigned i = 0; i < sizeof(Command) / 8; ++i) to[i] = words[i];
     rt::publish_fence();
     ring.tail = tail + 1;
     wake::notify_devices();

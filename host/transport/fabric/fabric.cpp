@@ -1,0 +1,67 @@
+#include "transport/fabric/fabric.h"
+
+#include <stdio.h>
+
+#include "ccl/topology.h"
+#include "common/error.h"
+#include "driver/paths.h"
+#include "driver/resident.h"
+
+namespace weft::transport {
+
+FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options) {
+    const ccl::Topology topo(cluster.topology());
+    const std::vector<uint32_t> order = ring ? topo.ring_order() : topo.line_order();
+    std::vector<Hop> cables;
+    for (size_t i = 0; i < (ring ? order.size() : order.size() - 1); ++i) {
+        const uint32_t from = order[i], to = order[(i + 1) % order.size()];
+        const std::vector<Hop>& c = topo.cables(from, to);
+        if (c.empty())
+            throw Error("no working cable joins chip " + std::to_string(from) + " to chip " + std::to_string(to) +
+                        " for a fabric " + (ring ? "ring" : "line"));
+        cables.push_back(c.front());
+    }
+    return FabricBuilder(cluster.board(), order, cables, ring, options);
+}
+
+std::unique_ptr<Fabric> Fabric::start(Cluster& cluster, FabricBuilder builder, std::chrono::milliseconds timeout) {
+    std::unique_ptr<Fabric> fabric(new Fabric(cluster, std::move(builder)));
+    const KernelImage& image = kernel_at(paths::firmware_dir(cluster.board().name) + "/resident/fabric_router.elf");
+    const FabricBuilder& b = fabric->builder_;
+    for (size_t r = 0; r < b.routers().size(); ++r) {
+        const FabricRouterPlan& plan = b.routers()[r];
+        auto configure = [&](ChipWriter& memory, uint32_t, Region free) {
+            if (free.base != plan.l1.base + abi::kResidentControlBytes)
+                throw Error("the fabric router on chip " + std::to_string(plan.chip) + " port " +
+                            std::to_string(plan.port) + " was given L1 the builder did not place it in");
+            b.write_router(memory, r);
+            return plan.config_address;
+        };
+        resident::start(cluster, plan.chip, plan.core, image, b.l1_bytes(), configure, timeout);
+        fabric->started_ = r + 1;
+    }
+    return fabric;
+}
+
+void Fabric::stop(std::chrono::milliseconds timeout) {
+    std::string failed;
+    for (; started_ > 0; --started_) {
+        const FabricRouterPlan& plan = builder_.routers()[started_ - 1];
+        try {
+            resident::stop(cluster_, plan.chip, plan.core, timeout);
+        } catch (const std::exception& e) {
+            if (failed.empty()) failed = e.what();
+        }
+    }
+    if (!failed.empty()) throw Error("stopping the fabric: " + failed);
+}
+
+Fabric::~Fabric() {
+    try {
+        stop();
+    } catch (const std::exception& e) {
+        fprintf(stderr, "weft: %s\n", e.what());
+    }
+}
+
+}  // namespace weft::transport

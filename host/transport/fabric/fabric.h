@@ -1,0 +1,43 @@
+// A running 1D fabric on a live cluster: a `fabric_router` resident image on
+// every port the fabric builder placed a router on, started together (no
+// worker may send before every router runs) and stopped together.
+//
+//   auto fabric = transport::Fabric::start(cluster, transport::fabric_over(cluster, /*ring=*/true), 5s);
+//   ... kernels send with firmware/fabric/connection.h, connected by fabric->builder().connect(...) ...
+//   fabric->stop();   // or let it go out of scope
+#pragma once
+#include <chrono>
+#include <memory>
+
+#include "driver/cluster.h"
+#include "transport/fabric/fabric_builder.h"
+
+namespace weft::transport {
+
+// The fabric over the cluster's chips: its ring order (ring) or line order,
+// each pair joined by their first working cable. Throws weft::Error naming
+// the chips that are not cabled as a line or ring needs.
+FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options = {});
+
+class Fabric {
+public:
+    // Throws weft::Error naming the router that did not start; the routers
+    // already started are stopped again.
+    static std::unique_ptr<Fabric> start(Cluster& cluster, FabricBuilder builder, std::chrono::milliseconds timeout);
+    ~Fabric();
+    Fabric(const Fabric&) = delete;
+    Fabric& operator=(const Fabric&) = delete;
+
+    const FabricBuilder& builder() const { return builder_; }
+    // Stops every router (each lets what it issued finish). Idempotent.
+    void stop(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
+
+private:
+    Fabric(Cluster& cluster, FabricBuilder builder) : cluster_(cluster), builder_(std::move(builder)) {}
+
+    Cluster& cluster_;
+    FabricBuilder builder_;
+    size_t started_ = 0;  // routers 0..started_-1 run
+};
+
+}  // namespace weft::transport

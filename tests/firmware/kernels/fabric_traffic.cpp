@@ -1,0 +1,44 @@
+// Sends packets through the fabric with the worker API, one job per call,
+// then closes its connections (every packet has left its router).
+// Arguments: test_abi::FabricTrafficArgs.
+#include "fabric/connection.h"
+#include "kernels/kernel.h"
+#include "test_kernel_args.h"
+
+using namespace weft;
+
+extern "C" int kernel_main(KernelArgs a) {
+    const auto& args = a.as<test_abi::FabricTrafficArgs>();
+    if (args.job_count > test_abi::kFabricTrafficMaxJobs) mailbox::panic(abi::kPanicBadArgs, args.job_count);
+    static const abi::FabricWorkerConnection none{};  // never used: its jobs are refused above
+    auto connection = [&](uint32_t d) -> const abi::FabricWorkerConnection& {
+        return args.connection[d] ? *reinterpret_cast<const abi::FabricWorkerConnection*>(args.connection[d]) : none;
+    };
+    fabric::Connection forward(connection(0));
+    fabric::Connection backward(connection(1));
+    for (uint32_t i = 0; i < args.job_count; ++i) {
+        const test_abi::FabricTrafficJob& j = args.jobs[i];
+        if (!args.connection[j.direction & 1]) mailbox::panic(abi::kPanicBadArgs, 1000 + i);
+        fabric::Connection& c = j.direction ? backward : forward;
+        fabric::Route to;
+        to.dst = {0, j.dst_chip};
+        to.hops = j.hops;
+        to.count = j.count;
+        to.ttl = j.ttl;
+        switch (j.command) {
+            case abi::kFabricWrite:
+            case abi::kFabricWriteInc: c.write(to, j.dst, j.src, j.bytes, j.sem, j.inc); break;
+            case abi::kFabricAtomicInc: c.atomic_inc(to, j.sem, j.inc); break;
+            case abi::kFabricInlineWrite: c.inline_write(to, j.dst, j.inc); break;
+            case abi::kFabricScatterWrite: {
+                const uint64_t dst[3] = {j.dst, j.scatter[0], j.scatter[1]};
+                c.scatter_write(to, dst, j.scatter[1] ? 3 : j.scatter[0] ? 2 : 1, j.src, j.bytes);
+                break;
+            }
+            default: mailbox::panic(abi::kPanicBadArgs, 2000 + i);
+        }
+    }
+    if (args.connection[0]) forward.close();
+    if (args.connection[1]) backward.close();
+    return 0;
+}

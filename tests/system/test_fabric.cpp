@@ -1,0 +1,292 @@
+// The 1D fabric on real QEMU clusters (line4, then ring8): a fabric_router
+// resident image on every port the fabric uses, worker kernels sending with
+// the worker API (fabric_traffic), and the host checking every byte and every
+// count where the packets land.
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "common/error.h"
+#include "system_test.h"
+#include "test_kernels.h"
+#include "transport/fabric/fabric.h"
+#include "transport/l1_allocator.h"
+
+using namespace weft;
+using namespace weft::test;
+using namespace std::chrono;
+using transport::FabricDirection;
+
+namespace {
+
+std::unique_ptr<Cluster> g_cluster;
+bool g_ring = false;
+std::unique_ptr<transport::Fabric> g_fabric;
+constexpr uint32_t kWorker = 4;
+// Regions of each chip's DRAM (offsets from its base).
+constexpr uint32_t kSrc = 0x0, kDst = 0x100000, kSems = 0x200000, kIncs = 0x200100, kInline = 0x200200,
+                   kDone = 0x200300, kScatter = 0x300000, kBlock = 16 * 1024;
+
+uint64_t dram(uint32_t offset) { return g_cluster->board().dram.base + offset; }
+uint8_t pattern(uint32_t from, uint32_t to, uint32_t i) {
+    return static_cast<uint8_t>(from * 31 + to * 7 + i * 13 + 1);
+}
+
+int setup_line4(void**) {
+    g_ring = false;
+    return start_for_group("line4", &g_cluster);
+}
+int setup_ring8(void**) {
+    g_ring = true;
+    return start_for_group("ring8", &g_cluster);
+}
+int teardown(void**) {
+    g_fabric.reset();
+    g_cluster.reset();
+    return 0;
+}
+
+// Each chip's sources hold pattern(chip, t, i) at kSrc + t * kBlock; every destination is cleared.
+void prepare(uint32_t bytes) {
+    for (uint32_t f = 0; f < g_cluster->size(); ++f) {
+        std::vector<uint8_t> src(bytes);
+        for (uint32_t t = 0; t < g_cluster->size(); ++t) {
+            for (uint32_t i = 0; i < bytes; ++i) src[i] = pattern(f, t, i);
+            g_cluster->chip(f).write(dram(kSrc + t * kBlock), src.data(), bytes);
+        }
+        const std::vector<uint8_t> zero(0x200000, 0);
+        g_cluster->chip(f).write(dram(kDst), zero.data(), zero.size());
+        g_cluster->chip(f).write(dram(kScatter), zero.data(), 0x10000);
+    }
+}
+
+struct Traffic {
+    std::vector<test_abi::FabricTrafficArgs> args;
+    Traffic() : args(g_cluster->size()) {
+        for (auto& a : args) a = test_abi::FabricTrafficArgs{};
+    }
+    void add(uint32_t chip, const test_abi::FabricTrafficJob& j) {
+        auto& a = args.at(chip);
+        if (a.job_count == test_abi::kFabricTrafficMaxJobs) fail_msg("too many jobs for chip %u", chip);
+        a.jobs[a.job_count++] = j;
+    }
+    // Connects every chip's worker both ways it can go, and runs the kernels.
+    void run(transport::Fabric& fabric) {
+        transport::L1Allocator l1(g_cluster->board());
+        std::vector<Launch> launches;
+        for (uint32_t c = 0; c < g_cluster->size(); ++c) {
+            if (!args[c].job_count) continue;
+            for (FabricDirection d : {FabricDirection::kForward, FabricDirection::kBackward})
+                if (fabric.builder().router_index(c, d) >= 0)
+                    args[c].connection[static_cast<uint32_t>(d)] =
+                        fabric.builder().connect(*g_cluster, l1, c, d, 0, kWorker);
+            launches.push_back(
+                {c, kWorker, &test_kernel(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(args[c])});
+        }
+        g_cluster->run(launches, milliseconds(30000));
+    }
+};
+
+test_abi::FabricTrafficJob job_to(transport::Fabric& fabric, uint32_t from, uint32_t to, uint8_t command) {
+    const transport::FabricRoute r = fabric.builder().route(from, to);
+    test_abi::FabricTrafficJob j{};
+    j.command = command;
+    j.hops = static_cast<uint8_t>(r.hops);
+    j.count = 1;
+    j.ttl = abi::kFabricDefaultTtl;
+    j.direction = static_cast<uint8_t>(r.direction);
+    j.dst_chip = static_cast<uint16_t>(to);
+    return j;
+}
+
+// Packets land after the kernels end (sends are asynchronous): wait for the count.
+bool word_reaches(uint32_t chip, uint64_t addr, uint32_t want) {
+    for (int i = 0; i < 5000; ++i) {
+        if (g_cluster->chip(chip).read32(addr) == want) return true;
+        std::this_thread::sleep_for(milliseconds(1));
+    }
+    return false;
+}
+
+// A test that fails jumps out past its destructors: the fabric is global, so
+// the next test (or the teardown) stops what a failed one left running.
+transport::Fabric& start_fabric(transport::FabricOptions o = {}) {
+    g_fabric.reset();
+    g_fabric = transport::Fabric::start(*g_cluster, transport::fabric_over(*g_cluster, g_ring, o), milliseconds(10000));
+    return *g_fabric;
+}
+
+void test_every_chip_to_every_other_with_each_command(void**) {
+    auto* fabric = &start_fabric();
+    constexpr uint32_t kBytes = 9000;  // three packets of 4 KiB slots
+    prepare(kBytes);
+    const uint32_t n = g_cluster->size();
+    Traffic traffic;
+    for (uint32_t f = 0; f < n; ++f)
+        for (uint32_t t = 0; t < n; ++t) {
+            if (f == t) continue;
+            auto w = job_to(*fabric, f, t, abi::kFabricWriteInc);
+            w.src = dram(kSrc + t * kBlock);
+            w.dst = dram(kDst + f * kBlock);
+            w.bytes = kBytes;
+            w.sem = dram(kSems + 4 * f);
+            w.inc = 1;
+            traffic.add(f, w);
+            auto inc = job_to(*fabric, f, t, abi::kFabricAtomicInc);
+            inc.sem = dram(kIncs + 4 * f);
+            inc.inc = f + 1;
+            traffic.add(f, inc);
+            auto in = job_to(*fabric, f, t, abi::kFabricInlineWrite);
+            in.dst = dram(kInline + 4 * f);
+            in.inc = 0xC0DE0000u | (f << 8) | t;
+            traffic.add(f, in);
+            auto sc = job_to(*fabric, f, t, abi::kFabricScatterWrite);
+            sc.src = dram(kSrc + t * kBlock);
+            sc.dst = dram(kScatter + f * 1024);
+            sc.scatter[0] = dram(kScatter + f * 1024 + 256);
+            sc.scatter[1] = dram(kScatter + f * 1024 + 512);
+            sc.bytes = 100;
+            traffic.add(f, sc);
+            // Last on the lane, so it lands after everything above.
+            auto done = job_to(*fabric, f, t, abi::kFabricAtomicInc);
+            done.sem = dram(kDone + 4 * f);
+            done.inc = 1;
+            traffic.add(f, done);
+        }
+    traffic.run(*fabric);
+    for (uint32_t t = 0; t < n; ++t)
+        for (uint32_t f = 0; f < n; ++f) {
+            if (f == t) continue;
+            Chip& chip = g_cluster->chip(t);
+            if (!word_reaches(t, dram(kDone + 4 * f), 1)) fail_msg("chip %u never heard the end from chip %u", t, f);
+            assert_int_equal(chip.read32(dram(kSems + 4 * f)), 1);
+            assert_true(word_reaches(t, dram(kIncs + 4 * f), f + 1));
+            assert_true(word_reaches(t, dram(kInline + 4 * f), 0xC0DE0000u | (f << 8) | t));
+            std::vector<uint8_t> got(kBytes + 1);
+            chip.read(dram(kDst + f * kBlock), got.data(), got.size());
+            for (uint32_t i = 0; i < kBytes; ++i)
+                if (got[i] != pattern(f, t, i)) fail_msg("chip %u -> %u: byte %u differs", f, t, i);
+            assert_int_equal(got[kBytes], 0);
+            for (uint32_t part = 0; part < 3; ++part) {
+                uint8_t s[101];
+                chip.read(dram(kScatter + f * 1024 + 256 * part), s, sizeof s);
+                for (uint32_t i = 0; i < 100; ++i)
+                    if (s[i] != pattern(f, t, 100 * part + i)) fail_msg("scatter %u -> %u part %u differs", f, t, part);
+                assert_int_equal(s[100], 0);
+            }
+        }
+    fabric->stop();
+}
+
+// A multicast reaches exactly its range: the chips whose region holds the bytes.
+void multicast(transport::Fabric& fabric, uint32_t from, FabricDirection d, uint8_t hops, uint8_t count,
+               const std::vector<uint32_t>& expect) {
+    constexpr uint32_t kBytes = 5000;
+    prepare(kBytes);
+    Traffic traffic;
+    test_abi::FabricTrafficJob j{};
+    j.command = abi::kFabricWriteInc;
+    j.hops = hops;
+    j.count = count;
+    j.ttl = abi::kFabricDefaultTtl;
+    j.direction = static_cast<uint8_t>(d);
+    j.src = dram(kSrc);
+    j.dst = dram(kDst);
+    j.bytes = kBytes;
+    j.sem = dram(kSems);
+    j.inc = 1;
+    for (uint32_t c = 0; c < g_cluster->size(); ++c) g_cluster->chip(c).write32(dram(kSems), 0);
+    traffic.add(from, j);
+    traffic.run(fabric);
+    for (uint32_t c : expect) assert_true(word_reaches(c, dram(kSems), 1));
+    std::this_thread::sleep_for(milliseconds(20));  // anything wrongly sent further has landed too
+    for (uint32_t c = 0; c < g_cluster->size(); ++c) {
+        const bool in = std::find(expect.begin(), expect.end(), c) != expect.end();
+        assert_int_equal(g_cluster->chip(c).read32(dram(kSems)), in ? 1 : 0);
+        std::vector<uint8_t> got(kBytes);
+        g_cluster->chip(c).read(dram(kDst), got.data(), kBytes);
+        for (uint32_t i = 0; i < kBytes; ++i)
+            if (got[i] != (in ? pattern(from, 0, i) : 0)) fail_msg("chip %u byte %u is wrong", c, i);
+    }
+}
+
+void test_multicast_reaches_exactly_its_range(void**) {
+    auto* fabric = &start_fabric();
+    if (!g_ring) {
+        multicast(*fabric, 0, FabricDirection::kForward, 1, 3, {1, 2, 3});
+        multicast(*fabric, 1, FabricDirection::kForward, 1, 2, {2, 3});
+        multicast(*fabric, 2, FabricDirection::kBackward, 1, 2, {0, 1});
+    } else {
+        multicast(*fabric, 2, FabricDirection::kForward, 2, 3, {4, 5, 6});
+        multicast(*fabric, 1, FabricDirection::kBackward, 1, 4, {0, 5, 6, 7});  // across the dateline
+    }
+    fabric->stop();
+}
+
+// TTL 1 across two hops is dropped by the second router, which posts the event.
+void test_ttl_one_across_two_hops_is_dropped_and_reported(void**) {
+    auto* fabric = &start_fabric();
+    prepare(64);
+    for (uint32_t c = 0; c < g_cluster->size(); ++c) g_cluster->chip(c).write32(dram(kSems), 0);
+    Traffic traffic;
+    auto j = job_to(*fabric, 0, 2, abi::kFabricAtomicInc);
+    assert_int_equal(j.hops, 2);
+    j.ttl = 1;
+    j.sem = dram(kSems);
+    j.inc = 1;
+    traffic.add(0, j);
+    auto ok = j;
+    ok.ttl = 2;
+    ok.sem = dram(kSems + 4);
+    traffic.add(0, ok);
+    traffic.run(*fabric);
+    assert_true(word_reaches(2, dram(kSems + 4), 1));
+    assert_int_equal(g_cluster->chip(2).read32(dram(kSems)), 0);
+    // Counted in the router's status, and posted as an event naming its chip.
+    const auto& r = fabric->builder().routers().at(fabric->builder().router_index(2, FabricDirection::kBackward));
+    assert_int_equal(g_cluster->chip(2).read32(r.config.status + offsetof(abi::FabricRouterStatus, dropped)), 1);
+    // The chip posted the event naming the router's port (the bridge drains
+    // the ring into events.log).
+    const abi::EventRing& ring = g_cluster->chip(2).control().events;
+    const abi::StatusEvent& last = ring.slots[(ring.tail - 1) % abi::kEventSlots];
+    assert_int_equal(last.kind, abi::kEventDroppedPacket);
+    assert_int_equal(last.port, r.port);
+    fabric->stop();
+}
+
+// While the fabric runs its ERISC cores are taken, by name; once stopped they are free again.
+void test_routers_hold_their_cores_until_stopped(void**) {
+    auto* fabric = &start_fabric();
+    const auto& r = fabric->builder().routers().front();
+    const std::string busy = [&] {
+        try {
+            g_cluster->run({reloc_probe(g_cluster->board(), r.chip, r.core)}, milliseconds(5000));
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    }();
+    assert_true(contains(busy, "fabric_router"));
+    fabric->stop();
+    const auto results = g_cluster->run({reloc_probe(g_cluster->board(), r.chip, r.core)}, milliseconds(5000));
+    assert_int_equal(results.at(0).return_code, 1321);
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
+        cmocka_unit_test(test_multicast_reaches_exactly_its_range),
+        cmocka_unit_test(test_ttl_one_across_two_hops_is_dropped_and_reported),
+        cmocka_unit_test(test_routers_hold_their_cores_until_stopped),
+    };
+    const struct CMUnitTest ring_tests[] = {
+        cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
+        cmocka_unit_test(test_multicast_reaches_exactly_its_range),
+    };
+    int failed = cmocka_run_group_tests_name("fabric on line4", tests, setup_line4, teardown);
+    failed += cmocka_run_group_tests_name("fabric on ring8", ring_tests, setup_ring8, teardown);
+    return failed;
+}

@@ -1,0 +1,203 @@
+#include "fabric_model.h"
+
+#include <stdexcept>
+
+#include "driver/paths.h"
+#include "hal/status_events.h"
+
+namespace weft::test {
+namespace {
+
+using transport::FabricDirection;
+
+ClusterSpec load(const std::string& name) {
+    const char* source = getenv("WEFT_SOURCE_DIR");
+    return load_cluster(std::string(source ? source : ".") + "/clusters/" + name + ".yaml", paths::load_built_board);
+}
+
+// Chips in id order, each joined to the next (and the last to the first on a ring).
+std::vector<transport::Hop> cables_in_order(const ClusterSpec& spec, bool ring) {
+    std::vector<transport::Hop> out;
+    const uint32_t n = spec.num_chips;
+    for (uint32_t i = 0; i < (ring ? n : n - 1); ++i) {
+        const uint32_t next = (i + 1) % n;
+        bool found = false;
+        for (const LinkSpec& l : spec.links) {
+            if (l.a.chip == i && l.b.chip == next) out.push_back({i, l.a.port, next, l.b.port});
+            else if (l.b.chip == i && l.a.chip == next)
+                out.push_back({i, l.b.port, next, l.a.port});
+            else
+                continue;
+            found = true;
+            break;
+        }
+        if (!found) throw std::runtime_error("no cable from chip " + std::to_string(i) + " to the next");
+    }
+    return out;
+}
+
+// Firmware on the host board dereferences what it is given: the builder's
+// board addresses move to the chip's host copy (a loader's relocation). The
+// addresses packets carry stay board addresses: every host chip answers to them.
+void relocate(uint64_t& addr, const HostChip& chip) {
+    if (addr) addr = chip.to_host(addr);
+}
+
+void relocate(abi::FabricRing& r, const HostChip& chip) {
+    relocate(r.buffer, chip);
+    relocate(r.written, chip);
+    relocate(r.freed, chip);
+}
+
+void relocate(abi::FabricRouterConfig& c, const HostChip& self, const HostChip& peer) {
+    relocate(c.link_words, self);
+    relocate(c.peer_link_words, peer);
+    relocate(c.status, self);
+    for (uint32_t v = 0; v < c.num_vcs; ++v) {
+        relocate(c.receivers[v], self);
+        relocate(c.peer_receivers[v], peer);
+        relocate(c.forward[v], self);
+    }
+    for (uint32_t s = 0; s < c.num_senders; ++s) relocate(c.senders[s], self);
+}
+
+void relocate(abi::FabricWorkerConnection& c, const HostChip& self) {
+    relocate(c.lane, self);
+    relocate(c.headers, self);
+    relocate(c.router_lane, self);
+}
+
+uint32_t packets_of(const ModelPacket& p, uint32_t max_payload) {
+    if (p.command != abi::kFabricWrite && p.command != abi::kFabricWriteInc) return 1;
+    return p.bytes ? (p.bytes + max_payload - 1) / max_payload : 1;
+}
+
+}  // namespace
+
+FabricModel::FabricModel(const std::string& cluster, bool ring, transport::FabricOptions options)
+    : spec_(load(cluster)), cluster_(spec_), l1_(spec_.board) {
+    std::vector<uint32_t> order;
+    for (uint32_t i = 0; i < spec_.num_chips; ++i) order.push_back(i);
+    fabric_ =
+        std::make_unique<transport::FabricBuilder>(spec_.board, order, cables_in_order(spec_, ring), ring, options);
+    for (size_t r = 0; r < fabric_->routers().size(); ++r) {
+        const transport::FabricRouterPlan& plan = fabric_->routers()[r];
+        fabric_->write_router(cluster_, r);
+        l1_.keep_out(plan.chip, plan.core, plan.l1);
+        auto* config = reinterpret_cast<abi::FabricRouterConfig*>(
+            cluster_.bytes(plan.chip, plan.config_address, sizeof(abi::FabricRouterConfig)));
+        relocate(*config, cluster_.memory(plan.chip), cluster_.memory(plan.peer_chip));
+        routers_.push_back({&cluster_.core(plan.chip, plan.core), config, nullptr});
+    }
+    // Every router starts before any worker writes to it, as on the cluster.
+    for (RouterCore& r : routers_)
+        host_board::run_as(*r.core, [&] { r.router = std::make_unique<fabric::Router>(*r.config); });
+    worker_of_.assign(spec_.num_chips * 2 * abi::kFabricMaxLanes, -1);
+}
+
+size_t FabricModel::add_worker(uint32_t chip, uint32_t core, FabricDirection direction, uint32_t lane,
+                               std::deque<ModelPacket> packets) {
+    const uint64_t at = fabric_->connect(cluster_, l1_, chip, direction, lane, core);
+    auto w = std::make_unique<Worker>();
+    w->core = &cluster_.core(chip, core);
+    w->chip = chip;
+    w->connection =
+        reinterpret_cast<abi::FabricWorkerConnection*>(cluster_.bytes(chip, at, sizeof(abi::FabricWorkerConnection)));
+    relocate(*w->connection, cluster_.memory(chip));
+    w->conn = std::make_unique<fabric::Connection>(*w->connection);
+    w->packets = std::move(packets);
+    workers_.push_back(std::move(w));
+    return workers_.size() - 1;
+}
+
+void FabricModel::send(uint32_t from, uint32_t to, ModelPacket p, uint32_t lane) {
+    const transport::FabricRoute route = fabric_->route(from, to);
+    p.route.dst = {0, static_cast<uint16_t>(to)};
+    p.route.hops = static_cast<uint8_t>(route.hops);
+    int& index = worker_of_.at((from * 2 + static_cast<uint32_t>(route.direction)) * abi::kFabricMaxLanes + lane);
+    if (index < 0) index = static_cast<int>(add_worker(from, 4 + lane, route.direction, lane, {}));
+    workers_[index]->packets.push_back(p);
+}
+
+// One API call per poll, and only when the lane has room for all its packets:
+// a worker here must not block, for what it would wait for runs on this thread.
+bool FabricModel::poll(Worker& w) {
+    return host_board::run_as(*w.core, [&] {
+        fabric::Connection& c = *w.conn;
+        if (w.packets.empty()) {
+            if (w.closed || c.room() < w.connection->lane.slots) return false;
+            c.close();  // every packet freed: does not wait
+            w.closed = true;
+            return true;
+        }
+        const ModelPacket& p = w.packets.front();
+        if (c.room() < packets_of(p, c.max_payload())) return false;
+        switch (p.command) {
+            case abi::kFabricWrite:
+            case abi::kFabricWriteInc: c.write(p.route, p.dst, p.src, p.bytes, p.sem, p.inc); break;
+            case abi::kFabricAtomicInc: c.atomic_inc(p.route, p.sem, p.inc); break;
+            case abi::kFabricInlineWrite: c.inline_write(p.route, p.dst, p.inc); break;
+            case abi::kFabricScatterWrite: {
+                const uint64_t dst[3] = {p.dst, p.scatter[0], p.scatter[1]};
+                c.scatter_write(p.route, dst, p.scatter[1] ? 3 : p.scatter[0] ? 2 : 1, p.src, p.bytes);
+                break;
+            }
+        }
+        w.packets.pop_front();
+        return true;
+    });
+}
+
+void FabricModel::check_credits() {
+    for (const RouterCore& r : routers_) {
+        const auto& link = *reinterpret_cast<const abi::FabricLinkWords*>(r.config->link_words);
+        const auto& st = r.router->status();
+        for (uint32_t v = 0; v < r.config->num_vcs; ++v)
+            if (link.filled[v] - st.receivers[v].freed > r.config->receivers[v].slots)
+                throw std::runtime_error("a receiver channel holds more packets than it has slots");
+    }
+}
+
+void FabricModel::step() {
+    bool moved = cluster_.step_devices();
+    for (RouterCore& r : routers_) moved |= host_board::run_as(*r.core, [&] { return r.router->poll(); });
+    for (auto& w : workers_) moved |= poll(*w);
+    check_credits();
+    if (on_step) on_step();
+    stalled_ = moved ? 0 : stalled_ + 1;
+    cluster_.clock().now += 100;
+}
+
+bool FabricModel::idle() {
+    for (auto& w : workers_)
+        if (!w->packets.empty() || !w->closed) return false;
+    return cluster_.rings_idle() && stalled_ > 2;
+}
+
+int FabricModel::run(int max_steps) {
+    int n = 0;
+    for (; n < max_steps && !idle(); ++n) step();
+    return n;
+}
+
+const abi::FabricRouterStatus& FabricModel::status(uint32_t chip, FabricDirection direction) {
+    const int r = fabric_->router_index(chip, direction);
+    if (r < 0) throw std::runtime_error("no such router");
+    return routers_[r].router->status();
+}
+
+uint32_t FabricModel::packets_left() const {
+    uint32_t n = 0;
+    for (const auto& w : workers_) n += static_cast<uint32_t>(w->packets.size());
+    return n;
+}
+
+uint32_t FabricModel::events(uint32_t chip, uint32_t kind) {
+    const abi::EventRing& ring = cluster_.memory(chip).control().events;
+    uint32_t n = 0;
+    for (uint32_t i = ring.head; i != ring.tail; ++i)
+        if (ring.slots[i % abi::kEventSlots].kind == kind) ++n;
+    return n;
+}
+
+}  // namespace weft::test

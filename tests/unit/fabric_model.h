@@ -1,0 +1,103 @@
+// A 1D fabric on host-board chips: the cluster's chips in one process
+// (HostCluster), a real router (firmware/fabric/router) on the ERISC core of
+// every port the host fabric builder placed one on, workers that send through
+// the real worker API (firmware/fabric/connection), and the devices library's
+// NoC and Ethernet engines between them. One thread steps the engines, the
+// routers and the workers in turn on one fake clock: deterministic, and any
+// interleaving a test wants.
+#pragma once
+#include <stdint.h>
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fabric/connection.h"
+#include "fabric/router.h"
+#include "host_cluster.h"
+#include "transport/fabric/fabric_builder.h"
+#include "transport/l1_allocator.h"
+
+namespace weft::test {
+
+// One packet a model worker sends: everything but the route's direction,
+// which its connection fixes.
+struct ModelPacket {
+    fabric::Route route;
+    uint8_t command = abi::kFabricWrite;
+    uint64_t dst = 0, sem = 0;  // board addresses on the destination chips
+    uint64_t src = 0;           // board address on the sender's chip
+    uint32_t bytes = 0, inc = 0;
+    uint64_t scatter[2] = {};
+};
+
+class FabricModel {
+public:
+    // `cluster` names a file in clusters/; its chips in id order form the line
+    // or ring, each cabled to the next.
+    FabricModel(const std::string& cluster, bool ring, transport::FabricOptions options);
+
+    HostCluster& cluster() { return cluster_; }
+    const transport::FabricBuilder& fabric() const { return *fabric_; }
+    uint32_t chips() const { return spec_.num_chips; }
+    uint64_t dram(uint32_t offset) const { return spec_.board.dram.base + offset; }
+    uint8_t* bytes(uint32_t chip, uint64_t addr, uint64_t len) { return cluster_.bytes(chip, addr, len); }
+    uint32_t word(uint32_t chip, uint64_t addr) { return *reinterpret_cast<uint32_t*>(bytes(chip, addr, 4)); }
+
+    // A worker on (chip, core) sending `packets` in order toward `direction`
+    // on lane `lane`; returns its index.
+    size_t add_worker(uint32_t chip, uint32_t core, transport::FabricDirection direction, uint32_t lane,
+                      std::deque<ModelPacket> packets);
+    // A packet from `from` to `to` the short way: fills in the route and
+    // queues it on that worker's connection (one worker per chip, direction
+    // and lane, made on first use on core 4 + lane).
+    void send(uint32_t from, uint32_t to, ModelPacket p, uint32_t lane = 0);
+
+    // One round: the devices, every router, every worker; then 10 µs pass.
+    // Checks the credit invariant: no receiver channel ever holds more
+    // packets than it has slots.
+    void step();
+    // Steps until every worker has sent everything and the cluster is quiet,
+    // or `max_steps` ran out; returns the steps taken.
+    int run(int max_steps);
+    bool idle();
+    // Steps in which nothing at all moved, most recently in a row.
+    int stalled_steps() const { return stalled_; }
+
+    const abi::FabricRouterStatus& status(uint32_t chip, transport::FabricDirection direction);
+    uint32_t packets_left() const;
+    // Events posted on `chip` of `kind` so far.
+    uint32_t events(uint32_t chip, uint32_t kind);
+    // Runs on every step, after the invariant check (tests add their own).
+    std::function<void()> on_step;
+
+private:
+    struct RouterCore {
+        host_board::Core* core;
+        abi::FabricRouterConfig* config;
+        std::unique_ptr<fabric::Router> router;
+    };
+    struct Worker {
+        host_board::Core* core;
+        uint32_t chip;
+        abi::FabricWorkerConnection* connection;
+        std::unique_ptr<fabric::Connection> conn;
+        std::deque<ModelPacket> packets;
+        bool closed = false;
+    };
+    bool poll(Worker& w);
+    void check_credits();
+
+    ClusterSpec spec_;
+    HostCluster cluster_;
+    transport::L1Allocator l1_;
+    std::unique_ptr<transport::FabricBuilder> fabric_;
+    std::vector<RouterCore> routers_;
+    std::vector<std::unique_ptr<Worker>> workers_;
+    std::vector<int> worker_of_;  // (chip, direction, lane) -> worker index, -1: none yet
+    int stalled_ = 0;
+};
+
+}  // namespace weft::test
