@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "fabric/route.h"
+#include "weft/abi/control_protocol.h"
 #include "weft/abi/fabric_router.h"
 
 namespace weft::fabric {
@@ -33,6 +34,9 @@ public:
     // The host asked it to stop: lets the cable and NoC commands it issued finish.
     void stop();
     const abi::FabricRouterStatus& status() const { return status_; }
+    // How its sleeps are posted for the hang report (host/transport/fabric/fabric_wait).
+    uint32_t wait_kind() const { return abi::kWaitFabricRouter; }
+    uint64_t wait_address() const { return reinterpret_cast<uint64_t>(&config_); }
 
 private:
     struct Sender {

@@ -5,7 +5,11 @@
 //   bool poll();   // did something: call again at once
 //   void stop();   // the host asked: wind down (drain, tell peers) and return
 // which is how a fabric router is written, so the same object also runs in
-// CMocka and in a host model of many chips.
+// CMocka and in a host model of many chips. An image whose host side decodes
+// its waits for the hang report (host/driver/wait_decoders.h) also has
+//   uint32_t wait_kind() const;     // its abi::WaitKind
+//   uint64_t wait_address() const;  // what the decoder reads
+// and sleeps posted as that wait; otherwise as a wait on the stop word.
 #pragma once
 #include <stdint.h>
 
@@ -19,6 +23,13 @@ namespace weft::resident {
 inline constexpr uint32_t kFallbackWakeUs = 100'000;
 
 template <typename Image>
+void post_wait(const abi::ResidentControl& control, const Image& image) {
+    if constexpr (requires { image.wait_kind(); }) mailbox::set_wait(image.wait_kind(), image.wait_address(), 0);
+    else
+        post_wait(control, image);
+}
+
+template <typename Image>
 int run(const abi::ResidentArgs& args, Image& image) {
     auto& control = *reinterpret_cast<abi::ResidentControl*>(args.control);
     control.state = abi::kResidentRunning;
@@ -29,7 +40,7 @@ int run(const abi::ResidentArgs& args, Image& image) {
         }
         // Armed before the last look: a ring between the look and the sleep
         // leaves the doorbell pending and the sleep returns at once.
-        mailbox::set_wait(abi::kWaitWord, reinterpret_cast<uintptr_t>(&control.stop), 1);
+        post_wait(control, image);
         wake::arm();
         const bool idle = !control.stop && !image.poll();
         mailbox::honour_stop();  // stopped by force: the image had no say

@@ -1,6 +1,7 @@
 #include "cli/command_line.h"
 
 #include "transport/edm/edm_wait.h"
+#include "transport/fabric/fabric_wait.h"
 
 #include <cstdio>
 #include <iostream>
@@ -60,6 +61,7 @@ int CommandLine::run(int argc, char** argv) {
     // Any hang report this process prints names what a stuck EDM waits for,
     // whether or not this process built the EDM.
     transport::register_edm_wait_decoder();
+    transport::register_fabric_wait_decoder();
     try {
         app_.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

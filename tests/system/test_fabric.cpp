@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "driver/resident.h"
 #include "system_test.h"
 #include "test_kernels.h"
 #include "transport/fabric/fabric.h"
@@ -72,7 +73,7 @@ struct Traffic {
         a.jobs[a.job_count++] = j;
     }
     // Connects every chip's worker both ways it can go, and runs the kernels.
-    void run(transport::Fabric& fabric) {
+    void run(transport::Fabric& fabric, milliseconds timeout = milliseconds(30000)) {
         transport::L1Allocator l1(g_cluster->board());
         std::vector<Launch> launches;
         for (uint32_t c = 0; c < g_cluster->size(); ++c) {
@@ -84,7 +85,7 @@ struct Traffic {
             launches.push_back(
                 {c, kWorker, &test_kernel(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(args[c])});
         }
-        g_cluster->run(launches, milliseconds(30000));
+        g_cluster->run(launches, timeout);
     }
 };
 
@@ -273,6 +274,55 @@ void test_routers_hold_their_cores_until_stopped(void**) {
     assert_int_equal(results.at(0).return_code, 1321);
 }
 
+// Every router stands in the hang report, with what it has done.
+void test_hang_report_names_every_router(void**) {
+    auto* fabric = &start_fabric();
+    const std::string report = g_cluster->hang_report({});
+    size_t routers = 0;
+    for (size_t at = 0; (at = report.find("fabric router on port", at)) != std::string::npos; ++at) ++routers;
+    assert_int_equal(routers, fabric->builder().routers().size());
+    fabric->stop();
+}
+
+// Chip 1's router facing chip 0 is stopped, so chip 0's packets for chip 1
+// get no credits: the op times out, and its hang report shows the head packet
+// where it stands; the router posts a timeout event once its timeout passes;
+// the cluster stays usable.
+void test_a_stuck_packet_is_reported_where_it_stands(void**) {
+    transport::FabricOptions o;
+    o.slots = 2;
+    o.timeout_us = 200'000;
+    auto* fabric = &start_fabric(o);
+    const auto& plans = fabric->builder().routers();
+    const auto& stopped = plans.at(fabric->builder().router_index(1, FabricDirection::kBackward));
+    resident::stop(*g_cluster, stopped.chip, stopped.core, milliseconds(5000));
+    Traffic traffic;
+    for (uint32_t i = 0; i < 6; ++i) {
+        auto j = job_to(*fabric, 0, 1, abi::kFabricAtomicInc);
+        j.sem = dram(kSems);
+        j.inc = 1;
+        traffic.add(0, j);
+    }
+    std::string error;
+    try {
+        traffic.run(*fabric, milliseconds(2000));
+    } catch (const TimeoutError& e) {
+        error = e.what();
+    }
+    if (!contains(error, "fabric router on port E") || !contains(error, "worker lane 0: 2/2 slots used") ||
+        !contains(error, "head packet #2 from chip 0 (mesh 0) to chip 1: atomic inc"))
+        fail_msg("the hang report does not show the stuck packet:\n%s", error.c_str());
+    const auto& sender = plans.at(fabric->builder().router_index(0, FabricDirection::kForward));
+    assert_true(g_cluster->chip(0).read32(sender.config.status + offsetof(abi::FabricRouterStatus, timeouts)) >= 1);
+    fabric->stop();
+    // Usable again: a fresh fabric carries the same traffic.
+    fabric = &start_fabric();
+    for (uint32_t c = 0; c < g_cluster->size(); ++c) g_cluster->chip(c).write32(dram(kSems), 0);
+    traffic.run(*fabric);
+    assert_true(word_reaches(1, dram(kSems), 6));
+    fabric->stop();
+}
+
 }  // namespace
 
 int main() {
@@ -281,6 +331,8 @@ int main() {
         cmocka_unit_test(test_multicast_reaches_exactly_its_range),
         cmocka_unit_test(test_ttl_one_across_two_hops_is_dropped_and_reported),
         cmocka_unit_test(test_routers_hold_their_cores_until_stopped),
+        cmocka_unit_test(test_hang_report_names_every_router),
+        cmocka_unit_test(test_a_stuck_packet_is_reported_where_it_stands),
     };
     const struct CMUnitTest ring_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),

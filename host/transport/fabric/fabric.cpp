@@ -47,6 +47,7 @@ void Fabric::stop(std::chrono::milliseconds timeout) {
     std::string failed;
     for (; started_ > 0; --started_) {
         const FabricRouterPlan& plan = builder_.routers()[started_ - 1];
+        if (cluster_.chip(plan.chip).resident_name(plan.core).empty()) continue;  // stopped by someone else
         try {
             resident::stop(cluster_, plan.chip, plan.core, timeout);
         } catch (const std::exception& e) {

@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "driver/resident.h"
+#include "transport/fabric/fabric_wait.h"
 #include "weft/abi/resident.h"
 
 namespace weft::transport {
@@ -57,6 +58,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
     if (options_.lanes == 0 || options_.lanes > abi::kFabricMaxLanes)
         throw Error("fabric worker lanes must be 1-" + std::to_string(abi::kFabricMaxLanes) + ", not " +
                     std::to_string(options_.lanes));
+    register_fabric_wait_decoder();
     num_vcs_ = ring ? 2 : 1;
     const uint32_t num_senders = options_.lanes + num_vcs_;
     l1_bytes_ = layout_of(num_vcs_, num_senders, uint64_t(options_.slots) * options_.slot_size).end;

@@ -54,7 +54,8 @@ enum WaitKind : uint32_t {
     // From here on a kind belongs to a transport or a resident image, whose
     // host side registers the decoder of its waits (host/driver/wait_decoders.h).
     kWaitFirstOwned = 7,
-    kWaitEdm = 7,  // an EDM with nothing to move; wait_addr: its abi::EdmConfig
+    kWaitEdm = 7,           // an EDM with nothing to move; wait_addr: its abi::EdmConfig
+    kWaitFabricRouter = 8,  // a fabric router with nothing to move; wait_addr: its abi::FabricRouterConfig
 };
 
 // Written by the hart only.

@@ -1,0 +1,110 @@
+#include "transport/fabric/fabric_wait.h"
+
+#include <sstream>
+
+#include "driver/cluster_file.h"
+#include "driver/wait_decoders.h"
+#include "weft/abi/fabric_router.h"
+
+namespace weft::transport {
+namespace {
+
+const char* command_name(uint8_t c) {
+    switch (c) {
+        case abi::kFabricWrite: return "write";
+        case abi::kFabricAtomicInc: return "atomic inc";
+        case abi::kFabricWriteInc: return "write+inc";
+        case abi::kFabricInlineWrite: return "inline write";
+        case abi::kFabricScatterWrite: return "scatter write";
+    }
+    return "bad command";
+}
+
+std::string describe_packet(const Chip& chip, uint64_t slot) {
+    abi::FabricPacketHeader h;
+    chip.read(slot, &h, sizeof h);
+    std::ostringstream o;
+    o << "head packet #" << h.seq << " from chip " << h.src.chip << " (mesh " << h.src.mesh << ") to chip "
+      << h.dst.chip << ": " << command_name(h.noc_command) << ", " << h.payload_bytes << " B, "
+      << (h.send_type == abi::kFabricMulticast ? "multicast to " + std::to_string(h.mcast_count) + " chips, " : "")
+      << int(h.hops) << " hop(s) to go, TTL " << int(h.ttl) << ", VC " << h.vc;
+    return o.str();
+}
+
+uint64_t slot_at(const abi::FabricRing& r, uint32_t slot_size, uint32_t n) {
+    return r.buffer + uint64_t(slot_size) * (n % r.slots);
+}
+
+std::string sender_name(const abi::FabricRouterConfig& c, uint32_t i) {
+    const uint32_t lanes = c.num_senders - c.num_vcs;
+    if (i < lanes) return "worker lane " + std::to_string(i);
+    return "pass-through VC " + std::to_string(i - lanes);
+}
+
+std::string describe_senders(const Chip& chip, const abi::FabricRouterConfig& c, const abi::FabricLinkWords& lw,
+                             const abi::FabricRouterStatus& st) {
+    std::ostringstream o;
+    for (uint32_t i = 0; i < c.num_senders && i < abi::kFabricMaxSenders; ++i) {
+        const abi::FabricRing& r = c.senders[i];
+        const uint32_t written = chip.read32(r.written), sent = st.senders[i].done;
+        if (written == sent && sent == st.senders[i].freed) continue;  // idle
+        o << "\n        " << sender_name(c, i) << ": " << written - st.senders[i].freed << "/" << r.slots
+          << " slots used, " << written << " written, " << sent << " sent";
+        if (written != sent)
+            o << "; " << describe_packet(chip, slot_at(r, c.slot_size, sent)) << ", still for "
+              << st.senders[i].stuck_us << " us";
+    }
+    for (uint32_t v = 0; v < c.num_vcs; ++v)
+        o << "\n        credits for the peer's VC " << v << " receiver: " << lw.acked[v] << " released by it";
+    return o.str();
+}
+
+std::string describe_receivers(const Chip& chip, const abi::FabricRouterConfig& c, const abi::FabricLinkWords& lw,
+                               const abi::FabricRouterStatus& st) {
+    std::ostringstream o;
+    for (uint32_t v = 0; v < c.num_vcs && v < abi::kFabricMaxVcs; ++v) {
+        const uint32_t filled = lw.filled[v], handled = st.receivers[v].done, freed = st.receivers[v].freed;
+        if (filled == freed) continue;
+        o << "\n        receiver VC " << v << ": " << filled - freed << "/" << c.receivers[v].slots << " slots used, "
+          << filled << " arrived, " << handled << " handled";
+        if (filled != handled)
+            o << "; " << describe_packet(chip, slot_at(c.receivers[v], c.slot_size, handled)) << ", still for "
+              << st.receivers[v].stuck_us << " us";
+    }
+    return o.str();
+}
+
+std::string describe_router(const Chip& chip, const abi::HartStatus& status) {
+    abi::FabricRouterConfig c;
+    abi::FabricLinkWords lw;
+    abi::FabricRouterStatus st;
+    try {
+        chip.read(status.wait_addr, &c, sizeof c);
+        chip.read(c.link_words, &lw, sizeof lw);
+        chip.read(c.status, &st, sizeof st);
+    } catch (...) {
+        return "fabric router with an unreadable configuration";
+    }
+    std::ostringstream o;
+    o << "fabric router on port " << port_name(chip.board(), c.port) << (c.dateline ? " (dateline)" : "") << ": "
+      << st.delivered << " delivered, " << st.forwarded << " forwarded, " << st.dropped << " dropped, " << st.timeouts
+      << " timeouts";
+    try {
+        o << describe_senders(chip, c, lw, st) << describe_receivers(chip, c, lw, st);
+    } catch (...) {
+        o << " (channels unreadable)";
+    }
+    return o.str();
+}
+
+}  // namespace
+
+void register_fabric_wait_decoder() {
+    static const bool done = [] {
+        register_wait_decoder(abi::kWaitFabricRouter, "fabric", describe_router);
+        return true;
+    }();
+    (void)done;
+}
+
+}  // namespace weft::transport
