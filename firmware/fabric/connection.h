@@ -25,6 +25,7 @@ struct Route {
 
 class Connection {
 public:
+    Connection() = default;
     explicit Connection(const abi::FabricWorkerConnection& c) : c_(&c) {}
 
     // The largest payload one packet carries.
@@ -55,7 +56,7 @@ public:
 private:
     abi::FabricPacketHeader header(const Route& to, uint8_t command) const;
 
-    const abi::FabricWorkerConnection* c_;
+    const abi::FabricWorkerConnection* c_ = nullptr;
     uint32_t sent_ = 0;
     bool open_ = false;
 };

@@ -4,6 +4,7 @@
 // are abi::CclWorkerArgs; each channel is a stream end of whatever transport
 // the host chose (abi::ChannelRef). Returns the instructions run.
 #include "edm/edm_channel.h"
+#include "fabric/fabric_channel.h"
 #include "hal/math.h"
 #include "hal/noc.h"
 #include "kernels/kernel.h"
@@ -17,13 +18,19 @@ namespace {
 // Room for one open channel of any transport this kernel speaks.
 struct ChannelStorage {
     edm::EdmChannel edm;
+    fabric::FabricChannel fabric;
+    bool is_fabric = false;
 };
 
-transport::Channel* open_channel(const abi::ChannelRef& ref, ChannelStorage& storage) {
+transport::Channel* open_channel(const abi::ChannelRef& ref, ChannelStorage& storage, fabric::ConnectionPool& pool) {
     switch (ref.transport) {
         case abi::kTransportEdm:
             storage.edm = edm::EdmChannel(*reinterpret_cast<const abi::EdmWorkerConnection*>(ref.address));
             return &storage.edm;
+        case abi::kTransportFabric:
+            storage.fabric = fabric::FabricChannel(*reinterpret_cast<const abi::FabricStreamEnd*>(ref.address), pool);
+            storage.is_fabric = true;
+            return &storage.fabric;
     }
     mailbox::panic(abi::kPanicBadArgs, ref.transport);
     return nullptr;
@@ -81,8 +88,9 @@ extern "C" int kernel_main(KernelArgs a) {
     if (channels > abi::kCclMaxChannels) mailbox::panic(abi::kPanicBadArgs, channels);
     const auto* refs = reinterpret_cast<const abi::ChannelRef*>(args.channels);
     ChannelStorage storage[abi::kCclMaxChannels];
+    fabric::ConnectionPool pool;
     transport::Channel* channel[abi::kCclMaxChannels] = {};
-    for (uint32_t c = 0; c < channels; ++c) channel[c] = open_channel(refs[c], storage[c]);
+    for (uint32_t c = 0; c < channels; ++c) channel[c] = open_channel(refs[c], storage[c], pool);
     uint32_t last_op = 0;       // the last op other than a signal
     bool math_pending = false;  // a reduction of ours may still be running
     for (uint32_t i = 0; i < args.instructions; ++i) {
@@ -100,6 +108,13 @@ extern "C" int kernel_main(KernelArgs a) {
         if (ends_on_math(in.opcode)) math_pending = true;
         if (in.opcode != abi::kCclSignal) last_op = in.opcode;
     }
+    // Fabric streams settle their credits and lanes: nothing may land in our
+    // L1 once we are gone. Receivers pay first: a peer's sender may be
+    // waiting for them while we wait for its receiver's.
+    for (int senders = 0; senders < 2; ++senders)
+        for (uint32_t c = 0; c < channels; ++c)
+            if (storage[c].is_fabric && storage[c].fabric.is_sender() == (senders == 1)) storage[c].fabric.finish();
+    pool.close_all();
     noc::barrier();
     math::barrier();
     return static_cast<int>(args.instructions);

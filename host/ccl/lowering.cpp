@@ -180,11 +180,12 @@ private:
                  Span with) {
         // The worker's port: the cable's own, or with planes shared the first
         // cable's to this neighbour (parallel() is sorted by port).
-        uint32_t send_key = hop.from_port, receive_key = hop.to_port;
+        uint32_t send_key = routing_.worker_port(hop.from_chip, hop.from_port);
+        uint32_t receive_key = routing_.worker_port(hop.to_chip, hop.to_port);
         if (share_planes_)
             for (const Hop& c : cables) {
-                send_key = std::min(send_key, c.from_port);
-                receive_key = std::min(receive_key, c.to_port);
+                send_key = std::min(send_key, routing_.worker_port(c.from_chip, c.from_port));
+                receive_key = std::min(receive_key, routing_.worker_port(c.to_chip, c.to_port));
             }
         push(hop.from_chip, {kSend, send_key, 0}, abi::kCclSend, from, Span{}, false, k, dir);
         ops_[hop.from_chip].back().port = hop.from_port;
@@ -294,7 +295,9 @@ private:
                 if (w.channel_of(o.port) == ports.size()) {  // a cable new to this worker
                     ports.insert(std::upper_bound(ports.begin(), ports.end(), o.port), o.port);
                     if (ports.size() > abi::kCclMaxChannels)
-                        throw Error("internal: a worker on more cables than it has channels");
+                        throw WorkerShortage("a worker on chip " + std::to_string(c) + " would serve " +
+                                             std::to_string(ports.size()) + " streams, more than its " +
+                                             std::to_string(abi::kCclMaxChannels) + " channels");
                 }
                 if (o.opcode != abi::kCclSend) receiver_of_[{c, o.port, o.key.lane}] = o.worker;
             }

@@ -32,6 +32,22 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, RunnerOptions options)
       workers_(cluster.board().cores_with_role(CoreRole::kWorker)),
       model_(CostModel::for_cluster(cluster.info().value("name", std::string()))) {
     cluster.apply_wake_override();
+    if (options_.transport == "fabric") {
+        // A ring where the ring order closes over a cable (rings, tori, meshes with a cycle), else a line.
+        const bool ring = ring_.size() >= 3 && topo_.stretch(ring_, true) == 1.0;
+        transport::FabricOptions fo;
+        fo.slot_size = options_.fabric_streams.message_bytes + abi::kFabricHeaderBytes;
+        fabric_plan_ = std::make_unique<transport::FabricBuilder>(transport::fabric_over(cluster, ring, fo));
+    } else if (options_.transport != "edm") {
+        throw Error("unknown transport '" + options_.transport + "': edm or fabric");
+    }
+}
+
+CollectiveRunner::~CollectiveRunner() = default;
+
+void CollectiveRunner::ensure_fabric() {
+    if (fabric_plan_ && !fabric_)
+        fabric_ = transport::Fabric::start(cluster_, *fabric_plan_, std::chrono::milliseconds(10000));
 }
 
 OpLayout CollectiveRunner::layout(const OpRequest& r) const {
@@ -47,7 +63,10 @@ transport::EdmOptions CollectiveRunner::edm_options() const {
     return eo;
 }
 
-std::unique_ptr<transport::Transport> CollectiveRunner::make_transport(transport::L1Allocator& mem) const {
+std::unique_ptr<transport::Transport> CollectiveRunner::make_transport(transport::L1Allocator& mem) {
+    if (fabric_plan_)
+        return std::make_unique<transport::FabricTransport>(fabric_->builder(), cluster_.board(), mem,
+                                                            options_.fabric_streams);
     return std::make_unique<transport::EdmTransport>(topo_, cluster_.board(), mem, edm_options());
 }
 
@@ -56,13 +75,16 @@ LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo
     const PlanContext ctx{r, l, topo_, ring_, line_, CtringTuning::from_env()};
     const Plan plan = build_plan(ctx, algo);
     LoweringOptions lo;
-    lo.message_bytes = options_.slot_size;
-    lo.piece_bytes = plan.piece_bytes ? plan.piece_bytes : uint64_t(options_.slots) * options_.slot_size;
+    const uint32_t message = fabric_plan_ ? options_.fabric_streams.message_bytes : options_.slot_size;
+    const uint32_t slots = fabric_plan_ ? options_.fabric_streams.slots : options_.slots;
+    lo.message_bytes = message;
+    lo.piece_bytes = plan.piece_bytes ? plan.piece_bytes : uint64_t(slots) * message;
     lo.element_size = l.element;
     lo.reduce_arg = uint32_t(r.redop) | uint32_t(r.dtype) << 16;
     lo.workers_per_link = options_.workers_per_link;
     lo.planes = options_.planes;
     lo.scratch = l.scratch;
+    if (fabric_plan_) return lower(plan, transport::FabricRouting(*fabric_plan_), workers_, lo);
     return lower(plan, transport::CableRouting(topo_), workers_, lo);
 }
 
@@ -141,12 +163,14 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
     OpTiming timing;
     auto [algo, op] = choose(r);
     timing.algo = algo;
+    timing.transport = options_.transport;
     timing.features = CostFeatures::of(op);
     timing.bytes_on_links = op.bytes_on_links;
     timing.hops = op.hops;
     timing.workers = static_cast<uint32_t>(op.workers.size());
     timing.streams = static_cast<uint32_t>(op.streams.size());
     timing.planes = op.planes;
+    ensure_fabric();
     transport::L1Allocator mem(cluster_.board());
     for (const resident::Running& r : resident::list(cluster_)) mem.keep_out(r.chip, r.core, r.l1);
     const auto transport = make_transport(mem);

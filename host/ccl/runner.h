@@ -20,11 +20,14 @@
 #include "common/knobs.h"
 #include "driver/cluster.h"
 #include "transport/edm/edm_transport.h"
+#include "transport/fabric/fabric.h"
+#include "transport/fabric/fabric_transport.h"
 
 namespace weft::ccl {
 
 struct OpTiming {
-    std::string algo;    // the algorithm that ran ("auto" resolved)
+    std::string algo;  // the algorithm that ran ("auto" resolved)
+    std::string transport = "edm";
     double seconds = 0;  // launch of the first kernel to the last one done
     uint64_t bytes_on_links = 0, hops = 0;
     uint32_t workers = 0, streams = 0;
@@ -45,6 +48,12 @@ struct RunnerOptions {
     // Cables per hop at most where neighbours have several (lowering.h); 0: all.
     uint32_t planes = knobs::knob("WEFT_CCL_PLANES").fallback;
     std::chrono::milliseconds timeout{0};  // 0: from the op's size
+    // What carries the streams: "edm" (a worker on every chip between
+    // forwards) or "fabric" (a 1D fabric over the ring, or the line, of
+    // chips: the routers forward; started at the first op, stopped with the
+    // runner, and meanwhile holding the ERISC cores of the ports it uses).
+    std::string transport = "edm";
+    transport::FabricStreamOptions fabric_streams;
     // WEFT_CCL_SLOTS / WEFT_CCL_SLOT_SIZE override the EDM buffering,
     // WEFT_CCL_WORKERS_PER_LINK the lanes, WEFT_CCL_PLANES the planes.
     static RunnerOptions from_env();
@@ -52,7 +61,10 @@ struct RunnerOptions {
 
 class CollectiveRunner {
 public:
+    // Throws weft::Error for an unknown transport, or a fabric the cluster's cables cannot form.
     explicit CollectiveRunner(Cluster& cluster, RunnerOptions options = RunnerOptions::from_env());
+    ~CollectiveRunner();
+    const std::string& transport_name() const { return options_.transport; }
 
     const Topology& topology() const { return topo_; }
     const std::vector<uint32_t>& ring() const { return ring_; }
@@ -72,12 +84,15 @@ private:
     // The algorithm to run (auto: the cost model's pick) and its lowering.
     std::pair<std::string, LoweredOp> choose(const OpRequest& r) const;
     transport::EdmOptions edm_options() const;
-    std::unique_ptr<transport::Transport> make_transport(transport::L1Allocator& mem) const;
+    std::unique_ptr<transport::Transport> make_transport(transport::L1Allocator& mem);
+    void ensure_fabric();
     std::chrono::milliseconds deadline(const LoweredOp& op) const;
 
     Cluster& cluster_;
     RunnerOptions options_;
     Topology topo_;
+    std::unique_ptr<transport::FabricBuilder> fabric_plan_;  // transport "fabric"
+    std::unique_ptr<transport::Fabric> fabric_;              // running once an op needed it
     std::vector<uint32_t> ring_, line_, workers_;
     CostModel model_;
 };

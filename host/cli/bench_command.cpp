@@ -196,7 +196,7 @@ int bench(BenchArgs a, const std::string& run_dir) {
     knobs::check(knobs::Reader::kCcl);  // a bad WEFT_CCL_* is a usage error, before any cluster starts
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     const uint32_t n = static_cast<uint32_t>(cluster->size());
-    ccl::CollectiveRunner run(*cluster);
+    ccl::CollectiveRunner run(*cluster, runner_options(a.ccl));
     print_header(base, run, n);
     const Sweep s = sweep(run, *cluster, base, sizes, algos, a);
     report(s, base, n, algos, a);

@@ -36,9 +36,22 @@ void add_ccl_args(CLI::App& cmd, CclArgs& a, bool sweep) {
     const std::string algos = sweep ? "an algorithm of the op (below), auto: the cost model picks, or all; default auto"
                                     : "an algorithm of the op (below), or auto: the cost model picks; default auto";
     cmd.add_option("--algo", a.algo, algos)->option_text("A");
+    add_word(
+        cmd, "--transport", "T", a.transport,
+        [](const std::string& w) {
+            if (w != "edm" && w != "fabric") throw UsageError("--transport: '" + w + "' is not edm or fabric");
+        },
+        "what carries the streams: edm (workers forward between neighbours) or fabric (routers on every chip "
+        "forward; a 1D fabric over the ring or line); default edm");
     a.root_option =
         add_whole(cmd, "--root", "R", a.root, kIds, "the root chip of broadcast, reduce, gather, scatter; default 0");
     add_cluster(cmd, a.cluster);
+}
+
+ccl::RunnerOptions runner_options(const CclArgs& a) {
+    ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+    o.transport = a.transport;
+    return o;
 }
 
 std::vector<std::string> algorithms_of(const CclArgs& a, bool sweep) {

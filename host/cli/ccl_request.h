@@ -10,7 +10,7 @@
 namespace weft::cli {
 
 struct CclArgs {
-    std::string op, dtype = "f32", redop = "sum", algo = "auto";
+    std::string op, dtype = "f32", redop = "sum", algo = "auto", transport = "edm";
     uint32_t root = 0;
     std::string cluster;
     // Whether --root and --redop were given: an op they mean nothing to refuses them.
@@ -18,12 +18,14 @@ struct CclArgs {
     const CLI::Option* redop_option = nullptr;
 };
 
-// OP, --dtype, --redop, --algo, --root, --cluster. A sweep's --algo may also be "all".
+// OP, --dtype, --redop, --algo, --transport, --root, --cluster. A sweep's --algo may also be "all".
 void add_ccl_args(CLI::App& cmd, CclArgs& a, bool sweep);
 
 // --algo's algorithms: every one of the op's for a sweep's "all", else the
 // one asked for. Throws UsageError for one the op does not have.
 std::vector<std::string> algorithms_of(const CclArgs& a, bool sweep);
+// The runner's options with --transport.
+ccl::RunnerOptions runner_options(const CclArgs& a);
 // The op as asked for, its --algo checked.
 ccl::OpRequest request_of(const CclArgs& a, bool sweep);
 // Every op's algorithms, for the help.

@@ -57,10 +57,11 @@ ccl::OpRequest request(const RunArgs& a) {
 void print_result(const ccl::OpRequest& r, const ccl::CaseResult& res, uint32_t n) {
     const uint64_t bytes = res.layout.elements * res.layout.element;
     const double alg = algbw(bytes, res.timing.seconds);
-    std::printf("  algo %s%s, %s %s, %llu bytes (%llu elements), %u workers, %u EDM channels", res.timing.algo.c_str(),
+    std::printf("  algo %s%s, %s %s, %llu bytes (%llu elements), %u workers, %u %s streams", res.timing.algo.c_str(),
                 r.algo == "auto" ? " (auto)" : "", ccl::dtype_name(r.dtype).c_str(),
                 ccl::reduces(r.op) ? ccl::redop_name(r.redop).c_str() : "-", (unsigned long long)bytes,
-                (unsigned long long)res.layout.elements, res.timing.workers, res.timing.streams);
+                (unsigned long long)res.layout.elements, res.timing.workers, res.timing.streams,
+                res.timing.transport.c_str());
     if (res.timing.planes > 1) std::printf(", every hop over %u planes", res.timing.planes);
     std::printf("\n");
     std::printf("  time %.3f ms, algbw %.3f GB/s, busbw %.3f GB/s\n", res.timing.seconds * 1e3, alg,
@@ -78,7 +79,7 @@ int run_op(const RunArgs& a, const std::string& run_dir) {
     const ccl::OpRequest r = request(a);
     knobs::check(knobs::Reader::kCcl);  // a bad WEFT_CCL_* is a usage error, before any cluster starts
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
-    ccl::CollectiveRunner run(*cluster);
+    ccl::CollectiveRunner run(*cluster, runner_options(a.ccl));
     const uint32_t n = static_cast<uint32_t>(cluster->size());
     std::printf("%s on %u chips, ring %s (stretch %.2f)\n", ccl::collective_name(r.op).c_str(), n,
                 ring_text(run).c_str(), run.ring_stretch());

@@ -44,6 +44,13 @@ public:
     virtual const Hop& hop_at(uint32_t chip, uint32_t port) const = 0;
     // The most parallel ways any hop has.
     virtual uint32_t max_parallel() const = 0;
+    // Which worker serves `port` of `chip`, as a port key: where many ports
+    // share one way out (the fabric's virtual ports, one per peer, behind one
+    // router), one sender and one receiver worker serve them all.
+    virtual uint32_t worker_port(uint32_t chip, uint32_t port) const {
+        (void)chip;
+        return port;
+    }
 };
 
 // A stream of messages across one hop: a sender worker on (chip, port) feeds

@@ -13,8 +13,9 @@ namespace weft::abi {
 
 inline constexpr uint32_t kCclMaxProducers = 8;  // workers of one chip that may signal one another
 // Stream ends one worker may serve (one per cable to the same neighbour: a
-// board's planes), named by CclInstr::channel.
-inline constexpr uint32_t kCclMaxChannels = 4;
+// board's planes; or one per peer behind one fabric router), named by
+// CclInstr::channel.
+inline constexpr uint32_t kCclMaxChannels = 8;
 
 enum CclOpcode : uint32_t {
     kCclSend = 1,        // stream `src` (pages) into the sending end of a channel

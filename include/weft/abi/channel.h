@@ -10,7 +10,8 @@ namespace weft::abi {
 
 enum TransportKind : uint32_t {
     kTransportNone = 0,
-    kTransportEdm = 1,  // address: an abi::EdmWorkerConnection (edm.h)
+    kTransportEdm = 1,     // address: an abi::EdmWorkerConnection (edm.h)
+    kTransportFabric = 2,  // address: an abi::FabricStreamEnd (fabric_router.h)
 };
 
 struct ChannelRef {

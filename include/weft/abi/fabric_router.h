@@ -114,4 +114,28 @@ struct FabricWorkerConnection {
 };
 static_assert(sizeof(FabricWorkerConnection) == 64, "FabricWorkerConnection layout");
 
+// One end of a stream of messages between two worker cores carried by the
+// fabric (the collectives' transport, host/transport/fabric). The receiver
+// keeps a ring of `slots` message buffers in its L1; the sender stages a
+// message in a ring of its own, sends it with a fused write + increment of
+// the receiver's `filled`, and may reuse a slot once the receiver's credit (an
+// atomic increment of the sender's `credits`, sent back over the fabric) says
+// the receiver is done with it.
+enum FabricStreamRole : uint32_t { kFabricStreamSender = 1, kFabricStreamReceiver = 2 };
+
+struct FabricStreamEnd {
+    uint64_t connection;      // this worker's abi::FabricWorkerConnection toward the peer
+    uint64_t buffer;          // sender: staging ring; receiver: landing ring (this worker's L1)
+    uint64_t remote_buffer;   // sender: the receiver's landing ring; receiver: 0
+    uint64_t counter;         // sender: credits; receiver: filled (this worker's L1)
+    uint64_t remote_counter;  // sender: the receiver's filled; receiver: the sender's credits
+    FabricNodeId peer;
+    uint32_t role;  // FabricStreamRole
+    uint32_t slots;
+    uint32_t message_bytes;  // per slot
+    uint32_t hops;           // to the peer, through the connection's router
+    uint32_t pad;
+};
+static_assert(sizeof(FabricStreamEnd) == 64, "FabricStreamEnd layout");
+
 }  // namespace weft::abi

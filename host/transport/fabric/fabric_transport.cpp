@@ -1,0 +1,124 @@
+#include "transport/fabric/fabric_transport.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+
+namespace weft::transport {
+namespace {
+
+std::string chip_name(uint32_t chip) { return "chip " + std::to_string(chip); }
+
+}  // namespace
+
+FabricRouting::FabricRouting(const FabricBuilder& fabric) : fabric_(fabric) {
+    const std::vector<uint32_t>& order = fabric.order();
+    chips_ = order.empty() ? 0 : *std::max_element(order.begin(), order.end()) + 1;
+    hops_.assign(chips_, std::vector<std::vector<Hop>>(chips_));
+    for (uint32_t a : order)
+        for (uint32_t b : order)
+            if (a != b) hops_[a][b] = {Hop{a, kFabricPortBase + b, b, kFabricPortBase + a}};
+}
+
+const std::vector<Hop>& FabricRouting::worker_hops(uint32_t from, uint32_t to) const {
+    if (from >= chips_ || to >= chips_ || hops_[from][to].empty())
+        throw Error("the fabric does not join " + chip_name(from) + " and " + chip_name(to));
+    return hops_[from][to];
+}
+
+const Hop& FabricRouting::hop_at(uint32_t chip, uint32_t port) const {
+    if (port < kFabricPortBase) throw Error(chip_name(chip) + " has no fabric port " + std::to_string(port));
+    return worker_hops(chip, port - kFabricPortBase).front();
+}
+
+uint32_t FabricRouting::worker_port(uint32_t chip, uint32_t port) const {
+    const Hop& h = hop_at(chip, port);
+    return kFabricWorkerPortBase + static_cast<uint32_t>(fabric_.route(chip, h.to_chip).direction);
+}
+
+FabricTransport::FabricTransport(const FabricBuilder& fabric, const BoardInfo& board, L1Allocator& mem,
+                                 FabricStreamOptions options)
+    : fabric_(fabric), board_(board), mem_(mem), options_(options), routing_(fabric) {
+    const uint32_t payload = fabric.options().slot_size - abi::kFabricHeaderBytes;
+    if (options_.message_bytes == 0 || options_.message_bytes > payload)
+        throw Error("a fabric stream's message of " + std::to_string(options_.message_bytes) +
+                    " bytes does not fit the fabric's " + std::to_string(payload) + "-byte packets");
+    if (options_.slots == 0) throw Error("a fabric stream needs at least one slot");
+}
+
+std::string FabricTransport::cannot_connect(const StreamSpec& s) const {
+    const std::string what = chip_name(s.chip) + " -> " + chip_name(s.peer_chip);
+    try {
+        const Hop& h = routing_.hop_at(s.chip, s.port);
+        if (h.to_chip != s.peer_chip || h.to_port != s.peer_port) return what + ": not the fabric ports of this pair";
+    } catch (const Error& e) {
+        return what + ": " + e.what();
+    }
+    const std::vector<uint32_t> workers = board_.cores_with_role(CoreRole::kWorker);
+    for (uint32_t core : {s.sender_core, s.receiver_core}) {
+        const auto it = std::find(workers.begin(), workers.end(), core);
+        if (it == workers.end())
+            return what + ": core " + std::to_string(core) + " is not a worker core of board " + board_.name;
+        if (uint32_t(it - workers.begin()) >= fabric_.options().lanes)
+            return what + ": worker core " + std::to_string(core) + " has no lane of its own on the routers (" +
+                   std::to_string(fabric_.options().lanes) + " lanes)";
+    }
+    return "";
+}
+
+uint64_t FabricTransport::connection(uint32_t chip, uint32_t core, uint32_t peer) {
+    const FabricDirection d = fabric_.route(chip, peer).direction;
+    uint64_t& at = connections_[{chip, core, static_cast<uint32_t>(d)}];
+    if (!at) {
+        const std::vector<uint32_t> workers = board_.cores_with_role(CoreRole::kWorker);
+        const uint32_t lane = static_cast<uint32_t>(std::find(workers.begin(), workers.end(), core) - workers.begin());
+        at = fabric_.connect(image_, mem_, chip, d, lane, core);
+    }
+    return at;
+}
+
+uint64_t FabricTransport::place_end(uint32_t chip, uint32_t core, const abi::FabricStreamEnd& end) {
+    const uint64_t at = mem_.allocate(chip, core, sizeof end, 64, "fabric stream end");
+    image_.write(chip, at, &end, sizeof end);
+    return at;
+}
+
+StreamEnds FabricTransport::add_stream(const StreamSpec& s) {
+    if (const std::string why = cannot_connect(s); !why.empty()) throw Error("the fabric cannot carry " + why);
+    const uint64_t ring = uint64_t(options_.slots) * options_.message_bytes;
+    const uint64_t landing = mem_.allocate(s.peer_chip, s.receiver_core, ring, 64, "fabric stream landing slots");
+    const uint64_t filled = mem_.allocate(s.peer_chip, s.receiver_core, 4, 64, "fabric stream counter");
+    const uint64_t staging = mem_.allocate(s.chip, s.sender_core, ring, 64, "fabric stream staging slots");
+    const uint64_t credits = mem_.allocate(s.chip, s.sender_core, 4, 64, "fabric stream credits");
+    image_.clear(s.peer_chip, filled, 4);
+    image_.clear(s.chip, credits, 4);
+
+    abi::FabricStreamEnd tx{};
+    tx.connection = connection(s.chip, s.sender_core, s.peer_chip);
+    tx.buffer = staging;
+    tx.remote_buffer = landing;
+    tx.counter = credits;
+    tx.remote_counter = filled;
+    tx.peer = {fabric_.options().mesh, static_cast<uint16_t>(s.peer_chip)};
+    tx.role = abi::kFabricStreamSender;
+    tx.slots = options_.slots;
+    tx.message_bytes = options_.message_bytes;
+    tx.hops = fabric_.route(s.chip, s.peer_chip).hops;
+
+    abi::FabricStreamEnd rx = tx;
+    rx.connection = connection(s.peer_chip, s.receiver_core, s.chip);
+    rx.buffer = landing;
+    rx.remote_buffer = 0;
+    rx.counter = filled;
+    rx.remote_counter = credits;
+    rx.peer = {fabric_.options().mesh, static_cast<uint16_t>(s.chip)};
+    rx.role = abi::kFabricStreamReceiver;
+    rx.hops = fabric_.route(s.peer_chip, s.chip).hops;
+
+    StreamEnds ends;
+    ends.sender = {abi::kTransportFabric, 0, place_end(s.chip, s.sender_core, tx)};
+    ends.receiver = {abi::kTransportFabric, 0, place_end(s.peer_chip, s.receiver_core, rx)};
+    return ends;
+}
+
+}  // namespace weft::transport

@@ -1,0 +1,82 @@
+// The fabric as the collectives' transport: every stream goes straight from
+// its sender worker to its receiver worker, however far apart, carried by the
+// routers of a running 1D fabric (fabric.h); no worker on a chip between
+// forwards it, and no kernel runs beside the workers. A worker's "port" for a
+// peer is a virtual one, kFabricPortBase + the peer's chip id, so the
+// lowering keeps one sender and one receiver worker per peer and lane.
+#pragma once
+#include <stdint.h>
+
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "ccl/placement.h"
+#include "transport/fabric/fabric_builder.h"
+#include "transport/transport.h"
+
+namespace weft::transport {
+
+inline constexpr uint32_t kFabricPortBase = 0x100;
+// The worker serving every virtual port behind one router: + the FabricDirection.
+inline constexpr uint32_t kFabricWorkerPortBase = 0x10000;
+
+// Every pair of fabric chips is one hop apart.
+class FabricRouting final : public Routing {
+public:
+    explicit FabricRouting(const FabricBuilder& fabric);
+    uint32_t chips() const override { return chips_; }
+    const std::vector<Hop>& worker_hops(uint32_t from, uint32_t to) const override;
+    const std::vector<Hop>& parallel(uint32_t from, uint32_t to) const override { return hops_.at(from).at(to); }
+    const Hop& hop_at(uint32_t chip, uint32_t port) const override;
+    uint32_t max_parallel() const override { return 1; }
+    // One worker per router direction: every peer that way shares it.
+    uint32_t worker_port(uint32_t chip, uint32_t port) const override;
+
+private:
+    const FabricBuilder& fabric_;
+    uint32_t chips_ = 0;
+    std::vector<std::vector<std::vector<Hop>>> hops_;  // [from][to]: the one hop, or none
+};
+
+struct FabricStreamOptions {
+    uint32_t slots = 8;              // messages in flight per stream
+    uint32_t message_bytes = 16384;  // at most one fabric packet's payload
+};
+
+class FabricTransport final : public Transport {
+public:
+    // `fabric` must be running while the op does.
+    FabricTransport(const FabricBuilder& fabric, const BoardInfo& board, L1Allocator& mem, FabricStreamOptions options);
+
+    uint32_t chips() const override { return routing_.chips(); }
+    const std::vector<Hop>& worker_hops(uint32_t from, uint32_t to) const override {
+        return routing_.worker_hops(from, to);
+    }
+    const std::vector<Hop>& parallel(uint32_t from, uint32_t to) const override { return routing_.parallel(from, to); }
+    const Hop& hop_at(uint32_t chip, uint32_t port) const override { return routing_.hop_at(chip, port); }
+    uint32_t max_parallel() const override { return 1; }
+    uint32_t worker_port(uint32_t chip, uint32_t port) const override { return routing_.worker_port(chip, port); }
+
+    std::string name() const override { return "fabric"; }
+    uint32_t message_bytes() const override { return options_.message_bytes; }
+    std::string cannot_connect(const StreamSpec& s) const override;
+    StreamEnds add_stream(const StreamSpec& s) override;
+    void write(ChipWriter& memory) const override { image_.apply(memory); }
+    std::vector<Launch> launches() const override { return {}; }
+
+private:
+    // This worker's connection to its router toward `peer`: one per core and direction.
+    uint64_t connection(uint32_t chip, uint32_t core, uint32_t peer);
+    uint64_t place_end(uint32_t chip, uint32_t core, const abi::FabricStreamEnd& end);
+
+    const FabricBuilder& fabric_;
+    const BoardInfo& board_;
+    L1Allocator& mem_;
+    FabricStreamOptions options_;
+    FabricRouting routing_;
+    ccl::MemoryImage image_;
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint64_t> connections_;  // (chip, core, direction)
+};
+
+}  // namespace weft::transport
