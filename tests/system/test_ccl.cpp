@@ -21,6 +21,7 @@ std::string g_name = "ring8";
 std::unique_ptr<Cluster> g_cluster;
 std::unique_ptr<ccl::CollectiveRunner> g_runner;
 std::unique_ptr<ccl::CollectiveRunner> g_striped;  // the same, with two workers per link
+std::unique_ptr<ccl::CollectiveRunner> g_fabric;   // over the fabric, while a test needs it
 
 int setup(void**) {
     if (start_for_group(g_name, &g_cluster) != 0) return -1;
@@ -36,6 +37,7 @@ int setup(void**) {
 }
 
 int teardown(void**) {
+    g_fabric.reset();
     g_striped.reset();
     g_runner.reset();
     g_cluster.reset();
@@ -398,6 +400,42 @@ void test_failed_op_leaves_the_cluster_usable(void**) {
 
 }  // namespace
 
+// Every op and algorithm over the fabric (its routers forward; small
+// messages so that the streams wrap their slots), then the EDM again once the
+// fabric is stopped: the routers gave their cores back.
+void test_every_op_and_algorithm_over_the_fabric(void**) {
+    ccl::RunnerOptions o;
+    o.transport = "fabric";
+    o.fabric_streams.slots = 3;
+    o.fabric_streams.message_bytes = 4096;
+    g_fabric = std::make_unique<ccl::CollectiveRunner>(*g_cluster, o);
+    const uint32_t n = static_cast<uint32_t>(g_cluster->size());
+    std::vector<std::string> failures;
+    size_t cases = 0;
+    uint32_t seed = 300;
+    for (ccl::Collective op : ccl::all_collectives())
+        for (const std::string& algo : ccl::algorithms(op))
+            for (abi::DataType t : {abi::kF32, abi::kI32})
+                for (uint64_t elements : {uint64_t(n), uint64_t(3000 * n + n / 2 + 1)}) {
+                    ccl::OpRequest r;
+                    r.op = op;
+                    r.algo = algo;
+                    r.dtype = t;
+                    r.bytes = elements * ccl::dtype_size(t);
+                    r.root = seed % n;
+                    ++cases;
+                    const std::string f = run_one(r, seed++, g_fabric.get());
+                    if (!f.empty()) failures.push_back("fabric " + f);
+                }
+    g_fabric.reset();
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllReduce;
+    r.bytes = 4096;
+    const std::string f = run_one(r, seed++);
+    if (!f.empty()) failures.push_back("edm after the fabric " + f);
+    report(failures, cases + 1);
+}
+
 int main(int argc, char** argv) {
     if (argc > 1) g_name = argv[1];
     const struct CMUnitTest tests[] = {
@@ -412,6 +450,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_every_op_over_faulty_links),  // clears the faults when done
         cmocka_unit_test(test_cables_carry_only_the_payload),
         cmocka_unit_test(test_failed_op_leaves_the_cluster_usable),
+        cmocka_unit_test(test_every_op_and_algorithm_over_the_fabric),
     };
     return cmocka_run_group_tests_name(("ccl on " + g_name).c_str(), tests, setup, teardown);
 }
