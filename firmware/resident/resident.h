@@ -24,9 +24,10 @@ inline constexpr uint32_t kFallbackWakeUs = 100'000;
 
 template <typename Image>
 void post_wait(const abi::ResidentControl& control, const Image& image) {
-    if constexpr (requires { image.wait_kind(); }) mailbox::set_wait(image.wait_kind(), image.wait_address(), 0);
+    if constexpr (requires { image.wait_kind(); })
+        mailbox::set_wait(image.wait_kind(), image.wait_address(), 0);
     else
-        post_wait(control, image);
+        mailbox::set_wait(abi::kWaitWord, reinterpret_cast<uintptr_t>(&control.stop), 1);
 }
 
 template <typename Image>
