@@ -38,6 +38,7 @@ RESULTS := bench/results
 bench: all
 	@set -o pipefail; $(BUILD)/bin/weft-bench-platform | tee $(RESULTS)/platform.txt
 	@set -o pipefail; $(BUILD)/bin/weft-bench-ccl | tee $(RESULTS)/ccl_ring8.txt
+	@set -o pipefail; $(BUILD)/bin/weft-bench-fabric | tee $(RESULTS)/fabric_ring8.txt
 
 bench-ccl: all
 	@set -o pipefail; $(BUILD)/bin/weft-bench-ccl | tee $(RESULTS)/ccl_ring8.txt

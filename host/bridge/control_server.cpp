@@ -156,7 +156,14 @@ json cluster_info(Bridge& bridge) {
             {"bridge_pid", getpid()},
             {"chips", chips},
             {"meshes", ClusterTopology::from_spec(spec).meshes_json()},
-            {"links", links}};
+            {"links", links},
+            {"fabric",
+             {{"topology", spec.fabric.topology},
+              {"planes", spec.fabric.planes},
+              {"slots", spec.fabric.slots},
+              {"packet_bytes", spec.fabric.packet_bytes},
+              {"lanes", spec.fabric.lanes},
+              {"router_timeout_ms", spec.fabric.router_timeout_ms}}}};
 }
 
 namespace {

@@ -33,17 +33,31 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, RunnerOptions options)
       model_(CostModel::for_cluster(cluster.info().value("name", std::string()))) {
     cluster.apply_wake_override();
     if (options_.transport == "fabric") {
-        // A ring where the ring order closes over a cable (rings, tori, meshes with a cycle), else a line.
-        const bool ring = ring_.size() >= 3 && topo_.stretch(ring_, true) == 1.0;
-        transport::FabricOptions fo;
-        fo.slot_size = options_.fabric_streams.message_bytes + abi::kFabricHeaderBytes;
-        fabric_plan_ = std::make_unique<transport::FabricBuilder>(transport::fabric_over(cluster, ring, fo));
+        fabric_plan_ = std::make_unique<transport::FabricBuilder>(plan_fabric());
     } else if (options_.transport != "edm") {
         throw Error("unknown transport '" + options_.transport + "': edm or fabric");
     }
 }
 
 CollectiveRunner::~CollectiveRunner() = default;
+
+// The cluster file's fabric: section (its defaults when absent). A stream's
+// message is at most one packet.
+transport::FabricBuilder CollectiveRunner::plan_fabric() {
+    const nlohmann::json f = cluster_.info().value("fabric", nlohmann::json::object());
+    transport::FabricOptions fo;
+    fo.slots = f.value("slots", fo.slots);
+    fo.slot_size = f.value("packet_bytes", fo.slot_size - abi::kFabricHeaderBytes) + abi::kFabricHeaderBytes;
+    fo.lanes = f.value("lanes", fo.lanes);
+    fo.timeout_us = f.value("router_timeout_ms", fo.timeout_us / 1000) * 1000;
+    const std::string topology = f.value("topology", std::string("auto"));
+    // auto: a ring where the ring order closes over a cable (rings, tori, meshes with a cycle), else a line.
+    const bool ring = topology == "ring" ||
+                      (topology == "auto" && ring_.size() >= 3 && topo_.stretch(ring_, true) == 1.0);
+    const uint32_t payload = fo.slot_size - abi::kFabricHeaderBytes;
+    options_.fabric_streams.message_bytes = std::min(options_.fabric_streams.message_bytes, payload);
+    return transport::fabric_over(cluster_, ring, fo);
+}
 
 void CollectiveRunner::ensure_fabric() {
     if (fabric_plan_ && !fabric_)

@@ -53,6 +53,7 @@ struct RunnerOptions {
     // chips: the routers forward; started at the first op, stopped with the
     // runner, and meanwhile holding the ERISC cores of the ports it uses).
     std::string transport = "edm";
+    // Messages per fabric stream and their size (at most the cluster file's packet_bytes).
     transport::FabricStreamOptions fabric_streams;
     // WEFT_CCL_SLOTS / WEFT_CCL_SLOT_SIZE override the EDM buffering,
     // WEFT_CCL_WORKERS_PER_LINK the lanes, WEFT_CCL_PLANES the planes.
@@ -86,6 +87,7 @@ private:
     transport::EdmOptions edm_options() const;
     std::unique_ptr<transport::Transport> make_transport(transport::L1Allocator& mem);
     void ensure_fabric();
+    transport::FabricBuilder plan_fabric();
     std::chrono::milliseconds deadline(const LoweredOp& op) const;
 
     Cluster& cluster_;

@@ -70,7 +70,10 @@ std::string port_name(const BoardInfo& board, uint32_t port) {
 
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link"};
+const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link", "fabric"};
+const std::vector<std::string> kFabricKeys = {"topology",     "planes", "slots",
+                                              "packet_bytes", "lanes",  "router_timeout_ms"};
+const std::vector<std::string> kFabricTopologies = {"auto", "line", "ring"};
 const std::vector<std::string> kMeshKeys = {"id", "shape", "topology", "planes"};
 const std::vector<std::string> kLinkModelKeys = {"mtu",       "bandwidth_gbps", "latency_us",
                                                  "drop_rate", "bit_error_rate", "seed",
@@ -214,6 +217,7 @@ public:
         parse_meshes(required(top, "meshes", root_line, "the cluster file"));
         if (auto it = top.find("links"); it != top.end()) parse_links(it->second);
         if (auto it = top.find("link"); it != top.end()) parse_link_model(it->second);
+        if (auto it = top.find("fabric"); it != top.end()) parse_fabric(it->second);
         check_flaps();
         return std::move(spec_);
     }
@@ -572,6 +576,40 @@ private:
             lm.options.bit_error_rate = rate(it->second, "bit_error_rate");
         if (auto it = model.find("seed"); it != model.end()) lm.options.seed = seed(it->second);
         if (auto it = model.find("mode"); it != model.end()) lm.options.compliance = mode(it->second);
+    }
+
+    void parse_fabric(const Field& f) {
+        FabricSpec& fs = spec_.fabric;
+        fs.line = f.line;
+        if (f.value.IsNull()) return;  // "fabric:" alone: the defaults
+        const Fields keys = fields(f.value, f.line, "the fabric", kFabricKeys);
+        if (auto it = keys.find("topology"); it != keys.end()) {
+            fs.topology = word(it->second, "the fabric's topology");
+            if (std::find(kFabricTopologies.begin(), kFabricTopologies.end(), fs.topology) == kFabricTopologies.end())
+                fail(it->second.line,
+                     "unknown fabric topology '" + fs.topology + "' (known: " + join(kFabricTopologies) + ")");
+            if (fs.topology == "ring" && spec_.num_chips < 3)
+                fail(it->second.line, "a fabric ring needs at least 3 chips, not " + std::to_string(spec_.num_chips));
+        }
+        if (auto it = keys.find("planes"); it != keys.end()) {
+            fs.planes = integer(it->second.value, it->second.line, "the fabric's planes", 1, 64);
+            if (fs.planes > 1)
+                fail(it->second.line, "a fabric over " + std::to_string(fs.planes) +
+                                          " planes is not supported yet: the 1D fabric uses one cable per hop");
+        }
+        if (auto it = keys.find("slots"); it != keys.end())
+            fs.slots = integer(it->second.value, it->second.line, "the fabric's slots", 1, 64);
+        if (auto it = keys.find("packet_bytes"); it != keys.end()) {
+            fs.packet_bytes =
+                integer(it->second.value, it->second.line, "the fabric's packet_bytes", 64, (1u << 20) - 64);
+            if (fs.packet_bytes % 64)
+                fail(it->second.line,
+                     "the fabric's packet_bytes must be a multiple of 64, not " + std::to_string(fs.packet_bytes));
+        }
+        if (auto it = keys.find("lanes"); it != keys.end())
+            fs.lanes = integer(it->second.value, it->second.line, "the fabric's lanes", 1, 4);
+        if (auto it = keys.find("router_timeout_ms"); it != keys.end())
+            fs.router_timeout_ms = milliseconds(it->second, "the fabric's router_timeout_ms");
     }
 
     uint32_t milliseconds(const Field& f, const std::string& what) const {

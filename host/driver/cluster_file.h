@@ -31,6 +31,15 @@
 //                           # (plain frames: a bad frame is simply lost)
 //     flap_period_ms: 0     # a flapping carrier: down flap_down_ms out of
 //     flap_down_ms: 0       # every flap_period_ms (down first); 0: steady
+//   fabric:                 # optional: the 1D fabric (--transport fabric)
+//     topology: ring        # line | ring | auto (default: a ring where the
+//                           # chips' ring order closes over a cable, else a
+//                           # line); may be a downshift of the cabling
+//     planes: 1             # cables per hop it uses; 1 (more: not yet)
+//     slots: 8              # per router channel, 1..64
+//     packet_bytes: 16384   # payload per packet, a multiple of 64, 64..1 MiB - 64
+//     lanes: 4              # worker lanes per router, 1..4
+//     router_timeout_ms: 2000  # a packet stuck this long is reported; 0: never
 //
 // Chips are numbered mesh by mesh in file order, row-major inside a mesh:
 // chip = first_chip + x + y * width. On each plane p < planes, a mesh cables
@@ -109,6 +118,17 @@ struct ChipCoord {
     uint32_t x = 0, y = 0;
 };
 
+// The fabric: section (defaults when absent).
+struct FabricSpec {
+    std::string topology = "auto";  // auto | line | ring
+    uint32_t planes = 1;
+    uint32_t slots = 8;
+    uint32_t packet_bytes = 16384;
+    uint32_t lanes = 4;
+    uint32_t router_timeout_ms = 2000;
+    int line = 0;  // of the section, 0: none
+};
+
 struct ClusterSpec {
     std::string name;
     std::string board_name;
@@ -117,6 +137,7 @@ struct ClusterSpec {
     std::vector<MeshSpec> meshes;
     std::vector<LinkSpec> links;
     LinkModel link_model;
+    FabricSpec fabric;
     std::string path;
 
     // The link attached to (chip, port), or nullptr.

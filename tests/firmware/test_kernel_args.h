@@ -67,4 +67,20 @@ struct FabricTrafficArgs {
 static_assert(sizeof(FabricTrafficArgs) == 24 + 64 * kFabricTrafficMaxJobs && abi::kIsKernelArgs<FabricTrafficArgs>,
               "FabricTrafficArgs layout");
 
+// fabric_ping: `count` round trips of one atomic increment through the
+// fabric: the initiator bumps the peer's word and waits for its own to come
+// back; the responder waits for its word and bumps the initiator's.
+struct FabricPingArgs {
+    uint64_t connection;  // abi::FabricWorkerConnection toward the peer
+    uint64_t remote;      // the peer's word
+    uint64_t local;       // ours
+    uint32_t count;
+    uint32_t initiator;
+    uint16_t peer_chip;
+    uint8_t hops;
+    uint8_t pad0;
+    uint32_t pad1;
+};
+static_assert(sizeof(FabricPingArgs) == 40 && abi::kIsKernelArgs<FabricPingArgs>, "FabricPingArgs layout");
+
 }  // namespace weft::test_abi

@@ -847,6 +847,40 @@ void test_topology_of_two_meshes(void**) {
 
 }  // namespace
 
+// ---- the fabric: section ----
+
+void test_fabric_section(void**) {
+    ClusterSpec d = PARSE(head() + mesh(0, 4, 1, "ring"));
+    assert_string_equal(d.fabric.topology.c_str(), "auto");
+    assert_int_equal(d.fabric.slots, 8);
+    assert_int_equal(d.fabric.packet_bytes, 16384);
+    assert_int_equal(d.fabric.line, 0);
+    ClusterSpec s = PARSE(head() + mesh(0, 4, 1, "ring") +
+                          "fabric:\n  topology: line\n  slots: 4\n  packet_bytes: 4096\n  lanes: 2\n"
+                          "  router_timeout_ms: 500\n  planes: 1\n");
+    assert_string_equal(s.fabric.topology.c_str(), "line");
+    assert_int_equal(s.fabric.slots, 4);
+    assert_int_equal(s.fabric.packet_bytes, 4096);
+    assert_int_equal(s.fabric.lanes, 2);
+    assert_int_equal(s.fabric.router_timeout_ms, 500);
+    assert_int_equal(s.fabric.line, 8);  // where its keys start
+}
+
+void test_fabric_section_errors(void**) {
+    const std::string ring = head() + mesh(0, 4, 1, "ring");  // the fabric: key is on line 7
+    EXPECT_ERROR(ring + "fabric:\n  topology: torus\n", 8, "unknown fabric topology 'torus'", "line, ring");
+    EXPECT_ERROR(ring + "fabric:\n  slot: 4\n", 8, "unknown key 'slot' in the fabric");
+    EXPECT_ERROR(ring + "fabric:\n  slots: 0\n", 8, "the fabric's slots must be");
+    EXPECT_ERROR(ring + "fabric:\n  slots: 65\n", 8, "the fabric's slots must be");
+    EXPECT_ERROR(ring + "fabric:\n  packet_bytes: 100\n", 8, "multiple of 64, not 100");
+    EXPECT_ERROR(ring + "fabric:\n  packet_bytes: 32\n", 8, "the fabric's packet_bytes must be");
+    EXPECT_ERROR(ring + "fabric:\n  lanes: 5\n", 8, "the fabric's lanes must be");
+    EXPECT_ERROR(ring + "fabric:\n  planes: 2\n", 8, "2 planes is not supported yet");
+    EXPECT_ERROR(ring + "fabric: [ring]\n", 7, "the fabric must be a map");
+    EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "fabric:\n  topology: ring\n", 8,
+                 "a fabric ring needs at least 3 chips, not 2");
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_pair),
@@ -905,6 +939,8 @@ int main() {
         cmocka_unit_test(test_truncations_and_mutations),
         cmocka_unit_test(test_hostile_inputs),
         cmocka_unit_test(test_topology_of_two_meshes),
+        cmocka_unit_test(test_fabric_section),
+        cmocka_unit_test(test_fabric_section_errors),
     };
     return cmocka_run_group_tests(tests, load_boards, nullptr);
 }

@@ -1,0 +1,248 @@
+// make bench: the fabric beside the EDM on ring8, every number from this one run.
+//   - one cable (chip 0 -> chip 1): 16 KiB packets from 1 and 4 workers, as a
+//     fraction of the EDM's throughput on the same cable (1 and 4 channels)
+//     and of the raw link, unshaped and with the cable shaped to 0.25 GB/s
+//   - one packet through 1, 3 and 7 hops and back: latency and doorbells per hop
+//   - all-gather 1-64 MiB over the fabric and over the EDM: busbw side by side (and a chart)
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "ccl/op_case.h"
+#include "common/error.h"
+#include "common/gnuplot.h"
+#include "common/knobs.h"
+#include "common/plot.h"
+#include "driver/cluster.h"
+#include "driver/paths.h"
+#include "edm_bench.h"
+#include "link_rate.h"
+#include "test_kernels.h"
+#include "transport/fabric/fabric.h"
+#include "transport/l1_allocator.h"
+
+using namespace weft;
+using transport::FabricDirection;
+
+namespace {
+
+constexpr uint32_t kEast = 1;
+constexpr uint32_t kPayload = 16384;
+constexpr uint64_t kCableBytes = 32ull << 20;
+
+transport::FabricOptions fabric_options() {
+    transport::FabricOptions o;
+    o.slot_size = kPayload + abi::kFabricHeaderBytes;
+    o.slots = 16;
+    return o;
+}
+
+// GB/s of `workers` workers on chip 0 writing kCableBytes to chip 1 between
+// them, 16 KiB packets: timed by a kernel on chip 1 waiting for the last one.
+double fabric_cable_gbps(Cluster& c, transport::Fabric& fabric, uint32_t workers) {
+    const BoardInfo& b = c.board();
+    transport::L1Allocator l1(b);
+    const uint64_t sem = b.dram.base + 0x1000'0000, per = kCableBytes / workers;
+    c.chip(1).write32(sem, 0);
+    std::vector<Launch> launches = {test::wait_sem(b, 1, 4, sem, workers)};
+    std::vector<test_abi::FabricTrafficArgs> args(workers);
+    for (uint32_t w = 0; w < workers; ++w) {
+        test_abi::FabricTrafficArgs& a = args[w];
+        a = test_abi::FabricTrafficArgs{};
+        a.connection[0] = fabric.builder().connect(c, l1, 0, FabricDirection::kForward, w, 4 + w);
+        a.job_count = 1;
+        test_abi::FabricTrafficJob& j = a.jobs[0];
+        j.command = abi::kFabricWriteInc;
+        j.hops = 1;
+        j.count = 1;
+        j.ttl = abi::kFabricDefaultTtl;
+        j.dst_chip = 1;
+        j.src = b.dram.base + w * per;
+        j.dst = b.dram.base + w * per;
+        j.bytes = static_cast<uint32_t>(per);
+        j.sem = sem;
+        j.inc = 1;
+        launches.push_back({0, 4 + w, &test::test_kernel(b, "fabric_traffic"), KernelArgWords::of(a)});
+    }
+    const std::vector<KernelResult> r = c.run(launches, std::chrono::seconds(300));
+    return double(kCableBytes) / (double(r[0].ticks) / b.timebase_hz) / 1e9;
+}
+
+struct Ping {
+    double us_per_hop = 0, doorbells_per_hop = 0;
+};
+
+// `count` round trips of an atomic increment: forward `hops` cables from chip
+// 0, and back the same way.
+std::pair<uint64_t, uint64_t> ping(Cluster& c, transport::Fabric& fabric, uint32_t hops, uint32_t count) {
+    const BoardInfo& b = c.board();
+    transport::L1Allocator l1(b);
+    const uint32_t peer = hops % c.size();
+    const uint64_t word0 = l1.allocate(0, 4, 4, 64, "ping word"), word1 = l1.allocate(peer, 5, 4, 64, "pong word");
+    c.chip(0).write32(word0, 0);
+    c.chip(peer).write32(word1, 0);
+    test_abi::FabricPingArgs a{};
+    a.connection = fabric.builder().connect(c, l1, 0, FabricDirection::kForward, 0, 4);
+    a.remote = word1;
+    a.local = word0;
+    a.count = count;
+    a.initiator = 1;
+    a.peer_chip = static_cast<uint16_t>(peer);
+    a.hops = static_cast<uint8_t>(hops);
+    test_abi::FabricPingArgs z = a;
+    z.connection = fabric.builder().connect(c, l1, peer, FabricDirection::kBackward, 1, 5);
+    z.remote = word0;
+    z.local = word1;
+    z.initiator = 0;
+    z.peer_chip = 0;
+    const ccl::CaseTraffic before = ccl::traffic_now(c);
+    const auto r = c.run({{peer, 5, &test::test_kernel(b, "fabric_ping"), KernelArgWords::of(z)},
+                          {0, 4, &test::test_kernel(b, "fabric_ping"), KernelArgWords::of(a)}},
+                         std::chrono::seconds(120));
+    return {r[1].ticks, ccl::traffic_now(c).doorbells - before.doorbells};
+}
+
+// The difference of a long and a short run: launching and ending the kernels cost nothing here.
+Ping per_hop(Cluster& c, transport::Fabric& fabric, uint32_t hops) {
+    constexpr uint32_t kShort = 20, kLong = 120;
+    const auto [t0, d0] = ping(c, fabric, hops, kShort);
+    const auto [t1, d1] = ping(c, fabric, hops, kLong);
+    const double trips = double(kLong - kShort) * 2 * hops;
+    Ping p;
+    p.us_per_hop = double(int64_t(t1 - t0)) / c.board().timebase_hz * 1e6 / trips;
+    p.doorbells_per_hop = double(int64_t(d1 - d0)) / trips;
+    return p;
+}
+
+void shape_cable(Cluster& c, double gbps) { c.set_fault(0, kEast, {{"bandwidth_gbps", gbps}, {"latency_us", 0}}); }
+
+std::string cable_table(Cluster& c) {
+    std::ostringstream t;
+    t.setf(std::ios::fixed);
+    t.precision(3);
+    t << "One cable, chip 0 -> chip 1, " << (kCableBytes >> 20)
+      << " MiB of 16 KiB packets: GB/s, and as a fraction of the EDM with as many channels, and of the raw link\n\n"
+      << "| cable | raw link | EDM 1 ch | fabric 1 worker | EDM 4 ch | fabric 4 workers |\n|---|---|---|---|---|---|\n";
+    for (double shaped : {0.0, 0.25}) {
+        shape_cable(c, shaped);
+        std::fprintf(stderr, "\r  fabric bench: one cable, %s ...        ", shaped ? "shaped" : "unshaped");
+        const double raw = bench::link_gbps(c, kPayload, kCableBytes);
+        const double edm1 = measure_edm_cell(c, kPayload, 1, false, false);
+        const double edm4 = measure_edm_cell(c, kPayload, 4, false, false);
+        double fab1 = 0, fab4 = 0;
+        {
+            auto fabric = transport::Fabric::start(c, transport::fabric_over(c, true, fabric_options()),
+                                                   std::chrono::seconds(10));
+            fab1 = fabric_cable_gbps(c, *fabric, 1);
+            fab4 = fabric_cable_gbps(c, *fabric, 4);
+        }
+        t << "| " << (shaped ? "shaped 0.25 GB/s" : "unshaped") << " | " << raw << " | " << edm1 << " | " << fab1
+          << " (" << fab1 / edm1 << "x EDM, " << fab1 / raw << "x raw) | " << edm4 << " | " << fab4 << " ("
+          << fab4 / edm4 << "x EDM, " << fab4 / raw << "x raw) |\n";
+    }
+    shape_cable(c, 0);
+    return t.str();
+}
+
+std::string hop_table(Cluster& c) {
+    std::ostringstream t;
+    t.setf(std::ios::fixed);
+    t.precision(2);
+    t << "\nOne atomic increment through h hops of ring8 and back (the routers forward it; no worker on the way):\n\n"
+      << "| hops | latency per hop | doorbells per hop |\n|---|---|---|\n";
+    auto fabric =
+        transport::Fabric::start(c, transport::fabric_over(c, true, fabric_options()), std::chrono::seconds(10));
+    for (uint32_t h : {1u, 3u, 7u}) {
+        std::fprintf(stderr, "\r  fabric bench: %u hop(s) ...           ", h);
+        const Ping p = per_hop(c, *fabric, h);
+        t << "| " << h << " | " << p.us_per_hop << " us | " << p.doorbells_per_hop << " |\n";
+    }
+    return t.str();
+}
+
+double best_busbw(ccl::CollectiveRunner& run, Cluster& c, uint64_t bytes) {
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllGather;
+    r.bytes = bytes;
+    r.algo = "ring";
+    double best = 0;
+    for (int i = 0; i < 2; ++i) {
+        const ccl::CaseResult res = ccl::run_case(run, c, r, 1 + i, i == 0);
+        if (i == 0 && res.check.wrong) throw Error("all-gather over " + run.transport_name() + " gave wrong results");
+        const double algbw = double(bytes) / res.timing.seconds / 1e9;
+        best = std::max(best, algbw * ccl::bus_factor(r.op, static_cast<uint32_t>(c.size())));
+    }
+    return best;
+}
+
+std::string all_gather_table(Cluster& c, const std::vector<uint64_t>& sizes, const std::string& png) {
+    std::vector<double> edm, fabric;
+    {
+        ccl::CollectiveRunner run(c);
+        for (uint64_t s : sizes) {
+            std::fprintf(stderr, "\r  fabric bench: all-gather %llu KiB over the EDM ...   ",
+                         (unsigned long long)s >> 10);
+            edm.push_back(best_busbw(run, c, s));
+        }
+    }
+    {
+        ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+        o.transport = "fabric";
+        ccl::CollectiveRunner run(c, o);
+        for (uint64_t s : sizes) {
+            std::fprintf(stderr, "\r  fabric bench: all-gather %llu KiB over the fabric ...",
+                         (unsigned long long)s >> 10);
+            fabric.push_back(best_busbw(run, c, s));
+        }
+    }
+    std::ostringstream t;
+    t.setf(std::ios::fixed);
+    t.precision(4);
+    t << "\nRing all-gather on ring8, unshaped: busbw GB/s over the EDM and over the fabric\n\n"
+      << "| size | EDM | fabric | fabric / EDM |\n|---|---|---|---|\n";
+    PlotSpec spec;
+    spec.title = "ring all-gather on ring8: EDM vs fabric";
+    spec.x_label = "bytes";
+    spec.y_label = "busbw GB/s";
+    spec.series = {{"EDM", {}}, {"fabric", {}}};
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        t << "| " << (sizes[i] >> 10) << " KiB | " << edm[i] << " | " << fabric[i] << " | " << fabric[i] / edm[i]
+          << " |\n";
+        spec.series[0].points.push_back({double(sizes[i]), edm[i]});
+        spec.series[1].points.push_back({double(sizes[i]), fabric[i]});
+    }
+    write_line_plot_png(png, spec);
+    t << "\nchart: " << png << "\n";
+    return t.str();
+}
+
+}  // namespace
+
+int main() {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    try {
+        check_gnuplot();
+        const bool quick = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"));
+        const std::string results = quick ? "/tmp/weft-bench-quick" : paths::source_root() + "/bench/results";
+        std::filesystem::create_directories(results);
+        std::printf("weft fabric bench on ring8 (host: %ld cores)\n", sysconf(_SC_NPROCESSORS_ONLN));
+        auto cluster =
+            Cluster::start(paths::cluster_file("ring8"), "/tmp/weft-bench-fabric-" + std::to_string(getpid()));
+        bench::link_gbps(*cluster, kPayload, kCableBytes);  // warm the DRAM pages
+        std::printf("%s", cable_table(*cluster).c_str());
+        std::printf("%s", hop_table(*cluster).c_str());
+        std::vector<uint64_t> sizes = {1ull << 20, 4ull << 20};
+        if (!quick) sizes.insert(sizes.end(), {16ull << 20, 64ull << 20});
+        std::printf("%s", all_gather_table(*cluster, sizes, results + "/fabric_all_gather.png").c_str());
+        std::fprintf(stderr, "\r%70s\r", "");
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "\nweft-bench-fabric: %s\n", e.what());
+        return 1;
+    }
+}
