@@ -41,11 +41,11 @@ volatile uint32_t* claim_register() { return plic_word(0x200000 + 0x1000 * m_con
 // Takes the doorbell, if it rang, and passes it on to the cores it was for.
 // Only when our view of the line says it is up: every access here is an
 // emulated device access, and a claim that finds another core got there
-// first has nothing to do.
-void drain() {
-    if (!(WEFT_CSR_READ(mip) & kMipMeip)) return;
+// first has nothing to do. Returns whether the ring was (also) for us.
+bool drain() {
+    if (!(WEFT_CSR_READ(mip) & kMipMeip)) return false;
     const uint32_t irq = *claim_register();
-    if (irq == 0) return;
+    if (irq == 0) return false;
     // Reading the byte empties the UART (without its FIFO it holds one): a
     // ring that comes after this read raises the line (and the source) again.
     (void)regs()[kRbr];
@@ -56,6 +56,7 @@ void drain() {
     const uint64_t self = rt::hart_id();
     for (uint32_t c = 0; c < WEFT_NUM_CORES; ++c)
         if (c != self && (cores >> c & 1)) ipi::send(c);
+    return cores >> self & 1;
 }
 
 }  // namespace
@@ -82,7 +83,14 @@ void arm() {
     // The bridge reads `doorbell` after its device writes; we read the
     // condition after arming: a full fence so one of us sees the other.
     __asm__ volatile("fence rw, rw" ::: "memory");
-    drain();
+    if (drain()) {
+        // A ring for this sleep's number came before the sleep and is spent
+        // here, on the look our caller takes next. The bridge rings a number
+        // once, so without a new one the next device write would not ring
+        // us at all and we would sleep to the fallback alarm.
+        me().seq = abi::doorbell_arm(me().seq);
+        __asm__ volatile("fence rw, rw" ::: "memory");
+    }
 }
 
 void disarm() { me().seq = abi::doorbell_disarm(me().seq); }
