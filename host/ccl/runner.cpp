@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 
+#include "ccl/fabric_ops.h"
 #include "ccl/placement.h"
 #include "common/error.h"
 #include "common/knobs.h"
@@ -103,6 +104,12 @@ LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo
 }
 
 std::pair<std::string, LoweredOp> CollectiveRunner::choose(const OpRequest& r) const {
+    if (is_fabric_algorithm(r.op, r.algo)) {
+        if (!fabric_plan_)
+            throw Error(collective_name(r.op) + "'s " + r.algo +
+                        " algorithm runs on the fabric: use --transport fabric");
+        return {r.algo, LoweredOp{}};  // no streams: the routers carry it
+    }
     const auto& algos = algorithms(r.op);
     if (r.algo != "auto" || algos.size() == 1) {
         const std::string algo = r.algo != "auto" ? r.algo : algos.front();
@@ -185,6 +192,16 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
     timing.streams = static_cast<uint32_t>(op.streams.size());
     timing.planes = op.planes;
     ensure_fabric();
+    if (is_fabric_algorithm(r.op, algo)) {
+        const OpLayout l = layout(r);
+        timing.bytes_on_links = l.elements * l.element * (l.ranks - 1);  // the vector crosses n - 1 cables
+        timing.seconds = run_fabric_multicast(cluster_, *fabric_plan_, r, l,
+                                              options_.timeout.count()
+                                                  ? options_.timeout
+                                                  : std::chrono::milliseconds(20000 + l.output_bytes / 20000));
+        timing.workers = l.ranks;
+        return timing;
+    }
     transport::L1Allocator mem(cluster_.board());
     for (const resident::Running& r : resident::list(cluster_)) mem.keep_out(r.chip, r.core, r.l1);
     const auto transport = make_transport(mem);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ccl/fabric_ops.h"
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -55,7 +56,12 @@ ccl::RunnerOptions runner_options(const CclArgs& a) {
 }
 
 std::vector<std::string> algorithms_of(const CclArgs& a, bool sweep) {
-    const std::vector<std::string>& known = ccl::algorithms(ccl::parse_collective(a.op));
+    const ccl::Collective op = ccl::parse_collective(a.op);
+    std::vector<std::string> known = ccl::algorithms(op);
+    const std::vector<std::string>& native = ccl::fabric_algorithms(op);
+    if (a.transport == "fabric") known.insert(known.end(), native.begin(), native.end());
+    else if (std::find(native.begin(), native.end(), a.algo) != native.end())
+        throw UsageError("--algo: " + a.op + "'s " + a.algo + " algorithm runs on the fabric: add --transport fabric");
     if (sweep && a.algo == "all") return known;
     if (a.algo == "auto" || std::find(known.begin(), known.end(), a.algo) != known.end()) return {a.algo};
     throw UsageError("--algo: " + a.op + " has no algorithm '" + a.algo + "' (auto, " + list(known) +

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ccl/fabric_ops.h"
 #include "ccl/op_case.h"
 #include "system_test.h"
 
@@ -413,8 +414,10 @@ void test_every_op_and_algorithm_over_the_fabric(void**) {
     std::vector<std::string> failures;
     size_t cases = 0;
     uint32_t seed = 300;
-    for (ccl::Collective op : ccl::all_collectives())
-        for (const std::string& algo : ccl::algorithms(op))
+    for (ccl::Collective op : ccl::all_collectives()) {
+        std::vector<std::string> algos = ccl::algorithms(op);
+        for (const std::string& a : ccl::fabric_algorithms(op)) algos.push_back(a);  // the fabric's own too
+        for (const std::string& algo : algos)
             for (abi::DataType t : {abi::kF32, abi::kI32})
                 for (uint64_t elements : {uint64_t(n), uint64_t(3000 * n + n / 2 + 1)}) {
                     ccl::OpRequest r;
@@ -427,6 +430,18 @@ void test_every_op_and_algorithm_over_the_fabric(void**) {
                     const std::string f = run_one(r, seed++, g_fabric.get());
                     if (!f.empty()) failures.push_back("fabric " + f);
                 }
+    }
+    // The fabric's own algorithms need the fabric: over the EDM they are refused by name.
+    {
+        ccl::OpRequest r;
+        r.op = ccl::Collective::kAllGather;
+        r.algo = "multicast";
+        r.bytes = 4096;
+        ++cases;
+        const std::string f = run_one(r, seed++);
+        if (f.find("runs on the fabric: use --transport fabric") == std::string::npos)
+            failures.push_back("multicast over the EDM was not refused by name: " + f);
+    }
     g_fabric.reset();
     ccl::OpRequest r;
     r.op = ccl::Collective::kAllReduce;

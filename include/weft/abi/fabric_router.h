@@ -138,4 +138,21 @@ struct FabricStreamEnd {
 };
 static_assert(sizeof(FabricStreamEnd) == 64, "FabricStreamEnd layout");
 
+// firmware/kernels/fabric_multicast's arguments: one block written by
+// multicast to a run of chips each way (a fabric-native all-gather or
+// broadcast), then a wait until this chip has received `expect` blocks.
+struct FabricMulticastArgs {
+    uint64_t connection[2];  // abi::FabricWorkerConnection forward, backward; 0: none
+    uint64_t src;            // this chip's block
+    uint64_t dst;            // where it lands on every chip reached (the same address on each)
+    uint64_t local_dst;      // where it lands on this chip (a local copy); 0: nowhere
+    uint64_t sem;            // in this core's L1, at the same address on every chip: +1 per block landed
+    uint32_t bytes;
+    uint32_t expect;         // blocks this chip waits for
+    uint8_t count[2];        // chips reached forward, backward (from the next one on)
+    uint16_t first_chip[2];  // the first of them, for reports
+    uint8_t pad[2];
+};
+static_assert(sizeof(FabricMulticastArgs) == 64 && kIsKernelArgs<FabricMulticastArgs>, "FabricMulticastArgs layout");
+
 }  // namespace weft::abi
