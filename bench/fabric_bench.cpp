@@ -255,6 +255,48 @@ std::string all_gather_table(Cluster& c, const std::vector<uint64_t>& sizes, con
     return t.str();
 }
 
+void shape_ring(Cluster& c, double gbps) {
+    for (uint32_t chip = 0; chip < c.size(); ++chip)
+        c.set_fault(chip, kEast, {{"bandwidth_gbps", gbps}, {"latency_us", 0}});
+}
+
+// Where the link is the bottleneck: every cable of the ring shaped to a rate
+// the host can keep up with on all eight at once, and to half of it (the
+// time must double, else the host is the bottleneck and the row says so).
+std::string shaped_all_gather_table(Cluster& c, uint64_t bytes) {
+    const double rates[2] = {0.05, 0.025};
+    struct Row {
+        std::string name, transport, algo;
+        double busbw[2] = {};
+    };
+    std::vector<Row> rows = {{"EDM ring", "edm", "ring"},
+                             {"fabric ring", "fabric", "ring"},
+                             {"fabric multicast", "fabric", "multicast"}};
+    for (int k = 0; k < 2; ++k) {
+        shape_ring(c, rates[k]);
+        for (Row& row : rows) {
+            std::fprintf(stderr, "\r  fabric bench: shaped %.3f GB/s, %s ...          ", rates[k], row.name.c_str());
+            ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+            o.transport = row.transport;
+            ccl::CollectiveRunner run(c, o);
+            row.busbw[k] = best_busbw(run, c, bytes, row.algo);
+        }
+    }
+    shape_ring(c, 0);
+    std::ostringstream t;
+    t.setf(std::ios::fixed);
+    t.precision(3);
+    t << "\nAll-gather of " << (bytes >> 20) << " MiB on ring8 with every cable shaped: busbw as a fraction of the link"
+      << " rate (the multicast uses both directions of each cable: its bus limit is 2x), and how much longer it took"
+      << " at half the rate (2.0: the link is the bottleneck)\n\n"
+      << "| algorithm | at " << rates[0] << " GB/s | at " << rates[1]
+      << " GB/s | time at half rate |\n|---|---|---|---|\n";
+    for (const Row& row : rows)
+        t << "| " << row.name << " | " << row.busbw[0] / rates[0] << " | " << row.busbw[1] / rates[1] << " | "
+          << row.busbw[0] / row.busbw[1] << "x" << (row.busbw[0] / row.busbw[1] < 1.8 ? " (host-bound)" : "") << " |\n";
+    return t.str();
+}
+
 }  // namespace
 
 int main() {
@@ -273,6 +315,7 @@ int main() {
         std::vector<uint64_t> sizes = {1ull << 20, 4ull << 20};
         if (!quick) sizes.insert(sizes.end(), {16ull << 20, 64ull << 20});
         std::printf("%s", all_gather_table(*cluster, sizes, results + "/fabric_all_gather.png").c_str());
+        std::printf("%s", shaped_all_gather_table(*cluster, quick ? (1ull << 20) : (4ull << 20)).c_str());
         std::fprintf(stderr, "\r%70s\r", "");
         return 0;
     } catch (const std::exception& e) {
