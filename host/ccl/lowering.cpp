@@ -170,7 +170,7 @@ private:
             const bool reduce = final_hop && x.reduce;
             const Span with = reduce && x.with.size() ? x.with.sub(off, len) : Span{};
             add_hop(hop, cables, k, direction(hop, pieces), from, to, reduce, with);
-            out_.bytes_on_links += len;
+            out_.bytes_on_links += len * routing_.cables_crossed(hop);
             from = to;
         }
     }

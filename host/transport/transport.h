@@ -51,6 +51,11 @@ public:
         (void)chip;
         return port;
     }
+    // Cables a message crosses making `hop` (the fabric's routers may take it over several).
+    virtual uint32_t cables_crossed(const Hop& hop) const {
+        (void)hop;
+        return 1;
+    }
 };
 
 // A stream of messages across one hop: a sender worker on (chip, port) feeds

@@ -32,6 +32,7 @@ public:
     uint32_t max_parallel() const override { return 1; }
     // One worker per router direction: every peer that way shares it.
     uint32_t worker_port(uint32_t chip, uint32_t port) const override;
+    uint32_t cables_crossed(const Hop& hop) const override { return fabric_.route(hop.from_chip, hop.to_chip).hops; }
 
 private:
     const FabricBuilder& fabric_;
@@ -57,6 +58,7 @@ public:
     const Hop& hop_at(uint32_t chip, uint32_t port) const override { return routing_.hop_at(chip, port); }
     uint32_t max_parallel() const override { return 1; }
     uint32_t worker_port(uint32_t chip, uint32_t port) const override { return routing_.worker_port(chip, port); }
+    uint32_t cables_crossed(const Hop& hop) const override { return routing_.cables_crossed(hop); }
 
     std::string name() const override { return "fabric"; }
     uint32_t message_bytes() const override { return options_.message_bytes; }
