@@ -1,0 +1,41 @@
+// L0 routing of a 2D fabric (the TT-Fabric spec's intra-mesh routing tables):
+// for every chip, the source route to every other chip of its mesh, as the
+// directions of the cables to take, dimension-ordered (X first, then Y).
+// Chips are numbered row-major, x + y * width; S is +y. On a torus a route
+// takes the shorter way round each dimension, the positive one (E, S) on a
+// tie. And the deadlock check the control plane runs on any table set: the
+// channel dependency graph must have no cycle.
+#pragma once
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+namespace weft::transport {
+
+struct Mesh2D {
+    uint32_t width = 1, height = 1;
+    bool torus = false;
+    uint32_t chips() const { return width * height; }
+};
+
+// "EES", "WWNN", ... ("" from a chip to itself). Throws weft::Error for a chip not in the mesh.
+std::string dor_route(const Mesh2D& mesh, uint32_t from, uint32_t to);
+// [src][dst]: every chip's table.
+std::vector<std::vector<std::string>> l0_tables(const Mesh2D& mesh);
+
+struct DependencyVerdict {
+    bool acyclic = true;
+    std::vector<std::string> cycle;  // the channels of one cycle, "chip 3 E vc0", when there is one
+};
+
+// The channel dependency graph of `tables` on `mesh`: a channel is a chip's
+// output cable in one direction on one VC; a packet holding one channel may
+// wait for the next of its route. With `datelines`, a packet moves to VC 1
+// when it crosses a dimension's wrap cable and back to VC 0 when it turns to
+// the other dimension (a dateline per dimension). Throws weft::Error for a
+// route that leaves the mesh or does not end at its destination.
+DependencyVerdict check_dependencies(const Mesh2D& mesh, const std::vector<std::vector<std::string>>& tables,
+                                     bool datelines);
+
+}  // namespace weft::transport
