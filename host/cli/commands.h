@@ -32,6 +32,7 @@ Command add_fault(CLI::App& weft, Globals& g);
 Command add_reset(CLI::App& weft, Globals& g);
 Command add_run(CLI::App& weft, Globals& g);
 Command add_bench(CLI::App& weft, Globals& g);
+Command add_routes(CLI::App& weft);
 Command add_help(CLI::App& weft);
 
 // --cluster C: a cluster file or name, checked as it is parsed.

@@ -41,7 +41,7 @@ refused() {
     check "$name: says '$text'" has "$TMP/out" "$text"
 }
 
-commands="up down status linktest link fault reset run bench help"
+commands="up down status linktest link fault reset run bench routes help"
 
 weft --help
 check "weft --help exits 0" test "$rc" -eq 0
@@ -118,6 +118,12 @@ refused "run --transport sideways" "--transport: 'sideways' is not edm or fabric
 refused "run the fabric's multicast over the EDM" \
     "--algo: all_gather's multicast algorithm runs on the fabric: add --transport fabric" run all_gather --algo multicast
 refused "run an unknown op" "OP: unknown op 'allreduce' (ops: all_gather" run allreduce
+refused "routes --chip past the cluster" "--chip: ring8 has no chip 99 (chips 0-7)" routes ring8 --chip 99
+weft routes mesh3x3
+check "weft routes mesh3x3 prints the seed's table" has "$TMP/out" "| 8 | WWNN | WNN | NN | WWN | WN | N | WW | W | - |"
+check "weft routes mesh3x3 says the graph is acyclic" has "$TMP/out" "channel dependency graph: acyclic"
+weft routes torus4x4 --json
+check "weft routes --json is JSON with the verdict" has "$TMP/out" '"acyclic": true'
 refused "run an unknown type" "--dtype: unknown data type 'f64'" run all_reduce --dtype f64
 refused "reset 2^32 + 3" "CHIP: must be a whole number from 0 to 4294967295, not '4294967299'" reset 4294967299
 refused "link 2^32" "CHIP: must be a whole number from 0 to 4294967295, not '4294967296'" link 4294967296 1 down

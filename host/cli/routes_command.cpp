@@ -1,0 +1,98 @@
+// weft routes CLUSTER [--chip N] [--json]: the 2D fabric's L0 routing tables
+// of every mesh of a cluster file (host/transport/fabric/routing2d.h), and
+// the control plane's deadlock verdict on them. Reads the file only: no
+// cluster starts.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/arguments.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "driver/cluster_file.h"
+#include "driver/paths.h"
+#include "transport/fabric/routing2d.h"
+
+namespace weft::cli {
+namespace {
+
+struct RoutesArgs {
+    std::string cluster;
+    uint32_t chip = 0;
+    const CLI::Option* chip_option = nullptr;
+    bool json = false;
+};
+
+transport::Mesh2D mesh_of(const MeshSpec& m) {
+    return {m.width, m.height, m.topology == "torus" || m.topology == "ring"};
+}
+
+void print_table(const MeshSpec& spec, const std::vector<std::vector<std::string>>& t, int only) {
+    const uint32_t n = spec.num_chips();
+    std::printf("mesh %u (%ux%u %s), chips %u-%u; row: a source chip's L0 table, X first then Y\n", spec.id, spec.width,
+                spec.height, spec.topology.c_str(), spec.first_chip, spec.first_chip + n - 1);
+    std::printf("| src\\dst |");
+    for (uint32_t b = 0; b < n; ++b) std::printf(" %u |", b);
+    std::printf("\n|---|");
+    for (uint32_t b = 0; b < n; ++b) std::printf("---|");
+    std::printf("\n");
+    for (uint32_t a = 0; a < n; ++a) {
+        if (only >= 0 && a != static_cast<uint32_t>(only)) continue;
+        std::printf("| %u |", a);
+        for (uint32_t b = 0; b < n; ++b) std::printf(" %s |", a == b ? "-" : t[a][b].c_str());
+        std::printf("\n");
+    }
+}
+
+int routes(const RoutesArgs& a) {
+    const ClusterSpec spec = load_cluster(paths::cluster_file(a.cluster), paths::load_built_board);
+    nlohmann::json out = nlohmann::json::array();
+    bool any_cycle = false;
+    if (a.chip_option && a.chip_option->count() && a.chip >= spec.num_chips)
+        throw UsageError("--chip: " + spec.name + " has no chip " + std::to_string(a.chip) + " (chips 0-" +
+                         std::to_string(spec.num_chips - 1) + ")");
+    for (const MeshSpec& m : spec.meshes) {
+        const transport::Mesh2D mesh = mesh_of(m);
+        const int only = a.chip_option && a.chip_option->count() ? static_cast<int>(a.chip) - int(m.first_chip) : -1;
+        if (a.chip_option && a.chip_option->count() && (only < 0 || only >= int(m.num_chips()))) continue;
+        const auto tables = transport::l0_tables(mesh);
+        const transport::DependencyVerdict v = transport::check_dependencies(mesh, tables, mesh.torus);
+        any_cycle |= !v.acyclic;
+        if (a.json) {
+            nlohmann::json rows = nlohmann::json::object();
+            for (uint32_t s = 0; s < m.num_chips(); ++s)
+                if (only < 0 || s == uint32_t(only)) rows[std::to_string(m.first_chip + s)] = tables[s];
+            out.push_back({{"mesh", m.id},
+                           {"shape", {m.width, m.height}},
+                           {"topology", m.topology},
+                           {"first_chip", m.first_chip},
+                           {"routes", rows},
+                           {"acyclic", v.acyclic},
+                           {"cycle", v.cycle}});
+            continue;
+        }
+        print_table(m, tables, only);
+        if (v.acyclic)
+            std::printf("channel dependency graph: acyclic%s\n\n", mesh.torus ? " (a dateline VC per dimension)" : "");
+        else
+            std::printf("channel dependency graph: CYCLE %s\n\n", nlohmann::json(v.cycle).dump().c_str());
+    }
+    if (a.json) std::printf("%s\n", out.dump(2).c_str());
+    return any_cycle ? kFailed : kOk;
+}
+
+}  // namespace
+
+Command add_routes(CLI::App& weft) {
+    CLI::App* cmd = weft.add_subcommand(
+        "routes", "the 2D fabric's L0 routing tables of a cluster file and their deadlock verdict (no cluster starts)");
+    auto a = std::make_shared<RoutesArgs>();
+    add_word(
+        *cmd, "CLUSTER", "", a->cluster, [](const std::string& name) { paths::cluster_file(name); },
+        "a cluster file or name")
+        ->required();
+    a->chip_option = add_whole(*cmd, "--chip", "N", a->chip, kIds, "only this chip's table");
+    cmd->add_flag("--json", a->json, "JSON for scripts");
+    return {cmd, [a] { return routes(*a); }};
+}
+
+}  // namespace weft::cli
