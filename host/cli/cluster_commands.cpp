@@ -28,7 +28,14 @@ int up(const std::string& cluster, const std::string& run_dir) {
 }
 
 int down(const std::string& run_dir) {
-    ControlClient c(run_dir);
+    std::unique_ptr<ControlClient> client;
+    try {
+        client = std::make_unique<ControlClient>(run_dir);
+    } catch (const NoClusterError&) {
+        std::printf("no cluster is up in %s: nothing to stop\n", run_dir.c_str());
+        return 0;  // the state asked for holds already
+    }
+    ControlClient& c = *client;
     const auto t0 = std::chrono::steady_clock::now();
     c.request({{"cmd", "shutdown"}});
     if (!c.wait_closed(20000)) throw Error("weft-bridge did not stop within 20 s (see " + run_dir + "/bridge.log)");

@@ -47,6 +47,7 @@ CommandLine::CommandLine() : app_(kAbout, "weft") {
     app_.require_subcommand(0, 1);
     app_.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // as it always was
     add_run_dir(app_, globals_.run_dir);
+    app_.set_version_flag("--version", std::string("weft ") + WEFT_VERSION_TEXT, "the version of weft, and exit");
     for (const Command& c :
          {add_up(app_, globals_), add_down(app_, globals_), add_status(app_, globals_), add_linktest(app_, globals_),
           add_link(app_, globals_), add_fault(app_, globals_), add_reset(app_, globals_), add_run(app_, globals_),
@@ -66,6 +67,8 @@ int CommandLine::run(int argc, char** argv) {
         app_.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
         return app_.exit(e);  // the help of the command it was given to
+    } catch (const CLI::CallForVersion& e) {
+        return app_.exit(e);  // prints the version, exit code 0
     } catch (const CLI::ParseError& e) {
         return refuse(message_of(e, app_, innermost()));
     }

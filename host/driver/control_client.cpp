@@ -26,7 +26,7 @@ ControlClient::ControlClient(const std::string& run_dir) : run_dir_(run_dir) {
     try {
         fd_ = net::connect_unix(sock);
     } catch (const Error&) {
-        throw Error("no cluster is up in " + run_dir + " (start one with 'weft up CLUSTER.yaml')");
+        throw NoClusterError("no cluster is up in " + run_dir + " (start one with 'weft up CLUSTER.yaml')");
     }
 }
 

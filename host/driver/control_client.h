@@ -6,11 +6,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/error.h"
+
 namespace weft {
+
+// Nothing answers on the run directory's control socket: no cluster is up there.
+class NoClusterError : public Error {
+public:
+    using Error::Error;
+};
 
 class ControlClient {
 public:
-    // Throws weft::Error telling the user to run `weft up` when no cluster is up.
+    // Throws NoClusterError telling the user to run `weft up` when no cluster is up.
     explicit ControlClient(const std::string& run_dir);
     ~ControlClient();
     ControlClient(const ControlClient&) = delete;

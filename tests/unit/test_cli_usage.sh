@@ -118,6 +118,12 @@ refused "run --transport sideways" "--transport: 'sideways' is not edm or fabric
 refused "run the fabric's multicast over the EDM" \
     "--algo: all_gather's multicast algorithm runs on the fabric: add --transport fabric" run all_gather --algo multicast
 refused "run an unknown op" "OP: unknown op 'allreduce' (ops: all_gather" run allreduce
+weft --version
+check "weft --version exits 0" test "$rc" -eq 0
+check "weft --version names the version" grep -qE "^weft [0-9]+\.[0-9]+\.[0-9]+" "$TMP/out"
+weft down --run-dir "$TMP/nothing-up"
+check "weft down with nothing up is not an error" test "$rc" -eq 0
+check "weft down with nothing up says so" has "$TMP/out" "nothing to stop"
 refused "routes --chip past the cluster" "--chip: ring8 has no chip 99 (chips 0-7)" routes ring8 --chip 99
 weft routes mesh3x3
 check "weft routes mesh3x3 prints the seed's table" has "$TMP/out" "| 8 | WWNN | WNN | NN | WWN | WN | N | WW | W | - |"
