@@ -79,12 +79,16 @@ void add_link_actions(CLI::App& fault, FaultArgs& a) {
         ->required();
     a.actions[mode] = [&a] { return faults({{"mode", a.mode}}); };
     CLI::App* shape = fault.add_subcommand("shape", "each direction at GB_PER_S, each frame LATENCY_US on the wire");
-    add_real(*shape, "GB_PER_S", a.gbps, 0, INFINITY, "GB/s each way (0: as fast as the bridge copies)")->required();
+    add_real(*shape, "GB_PER_S", a.gbps, 0, INFINITY,
+             "GB/s each way (0: as fast as the bridge copies; 0 alone: unshaped, the latency cleared too)")
+        ->required();
     const CLI::Option* latency =
         add_real(*shape, "LATENCY_US", a.latency_us, 0, INFINITY, "us per frame (default: unchanged)");
     a.actions[shape] = [&a, latency] {
         Change c = faults({{"bandwidth_gbps", a.gbps}});
         if (latency->count()) c.faults["latency_us"] = a.latency_us;
+        else if (a.gbps == 0)
+            c.faults["latency_us"] = 0.0;  // `shape 0` means unshaped, not "full speed plus the old latency"
         return c;
     };
 }

@@ -77,6 +77,9 @@ $WEFT fault 0 1 shape fast >"$TMP/out" 2>&1
 check "a shaping that is not a number is refused by name" has "$TMP/out" "weft fault shape: GB_PER_S: must be a number of at least 0, not 'fast'"
 $WEFT fault 0 1 shape 0 0 >"$TMP/out" 2>&1
 check "weft fault shape 0 0 lifts the shaping" has "$TMP/out" ", unshaped, mode ttlink"
+$WEFT fault 0 1 shape 0.05 5 >/dev/null 2>&1
+$WEFT fault 0 1 shape 0 >"$TMP/out" 2>&1
+check "weft fault shape 0 alone lifts the latency too" has "$TMP/out" ", unshaped, mode ttlink"
 $WEFT down >/dev/null 2>&1
 check "no chip left after the shaped cluster" no_chip_processes
 
