@@ -13,9 +13,6 @@ namespace {
 
 volatile uint32_t* word_at(uint64_t addr) { return reinterpret_cast<volatile uint32_t*>(addr); }
 
-// Has eth command number `cmd` completed? (modular: counters wrap)
-bool eth_done(uint32_t port, uint32_t cmd) { return static_cast<int32_t>(eth::completed(port) - cmd) > 0; }
-
 }  // namespace
 
 Edm::Edm(abi::EdmConfig& config) : config_(config), link_(*reinterpret_cast<abi::EdmLinkWords*>(config.link_words)) {
@@ -142,7 +139,7 @@ bool Edm::poll_sender(Channel& ch) {
     while (!ch.closing && ch.granted - ch.sent < n &&
            (config_.termination != abi::kEdmMessageCount || ch.granted < c.message_count)) {
         const uint32_t slot = ch.granted % n;
-        if (ch.granted >= n && !eth_done(config_.port, ch.eth_command[slot])) break;  // slot still on the wire
+        if (ch.granted >= n && !eth::done(config_.port, ch.eth_command[slot])) break;  // slot still on the wire
         hand_over(ch, ch.granted, slot);
         ++ch.granted;
         moved = true;
@@ -253,10 +250,6 @@ void Edm::publish(uint32_t i) {
     st.taken = ch.taken;
     st.sent_or_released = sender ? ch.sent : ch.released;
     st.done = ch.done;
-}
-
-bool Edm::tx_room(uint32_t commands) const {
-    return eth::issued(config_.port) - eth::completed(config_.port) + commands <= eth::queue_capacity();
 }
 
 template <typename Ready>

@@ -17,6 +17,7 @@
 #pragma once
 #include <stdint.h>
 
+#include "hal/eth.h"
 #include "weft/abi/edm.h"
 
 namespace weft::edm {
@@ -50,9 +51,7 @@ private:
     bool poll_sender(Channel& ch);
     bool poll_receiver(Channel& ch);
     bool sender_finished(const Channel& ch) const;
-    // Room on the port's TX ring for `commands` more: the EDM never blocks in
-    // a full ring, where no timeout of its own could run.
-    bool tx_room(uint32_t commands) const;
+    bool tx_room(uint32_t commands) const { return eth::has_room(config_.port, commands); }
     // Waits for `ready`, but no longer than the progress timeout allows since
     // `since` (mtime); false when the time ran out.
     template <typename Ready>

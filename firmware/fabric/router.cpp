@@ -12,7 +12,7 @@ namespace {
 
 volatile uint32_t* word_at(uint64_t addr) { return reinterpret_cast<volatile uint32_t*>(addr); }
 
-// Counters wrap: has the device completed every command numbered below `mark`?
+// Counters wrap: has the NoC completed every command numbered below `mark`?
 bool reached(uint32_t completed, uint32_t mark) { return static_cast<int32_t>(completed - mark) >= 0; }
 
 uint64_t slot_of(const abi::FabricRing& r, uint32_t slot_size, uint32_t n) {
@@ -57,10 +57,6 @@ Router::Router(abi::FabricRouterConfig& config)
 
 uint64_t Router::peer_word(const volatile uint32_t* word) const {
     return config_.peer_link_words + (reinterpret_cast<uint64_t>(word) - config_.link_words);
-}
-
-bool Router::tx_room(uint32_t commands) const {
-    return eth::issued(config_.port) - eth::completed(config_.port) + commands <= eth::queue_capacity();
 }
 
 bool Router::poll() {
@@ -126,8 +122,7 @@ bool Router::send_head(Sender& s, uint64_t now) {
 // Slots whose bytes are on the wire go back to their writer, all in one increment.
 bool Router::free_sent(Sender& s) {
     const uint32_t before = s.freed;
-    const uint32_t done = eth::completed(config_.port);
-    while (s.freed < s.sent && reached(done, s.eth_command[s.freed % s.ring->slots] + 1)) ++s.freed;
+    while (s.freed < s.sent && eth::done(config_.port, s.eth_command[s.freed % s.ring->slots])) ++s.freed;
     if (s.freed == before) return false;
     // A lane's writer says where its counter is when it opens the lane.
     noc::semaphore_inc(*reinterpret_cast<const volatile uint64_t*>(&s.ring->freed), s.freed - before);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "fabric/route.h"
+#include "hal/eth.h"
 #include "weft/abi/control_protocol.h"
 #include "weft/abi/fabric_router.h"
 
@@ -69,7 +70,7 @@ private:
     // the timeout; true if it should be dropped.
     bool overdue(uint32_t channel, uint64_t since, uint64_t now, bool& reported, const abi::FabricPacketHeader& h,
                  volatile uint32_t& stuck_us);
-    bool tx_room(uint32_t commands) const;
+    bool tx_room(uint32_t commands) const { return eth::has_room(config_.port, commands); }
     uint64_t peer_word(const volatile uint32_t* word) const;
     abi::FabricPacketHeader& header_at(uint64_t slot) const {
         return *reinterpret_cast<abi::FabricPacketHeader*>(slot);

@@ -15,6 +15,14 @@ uint32_t issued(uint32_t port);
 uint32_t completed(uint32_t port);
 // Commands a port holds queued: with fewer outstanding, a send does not wait for room.
 uint32_t queue_capacity();
+// Room on the port's queue for `commands` more, so a send does not wait:
+// firmware that must never block in a full queue (where no timeout of its
+// own could run: the EDM, a fabric router) asks first.
+inline bool has_room(uint32_t port, uint32_t commands) {
+    return issued(port) - completed(port) + commands <= queue_capacity();
+}
+// Has command number `cmd` (issued()'s value before it was sent) completed? Counters wrap.
+inline bool done(uint32_t port, uint32_t cmd) { return static_cast<int32_t>(completed(port) - cmd) > 0; }
 void wait_tx_idle(uint32_t port);
 bool link_up(uint32_t port);
 // Panics (FAULT naming the port and command) if the port refused a command,
