@@ -201,32 +201,29 @@ SmallOp small_op(ccl::CollectiveRunner& run, Cluster& c) {
     return s;
 }
 
+// Over one transport: the 1 KiB all-reduce, then each all-gather algorithm at every size.
+std::vector<std::vector<double>> over(Cluster& c, const std::string& transport, const std::vector<uint64_t>& sizes,
+                                      const std::vector<std::string>& algos, SmallOp& small) {
+    ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+    o.transport = transport;
+    ccl::CollectiveRunner run(c, o);
+    std::fprintf(stderr, "\r  fabric bench: 1 KiB all-reduce over the %s ...          ", transport.c_str());
+    small = small_op(run, c);
+    std::vector<std::vector<double>> busbw(algos.size());
+    for (uint64_t s : sizes) {
+        std::fprintf(stderr, "\r  fabric bench: all-gather %llu KiB over the %s ...   ", (unsigned long long)s >> 10,
+                     transport.c_str());
+        for (size_t a = 0; a < algos.size(); ++a) busbw[a].push_back(best_busbw(run, c, s, algos[a]));
+    }
+    return busbw;
+}
+
 std::string all_gather_table(Cluster& c, const std::vector<uint64_t>& sizes, const std::string& png) {
-    std::vector<double> edm, fabric, multicast;
     SmallOp small_edm, small_fabric;
-    {
-        ccl::CollectiveRunner run(c);
-        std::fprintf(stderr, "\r  fabric bench: 1 KiB all-reduce over the EDM ...          ");
-        small_edm = small_op(run, c);
-        for (uint64_t s : sizes) {
-            std::fprintf(stderr, "\r  fabric bench: all-gather %llu KiB over the EDM ...   ",
-                         (unsigned long long)s >> 10);
-            edm.push_back(best_busbw(run, c, s));
-        }
-    }
-    {
-        ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
-        o.transport = "fabric";
-        ccl::CollectiveRunner run(c, o);
-        std::fprintf(stderr, "\r  fabric bench: 1 KiB all-reduce over the fabric ...       ");
-        small_fabric = small_op(run, c);
-        for (uint64_t s : sizes) {
-            std::fprintf(stderr, "\r  fabric bench: all-gather %llu KiB over the fabric ...",
-                         (unsigned long long)s >> 10);
-            fabric.push_back(best_busbw(run, c, s));
-            multicast.push_back(best_busbw(run, c, s, "multicast"));
-        }
-    }
+    const std::vector<double> edm = over(c, "edm", sizes, {"ring"}, small_edm)[0];
+    const auto on_fabric = over(c, "fabric", sizes, {"ring", "multicast"}, small_fabric);
+    const std::vector<double>& fabric = on_fabric[0];
+    const std::vector<double>& multicast = on_fabric[1];
     std::ostringstream t;
     t.setf(std::ios::fixed);
     t.precision(4);

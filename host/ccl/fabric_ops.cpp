@@ -14,9 +14,7 @@ using transport::FabricDirection;
 // The chips a multicast from `chip` reaches each way: all of a line's chips
 // on either side; on a ring, half of the others forward and the rest backward.
 std::pair<uint32_t, uint32_t> reach(const transport::FabricBuilder& f, uint32_t chip) {
-    const std::vector<uint32_t>& order = f.order();
-    const uint32_t n = static_cast<uint32_t>(order.size());
-    const uint32_t p = static_cast<uint32_t>(std::find(order.begin(), order.end(), chip) - order.begin());
+    const uint32_t n = static_cast<uint32_t>(f.order().size()), p = f.position(chip);
     if (!f.ring()) return {n - 1 - p, p};
     const uint32_t forward = n / 2;
     return {forward, n - 1 - forward};
@@ -24,8 +22,7 @@ std::pair<uint32_t, uint32_t> reach(const transport::FabricBuilder& f, uint32_t 
 
 uint32_t neighbour(const transport::FabricBuilder& f, uint32_t chip, FabricDirection d) {
     const std::vector<uint32_t>& order = f.order();
-    const uint32_t n = static_cast<uint32_t>(order.size());
-    const uint32_t p = static_cast<uint32_t>(std::find(order.begin(), order.end(), chip) - order.begin());
+    const uint32_t n = static_cast<uint32_t>(order.size()), p = f.position(chip);
     return order[(d == FabricDirection::kForward ? p + 1 : p + n - 1) % n];
 }
 

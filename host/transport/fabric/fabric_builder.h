@@ -67,6 +67,8 @@ public:
     void write_router(ChipWriter& memory, size_t r) const;
     // The router of `chip` toward `direction`, or -1 (a line's end).
     int router_index(uint32_t chip, FabricDirection direction) const;
+    // Where `chip` stands in the order; throws weft::Error for a chip not in the fabric.
+    uint32_t position(uint32_t chip) const;
 
     // How a packet gets from one chip to another: the shorter way round on a
     // ring (forward on a tie). Throws weft::Error for a chip not in the fabric.
@@ -78,7 +80,6 @@ public:
                      uint32_t worker_core) const;
 
 private:
-    uint32_t position(uint32_t chip) const;
     void place(FabricRouterPlan& r) const;
     void link(FabricRouterPlan& r, const FabricRouterPlan* peer, FabricRouterPlan* opposite, bool dateline) const;
 

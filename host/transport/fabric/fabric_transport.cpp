@@ -54,12 +54,11 @@ std::string FabricTransport::cannot_connect(const StreamSpec& s) const {
     } catch (const Error& e) {
         return what + ": " + e.what();
     }
-    const std::vector<uint32_t> workers = board_.cores_with_role(CoreRole::kWorker);
     for (uint32_t core : {s.sender_core, s.receiver_core}) {
-        const auto it = std::find(workers.begin(), workers.end(), core);
-        if (it == workers.end())
+        const uint32_t lane = lane_of(core);
+        if (lane == board_.cores_with_role(CoreRole::kWorker).size())
             return what + ": core " + std::to_string(core) + " is not a worker core of board " + board_.name;
-        if (uint32_t(it - workers.begin()) >= fabric_.options().lanes)
+        if (lane >= fabric_.options().lanes)
             return what + ": worker core " + std::to_string(core) + " has no lane of its own on the routers (" +
                    std::to_string(fabric_.options().lanes) + " lanes)";
     }
@@ -69,12 +68,15 @@ std::string FabricTransport::cannot_connect(const StreamSpec& s) const {
 uint64_t FabricTransport::connection(uint32_t chip, uint32_t core, uint32_t peer) {
     const FabricDirection d = fabric_.route(chip, peer).direction;
     uint64_t& at = connections_[{chip, core, static_cast<uint32_t>(d)}];
-    if (!at) {
-        const std::vector<uint32_t> workers = board_.cores_with_role(CoreRole::kWorker);
-        const uint32_t lane = static_cast<uint32_t>(std::find(workers.begin(), workers.end(), core) - workers.begin());
-        at = fabric_.connect(image_, mem_, chip, d, lane, core);
-    }
+    if (!at) at = fabric_.connect(image_, mem_, chip, d, lane_of(core), core);
     return at;
+}
+
+// A worker core's lane on every router: its index among the board's worker
+// cores (their count if it is none of them).
+uint32_t FabricTransport::lane_of(uint32_t core) const {
+    const std::vector<uint32_t> workers = board_.cores_with_role(CoreRole::kWorker);
+    return static_cast<uint32_t>(std::find(workers.begin(), workers.end(), core) - workers.begin());
 }
 
 uint64_t FabricTransport::place_end(uint32_t chip, uint32_t core, const abi::FabricStreamEnd& end) {

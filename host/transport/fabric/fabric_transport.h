@@ -70,6 +70,7 @@ public:
 private:
     // This worker's connection to its router toward `peer`: one per core and direction.
     uint64_t connection(uint32_t chip, uint32_t core, uint32_t peer);
+    uint32_t lane_of(uint32_t core) const;
     uint64_t place_end(uint32_t chip, uint32_t core, const abi::FabricStreamEnd& end);
 
     const FabricBuilder& fabric_;
