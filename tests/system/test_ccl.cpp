@@ -369,6 +369,14 @@ void test_bad_requests_are_refused(void**) {
     } catch (const Error& e) {
         assert_non_null(strstr(e.what(), "unknown op 'allreduce'"));
     }
+    ccl::RunnerOptions o;
+    o.transport = "pigeon";
+    try {
+        ccl::CollectiveRunner run(*g_cluster, o);
+        fail_msg("a runner over an unknown transport was made");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "unknown transport 'pigeon': edm or fabric"));
+    }
 }
 
 // An op that fails (a cable pulled for good, so the op misses its deadline)

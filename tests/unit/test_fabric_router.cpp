@@ -5,11 +5,13 @@
 #include <stdlib.h>
 
 #include <cstring>
+#include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "fabric_model.h"
 #include "weft/abi/control_protocol.h"
 
@@ -316,6 +318,55 @@ void test_without_the_dateline_the_ring_deadlocks(void**) {
     assert_true(timeouts > 0);
 }
 
+std::string builder_error(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+#define EXPECT_REFUSED(what, text)                                                                       \
+    do {                                                                                                 \
+        const std::string msg = builder_error([&] { what; });                                            \
+        if (msg.find(text) == std::string::npos) fail_msg("expected '%s', got '%s'", text, msg.c_str()); \
+    } while (0)
+
+// Bad fabrics and bad connections are refused, each naming the problem.
+void test_the_builder_refuses_bad_fabrics(void**) {
+    FabricModel m("line4", false, small_options());
+    const BoardInfo& board = m.cluster().spec().board;
+    const std::vector<uint32_t> order = {0, 1, 2, 3};
+    const std::vector<transport::Hop> cables = {{0, 1, 1, 3}, {1, 1, 2, 3}, {2, 1, 3, 3}};
+    using transport::FabricBuilder;
+    transport::FabricOptions o = small_options();
+    o.slots = 0;
+    EXPECT_REFUSED(FabricBuilder(board, order, cables, false, o), "fabric slots must be 1-64, not 0");
+    o = small_options();
+    o.slot_size = 100;
+    EXPECT_REFUSED(FabricBuilder(board, order, cables, false, o), "a multiple of 64 above the 64-byte header");
+    o = small_options();
+    o.lanes = 5;
+    EXPECT_REFUSED(FabricBuilder(board, order, cables, false, o), "fabric worker lanes must be 1-4, not 5");
+    EXPECT_REFUSED(FabricBuilder(board, {0, 1}, {{0, 1, 1, 3}, {1, 1, 0, 3}}, true, small_options()),
+                   "a fabric ring needs at least three chips");
+    EXPECT_REFUSED(FabricBuilder(board, {0, 1, 0}, {cables[0], {1, 1, 0, 3}}, false, small_options()),
+                   "chip 0 appears twice");
+    EXPECT_REFUSED(FabricBuilder(board, order, {cables[0], cables[1]}, false, small_options()),
+                   "needs 3 cables, not 2");
+    EXPECT_REFUSED(FabricBuilder(board, order, {{0, 1, 2, 3}, cables[1], cables[2]}, false, small_options()),
+                   "fabric cable 0 joins chip 0 to chip 2, not chip 0 to chip 1");
+    const FabricBuilder& f = m.fabric();
+    transport::L1Allocator l1(board);
+    EXPECT_REFUSED(f.connect(m.cluster(), l1, 3, FabricDirection::kForward, 0, 4),
+                   "chip 3 ends the fabric's line: it has no router forward");
+    EXPECT_REFUSED(f.connect(m.cluster(), l1, 0, FabricDirection::kForward, 2, 4), "fabric lane 2 does not exist");
+    EXPECT_REFUSED(f.connect(m.cluster(), l1, 0, FabricDirection::kForward, 0, 1),
+                   "chip 0 core 1 is not a worker core");
+    EXPECT_REFUSED(f.route(0, 9), "chip 9 is not in the fabric");
+}
+
 }  // namespace
 
 int main() {
@@ -329,6 +380,7 @@ int main() {
         cmocka_unit_test(test_random_packets_arrive_exactly_once),
         cmocka_unit_test(test_dateline_vc_keeps_a_saturated_ring_moving),
         cmocka_unit_test(test_without_the_dateline_the_ring_deadlocks),
+        cmocka_unit_test(test_the_builder_refuses_bad_fabrics),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
