@@ -151,7 +151,7 @@ void Bridge::stop() {
     for (auto& chip : chips_) chip->terminate(2000);
 }
 
-void Bridge::wake_cores(uint32_t id, bool touched) {
+void Bridge::wake_cores(uint32_t id, const Touched& touched) {
     ChipProcess& chip = *chips_[id];
     if (!chip.alive()) return;
     const uint32_t cores = doorbells_[id].cores_to_ring(chip.control(), chip.memory(),
@@ -194,13 +194,13 @@ void Bridge::engine_loop(uint32_t spin_passes, long nap_us) {
     const uint32_t n = static_cast<uint32_t>(chips_.size());
     doorbells_.assign(n, Doorbell{});
     for (uint32_t i = 0; i < n; ++i) doorbells_[i].reset(chips_[i]->control());
-    std::vector<char> touched(n, 0);
+    std::vector<Touched> touched(n);
     uint64_t last_heartbeat = 0, last_console = 0, last_work = now_ms();
     uint32_t idle_passes = 0;
     bool last_look = false;  // the pass made after announcing the deep sleep
     while (running_) {
         bool work = false;
-        std::fill(touched.begin(), touched.end(), 0);
+        std::fill(touched.begin(), touched.end(), Touched{});
         uint64_t now = 0;
         for (uint32_t i = 0; i < n; ++i) {
             work |= devices_->serve_chip(i, touched);
@@ -217,7 +217,7 @@ void Bridge::engine_loop(uint32_t spin_passes, long nap_us) {
         }
         // Chips served before a later chip's Ethernet touched them.
         for (uint32_t i = 0; i < n; ++i)
-            if (touched[i]) wake_cores(i, true);
+            if (touched[i].any()) wake_cores(i, touched[i]);
         ++passes_;
         if (now - last_console >= 20) {
             last_console = now;

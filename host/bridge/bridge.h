@@ -50,7 +50,7 @@ public:
 private:
     void engine_loop(uint32_t spin_passes, long nap_us);
     // Rings the chip's doorbell if a core sleeps on it or a launch awaits.
-    void wake_cores(uint32_t chip, bool touched);
+    void wake_cores(uint32_t chip, const Touched& touched);
     // Blocks until a core or the driver wakes the engine (true), or timeout_us.
     bool sleep_until_woken(long timeout_us);
 

@@ -7,39 +7,51 @@ ClusterDevices::ClusterDevices(const ClusterSpec& spec, std::vector<DeviceChip*>
     for (size_t i = 0; i < chips_.size(); ++i) counters_.push_back(std::make_unique<DeviceCounters>());
 }
 
-bool ClusterDevices::serve_cores(uint32_t id) {
+bool ClusterDevices::serve_cores(uint32_t id, Touched& touched) {
     abi::ChipControlBlock& cb = chips_[id]->control();
     const ChipMemory& mem = chips_[id]->memory();
     DeviceCounters& counters = *counters_[id];
-    uint32_t work = 0;
+    CoreTouches writes{&spec_.board};
+    bool work = false;
     for (uint32_t c = 0; c < spec_.board.cores.size(); ++c) {
-        work += run_noc_ring(mem, spec_.board, cb.noc[c], kBudget, counters);
-        work += run_math_ring(mem, cb.math[c], kBudget, counters);
+        // A core whose ring advanced may wait for room or for its commands' end.
+        if (run_noc_ring(mem, spec_.board, cb.noc[c], kBudget, counters, &writes) +
+            run_math_ring(mem, cb.math[c], kBudget, counters, &writes)) {
+            touched.cores |= 1u << c;
+            work = true;
+        }
     }
-    return work != 0;
+    touched.cores |= writes.cores;
+    return work;
 }
 
-bool ClusterDevices::serve_ports(uint32_t id, std::vector<char>& touched) {
+bool ClusterDevices::serve_ports(uint32_t id, std::vector<Touched>& touched) {
     bool work = false;
     for (uint32_t p = 0; p < spec_.board.ports.size(); ++p) {
         if (!ethernet_.run_port(id, p, kBudget)) continue;
         work = true;
-        touched[id] = 1;
-        const int peer = ethernet_.peer_chip(id, p);
-        if (peer >= 0) touched[peer] = 1;
+        // The port's ERISC core drives its ring; a worker may too (eth waits name the port).
+        touched[id] |= Touched{1u << spec_.board.ports[p].core, 1u << p};
+        // The far end's ring may advance too (acknowledgements); frames
+        // landing there are collected below, by the cores they land in.
+        const int li = ethernet_.link_index(id, p);
+        if (li < 0) continue;  // no cable: its commands were refused
+        const Link& link = *ethernet_.links()[li];
+        const PortRef& far = link.end[1 - link.side(id, p)];
+        touched[far.chip] |= Touched{1u << spec_.board.ports[far.port].core, 1u << far.port};
     }
+    for (uint32_t c = 0; c < chips_.size(); ++c) touched[c].cores |= ethernet_.take_landed(c);
     return work;
 }
 
-bool ClusterDevices::serve_chip(uint32_t id, std::vector<char>& touched) {
+bool ClusterDevices::serve_chip(uint32_t id, std::vector<Touched>& touched) {
     if (!chips_[id]->alive()) return false;
-    const bool cores = serve_cores(id);
-    if (cores) touched[id] = 1;
+    const bool cores = serve_cores(id, touched[id]);
     return serve_ports(id, touched) || cores;
 }
 
 bool ClusterDevices::serve_all() {
-    std::vector<char> touched(chips_.size(), 0);
+    std::vector<Touched> touched(chips_.size());
     bool work = false;
     for (uint32_t i = 0; i < chips_.size(); ++i) work |= serve_chip(i, touched);
     return work;

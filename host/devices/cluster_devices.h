@@ -24,9 +24,9 @@ public:
     ClusterDevices(const ClusterSpec& spec, std::vector<DeviceChip*> chips,
                    Ethernet::Clock now_us = Ethernet::steady_now_us);
 
-    // Executes the chip's queued device commands; marks in `touched` (one entry
-    // per chip) every chip whose memory or rings they changed. True if any ran.
-    bool serve_chip(uint32_t chip, std::vector<char>& touched);
+    // Executes the chip's queued device commands; adds to `touched` (one entry
+    // per chip) what they changed on every chip. True if any ran.
+    bool serve_chip(uint32_t chip, std::vector<Touched>& touched);
     // Every chip once, in order. True if any command ran.
     bool serve_all();
 
@@ -36,8 +36,8 @@ public:
     const DeviceCounters& counters(uint32_t chip) const { return *counters_[chip]; }
 
 private:
-    bool serve_cores(uint32_t chip);
-    bool serve_ports(uint32_t chip, std::vector<char>& touched);
+    bool serve_cores(uint32_t chip, Touched& touched);
+    bool serve_ports(uint32_t chip, std::vector<Touched>& touched);
 
     const ClusterSpec& spec_;
     std::vector<DeviceChip*> chips_;

@@ -17,6 +17,38 @@ struct DeviceCounters {
     std::atomic<uint64_t> doorbell_rings{0};  // each wakes the chip's QEMU: its cost per op shows here
 };
 
+// Which cores a pass of the devices touched: whose L1 they wrote into. A core
+// asleep on its own device work is rung only when this names it
+// (devices/doorbell.h); a write outside every core's L1 (DRAM, the control
+// block) names every core, since any of them may wait on it.
+struct CoreTouches {
+    const BoardInfo* board = nullptr;
+    uint32_t cores = 0;
+    void write(uint64_t addr, uint64_t len) {
+        for (uint32_t c = 0; c < board->cores.size(); ++c)
+            if (board->cores[c].l1.contains(addr, len)) {
+                cores |= 1u << c;
+                return;
+            }
+        cores = ~0u;
+    }
+};
+
+// What the devices changed on one chip in a pass: the cores whose L1 they
+// wrote or whose NoC/math rings they advanced, and the Ethernet ports whose
+// command rings they advanced.
+struct Touched {
+    uint32_t cores = 0;
+    uint32_t ports = 0;
+    bool any() const { return cores | ports; }
+    static Touched everything() { return {~0u, ~0u}; }
+    Touched& operator|=(const Touched& o) {
+        cores |= o.cores;
+        ports |= o.ports;
+        return *this;
+    }
+};
+
 // Consumer side of a command ring: executes up to `budget` commands in order.
 // exec returns abi::kRingOk or the RingError that stops the ring (sticky, so
 // the producer sees it and reports instead of waiting forever).
@@ -53,8 +85,10 @@ uint32_t consume_ring(Ring& ring, uint32_t budget, Exec exec) {
     return done;
 }
 
+// `touches`, if given, collects the cores whose L1 the commands wrote.
 uint32_t run_noc_ring(const ChipMemory& mem, const BoardInfo& board, abi::NocRing& ring, uint32_t budget,
-                      DeviceCounters& counters);
-uint32_t run_math_ring(const ChipMemory& mem, abi::MathRing& ring, uint32_t budget, DeviceCounters& counters);
+                      DeviceCounters& counters, CoreTouches* touches = nullptr);
+uint32_t run_math_ring(const ChipMemory& mem, abi::MathRing& ring, uint32_t budget, DeviceCounters& counters,
+                       CoreTouches* touches = nullptr);
 
 }  // namespace weft

@@ -4,11 +4,25 @@ namespace weft {
 namespace {
 
 // A wake-up that finds nothing to do costs the host as much as one that does.
-bool wait_may_be_over(const ChipMemory& mem, const abi::HartStatus& st) {
-    if (st.wait_kind != abi::kWaitSemaphore) return true;
-    const auto* sem = reinterpret_cast<const uint32_t*>(mem.at(st.wait_addr, 4));
-    // semaphore_wait waits for ==, semaphore_wait_min for >=: >= covers both.
-    return !sem || __atomic_load_n(sem, __ATOMIC_ACQUIRE) >= st.wait_value;
+bool wait_may_be_over(const ChipMemory& mem, const abi::HartStatus& st, uint32_t core, const Touched& t) {
+    const auto word = [&] { return reinterpret_cast<const uint32_t*>(mem.at(st.wait_addr, 4)); };
+    switch (st.wait_kind) {
+        case abi::kWaitSemaphore: {
+            // semaphore_wait waits for ==, semaphore_wait_min for >=: >= covers both.
+            const uint32_t* sem = word();
+            return t.any() && (!sem || __atomic_load_n(sem, __ATOMIC_ACQUIRE) >= st.wait_value);
+        }
+        case abi::kWaitWord: {
+            const uint32_t* w = word();
+            return t.any() && (!w || __atomic_load_n(w, __ATOMIC_ACQUIRE) == st.wait_value);
+        }
+        // Launches ring for themselves (below); the idle hart on watch hears
+        // the chip's line whoever a ring is for.
+        case abi::kWaitLaunch: return false;
+        case abi::kWaitEthRing: return (t.cores >> core & 1) || (st.wait_addr < 32 && (t.ports >> st.wait_addr & 1));
+        case abi::kWaitNone: return t.any();
+        default: return t.cores >> core & 1;
+    }
 }
 
 }  // namespace
@@ -21,13 +35,14 @@ void Doorbell::reset(const abi::ChipControlBlock& cb) {
     }
 }
 
-uint32_t Doorbell::cores_to_ring(const abi::ChipControlBlock& cb, const ChipMemory& mem, uint32_t cores, bool touched) {
+uint32_t Doorbell::cores_to_ring(const abi::ChipControlBlock& cb, const ChipMemory& mem, uint32_t cores,
+                                 const Touched& touched) {
     uint32_t ring = 0;
     for (uint32_t c = 0; c < cores && c < abi::kMaxCores; ++c) {
         const abi::HartStatus& st = cb.hart[c];
         // A sleeper re-arms with a new odd number each time it sleeps.
         const uint32_t bell = cb.doorbell[c].seq;
-        if (touched && abi::doorbell_armed(bell) && bell != rung_[c] && wait_may_be_over(mem, st)) {
+        if (abi::doorbell_armed(bell) && bell != rung_[c] && wait_may_be_over(mem, st, c, touched)) {
             rung_[c] = bell;
             ring |= 1u << c;
         }

@@ -1,12 +1,15 @@
 // Which cores of a chip the bridge's doorbell is for (firmware/hal/wake.h):
-// a core sleeping on a device it just touched, each sleep rung once, and a
-// semaphore wait only once the semaphore got where it waits for; a core a
+// a core sleeping on what the devices just changed, each sleep rung once: a
+// semaphore or word wait only once the word got where it waits for, an eth
+// ring wait when its port's ring moved, any other wait (an EDM, a router, a
+// NoC or math ring) when its own L1 or rings changed; a core
 // launch is posted for, each launch rung once; a core the host asked to ring
 // (HostArea::ring), each request rung once.
 #pragma once
 #include <stdint.h>
 
 #include "devices/chip_memory.h"
+#include "devices/devices.h"
 #include "weft/abi/control_block.h"
 
 namespace weft {
@@ -16,9 +19,10 @@ public:
     // The launches already in the mailboxes are not rung for.
     void reset(const abi::ChipControlBlock& cb);
     // The cores to ring (bit c: core c) among the first `cores`, 0 when nobody
-    // needs a ring. `touched`: the devices changed this chip's memory or rings
-    // since the last call.
-    uint32_t cores_to_ring(const abi::ChipControlBlock& cb, const ChipMemory& mem, uint32_t cores, bool touched);
+    // needs a ring. `touched`: what the devices changed on this chip since the
+    // last call.
+    uint32_t cores_to_ring(const abi::ChipControlBlock& cb, const ChipMemory& mem, uint32_t cores,
+                           const Touched& touched);
 
 private:
     uint32_t rung_[abi::kMaxCores] = {};         // HartDoorbell::seq last rung for

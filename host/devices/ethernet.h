@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "devices/device_chip.h"
+#include "devices/devices.h"
 #include "devices/tt_link_cable.h"
 #include "driver/cluster_file.h"
 
@@ -57,6 +58,8 @@ public:
     // A plugged cable still has frames to deliver or acknowledge: its
     // retransmit timer needs the engine awake (a pulled one waits for a plug).
     bool in_flight() const;
+    // The cores of `chip` whose L1 frames landed in since the last call.
+    uint32_t take_landed(uint32_t chip);
 
 private:
     // Where a port's ring stands between head (completed) and tail (queued).
@@ -75,9 +78,10 @@ private:
     std::vector<DeviceChip*> chips_;
     Clock now_us_;
     std::vector<std::unique_ptr<Link>> links_;
-    std::vector<int> link_of_port_;  // chip * kMaxPorts + port -> link index or -1
-    std::vector<TxPort> tx_;         // chip * kMaxPorts + port
-    uint32_t frame_payload_;         // payload bytes per frame: the link model's mtu
+    std::vector<int> link_of_port_;    // chip * kMaxPorts + port -> link index or -1
+    std::vector<TxPort> tx_;           // chip * kMaxPorts + port
+    uint32_t frame_payload_;           // payload bytes per frame: the link model's mtu
+    std::vector<CoreTouches> landed_;  // per chip
 };
 
 }  // namespace weft

@@ -7,7 +7,11 @@
 namespace weft {
 namespace {
 
-uint32_t exec_noc(const ChipMemory& mem, const BoardInfo& board, const abi::NocCommand& c, DeviceCounters& counters) {
+uint32_t exec_noc(const ChipMemory& mem, const BoardInfo& board, const abi::NocCommand& c, DeviceCounters& counters,
+                  CoreTouches* touches) {
+    auto touch = [&](uint64_t addr, uint64_t len) {
+        if (touches) touches->write(addr, len);
+    };
     auto word = [&](uint64_t addr) -> uint32_t* {
         return (addr & 3) ? nullptr : reinterpret_cast<uint32_t*>(mem.at(addr, 4));
     };
@@ -16,6 +20,7 @@ uint32_t exec_noc(const ChipMemory& mem, const BoardInfo& board, const abi::NocC
         uint8_t* d = mem.at(dst, c.len);
         if (!s || !d) return abi::kRingBadAddress;
         memmove(d, s, c.len);
+        touch(dst, c.len);
         counters.noc_bytes += c.len;
         return abi::kRingOk;
     };
@@ -27,6 +32,7 @@ uint32_t exec_noc(const ChipMemory& mem, const BoardInfo& board, const abi::NocC
             if (!sem) return abi::kRingBadAddress;
             if (uint32_t e = copy(c.src, c.dst)) return e;
             __atomic_fetch_add(sem, c.value, __ATOMIC_RELEASE);
+            touch(c.sem, 4);
             return abi::kRingOk;
         }
         case abi::kNocSemInc:
@@ -37,6 +43,7 @@ uint32_t exec_noc(const ChipMemory& mem, const BoardInfo& board, const abi::NocC
             if (c.op == abi::kNocSemInc) __atomic_fetch_add(w, c.value, __ATOMIC_RELEASE);
             else
                 __atomic_store_n(w, c.value, __ATOMIC_RELEASE);
+            touch(c.dst, 4);
             return abi::kRingOk;
         }
         case abi::kNocMulticast: {
@@ -56,10 +63,10 @@ uint32_t exec_noc(const ChipMemory& mem, const BoardInfo& board, const abi::NocC
 }  // namespace
 
 uint32_t run_noc_ring(const ChipMemory& mem, const BoardInfo& board, abi::NocRing& ring, uint32_t budget,
-                      DeviceCounters& counters) {
+                      DeviceCounters& counters, CoreTouches* touches) {
     return consume_ring(ring, budget, [&](const abi::NocCommand& c) {
         counters.noc_commands++;
-        return exec_noc(mem, board, c, counters);
+        return exec_noc(mem, board, c, counters, touches);
     });
 }
 

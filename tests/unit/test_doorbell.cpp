@@ -26,7 +26,10 @@ struct Chip {
     ChipMemory mem{ram.data(), kBase, ram.size()};
     Doorbell bell;
     Chip() { bell.reset(cb); }
-    uint32_t ring(bool touched = true, uint32_t cores = 8) { return bell.cores_to_ring(cb, mem, cores, touched); }
+    uint32_t ring(bool touched = true, uint32_t cores = 8) {
+        return bell.cores_to_ring(cb, mem, cores, touched ? Touched::everything() : Touched{});
+    }
+    uint32_t ring(Touched touched) { return bell.cores_to_ring(cb, mem, 8, touched); }
     uint32_t& word(uint64_t addr) { return *reinterpret_cast<uint32_t*>(ram.data() + (addr - kBase)); }
     void sleep_on(uint32_t core, uint32_t kind, uint64_t addr = 0, uint32_t value = 0) {
         abi::HartStatus& st = cb.hart[core];
@@ -70,6 +73,43 @@ void test_semaphore_wait_rung_only_when_reached(void**) {
     assert_int_equal(c.ring(), 0);
     c.word(sem) = 3;
     assert_int_equal(c.ring(), 1u << 4);
+}
+
+// A pass that wrote into one core's L1 rings the EDM or router asleep there,
+// not the one beside it; a worker's semaphore wait is decided by its value.
+void test_resident_rung_only_for_its_own_cores_changes(void**) {
+    Chip c;
+    c.sleep_on(1, abi::kWaitEdm);
+    c.sleep_on(3, abi::kWaitFabricRouter);
+    assert_int_equal(c.ring(Touched{1u << 1, 0}), 1u << 1);
+    assert_int_equal(c.ring(Touched{1u << 5, 0}), 0);
+    assert_int_equal(c.ring(Touched{1u << 3, 0}), 1u << 3);
+}
+
+void test_eth_wait_rung_when_its_port_moves(void**) {
+    Chip c;
+    c.sleep_on(4, abi::kWaitEthRing, 2);
+    assert_int_equal(c.ring(Touched{0, 1u << 1}), 0);
+    assert_int_equal(c.ring(Touched{0, 1u << 2}), 1u << 4);
+}
+
+void test_word_wait_rung_only_when_equal(void**) {
+    Chip c;
+    const uint64_t w = kBase + 0x2000;
+    c.word(w) = 1;
+    c.sleep_on(2, abi::kWaitWord, w, 0);
+    assert_int_equal(c.ring(), 0);
+    c.word(w) = 0;
+    assert_int_equal(c.ring(), 1u << 2);
+}
+
+// The idle hart on watch hears every ring on the chip's line anyway: a device
+// touch never rings it (a launch does, below).
+void test_idle_hart_not_rung_for_device_touches(void**) {
+    Chip c;
+    c.sleep_on(0, abi::kWaitLaunch);
+    c.cb.hart[0].state = abi::kHartReady;
+    assert_int_equal(c.ring(), 0);
 }
 
 void test_launch_rung_once_for_its_core(void**) {
@@ -147,6 +187,10 @@ int main() {
         cmocka_unit_test(test_untouched_chip_is_not_rung),
         cmocka_unit_test(test_disarmed_core_is_not_rung),
         cmocka_unit_test(test_semaphore_wait_rung_only_when_reached),
+        cmocka_unit_test(test_resident_rung_only_for_its_own_cores_changes),
+        cmocka_unit_test(test_eth_wait_rung_when_its_port_moves),
+        cmocka_unit_test(test_word_wait_rung_only_when_equal),
+        cmocka_unit_test(test_idle_hart_not_rung_for_device_touches),
         cmocka_unit_test(test_launch_rung_once_for_its_core),
         cmocka_unit_test(test_launches_posted_before_reset_are_not_rung),
         cmocka_unit_test(test_several_cores_in_one_byte),

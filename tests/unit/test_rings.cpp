@@ -78,6 +78,31 @@ void test_writes_complete_in_order_across_wrap(void**) {
     assert_int_equal(f.counters.noc_bytes.load(), 64ull * n);
 }
 
+// The engines name the cores whose L1 they wrote, so the bridge rings a core
+// asleep on its own work only when that work moved (devices/doorbell.h); a
+// write outside every L1 names them all.
+void test_engines_name_the_cores_they_wrote(void**) {
+    Fixture f;
+    f.board.cores.resize(4);
+    for (uint32_t c = 0; c < 4; ++c) f.board.cores[c].l1 = Region{kRamBase + 0x10000 * (c + 1), 0x10000};
+    const uint64_t src = kRamBase, l1_of_2 = kRamBase + 0x30000, elsewhere = kRamBase + 0x90000;
+    abi::NocRing& r = f.cb->noc[f.core];
+    CoreTouches t{&f.board};
+    noc::async_write(src, l1_of_2 + 64, 64);
+    run_noc_ring(f.mem, f.board, r, 10, f.counters, &t);
+    assert_int_equal(t.cores, 1u << 2);
+    noc::semaphore_inc(kRamBase + 0x10000 + 8, 1);  // core 0's L1
+    run_noc_ring(f.mem, f.board, r, 10, f.counters, &t);
+    assert_int_equal(t.cores, (1u << 2) | 1u);
+    CoreTouches math{&f.board};
+    math::semaphore_inc(l1_of_2 + 128, 1);
+    run_math_ring(f.mem, f.cb->math[f.core], 10, f.counters, &math);
+    assert_int_equal(math.cores, 1u << 2);
+    noc::async_write(src, elsewhere, 64);
+    run_noc_ring(f.mem, f.board, r, 10, f.counters, &t);
+    assert_int_equal(t.cores, ~0u);
+}
+
 void test_increment_lands_after_write(void**) {
     Fixture f;
     const uint64_t src = kRamBase, dst = kRamBase + 0x1000, sem = kRamBase + 0x2000;
@@ -256,6 +281,7 @@ void test_corrupt_tail_is_refused(void**) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_writes_complete_in_order_across_wrap),
+        cmocka_unit_test(test_engines_name_the_cores_they_wrote),
         cmocka_unit_test(test_increment_lands_after_write),
         cmocka_unit_test(test_bad_address_panics_with_ring_error),
         cmocka_unit_test(test_semaphore_wait_posts_wait_site),
