@@ -50,7 +50,21 @@ abi::FabricPacketHeader Connection::header(const Route& to, uint8_t command) con
     h.hops = to.hops;
     h.mcast_count = to.count;
     h.dst_core = to.core;
+    h.route = to.route;
     return h;
+}
+
+Route Connection::route_to(uint16_t chip, uint8_t* first) const {
+    const uint64_t entry = c_->route_table + offsetof(abi::FabricRouteTable, to) + sizeof(abi::FabricRouteEntry) * chip;
+    noc::async_read(entry, c_->scratch, sizeof(abi::FabricRouteEntry));
+    noc::barrier();
+    const auto& e = *reinterpret_cast<const volatile abi::FabricRouteEntry*>(c_->scratch);
+    Route r;
+    r.dst = {c_->self.mesh, chip};
+    r.hops = e.hops;
+    r.route = e.route;
+    *first = e.first;
+    return r;
 }
 
 void Connection::write(const Route& to, uint64_t dst, uint64_t src, uint32_t bytes, uint64_t sem, uint32_t inc) {

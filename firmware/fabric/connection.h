@@ -13,20 +13,28 @@
 
 namespace weft::fabric {
 
-// Where a packet goes, in 1D: `hops` cables away on this connection's side;
-// a multicast is delivered by `count` chips in a row from there.
+// Where a packet goes: `hops` cables away, the first on this connection's
+// side (2D: the later ones in `route`, see route_to); a multicast is
+// delivered by `count` chips in a row from there.
 struct Route {
     abi::FabricNodeId dst;
     uint8_t hops = 1;
     uint8_t count = 1;  // > 1: multicast
     uint8_t ttl = abi::kFabricDefaultTtl;
     uint8_t core = 0xff;  // the destination core, for reports (0xff: DRAM)
+    uint32_t route = 0;   // 2D: the directions after the first cable
 };
 
 class Connection {
 public:
     Connection() = default;
     explicit Connection(const abi::FabricWorkerConnection& c) : c_(&c) {}
+
+    // 2D: the route to `chip` of this mesh from the chip's L0 table (the
+    // router's copy, read over the NoC). It leaves through the router facing
+    // `*first` (abi::FabricCompass): send it on that router's connection.
+    // hops 0: `chip` is this one.
+    Route route_to(uint16_t chip, uint8_t* first) const;
 
     // The largest payload one packet carries.
     uint32_t max_payload() const { return c_->slot_size - abi::kFabricHeaderBytes; }

@@ -32,7 +32,8 @@ Router::Router(abi::FabricRouterConfig& config)
       status_(*reinterpret_cast<abi::FabricRouterStatus*>(config.status)) {
     if (config.magic != abi::kFabricRouterMagic) mailbox::panic(abi::kPanicBadArgs, 0);
     if (config.num_vcs == 0 || config.num_vcs > abi::kFabricMaxVcs || config.num_senders > abi::kFabricMaxSenders ||
-        config.slot_size <= abi::kFabricHeaderBytes || config.slot_size % 64)
+        config.slot_size <= abi::kFabricHeaderBytes || config.slot_size % 64 ||
+        (config.dims != 1 && config.dims != 2) || config.compass >= abi::kFabricMaxDirections)
         mailbox::panic(abi::kPanicBadArgs, 1);
     status_ = abi::FabricRouterStatus{};
     const uint64_t now = timer::now();
@@ -49,7 +50,8 @@ Router::Router(abi::FabricRouterConfig& config)
         if (r.slots == 0 || r.slots > abi::kFabricMaxSlots) mailbox::panic(abi::kPanicBadArgs, 200 + v);
         receivers_[v].ring = &r;
         receivers_[v].since = now;
-        if (config.forward[v].slots) *word_at(config.forward[v].freed) = 0;
+        for (uint32_t d = 0; d < abi::kFabricMaxDirections; ++d)
+            if (config.forward[d][v].slots) *word_at(config.forward[d][v].freed) = 0;
         link_.filled[v] = 0;
         link_.acked[v] = 0;
     }
@@ -158,7 +160,7 @@ bool Router::poll_receiver(uint32_t vc, uint64_t now) {
 bool Router::handle_head(uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot) {
     Receiver& rx = receivers_[vc];
     if (!rx.decided) {
-        rx.head = on_receive(h);
+        rx.head = on_receive(h, Hop{config_.dims, config_.compass});
         rx.decided = true;
     }
     const Decision d = rx.head;
@@ -172,23 +174,26 @@ bool Router::handle_head(uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot)
         return true;
     }
     if (d.forward) {
-        if (!config_.forward[vc].slots) {
-            drop(abi::kEventRoutingError, channel, h);  // the line ends here
+        // A 2D packet that turns starts the new dimension on VC 0: each
+        // dimension's rings have their own dateline (the host's dependency check).
+        const uint32_t out_vc = config_.dims == 2 && !abi::fabric_same_dimension(d.next, config_.compass) ? 0 : vc;
+        if (!config_.forward[d.next][out_vc].slots) {
+            drop(abi::kEventRoutingError, channel, h);  // the line (or mesh) ends here
             return true;
         }
-        if (!forward(vc, slot, abi::kFabricHeaderBytes + h.payload_bytes)) return false;
+        if (!forward(config_.forward[d.next][out_vc], slot, abi::kFabricHeaderBytes + h.payload_bytes)) return false;
     }
     if (d.deliver) execute(h, slot + abi::kFabricHeaderBytes);
     return true;
 }
 
-// Into the opposite router's pass-through channel of the same VC, if it has room.
-bool Router::forward(uint32_t vc, uint64_t slot, uint32_t bytes) {
-    const abi::FabricRing& f = config_.forward[vc];
-    if (forwarded_[vc] - *word_at(f.freed) >= f.slots) return false;
-    noc::async_write(slot, slot_of(f, config_.slot_size, forwarded_[vc]), bytes);
+// Into another router's pass-through channel, if it has room.
+bool Router::forward(const abi::FabricRing& f, uint64_t slot, uint32_t bytes) {
+    uint32_t& count = forwarded_[&f - &config_.forward[0][0]];
+    if (count - *word_at(f.freed) >= f.slots) return false;
+    noc::async_write(slot, slot_of(f, config_.slot_size, count), bytes);
     noc::semaphore_inc(f.written, 1);  // ordered after the bytes on this core's NoC queue
-    ++forwarded_[vc];
+    ++count;
     status_.forwarded = status_.forwarded + 1;
     return true;
 }

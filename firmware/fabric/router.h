@@ -1,4 +1,4 @@
-// The 1D fabric router (the TT-Fabric architecture spec, "1D Fabric Router"):
+// The fabric router (the TT-Fabric architecture spec, "1D Fabric Router" and its 2D VC):
 // one per Ethernet port a fabric uses, on the port's ERISC core, started once
 // and polled until the host stops it (firmware/resident/resident.h). Written
 // against the HAL only, so the same object runs as the `fabric_router`
@@ -11,9 +11,10 @@
 //     peer's `acked` count); a slot whose bytes have left is given back to
 //     its writer;
 //   receivers: the head packet's route decision (route.h) is taken once; it
-//     is executed on this chip's NoC, written into the opposite router's
-//     pass-through channel (once that has room), or both; the slot goes back
-//     to the peer once the NoC has read it.
+//     is executed on this chip's NoC, written into the pass-through channel of
+//     the router it goes on from (once that has room: 1D the opposite one, 2D
+//     the one its route names), or both; the slot goes back to the peer once
+//     the NoC has read it.
 // A packet that leaves on the ring's dateline cable moves to VC 1, so that no
 // cycle of full buffers can close around the ring.
 #pragma once
@@ -62,7 +63,7 @@ private:
     bool free_sent(Sender& s);
     bool poll_receiver(uint32_t vc, uint64_t now);
     bool handle_head(uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot);
-    bool forward(uint32_t vc, uint64_t slot, uint32_t bytes);
+    bool forward(const abi::FabricRing& to, uint64_t slot, uint32_t bytes);
     void execute(const abi::FabricPacketHeader& h, uint64_t payload);
     bool release(uint32_t vc);
     void drop(uint32_t kind, uint32_t channel, const abi::FabricPacketHeader& h);
@@ -82,8 +83,9 @@ private:
     Sender senders_[abi::kFabricMaxSenders];
     Receiver receivers_[abi::kFabricMaxVcs];
     uint32_t peer_sent_[abi::kFabricMaxVcs] = {};  // packets sent into the peer's receiver VC v
-    uint32_t forwarded_[abi::kFabricMaxVcs] = {};  // packets written into the opposite router's VC v
-    uint32_t next_sender_ = 0;                     // round-robin: who goes first next time
+    // packets written into each forward ring (FabricRouterConfig::forward, flattened)
+    uint32_t forwarded_[abi::kFabricMaxDirections * abi::kFabricMaxVcs] = {};
+    uint32_t next_sender_ = 0;  // round-robin: who goes first next time
 };
 
 }  // namespace weft::fabric

@@ -45,26 +45,27 @@ struct FabricTrafficJob {
     uint8_t hops;
     uint8_t count;  // > 1: multicast
     uint8_t ttl;
-    uint8_t direction;  // 0: forward connection, 1: backward
+    uint8_t direction;  // the connection it goes on: 1D 0 forward, 1 backward; 2D the abi::FabricCompass
     uint8_t pad0;
     uint16_t dst_chip;
     uint32_t bytes;  // write: all of it; scatter: each part
     uint32_t inc;    // increment, or the inline write's value
     uint64_t dst, sem, src;
     uint64_t scatter[2];
-    uint64_t pad1;
+    uint32_t route;  // 2D: the directions after the first cable
+    uint32_t pad1;
 };
 static_assert(sizeof(FabricTrafficJob) == 64, "FabricTrafficJob layout");
 
 inline constexpr uint32_t kFabricTrafficMaxJobs = 48;
 
 struct FabricTrafficArgs {
-    uint64_t connection[2];  // abi::FabricWorkerConnection forward, backward; 0: none
+    uint64_t connection[4];  // abi::FabricWorkerConnection by job direction; 0: none
     uint32_t job_count;
     uint32_t pad;
     FabricTrafficJob jobs[kFabricTrafficMaxJobs];
 };
-static_assert(sizeof(FabricTrafficArgs) == 24 + 64 * kFabricTrafficMaxJobs && abi::kIsKernelArgs<FabricTrafficArgs>,
+static_assert(sizeof(FabricTrafficArgs) == 40 + 64 * kFabricTrafficMaxJobs && abi::kIsKernelArgs<FabricTrafficArgs>,
               "FabricTrafficArgs layout");
 
 // fabric_ping: `count` round trips of one atomic increment through the

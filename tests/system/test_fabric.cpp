@@ -24,6 +24,7 @@ namespace {
 
 std::unique_ptr<Cluster> g_cluster;
 bool g_ring = false;
+bool g_2d = false;  // a mesh or torus: transport::mesh_fabric
 std::unique_ptr<transport::Fabric> g_fabric;
 constexpr uint32_t kWorker = 4;
 // Regions of each chip's DRAM (offsets from its base).
@@ -42,6 +43,16 @@ int setup_line4(void**) {
 int setup_ring8(void**) {
     g_ring = true;
     return start_for_group("ring8", &g_cluster);
+}
+int setup_mesh3x3(void**) {
+    g_ring = false;
+    g_2d = true;
+    return start_for_group("mesh3x3", &g_cluster);
+}
+int setup_torus4x4(void**) {
+    g_ring = false;
+    g_2d = true;
+    return start_for_group("torus4x4", &g_cluster);
 }
 int teardown(void**) {
     g_fabric.reset();
@@ -88,10 +99,11 @@ struct Traffic {
             for (uint32_t w = 0; w < workers; ++w) {
                 test_abi::FabricTrafficArgs& a = args[c * workers + w];
                 if (!a.job_count) continue;
-                for (FabricDirection d : {FabricDirection::kForward, FabricDirection::kBackward})
+                for (uint32_t i = 0; i < (g_2d ? 4 : 2); ++i) {
+                    const FabricDirection d = g_2d ? transport::compass_direction(i) : FabricDirection(i);
                     if (fabric.builder().router_index(c, d) >= 0)
-                        a.connection[static_cast<uint32_t>(d)] =
-                            fabric.builder().connect(*g_cluster, l1, c, d, w, kWorker + w);
+                        a.connection[i] = fabric.builder().connect(*g_cluster, l1, c, d, w, kWorker + w);
+                }
                 launches.push_back(
                     {c, kWorker + w, &test_kernel(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
             }
@@ -106,7 +118,10 @@ test_abi::FabricTrafficJob job_to(transport::Fabric& fabric, uint32_t from, uint
     j.hops = static_cast<uint8_t>(r.hops);
     j.count = 1;
     j.ttl = abi::kFabricDefaultTtl;
-    j.direction = static_cast<uint8_t>(r.direction);
+    // 2D: the connection of the first cable's direction (its compass).
+    const uint32_t way = static_cast<uint32_t>(r.direction);
+    j.direction = static_cast<uint8_t>(g_2d ? way - static_cast<uint32_t>(FabricDirection::kNorth) : way);
+    j.route = r.route;
     j.dst_chip = static_cast<uint16_t>(to);
     return j;
 }
@@ -124,7 +139,10 @@ bool word_reaches(uint32_t chip, uint64_t addr, uint32_t want) {
 // the next test (or the teardown) stops what a failed one left running.
 transport::Fabric& start_fabric(transport::FabricOptions o = {}) {
     g_fabric.reset();
-    g_fabric = transport::Fabric::start(*g_cluster, transport::fabric_over(*g_cluster, g_ring, o), milliseconds(10000));
+    g_fabric = transport::Fabric::start(*g_cluster,
+                                        g_2d ? transport::mesh_fabric(g_cluster->board(), g_cluster->topology(), o)
+                                             : transport::fabric_over(*g_cluster, g_ring, o),
+                                        milliseconds(10000));
     return *g_fabric;
 }
 
@@ -133,37 +151,40 @@ void test_every_chip_to_every_other_with_each_command(void**) {
     constexpr uint32_t kBytes = 9000;  // three packets of 4 KiB slots
     prepare(kBytes);
     const uint32_t n = g_cluster->size();
-    Traffic traffic;
+    // Five jobs per destination, each destination's on one worker's lane.
+    const uint32_t workers = (5 * (n - 1) + test_abi::kFabricTrafficMaxJobs - 1) / test_abi::kFabricTrafficMaxJobs;
+    Traffic traffic(workers);
     for (uint32_t f = 0; f < n; ++f)
         for (uint32_t t = 0; t < n; ++t) {
             if (f == t) continue;
+            const uint32_t worker = t % workers;
             auto w = job_to(*fabric, f, t, abi::kFabricWriteInc);
             w.src = dram(kSrc + t * kBlock);
             w.dst = dram(kDst + f * kBlock);
             w.bytes = kBytes;
             w.sem = dram(kSems + 4 * f);
             w.inc = 1;
-            traffic.add(f, w);
+            traffic.add(f, w, worker);
             auto inc = job_to(*fabric, f, t, abi::kFabricAtomicInc);
             inc.sem = dram(kIncs + 4 * f);
             inc.inc = f + 1;
-            traffic.add(f, inc);
+            traffic.add(f, inc, worker);
             auto in = job_to(*fabric, f, t, abi::kFabricInlineWrite);
             in.dst = dram(kInline + 4 * f);
             in.inc = 0xC0DE0000u | (f << 8) | t;
-            traffic.add(f, in);
+            traffic.add(f, in, worker);
             auto sc = job_to(*fabric, f, t, abi::kFabricScatterWrite);
             sc.src = dram(kSrc + t * kBlock);
             sc.dst = dram(kScatter + f * 1024);
             sc.scatter[0] = dram(kScatter + f * 1024 + 256);
             sc.scatter[1] = dram(kScatter + f * 1024 + 512);
             sc.bytes = 100;
-            traffic.add(f, sc);
+            traffic.add(f, sc, worker);
             // Last on the lane, so it lands after everything above.
             auto done = job_to(*fabric, f, t, abi::kFabricAtomicInc);
             done.sem = dram(kDone + 4 * f);
             done.inc = 1;
-            traffic.add(f, done);
+            traffic.add(f, done, worker);
         }
     traffic.run(*fabric);
     for (uint32_t t = 0; t < n; ++t)
@@ -439,6 +460,41 @@ void test_a_ring_full_both_ways_completes(void**) {
     fabric->stop();
 }
 
+// The TT-Fabric spec's cyclic pattern (6.1) on the mesh's corners: D1 -> D4,
+// D2 -> D3, D3 -> D2, D4 -> D1, each streaming 48 packets through channels
+// two slots deep. Routed X first, then Y, it completes.
+void test_the_specs_cyclic_pattern_completes(void**) {
+    transport::FabricOptions o;
+    o.slots = 2;
+    auto* fabric = &start_fabric(o);
+    constexpr uint32_t kBytes = 4000, kPackets = test_abi::kFabricTrafficMaxJobs;
+    prepare(kBytes);
+    const uint32_t d1 = 0, d2 = 2, d3 = 6, d4 = 8;
+    const std::pair<uint32_t, uint32_t> flows[] = {{d1, d4}, {d2, d3}, {d3, d2}, {d4, d1}};
+    Traffic traffic;
+    for (auto [f, t] : flows)
+        for (uint32_t i = 0; i < kPackets; ++i) {
+            auto w = job_to(*fabric, f, t, abi::kFabricWriteInc);
+            w.src = dram(kSrc + t * kBlock);
+            w.dst = dram(kDst + f * kBlock);
+            w.bytes = kBytes;
+            w.sem = dram(kSems + 4 * f);
+            w.inc = 1;
+            traffic.add(f, w);
+        }
+    traffic.run(*fabric);
+    for (auto [f, t] : flows) {
+        if (!word_reaches(t, dram(kSems + 4 * f), kPackets))
+            fail_msg("chip %u got %u of chip %u's %u packets", t, g_cluster->chip(t).read32(dram(kSems + 4 * f)), f,
+                     kPackets);
+        std::vector<uint8_t> got(kBytes);
+        g_cluster->chip(t).read(dram(kDst + f * kBlock), got.data(), kBytes);
+        for (uint32_t b = 0; b < kBytes; ++b)
+            if (got[b] != pattern(f, t, b)) fail_msg("chip %u -> %u byte %u differs", f, t, b);
+    }
+    fabric->stop();
+}
+
 }  // namespace
 
 int main() {
@@ -456,7 +512,16 @@ int main() {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
         cmocka_unit_test(test_multicast_reaches_exactly_its_range),
     };
+    const struct CMUnitTest mesh_tests[] = {
+        cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
+        cmocka_unit_test(test_the_specs_cyclic_pattern_completes),
+    };
+    const struct CMUnitTest torus_tests[] = {
+        cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
+    };
     int failed = cmocka_run_group_tests_name("fabric on line4", tests, setup_line4, teardown);
     failed += cmocka_run_group_tests_name("fabric on ring8", ring_tests, setup_ring8, teardown);
+    failed += cmocka_run_group_tests_name("2D fabric on mesh3x3", mesh_tests, setup_mesh3x3, teardown);
+    failed += cmocka_run_group_tests_name("2D fabric on torus4x4", torus_tests, setup_torus4x4, teardown);
     return failed;
 }

@@ -56,8 +56,9 @@ void relocate(abi::FabricRouterConfig& c, const HostChip& self, const HostChip& 
     for (uint32_t v = 0; v < c.num_vcs; ++v) {
         relocate(c.receivers[v], self);
         relocate(c.peer_receivers[v], peer);
-        relocate(c.forward[v], self);
+        for (uint32_t d = 0; d < abi::kFabricMaxDirections; ++d) relocate(c.forward[d][v], self);
     }
+    relocate(c.route_table, self);
     for (uint32_t s = 0; s < c.num_senders; ++s) relocate(c.senders[s], self);
 }
 
@@ -65,6 +66,8 @@ void relocate(abi::FabricWorkerConnection& c, const HostChip& self) {
     relocate(c.lane, self);
     relocate(c.headers, self);
     relocate(c.router_lane, self);
+    relocate(c.route_table, self);
+    relocate(c.scratch, self);
 }
 
 uint32_t packets_of(const ModelPacket& p, uint32_t max_payload) {
@@ -80,6 +83,17 @@ FabricModel::FabricModel(const std::string& cluster, bool ring, transport::Fabri
     for (uint32_t i = 0; i < spec_.num_chips; ++i) order.push_back(i);
     fabric_ =
         std::make_unique<transport::FabricBuilder>(spec_.board, order, cables_in_order(spec_, ring), ring, options);
+    start_routers();
+}
+
+FabricModel::FabricModel(const std::string& cluster, transport::FabricOptions options)
+    : spec_(load(cluster)), cluster_(spec_), l1_(spec_.board) {
+    fabric_ = std::make_unique<transport::FabricBuilder>(
+        transport::mesh_fabric(spec_.board, ClusterTopology::from_spec(spec_), options));
+    start_routers();
+}
+
+void FabricModel::start_routers() {
     for (size_t r = 0; r < fabric_->routers().size(); ++r) {
         const transport::FabricRouterPlan& plan = fabric_->routers()[r];
         fabric_->write_router(cluster_, r);
@@ -92,7 +106,7 @@ FabricModel::FabricModel(const std::string& cluster, bool ring, transport::Fabri
     // Every router starts before any worker writes to it, as on the cluster.
     for (RouterCore& r : routers_)
         host_board::run_as(*r.core, [&] { r.router = std::make_unique<fabric::Router>(*r.config); });
-    worker_of_.assign(spec_.num_chips * 2 * abi::kFabricMaxLanes, -1);
+    worker_of_.assign(spec_.num_chips * transport::kFabricDirections * abi::kFabricMaxLanes, -1);
 }
 
 size_t FabricModel::add_worker(uint32_t chip, uint32_t core, FabricDirection direction, uint32_t lane,
@@ -112,9 +126,11 @@ size_t FabricModel::add_worker(uint32_t chip, uint32_t core, FabricDirection dir
 
 void FabricModel::send(uint32_t from, uint32_t to, ModelPacket p, uint32_t lane) {
     const transport::FabricRoute route = fabric_->route(from, to);
-    p.route.dst = {0, static_cast<uint16_t>(to)};
+    p.route.dst = {fabric_->options().mesh, static_cast<uint16_t>(to)};
     p.route.hops = static_cast<uint8_t>(route.hops);
-    int& index = worker_of_.at((from * 2 + static_cast<uint32_t>(route.direction)) * abi::kFabricMaxLanes + lane);
+    p.route.route = route.route;
+    int& index = worker_of_.at(
+        (from * transport::kFabricDirections + static_cast<uint32_t>(route.direction)) * abi::kFabricMaxLanes + lane);
     if (index < 0) index = static_cast<int>(add_worker(from, 4 + lane, route.direction, lane, {}));
     workers_[index]->packets.push_back(p);
 }

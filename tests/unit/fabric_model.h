@@ -1,4 +1,4 @@
-// A 1D fabric on host-board chips: the cluster's chips in one process
+// A fabric (1D or 2D) on host-board chips: the cluster's chips in one process
 // (HostCluster), a real router (firmware/fabric/router) on the ERISC core of
 // every port the host fabric builder placed one on, workers that send through
 // the real worker API (firmware/fabric/connection), and the devices library's
@@ -38,6 +38,8 @@ public:
     // `cluster` names a file in clusters/; its chips in id order form the line
     // or ring, each cabled to the next.
     FabricModel(const std::string& cluster, bool ring, transport::FabricOptions options);
+    // A 2D fabric over `cluster`, one mesh or torus (transport::mesh_fabric).
+    FabricModel(const std::string& cluster, transport::FabricOptions options);
 
     HostCluster& cluster() { return cluster_; }
     const transport::FabricBuilder& fabric() const { return *fabric_; }
@@ -87,6 +89,7 @@ private:
         std::deque<ModelPacket> packets;
         bool closed = false;
     };
+    void start_routers();
     bool poll(Worker& w);
     void check_credits();
 

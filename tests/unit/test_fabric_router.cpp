@@ -70,8 +70,7 @@ void run_to_completion(FabricModel& m) {
 
 // Every chip sends every other chip a write of three packets' worth with a
 // fused increment, an atomic increment, an inline write and a scatter write.
-void every_chip_to_every_other(const char* cluster, bool ring) {
-    FabricModel m(cluster, ring, small_options());
+void every_chip_to_every_other(FabricModel& m) {
     constexpr uint32_t kBytes = 9000;  // 4032 + 4032 + 936: cut into three packets
     fill_sources(m, kBytes);
     const uint32_t n = m.chips();
@@ -126,8 +125,117 @@ void every_chip_to_every_other(const char* cluster, bool ring) {
     for (uint32_t c = 0; c < n; ++c) assert_int_equal(m.events(c, abi::kEventDroppedPacket), 0);
 }
 
-void test_line4_every_chip_to_every_other(void**) { every_chip_to_every_other("line4", false); }
-void test_ring8_every_chip_to_every_other(void**) { every_chip_to_every_other("ring8", true); }
+void test_line4_every_chip_to_every_other(void**) {
+    FabricModel m("line4", false, small_options());
+    every_chip_to_every_other(m);
+}
+void test_ring8_every_chip_to_every_other(void**) {
+    FabricModel m("ring8", true, small_options());
+    every_chip_to_every_other(m);
+}
+
+// 2D: the routes come from the L0 tables, X first, and turn over the NoC
+// from one router of a chip to another (on the torus onto VC 0 of the new
+// dimension); every route reaches its chip, exactly once.
+void test_mesh3x3_every_chip_to_every_other(void**) {
+    FabricModel m("mesh3x3", small_options());
+    every_chip_to_every_other(m);
+    // A north router's first pass-through channel (after the two lanes) is
+    // the one its chip's east router fills: packets that turned from X to Y.
+    uint32_t turned = 0;
+    for (uint32_t c = 0; c < m.chips(); ++c)
+        if (m.fabric().router_index(c, FabricDirection::kNorth) >= 0)
+            turned += m.status(c, FabricDirection::kNorth).senders[2].done;
+    assert_true(turned > 0);
+}
+void test_torus4x4_every_chip_to_every_other(void**) {
+    FabricModel m("torus4x4", small_options());
+    every_chip_to_every_other(m);
+    uint32_t vc1 = 0;  // packets that crossed a wrap cable went on in VC 1
+    for (uint32_t c = 0; c < m.chips(); ++c)
+        for (FabricDirection d :
+             {FabricDirection::kNorth, FabricDirection::kEast, FabricDirection::kSouth, FabricDirection::kWest})
+            vc1 += m.status(c, d).receivers[1].done;
+    assert_true(vc1 > 0);
+}
+
+// 2D traffic that saturates its channels (two slots deep, one lane): `pairs`
+// (from, to) each send 40 packets of 4000 bytes.
+struct Saturated2D {
+    FabricModel m;
+    uint32_t expected = 0;
+    Saturated2D(const char* cluster, const std::vector<std::pair<uint32_t, uint32_t>>& pairs, uint32_t flags)
+        : m(cluster, options(flags)) {
+        fill_sources(m, 4000);
+        for (int round = 0; round < 40; ++round)
+            for (auto [f, t] : pairs) {
+                ModelPacket p;
+                p.command = abi::kFabricWriteInc;
+                p.src = m.dram(kSrc + t * kBlock);
+                p.dst = m.dram(kDst + f * kBlock);
+                p.bytes = 4000;
+                p.sem = m.dram(kSems + 4 * f);
+                p.inc = 1;
+                m.send(f, t, p, 0);
+                ++expected;
+            }
+    }
+    static transport::FabricOptions options(uint32_t flags) {
+        transport::FabricOptions o;
+        o.slots = 2;
+        o.lanes = 1;
+        o.flags = flags;
+        o.timeout_us = 5000;
+        return o;
+    }
+    uint32_t delivered() {
+        uint32_t n = 0;
+        for (uint32_t c = 0; c < m.chips(); ++c)
+            for (uint32_t f = 0; f < m.chips(); ++f) n += m.word(c, m.dram(kSems + 4 * f));
+        return n;
+    }
+};
+
+// The TT-Fabric spec's cyclic pattern (6.1) on a 2x2 mesh: D1 -> D4, D2 -> D3,
+// D3 -> D2, D4 -> D1, each saturating. X first, then Y: it completes.
+void test_the_specs_cyclic_pattern_completes_with_dor(void**) {
+    Saturated2D s("mesh2x2", {{0, 3}, {1, 2}, {2, 1}, {3, 0}}, 0);
+    run_to_completion(s.m);
+    assert_int_equal(s.delivered(), s.expected);
+}
+
+// Every chip of the 4x4 torus sends two chips ahead along its row and its
+// column: every ring of both dimensions is full and wraps. The dateline of
+// each dimension keeps it moving; without datelines it deadlocks.
+std::vector<std::pair<uint32_t, uint32_t>> two_ahead_on_torus4x4() {
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (uint32_t c = 0; c < 16; ++c) {
+        const uint32_t x = c % 4, y = c / 4;
+        pairs.push_back({c, y * 4 + (x + 2) % 4});
+        pairs.push_back({c, ((y + 2) % 4) * 4 + x});
+        pairs.push_back({c, ((y + 3) % 4) * 4 + (x + 3) % 4});  // both dimensions, wrapping: a turn
+    }
+    return pairs;
+}
+
+void test_torus_datelines_keep_saturated_rings_moving(void**) {
+    Saturated2D s("torus4x4", two_ahead_on_torus4x4(), 0);
+    run_to_completion(s.m);
+    assert_int_equal(s.delivered(), s.expected);
+}
+
+// Without datelines a torus's rings can close a cycle of full buffers: the
+// builder's dependency check refuses such a fabric and names the cycle.
+void test_torus_without_datelines_is_refused(void**) {
+    try {
+        FabricModel m("torus4x4", Saturated2D::options(abi::kFabricNoDateline));
+        fail_msg("a torus without datelines was built");
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        if (what.find("can deadlock") == std::string::npos || what.find(" -> ") == std::string::npos)
+            fail_msg("unexpected error: %s", what.c_str());
+    }
+}
 
 // The chips whose destination region holds the multicast's bytes.
 std::vector<uint32_t> reached(FabricModel& m, uint32_t bytes, uint32_t from) {
@@ -373,6 +481,11 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line4_every_chip_to_every_other),
         cmocka_unit_test(test_ring8_every_chip_to_every_other),
+        cmocka_unit_test(test_mesh3x3_every_chip_to_every_other),
+        cmocka_unit_test(test_torus4x4_every_chip_to_every_other),
+        cmocka_unit_test(test_the_specs_cyclic_pattern_completes_with_dor),
+        cmocka_unit_test(test_torus_datelines_keep_saturated_rings_moving),
+        cmocka_unit_test(test_torus_without_datelines_is_refused),
         cmocka_unit_test(test_multicast_from_the_end_of_a_line),
         cmocka_unit_test(test_multicast_from_the_middle_reaches_its_range_only),
         cmocka_unit_test(test_ttl_expires_and_is_reported),

@@ -16,7 +16,7 @@ uint64_t align64(uint64_t v) { return (v + 63) & ~uint64_t(63); }
 
 // Where a router's parts sit in its kept L1, from the base.
 struct Layout {
-    uint64_t config, link_words, status, written, forward_freed, receivers, senders, end;
+    uint64_t config, link_words, status, written, forward_freed, route_table, receivers, senders, end;
 };
 
 Layout layout_of(uint32_t num_vcs, uint32_t num_senders, uint64_t channel_bytes) {
@@ -26,13 +26,24 @@ Layout layout_of(uint32_t num_vcs, uint32_t num_senders, uint64_t channel_bytes)
     l.status = l.link_words + align64(sizeof(abi::FabricLinkWords));
     l.written = l.status + align64(sizeof(abi::FabricRouterStatus));
     l.forward_freed = l.written + 4 * abi::kFabricMaxSenders;
-    l.receivers = align64(l.forward_freed + 4 * abi::kFabricMaxVcs);
+    l.route_table = align64(l.forward_freed + 4 * abi::kFabricMaxDirections * abi::kFabricMaxVcs);
+    l.receivers = align64(l.route_table + sizeof(abi::FabricRouteTable));
     l.senders = l.receivers + num_vcs * channel_bytes;
     l.end = l.senders + num_senders * channel_bytes;
     return l;
 }
 
 std::string chip_name(uint32_t chip) { return "chip " + std::to_string(chip); }
+
+constexpr char kCompassLetter[] = "NESW";
+
+// Where T's pass-through channel from the router facing `from` starts among
+// its senders: after the lanes, one run of VCs per other direction, in
+// compass order.
+uint32_t pass_through_index(uint32_t lanes, uint32_t num_vcs, uint32_t t_compass, uint32_t from) {
+    const uint32_t rank = from < t_compass ? from : from - 1;
+    return lanes + rank * num_vcs;
+}
 
 }  // namespace
 
@@ -49,19 +60,10 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
     for (size_t i = 0; i < n; ++i)
         if (std::count(order_.begin(), order_.end(), order_[i]) > 1)
             throw Error(chip_name(order_[i]) + " appears twice in the fabric's order");
-    if (options_.slots == 0 || options_.slots > abi::kFabricMaxSlots)
-        throw Error("fabric slots must be 1-" + std::to_string(abi::kFabricMaxSlots) + ", not " +
-                    std::to_string(options_.slots));
-    if (options_.slot_size <= abi::kFabricHeaderBytes || options_.slot_size % 64 || options_.slot_size > (1u << 20))
-        throw Error("a fabric slot size must be a multiple of 64 above the 64-byte header, at most 1 MiB, not " +
-                    std::to_string(options_.slot_size));
-    if (options_.lanes == 0 || options_.lanes > abi::kFabricMaxLanes)
-        throw Error("fabric worker lanes must be 1-" + std::to_string(abi::kFabricMaxLanes) + ", not " +
-                    std::to_string(options_.lanes));
+    check_options();
     register_fabric_wait_decoder();
     num_vcs_ = ring ? 2 : 1;
-    const uint32_t num_senders = options_.lanes + num_vcs_;
-    l1_bytes_ = layout_of(num_vcs_, num_senders, uint64_t(options_.slots) * options_.slot_size).end;
+    l1_bytes_ = layout_of(num_vcs_, options_.lanes + num_vcs_, uint64_t(options_.slots) * options_.slot_size).end;
 
     forward_.assign(n, -1);
     backward_.assign(n, -1);
@@ -104,10 +106,133 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
     }
 }
 
+FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh2D& mesh, std::vector<Hop> cables, FabricOptions options)
+    : board_(board), cables_(std::move(cables)), ring_(false), options_(options), mesh_(mesh) {
+    const uint32_t n = mesh.chips();
+    if (n < 2) throw Error("a 2D fabric needs at least two chips, not " + std::to_string(n));
+    if (n > abi::kFabricMaxMeshChips)
+        throw Error("a 2D fabric's routing table holds " + std::to_string(abi::kFabricMaxMeshChips) + " chips, not " +
+                    std::to_string(n));
+    if (mesh.torus && (mesh.width == 2 || mesh.height == 2))
+        throw Error("a torus needs at least three chips in each dimension it wraps (two would wrap on the same pair)");
+    check_options();
+    register_fabric_wait_decoder();
+    for (uint32_t i = 0; i < n; ++i) order_.push_back(i);
+    num_vcs_ = mesh.torus ? 2 : 1;
+    l1_bytes_ = layout_of(num_vcs_, options_.lanes + 3 * num_vcs_, uint64_t(options_.slots) * options_.slot_size).end;
+    router_at_.assign(n * 4, -1);
+    for (const Hop& c : cables_) {
+        uint32_t compass = 4;
+        bool wrap = false;
+        for (uint32_t d = 0; d < 4 && compass == 4; ++d)
+            if (neighbor(mesh, c.from_chip, kCompassLetter[d], &wrap) == static_cast<int>(c.to_chip)) compass = d;
+        if (compass == 4)
+            throw Error("fabric cable from chip " + std::to_string(c.from_chip) + " to chip " +
+                        std::to_string(c.to_chip) + " does not join neighbours of the " + std::to_string(mesh.width) +
+                        "x" + std::to_string(mesh.height) + (mesh.torus ? " torus" : " mesh"));
+        add_router_2d(c.from_chip, c.from_port, compass, c.to_chip, wrap);
+        add_router_2d(c.to_chip, c.to_port, compass ^ 2, c.from_chip, wrap);
+    }
+    for (uint32_t chip = 0; chip < n; ++chip)
+        for (uint32_t d = 0; d < 4; ++d)
+            if (neighbor(mesh, chip, kCompassLetter[d]) >= 0 && router_at_[chip * 4 + d] < 0)
+                throw Error(chip_name(chip) + " has no fabric cable " + kCompassLetter[d] + " (to chip " +
+                            std::to_string(neighbor(mesh, chip, kCompassLetter[d])) + ")");
+    const auto tables = l0_tables(mesh);
+    const bool datelines = mesh.torus && !(options_.flags & abi::kFabricNoDateline);
+    const DependencyVerdict verdict = check_dependencies(mesh, tables, datelines);
+    if (!verdict.acyclic) {
+        std::string cycle;
+        for (const std::string& c : verdict.cycle) cycle += (cycle.empty() ? "" : " -> ") + c;
+        throw Error("the fabric's routes can deadlock: their channel dependency graph has the cycle " + cycle);
+    }
+    tables_.assign(n, abi::FabricRouteTable{});
+    for (uint32_t from = 0; from < n; ++from) {
+        tables_[from].chips = n;
+        for (uint32_t to = 0; to < n; ++to) {
+            const std::string& way = tables[from][to];
+            if (way.size() > abi::kFabricMaxRouteHops)
+                throw Error("the route from chip " + std::to_string(from) + " to chip " + std::to_string(to) +
+                            " takes " + std::to_string(way.size()) + " hops; a packet header holds " +
+                            std::to_string(abi::kFabricMaxRouteHops));
+            abi::FabricRouteEntry& e = tables_[from].to[to];
+            e.hops = static_cast<uint8_t>(way.size());
+            for (size_t h = 0; h < way.size(); ++h) {
+                const auto d = static_cast<uint32_t>(std::string("NESW").find(way[h]));
+                if (h == 0) e.first = static_cast<uint8_t>(d);
+                else
+                    e.route |= d << (2 * (h - 1));
+            }
+        }
+    }
+    for (FabricRouterPlan& r : routers_) place(r);
+    for (FabricRouterPlan& r : routers_) link_2d(r);
+}
+
+void FabricBuilder::add_router_2d(uint32_t chip, uint32_t port, uint32_t compass, uint32_t peer, bool dateline) {
+    const std::string where = chip_name(chip) + " port " + std::to_string(port);
+    if (port >= board_.ports.size()) throw Error(chip_name(chip) + " has no port " + std::to_string(port));
+    if (board_.ports[port].direction != kCompassLetter[compass])
+        throw Error("the fabric's cable " + std::string(1, kCompassLetter[compass]) + " of " + chip_name(chip) +
+                    " is on port " + std::to_string(port) + ", which faces " + board_.ports[port].direction);
+    if (router_at_[chip * 4 + compass] >= 0)
+        throw Error(chip_name(chip) + " has two fabric cables " + kCompassLetter[compass] +
+                    " (a routing plane takes one per direction)");
+    FabricRouterPlan r;
+    r.chip = chip;
+    r.port = port;
+    r.core = board_.ports[port].core;
+    r.direction = compass_direction(compass);
+    r.peer_chip = peer;
+    r.dateline = dateline;
+    router_at_[chip * 4 + compass] = static_cast<int>(routers_.size());
+    routers_.push_back(r);
+}
+
+// A 2D router's peer across the cable, and the pass-through channel it fills
+// in each other router of its chip (whose slots that router frees into our L1).
+void FabricBuilder::link_2d(FabricRouterPlan& r) {
+    abi::FabricRouterConfig& c = r.config;
+    const uint32_t compass = static_cast<uint32_t>(r.direction) - static_cast<uint32_t>(FabricDirection::kNorth);
+    const FabricRouterPlan& peer = routers_[router_at_[r.peer_chip * 4 + (compass ^ 2)]];
+    c.dateline = r.dateline;
+    c.peer_link_words = peer.config.link_words;
+    for (uint32_t v = 0; v < num_vcs_; ++v) c.peer_receivers[v] = peer.config.receivers[v].buffer;
+    const uint64_t forward_freed = r.l1.base + layout_of(num_vcs_, c.num_senders, 0).forward_freed;
+    for (uint32_t d = 0; d < 4; ++d) {
+        const int t = router_at_[r.chip * 4 + d];
+        if (d == compass || t < 0) continue;
+        abi::FabricRouterConfig& target = routers_[t].config;
+        const uint32_t first = pass_through_index(options_.lanes, num_vcs_, d, compass);
+        for (uint32_t v = 0; v < num_vcs_; ++v) {
+            abi::FabricRing& pass = target.senders[first + v];
+            const uint64_t freed = forward_freed + 4 * (d * abi::kFabricMaxVcs + v);
+            c.forward[d][v] = {pass.buffer, pass.written, freed, pass.slots, v};
+            pass.freed = freed;
+        }
+    }
+}
+
+uint32_t FabricBuilder::senders_of(const FabricRouterPlan&) const {
+    return options_.lanes + (mesh_ ? 3 : 1) * num_vcs_;
+}
+
+void FabricBuilder::check_options() const {
+    if (options_.slots == 0 || options_.slots > abi::kFabricMaxSlots)
+        throw Error("fabric slots must be 1-" + std::to_string(abi::kFabricMaxSlots) + ", not " +
+                    std::to_string(options_.slots));
+    if (options_.slot_size <= abi::kFabricHeaderBytes || options_.slot_size % 64 || options_.slot_size > (1u << 20))
+        throw Error("a fabric slot size must be a multiple of 64 above the 64-byte header, at most 1 MiB, not " +
+                    std::to_string(options_.slot_size));
+    if (options_.lanes == 0 || options_.lanes > abi::kFabricMaxLanes)
+        throw Error("fabric worker lanes must be 1-" + std::to_string(abi::kFabricMaxLanes) + ", not " +
+                    std::to_string(options_.lanes));
+}
+
 // The channels' own addresses; those of its peer and opposite router come in link().
 void FabricBuilder::place(FabricRouterPlan& r) const {
     r.l1 = resident::kept_l1(board_, r.chip, r.core, l1_bytes_);
-    const uint32_t num_senders = options_.lanes + num_vcs_;
+    const uint32_t num_senders = senders_of(r);
     const uint64_t channel_bytes = uint64_t(options_.slots) * options_.slot_size;
     const Layout l = layout_of(num_vcs_, num_senders, channel_bytes);
     const uint64_t base = r.l1.base;
@@ -120,12 +245,17 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     c.num_senders = num_senders;
     c.timeout_us = options_.timeout_us;
     c.flags = options_.flags;
+    c.dims = dims();
+    if (mesh_) {
+        c.compass = static_cast<uint32_t>(r.direction) - static_cast<uint32_t>(FabricDirection::kNorth);
+        c.route_table = base + l.route_table;
+    }
     c.link_words = base + l.link_words;
     c.status = base + l.status;
     for (uint32_t v = 0; v < num_vcs_; ++v)
         c.receivers[v] = {base + l.receivers + v * channel_bytes, 0, 0, options_.slots, v};
     for (uint32_t s = 0; s < num_senders; ++s) {
-        const uint32_t vc = s < options_.lanes ? 0 : s - options_.lanes;
+        const uint32_t vc = s < options_.lanes ? 0 : (s - options_.lanes) % num_vcs_;
         c.senders[s] = {base + l.senders + s * channel_bytes, base + l.written + 4 * s, 0, options_.slots, vc};
     }
     r.config_address = base + l.config;
@@ -135,6 +265,7 @@ void FabricBuilder::link(FabricRouterPlan& r, const FabricRouterPlan* peer, Fabr
                          bool dateline) const {
     abi::FabricRouterConfig& c = r.config;
     c.dateline = dateline;
+    r.dateline = dateline;
     r.peer_chip = peer->chip;
     c.peer_link_words = peer->config.link_words;
     for (uint32_t v = 0; v < num_vcs_; ++v) c.peer_receivers[v] = peer->config.receivers[v].buffer;
@@ -142,21 +273,27 @@ void FabricBuilder::link(FabricRouterPlan& r, const FabricRouterPlan* peer, Fabr
     const uint64_t forward_freed = r.l1.base + layout_of(num_vcs_, c.num_senders, 0).forward_freed;
     for (uint32_t v = 0; v < num_vcs_; ++v) {
         const abi::FabricRing& pass = opposite->config.senders[options_.lanes + v];
-        c.forward[v] = {pass.buffer, pass.written, forward_freed + 4 * v, pass.slots, v};
+        c.forward[0][v] = {pass.buffer, pass.written, forward_freed + 4 * v, pass.slots, v};
     }
     // It frees the pass-through slots we fill into our counters.
-    for (uint32_t v = 0; v < num_vcs_; ++v) opposite->config.senders[options_.lanes + v].freed = c.forward[v].freed;
+    for (uint32_t v = 0; v < num_vcs_; ++v) opposite->config.senders[options_.lanes + v].freed = c.forward[0][v].freed;
 }
 
 void FabricBuilder::write_router(ChipWriter& memory, size_t index) const {
     const FabricRouterPlan& r = routers_.at(index);
     memory.write(r.chip, r.config_address, &r.config, sizeof r.config);
     const Layout l = layout_of(num_vcs_, r.config.num_senders, 0);
-    memory.clear(r.chip, r.l1.base + l.link_words, l.receivers - l.link_words);
+    memory.clear(r.chip, r.l1.base + l.link_words, l.route_table - l.link_words);
+    if (mesh_) memory.write(r.chip, r.config.route_table, &tables_[r.chip], sizeof(abi::FabricRouteTable));
 }
 
 int FabricBuilder::router_index(uint32_t chip, FabricDirection direction) const {
     const uint32_t p = position(chip);
+    if (mesh_) {
+        if (direction < FabricDirection::kNorth) return -1;
+        return router_at_[chip * 4 + static_cast<uint32_t>(direction) - static_cast<uint32_t>(FabricDirection::kNorth)];
+    }
+    if (direction > FabricDirection::kBackward) return -1;
     return (direction == FabricDirection::kForward ? forward_ : backward_)[p];
 }
 
@@ -169,6 +306,10 @@ uint32_t FabricBuilder::position(uint32_t chip) const {
 FabricRoute FabricBuilder::route(uint32_t from, uint32_t to) const {
     const uint32_t n = static_cast<uint32_t>(order_.size());
     const uint32_t a = position(from), b = position(to);
+    if (mesh_) {
+        const abi::FabricRouteEntry& e = tables_[a].to[b];
+        return {compass_direction(e.first), e.hops, e.route};
+    }
     if (!ring_)
         return b >= a ? FabricRoute{FabricDirection::kForward, b - a} : FabricRoute{FabricDirection::kBackward, a - b};
     const uint32_t ahead = (b + n - a) % n;
@@ -179,8 +320,11 @@ FabricRoute FabricBuilder::route(uint32_t from, uint32_t to) const {
 uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t chip, FabricDirection direction,
                                 uint32_t lane, uint32_t worker_core) const {
     const int index = router_index(chip, direction);
-    const char* way = direction == FabricDirection::kForward ? "forward" : "backward";
-    if (index < 0) throw Error(chip_name(chip) + " ends the fabric's line: it has no router " + way);
+    static const char* const kWays[] = {"forward", "backward", "north", "east", "south", "west"};
+    const char* way = kWays[static_cast<uint32_t>(direction) % kFabricDirections];
+    if (index < 0)
+        throw Error(chip_name(chip) + (mesh_ ? " is on the fabric's edge" : " ends the fabric's line") +
+                    ": it has no router " + way);
     if (lane >= options_.lanes)
         throw Error("fabric lane " + std::to_string(lane) + " does not exist: routers have " +
                     std::to_string(options_.lanes));
@@ -201,9 +345,31 @@ uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t ch
     c.slot_size = options_.slot_size;
     c.router_core = r.core;
     c.port = r.port;
+    c.route_table = r.config.route_table;
+    if (mesh_) c.scratch = l1.allocate(chip, worker_core, 8, 8, what + " route lookup");
     memory.write(chip, at, &c, sizeof c);
     memory.clear(chip, freed, 4);
     return at;
+}
+
+FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricOptions options) {
+    const auto& meshes = topology.meshes();
+    if (meshes.size() != 1 || (meshes[0].topology != "mesh" && meshes[0].topology != "torus"))
+        throw Error("a 2D fabric needs a cluster of one mesh or torus" +
+                    (meshes.empty() ? std::string() : ", not a " + meshes[0].topology));
+    const Mesh& m = meshes[0];
+    const Mesh2D mesh{m.width, m.height, m.topology == "torus"};
+    std::vector<Hop> cables;
+    for (const LinkInfo& l : topology.links()) {
+        if (board.ports.at(l.port_a).plane != 0 || board.ports.at(l.port_b).plane != 0) continue;
+        if (!l.up)
+            throw Error("the cable from chip " + std::to_string(l.chip_a) + " port " + std::to_string(l.port_a) +
+                        " to chip " + std::to_string(l.chip_b) +
+                        " is down: a 2D fabric needs every cable of its plane");
+        cables.push_back({l.chip_a - m.first_chip, l.port_a, l.chip_b - m.first_chip, l.port_b});
+    }
+    options.mesh = static_cast<uint16_t>(m.id);
+    return FabricBuilder(board, mesh, std::move(cables), options);
 }
 
 }  // namespace weft::transport

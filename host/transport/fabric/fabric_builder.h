@@ -1,8 +1,10 @@
-// Host fabric builder (the TT-Fabric spec's control plane, 1D): given the
-// chips of a line or a ring in order and the cable between each pair, it
-// places every router's channels, slots and counters in the L1 its resident
-// image keeps, links each router to its peer across the cable and to the
-// router of the opposite port on its chip, and writes worker connections.
+// Host fabric builder (the TT-Fabric spec's control plane): given the chips
+// of a line or a ring in order and the cable between each pair, or of a 2D
+// mesh or torus and its cables, it places every router's channels, slots and
+// counters in the L1 its resident image keeps, links each router to its peer
+// across the cable and to the routers of the chip's other ports (1D: the
+// opposite one; 2D: all three others), writes every chip's L0 routing table
+// (2D) beside each of its routers, and writes worker connections.
 // The routers' kept L1 is at the same place on every chip (resident::kept_l1),
 // so every address a router is told is known before any router starts.
 //
@@ -12,10 +14,13 @@
 #pragma once
 #include <stdint.h>
 
+#include <optional>
 #include <vector>
 
 #include "driver/board.h"
 #include "driver/chip_writer.h"
+#include "driver/cluster_topology.h"
+#include "transport/fabric/routing2d.h"
 #include "transport/hop.h"
 #include "transport/l1_allocator.h"
 #include "weft/abi/fabric_router.h"
@@ -31,19 +36,27 @@ struct FabricOptions {
     uint16_t mesh = 0;
 };
 
-// Along the order (to the next chip) or against it.
-enum class FabricDirection : uint32_t { kForward = 0, kBackward = 1 };
+// 1D: along the order (to the next chip) or against it. 2D: out of the
+// chip's north, east, south or west port (kNorth + abi::FabricCompass).
+enum class FabricDirection : uint32_t { kForward = 0, kBackward = 1, kNorth = 2, kEast = 3, kSouth = 4, kWest = 5 };
+inline constexpr uint32_t kFabricDirections = 6;
+
+constexpr FabricDirection compass_direction(uint32_t compass) {
+    return static_cast<FabricDirection>(static_cast<uint32_t>(FabricDirection::kNorth) + compass);
+}
 
 struct FabricRoute {
-    FabricDirection direction = FabricDirection::kForward;
+    FabricDirection direction = FabricDirection::kForward;  // of the first cable
     uint32_t hops = 0;
+    uint32_t route = 0;  // 2D: the later directions, as abi::FabricPacketHeader::route
 };
 
 struct FabricRouterPlan {
     uint32_t chip = 0, core = 0, port = 0;
     uint32_t peer_chip = 0;  // at the far end of its cable
     FabricDirection direction = FabricDirection::kForward;
-    Region l1;  // what its resident image keeps
+    bool dateline = false;  // its cable is the ring's (2D: its dimension's) wrap cable
+    Region l1;              // what its resident image keeps
     abi::FabricRouterConfig config{};
     uint64_t config_address = 0;
 };
@@ -56,22 +69,32 @@ public:
     // a chip that would need one port both ways, options out of range).
     FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order, std::vector<Hop> cables, bool ring,
                   FabricOptions options = {});
+    // A 2D fabric: chip i of the mesh (x + y * width) is chip i of the
+    // cluster; `cables` joins each chip to its east and south neighbours
+    // (and around, on a torus), one cable per pair, in any order. Throws
+    // weft::Error naming a missing or misplaced cable, a mesh too large for
+    // a route in the header, or a table set whose dependency graph has a
+    // cycle.
+    FabricBuilder(const BoardInfo& board, const Mesh2D& mesh, std::vector<Hop> cables, FabricOptions options = {});
 
     const std::vector<FabricRouterPlan>& routers() const { return routers_; }
     const FabricOptions& options() const { return options_; }
     const std::vector<uint32_t>& order() const { return order_; }
     bool ring() const { return ring_; }
+    uint32_t dims() const { return mesh_ ? 2 : 1; }
+    const Mesh2D* mesh() const { return mesh_ ? &*mesh_ : nullptr; }
     // L1 each router keeps (the resident image's share included).
     uint64_t l1_bytes() const { return l1_bytes_; }
     // Router r's configuration and the words it starts from.
     void write_router(ChipWriter& memory, size_t r) const;
-    // The router of `chip` toward `direction`, or -1 (a line's end).
+    // The router of `chip` toward `direction`, or -1 (a line's or mesh's edge).
     int router_index(uint32_t chip, FabricDirection direction) const;
     // Where `chip` stands in the order; throws weft::Error for a chip not in the fabric.
     uint32_t position(uint32_t chip) const;
 
     // How a packet gets from one chip to another: the shorter way round on a
-    // ring (forward on a tie). Throws weft::Error for a chip not in the fabric.
+    // ring (forward on a tie); on 2D the L0 table's dimension-ordered route.
+    // Throws weft::Error for a chip not in the fabric.
     FabricRoute route(uint32_t from, uint32_t to) const;
     // Lane `lane` of `chip`'s router toward `direction`, for a worker on
     // `worker_core`: places the worker's words in its L1 (`l1`), writes the
@@ -80,8 +103,12 @@ public:
                      uint32_t worker_core) const;
 
 private:
+    void check_options() const;
     void place(FabricRouterPlan& r) const;
     void link(FabricRouterPlan& r, const FabricRouterPlan* peer, FabricRouterPlan* opposite, bool dateline) const;
+    void add_router_2d(uint32_t chip, uint32_t port, uint32_t compass, uint32_t peer, bool dateline);
+    void link_2d(FabricRouterPlan& r);
+    uint32_t senders_of(const FabricRouterPlan& r) const;
 
     const BoardInfo& board_;
     std::vector<uint32_t> order_;
@@ -91,7 +118,15 @@ private:
     uint32_t num_vcs_ = 1;
     uint64_t l1_bytes_ = 0;
     std::vector<FabricRouterPlan> routers_;
-    std::vector<int> forward_, backward_;  // by position: router index or -1
+    std::vector<int> forward_, backward_;        // by position: router index or -1
+    std::optional<Mesh2D> mesh_;                 // 2D only
+    std::vector<int> router_at_;                 // 2D: chip * 4 + compass -> router index or -1
+    std::vector<abi::FabricRouteTable> tables_;  // 2D: per chip
 };
+
+// The 2D fabric over a cluster of one mesh or torus (its first routing
+// plane's working cables). Throws weft::Error for a cluster that is not one
+// 2D mesh, or one with a cable down.
+FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricOptions options = {});
 
 }  // namespace weft::transport

@@ -20,7 +20,7 @@ const char* command_name(uint8_t c) {
     return "bad command";
 }
 
-std::string describe_packet(const Chip& chip, uint64_t slot) {
+std::string describe_packet(const Chip& chip, uint64_t slot, uint32_t dims) {
     abi::FabricPacketHeader h;
     chip.read(slot, &h, sizeof h);
     std::ostringstream o;
@@ -28,6 +28,12 @@ std::string describe_packet(const Chip& chip, uint64_t slot) {
       << h.dst.chip << ": " << command_name(h.noc_command) << ", " << h.payload_bytes << " B, "
       << (h.send_type == abi::kFabricMulticast ? "multicast to " + std::to_string(h.mcast_count) + " chips, " : "")
       << int(h.hops) << " hop(s) to go, TTL " << int(h.ttl) << ", VC " << h.vc;
+    if (dims == 2 && h.hops > 1) {
+        o << ", then";
+        for (uint32_t k = 0, r = h.route; k + 1 < h.hops && k < 16; ++k, r >>= 2)
+            o << " "
+              << "NESW"[r & 3];
+    }
     return o.str();
 }
 
@@ -35,10 +41,17 @@ uint64_t slot_at(const abi::FabricRing& r, uint32_t slot_size, uint32_t n) {
     return r.buffer + uint64_t(slot_size) * (n % r.slots);
 }
 
+// Senders are the lanes, then the pass-through channels: 1D one per VC; 2D
+// one per VC from each of the chip's three other routers, in compass order.
 std::string sender_name(const abi::FabricRouterConfig& c, uint32_t i) {
-    const uint32_t lanes = c.num_senders - c.num_vcs;
+    const uint32_t passes = c.dims == 2 ? 3 * c.num_vcs : c.num_vcs;
+    const uint32_t lanes = c.num_senders - passes;
     if (i < lanes) return "worker lane " + std::to_string(i);
-    return "pass-through VC " + std::to_string(i - lanes);
+    const uint32_t k = i - lanes, vc = k % c.num_vcs;
+    if (c.dims != 2) return "pass-through VC " + std::to_string(vc);
+    uint32_t from = k / c.num_vcs;
+    if (from >= c.compass) ++from;
+    return std::string("pass-through from the ") + "NESW"[from] + " router, VC " + std::to_string(vc);
 }
 
 std::string describe_senders(const Chip& chip, const abi::FabricRouterConfig& c, const abi::FabricLinkWords& lw,
@@ -51,7 +64,7 @@ std::string describe_senders(const Chip& chip, const abi::FabricRouterConfig& c,
         o << "\n        " << sender_name(c, i) << ": " << written - st.senders[i].freed << "/" << r.slots
           << " slots used, " << written << " written, " << sent << " sent";
         if (written != sent)
-            o << "; " << describe_packet(chip, slot_at(r, c.slot_size, sent)) << ", still for "
+            o << "; " << describe_packet(chip, slot_at(r, c.slot_size, sent), c.dims) << ", still for "
               << st.senders[i].stuck_us << " us";
     }
     for (uint32_t v = 0; v < c.num_vcs; ++v)
@@ -68,7 +81,7 @@ std::string describe_receivers(const Chip& chip, const abi::FabricRouterConfig& 
         o << "\n        receiver VC " << v << ": " << filled - freed << "/" << c.receivers[v].slots << " slots used, "
           << filled << " arrived, " << handled << " handled";
         if (filled != handled)
-            o << "; " << describe_packet(chip, slot_at(c.receivers[v], c.slot_size, handled)) << ", still for "
+            o << "; " << describe_packet(chip, slot_at(c.receivers[v], c.slot_size, handled), c.dims) << ", still for "
               << st.receivers[v].stuck_us << " us";
     }
     return o.str();

@@ -51,6 +51,21 @@ std::pair<uint32_t, bool> step(const Mesh2D& m, uint32_t chip, char dir) {
     throw Error("a route leaves the mesh: " + chip_name(chip) + " has no cable " + dir);
 }
 
+}  // namespace
+
+int neighbor(const Mesh2D& mesh, uint32_t chip, char dir, bool* wrap) {
+    if (chip >= mesh.chips()) return -1;
+    try {
+        const auto [to, wraps] = step(mesh, chip, dir);
+        if (wrap) *wrap = wraps;
+        return static_cast<int>(to);
+    } catch (const Error&) {
+        return -1;
+    }
+}
+
+namespace {
+
 bool horizontal(char dir) { return dir == 'E' || dir == 'W'; }
 
 // Depth-first search for a cycle; on finding one, its channels in order.

@@ -19,6 +19,11 @@ struct Mesh2D {
     uint32_t chips() const { return width * height; }
 };
 
+// The chip one cable from `chip` toward `dir` (N, E, S, W), or -1 off the
+// mesh's edge; *wrap (if given) says whether that cable is its dimension's
+// wrap cable (a torus's dateline).
+int neighbor(const Mesh2D& mesh, uint32_t chip, char dir, bool* wrap = nullptr);
+
 // "EES", "WWNN", ... ("" from a chip to itself). Throws weft::Error for a chip not in the mesh.
 std::string dor_route(const Mesh2D& mesh, uint32_t from, uint32_t to);
 // [src][dst]: every chip's table.

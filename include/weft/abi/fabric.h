@@ -9,6 +9,13 @@
 // one off. `ttl` is counted off the same way and guards against a packet that
 // would circle for ever (a corrupt header, a wrong route): a router that
 // receives a packet with ttl 0 drops it and posts a dropped-packet event.
+//
+// 2D routing (a mesh or torus): the sender looks its route up in its chip's
+// L0 table (FabricRouteEntry), sends into the router of the route's first
+// direction, and carries the directions of the later hops in `route`, two
+// bits each (FabricCompass), the next in the low bits; each router that
+// receives the packet and is not its destination takes the next direction
+// off and passes the packet to the router of that direction on its chip.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -55,12 +62,36 @@ struct FabricPacketHeader {
     uint64_t sem_address;    // 32
     uint64_t scatter[2];     // 40: a scatter write's further destinations
     uint32_t seq;            // 56: the sender's packet number, for hang reports
-    uint32_t pad;            // 60
+    uint32_t route;          // 60: 2D: the directions after the next cable, 2 bits each
 };
 static_assert(sizeof(FabricPacketHeader) == 64, "FabricPacketHeader is one 64-byte line");
 static_assert(offsetof(FabricPacketHeader, payload_bytes) == 16 && offsetof(FabricPacketHeader, dst_address) == 24 &&
                   offsetof(FabricPacketHeader, scatter) == 40 && offsetof(FabricPacketHeader, seq) == 56,
               "FabricPacketHeader field offsets");
+
+// The four ways out of a chip on a 2D fabric; S is +y, E is +x.
+enum FabricCompass : uint8_t { kFabricNorth = 0, kFabricEast = 1, kFabricSouth = 2, kFabricWest = 3 };
+inline constexpr uint32_t kFabricMaxRouteHops = 17;  // the first direction, then 16 in `route`
+
+constexpr bool fabric_same_dimension(uint32_t a, uint32_t b) { return (a & 1) == (b & 1); }
+
+// One line of a chip's L0 routing table: how to reach one chip of its mesh.
+struct FabricRouteEntry {
+    uint8_t hops;   // cables to cross; 0: the chip itself (or no route)
+    uint8_t first;  // FabricCompass of the first cable
+    uint16_t pad;
+    uint32_t route;  // the directions after the first, as FabricPacketHeader::route
+};
+static_assert(sizeof(FabricRouteEntry) == 8, "FabricRouteEntry layout");
+
+// A chip's L0 table: entry i routes to chip i of the mesh.
+inline constexpr uint32_t kFabricMaxMeshChips = 64;
+struct FabricRouteTable {
+    uint32_t chips;
+    uint32_t pad;
+    FabricRouteEntry to[kFabricMaxMeshChips];
+};
+static_assert(sizeof(FabricRouteTable) == 8 + 8 * kFabricMaxMeshChips, "FabricRouteTable layout");
 
 // A unicast write of `bytes` to `address` on the chip `hops` cables away.
 constexpr FabricPacketHeader fabric_unicast_write(FabricNodeId src, FabricNodeId dst, uint8_t hops, uint8_t core,

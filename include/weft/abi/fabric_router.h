@@ -1,4 +1,4 @@
-// A 1D fabric router's layout (the TT-Fabric architecture spec, "1D Fabric
+// A fabric router's layout, 1D and 2D (the TT-Fabric architecture spec, "1D Fabric
 // Router"): what the host fabric builder writes into the router's kept L1
 // (host/transport/fabric) and the router firmware (firmware/fabric/router.h)
 // and the worker API (firmware/fabric/sender.h) read. Every address was placed
@@ -9,7 +9,9 @@
 //     the local workers' lanes (the spec's sender channel 0, split so that
 //     each worker owns its slots: no cross-core lock, no worker waits for a
 //     slower one), then one pass-through channel per VC (the spec's channel
-//     1), which the router of the opposite port on the same chip fills;
+//     1), which the router of the opposite port on the same chip fills; on a
+//     2D fabric one per VC from each of the chip's other routers (the spec's
+//     2D VC: local workers plus pass-through from the three other directions);
 //   one receiver channel per VC, which the router at the far end of the cable
 //     fills over the link.
 // Every slot holds one packet: its FabricPacketHeader, then the payload.
@@ -28,7 +30,8 @@ namespace weft::abi {
 inline constexpr uint32_t kFabricRouterMagic = 0x4641'4231;  // "FAB1"
 inline constexpr uint32_t kFabricMaxVcs = 2;                 // VC 1: past a ring's dateline
 inline constexpr uint32_t kFabricMaxLanes = 4;               // workers sharing sender channel 0
-inline constexpr uint32_t kFabricMaxSenders = kFabricMaxLanes + kFabricMaxVcs;
+inline constexpr uint32_t kFabricMaxDirections = 4;          // 2D: N, E, S, W (abi::FabricCompass)
+inline constexpr uint32_t kFabricMaxSenders = kFabricMaxLanes + 3 * kFabricMaxVcs;  // 2D: from 3 other routers
 inline constexpr uint32_t kFabricMaxSlots = 64;
 inline constexpr uint32_t kFabricHeaderBytes = sizeof(FabricPacketHeader);
 
@@ -77,23 +80,29 @@ struct FabricRouterConfig {
     uint32_t magic;
     uint32_t port;
     FabricNodeId self;
-    uint32_t num_vcs;    // 1 on a line, 2 on a ring
-    uint32_t dateline;   // 1: this port's cable is the ring's dateline: packets leave on VC 1
+    uint32_t num_vcs;    // 1 on a line or mesh, 2 on a ring or torus
+    uint32_t dateline;   // 1: this port's cable is the ring's (2D: its dimension's) dateline: packets leave on VC 1
     uint32_t slot_size;  // bytes per slot, header included
     uint32_t num_senders;
     uint32_t timeout_us;  // a head packet that cannot move this long is reported; 0: never
     uint32_t flags;       // FabricRouterFlags
-    uint32_t pad;
+    uint32_t dims;        // 1: a line or ring (forward[0] is the opposite router); 2: a mesh or torus
     uint64_t link_words;  // this router's FabricLinkWords
     uint64_t peer_link_words;
     FabricRing receivers[kFabricMaxVcs];     // fed by the peer over the cable (written: link_words.filled)
     uint64_t peer_receivers[kFabricMaxVcs];  // the peer's receiver slot 0 per VC, where our packets go
     FabricRing senders[kFabricMaxSenders];   // lanes, then pass-through per VC
-    FabricRing forward[kFabricMaxVcs];       // the opposite router's pass-through channel per VC; slots 0: none
-    uint64_t status;                         // FabricRouterStatus
+    // Where a packet passing on goes, per direction and VC: on 1D, [0] is the
+    // opposite router's pass-through channel; on 2D, [d] is the pass-through
+    // channel from us of the router facing d (FabricCompass). slots 0: none.
+    FabricRing forward[kFabricMaxDirections][kFabricMaxVcs];
+    uint64_t status;   // FabricRouterStatus
+    uint32_t compass;  // 2D: the direction this router's cable leaves the chip (FabricCompass)
+    uint32_t pad;
+    uint64_t route_table;  // 2D: this chip's FabricRouteTable (in this router's L1); 0 on 1D
 };
-static_assert(sizeof(FabricRouterConfig) ==
-                  56 + 32 * kFabricMaxVcs + 8 * kFabricMaxVcs + 32 * kFabricMaxSenders + 32 * kFabricMaxVcs + 8,
+static_assert(sizeof(FabricRouterConfig) == 56 + 32 * kFabricMaxVcs + 8 * kFabricMaxVcs + 32 * kFabricMaxSenders +
+                                                32 * kFabricMaxDirections * kFabricMaxVcs + 8 + 16,
               "FabricRouterConfig layout");
 
 // What a worker kernel needs to send through one router (one lane of its
@@ -111,8 +120,11 @@ struct FabricWorkerConnection {
     uint32_t slot_size;    // bytes per slot, header included
     uint32_t router_core;  // for reports
     uint32_t port;
+    uint64_t route_table;  // 2D: the chip's abi::FabricRouteTable, in the router's L1 (read over the NoC); 0 on 1D
+    uint64_t scratch;      // 2D: 8 bytes of our L1 a table entry is read into
+    uint64_t reserved[6];
 };
-static_assert(sizeof(FabricWorkerConnection) == 64, "FabricWorkerConnection layout");
+static_assert(sizeof(FabricWorkerConnection) == 128, "FabricWorkerConnection layout");
 
 // One end of a stream of messages between two worker cores carried by the
 // fabric (the collectives' transport, host/transport/fabric). The receiver

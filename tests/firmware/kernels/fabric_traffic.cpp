@@ -14,17 +14,18 @@ extern "C" int kernel_main(KernelArgs a) {
     auto connection = [&](uint32_t d) -> const abi::FabricWorkerConnection& {
         return args.connection[d] ? *reinterpret_cast<const abi::FabricWorkerConnection*>(args.connection[d]) : none;
     };
-    fabric::Connection forward(connection(0));
-    fabric::Connection backward(connection(1));
+    fabric::Connection connections[4] = {fabric::Connection(connection(0)), fabric::Connection(connection(1)),
+                                         fabric::Connection(connection(2)), fabric::Connection(connection(3))};
     for (uint32_t i = 0; i < args.job_count; ++i) {
         const test_abi::FabricTrafficJob& j = args.jobs[i];
-        if (!args.connection[j.direction & 1]) mailbox::panic(abi::kPanicBadArgs, 1000 + i);
-        fabric::Connection& c = j.direction ? backward : forward;
+        if (j.direction >= 4 || !args.connection[j.direction]) mailbox::panic(abi::kPanicBadArgs, 1000 + i);
+        fabric::Connection& c = connections[j.direction];
         fabric::Route to;
         to.dst = {0, j.dst_chip};
         to.hops = j.hops;
         to.count = j.count;
         to.ttl = j.ttl;
+        to.route = j.route;
         switch (j.command) {
             case abi::kFabricWrite:
             case abi::kFabricWriteInc: c.write(to, j.dst, j.src, j.bytes, j.sem, j.inc); break;
@@ -38,7 +39,7 @@ extern "C" int kernel_main(KernelArgs a) {
             default: mailbox::panic(abi::kPanicBadArgs, 2000 + i);
         }
     }
-    if (args.connection[0]) forward.close();
-    if (args.connection[1]) backward.close();
+    for (uint32_t d = 0; d < 4; ++d)
+        if (args.connection[d]) connections[d].close();
     return 0;
 }
