@@ -14,6 +14,7 @@ Route FabricChannel::route() const {
     Route r;
     r.dst = end_->peer;
     r.hops = static_cast<uint8_t>(end_->hops);
+    r.route = end_->route;
     return r;
 }
 

@@ -306,6 +306,109 @@ void all_reduce_other(Builder& b, const std::string& algo) {
     }
 }
 
+// ---- 2D: rows, then columns, on one mesh or torus (each phase a ring op
+// among the chips of a row or a column, all rows or columns at once) ----
+
+struct Grid {
+    uint32_t w = 0, h = 0;
+    std::vector<uint32_t> chip;  // x + y * w -> chip id
+    uint32_t at(uint32_t x, uint32_t y) const { return chip[(x % w) + (y % h) * w]; }
+};
+
+Grid grid_of(const Builder& b) {
+    const ClusterTopology& t = b.c.topo.cluster();
+    const auto& ms = t.meshes();
+    if (ms.size() != 1 || (ms[0].topology != "mesh" && ms[0].topology != "torus") || ms[0].width < 2 ||
+        ms[0].height < 2 || ms[0].chips() != b.n)
+        throw Error("the 2d algorithm runs on a cluster of one mesh or torus of at least 2x2 chips");
+    Grid g{ms[0].width, ms[0].height, {}};
+    for (uint32_t y = 0; y < g.h; ++y)
+        for (uint32_t x = 0; x < g.w; ++x) g.chip.push_back(t.chip_at(ms[0].id, x, y));
+    return g;
+}
+
+// Part k of n of the elements [lo, lo + len) of a whole-vector buffer.
+Span part_of(const Builder& b, uint64_t buf, uint64_t lo, uint64_t len, uint32_t k, uint32_t n) {
+    const uint64_t a = lo + len * k / n, z = lo + len * (k + 1) / n;
+    return Span::bytes(buf + a * b.l.element, (z - a) * b.l.element);
+}
+
+// A ring reduce-scatter of `len` elements from `lo` in place in the output
+// among `members` (ring order), from `round`: member i ends with part i of
+// n summed over them all. Returns the next free round.
+uint32_t ring_reduce_scatter(Builder& b, const std::vector<uint32_t>& members, uint64_t lo, uint64_t len,
+                             uint32_t round) {
+    const uint32_t n = static_cast<uint32_t>(members.size());
+    for (uint32_t s = 0; s + 1 < n; ++s)
+        for (uint32_t i = 0; i < n; ++i) {
+            const Span sh = part_of(b, b.l.output, lo, len, (i + 2 * n - s - 1) % n, n);
+            b.plan.send(round + s, members[i], sh, members[(i + 1) % n], sh, true);
+        }
+    return round + n - 1;
+}
+
+// The matching all-gather: member i starts with part i and ends with all n.
+uint32_t ring_all_gather(Builder& b, const std::vector<uint32_t>& members, uint64_t lo, uint64_t len, uint32_t round) {
+    const uint32_t n = static_cast<uint32_t>(members.size());
+    for (uint32_t t = 0; t + 1 < n; ++t)
+        for (uint32_t i = 0; i < n; ++i) {
+            const Span sh = part_of(b, b.l.output, lo, len, (i + n - t) % n, n);
+            b.plan.send(round + t, members[i], sh, members[(i + 1) % n], sh);
+        }
+    return round + n - 1;
+}
+
+// All-reduce: a reduce-scatter along every row (chip (x, y) ends with row
+// y's sum of part x of w), an all-reduce of that part down every column
+// (itself a reduce-scatter and an all-gather), then an all-gather along
+// every row. Every element is summed on one chain and copied from there, so
+// every chip ends with the same bits.
+void all_reduce_2d(Builder& b) {
+    const Grid g = grid_of(b);
+    for (uint32_t r = 0; r < b.n; ++r) b.plan.copy(0, r, b.l.whole(b.l.input), b.l.whole(b.l.output));
+    auto row = [&](uint32_t y) {
+        std::vector<uint32_t> m;
+        for (uint32_t x = 0; x < g.w; ++x) m.push_back(g.at(x, y));
+        return m;
+    };
+    auto column = [&](uint32_t x) {
+        std::vector<uint32_t> m;
+        for (uint32_t y = 0; y < g.h; ++y) m.push_back(g.at(x, y));
+        return m;
+    };
+    const uint64_t all = b.l.elements;
+    uint32_t round = 1;
+    for (uint32_t y = 0; y < g.h; ++y) ring_reduce_scatter(b, row(y), 0, all, round);
+    round += g.w - 1;
+    auto part = [&](uint32_t x) { return std::pair{all * x / g.w, all * (x + 1) / g.w - all * x / g.w}; };
+    for (uint32_t x = 0; x < g.w; ++x) ring_reduce_scatter(b, column(x), part(x).first, part(x).second, round);
+    round += g.h - 1;
+    for (uint32_t x = 0; x < g.w; ++x) ring_all_gather(b, column(x), part(x).first, part(x).second, round);
+    round += g.h - 1;
+    for (uint32_t y = 0; y < g.h; ++y) ring_all_gather(b, row(y), 0, all, round);
+}
+
+// All-gather: along every row, then every row's blocks down every column.
+void all_gather_2d(Builder& b) {
+    const Grid g = grid_of(b);
+    for (uint32_t r = 0; r < b.n; ++r) b.plan.copy(0, r, b.l.own_input(r), b.l.output_block(r));
+    for (uint32_t t = 0; t + 1 < g.w; ++t)
+        for (uint32_t y = 0; y < g.h; ++y)
+            for (uint32_t x = 0; x < g.w; ++x) {
+                const uint32_t owner = g.at(x + g.w - t, y);
+                const Span src = t == 0 ? b.l.own_input(owner) : b.l.output_block(owner);
+                b.plan.send(1 + t, g.at(x, y), src, g.at(x + 1, y), b.l.output_block(owner));
+            }
+    const uint32_t base = g.w;
+    for (uint32_t t = 0; t + 1 < g.h; ++t)
+        for (uint32_t x = 0; x < g.w; ++x)
+            for (uint32_t y = 0; y < g.h; ++y)
+                for (uint32_t k = 0; k < g.w; ++k) {
+                    const Span blk = b.l.output_block(g.at(k, y + g.h - t));
+                    b.plan.send(base + t, g.at(x, y), blk, g.at(x, y + 1), blk);
+                }
+}
+
 // ---- rooted ops and send/recv ----
 
 // Chains from the root both ways round the ring: positions root+1 .. root+F
@@ -369,7 +472,8 @@ void rooted_direct(Builder& b) {
 }  // namespace
 
 Plan build_plan(const PlanContext& ctx, const std::string& algo) {
-    const auto& algos = algorithms(ctx.request.op);
+    std::vector<std::string> algos = algorithms(ctx.request.op);
+    for (const std::string& a : grid_algorithms(ctx.request.op)) algos.push_back(a);
     if (std::find(algos.begin(), algos.end(), algo) == algos.end()) {
         std::string list;
         for (const auto& a : algos) list += (list.empty() ? "" : ", ") + a;
@@ -379,13 +483,17 @@ Plan build_plan(const PlanContext& ctx, const std::string& algo) {
     Builder b(ctx);
     switch (ctx.request.op) {
         case Collective::kAllGather:
-            if (algo == "line") all_gather_line(b);
+            if (algo == "2d") all_gather_2d(b);
+            else if (algo == "line")
+                all_gather_line(b);
             else
                 all_gather_ring(b, algo == "ring_bidir", algo == "ring_halfway");
             break;
         case Collective::kReduceScatter: reduce_scatter(b, algo); break;
         case Collective::kAllReduce:
-            if (algo == "ring") all_reduce_ring(b);
+            if (algo == "2d") all_reduce_2d(b);
+            else if (algo == "ring")
+                all_reduce_ring(b);
             else
                 all_reduce_other(b, algo);
             break;

@@ -61,6 +61,17 @@ Collective parse_collective(const std::string& name) {
 }
 
 const std::vector<std::string>& algorithms(Collective c) { return info(c).algos; }
+
+const std::vector<std::string>& grid_algorithms(Collective c) {
+    static const std::vector<std::string> two_d = {"2d"}, none;
+    return c == Collective::kAllGather || c == Collective::kAllReduce ? two_d : none;
+}
+
+bool is_grid(const ClusterTopology& t) {
+    const auto& ms = t.meshes();
+    return ms.size() == 1 && (ms[0].topology == "mesh" || ms[0].topology == "torus") && ms[0].width >= 2 &&
+           ms[0].height >= 2;
+}
 bool reduces(Collective c) { return info(c).reduces; }
 
 double bus_factor(Collective c, uint32_t n) {

@@ -23,6 +23,11 @@ std::string collective_name(Collective c);
 Collective parse_collective(const std::string& name);
 // The algorithms of an op, the first being its default fixed choice.
 const std::vector<std::string>& algorithms(Collective c);
+// The algorithms that run on a cluster of one mesh or torus only (rows,
+// then columns): auto considers them there.
+const std::vector<std::string>& grid_algorithms(Collective c);
+// Whether the cluster is such a grid (at least 2x2).
+bool is_grid(const ClusterTopology& t);
 // nccl-tests' bus bandwidth factor: busbw = algbw * factor.
 double bus_factor(Collective c, uint32_t ranks);
 bool reduces(Collective c);

@@ -41,6 +41,9 @@ bool is_fabric_algorithm(Collective c, const std::string& algo) {
 double run_fabric_multicast(Cluster& cluster, const transport::FabricBuilder& fabric, const OpRequest& r,
                             const OpLayout& l, std::chrono::milliseconds timeout) {
     if (l.outer != 1) throw Error("the multicast all-gather gathers whole blocks: use ring along an inner dimension");
+    if (fabric.dims() != 1)
+        throw Error("the multicast algorithms run on a 1D fabric (its rows reach one line of chips); this cluster's "
+                    "fabric is 2D: set the cluster file's fabric: topology to ring or line, or use another algorithm");
     const uint32_t n = l.ranks;
     const BoardInfo& board = cluster.board();
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).front();

@@ -52,11 +52,18 @@ transport::FabricBuilder CollectiveRunner::plan_fabric() {
     fo.lanes = f.value("lanes", fo.lanes);
     fo.timeout_us = f.value("router_timeout_ms", fo.timeout_us / 1000) * 1000;
     const std::string topology = f.value("topology", std::string("auto"));
-    // auto: a ring where the ring order closes over a cable (rings, tori, meshes with a cycle), else a line.
-    const bool ring = topology == "ring" ||
-                      (topology == "auto" && ring_.size() >= 3 && topo_.stretch(ring_, true) == 1.0);
     const uint32_t payload = fo.slot_size - abi::kFabricHeaderBytes;
     options_.fabric_streams.message_bytes = std::min(options_.fabric_streams.message_bytes, payload);
+    // auto: 2D on one mesh or torus of at least 2x2; else a ring where the
+    // ring order closes over a cable, else a line.
+    const ClusterTopology cluster_topology = cluster_.topology();
+    const auto& meshes = cluster_topology.meshes();
+    const bool grid = meshes.size() == 1 && (meshes[0].topology == "mesh" || meshes[0].topology == "torus") &&
+                      meshes[0].width >= 2 && meshes[0].height >= 2;
+    if (topology == "mesh" || topology == "torus" || (topology == "auto" && grid))
+        return transport::mesh_fabric(cluster_.board(), cluster_topology, fo, topology != "mesh");
+    const bool ring = topology == "ring" ||
+                      (topology == "auto" && ring_.size() >= 3 && topo_.stretch(ring_, true) == 1.0);
     return transport::fabric_over(cluster_, ring, fo);
 }
 
@@ -110,7 +117,9 @@ std::pair<std::string, LoweredOp> CollectiveRunner::choose(const OpRequest& r) c
                         " algorithm runs on the fabric: use --transport fabric");
         return {r.algo, LoweredOp{}};  // no streams: the routers carry it
     }
-    const auto& algos = algorithms(r.op);
+    std::vector<std::string> algos = algorithms(r.op);
+    if (is_grid(topo_.cluster()))
+        for (const std::string& a : grid_algorithms(r.op)) algos.push_back(a);
     if (r.algo != "auto" || algos.size() == 1) {
         const std::string algo = r.algo != "auto" ? r.algo : algos.front();
         return {algo, lower_op(r, algo)};

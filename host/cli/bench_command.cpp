@@ -189,7 +189,7 @@ void report(const Sweep& s, const ccl::OpRequest& base, uint32_t n, const std::v
 int bench(BenchArgs a, const std::string& run_dir) {
     if (a.all_algos) a.ccl.algo = "all";
     const ccl::OpRequest base = request_of(a.ccl, true);
-    const std::vector<std::string> algos = algorithms_of(a.ccl, true);
+    std::vector<std::string> algos = algorithms_of(a.ccl, true);
     const std::vector<uint64_t> sizes = sizes_of(a);
     // The chart is drawn last: a missing gnuplot must not cost a whole sweep.
     if (!a.png.empty()) check_gnuplot();
@@ -197,6 +197,8 @@ int bench(BenchArgs a, const std::string& run_dir) {
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     const uint32_t n = static_cast<uint32_t>(cluster->size());
     ccl::CollectiveRunner run(*cluster, runner_options(a.ccl));
+    if (a.ccl.algo == "all" && ccl::is_grid(cluster->topology()))
+        for (const std::string& g : ccl::grid_algorithms(base.op)) algos.push_back(g);
     print_header(base, run, n);
     const Sweep s = sweep(run, *cluster, base, sizes, algos, a);
     report(s, base, n, algos, a);

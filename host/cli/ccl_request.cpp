@@ -62,7 +62,9 @@ std::vector<std::string> algorithms_of(const CclArgs& a, bool sweep) {
     if (a.transport == "fabric") known.insert(known.end(), native.begin(), native.end());
     else if (std::find(native.begin(), native.end(), a.algo) != native.end())
         throw UsageError("--algo: " + a.op + "'s " + a.algo + " algorithm runs on the fabric: add --transport fabric");
+    // "all" sweeps the grid's algorithms only where the cluster is one (the bench adds them).
     if (sweep && a.algo == "all") return known;
+    for (const std::string& g : ccl::grid_algorithms(op)) known.push_back(g);  // the runner says where they run
     if (a.algo == "auto" || std::find(known.begin(), known.end(), a.algo) != known.end()) return {a.algo};
     throw UsageError("--algo: " + a.op + " has no algorithm '" + a.algo + "' (auto, " + list(known) +
                      (sweep ? ", all)" : ")"));

@@ -73,7 +73,7 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link", "fabric"};
 const std::vector<std::string> kFabricKeys = {"topology",     "planes", "slots",
                                               "packet_bytes", "lanes",  "router_timeout_ms"};
-const std::vector<std::string> kFabricTopologies = {"auto", "line", "ring"};
+const std::vector<std::string> kFabricTopologies = {"auto", "line", "ring", "mesh", "torus"};
 const std::vector<std::string> kMeshKeys = {"id", "shape", "topology", "planes"};
 const std::vector<std::string> kLinkModelKeys = {"mtu",       "bandwidth_gbps", "latency_us",
                                                  "drop_rate", "bit_error_rate", "seed",
@@ -590,6 +590,13 @@ private:
                      "unknown fabric topology '" + fs.topology + "' (known: " + join(kFabricTopologies) + ")");
             if (fs.topology == "ring" && spec_.num_chips < 3)
                 fail(it->second.line, "a fabric ring needs at least 3 chips, not " + std::to_string(spec_.num_chips));
+            // A 2D fabric runs on one grid; a mesh may downshift a torus (its wrap cables unused).
+            const bool grid = spec_.meshes.size() == 1 &&
+                              (spec_.meshes[0].topology == "mesh" || spec_.meshes[0].topology == "torus");
+            if ((fs.topology == "mesh" && !grid) ||
+                (fs.topology == "torus" && (!grid || spec_.meshes[0].topology != "torus")))
+                fail(it->second.line, "a " + fs.topology + " fabric needs a cluster of one " +
+                                          (fs.topology == "mesh" ? "mesh or torus" : "torus"));
         }
         if (auto it = keys.find("planes"); it != keys.end()) {
             fs.planes = integer(it->second.value, it->second.line, "the fabric's planes", 1, 64);

@@ -74,8 +74,12 @@ void test_every_op_algorithm_and_type(void**) {
     std::vector<std::string> failures;
     size_t cases = 0;
     uint32_t seed = 1;
-    for (ccl::Collective op : ccl::all_collectives())
-        for (const std::string& algo : ccl::algorithms(op))
+    const bool grid = ccl::is_grid(g_cluster->topology());
+    for (ccl::Collective op : ccl::all_collectives()) {
+        std::vector<std::string> algos = ccl::algorithms(op);
+        if (grid)  // rows, then columns
+            for (const std::string& a : ccl::grid_algorithms(op)) algos.push_back(a);
+        for (const std::string& algo : algos)
             for (abi::DataType t : kTypes) {
                 const uint32_t es = ccl::dtype_size(t);
                 // One element per rank, then a size no rank count divides (odd elements).
@@ -96,6 +100,7 @@ void test_every_op_algorithm_and_type(void**) {
                     }
                 }
             }
+    }
     report(failures, cases);
 }
 
@@ -329,8 +334,10 @@ void test_auto_picks_a_valid_algorithm(void**) {
         r.op = op;
         r.bytes = 64 * 1024;
         const std::string algo = g_runner->resolve(r);
-        const auto& algos = ccl::algorithms(op);
-        assert_true(std::find(algos.begin(), algos.end(), algo) != algos.end());
+        std::vector<std::string> algos = ccl::algorithms(op);
+        if (ccl::is_grid(g_cluster->topology()))
+            for (const std::string& a : ccl::grid_algorithms(op)) algos.push_back(a);
+        if (std::find(algos.begin(), algos.end(), algo) == algos.end()) fail_msg("auto picked %s", algo.c_str());
         assert_string_equal(run_one(r, 3).c_str(), "");
     }
 }
@@ -424,7 +431,11 @@ void test_every_op_and_algorithm_over_the_fabric(void**) {
     uint32_t seed = 300;
     for (ccl::Collective op : ccl::all_collectives()) {
         std::vector<std::string> algos = ccl::algorithms(op);
-        for (const std::string& a : ccl::fabric_algorithms(op)) algos.push_back(a);  // the fabric's own too
+        // The fabric's own too, on a 1D fabric (a grid's fabric is 2D: refused by name, below).
+        if (!ccl::is_grid(g_cluster->topology()))
+            for (const std::string& a : ccl::fabric_algorithms(op)) algos.push_back(a);
+        if (ccl::is_grid(g_cluster->topology()))
+            for (const std::string& a : ccl::grid_algorithms(op)) algos.push_back(a);
         for (const std::string& algo : algos)
             for (abi::DataType t : {abi::kF32, abi::kI32})
                 for (uint64_t elements : {uint64_t(n), uint64_t(3000 * n + n / 2 + 1)}) {
@@ -438,6 +449,16 @@ void test_every_op_and_algorithm_over_the_fabric(void**) {
                     const std::string f = run_one(r, seed++, g_fabric.get());
                     if (!f.empty()) failures.push_back("fabric " + f);
                 }
+    }
+    if (ccl::is_grid(g_cluster->topology())) {
+        ccl::OpRequest r;
+        r.op = ccl::Collective::kAllGather;
+        r.algo = "multicast";
+        r.bytes = 4096;
+        ++cases;
+        const std::string f = run_one(r, seed++, g_fabric.get());
+        if (f.find("run on a 1D fabric") == std::string::npos)
+            failures.push_back("multicast on a 2D fabric was not refused by name: " + f);
     }
     // The fabric's own algorithms need the fabric: over the EDM they are refused by name.
     {

@@ -196,6 +196,19 @@ int FabricModel::run(int max_steps) {
     return n;
 }
 
+fabric::Route FabricModel::look_up(uint32_t chip, uint32_t to, uint8_t* first) {
+    for (uint32_t d = 0; d < 4; ++d) {
+        const FabricDirection way = transport::compass_direction(d);
+        if (fabric_->router_index(chip, way) < 0) continue;
+        Worker& w = *workers_[add_worker(chip, 7, way, 0, {})];
+        w.closed = true;  // it sends nothing
+        // Its NoC read completes while it waits: the devices run in its sleeps.
+        w.core->on_sleep = [this] { cluster_.step_devices(); };
+        return host_board::run_as(*w.core, [&] { return w.conn->route_to(static_cast<uint16_t>(to), first); });
+    }
+    throw std::runtime_error("chip " + std::to_string(chip) + " has no router");
+}
+
 const abi::FabricRouterStatus& FabricModel::status(uint32_t chip, FabricDirection direction) {
     const int r = fabric_->router_index(chip, direction);
     if (r < 0) throw std::runtime_error("no such router");

@@ -68,6 +68,10 @@ public:
     // Steps in which nothing at all moved, most recently in a row.
     int stalled_steps() const { return stalled_; }
 
+    // 2D: the route from `chip` to `to` as a worker on `chip` looks it up in
+    // its chip's L0 table (Connection::route_to, a NoC read of the router's copy).
+    fabric::Route look_up(uint32_t chip, uint32_t to, uint8_t* first);
+
     const abi::FabricRouterStatus& status(uint32_t chip, transport::FabricDirection direction);
     uint32_t packets_left() const;
     // Events posted on `chip` of `kind` so far.

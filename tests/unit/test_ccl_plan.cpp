@@ -52,6 +52,26 @@ std::vector<LinkInfo> mesh_links(uint32_t w, uint32_t h) {
     return v;
 }
 
+// A cluster of one w x h mesh (or torus, with wrap cables), as the bridge describes it.
+Topology grid(uint32_t w, uint32_t h, bool torus) {
+    std::vector<LinkInfo> links = mesh_links(w, h);
+    if (torus) {
+        for (uint32_t y = 0; y < h && w >= 3; ++y) links.push_back({y * w + w - 1, 1, y * w, 3, true});
+        for (uint32_t x = 0; x < w && h >= 3; ++x) links.push_back({(h - 1) * w + x, 2, x, 0, true});
+    }
+    nlohmann::json info;
+    info["chips"] = nlohmann::json::array();
+    for (uint32_t c = 0; c < w * h; ++c) info["chips"].push_back({{"id", c}});
+    info["meshes"] = {
+        {{"id", 0}, {"shape", {w, h}}, {"topology", torus ? "torus" : "mesh"}, {"planes", 1}, {"first_chip", 0}}};
+    info["links"] = nlohmann::json::array();
+    for (const LinkInfo& l : links)
+        info["links"].push_back({{"a", {{"chip", l.chip_a}, {"port", l.port_a}}},
+                                 {"b", {{"chip", l.chip_b}, {"port", l.port_b}}},
+                                 {"state", "up"}});
+    return Topology(ClusterTopology::from_json(info));
+}
+
 void test_ctring_shards_match_the_seed_example(void**) {
     // the CTRING design, 4 ranks: RS step 1 handles shards 3,0,1,2 and step 2 shards
     // 2,3,0,1 on ranks 0..3; after RS rank r owns shard (r+1)%N. (The CTRING design's
@@ -568,6 +588,67 @@ void test_all_reduce_algorithms_lower_without_a_race(void**) {
         }
 }
 
+// The 2d all-reduce (rows, then columns) on meshes and tori: every rank
+// ends with the same bits, every rank's input summed in exactly once; and on
+// a line it is refused by name.
+void test_2d_all_reduce_sums_once_in_one_order(void**) {
+    for (auto [w, h, torus] : {std::tuple{2u, 2u, false}, std::tuple{3u, 3u, false}, std::tuple{4u, 4u, true},
+                               std::tuple{8u, 4u, true}, std::tuple{3u, 2u, false}}) {
+        const uint32_t n = w * h;
+        Topology t = grid(w, h, torus);
+        OpRequest r;
+        r.op = Collective::kAllReduce;
+        r.bytes = 7 * n * 4;
+        const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+        const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
+        const Plan plan = build_plan(ctx, "2d");
+        for (uint64_t e = 0; e < l.elements; ++e) {
+            std::vector<std::string> got = play_expressions(plan, l, e);
+            for (std::string& g : got) g = commuted(g);
+            for (uint32_t c = 0; c < n; ++c) {
+                if (got[c] != got[0])
+                    fail_msg("2d on %ux%u, element %llu: rank %u has %s, rank 0 %s", w, h, (unsigned long long)e, c,
+                             got[c].c_str(), got[0].c_str());
+                for (uint32_t k = 0; k < n; ++k) {
+                    const std::string term = "x" + std::to_string(k);
+                    size_t count = 0;
+                    for (size_t at = got[c].find(term); at != std::string::npos; at = got[c].find(term, at + 1))
+                        if (at + term.size() == got[c].size() || !isdigit(got[c][at + term.size()])) ++count;
+                    if (count != 1)
+                        fail_msg("2d on %ux%u: rank %u's %s has x%u %zu times", w, h, c, got[c].c_str(), k, count);
+                }
+            }
+        }
+        // Lowered onto the grid's cables, four workers a chip: the model
+        // finishes without a race. On a torus (and 2x2) each row and column
+        // is a ring of cables: a sender and a receiver per dimension. A mesh
+        // row of three or more wraps back through its chips: both ways in
+        // both dimensions, eight workers, which four cores cannot be.
+        LoweringOptions o = options(4096);
+        o.scratch = l.scratch;
+        const bool fits = torus || (w == 2 && h == 2);
+        try {
+            const std::string race = run_model(lower(plan, transport::CableRouting(t), {4, 5, 6, 7}, o));
+            if (!race.empty()) fail_msg("2d on %ux%u: %s", w, h, race.c_str());
+            if (!fits) fail_msg("2d on a %ux%u mesh lowered onto four workers", w, h);
+        } catch (const Error& e) {
+            if (fits) fail_msg("2d on %ux%u not lowered: %s", w, h, e.what());
+        }
+    }
+    Topology line(4, line_links(4));
+    OpRequest r;
+    r.op = Collective::kAllReduce;
+    r.bytes = 64;
+    const OpLayout l = layout_op(r, 4, Span::bytes(0x81000000, 64 << 20));
+    const PlanContext ctx{r, l, line, line.ring_order(), line.line_order(), CtringTuning{}};
+    try {
+        build_plan(ctx, "2d");
+        fail_msg("2d was planned on a line");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "one mesh or torus of at least 2x2"));
+    }
+}
+
 // ---- planes: neighbours joined by two cables ----
 
 // A ring whose neighbours are joined by two cables: plane 0 on ports E/W
@@ -712,6 +793,7 @@ int main() {
         cmocka_unit_test(test_bidirectional_all_gather_covers_every_shard),
         cmocka_unit_test(test_reverse_reduce_scatter_ends_at_the_same_owner),
         cmocka_unit_test(test_ctring_reduces_every_rank_once_either_way),
+        cmocka_unit_test(test_2d_all_reduce_sums_once_in_one_order),
         cmocka_unit_test(test_ctring_auto_tune_tiers),
         cmocka_unit_test(test_all_reduce_ranks_sum_in_one_order),
         cmocka_unit_test(test_ring_orders_and_stretch),

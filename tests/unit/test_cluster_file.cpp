@@ -868,7 +868,12 @@ void test_fabric_section(void**) {
 
 void test_fabric_section_errors(void**) {
     const std::string ring = head() + mesh(0, 4, 1, "ring");  // the fabric: key is on line 7
-    EXPECT_ERROR(ring + "fabric:\n  topology: torus\n", 8, "unknown fabric topology 'torus'", "line, ring");
+    EXPECT_ERROR(ring + "fabric:\n  topology: hypercube\n", 8, "unknown fabric topology 'hypercube'",
+                 "line, ring, mesh, torus");
+    EXPECT_ERROR(ring + "fabric:\n  topology: torus\n", 8, "a torus fabric needs a cluster of one torus");
+    EXPECT_ERROR(ring + "fabric:\n  topology: mesh\n", 8, "a mesh fabric needs a cluster of one mesh or torus");
+    EXPECT_ERROR(head() + mesh(0, 3, 3, "mesh") + "fabric:\n  topology: torus\n", 8,
+                 "a torus fabric needs a cluster of one torus");
     EXPECT_ERROR(ring + "fabric:\n  slot: 4\n", 8, "unknown key 'slot' in the fabric");
     EXPECT_ERROR(ring + "fabric:\n  slots: 0\n", 8, "the fabric's slots must be");
     EXPECT_ERROR(ring + "fabric:\n  slots: 65\n", 8, "the fabric's slots must be");

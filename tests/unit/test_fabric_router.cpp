@@ -159,6 +159,52 @@ void test_torus4x4_every_chip_to_every_other(void**) {
     assert_true(vc1 > 0);
 }
 
+// A worker finds every route in its chip's L0 table, as the builder made it:
+// the first direction, the later ones and the hop count (the seed's DOR).
+void test_workers_look_routes_up_in_the_l0_table(void**) {
+    FabricModel m("mesh3x3", small_options());
+    for (uint32_t f = 0; f < m.chips(); ++f)
+        for (uint32_t t = 0; t < m.chips(); ++t) {
+            uint8_t first = 0xff;
+            const fabric::Route r = m.look_up(f, t, &first);
+            const transport::FabricRoute want = m.fabric().route(f, t);
+            assert_int_equal(r.hops, want.hops);
+            assert_int_equal(r.dst.chip, t);
+            if (f == t) continue;
+            assert_int_equal(transport::compass_direction(first), want.direction);
+            assert_int_equal(r.route, want.route);
+        }
+    // The seed's example: chip 0 to chip 5 is E E S; chip 8 to chip 0 is W W N N.
+    const auto letters = [](const transport::FabricRoute& r) {
+        std::string s(1, "NESW"[static_cast<uint32_t>(r.direction) - 2]);
+        for (uint32_t h = 1, bits = r.route; h < r.hops; ++h, bits >>= 2) s += "NESW"[bits & 3];
+        return s;
+    };
+    assert_string_equal(letters(m.fabric().route(0, 5)).c_str(), "EES");
+    assert_string_equal(letters(m.fabric().route(8, 0)).c_str(), "WWNN");
+}
+
+// A multicast along a row: from chip 3 of mesh3x3 (0, 1) east, delivered by
+// chips 4 and 5 and nobody else.
+void test_2d_multicast_along_a_row_reaches_its_span_only(void**) {
+    FabricModel m("mesh3x3", small_options());
+    fill_sources(m, 512);
+    ModelPacket p;
+    p.command = abi::kFabricWriteInc;
+    p.src = m.dram(kSrc);
+    p.dst = m.dram(kDst);
+    p.bytes = 512;
+    p.sem = m.dram(kSems);
+    p.inc = 1;
+    p.route.count = 2;
+    m.send(3, 4, p, 0);
+    run_to_completion(m);
+    for (uint32_t c = 0; c < m.chips(); ++c) assert_int_equal(m.word(c, m.dram(kSems)), c == 4 || c == 5 ? 1 : 0);
+    const uint8_t* got = m.bytes(5, m.dram(kDst), 512);
+    for (uint32_t i = 0; i < 512; ++i)
+        if (got[i] != pattern(3, 0, i)) fail_msg("byte %u differs", i);
+}
+
 // 2D traffic that saturates its channels (two slots deep, one lane): `pairs`
 // (from, to) each send 40 packets of 4000 bytes.
 struct Saturated2D {
@@ -484,6 +530,8 @@ int main() {
         cmocka_unit_test(test_mesh3x3_every_chip_to_every_other),
         cmocka_unit_test(test_torus4x4_every_chip_to_every_other),
         cmocka_unit_test(test_the_specs_cyclic_pattern_completes_with_dor),
+        cmocka_unit_test(test_workers_look_routes_up_in_the_l0_table),
+        cmocka_unit_test(test_2d_multicast_along_a_row_reaches_its_span_only),
         cmocka_unit_test(test_torus_datelines_keep_saturated_rings_moving),
         cmocka_unit_test(test_torus_without_datelines_is_refused),
         cmocka_unit_test(test_multicast_from_the_end_of_a_line),

@@ -352,21 +352,27 @@ uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t ch
     return at;
 }
 
-FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricOptions options) {
+FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricOptions options, bool wrap) {
     const auto& meshes = topology.meshes();
     if (meshes.size() != 1 || (meshes[0].topology != "mesh" && meshes[0].topology != "torus"))
         throw Error("a 2D fabric needs a cluster of one mesh or torus" +
                     (meshes.empty() ? std::string() : ", not a " + meshes[0].topology));
     const Mesh& m = meshes[0];
-    const Mesh2D mesh{m.width, m.height, m.topology == "torus"};
+    const Mesh2D mesh{m.width, m.height, wrap && m.topology == "torus"};
+    const Mesh2D grid{m.width, m.height, m.topology == "torus"};
     std::vector<Hop> cables;
     for (const LinkInfo& l : topology.links()) {
         if (board.ports.at(l.port_a).plane != 0 || board.ports.at(l.port_b).plane != 0) continue;
+        const uint32_t a = l.chip_a - m.first_chip, b = l.chip_b - m.first_chip;
+        bool wraps = false;
+        for (char d : {'E', 'S', 'W', 'N'})
+            if (neighbor(grid, a, d, &wraps) == static_cast<int>(b)) break;
+        if (wraps && !mesh.torus) continue;
         if (!l.up)
             throw Error("the cable from chip " + std::to_string(l.chip_a) + " port " + std::to_string(l.port_a) +
                         " to chip " + std::to_string(l.chip_b) +
                         " is down: a 2D fabric needs every cable of its plane");
-        cables.push_back({l.chip_a - m.first_chip, l.port_a, l.chip_b - m.first_chip, l.port_b});
+        cables.push_back({a, l.port_a, b, l.port_b});
     }
     options.mesh = static_cast<uint16_t>(m.id);
     return FabricBuilder(board, mesh, std::move(cables), options);

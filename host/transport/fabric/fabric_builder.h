@@ -125,8 +125,10 @@ private:
 };
 
 // The 2D fabric over a cluster of one mesh or torus (its first routing
-// plane's working cables). Throws weft::Error for a cluster that is not one
-// 2D mesh, or one with a cable down.
-FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricOptions options = {});
+// plane's cables); `wrap` false makes a mesh of a torus (its wrap cables
+// unused: the spec's downshifted topologies). Throws weft::Error for a
+// cluster that is not one 2D grid, or one with a cable down.
+FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricOptions options = {},
+                          bool wrap = true);
 
 }  // namespace weft::transport

@@ -106,6 +106,7 @@ StreamEnds FabricTransport::add_stream(const StreamSpec& s) {
     tx.slots = options_.slots;
     tx.message_bytes = options_.message_bytes;
     tx.hops = fabric_.route(s.chip, s.peer_chip).hops;
+    tx.route = fabric_.route(s.chip, s.peer_chip).route;
 
     abi::FabricStreamEnd rx = tx;
     rx.connection = connection(s.peer_chip, s.receiver_core, s.chip);
@@ -116,6 +117,7 @@ StreamEnds FabricTransport::add_stream(const StreamSpec& s) {
     rx.peer = {fabric_.options().mesh, static_cast<uint16_t>(s.chip)};
     rx.role = abi::kFabricStreamReceiver;
     rx.hops = fabric_.route(s.peer_chip, s.chip).hops;
+    rx.route = fabric_.route(s.peer_chip, s.chip).route;
 
     StreamEnds ends;
     ends.sender = {abi::kTransportFabric, 0, place_end(s.chip, s.sender_core, tx)};

@@ -1,6 +1,6 @@
 // The fabric as the collectives' transport: every stream goes straight from
 // its sender worker to its receiver worker, however far apart, carried by the
-// routers of a running 1D fabric (fabric.h); no worker on a chip between
+// routers of a running fabric (fabric.h), 1D or 2D; no worker on a chip between
 // forwards it, and no kernel runs beside the workers. A worker's "port" for a
 // peer is a virtual one, kFabricPortBase + the peer's chip id, so the
 // lowering keeps one sender and one receiver worker per peer and lane.

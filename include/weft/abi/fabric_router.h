@@ -146,7 +146,7 @@ struct FabricStreamEnd {
     uint32_t slots;
     uint32_t message_bytes;  // per slot
     uint32_t hops;           // to the peer, through the connection's router
-    uint32_t pad;
+    uint32_t route;          // 2D: the directions after the first cable (FabricPacketHeader::route)
 };
 static_assert(sizeof(FabricStreamEnd) == 64, "FabricStreamEnd layout");
 
