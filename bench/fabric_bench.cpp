@@ -165,15 +165,18 @@ std::string hop_table(Cluster& c) {
     return t.str();
 }
 
-double best_busbw(ccl::CollectiveRunner& run, Cluster& c, uint64_t bytes, const std::string& algo = "ring") {
+double best_busbw(ccl::CollectiveRunner& run, Cluster& c, uint64_t bytes, const std::string& algo = "ring",
+                  ccl::Collective op = ccl::Collective::kAllGather) {
     ccl::OpRequest r;
-    r.op = ccl::Collective::kAllGather;
+    r.op = op;
     r.bytes = bytes;
     r.algo = algo;
     double best = 0;
     for (int i = 0; i < 2; ++i) {
         const ccl::CaseResult res = ccl::run_case(run, c, r, 1 + i, i == 0);
-        if (i == 0 && res.check.wrong) throw Error("all-gather over " + run.transport_name() + " gave wrong results");
+        if (i == 0 && res.check.wrong)
+            throw Error(ccl::collective_name(op) + " " + algo + " over " + run.transport_name() +
+                        " gave wrong results");
         const double algbw = double(bytes) / res.timing.seconds / 1e9;
         best = std::max(best, algbw * ccl::bus_factor(r.op, static_cast<uint32_t>(c.size())));
     }
@@ -294,6 +297,44 @@ std::string shaped_all_gather_table(Cluster& c, uint64_t bytes) {
     return t.str();
 }
 
+// On a 2D cluster: the snake ring every transport can run against the 2d
+// algorithm (rows, then columns), over the EDM and over the 2D fabric.
+std::string grid_table(const std::string& cluster_name, const std::vector<uint64_t>& sizes) {
+    auto c = Cluster::start(paths::cluster_file(cluster_name), "/tmp/weft-bench-fabric-" + std::to_string(getpid()));
+    std::ostringstream t;
+    t << "\nAll-reduce on " << cluster_name << " (" << c->size()
+      << " chips), unshaped: busbw GB/s of the snake ring and of 2d (rows, then columns), over the EDM and over the 2D "
+         "fabric; and a 1 KiB all-reduce (auto) with its doorbells\n\n"
+      << "| size | EDM ring | EDM 2d | 2d / ring | fabric ring | fabric 2d | 2d / ring "
+         "|\n|---|---|---|---|---|---|---|\n";
+    std::vector<std::vector<double>> busbw;  // [transport * 2 + algo][size]
+    SmallOp small[2];
+    const char* transports[] = {"edm", "fabric"};
+    for (int tr = 0; tr < 2; ++tr) {
+        ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+        o.transport = transports[tr];
+        ccl::CollectiveRunner run(*c, o);
+        small[tr] = small_op(run, *c);
+        for (const char* algo : {"ring", "2d"}) {
+            busbw.emplace_back();
+            for (uint64_t s : sizes) {
+                std::fprintf(stderr, "\r  fabric bench: %s all-reduce %s %llu KiB ...      ", cluster_name.c_str(),
+                             algo, (unsigned long long)s >> 10);
+                busbw.back().push_back(best_busbw(run, *c, s, algo, ccl::Collective::kAllReduce));
+            }
+        }
+    }
+    for (size_t i = 0; i < sizes.size(); ++i)
+        t << "| " << (sizes[i] >> 10) << " KiB | " << busbw[0][i] << " | " << busbw[1][i] << " | "
+          << busbw[1][i] / busbw[0][i] << " | " << busbw[2][i] << " | " << busbw[3][i] << " | "
+          << busbw[3][i] / busbw[2][i] << " |\n";
+    t << "\n| transport | 1 KiB all-reduce (auto) | time | doorbells |\n|---|---|---|---|\n";
+    for (int tr = 0; tr < 2; ++tr)
+        t << "| " << transports[tr] << " | " << small[tr].algo << " | " << small[tr].us << " us | "
+          << small[tr].doorbells << " |\n";
+    return t.str();
+}
+
 }  // namespace
 
 int main() {
@@ -313,6 +354,10 @@ int main() {
         if (!quick) sizes.insert(sizes.end(), {16ull << 20, 64ull << 20});
         std::printf("%s", all_gather_table(*cluster, sizes, results + "/fabric_all_gather.png").c_str());
         std::printf("%s", shaped_all_gather_table(*cluster, quick ? (1ull << 20) : (4ull << 20)).c_str());
+        cluster.reset();  // one cluster at a time
+        std::vector<uint64_t> grid_sizes = {1ull << 20};
+        if (!quick) grid_sizes.push_back(16ull << 20);
+        std::printf("%s", grid_table("torus4x4", grid_sizes).c_str());
         std::fprintf(stderr, "\r%70s\r", "");
         return 0;
     } catch (const std::exception& e) {
