@@ -79,11 +79,6 @@ bool conflicts(const LowOp& earlier, const LowOp& later) {
 
 uint64_t lcm64(uint64_t a, uint64_t b) { return a / std::gcd(a, b) * b; }
 
-// A chip needs more worker cores than the board has (with this many planes).
-struct WorkerShortage : Error {
-    using Error::Error;
-};
-
 // One lowering attempt, phase by phase: route every piece into per-chip ops,
 // hand the ops to workers (and lanes), give each link worker its channels,
 // gather the streams, order the workers of each chip with signals, then

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "ccl/plan.h"
+#include "common/error.h"
 #include "transport/transport.h"
 #include "weft/abi/ccl.h"
 
@@ -76,6 +77,11 @@ struct LoweredOp {
     uint64_t hops = 0, bytes_on_links = 0;
     uint32_t critical_path = 0;  // ops on the longest chain that must run one after another
     uint32_t planes = 1;         // cables each hop was striped over (at most)
+};
+
+// lower()'s error when a chip would need more worker cores than the board has.
+struct WorkerShortage : Error {
+    using Error::Error;
 };
 
 // worker_cores: the board's worker cores, in the order workers are handed out.

@@ -122,7 +122,22 @@ std::pair<std::string, LoweredOp> CollectiveRunner::choose(const OpRequest& r) c
         for (const std::string& a : grid_algorithms(r.op)) algos.push_back(a);
     if (r.algo != "auto" || algos.size() == 1) {
         const std::string algo = r.algo != "auto" ? r.algo : algos.front();
-        return {algo, lower_op(r, algo)};
+        try {
+            return {algo, lower_op(r, algo)};
+        } catch (const WorkerShortage& e) {
+            // Say which would: the user fixed one that cannot run here.
+            std::string fit;
+            for (const std::string& a : algos) {
+                if (a == algo) continue;
+                try {
+                    lower_op(r, a);
+                    fit += (fit.empty() ? "" : ", ") + a;
+                } catch (const Error&) {
+                }
+            }
+            throw Error(std::string(e.what()) + " for " + collective_name(r.op) + "'s " + algo + " algorithm" +
+                        (fit.empty() ? "; no algorithm fits this cluster" : "; these fit: " + fit + " (or auto)"));
+        }
     }
     // Every candidate is lowered to be costed; the winner's lowering is kept.
     // One that cannot be lowered here (too few worker cores for it, say) is

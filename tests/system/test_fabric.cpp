@@ -1,4 +1,5 @@
-// The 1D fabric on real QEMU clusters (line4, then ring8): a fabric_router
+// The fabric on real QEMU clusters (1D on line4 and ring8, 2D on mesh3x3,
+// torus4x4 and the 32-chip galaxy, downshifted too): a fabric_router
 // resident image on every port the fabric uses, worker kernels sending with
 // the worker API (fabric_traffic), and the host checking every byte and every
 // count where the packets land.
@@ -8,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "ccl/op_case.h"
 #include "common/error.h"
 #include "driver/resident.h"
 #include "system_test.h"
@@ -24,7 +26,8 @@ namespace {
 
 std::unique_ptr<Cluster> g_cluster;
 bool g_ring = false;
-bool g_2d = false;  // a mesh or torus: transport::mesh_fabric
+bool g_2d = false;   // a mesh or torus: transport::mesh_fabric
+bool g_wrap = true;  // 2D: use the torus's wrap cables (false: downshifted to a mesh)
 std::unique_ptr<transport::Fabric> g_fabric;
 constexpr uint32_t kWorker = 4;
 // Regions of each chip's DRAM (offsets from its base).
@@ -54,9 +57,16 @@ int setup_torus4x4(void**) {
     g_2d = true;
     return start_for_group("torus4x4", &g_cluster);
 }
+int setup_galaxy(void**) {
+    g_ring = false;
+    g_2d = true;
+    return start_for_group("galaxy", &g_cluster);
+}
 int teardown(void**) {
     g_fabric.reset();
     g_cluster.reset();
+    g_2d = false;
+    g_wrap = true;
     return 0;
 }
 
@@ -139,10 +149,11 @@ bool word_reaches(uint32_t chip, uint64_t addr, uint32_t want) {
 // the next test (or the teardown) stops what a failed one left running.
 transport::Fabric& start_fabric(transport::FabricOptions o = {}) {
     g_fabric.reset();
-    g_fabric = transport::Fabric::start(*g_cluster,
-                                        g_2d ? transport::mesh_fabric(g_cluster->board(), g_cluster->topology(), o)
-                                             : transport::fabric_over(*g_cluster, g_ring, o),
-                                        milliseconds(10000));
+    g_fabric =
+        transport::Fabric::start(*g_cluster,
+                                 g_2d ? transport::mesh_fabric(g_cluster->board(), g_cluster->topology(), o, g_wrap)
+                                      : transport::fabric_over(*g_cluster, g_ring, o),
+                                 milliseconds(10000));
     return *g_fabric;
 }
 
@@ -495,6 +506,51 @@ void test_the_specs_cyclic_pattern_completes(void**) {
     fabric->stop();
 }
 
+// The galaxy's fabric downshifted (the spec's section 3): a 2D mesh over the
+// same 32 chips (wrap cables unused), then a 1D ring over the snake order.
+void test_galaxy_as_a_mesh(void**) {
+    g_wrap = false;
+    test_every_chip_to_every_other_with_each_command(nullptr);
+    g_wrap = true;
+}
+void test_galaxy_as_a_ring(void**) {
+    g_2d = false;
+    g_ring = true;
+    test_every_chip_to_every_other_with_each_command(nullptr);
+    g_2d = true;
+    g_ring = false;
+}
+
+// All-reduce and all-gather on the galaxy, each algorithm that fits, over
+// the EDM and over the 2D fabric: every element checked against the host.
+void test_galaxy_all_reduce_and_all_gather(void**) {
+    g_fabric.reset();
+    std::vector<std::string> failures;
+    for (const char* transport : {"edm", "fabric"}) {
+        ccl::RunnerOptions o;
+        o.transport = transport;
+        ccl::CollectiveRunner run(*g_cluster, o);
+        for (ccl::Collective op : {ccl::Collective::kAllReduce, ccl::Collective::kAllGather})
+            for (const char* algo : {"auto", "2d", "ring"}) {
+                ccl::OpRequest r;
+                r.op = op;
+                r.algo = algo;
+                r.bytes = 32 * 3001 * 4;  // no rank count divides it evenly into blocks of pages
+                try {
+                    const ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 7);
+                    if (res.check.wrong)
+                        failures.push_back(std::string(transport) + " " + ccl::collective_name(op) + " " + algo + ": " +
+                                           std::to_string(res.check.wrong) + " wrong");
+                } catch (const std::exception& e) {
+                    failures.push_back(std::string(transport) + " " + ccl::collective_name(op) + " " + algo + ": " +
+                                       e.what());
+                }
+            }
+    }
+    for (const auto& f : failures) fprintf(stderr, "FAIL %s\n", f.c_str());
+    assert_int_equal(failures.size(), 0);
+}
+
 }  // namespace
 
 int main() {
@@ -519,9 +575,16 @@ int main() {
     const struct CMUnitTest torus_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
     };
+    const struct CMUnitTest galaxy_tests[] = {
+        cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
+        cmocka_unit_test(test_galaxy_as_a_mesh),
+        cmocka_unit_test(test_galaxy_as_a_ring),
+        cmocka_unit_test(test_galaxy_all_reduce_and_all_gather),
+    };
     int failed = cmocka_run_group_tests_name("fabric on line4", tests, setup_line4, teardown);
     failed += cmocka_run_group_tests_name("fabric on ring8", ring_tests, setup_ring8, teardown);
     failed += cmocka_run_group_tests_name("2D fabric on mesh3x3", mesh_tests, setup_mesh3x3, teardown);
     failed += cmocka_run_group_tests_name("2D fabric on torus4x4", torus_tests, setup_torus4x4, teardown);
+    failed += cmocka_run_group_tests_name("fabric on galaxy (8x4 torus)", galaxy_tests, setup_galaxy, teardown);
     return failed;
 }
