@@ -602,7 +602,8 @@ private:
             fs.planes = integer(it->second.value, it->second.line, "the fabric's planes", 1, 64);
             if (fs.planes > 1)
                 fail(it->second.line, "a fabric over " + std::to_string(fs.planes) +
-                                          " planes is not supported yet: the 1D fabric uses one cable per hop");
+                                          " planes is not supported yet by the collectives: they run over plane 0 "
+                                          "(programs run a fabric per plane with transport::fabric_over)");
         }
         if (auto it = keys.find("slots"); it != keys.end())
             fs.slots = integer(it->second.value, it->second.line, "the fabric's slots", 1, 64);

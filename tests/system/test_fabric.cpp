@@ -57,6 +57,10 @@ int setup_torus4x4(void**) {
     g_2d = true;
     return start_for_group("torus4x4", &g_cluster);
 }
+int setup_ring8x2(void**) {
+    g_ring = true;
+    return start_for_group("ring8x2", &g_cluster);
+}
 int setup_galaxy(void**) {
     g_ring = false;
     g_2d = true;
@@ -506,6 +510,63 @@ void test_the_specs_cyclic_pattern_completes(void**) {
     fabric->stop();
 }
 
+// Packets a fabric's routers delivered and forwarded, all of them together.
+uint64_t router_traffic(const transport::Fabric& f) {
+    uint64_t n = 0;
+    for (const auto& r : f.builder().routers()) {
+        const uint64_t st = r.config.status;
+        n += g_cluster->chip(r.chip).read32(st + offsetof(abi::FabricRouterStatus, delivered));
+        n += g_cluster->chip(r.chip).read32(st + offsetof(abi::FabricRouterStatus, forwarded));
+    }
+    return n;
+}
+
+// Routing planes (the spec's 2.2.2): on ring8x2 each pair of neighbours has
+// a cable in each plane; each plane is a fabric of its own, on its own ports'
+// ERISC cores, both running at once. Traffic sent on one plane arrives, and
+// the other plane's routers never see a packet of it.
+void test_planes_are_independent_fabrics(void**) {
+    g_fabric.reset();
+    std::unique_ptr<transport::Fabric> planes[2];
+    for (uint32_t p = 0; p < 2; ++p)
+        planes[p] =
+            transport::Fabric::start(*g_cluster, transport::fabric_over(*g_cluster, true, {}, p), milliseconds(10000));
+    for (const auto& r : planes[0]->builder().routers())
+        for (const auto& q : planes[1]->builder().routers())
+            if (r.chip == q.chip) assert_int_not_equal(r.core, q.core);
+    constexpr uint32_t kBytes = 6000;
+    const uint32_t n = g_cluster->size();
+    for (uint32_t p : {1u, 0u}) {
+        prepare(kBytes);
+        const uint64_t other_before = router_traffic(*planes[1 - p]);
+        Traffic traffic;
+        for (uint32_t f = 0; f < n; ++f)
+            for (uint32_t t : {(f + 1) % n, (f + 3) % n, (f + n - 2) % n}) {
+                auto w = job_to(*planes[p], f, t, abi::kFabricWriteInc);
+                w.src = dram(kSrc + t * kBlock);
+                w.dst = dram(kDst + f * kBlock);
+                w.bytes = kBytes;
+                w.sem = dram(kSems + 4 * f);
+                w.inc = 1;
+                traffic.add(f, w);
+            }
+        traffic.run(*planes[p]);
+        for (uint32_t f = 0; f < n; ++f)
+            for (uint32_t t : {(f + 1) % n, (f + 3) % n, (f + n - 2) % n}) {
+                if (!word_reaches(t, dram(kSems + 4 * f), 1))
+                    fail_msg("plane %u: chip %u -> %u never arrived", p, f, t);
+                std::vector<uint8_t> got(kBytes);
+                g_cluster->chip(t).read(dram(kDst + f * kBlock), got.data(), kBytes);
+                for (uint32_t b = 0; b < kBytes; ++b)
+                    if (got[b] != pattern(f, t, b)) fail_msg("plane %u: chip %u -> %u byte %u differs", p, f, t, b);
+            }
+        assert_true(router_traffic(*planes[p]) > 0);
+        assert_int_equal(router_traffic(*planes[1 - p]), other_before);
+    }
+    planes[1]->stop();
+    planes[0]->stop();
+}
+
 // The galaxy's fabric downshifted (the spec's section 3): a 2D mesh over the
 // same 32 chips (wrap cables unused), then a 1D ring over the snake order.
 void test_galaxy_as_a_mesh(void**) {
@@ -575,6 +636,9 @@ int main() {
     const struct CMUnitTest torus_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
     };
+    const struct CMUnitTest plane_tests[] = {
+        cmocka_unit_test(test_planes_are_independent_fabrics),
+    };
     const struct CMUnitTest galaxy_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
         cmocka_unit_test(test_galaxy_as_a_mesh),
@@ -585,6 +649,7 @@ int main() {
     failed += cmocka_run_group_tests_name("fabric on ring8", ring_tests, setup_ring8, teardown);
     failed += cmocka_run_group_tests_name("2D fabric on mesh3x3", mesh_tests, setup_mesh3x3, teardown);
     failed += cmocka_run_group_tests_name("2D fabric on torus4x4", torus_tests, setup_torus4x4, teardown);
+    failed += cmocka_run_group_tests_name("fabric planes on ring8x2", plane_tests, setup_ring8x2, teardown);
     failed += cmocka_run_group_tests_name("fabric on galaxy (8x4 torus)", galaxy_tests, setup_galaxy, teardown);
     return failed;
 }

@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include <algorithm>
+
 #include "ccl/topology.h"
 #include "common/error.h"
 #include "driver/paths.h"
@@ -9,17 +11,21 @@
 
 namespace weft::transport {
 
-FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options) {
+FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options, uint32_t plane) {
     const ccl::Topology topo(cluster.topology());
+    const BoardInfo& board = cluster.board();
     const std::vector<uint32_t> order = ring ? topo.ring_order() : topo.line_order();
     std::vector<Hop> cables;
     for (size_t i = 0; i < (ring ? order.size() : order.size() - 1); ++i) {
         const uint32_t from = order[i], to = order[(i + 1) % order.size()];
         const std::vector<Hop>& c = topo.cables(from, to);
-        if (c.empty())
-            throw Error("no working cable joins chip " + std::to_string(from) + " to chip " + std::to_string(to) +
-                        " for a fabric " + (ring ? "ring" : "line"));
-        cables.push_back(c.front());
+        const auto on_plane = std::find_if(c.begin(), c.end(), [&](const Hop& h) {
+            return board.ports.at(h.from_port).plane == plane && board.ports.at(h.to_port).plane == plane;
+        });
+        if (on_plane == c.end())
+            throw Error("no working cable of plane " + std::to_string(plane) + " joins chip " + std::to_string(from) +
+                        " to chip " + std::to_string(to) + " for a fabric " + (ring ? "ring" : "line"));
+        cables.push_back(*on_plane);
     }
     return FabricBuilder(cluster.board(), order, cables, ring, options);
 }

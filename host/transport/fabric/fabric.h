@@ -1,4 +1,4 @@
-// A running 1D fabric on a live cluster: a `fabric_router` resident image on
+// A running fabric on a live cluster: a `fabric_router` resident image on
 // every port the fabric builder placed a router on, started together (no
 // worker may send before every router runs) and stopped together.
 //
@@ -15,9 +15,11 @@
 namespace weft::transport {
 
 // The fabric over the cluster's chips: its ring order (ring) or line order,
-// each pair joined by their first working cable. Throws weft::Error naming
-// the chips that are not cabled as a line or ring needs.
-FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options = {});
+// each pair joined by their working cable of routing plane `plane` (the
+// board's port planes: each plane is a fabric of its own, on its own ports'
+// ERISC cores, and its packets never enter another's routers). Throws
+// weft::Error naming the chips that are not cabled as a line or ring needs.
+FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options = {}, uint32_t plane = 0);
 
 class Fabric {
 public:
