@@ -238,6 +238,11 @@ void multicast(transport::Fabric& fabric, uint32_t from, FabricDirection d, uint
     j.count = count;
     j.ttl = abi::kFabricDefaultTtl;
     j.direction = static_cast<uint8_t>(d);
+    if (g_2d) {  // the connection of its compass; straight on from there
+        const uint32_t compass = static_cast<uint32_t>(d) - static_cast<uint32_t>(FabricDirection::kNorth);
+        j.direction = static_cast<uint8_t>(compass);
+        for (uint32_t h = 1; h < hops; ++h) j.route |= compass << (2 * (h - 1));
+    }
     j.src = dram(kSrc);
     j.dst = dram(kDst);
     j.bytes = kBytes;
@@ -475,6 +480,16 @@ void test_a_ring_full_both_ways_completes(void**) {
     fabric->stop();
 }
 
+// 2D multicast along a row or a column span of mesh3x3 (chip = x + 3y):
+// exactly the chips of the span get it, once.
+void test_2d_multicast_reaches_exactly_its_span(void**) {
+    auto* fabric = &start_fabric();
+    multicast(*fabric, 3, FabricDirection::kEast, 1, 2, {4, 5});   // row 1 from (0, 1)
+    multicast(*fabric, 1, FabricDirection::kSouth, 1, 2, {4, 7});  // column 1 from (1, 0)
+    multicast(*fabric, 8, FabricDirection::kWest, 2, 1, {6});      // two cables on, one chip
+    fabric->stop();
+}
+
 // The TT-Fabric spec's cyclic pattern (6.1) on the mesh's corners: D1 -> D4,
 // D2 -> D3, D3 -> D2, D4 -> D1, each streaming 48 packets through channels
 // two slots deep. Routed X first, then Y, it completes.
@@ -632,6 +647,7 @@ int main() {
     const struct CMUnitTest mesh_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
         cmocka_unit_test(test_the_specs_cyclic_pattern_completes),
+        cmocka_unit_test(test_2d_multicast_reaches_exactly_its_span),
     };
     const struct CMUnitTest torus_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
