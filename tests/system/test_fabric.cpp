@@ -597,6 +597,63 @@ void test_galaxy_as_a_ring(void**) {
     g_ring = false;
 }
 
+// The galaxy downshifted to 8 row rings and 4 column rings (12 fabrics at
+// once): every chip writes to every other chip of its row through its row's
+// fabric and of its column through its column's, every byte checked.
+void test_galaxy_as_row_and_column_rings(void**) {
+    g_fabric.reset();
+    std::vector<std::unique_ptr<transport::Fabric>> fabrics;
+    const std::vector<transport::FabricBuilder> plans = transport::rows_and_columns(*g_cluster, true);
+    for (const auto& plan : plans) fabrics.push_back(transport::Fabric::start(*g_cluster, plan, milliseconds(10000)));
+    const ClusterTopology topo = g_cluster->topology();
+    const uint32_t w = topo.meshes()[0].width, h = topo.meshes()[0].height, n = w * h;
+    constexpr uint32_t kBytes = 3000;
+    prepare(kBytes);
+    transport::L1Allocator l1(g_cluster->board());
+    std::vector<test_abi::FabricTrafficArgs> args(n);
+    std::vector<Launch> launches;
+    std::vector<std::pair<uint32_t, uint32_t>> sent;
+    for (uint32_t c = 0; c < n; ++c) {
+        const ChipCoord at = topo.coord(c);
+        test_abi::FabricTrafficArgs& a = args[c] = test_abi::FabricTrafficArgs{};
+        // Connections 0, 1: the row's fabric forward, backward; 2, 3: the column's.
+        const transport::Fabric* mine[2] = {fabrics[at.y].get(), fabrics[h + at.x].get()};
+        for (uint32_t k = 0; k < 2; ++k)
+            for (FabricDirection d : {FabricDirection::kForward, FabricDirection::kBackward})
+                a.connection[2 * k + static_cast<uint32_t>(d)] =
+                    mine[k]->builder().connect(*g_cluster, l1, c, d, 0, kWorker);
+        for (uint32_t t = 0; t < n; ++t) {
+            const ChipCoord to = topo.coord(t);
+            if (t == c || (to.y != at.y && to.x != at.x)) continue;
+            const uint32_t k = to.y == at.y ? 0 : 1;
+            const transport::FabricRoute r = mine[k]->builder().route(c, t);
+            test_abi::FabricTrafficJob& j = a.jobs[a.job_count++];
+            j.command = abi::kFabricWriteInc;
+            j.hops = static_cast<uint8_t>(r.hops);
+            j.count = 1;
+            j.ttl = abi::kFabricDefaultTtl;
+            j.direction = static_cast<uint8_t>(2 * k + static_cast<uint32_t>(r.direction));
+            j.dst_chip = static_cast<uint16_t>(t);
+            j.src = dram(kSrc + t * kBlock);
+            j.dst = dram(kDst + c * kBlock);
+            j.bytes = kBytes;
+            j.sem = dram(kSems + 4 * c);
+            j.inc = 1;
+            sent.push_back({c, t});
+        }
+        launches.push_back({c, kWorker, &test_kernel(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
+    }
+    g_cluster->run(launches, milliseconds(60000));
+    for (auto [f, t] : sent) {
+        if (!word_reaches(t, dram(kSems + 4 * f), 1)) fail_msg("chip %u -> %u never arrived", f, t);
+        std::vector<uint8_t> got(kBytes);
+        g_cluster->chip(t).read(dram(kDst + f * kBlock), got.data(), kBytes);
+        for (uint32_t b = 0; b < kBytes; ++b)
+            if (got[b] != pattern(f, t, b)) fail_msg("chip %u -> %u byte %u differs", f, t, b);
+    }
+    for (auto it = fabrics.rbegin(); it != fabrics.rend(); ++it) (*it)->stop();
+}
+
 // All-reduce and all-gather on the galaxy, each algorithm that fits, over
 // the EDM and over the 2D fabric: every element checked against the host.
 void test_galaxy_all_reduce_and_all_gather(void**) {
@@ -659,6 +716,7 @@ int main() {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
         cmocka_unit_test(test_galaxy_as_a_mesh),
         cmocka_unit_test(test_galaxy_as_a_ring),
+        cmocka_unit_test(test_galaxy_as_row_and_column_rings),
         cmocka_unit_test(test_galaxy_all_reduce_and_all_gather),
     };
     int failed = cmocka_run_group_tests_name("fabric on line4", tests, setup_line4, teardown);

@@ -30,6 +30,42 @@ FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options, ui
     return FabricBuilder(cluster.board(), order, cables, ring, options);
 }
 
+std::vector<FabricBuilder> rows_and_columns(Cluster& cluster, bool ring, FabricOptions options) {
+    const ClusterTopology t = cluster.topology();
+    const auto& ms = t.meshes();
+    if (ms.size() != 1 || (ms[0].topology != "mesh" && ms[0].topology != "torus"))
+        throw Error("a fabric per row and column needs a cluster of one mesh or torus");
+    const Mesh& m = ms[0];
+    const ccl::Topology topo(t);
+    const BoardInfo& board = cluster.board();
+    // The cable of `dir` (a port facing it, plane 0) from `from` to `to`.
+    auto cable = [&](uint32_t from, uint32_t to, char dir) {
+        for (const Hop& h : topo.cables(from, to))
+            if (board.ports.at(h.from_port).direction == dir && board.ports.at(h.from_port).plane == 0) return h;
+        throw Error("no working cable " + std::string(1, dir) + " joins chip " + std::to_string(from) + " to chip " +
+                    std::to_string(to));
+    };
+    std::vector<FabricBuilder> out;
+    auto add = [&](std::vector<uint32_t> order, char dir) {
+        const bool closes = ring && m.topology == "torus" && order.size() >= 3;
+        std::vector<Hop> cables;
+        for (size_t i = 0; i < (closes ? order.size() : order.size() - 1); ++i)
+            cables.push_back(cable(order[i], order[(i + 1) % order.size()], dir));
+        out.emplace_back(board, std::move(order), std::move(cables), closes, options);
+    };
+    for (uint32_t y = 0; y < m.height; ++y) {
+        std::vector<uint32_t> row;
+        for (uint32_t x = 0; x < m.width; ++x) row.push_back(t.chip_at(m.id, x, y));
+        add(row, 'E');
+    }
+    for (uint32_t x = 0; x < m.width; ++x) {
+        std::vector<uint32_t> column;
+        for (uint32_t y = 0; y < m.height; ++y) column.push_back(t.chip_at(m.id, x, y));
+        add(column, 'S');
+    }
+    return out;
+}
+
 std::unique_ptr<Fabric> Fabric::start(Cluster& cluster, FabricBuilder builder, std::chrono::milliseconds timeout) {
     std::unique_ptr<Fabric> fabric(new Fabric(cluster, std::move(builder)));
     const KernelImage& image = kernel_at(paths::firmware_dir(cluster.board().name) + "/resident/fabric_router.elf");

@@ -8,6 +8,7 @@
 #pragma once
 #include <chrono>
 #include <memory>
+#include <vector>
 
 #include "driver/cluster.h"
 #include "transport/fabric/fabric_builder.h"
@@ -20,6 +21,13 @@ namespace weft::transport {
 // ERISC cores, and its packets never enter another's routers). Throws
 // weft::Error naming the chips that are not cabled as a line or ring needs.
 FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options = {}, uint32_t plane = 0);
+
+// The spec's downshifted 1D topologies on one mesh or torus: a fabric per
+// row (over its E/W cables) and one per column (N/S), each a ring where its
+// wrap cable exists (ring true on a torus), else a line. Row y is element y,
+// column x element height + x. They use distinct ports, so all run at once.
+// Throws weft::Error for a cluster that is not one 2D grid.
+std::vector<FabricBuilder> rows_and_columns(Cluster& cluster, bool ring, FabricOptions options = {});
 
 class Fabric {
 public:
