@@ -4,6 +4,7 @@
 //     and of the raw link, unshaped and with the cable shaped to 0.25 GB/s
 //   - one packet through 1, 3 and 7 hops and back: latency and doorbells per hop
 //   - all-gather 1-64 MiB over the fabric and over the EDM: busbw side by side (and a chart)
+//   - torus4x4: the snake ring against 2d (unshaped and shaped), hop latency through 1-6 hops
 #include <unistd.h>
 
 #include <chrono>
@@ -24,6 +25,7 @@
 #include "link_rate.h"
 #include "test_kernels.h"
 #include "transport/fabric/fabric.h"
+#include "transport/fabric/routing2d.h"
 #include "transport/l1_allocator.h"
 
 using namespace weft;
@@ -77,29 +79,37 @@ struct Ping {
     double us_per_hop = 0, doorbells_per_hop = 0;
 };
 
-// `count` round trips of an atomic increment: forward `hops` cables from chip
-// 0, and back the same way.
-std::pair<uint64_t, uint64_t> ping(Cluster& c, transport::Fabric& fabric, uint32_t hops, uint32_t count) {
+// One way of a round trip: the first cable's direction and the route after it.
+struct Way {
+    FabricDirection direction = FabricDirection::kForward;
+    uint32_t route = 0;
+};
+
+// `count` round trips of an atomic increment from chip 0 to `peer`, `hops`
+// cables each way: there by `there`, back by `back`.
+std::pair<uint64_t, uint64_t> ping(Cluster& c, transport::Fabric& fabric, uint32_t peer, uint32_t hops, Way there,
+                                   Way back, uint32_t count) {
     const BoardInfo& b = c.board();
     transport::L1Allocator l1(b);
-    const uint32_t peer = hops % c.size();
     const uint64_t word0 = l1.allocate(0, 4, 4, 64, "ping word"), word1 = l1.allocate(peer, 5, 4, 64, "pong word");
     c.chip(0).write32(word0, 0);
     c.chip(peer).write32(word1, 0);
     test_abi::FabricPingArgs a{};
-    a.connection = fabric.builder().connect(c, l1, 0, FabricDirection::kForward, 0, 4);
+    a.connection = fabric.builder().connect(c, l1, 0, there.direction, 0, 4);
     a.remote = word1;
     a.local = word0;
     a.count = count;
     a.initiator = 1;
     a.peer_chip = static_cast<uint16_t>(peer);
     a.hops = static_cast<uint8_t>(hops);
+    a.route = there.route;
     test_abi::FabricPingArgs z = a;
-    z.connection = fabric.builder().connect(c, l1, peer, FabricDirection::kBackward, 1, 5);
+    z.connection = fabric.builder().connect(c, l1, peer, back.direction, 1, 5);
     z.remote = word0;
     z.local = word1;
     z.initiator = 0;
     z.peer_chip = 0;
+    z.route = back.route;
     const ccl::CaseTraffic before = ccl::traffic_now(c);
     const auto r = c.run({{peer, 5, &test::test_kernel(b, "fabric_ping"), KernelArgWords::of(z)},
                           {0, 4, &test::test_kernel(b, "fabric_ping"), KernelArgWords::of(a)}},
@@ -108,10 +118,10 @@ std::pair<uint64_t, uint64_t> ping(Cluster& c, transport::Fabric& fabric, uint32
 }
 
 // The difference of a long and a short run: launching and ending the kernels cost nothing here.
-Ping per_hop(Cluster& c, transport::Fabric& fabric, uint32_t hops) {
+Ping per_hop(Cluster& c, transport::Fabric& fabric, uint32_t peer, uint32_t hops, Way there, Way back) {
     constexpr uint32_t kShort = 20, kLong = 120;
-    const auto [t0, d0] = ping(c, fabric, hops, kShort);
-    const auto [t1, d1] = ping(c, fabric, hops, kLong);
+    const auto [t0, d0] = ping(c, fabric, peer, hops, there, back, kShort);
+    const auto [t1, d1] = ping(c, fabric, peer, hops, there, back, kLong);
     const double trips = double(kLong - kShort) * 2 * hops;
     Ping p;
     p.us_per_hop = double(int64_t(t1 - t0)) / c.board().timebase_hz * 1e6 / trips;
@@ -159,7 +169,8 @@ std::string hop_table(Cluster& c) {
         transport::Fabric::start(c, transport::fabric_over(c, true, fabric_options()), std::chrono::seconds(10));
     for (uint32_t h : {1u, 3u, 7u}) {
         std::fprintf(stderr, "\r  fabric bench: %u hop(s) ...           ", h);
-        const Ping p = per_hop(c, *fabric, h);
+        const Ping p =
+            per_hop(c, *fabric, h % c.size(), h, {FabricDirection::kForward, 0}, {FabricDirection::kBackward, 0});
         t << "| " << h << " | " << p.us_per_hop << " us | " << p.doorbells_per_hop << " |\n";
     }
     return t.str();
@@ -335,6 +346,83 @@ std::string grid_table(const std::string& cluster_name, const std::vector<uint64
     return t.str();
 }
 
+// On a 2D cluster downshifted to a mesh (so routes reach 2 * (width - 1)
+// hops): one increment from chip 0 to the first chip h cables away, for
+// every h the mesh has, and back the dimension-ordered way.
+std::string grid_hop_table(Cluster& c, const std::string& cluster_name) {
+    std::ostringstream t;
+    t.setf(std::ios::fixed);
+    t.precision(2);
+    t << "\nOne atomic increment through h hops of " << cluster_name
+      << " as a 2D mesh and back (X first, then Y: a route with a turn crosses the chip to another router):\n\n"
+      << "| hops | to chip | route | latency per hop | doorbells per hop |\n|---|---|---|---|---|\n";
+    auto fabric = transport::Fabric::start(c, transport::mesh_fabric(c.board(), c.topology(), fabric_options(), false),
+                                           std::chrono::seconds(10));
+    const transport::FabricBuilder& fb = fabric->builder();
+    const Mesh& m = c.topology().meshes().at(0);
+    const transport::Mesh2D mesh{m.width, m.height, false};
+    for (uint32_t h = 1;; ++h) {
+        uint32_t peer = 0;
+        while (peer < c.size() && fb.route(0, peer).hops != h) ++peer;
+        if (peer == c.size()) break;
+        std::fprintf(stderr, "\r  fabric bench: %s, %u hop(s) ...           ", cluster_name.c_str(), h);
+        const transport::FabricRoute there = fb.route(0, peer), back = fb.route(peer, 0);
+        const Ping p = per_hop(c, *fabric, peer, h, {there.direction, there.route}, {back.direction, back.route});
+        t << "| " << h << " | " << peer << " | " << transport::dor_route(mesh, 0, peer) << " | " << p.us_per_hop
+          << " us | " << p.doorbells_per_hop << " |\n";
+    }
+    return t.str();
+}
+
+void shape_every_cable(Cluster& c, double gbps) {
+    for (const LinkInfo& l : c.links()) c.set_fault(l.chip_a, l.port_a, {{"bandwidth_gbps", gbps}, {"latency_us", 0}});
+}
+
+// The 2D cluster with every cable shaped, at a rate and at half of it: the
+// snake ring against 2d, over the EDM and over the 2D fabric.
+std::string shaped_grid_table(Cluster& c, const std::string& cluster_name, uint64_t bytes) {
+    const double rates[2] = {0.004, 0.002};
+    struct Row {
+        ccl::Collective op;
+        std::string transport, algo;
+        double busbw[2] = {};
+    };
+    std::vector<Row> rows;
+    for (ccl::Collective op : {ccl::Collective::kAllReduce, ccl::Collective::kAllGather})
+        for (const char* tr : {"edm", "fabric"})
+            for (const char* algo : {"ring", "2d"}) rows.push_back({op, tr, algo});
+    for (int k = 0; k < 2; ++k) {
+        shape_every_cable(c, rates[k]);
+        for (Row& row : rows) {
+            std::fprintf(stderr, "\r  fabric bench: %s shaped %.3f GB/s, %s %s over %s ...     ", cluster_name.c_str(),
+                         rates[k], ccl::collective_name(row.op).c_str(), row.algo.c_str(), row.transport.c_str());
+            ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+            o.transport = row.transport;
+            ccl::CollectiveRunner run(c, o);
+            row.busbw[k] = best_busbw(run, c, bytes, row.algo, row.op);
+        }
+    }
+    shape_every_cable(c, 0);
+    std::ostringstream t;
+    t.setf(std::ios::fixed);
+    t.precision(3);
+    t << "\n"
+      << (bytes >> 20) << " MiB on " << cluster_name
+      << " with every cable shaped: busbw as a fraction of the link rate, 2d against the snake ring on the same "
+         "transport, and how much longer it took at half the rate (2.0: the link is the bottleneck)\n\n"
+      << "| op | transport | algorithm | at " << rates[0] << " GB/s | at " << rates[1]
+      << " GB/s | 2d / ring | time at half rate |\n|---|---|---|---|---|---|---|\n";
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const Row& row = rows[i];
+        const double slower = row.busbw[0] / row.busbw[1];
+        t << "| " << ccl::collective_name(row.op) << " | " << row.transport << " | " << row.algo << " | "
+          << row.busbw[0] / rates[0] << " | " << row.busbw[1] / rates[1] << " | ";
+        if (row.algo == "2d") t << row.busbw[1] / rows[i - 1].busbw[1] << "x";
+        t << " | " << slower << "x" << (slower < 1.8 ? " (host-bound)" : "") << " |\n";
+    }
+    return t.str();
+}
+
 }  // namespace
 
 int main() {
@@ -358,6 +446,12 @@ int main() {
         std::vector<uint64_t> grid_sizes = {1ull << 20};
         if (!quick) grid_sizes.push_back(16ull << 20);
         std::printf("%s", grid_table("torus4x4", grid_sizes).c_str());
+        {
+            auto torus =
+                Cluster::start(paths::cluster_file("torus4x4"), "/tmp/weft-bench-fabric-" + std::to_string(getpid()));
+            std::printf("%s", grid_hop_table(*torus, "torus4x4").c_str());
+            std::printf("%s", shaped_grid_table(*torus, "torus4x4", quick ? (1ull << 20) : (4ull << 20)).c_str());
+        }
         std::fprintf(stderr, "\r%70s\r", "");
         return 0;
     } catch (const std::exception& e) {

@@ -80,7 +80,7 @@ struct FabricPingArgs {
     uint16_t peer_chip;
     uint8_t hops;
     uint8_t pad0;
-    uint32_t pad1;
+    uint32_t route;  // 2D: the directions after the first cable
 };
 static_assert(sizeof(FabricPingArgs) == 40 && abi::kIsKernelArgs<FabricPingArgs>, "FabricPingArgs layout");
 

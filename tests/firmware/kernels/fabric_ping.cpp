@@ -13,6 +13,7 @@ extern "C" int kernel_main(KernelArgs a) {
     fabric::Route to;
     to.dst = {0, args.peer_chip};
     to.hops = args.hops;
+    to.route = args.route;
     for (uint32_t k = 1; k <= args.count; ++k) {
         if (!args.initiator) noc::semaphore_wait_min(args.local, k);
         c.atomic_inc(to, args.remote, 1);
