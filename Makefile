@@ -5,10 +5,23 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all deps demo test unit-test system-test bench bench-ccl clean configure
+.PHONY: all deps demo test unit-test system-test bench bench-ccl clean configure help
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
+
+help:
+	@echo "weft's make targets:"
+	@echo "  make deps         install the Debian packages weft needs (sudo apt-get)"
+	@echo "  make              build the host tools, the firmware of every board and the tests in $(BUILD)/"
+	@echo "  make demo         boot ring8, move data over every link both ways, check every byte"
+	@echo "  make test         every test: CMocka unit tests, then the system tests on real QEMU clusters"
+	@echo "  make unit-test    the CMocka unit tests only (seconds)"
+	@echo "  make system-test  the system tests only (QEMU clusters, minutes)"
+	@echo "  make bench        platform, CCL and fabric benchmarks; tables and charts to bench/results/"
+	@echo "  make bench-ccl    the CCL benchmark only"
+	@echo "  make clean        remove $(BUILD)/"
+	@echo "Variables: BUILD=$(BUILD) JOBS=$(JOBS) CTEST_ARGS='-R pattern' (make test CTEST_ARGS='-R ccl')"
 
 deps:
 	@scripts/install-deps

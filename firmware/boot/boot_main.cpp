@@ -176,7 +176,7 @@ extern "C" [[noreturn]] void weft_boot_main(uint64_t hart) {
 }
 
 extern "C" [[noreturn]] void weft_on_trap(uint64_t mcause, uint64_t mepc, uint64_t mtval, uint64_t a0, uint64_t a1,
-                                          uint64_t a2) {
+                                          uint64_t a2, uint64_t ra) {
     const uint32_t core = static_cast<uint32_t>(rt::hart_id());
     auto& st = mailbox::control().hart[core];
     int32_t rc = -1;
@@ -187,6 +187,6 @@ extern "C" [[noreturn]] void weft_on_trap(uint64_t mcause, uint64_t mepc, uint64
     }
     console::printf("weft: chip %u core %u FAULT mcause=%lu mepc=0x%lx mtval=0x%lx\n", mailbox::chip_id(), core, mcause,
                     mepc, mtval);
-    boot::post_fault(st, mcause, mepc, mtval, rc);
+    boot::post_fault(st, mcause, mepc, mtval, rc, ra);
     serve_launches(core);
 }

@@ -48,8 +48,10 @@ inline void post_done(abi::HartStatus& st, uint32_t seq, int32_t rc, uint64_t cy
     st.done_seq = seq;
 }
 
-inline void post_fault(abi::HartStatus& st, uint64_t mcause, uint64_t mepc, uint64_t mtval, int32_t rc) {
+inline void post_fault(abi::HartStatus& st, uint64_t mcause, uint64_t mepc, uint64_t mtval, int32_t rc,
+                       uint64_t ra = 0) {
     st.mcause = mcause;
+    st.ra = ra;
     st.mepc = mepc;
     st.mtval = mtval;
     st.return_code = rc;

@@ -88,11 +88,24 @@ void printf(const char* fmt, ...) {
     va_end(ap);
 }
 
+static void put_tag() {
+    for (const char* t = "[core "; *t; ++t) put(*t);
+    const uint32_t core = mailbox::core_id();
+    if (core >= 10) put(static_cast<char>('0' + core / 10 % 10));
+    put(static_cast<char>('0' + core % 10));
+    put(']');
+    put(' ');
+}
+
+// Each line starts with its core ("[core 3] "): `weft console --core 3` keeps
+// one core's lines of the chip's one UART.
 void write(const char* s) {
     lock();
-    for (; *s; ++s) {
+    for (bool line_start = true; *s; ++s) {
+        if (line_start) put_tag();
         if (*s == '\n') put('\r');
         put(*s);
+        line_start = *s == '\n';
     }
     unlock();
 }

@@ -9,6 +9,7 @@ weft_trap_entry:
     mv a3, a0
     mv a4, a1
     mv a5, a2
+    mv a6, ra  // a panic's caller (a kernel calls mailbox::panic)
     csrr a0, mhartid
     la t1, weft_stack_tops
     slli t2, a0, 3

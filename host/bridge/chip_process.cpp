@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/knobs.h"
+#include "common/qmp.h"
 #include "common/unix_socket.h"
 
 namespace weft {
@@ -132,27 +133,7 @@ void ChipProcess::mark_exited(int status) {
 
 void ChipProcess::reset() {
     if (!alive()) throw Error("chip " + std::to_string(id_) + " is not running (" + describe_exit() + ")");
-    int fd = net::connect_unix(qmp_path());
-    auto expect_return = [&](const std::string& what) {
-        std::string line;
-        for (;;) {  // skip asynchronous events until the command's answer
-            if (!net::recv_line(fd, &line, nullptr, 5000)) throw Error("QMP closed during " + what);
-            if (line.find("\"return\"") != std::string::npos) return;
-            if (line.find("\"error\"") != std::string::npos) throw Error("QMP " + what + ": " + line);
-        }
-    };
-    try {
-        std::string greeting;
-        if (!net::recv_line(fd, &greeting, nullptr, 5000)) throw Error("QMP sent no greeting");
-        net::send_line(fd, R"({"execute":"qmp_capabilities"})");
-        expect_return("qmp_capabilities");
-        net::send_line(fd, R"({"execute":"system_reset"})");
-        expect_return("system_reset");
-    } catch (...) {
-        close(fd);
-        throw;
-    }
-    close(fd);
+    qmp::execute(qmp_path(), R"({"execute":"system_reset"})", "system_reset");
 }
 
 std::string ChipProcess::describe_exit() const {

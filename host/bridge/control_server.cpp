@@ -143,7 +143,8 @@ json cluster_info(Bridge& bridge) {
                          {"pid", chip->pid()},
                          {"alive", chip->alive()},
                          {"state", chip->describe_exit()},
-                         {"console", chip->console_path()}});
+                         {"console", chip->console_path()},
+                         {"qmp", chip->qmp_path()}});
     }
     json links = json::array();
     for (size_t i = 0; i < bridge.ethernet().links().size(); ++i) links.push_back(link_json(bridge, i, false));

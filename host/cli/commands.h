@@ -32,6 +32,9 @@ Command add_fault(CLI::App& weft, Globals& g);
 Command add_reset(CLI::App& weft, Globals& g);
 Command add_run(CLI::App& weft, Globals& g);
 Command add_bench(CLI::App& weft, Globals& g);
+Command add_launch(CLI::App& weft, Globals& g);
+Command add_console(CLI::App& weft, Globals& g);
+Command add_gdb(CLI::App& weft, Globals& g);
 Command add_routes(CLI::App& weft);
 Command add_help(CLI::App& weft);
 

@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "common/error.h"
+#include "driver/paths.h"
+#include "driver/symbolize.h"
 #include "weft/abi/fault.h"
 
 namespace weft {
@@ -142,6 +145,8 @@ LoadedKernel Chip::load(uint32_t core, const KernelImage& image) {
     // Same bytes at the same place (any process may have put them there: the
     // hash is in the chip): neither relocated nor written again, and the
     // core's translations are still valid.
+    loaded_elf_.resize(board_.cores.size());
+    loaded_elf_[core] = image.path;
     const uint64_t hash = image.content_hash ^ base;
     abi::CoreImage& held = control().host.image[core];
     k.new_code = held.content_hash != hash;
@@ -195,15 +200,42 @@ std::string Chip::describe_fault(uint32_t core) const {
     o << "chip " << id_ << " core " << core << " (" << role_name(board_.cores[core].role) << ") kernel '"
       << kernel_name(core) << "' FAULT: ";
     if (st.mcause == abi::kPanicCause) {
-        o << describe_panic(st.return_code, st.mtval) << " (pc " << hex(st.mepc) << ")";
+        o << describe_panic(st.return_code, st.mtval) << " (pc " << hex(st.mepc) << where(core, st.mepc) << ")";
+        // ra is the return address: the call is the instruction before it.
+        if (st.ra) o << ", called from " << hex(st.ra) << where(core, st.ra - 1);
     } else {
         o << describe_mcause(st.mcause) << " (mcause " << st.mcause << ") at pc " << hex(st.mepc);
         const uint64_t base = board_.cores[core].l1.base;
         if (st.mepc >= base && st.mepc < base + board_.cores[core].l1.size)
             o << " (" << kernel_name(core) << "+" << hex(st.mepc - base) << ")";
-        o << ", mtval " << hex(st.mtval);
+        o << where(core, st.mepc) << ", mtval " << hex(st.mtval);
+        if (st.ra >= base && st.ra < base + board_.code_size)  // a leaf function's caller in the kernel
+            o << "; return address " << hex(st.ra) << where(core, st.ra - 1);
     }
     return o.str();
+}
+
+std::string Chip::kernel_elf(uint32_t core) const {
+    if (core < loaded_elf_.size() && !loaded_elf_[core].empty()) return loaded_elf_[core];
+    const std::string name = kernel_name(core);
+    if (name.empty()) return "";
+    for (const char* dir : {"/kernels/", "/test-kernels/", "/resident/", "/test-resident/"}) {
+        const std::string elf = paths::firmware_dir(board_.name) + dir + name + ".elf";
+        if (std::filesystem::exists(elf)) return elf;
+    }
+    return "";
+}
+
+std::string Chip::where(uint32_t core, uint64_t pc) const {
+    const uint64_t base = board_.cores[core].l1.base;
+    std::string position;
+    if (pc >= base && pc < base + board_.code_size) {
+        if (const std::string elf = kernel_elf(core); !elf.empty()) position = source_position(elf, pc - base);
+    } else {
+        position = source_position(paths::boot_firmware(board_.name), pc);
+    }
+    if (position.empty()) return "";
+    return position.rfind("at ", 0) == 0 ? " " + position : " in " + position;
 }
 
 KernelResult Chip::result(uint32_t core) const {

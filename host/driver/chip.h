@@ -62,17 +62,23 @@ public:
     const abi::CoreImage& image(uint32_t core) const { return control().host.image[core]; }
     // The resident image's name if one runs on the core, else "".
     std::string resident_name(uint32_t core) const;
+    // The ELF of what the core holds: the one this process loaded, else the
+    // built kernel (or test kernel) of that name; "" if none is found.
+    std::string kernel_elf(uint32_t core) const;
     // One line per core describing a fault; empty if the core did not fault.
     std::string describe_fault(uint32_t core) const;
 
 private:
     void check_built_for_board(const KernelImage& image) const;
+    // " in f at file:line" of a pc in the core's kernel or the boot firmware.
+    std::string where(uint32_t core, uint64_t pc) const;
 
     uint32_t id_;
     const BoardInfo& board_;
     uint64_t layout_hash_;  // of board_, what its kernels must have been built for
     int memfd_;
     uint8_t* mem_ = nullptr;
+    std::vector<std::string> loaded_elf_;  // by core: the ELF this process loaded there
 };
 
 std::string describe_mcause(uint64_t mcause);

@@ -159,6 +159,35 @@ check "weft bench prints the nccl-tests columns" has "$TMP/out" "algbw     busbw
 check "weft bench prints the average bus bandwidth" has "$TMP/out" "# Avg bus bandwidth"
 check "weft bench writes CSV rows for every algorithm and size" test "$(wc -l <"$TMP/ag.csv")" -eq $((1 + 3 * 4))
 check "weft bench draws a PNG" test "$(head -c 4 "$TMP/ag.png" | tail -c 3)" = "PNG"
+# Any kernel from the command line: its return code, fault or hang report.
+$WEFT launch reloc_probe --chip 1 --core 7 >"$TMP/out" 2>&1
+check "weft launch prints the kernel's return code" has "$TMP/out" "kernel 'reloc_probe' on chip 1 core 7 returned 1321"
+$WEFT launch fault --chip 1 --core 6 --args 0 >"$TMP/out" 2>&1
+check "weft launch of a faulting kernel fails" test $? -eq 1
+check "... and the fault names the function and line" has "$TMP/out" "(fault+0x[0-9a-f]*) at tests/firmware/kernels/fault.cpp:13"
+$WEFT launch wait_sem --core 5 --args u64:0x9ff00000 0xffffffff 0 --timeout 1 >"$TMP/out" 2>&1
+check "weft launch of a kernel that hangs prints the hang report" has "$TMP/out" "waiting on semaphore 0x9ff00000 to reach 4294967295"
+$WEFT launch no_such_kernel --core 4 >"$TMP/out" 2>&1
+check "an unknown kernel is refused as usage" test $? -eq 2
+check "... listing the kernels there are" has "$TMP/out" "has no kernel 'no_such_kernel' (built: "
+$WEFT launch reloc_probe --core 4 --args 4294967296 >"$TMP/out" 2>&1
+check "an argument word beyond 32 bits is refused" has "$TMP/out" "'4294967296' must be a 32-bit number"
+# Consoles: every line tagged with its core.
+$WEFT console 0 >"$TMP/out" 2>&1
+check "weft console shows the chip's boot line" has "$TMP/out" "^\[core 0\] weft boot: chip 0 ready"
+$WEFT console 1 --core 6 >"$TMP/out" 2>&1
+check "weft console --core keeps that core's lines" has "$TMP/out" "^\[core 6\] weft: chip 1 core 6 FAULT"
+check "... and no other core's" test "$(grep -vc '^\[core 6\]' "$TMP/out")" -eq 0
+$WEFT console 9 >"$TMP/out" 2>&1
+check "a chip the cluster lacks is refused" has "$TMP/out" "the cluster has chips 0 to 1, not 9"
+# GDB on a live chip: symbols of the kernel core 7 holds, at its L1 address.
+$WEFT gdb 1 --script >"$TMP/out" 2>&1
+check "weft gdb loads the symbols of each core's kernel at its L1" has "$TMP/out" "add-symbol-file .*reloc_probe.elf -o 0x81400000"
+$WEFT gdb 1 --core 7 --ex "info threads" --ex "info symbol \$pc" >"$TMP/out" 2>&1
+check "weft gdb attaches to the chip, core 7 as thread 8" grep -q "^\* 8 .*Thread 1\.8" "$TMP/out"
+check "... and names where the core is" has "$TMP/out" "in section .text"
+$WEFT linktest --size 64K >"$TMP/out" 2>&1
+check "the chip runs on after GDB detached" has "$TMP/out" "every byte intact"
 $WEFT down >"$TMP/out" 2>&1
 check "weft down" has "$TMP/out" "cluster down"
 check "no QEMU left after weft down" no_chip_processes
@@ -195,6 +224,8 @@ check "flash-and-run shows the chip console" has "$TMP/out" "weft boot: chip 0 r
 check "flash-and-run ends at its timeout" test $rc -eq 124
 "$SRC/scripts/flash-and-run" /nonexistent.elf >"$TMP/out" 2>&1
 check "flash-and-run names a missing image" has "$TMP/out" "no image '/nonexistent.elf'"
+"$SRC/scripts/flash-and-run" "$BUILD/firmware/qemu-virt/kernels/ping_pong.elf" >"$TMP/out" 2>&1
+check "flash-and-run refuses a kernel ELF, saying what to use" has "$TMP/out" "is a kernel (entry 0"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -136,8 +136,13 @@ void expect_fault(uint32_t kind, const char* what) {
 
 void test_faults_are_reported_not_hung(void**) {
     expect_fault(0, "load access fault (mcause 5)");
+    // The faulting pc as a function and line of the kernel's source.
+    expect_fault(0, " at tests/firmware/kernels/fault.cpp:13");
     expect_fault(1, "illegal instruction (mcause 2)");
+    expect_fault(1, " at tests/firmware/kernels/fault.cpp:15");
     expect_fault(2, "NoC ring 7 refused command #0: address outside the chip");
+    expect_fault(2, "called from 0x");  // a panic names its caller too
+    expect_fault(2, "kernel_main at tests/firmware/kernels/fault.cpp:18");
     // The core went back to its mailbox and takes the next kernel.
     auto r = g_cluster->run({test::reloc_probe(g_cluster->board(), 1, 7)}, milliseconds(10000));
     assert_int_equal(r[0].return_code, 1321);

@@ -78,7 +78,8 @@ struct HartStatus {
     uint32_t pad1;
     volatile uint64_t alarm;  // the hart's timer comparator as last written (saves a device read)
     uint32_t pad2[2];
-    uint64_t reserved[2];
+    volatile uint64_t ra;  // at a fault: the return address register (a panic's caller)
+    uint64_t reserved;
 };
 static_assert(sizeof(HartStatus) == 128, "HartStatus layout");
 
