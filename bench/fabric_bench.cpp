@@ -359,7 +359,7 @@ std::string grid_hop_table(Cluster& c, const std::string& cluster_name) {
     auto fabric = transport::Fabric::start(c, transport::mesh_fabric(c.board(), c.topology(), fabric_options(), false),
                                            std::chrono::seconds(10));
     const transport::FabricBuilder& fb = fabric->builder();
-    const Mesh& m = c.topology().meshes().at(0);
+    const Mesh m = c.topology().meshes().at(0);  // a copy: topology() is a temporary
     const transport::Mesh2D mesh{m.width, m.height, false};
     for (uint32_t h = 1;; ++h) {
         uint32_t peer = 0;

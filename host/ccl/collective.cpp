@@ -100,7 +100,13 @@ std::string dtype_name(abi::DataType t) {
 abi::DataType parse_dtype(const std::string& s) {
     for (abi::DataType t : {abi::kF32, abi::kBF16, abi::kF16, abi::kI32})
         if (s == dtype_name(t)) return t;
-    throw Error("unknown data type '" + s + "' (types: f32, bf16, f16, i32)");
+    // nccl-tests' names (-d float) for the same types.
+    if (s == "float" || s == "float32") return abi::kF32;
+    if (s == "bfloat16") return abi::kBF16;
+    if (s == "half" || s == "float16") return abi::kF16;
+    if (s == "int" || s == "int32") return abi::kI32;
+    throw Error("unknown data type '" + s +
+                "' (types: f32, bf16, f16, i32, or nccl-tests' float, bfloat16, half, int32)");
 }
 
 std::string redop_name(abi::MathOp op) {

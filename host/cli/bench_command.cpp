@@ -2,7 +2,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <ctime>
 
 #include "ccl/op_case.h"
 #include "cli/arguments.h"
@@ -19,7 +21,8 @@ namespace {
 struct BenchArgs {
     CclArgs ccl;
     uint64_t min_bytes = 1024, max_bytes = 0;  // max 0: min
-    uint32_t factor = 2, iters = 0, warmup = 1;
+    uint64_t step_bytes = 0;                   // > 0: sizes step by it, not by the factor
+    uint32_t factor = 2, iters = 0, warmup = 1, check = 1;
     bool all_algos = false, no_check = false, fit = false;
     std::string json, csv, png;
 };
@@ -38,7 +41,13 @@ std::vector<uint64_t> sizes_of(const BenchArgs& a) {
     if (a.min_bytes > max)
         throw UsageError("-b/--minbytes " + std::to_string(a.min_bytes) + " is more than -e/--maxbytes " +
                          std::to_string(max));
-    return sweep_sizes(a.min_bytes, max, a.factor);
+    if (a.step_bytes == 0) return sweep_sizes(a.min_bytes, max, a.factor);
+    std::vector<uint64_t> sizes;
+    for (uint64_t s = a.min_bytes; s <= max; s += a.step_bytes) {
+        sizes.push_back(s);
+        if (max - s < a.step_bytes) break;
+    }
+    return sizes;
 }
 
 // Where the sweep is, on a terminal only: the table on stdout stays clean.
@@ -62,16 +71,24 @@ private:
 struct Cell {
     ccl::CaseResult first;
     double seconds = 0;  // mean of the timed runs
+    double fastest = 0, slowest = 0;
+    uint32_t iters = 0;
     double alg = 0, bus = 0;
 };
 
 Cell measure(ccl::CollectiveRunner& run, Cluster& cluster, const ccl::OpRequest& r, uint64_t size, const BenchArgs& a) {
     Cell c;
     const uint32_t iters = a.iters ? a.iters : (size <= (1u << 20) ? 5 : size <= (16u << 20) ? 3 : 2);
-    c.first = ccl::run_case(run, cluster, r, 1, !a.no_check);
+    c.first = ccl::run_case(run, cluster, r, 1, !a.no_check && a.check);
     for (uint32_t w = 1; w < a.warmup; ++w) ccl::run_case(run, cluster, r, 1, false);
     double total = 0;
-    for (uint32_t i = 0; i < iters; ++i) total += ccl::run_case(run, cluster, r, 1, false).timing.seconds;
+    c.iters = iters;
+    for (uint32_t i = 0; i < iters; ++i) {
+        const double t = ccl::run_case(run, cluster, r, 1, false).timing.seconds;
+        total += t;
+        c.fastest = i == 0 ? t : std::min(c.fastest, t);
+        c.slowest = std::max(c.slowest, t);
+    }
     c.seconds = total / iters;
     c.alg = algbw(c.first.layout.elements * c.first.layout.element, c.seconds);
     c.bus = c.alg * ccl::bus_factor(r.op, static_cast<uint32_t>(cluster.size()));
@@ -84,7 +101,15 @@ int root_column(const ccl::OpRequest& r) {
     return rooted ? int(r.root) : -1;
 }
 
-void print_header(const ccl::OpRequest& base, const ccl::CollectiveRunner& run, uint32_t n) {
+void print_header(const ccl::OpRequest& base, const ccl::CollectiveRunner& run, uint32_t n, const BenchArgs& a,
+                  const std::vector<uint64_t>& sizes) {
+    // As nccl-tests does: the options this run used, then the table.
+    std::printf("# weft bench %s: minBytes %llu maxBytes %llu step: %s warmup iters: %u iters: %s validation: %d\n",
+                ccl::collective_name(base.op).c_str(), (unsigned long long)sizes.front(),
+                (unsigned long long)sizes.back(),
+                a.step_bytes ? (std::to_string(a.step_bytes) + "(bytes)").c_str()
+                             : (std::to_string(a.factor) + "(factor)").c_str(),
+                a.warmup, a.iters ? std::to_string(a.iters).c_str() : "5/3/2 by size", !a.no_check && a.check ? 1 : 0);
     std::printf("# %s on %u chips, ring %s (stretch %.2f), %s %s\n", ccl::collective_name(base.op).c_str(), n,
                 ring_text(run).c_str(), run.ring_stretch(), ccl::dtype_name(base.dtype).c_str(),
                 ccl::reduces(base.op) ? ccl::redop_name(base.redop).c_str() : "");
@@ -117,6 +142,11 @@ void print_row(const ccl::OpRequest& r, const Cell& c, uint32_t chips) {
     if (c.first.check.wrong) std::printf("#   first wrong: %s\n", c.first.check.first_wrong.c_str());
 }
 
+double rounded(double v, int decimals) {
+    const double scale = std::pow(10.0, decimals);
+    return std::round(v * scale) / scale;
+}
+
 // What the rows add up to.
 struct Sweep {
     nlohmann::json rows = nlohmann::json::array();
@@ -136,9 +166,12 @@ struct Sweep {
                         {"count", c.first.layout.elements},
                         {"type", ccl::dtype_name(r.dtype)},
                         {"redop", ccl::redop_name(r.redop)},
-                        {"time_us", c.seconds * 1e6},
-                        {"algbw_gbs", c.alg},
-                        {"busbw_gbs", c.bus},
+                        {"time_us", rounded(c.seconds * 1e6, 1)},
+                        {"time_min_us", rounded(c.fastest * 1e6, 1)},
+                        {"time_max_us", rounded(c.slowest * 1e6, 1)},
+                        {"iters", c.iters},
+                        {"algbw_gbs", rounded(c.alg, 6)},
+                        {"busbw_gbs", rounded(c.bus, 6)},
                         {"wrong", c.first.check.wrong},
                         {"wire_bytes", c.first.traffic.wire_bytes},
                         {"defined_bytes", c.first.timing.bytes_on_links},
@@ -167,16 +200,42 @@ Sweep sweep(ccl::CollectiveRunner& run, Cluster& cluster, const ccl::OpRequest& 
     return s;
 }
 
-void report(const Sweep& s, const ccl::OpRequest& base, uint32_t n, const std::vector<std::string>& algos,
+// What a result file says about the run that made it.
+nlohmann::json metadata(Cluster& cluster, const ccl::OpRequest& base, const BenchArgs& a) {
+    char date[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    return {{"cluster", cluster.info().value("name", "")},
+            {"board", cluster.board().name},
+            {"chips", cluster.size()},
+            {"dtype", ccl::dtype_name(base.dtype)},
+            {"redop", ccl::redop_name(base.redop)},
+            {"transport", a.ccl.transport},
+            {"iters", a.iters ? std::to_string(a.iters) : "auto (5, 3 or 2 by size)"},
+            {"warmup", a.warmup},
+            {"checked", !a.no_check && a.check},
+            {"date", date},
+            {"host", host},
+            {"weft_version", WEFT_VERSION_TEXT}};
+}
+
+void report(const Sweep& s, const ccl::OpRequest& base, Cluster& cluster, const std::vector<std::string>& algos,
             const BenchArgs& a) {
+    const uint32_t n = static_cast<uint32_t>(cluster.size());
     const std::string op = ccl::collective_name(base.op);
+    const nlohmann::json meta = metadata(cluster, base, a);
     std::printf("# Out of bounds values : %llu %s\n", (unsigned long long)s.wrong, s.wrong ? "FAILED" : "OK");
     std::printf("# Avg bus bandwidth    : %.4f GB/s\n", s.bus_n ? s.bus_sum / s.bus_n : 0.0);
-    if (!a.json.empty()) write_bench_json(a.json, op, n, s.rows);
-    if (!a.csv.empty()) write_bench_csv(a.csv, s.rows);
+    if (!a.json.empty()) write_bench_json(a.json, op, meta, s.rows);
+    if (!a.csv.empty()) write_bench_csv(a.csv, meta, s.rows);
     if (!a.png.empty()) {
-        write_bench_png(a.png, op + " on " + std::to_string(n) + " chips, " + ccl::dtype_name(base.dtype), algos,
-                        s.rows);
+        const std::string iters = a.iters ? std::to_string(a.iters) + " timed runs" : "2-5 timed runs";
+        write_bench_png(a.png,
+                        op + " on " + meta["cluster"].get<std::string>() + " (" + std::to_string(n) + " chips), " +
+                            ccl::dtype_name(base.dtype) + ", " + iters + " per size: mean, min-max spread",
+                        algos, s.rows);
         std::printf("# chart: %s\n", a.png.c_str());
     }
     if (a.fit) {
@@ -199,9 +258,9 @@ int bench(BenchArgs a, const std::string& run_dir) {
     ccl::CollectiveRunner run(*cluster, runner_options(a.ccl));
     if (a.ccl.algo == "all" && ccl::is_grid(cluster->topology()))
         for (const std::string& g : ccl::grid_algorithms(base.op)) algos.push_back(g);
-    print_header(base, run, n);
+    print_header(base, run, n, a, sizes);
     const Sweep s = sweep(run, *cluster, base, sizes, algos, a);
-    report(s, base, n, algos, a);
+    report(s, base, *cluster, algos, a);
     return s.wrong ? 1 : 0;
 }
 
@@ -219,8 +278,11 @@ Command add_bench(CLI::App& weft, Globals& g) {
               "timed runs per size; 0 (default): 5, 3 or 2 by size");
     add_whole(*cmd, "-w,--warmup", "N", a->warmup, {0, UINT32_MAX},
               "runs before the timed ones, the checked one included; default 1");
+    add_size(*cmd, "-i,--stepbytes", "STEP", a->step_bytes, {0, kMaxBytes},
+             "sizes MIN, MIN+STEP, ... up to MAX instead of by the factor; default 0 (by the factor)");
+    add_whole(*cmd, "-c,--check", "0|1", a->check, {0, 1}, "check the first run of each size (1, default) or not (0)");
     cmd->add_flag("--all-algos", a->all_algos, "every algorithm of the op (--algo all)");
-    cmd->add_flag("--no-check", a->no_check, "do not check the first run against the host reference");
+    cmd->add_flag("--no-check", a->no_check, "do not check the first run against the host reference (-c 0)");
     cmd->add_flag("--fit", a->fit, "fit the cost model's launch, step and message costs to the times");
     cmd->add_option("--json-out", a->json, "the rows as JSON to this file")->option_text("FILE");
     cmd->add_option("--csv", a->csv, "the rows as CSV to this file")->option_text("FILE");

@@ -16,17 +16,25 @@ std::ofstream open_for_writing(const std::string& path) {
 
 }  // namespace
 
-void write_bench_json(const std::string& path, const std::string& op, uint32_t chips, const nlohmann::json& rows) {
-    open_for_writing(path) << nlohmann::json{{"op", op}, {"chips", chips}, {"rows", rows}}.dump(1) << "\n";
+void write_bench_json(const std::string& path, const std::string& op, const nlohmann::json& meta,
+                      const nlohmann::json& rows) {
+    nlohmann::json out = meta;
+    out["op"] = op;
+    out["rows"] = rows;
+    open_for_writing(path) << out.dump(1) << "\n";
 }
 
-void write_bench_csv(const std::string& path, const nlohmann::json& rows) {
+void write_bench_csv(const std::string& path, const nlohmann::json& meta, const nlohmann::json& rows) {
     std::ofstream out = open_for_writing(path);
-    out << "op,algo,bytes,count,type,redop,time_us,algbw_gbs,busbw_gbs,wrong\n";
+    // The run's metadata as comment lines, which CSV readers skip with comment='#'.
+    for (const auto& [key, value] : meta.items())
+        out << "# " << key << ": " << (value.is_string() ? value.get<std::string>() : value.dump()) << "\n";
+    out << "op,algo,bytes,count,type,redop,time_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong\n";
     for (const auto& row : rows)
         out << row["op"].get<std::string>() << "," << row["algo"].get<std::string>() << "," << row["bytes"] << ","
             << row["count"] << "," << row["type"].get<std::string>() << "," << row["redop"].get<std::string>() << ","
-            << row["time_us"] << "," << row["algbw_gbs"] << "," << row["busbw_gbs"] << "," << row["wrong"] << "\n";
+            << row["time_us"] << "," << row["time_min_us"] << "," << row["time_max_us"] << "," << row["algbw_gbs"]
+            << "," << row["busbw_gbs"] << "," << row["wrong"] << "\n";
 }
 
 void write_bench_png(const std::string& path, const std::string& title, const std::vector<std::string>& algos,
@@ -38,8 +46,15 @@ void write_bench_png(const std::string& path, const std::string& title, const st
     for (const std::string& algo : algos) {
         PlotSeries series{algo, {}};
         for (const auto& row : rows)
-            if (row["requested"] == algo)
-                series.points.push_back({row["bytes"].get<double>(), row["busbw_gbs"].get<double>()});
+            if (row["requested"] == algo) {
+                const double bytes = row["bytes"].get<double>(), bus = row["busbw_gbs"].get<double>();
+                const double mean = row["time_us"].get<double>(), fastest = row["time_min_us"].get<double>(),
+                             slowest = row["time_max_us"].get<double>();
+                series.points.push_back({bytes, bus});
+                // busbw is inversely proportional to the time.
+                if (fastest > 0 && slowest > 0)
+                    series.spread.push_back({bytes, bus * mean / slowest, bus * mean / fastest});
+            }
         spec.series.push_back(series);
     }
     write_line_plot_png(path, spec);

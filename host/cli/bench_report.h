@@ -8,9 +8,12 @@
 
 namespace weft::cli {
 
-// rows: one object per (size, algorithm), as weft bench records them.
-void write_bench_json(const std::string& path, const std::string& op, uint32_t chips, const nlohmann::json& rows);
-void write_bench_csv(const std::string& path, const nlohmann::json& rows);
+// rows: one object per (size, algorithm), as weft bench records them; meta:
+// what the run was (cluster, board, dtype, iterations, date, version), at the
+// top of the JSON object and as '#' lines before the CSV header.
+void write_bench_json(const std::string& path, const std::string& op, const nlohmann::json& meta,
+                      const nlohmann::json& rows);
+void write_bench_csv(const std::string& path, const nlohmann::json& meta, const nlohmann::json& rows);
 void write_bench_png(const std::string& path, const std::string& title, const std::vector<std::string>& algos,
                      const nlohmann::json& rows);
 

@@ -29,10 +29,11 @@ void add_ccl_args(CLI::App& cmd, CclArgs& a, bool sweep) {
         cmd, "OP", "", a.op, [](const std::string& w) { ccl::parse_collective(w); }, "the collective op: " + op_names())
         ->required();
     add_word(
-        cmd, "--dtype", "T", a.dtype, [](const std::string& w) { ccl::parse_dtype(w); },
-        "element type: f32, bf16, f16, i32; default f32");
+        cmd, sweep ? "-d,--dtype,--datatype" : "--dtype", "T", a.dtype,
+        [](const std::string& w) { ccl::parse_dtype(w); },
+        "element type: f32, bf16, f16, i32 (or float, bfloat16, half, int32); default f32");
     a.redop_option = add_word(
-        cmd, "--redop", "R", a.redop, [](const std::string& w) { ccl::parse_redop(w); },
+        cmd, sweep ? "-o,--redop,--op" : "--redop", "R", a.redop, [](const std::string& w) { ccl::parse_redop(w); },
         "reduction of the ops that reduce: sum, max, min, prod; default sum");
     const std::string algos = sweep ? "an algorithm of the op (below), auto: the cost model picks, or all; default auto"
                                     : "an algorithm of the op (below), or auto: the cost model picks; default auto";

@@ -178,7 +178,24 @@ std::string script_for(const PlotSpec& spec, const std::vector<Points>& data, co
         for (const auto& [x, y] : data[i]) o << number(x) << " " << number(y) << "\n";
         o << "EOD\n";
     }
+    std::vector<size_t> bands;
+    for (size_t i = 0; i < spec.series.size(); ++i) {
+        std::vector<PlotRange> band;
+        for (const PlotRange& r : spec.series[i].spread)
+            if (placeable(r.x) && placeable(r.low) && placeable(r.high) && (!spec.log2_x || r.x > 0)) band.push_back(r);
+        if (band.empty()) continue;
+        std::stable_sort(band.begin(), band.end(), [](const PlotRange& a, const PlotRange& b) { return a.x < b.x; });
+        o << "$spread" << i << " << EOD\n";
+        for (const PlotRange& r : band) o << number(r.x) << " " << number(r.low) << " " << number(r.high) << "\n";
+        o << "EOD\n";
+        bands.push_back(i);
+    }
     o << "plot ";
+    // The bands first: each series' line is drawn over its own band.
+    for (size_t i : bands)
+        o << "$spread" << i << " using " << x_column << ":2:3 with filledcurves fc rgb "
+          << gnuplot_string(hex_colour(plot_series_colour(i)))
+          << " fs transparent solid 0.18 noborder notitle, \\\n     ";
     for (size_t i = 0; i < data.size(); ++i) {
         if (i) o << ", \\\n     ";
         // NaN draws nothing but keeps the series' legend entry.

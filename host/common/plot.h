@@ -9,9 +9,14 @@
 
 namespace weft {
 
+struct PlotRange {
+    double x, low, high;
+};
+
 struct PlotSeries {
     std::string name;                               // its legend entry
     std::vector<std::pair<double, double>> points;  // (x, y), any order
+    std::vector<PlotRange> spread = {};             // optional: a shaded band from low to high (min-max of runs)
 };
 
 struct PlotSpec {

@@ -157,7 +157,19 @@ $WEFT link 0 1 up >/dev/null 2>&1
 $WEFT bench all_gather -b 1K -e 4K -f 2 --algo all --csv "$TMP/ag.csv" --png "$TMP/ag.png" >"$TMP/out" 2>&1
 check "weft bench prints the nccl-tests columns" has "$TMP/out" "algbw     busbw   #wrong"
 check "weft bench prints the average bus bandwidth" has "$TMP/out" "# Avg bus bandwidth"
-check "weft bench writes CSV rows for every algorithm and size" test "$(wc -l <"$TMP/ag.csv")" -eq $((1 + 3 * 4))
+check "weft bench writes CSV rows for every algorithm and size" test "$(grep -vc '^#' "$TMP/ag.csv")" -eq $((1 + 3 * 4))
+check "... after the run's metadata" has "$TMP/ag.csv" "^# cluster: pair"
+$WEFT bench all_reduce -d float -o max -b 1K -e 3K -i 1K -w 2 -n 2 -c 1 --json-out "$TMP/ar.json" >"$TMP/out" 2>&1
+check "weft bench takes nccl-tests' options, listed in its header" has "$TMP/out" "minBytes 1024 maxBytes 3072 step: 1024(bytes) warmup iters: 2 iters: 2 validation: 1"
+check "... -d float is f32 and -o max the reduction" grep -q "^ *2048 *512 *f32 *max" "$TMP/out"
+check "bench JSON carries its metadata" python3 -c "
+import json, sys
+d = json.load(open('$TMP/ar.json'))
+assert d['cluster'] == 'pair' and d['board'] == 'qemu-virt' and d['dtype'] == 'f32' and d['redop'] == 'max'
+assert d['warmup'] == 2 and d['iters'] == '2' and d['date'] and d['weft_version']
+assert [r['bytes'] for r in d['rows']] == [1024, 2048, 3072]
+assert all(r['time_min_us'] <= r['time_us'] <= r['time_max_us'] for r in d['rows'])
+"
 check "weft bench draws a PNG" test "$(head -c 4 "$TMP/ag.png" | tail -c 3)" = "PNG"
 # Any kernel from the command line: its return code, fault or hang report.
 $WEFT launch reloc_probe --chip 1 --core 7 >"$TMP/out" 2>&1
