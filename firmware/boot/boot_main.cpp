@@ -22,20 +22,6 @@ using namespace weft;
 
 namespace {
 
-constexpr uint64_t stack_top(uint32_t core) { return board::kCores[core].l1_base + board::kCores[core].l1_size; }
-
-template <uint32_t... I>
-struct StackTops {
-    uint64_t top[sizeof...(I)] = {stack_top(I)...};
-};
-
-template <uint32_t N, uint32_t... I>
-struct MakeStackTops : MakeStackTops<N - 1, N - 1, I...> {};
-template <uint32_t... I>
-struct MakeStackTops<0, I...> {
-    using type = StackTops<I...>;
-};
-
 // A hart off watch duty sleeps this long unless another hart wakes it.
 constexpr uint64_t kOffWatchSleepUs = 1000000;
 
@@ -44,9 +30,6 @@ using KernelEntry = int (*)(uint64_t args, uint64_t count);
 [[noreturn]] void serve_launches(uint32_t core);
 
 }  // namespace
-
-// Read by start.S and trap.S before any stack exists.
-extern "C" const MakeStackTops<board::kNumCores>::type weft_stack_tops = {};
 
 namespace {
 

@@ -32,7 +32,7 @@ std::string kernel_path(const std::string& kernel, const std::string& board) {
         return kernel;
     }
     std::vector<std::string> known;
-    for (const char* dir : {"/kernels", "/test-kernels"}) {
+    for (const char* dir : {"/kernels", "/example-kernels", "/test-kernels"}) {
         const std::string folder = paths::firmware_dir(board) + dir;
         if (std::filesystem::exists(folder + "/" + kernel + ".elf")) return folder + "/" + kernel + ".elf";
         if (std::filesystem::is_directory(folder))

@@ -219,7 +219,7 @@ std::string Chip::kernel_elf(uint32_t core) const {
     if (core < loaded_elf_.size() && !loaded_elf_[core].empty()) return loaded_elf_[core];
     const std::string name = kernel_name(core);
     if (name.empty()) return "";
-    for (const char* dir : {"/kernels/", "/test-kernels/", "/resident/", "/test-resident/"}) {
+    for (const char* dir : {"/kernels/", "/example-kernels/", "/test-kernels/", "/resident/", "/test-resident/"}) {
         const std::string elf = paths::firmware_dir(board_.name) + dir + name + ".elf";
         if (std::filesystem::exists(elf)) return elf;
     }

@@ -1,0 +1,27 @@
+// The first kernel: swap a buffer with the chip at the other end of a cable
+// and check what arrived. Returns the number of wrong words (0: success).
+// Arguments: example::ExchangeArgs (examples/exchange.h).
+#include "exchange.h"
+#include "hal/eth.h"
+#include "hal/wait.h"
+#include "kernels/kernel.h"
+#include "rt/console.h"
+
+using namespace weft;
+
+extern "C" int kernel_main(KernelArgs a) {
+    const auto& args = a.as<example::ExchangeArgs>();
+    // Filling the buffer is the kernel's own work (a few words); the bulk
+    // copy across the cable is the Ethernet engine's, never a guest loop.
+    example::fill(reinterpret_cast<uint32_t*>(args.local_buffer), args.words, args.chip);
+    eth::send_bytes(args.port, args.local_buffer, args.remote_inbox, args.words * 4);
+    // A port's commands land in order: the flag arrives after the buffer.
+    eth::send_word(args.port, args.remote_flag, 1);
+    const volatile uint32_t* flag = reinterpret_cast<const volatile uint32_t*>(args.local_flag);
+    wait_active([&] { return eth::check(args.port) && *flag == 1; }, abi::kWaitSemaphore, args.local_flag, 1);
+    eth::wait_tx_idle(args.port);
+    const uint32_t wrong =
+        example::mismatches(reinterpret_cast<const uint32_t*>(args.local_inbox), args.words, args.peer);
+    console::printf("exchange: chip %u got %u words from chip %u, %u wrong\n", args.chip, args.words, args.peer, wrong);
+    return static_cast<int>(wrong);
+}

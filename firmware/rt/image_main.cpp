@@ -1,0 +1,19 @@
+// The start of a standalone image (weft_firmware_image in CMake): the image's
+// weft_image_main runs on core 0 in place of the boot firmware, the other
+// cores wait, and its return value ends the machine through the test device
+// (0: pass). A fault ends it too, with code 255, after printing where.
+#include "hal/test_device.h"
+#include "rt/console.h"
+
+extern "C" int weft_image_main();
+
+extern "C" [[noreturn]] void weft_boot_main(uint64_t hart) {
+    if (hart == 0) weft::test_device::exit(weft_image_main());
+    for (;;) __asm__ volatile("wfi");
+}
+
+extern "C" [[noreturn]] void weft_on_trap(uint64_t mcause, uint64_t mepc, uint64_t mtval, uint64_t, uint64_t, uint64_t,
+                                          uint64_t ra) {
+    weft::console::printf("image: FAULT mcause=%lu mepc=0x%lx mtval=0x%lx ra=0x%lx\n", mcause, mepc, mtval, ra);
+    weft::test_device::exit(255);
+}
