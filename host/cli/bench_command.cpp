@@ -14,6 +14,7 @@
 #include "cli/exit_codes.h"
 #include "common/gnuplot.h"
 #include "common/knobs.h"
+#include "driver/trace.h"
 
 namespace weft::cli {
 namespace {
@@ -24,7 +25,7 @@ struct BenchArgs {
     uint64_t step_bytes = 0;                   // > 0: sizes step by it, not by the factor
     uint32_t factor = 2, iters = 0, warmup = 1, check = 1;
     bool all_algos = false, no_check = false, fit = false;
-    std::string json, csv, png;
+    std::string json, csv, png, trace;
 };
 
 // MIN, MIN*F, ... up to MAX; stops before a step could pass MAX, so never wraps.
@@ -259,7 +260,10 @@ int bench(BenchArgs a, const std::string& run_dir) {
     if (a.ccl.algo == "all" && ccl::is_grid(cluster->topology()))
         for (const std::string& g : ccl::grid_algorithms(base.op)) algos.push_back(g);
     print_header(base, run, n, a, sizes);
+    std::unique_ptr<Trace> trace;
+    if (!a.trace.empty()) trace = std::make_unique<Trace>(*cluster, a.trace);
     const Sweep s = sweep(run, *cluster, base, sizes, algos, a);
+    if (trace) std::printf("# trace: %zu events in %s\n", trace->stop(), a.trace.c_str());
     report(s, base, *cluster, algos, a);
     return s.wrong ? 1 : 0;
 }
@@ -287,6 +291,8 @@ Command add_bench(CLI::App& weft, Globals& g) {
     cmd->add_option("--json-out", a->json, "the rows as JSON to this file")->option_text("FILE");
     cmd->add_option("--csv", a->csv, "the rows as CSV to this file")->option_text("FILE");
     cmd->add_option("--png", a->png, "busbw against size, a line per algorithm, to this PNG")->option_text("FILE");
+    cmd->add_option("--trace", a->trace, "a timeline of the sweep: Chrome trace JSON, a track per chip and core")
+        ->option_text("FILE");
     add_run_dir(*cmd, g.run_dir);
     cmd->footer(algorithms_help());
     return {cmd, [a, &g] { return bench(*a, g.run_dir); }};

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "common/error.h"
 #include "common/knobs.h"
+#include "driver/trace.h"
 
 namespace weft::cli {
 namespace {
@@ -17,6 +18,7 @@ struct RunArgs {
     uint64_t size = 0;  // 0: 1 MiB, or the shape's
     std::string shape;
     uint32_t dim = 0;
+    std::string trace;
 };
 
 constexpr const char* kShapeRange = "four whole numbers a,b,c,d of at least 1, at most 2^40 elements in all";
@@ -83,7 +85,10 @@ int run_op(const RunArgs& a, const std::string& run_dir) {
     const uint32_t n = static_cast<uint32_t>(cluster->size());
     std::printf("%s on %u chips, ring %s (stretch %.2f)\n", ccl::collective_name(r.op).c_str(), n,
                 ring_text(run).c_str(), run.ring_stretch());
+    std::unique_ptr<Trace> trace;
+    if (!a.trace.empty()) trace = std::make_unique<Trace>(*cluster, a.trace);
     const ccl::CaseResult res = ccl::run_case(run, *cluster, r, 1);
+    if (trace) std::printf("  trace: %zu events in %s (open it in Perfetto)\n", trace->stop(), a.trace.c_str());
     print_result(r, res, n);
     if (res.check.wrong) {
         std::printf("  check: %llu of %llu elements WRONG; first: %s\n", (unsigned long long)res.check.wrong,
@@ -106,6 +111,9 @@ Command add_run(CLI::App& weft, Globals& g) {
         *cmd, "--shape", "a,b,c,d", a->shape, [](const std::string& w) { parse_shape(w); },
         "all_gather of a 4-D tensor: each rank's shape, " + std::string(kShapeRange));
     add_whole(*cmd, "--dim", "D", a->dim, {0, 3}, "the dimension --shape is gathered along");
+    cmd->add_option("--trace", a->trace,
+                    "a timeline of the op to this file: Chrome trace JSON, a track per chip and core (Perfetto)")
+        ->option_text("FILE");
     add_run_dir(*cmd, g.run_dir);
     cmd->footer(algorithms_help());
     return {cmd, [a, &g] { return run_op(*a, g.run_dir); }};

@@ -171,6 +171,18 @@ assert [r['bytes'] for r in d['rows']] == [1024, 2048, 3072]
 assert all(r['time_min_us'] <= r['time_us'] <= r['time_max_us'] for r in d['rows'])
 "
 check "weft bench draws a PNG" test "$(head -c 4 "$TMP/ag.png" | tail -c 3)" = "PNG"
+$WEFT run all_gather --size 64K --algo ring --trace "$TMP/trace.json" >"$TMP/out" 2>&1
+check "weft run --trace writes a timeline" has "$TMP/out" "trace: [0-9]* events in"
+check "the trace is Chrome trace JSON with a track per core and the kernels' runs" python3 -c "
+import json
+events = json.load(open('$TMP/trace.json'))['traceEvents']
+tracks = {(e['pid'], e['tid']) for e in events if e['ph'] == 'M' and e['name'] == 'thread_name'}
+assert tracks == {(c, k) for c in range(2) for k in range(8)}, tracks
+spans = [e for e in events if e['ph'] == 'X']
+assert any(e['args'].get('kernel') == 'ccl_worker' for e in spans), 'no ccl_worker span'
+assert all(e['dur'] > 0 and e['ts'] >= 0 and (e['pid'], e['tid']) in tracks for e in spans)
+assert any(e['ph'] == 'C' for e in events), 'no doorbell counter'
+"
 # Any kernel from the command line: its return code, fault or hang report.
 $WEFT launch reloc_probe --chip 1 --core 7 >"$TMP/out" 2>&1
 check "weft launch prints the kernel's return code" has "$TMP/out" "kernel 'reloc_probe' on chip 1 core 7 returned 1321"

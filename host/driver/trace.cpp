@@ -1,0 +1,144 @@
+#include "driver/trace.h"
+
+#include <fstream>
+
+#include "common/error.h"
+#include "weft/abi/control_block.h"
+
+namespace weft {
+namespace {
+
+constexpr size_t kMaxEvents = 2'000'000;  // ~200 MB of JSON: enough for any op one looks at
+
+std::string hex(uint64_t v) {
+    char b[24];
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+    return b;
+}
+
+nlohmann::json metadata(const char* what, uint32_t pid, int64_t tid, const std::string& name) {
+    nlohmann::json e = {{"ph", "M"}, {"name", what}, {"pid", pid}, {"args", {{"name", name}}}};
+    if (tid >= 0) e["tid"] = tid;
+    return e;
+}
+
+}  // namespace
+
+std::string wait_kind_name(uint32_t kind) {
+    switch (kind) {
+        case abi::kWaitNone: return "running";
+        case abi::kWaitLaunch: return "idle";
+        case abi::kWaitSemaphore: return "wait semaphore";
+        case abi::kWaitNocRing: return "wait NoC ring";
+        case abi::kWaitEthRing: return "wait Ethernet port";
+        case abi::kWaitMathRing: return "wait math ring";
+        case abi::kWaitWord: return "wait word";
+        case abi::kWaitEdm: return "EDM idle";
+        case abi::kWaitFabricRouter: return "router idle";
+    }
+    return "wait kind " + std::to_string(kind);
+}
+
+Trace::Trace(Cluster& cluster, std::string path, std::chrono::microseconds period)
+    : cluster_(cluster), path_(std::move(path)), period_(period), t0_(std::chrono::steady_clock::now()) {
+    const BoardInfo& b = cluster.board();
+    cores_.assign(cluster.size(), std::vector<CoreState>(b.cores.size()));
+    for (uint32_t chip = 0; chip < cluster.size(); ++chip) {
+        events_.push_back(metadata("process_name", chip, -1, "chip " + std::to_string(chip)));
+        for (uint32_t core = 0; core < b.cores.size(); ++core) {
+            const char* role = b.cores[core].role == CoreRole::kErisc ? "erisc" : "worker";
+            events_.push_back(metadata("thread_name", chip, core, "core " + std::to_string(core) + " " + role));
+            cores_[chip][core].rung = cores_[chip][core].first_rung = cluster.chip(chip).control().bells.rung[core];
+        }
+    }
+    thread_ = std::thread([this] { run(); });
+}
+
+Trace::~Trace() {
+    try {
+        stop();
+    } catch (const std::exception&) {
+    }
+}
+
+double Trace::now_us() const {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+void Trace::run() {
+    while (!stop_.load(std::memory_order_relaxed)) {
+        sample();
+        std::this_thread::sleep_for(period_);
+    }
+}
+
+void Trace::close_span(uint32_t chip, uint32_t core, CoreState& s, double now) {
+    if (s.span.empty()) return;
+    if (events_.size() < kMaxEvents)
+        events_.push_back({{"ph", "X"},
+                           {"name", s.span},
+                           {"pid", chip},
+                           {"tid", core},
+                           {"ts", s.since_us},
+                           {"dur", std::max(now - s.since_us, 0.1)},
+                           {"args", s.args}});
+    s.span.clear();
+}
+
+// A core is in one span at a time: a kernel running (its name), one of its
+// waits, or nothing (idle in the boot firmware: no span).
+void Trace::sample() {
+    const double now = now_us();
+    for (uint32_t chip = 0; chip < cores_.size(); ++chip) {
+        Chip& c = cluster_.chip(chip);
+        for (uint32_t core = 0; core < cores_[chip].size(); ++core) {
+            const abi::HartStatus& st = c.status(core);
+            CoreState& s = cores_[chip][core];
+            std::string span;
+            nlohmann::json args;
+            if (st.state == abi::kHartRunning) {
+                const std::string kernel = c.kernel_name(core);
+                span = st.wait_kind == abi::kWaitNone ? kernel : kernel + ": " + wait_kind_name(st.wait_kind);
+                args = {{"kernel", kernel}, {"launch", st.running_seq}};
+                if (st.wait_kind != abi::kWaitNone)
+                    args.update({{"wait", wait_kind_name(st.wait_kind)},
+                                 {"address", hex(st.wait_addr)},
+                                 {"value", st.wait_value}});
+            } else if (st.state == abi::kHartFault) {
+                span = "FAULT";
+            }
+            if (span != s.span) {
+                close_span(chip, core, s, now);
+                s.span = span;
+                s.args = args;
+                s.since_us = now;
+            }
+            const uint32_t rung = c.control().bells.rung[core];
+            if (rung != s.rung && events_.size() < kMaxEvents)
+                events_.push_back({{"ph", "C"},
+                                   {"name", "doorbells core " + std::to_string(core)},
+                                   {"pid", chip},
+                                   {"ts", now},
+                                   {"args", {{"rings since the trace began", rung - s.first_rung}}}});
+            s.rung = rung;
+        }
+    }
+}
+
+size_t Trace::stop() {
+    if (stopped_) return events_.size();
+    stopped_ = true;
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    sample();
+    const double now = now_us();
+    for (uint32_t chip = 0; chip < cores_.size(); ++chip)
+        for (uint32_t core = 0; core < cores_[chip].size(); ++core) close_span(chip, core, cores_[chip][core], now);
+    std::ofstream out(path_);
+    if (!out) throw Error("cannot write the trace " + path_);
+    out << nlohmann::json{{"traceEvents", events_}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+    if (!out) throw Error("cannot write the trace " + path_);
+    return events_.size();
+}
+
+}  // namespace weft

@@ -1,0 +1,59 @@
+// A timeline of what every core did while an op ran, as Chrome trace event
+// JSON (open it in Perfetto or chrome://tracing): one process per chip, one
+// thread per core; each kernel's run and each of its waits as a span (what it
+// waited on in the span's args), the doorbells the bridge rang for each core
+// as a counter. The host samples every chip's hart status (shared memory, no
+// request to the bridge) on a thread of its own, every `period`: spans shorter
+// than that may be missed, and the sampling takes some host CPU from the
+// chips, so a traced op is a little slower.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "driver/cluster.h"
+
+namespace weft {
+
+class Trace {
+public:
+    // Starts sampling now; the file is written by stop() (or the destructor).
+    Trace(Cluster& cluster, std::string path, std::chrono::microseconds period = std::chrono::microseconds(100));
+    ~Trace();
+    Trace(const Trace&) = delete;
+    Trace& operator=(const Trace&) = delete;
+    // Stops sampling and writes the file; returns the number of events.
+    // Throws weft::Error naming the file if it cannot be written.
+    size_t stop();
+
+private:
+    struct CoreState {
+        std::string span;  // the open span's name ("" none)
+        nlohmann::json args;
+        double since_us = 0;
+        uint32_t rung = 0, first_rung = 0;
+    };
+    void run();
+    void sample();
+    void close_span(uint32_t chip, uint32_t core, CoreState& s, double now_us);
+    double now_us() const;
+
+    Cluster& cluster_;
+    std::string path_;
+    std::chrono::microseconds period_;
+    std::chrono::steady_clock::time_point t0_;
+    std::vector<std::vector<CoreState>> cores_;  // [chip][core]
+    nlohmann::json events_ = nlohmann::json::array();
+    std::atomic<bool> stop_{false};
+    bool stopped_ = false;
+    std::thread thread_;
+};
+
+// The name a wait kind goes by in traces and reports ("semaphore", "EDM idle").
+std::string wait_kind_name(uint32_t kind);
+
+}  // namespace weft
