@@ -5,6 +5,8 @@
 
 #include "cli/arguments.h"
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/port_argument.h"
 #include "common/error.h"
 #include "common/knobs.h"
 #include "driver/cluster_file.h"
@@ -44,13 +46,19 @@ int down(const std::string& run_dir) {
 }
 
 struct LinkArgs {
-    uint32_t chip = 0, port = 0;
+    PortWords end;
     std::string state;
 };
 
-int link(const LinkArgs& a, const std::string& run_dir) {
+int link(LinkArgs a, const std::string& run_dir) {
+    // "weft link 0.E down": the port came with the chip, so PORT holds the state.
+    if (a.state.empty() && a.end.chip.find('.') != std::string::npos) std::swap(a.state, a.end.port);
+    if (a.state != "up" && a.state != "down") throw UsageError("STATE: must be up or down, not '" + a.state + "'");
+    auto cluster = Cluster::attach(run_dir);
+    const ChipPort at = resolve(a.end, cluster->board(), static_cast<uint32_t>(cluster->size()));
+    cluster.reset();
     ControlClient c(run_dir);
-    const auto reply = c.request({{"cmd", "link"}, {"chip", a.chip}, {"port", a.port}, {"up", a.state == "up"}});
+    const auto reply = c.request({{"cmd", "link"}, {"chip", at.chip}, {"port", at.port}, {"up", a.state == "up"}});
     const auto& l = reply["link"];
     std::printf("link chip %d.%s <-> chip %d.%s is %s\n", l["a"]["chip"].get<int>(),
                 l["a"]["name"].get<std::string>().c_str(), l["b"]["chip"].get<int>(),
@@ -88,9 +96,8 @@ Command add_down(CLI::App& weft, Globals& g) {
 Command add_link(CLI::App& weft, Globals& g) {
     CLI::App* cmd = weft.add_subcommand("link", "pull the cable at a chip's port, or plug it back in");
     auto a = std::make_shared<LinkArgs>();
-    add_whole(*cmd, "CHIP", "", a->chip, kIds, "the chip")->required();
-    add_whole(*cmd, "PORT", "", a->port, kIds, "its port (qemu-virt: 0 N, 1 E, 2 S, 3 W)")->required();
-    add_word(*cmd, "STATE", "", a->state, one_of({"up", "down"}), "up: plugged in, down: pulled")->required();
+    add_chip_port(*cmd, a->end);
+    add_word(*cmd, "STATE", "", a->state, one_of({"up", "down"}), "up: plugged in, down: pulled");
     add_run_dir(*cmd, g.run_dir);
     return {cmd, [a, &g] { return link(*a, g.run_dir); }};
 }

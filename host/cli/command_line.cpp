@@ -3,8 +3,11 @@
 #include "transport/edm/edm_wait.h"
 #include "transport/fabric/fabric_wait.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/arguments.h"
 #include "cli/exit_codes.h"
@@ -52,7 +55,7 @@ CommandLine::CommandLine() : app_(kAbout, "weft") {
          {add_up(app_, globals_), add_down(app_, globals_), add_status(app_, globals_), add_linktest(app_, globals_),
           add_link(app_, globals_), add_fault(app_, globals_), add_reset(app_, globals_), add_run(app_, globals_),
           add_bench(app_, globals_), add_launch(app_, globals_), add_console(app_, globals_), add_gdb(app_, globals_),
-          add_routes(app_), add_help(app_)}) {
+          add_routes(app_), add_completion(app_), add_help(app_)}) {
         runners_[c.app] = c.run;
         c.app->group("Commands");
     }
@@ -71,7 +74,10 @@ int CommandLine::run(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app_.exit(e);  // prints the version, exit code 0
     } catch (const CLI::ParseError& e) {
-        return refuse(message_of(e, app_, innermost()));
+        const std::string message = message_of(e, app_, innermost());
+        if (std::any_of(argv + 1, argv + argc, [](const char* w) { return std::string(w) == "--json"; }))
+            std::printf("%s\n", nlohmann::json{{"error", message}, {"exit_code", kUsage}}.dump().c_str());
+        return refuse(message);
     }
     return run_command();
 }
@@ -82,16 +88,23 @@ int CommandLine::run_command() {
         std::cout << app_.help();
         return kOk;
     }
+    // With --json, a script reads the failure as JSON on stdout too.
+    const CLI::Option* json = chosen.front()->get_option_no_throw("--json");
+    const auto fail = [&](const char* what, int code) {
+        if (json && json->count())
+            std::printf("%s\n", nlohmann::json{{"error", what}, {"exit_code", code}}.dump().c_str());
+        return code;
+    };
     try {
         return runners_.at(chosen.front())();
     } catch (const UsageError& e) {
-        return refuse(e.what());
+        return fail(e.what(), refuse(e.what()));
     } catch (const knobs::KnobError& e) {
         std::fprintf(stderr, "weft: %s\n", e.what());
-        return kUsage;
+        return fail(e.what(), kUsage);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "weft: %s\n", e.what());
-        return kFailed;
+        return fail(e.what(), kFailed);
     }
 }
 

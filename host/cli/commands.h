@@ -37,6 +37,7 @@ Command add_console(CLI::App& weft, Globals& g);
 Command add_gdb(CLI::App& weft, Globals& g);
 Command add_routes(CLI::App& weft);
 Command add_help(CLI::App& weft);
+Command add_completion(CLI::App& weft);
 
 // --cluster C: a cluster file or name, checked as it is parsed.
 CLI::Option* add_cluster(CLI::App& cmd, std::string& into);

@@ -8,6 +8,7 @@
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/link_text.h"
+#include "cli/port_argument.h"
 
 namespace weft::cli {
 namespace {
@@ -21,7 +22,7 @@ using Action = std::function<Change()>;
 using Actions = std::map<const CLI::App*, Action>;
 
 struct FaultArgs {
-    uint32_t chip = 0, port = 0;
+    PortWords end;
     double rate = 0, gbps = 0, latency_us = 0;
     uint32_t period_ms = 0, down_ms = 0;
     std::string mode;
@@ -44,9 +45,10 @@ void print_link(const nlohmann::json& l) {
 
 int fault(const FaultArgs& a, const Change& change, const std::string& run_dir) {
     auto cluster = Cluster::attach(run_dir);
-    if (change.plugged) cluster->set_link(a.chip, a.port, *change.plugged);
+    const ChipPort at = resolve(a.end, cluster->board(), static_cast<uint32_t>(cluster->size()));
+    if (change.plugged) cluster->set_link(at.chip, at.port, *change.plugged);
     // Also with no faults to set: the reply is the link as it now is.
-    print_link(cluster->set_fault(a.chip, a.port, change.faults));
+    print_link(cluster->set_fault(at.chip, at.port, change.faults));
     return 0;
 }
 
@@ -98,8 +100,7 @@ void add_link_actions(CLI::App& fault, FaultArgs& a) {
 Command add_fault(CLI::App& weft, Globals& g) {
     CLI::App* cmd = weft.add_subcommand("fault", "faults, cable, mode and shaping of the link at CHIP PORT");
     auto a = std::make_shared<FaultArgs>();
-    add_whole(*cmd, "CHIP", "", a->chip, kIds, "the chip")->required();
-    add_whole(*cmd, "PORT", "", a->port, kIds, "its port")->required();
+    add_chip_port(*cmd, a->end);
     add_wire_actions(*cmd, *a);
     add_link_actions(*cmd, *a);
     for (CLI::App* action : cmd->get_subcommands({})) action->group("Commands");

@@ -1,11 +1,15 @@
 // weft help [COMMAND | env]: a command's help, or every WEFT_* variable from
 // the registry (common/knobs.h) with its range, default and meaning.
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
+#include "ccl/collective.h"
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "common/knobs.h"
+#include "driver/paths.h"
 
 namespace weft::cli {
 namespace {
@@ -42,7 +46,61 @@ int help(const CLI::App& weft, const std::string& topic) {
     return 0;
 }
 
+std::string joined(const std::vector<std::string>& words) {
+    std::string out;
+    for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
+    return out;
+}
+
+// Every option spelling of a command (and "help" words for its subcommands).
+std::vector<std::string> words_of(const CLI::App& cmd) {
+    std::vector<std::string> words;
+    for (const CLI::Option* o : cmd.get_options()) {
+        for (const std::string& l : o->get_lnames()) words.push_back("--" + l);
+        for (const std::string& s : o->get_snames()) words.push_back("-" + s);
+    }
+    for (const CLI::App* sub : cmd.get_subcommands({})) words.push_back(sub->get_name());
+    return words;
+}
+
+// A bash completion script made from the command line's own definition, so
+// it can never fall behind it: commands, their options and subcommands, and
+// cluster names and ops where a command takes them.
+int completion(const CLI::App& weft) {
+    std::vector<std::string> clusters, ops;
+    for (const auto& e : std::filesystem::directory_iterator(paths::source_root() + "/clusters"))
+        if (e.path().extension() == ".yaml") clusters.push_back(e.path().stem());
+    std::sort(clusters.begin(), clusters.end());
+    for (ccl::Collective c : ccl::all_collectives()) ops.push_back(ccl::collective_name(c));
+    std::printf(
+        "# bash completion for weft: source it, or put it in ~/.local/share/bash-completion/completions/weft\n"
+        "# (made by 'weft completion')\n_weft() {\n"
+        "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd= w\n"
+        "    for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n"
+        "        case $w in -*) ;; *) cmd=$w; break ;; esac\n    done\n"
+        "    case $prev in --cluster) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n"
+        "        --json-out|--csv|--png|--trace|--run-dir) COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac\n"
+        "    case $cmd in\n        '') COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n",
+        joined(clusters).c_str(), joined(words_of(weft)).c_str());
+    for (const CLI::App* c : weft.get_subcommands({})) {
+        std::vector<std::string> words = words_of(*c);
+        const std::string name = c->get_name();
+        if (name == "up" || name == "routes") words.insert(words.end(), clusters.begin(), clusters.end());
+        if (name == "run" || name == "bench") words.insert(words.end(), ops.begin(), ops.end());
+        if (name == "help") words.push_back("env");
+        std::printf("        %s) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n", name.c_str(),
+                    joined(words).c_str());
+    }
+    std::printf("    esac\n}\ncomplete -F _weft weft\n");
+    return 0;
+}
+
 }  // namespace
+
+Command add_completion(CLI::App& weft) {
+    CLI::App* cmd = weft.add_subcommand("completion", "print a bash completion script for weft (source it)");
+    return {cmd, [&weft] { return completion(weft); }};
+}
 
 Command add_help(CLI::App& weft) {
     CLI::App* cmd =

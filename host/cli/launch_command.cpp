@@ -64,7 +64,7 @@ std::vector<uint32_t> argument_words(const std::vector<std::string>& args) {
 }
 
 int launch(const LaunchArgs& a, const std::string& run_dir) {
-    auto cluster = attach_or_start(run_dir, a.cluster, "pair");
+    auto cluster = attach_or_start(run_dir, a.cluster, "ring8");
     const std::string path = kernel_path(a.kernel, cluster->board().name);
     const KernelImage image = load_kernel_image(path);
     const auto deadline = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
@@ -95,7 +95,7 @@ Command add_launch(CLI::App& weft, Globals& g) {
         "a kernel of the board's build by name (e.g. fault, wait_sem) or a path to a kernel ELF")
         ->required();
     add_whole(*cmd, "--chip", "C", a->chip, kIds, "the chip; default 0");
-    add_whole(*cmd, "--core", "N", a->core, kIds, "the core; default 0")->required();
+    add_whole(*cmd, "--core", "N", a->core, kIds, "the core")->required();
     cmd->add_option("--args", a->args,
                     "the kernel's argument words, in order: 32-bit numbers (decimal or 0x hex), or u64:NUMBER for a "
                     "64-bit value as two words")

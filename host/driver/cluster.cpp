@@ -219,6 +219,7 @@ std::vector<std::pair<CoreRef, uint32_t>> Cluster::launch_all(const std::vector<
     for (size_t i = 0; i < launches.size(); ++i) {
         const Launch& l = launches[i];
         launched.push_back({{l.chip, l.core}, chips_[l.chip]->launch(loaded[i], l.args)});
+        if (observer_) observer_->launched(l.chip, l.core, l.kernel->name);
     }
     kick_bridge();
     return launched;
@@ -302,6 +303,7 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
                 }
                 done[i] = true;
                 --remaining;
+                if (observer_) observer_->finished(ref.chip, ref.core, chip.result(ref.core));
                 progressed = true;
                 continue;
             }

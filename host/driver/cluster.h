@@ -30,6 +30,14 @@ struct Launch {
     std::vector<uint32_t> args;
 };
 
+// Told of every kernel this process launches and sees finish (a trace).
+class LaunchObserver {
+public:
+    virtual ~LaunchObserver() = default;
+    virtual void launched(uint32_t chip, uint32_t core, const std::string& kernel) = 0;
+    virtual void finished(uint32_t chip, uint32_t core, const KernelResult& result) = 0;
+};
+
 class Cluster : public ChipWriter {
 public:
     // Attach to the cluster whose bridge serves run_dir.
@@ -72,6 +80,8 @@ public:
     std::vector<KernelResult> run(const std::vector<Launch>& launches, std::chrono::milliseconds timeout);
     // The two halves of run, for callers that do work between them.
     std::vector<std::pair<CoreRef, uint32_t>> launch_all(const std::vector<Launch>& launches);
+    // nullptr: none. The observer must outlive its registration.
+    void observe(LaunchObserver* observer) { observer_ = observer; }
     std::vector<KernelResult> wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
                                        std::chrono::milliseconds timeout);
 
@@ -120,6 +130,7 @@ private:
     nlohmann::json info_;
     BoardInfo board_;
     std::vector<std::unique_ptr<Chip>> chips_;
+    LaunchObserver* observer_ = nullptr;
 };
 
 // Loads kernels by name from the build's firmware of `board`, once each.

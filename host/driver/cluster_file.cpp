@@ -68,6 +68,14 @@ std::string port_name(const BoardInfo& board, uint32_t port) {
     return "p" + std::to_string(port);
 }
 
+int port_named(const BoardInfo& board, const std::string& name) {
+    for (const PortInfo& p : board.ports)
+        if (name == port_name(board, p.id) || name == std::to_string(p.id) || name == "p" + std::to_string(p.id) ||
+            (p.plane == 0 && name == std::string(1, p.direction) + "0"))
+            return static_cast<int>(p.id);
+    return -1;
+}
+
 namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link", "fabric"};

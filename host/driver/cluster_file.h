@@ -182,5 +182,8 @@ ClusterSpec load_cluster(const std::string& path, const std::map<std::string, Bo
 // "E" for the E port of plane 0, "E1" for plane 1, "p<N>" for a port the
 // board does not have.
 std::string port_name(const BoardInfo& board, uint32_t port);
+// The inverse: "E", "E1", "p3" or a bare port number "1"; -1 if the board has
+// no such port.
+int port_named(const BoardInfo& board, const std::string& name);
 
 }  // namespace weft

@@ -51,7 +51,35 @@ Trace::Trace(Cluster& cluster, std::string path, std::chrono::microseconds perio
             cores_[chip][core].rung = cores_[chip][core].first_rung = cluster.chip(chip).control().bells.rung[core];
         }
     }
+    cluster_.observe(this);
     thread_ = std::thread([this] { run(); });
+}
+
+void Trace::add(nlohmann::json event) {
+    if (events_.size() < kMaxEvents) events_.push_back(std::move(event));
+}
+
+void Trace::launched(uint32_t chip, uint32_t core, const std::string& kernel) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cores_[chip][core].kernel = kernel;
+    cores_[chip][core].launched_us = now_us();
+}
+
+// The core's own count of its run, placed at the launch: the host sees the end late.
+void Trace::finished(uint32_t chip, uint32_t core, const KernelResult& result) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    CoreState& s = cores_[chip][core];
+    if (s.kernel.empty()) return;
+    const double us = double(result.ticks) / cluster_.board().timebase_hz * 1e6;
+    add({{"ph", "X"},
+         {"name", s.kernel},
+         {"cat", "kernel"},
+         {"pid", chip},
+         {"tid", core},
+         {"ts", s.launched_us},
+         {"dur", std::max(us, 0.1)},
+         {"args", {{"kernel", s.kernel}, {"return_code", result.return_code}, {"cycles", result.cycles}}}});
+    s.kernel.clear();
 }
 
 Trace::~Trace() {
@@ -74,20 +102,20 @@ void Trace::run() {
 
 void Trace::close_span(uint32_t chip, uint32_t core, CoreState& s, double now) {
     if (s.span.empty()) return;
-    if (events_.size() < kMaxEvents)
-        events_.push_back({{"ph", "X"},
-                           {"name", s.span},
-                           {"pid", chip},
-                           {"tid", core},
-                           {"ts", s.since_us},
-                           {"dur", std::max(now - s.since_us, 0.1)},
-                           {"args", s.args}});
+    add({{"ph", "X"},
+         {"name", s.span},
+         {"pid", chip},
+         {"tid", core},
+         {"ts", s.since_us},
+         {"dur", std::max(now - s.since_us, 0.1)},
+         {"args", s.args}});
     s.span.clear();
 }
 
 // A core is in one span at a time: a kernel running (its name), one of its
 // waits, or nothing (idle in the boot firmware: no span).
 void Trace::sample() {
+    std::lock_guard<std::mutex> lock(mutex_);
     const double now = now_us();
     for (uint32_t chip = 0; chip < cores_.size(); ++chip) {
         Chip& c = cluster_.chip(chip);
@@ -96,14 +124,13 @@ void Trace::sample() {
             CoreState& s = cores_[chip][core];
             std::string span;
             nlohmann::json args;
-            if (st.state == abi::kHartRunning) {
-                const std::string kernel = c.kernel_name(core);
-                span = st.wait_kind == abi::kWaitNone ? kernel : kernel + ": " + wait_kind_name(st.wait_kind);
-                args = {{"kernel", kernel}, {"launch", st.running_seq}};
-                if (st.wait_kind != abi::kWaitNone)
-                    args.update({{"wait", wait_kind_name(st.wait_kind)},
-                                 {"address", hex(st.wait_addr)},
-                                 {"value", st.wait_value}});
+            // The kernel's run is the observer's; a running core's waits are sampled.
+            if (st.state == abi::kHartRunning && st.wait_kind != abi::kWaitNone && st.wait_kind != abi::kWaitLaunch) {
+                span = wait_kind_name(st.wait_kind);
+                args = {{"kernel", c.kernel_name(core)},
+                        {"launch", st.running_seq},
+                        {"address", hex(st.wait_addr)},
+                        {"value", st.wait_value}};
             } else if (st.state == abi::kHartFault) {
                 span = "FAULT";
             }
@@ -114,12 +141,12 @@ void Trace::sample() {
                 s.since_us = now;
             }
             const uint32_t rung = c.control().bells.rung[core];
-            if (rung != s.rung && events_.size() < kMaxEvents)
-                events_.push_back({{"ph", "C"},
-                                   {"name", "doorbells core " + std::to_string(core)},
-                                   {"pid", chip},
-                                   {"ts", now},
-                                   {"args", {{"rings since the trace began", rung - s.first_rung}}}});
+            if (rung != s.rung)
+                add({{"ph", "C"},
+                     {"name", "doorbells core " + std::to_string(core)},
+                     {"pid", chip},
+                     {"ts", now},
+                     {"args", {{"rings since the trace began", rung - s.first_rung}}}});
             s.rung = rung;
         }
     }
@@ -130,6 +157,7 @@ size_t Trace::stop() {
     stopped_ = true;
     stop_ = true;
     if (thread_.joinable()) thread_.join();
+    cluster_.observe(nullptr);
     sample();
     const double now = now_us();
     for (uint32_t chip = 0; chip < cores_.size(); ++chip)

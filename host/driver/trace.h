@@ -1,14 +1,16 @@
 // A timeline of what every core did while an op ran, as Chrome trace event
 // JSON (open it in Perfetto or chrome://tracing): one process per chip, one
-// thread per core; each kernel's run and each of its waits as a span (what it
+// thread per core; each kernel's run (from its launch, as long as the core
+// counted, exact whatever the sampling), each of its waits as a span (what it
 // waited on in the span's args), the doorbells the bridge rang for each core
-// as a counter. The host samples every chip's hart status (shared memory, no
-// request to the bridge) on a thread of its own, every `period`: spans shorter
-// than that may be missed, and the sampling takes some host CPU from the
-// chips, so a traced op is a little slower.
+// as a counter. Waits and doorbells are sampled from every chip's hart status
+// (shared memory, no request to the bridge) on a thread of its own, every
+// `period`: waits shorter than that may be missed, and the sampling takes
+// some host CPU from the chips, so a traced op is a little slower.
 #pragma once
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,7 +21,7 @@
 
 namespace weft {
 
-class Trace {
+class Trace : private LaunchObserver {
 public:
     // Starts sampling now; the file is written by stop() (or the destructor).
     Trace(Cluster& cluster, std::string path, std::chrono::microseconds period = std::chrono::microseconds(100));
@@ -36,7 +38,12 @@ private:
         nlohmann::json args;
         double since_us = 0;
         uint32_t rung = 0, first_rung = 0;
+        std::string kernel;  // launched by this process, not yet seen finished
+        double launched_us = 0;
     };
+    void launched(uint32_t chip, uint32_t core, const std::string& kernel) override;
+    void finished(uint32_t chip, uint32_t core, const KernelResult& result) override;
+    void add(nlohmann::json event);
     void run();
     void sample();
     void close_span(uint32_t chip, uint32_t core, CoreState& s, double now_us);
@@ -47,6 +54,7 @@ private:
     std::chrono::microseconds period_;
     std::chrono::steady_clock::time_point t0_;
     std::vector<std::vector<CoreState>> cores_;  // [chip][core]
+    std::mutex mutex_;                           // events_ and cores_: the sampler and the launching thread
     nlohmann::json events_ = nlohmann::json::array();
     std::atomic<bool> stop_{false};
     bool stopped_ = false;

@@ -35,6 +35,12 @@ wait_for() {  # wait_for SECONDS CONDITION...
     return 1
 }
 
+$WEFT status --json >"$TMP/out" 2>/dev/null
+check "a --json command's error is JSON on stdout" python3 -c "
+import json
+e = json.load(open('$TMP/out'))
+assert e['exit_code'] == 1 and 'no cluster is up' in e['error'], e
+"
 $WEFT status >"$TMP/out" 2>&1
 check "status without a cluster fails" test $? -ne 0
 check "status without a cluster says what to do" has "$TMP/out" "no cluster is up in $WEFT_RUN_DIR (start one with 'weft up"
@@ -150,7 +156,12 @@ check "... and chip 0's cable stays in" grep -q "chip 0.E .* up " "$TMP/out"
 WEFT_CCL_SLOT_SIZE=1000 $WEFT run all_reduce --size 4K >"$TMP/out" 2>&1
 check "a bad CCL knob is refused as usage" test $? -eq 2
 check "... naming the knob and its range" has "$TMP/out" "WEFT_CCL_SLOT_SIZE=1000 must be a multiple of 16 from 16 to 4294967280"
-$WEFT link 0 1 down >/dev/null 2>&1
+$WEFT link 0.E down >"$TMP/out" 2>&1
+check "a port by name as status shows it (0.E)" has "$TMP/out" "link chip 0.E <-> chip 1.W is down"
+$WEFT fault 1 W drop 0 >"$TMP/out" 2>&1
+check "... or as CHIP NAME" has "$TMP/out" "link chip 0.E <-> chip 1.W"
+$WEFT fault 0.N5 clear >"$TMP/out" 2>&1
+check "a port the board lacks is refused, naming its ports" has "$TMP/out" "board qemu-virt has no port 'N5' (its ports: N (0), E (1), S (2), W (3))"
 $WEFT run all_reduce --size 4K >"$TMP/out" 2>&1
 check "an op over a dead link is refused by name, not hung" has "$TMP/out" "chip 0 cannot reach chip 1: no path of working links joins them"
 $WEFT link 0 1 up >/dev/null 2>&1

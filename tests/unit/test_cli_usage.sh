@@ -73,7 +73,7 @@ check "weft run --help gives --size's range" has "$TMP/out" "(1 to 1024G)"
 check "weft run --help lists the algorithms" has "$TMP/out" "all_reduce: ring, full_mesh, reduce_root, tree, naive_ring"
 check "weft run --help has no bench options" lacks "$TMP/out" "--minbytes"
 weft fault 0 1 shape --help
-check "a fault action's usage has the link" has "$TMP/out" "Usage: weft fault CHIP PORT shape [OPTIONS] GB_PER_S [LATENCY_US]"
+check "a fault action's usage has the link" has "$TMP/out" "Usage: weft fault CHIP [PORT] shape [OPTIONS] GB_PER_S [LATENCY_US]"
 
 weft help env
 check "weft help env exits 0" test "$rc" -eq 0
@@ -156,5 +156,17 @@ WEFT_BRIDGE_NAP_US=-5 weft linktest
 check "a bad bridge knob before a temporary cluster: exit code 2" test "$rc" -eq 2
 check "... named with its range" has "$TMP/out" "WEFT_BRIDGE_NAP_US=-5 must be a whole number from 0 to 1000000"
 
+# Completion and man pages come from the command line's own definition.
+$WEFT completion >"$TMP/weft.bash" 2>&1
+check "weft completion is a bash script" bash -n "$TMP/weft.bash"
+check "... that completes commands" bash -c "source '$TMP/weft.bash'; COMP_WORDS=(weft lau); COMP_CWORD=1; _weft; [ \"\${COMPREPLY[*]}\" = launch ]"
+check "... and cluster names after up" bash -c "source '$TMP/weft.bash'; COMP_WORDS=(weft up tor); COMP_CWORD=2; _weft; [ \"\${COMPREPLY[*]}\" = torus4x4 ]"
+"$SRC/scripts/gen-man" "$WEFT" "$TMP/man" >/dev/null 2>&1
+check "a man page per command" test "$(ls "$TMP/man" | wc -l)" -eq "$(($($WEFT --help | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF' | wc -l) + 1))"
+check "... made from its help" has "$TMP/man/weft-launch.1" "--timeout X"
+check "make help lists the targets" bash -c "make -s -C '$SRC' help BUILD='$BUILD' 2>/dev/null | grep -c 'make bench' >/dev/null"
+# --json errors are JSON too (no cluster is up here).
+$WEFT routes no-such-cluster --json >"$TMP/out" 2>/dev/null
+check "a --json command's usage error is JSON on stdout" python3 -c "import json; e = json.load(open('$TMP/out')); assert e['exit_code'] == 2 and 'no-such-cluster' in e['error'], e"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
