@@ -45,7 +45,12 @@ std::string build_root() {
     return dir + "/..";
 }
 
-std::string source_root() { return WEFT_SOURCE_DIR; }
+// An installed tree (cmake --install) carries its clusters, QEMU configs and
+// data beside its firmware; a build tree reads them from its source tree.
+std::string source_root() {
+    static const std::string root = exists(build_root() + "/clusters") ? build_root() : WEFT_SOURCE_DIR;
+    return root;
+}
 
 std::string bridge_binary() { return build_root() + "/bin/weft-bridge"; }
 std::string firmware_dir(const std::string& board) { return build_root() + "/firmware/" + board; }

@@ -10,7 +10,7 @@
 namespace weft::paths {
 
 std::string build_root();
-std::string source_root();  // the source tree this build came from                 // $WEFT_BUILD_DIR or <binary>/..
+std::string source_root();  // clusters/, qemu/, data/: the install tree if installed, else the source tree
 std::string bridge_binary();
 std::string firmware_dir(const std::string& board);                     // firmware/<board>
 std::string boot_firmware(const std::string& board);                    // firmware/<board>/boot.elf

@@ -1,0 +1,34 @@
+// weft as a library: one header for a host program that drives a cluster.
+//   #include <weft/host/weft.h>   (installed; in the build tree: "weft.h")
+//   weft::init();                               // find the installed tools
+//   auto cluster = weft::Cluster::start(weft::paths::cluster_file("pair"), "/tmp/my-run");
+//   weft::ccl::CollectiveRunner run(*cluster);
+//   weft::ccl::OpRequest r;                     // all_reduce f32 sum, algo auto
+//   r.bytes = 1 << 20;
+//   weft::ccl::CaseResult res = weft::ccl::run_case(run, *cluster, r, /*seed*/ 1);
+// Kernels: weft::load_kernel_image(path), Cluster::run({{chip, core, &kernel,
+// KernelArgWords::of(args)}}, timeout). Every call that waits has a deadline
+// and throws weft::FaultError / weft::TimeoutError (with the hang report).
+#pragma once
+#include <cstdlib>
+
+#include "ccl/op_case.h"
+#include "ccl/runner.h"
+#include "common/error.h"
+#include "driver/cluster.h"
+#include "driver/kernel_args.h"
+#include "driver/kernel_image.h"
+#include "driver/paths.h"
+
+namespace weft {
+
+// A program linked against an installed weft finds the tools, firmware and
+// boards of that install (find_package(weft) or pkg-config define
+// WEFT_TOOLS_DIR); $WEFT_BUILD_DIR, when set, wins.
+inline void init() {
+#ifdef WEFT_TOOLS_DIR
+    setenv("WEFT_BUILD_DIR", WEFT_TOOLS_DIR, 0);
+#endif
+}
+
+}  // namespace weft
