@@ -10,6 +10,7 @@
 #include "ccl/placement.h"
 #include "common/error.h"
 #include "common/knobs.h"
+#include "common/log.h"
 #include "driver/resident.h"
 
 namespace weft::ccl {
@@ -215,6 +216,10 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
     timing.workers = static_cast<uint32_t>(op.workers.size());
     timing.streams = static_cast<uint32_t>(op.streams.size());
     timing.planes = op.planes;
+    WEFT_INFO("ccl", "%s of %llu bytes (%s %s): algorithm %s%s over the %s, %u workers, %u streams",
+              collective_name(r.op).c_str(), (unsigned long long)r.bytes, dtype_name(r.dtype).c_str(),
+              redop_name(r.redop).c_str(), algo.c_str(), r.algo == "auto" ? " (auto)" : "", options_.transport.c_str(),
+              timing.workers, timing.streams);
     ensure_fabric();
     if (is_fabric_algorithm(r.op, algo)) {
         const OpLayout l = layout(r);

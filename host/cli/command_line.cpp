@@ -13,6 +13,7 @@
 #include "cli/exit_codes.h"
 #include "cli/help_format.h"
 #include "common/knobs.h"
+#include "common/log.h"
 #include "driver/paths.h"
 
 namespace weft::cli {
@@ -95,6 +96,12 @@ int CommandLine::run_command() {
             std::printf("%s\n", nlohmann::json{{"error", what}, {"exit_code", code}}.dump().c_str());
         return code;
     };
+    try {
+        log::level();  // a bad WEFT_DEBUG is a usage error, before anything runs
+    } catch (const Error& e) {
+        std::fprintf(stderr, "weft: %s\n", e.what());
+        return fail(e.what(), kUsage);
+    }
     try {
         return runners_.at(chosen.front())();
     } catch (const UsageError& e) {

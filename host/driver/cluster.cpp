@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/knobs.h"
+#include "common/log.h"
 #include "driver/paths.h"
 
 namespace weft {
@@ -75,6 +76,8 @@ void Cluster::kick_bridge() {
 std::unique_ptr<Cluster> Cluster::attach(const std::string& run_dir) {
     std::unique_ptr<Cluster> c(new Cluster());
     c->connect(run_dir);
+    WEFT_INFO("cluster", "attached to cluster '%s' in %s: %zu chips of board %s", c->info_.value("name", "").c_str(),
+              run_dir.c_str(), c->size(), c->board_.name.c_str());
     return c;
 }
 
@@ -91,6 +94,9 @@ std::unique_ptr<Cluster> Cluster::start(const std::string& cluster_file, const s
         }
         throw;
     }
+    WEFT_INFO("cluster", "started cluster '%s' from %s in %s: %zu chips of board %s",
+              c->info_.value("name", "").c_str(), cluster_file.c_str(), run_dir.c_str(), c->size(),
+              c->board_.name.c_str());
     return c;
 }
 
@@ -220,6 +226,8 @@ std::vector<std::pair<CoreRef, uint32_t>> Cluster::launch_all(const std::vector<
         const Launch& l = launches[i];
         launched.push_back({{l.chip, l.core}, chips_[l.chip]->launch(loaded[i], l.args)});
         if (observer_) observer_->launched(l.chip, l.core, l.kernel->name);
+        WEFT_TRACE("launch", "chip %u core %u: kernel '%s' (%zu argument words)%s", l.chip, l.core,
+                   l.kernel->name.c_str(), l.args.size(), loaded[i].new_code ? ", code written" : "");
     }
     kick_bridge();
     return launched;
@@ -323,6 +331,8 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
             std::vector<CoreRef> waiting;
             for (size_t i = 0; i < launched.size(); ++i)
                 if (!done[i]) waiting.push_back(launched[i].first);
+            WEFT_WARN("launch", "deadline of %lld ms passed with %zu kernel(s) unfinished", (long long)timeout.count(),
+                      remaining);
             throw TimeoutError("deadline of " + std::to_string(timeout.count()) + " ms passed with " +
                                std::to_string(remaining) + " kernel(s) unfinished\n" + hang_report(waiting));
         }

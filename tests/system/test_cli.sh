@@ -194,6 +194,13 @@ assert any(e['args'].get('kernel') == 'ccl_worker' for e in spans), 'no ccl_work
 assert all(e['dur'] > 0 and e['ts'] >= 0 and (e['pid'], e['tid']) in tracks for e in spans)
 assert any(e['ph'] == 'C' for e in events), 'no doorbell counter'
 "
+WEFT_DEBUG=info $WEFT run all_reduce --size 4K >"$TMP/out" 2>"$TMP/err"
+check "WEFT_DEBUG=info logs each op, as NCCL_DEBUG does" grep -q "weft INFO \[ccl\] all_reduce of 4096 bytes (f32 sum): algorithm" "$TMP/err"
+WEFT_DEBUG=trace WEFT_DEBUG_FILE="$TMP/log.%p" $WEFT run all_gather --size 4K >/dev/null 2>&1
+check "WEFT_DEBUG=trace logs every launch, to WEFT_DEBUG_FILE" sh -c "grep -q 'weft TRACE \[launch\] chip 1 core [0-9]*: kernel' '$TMP'/log.*"
+WEFT_DEBUG=loud $WEFT status >"$TMP/out" 2>&1
+check "a bad WEFT_DEBUG is refused as usage" test $? -eq 2
+check "... naming the values it takes" has "$TMP/out" "WEFT_DEBUG=loud must be warn, info or trace"
 # Any kernel from the command line: its return code, fault or hang report.
 $WEFT launch reloc_probe --chip 1 --core 7 >"$TMP/out" 2>&1
 check "weft launch prints the kernel's return code" has "$TMP/out" "kernel 'reloc_probe' on chip 1 core 7 returned 1321"

@@ -6,6 +6,7 @@
 
 #include "ccl/topology.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "driver/paths.h"
 #include "driver/resident.h"
 
@@ -82,6 +83,7 @@ std::unique_ptr<Fabric> Fabric::start(Cluster& cluster, FabricBuilder builder, s
         resident::start(cluster, plan.chip, plan.core, image, b.l1_bytes(), configure, timeout);
         fabric->started_ = r + 1;
     }
+    WEFT_INFO("fabric", "%zu routers started", fabric->builder().routers().size());
     return fabric;
 }
 
