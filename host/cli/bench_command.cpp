@@ -26,6 +26,8 @@ struct BenchArgs {
     uint32_t factor = 2, iters = 0, warmup = 1, check = 1;
     bool all_algos = false, no_check = false, fit = false;
     std::string json, csv, png, trace;
+
+    bool checks() const { return check && !no_check; }  // -c 1 and no --no-check
 };
 
 // MIN, MIN*F, ... up to MAX; stops before a step could pass MAX, so never wraps.
@@ -80,7 +82,7 @@ struct Cell {
 Cell measure(ccl::CollectiveRunner& run, Cluster& cluster, const ccl::OpRequest& r, uint64_t size, const BenchArgs& a) {
     Cell c;
     const uint32_t iters = a.iters ? a.iters : (size <= (1u << 20) ? 5 : size <= (16u << 20) ? 3 : 2);
-    c.first = ccl::run_case(run, cluster, r, 1, !a.no_check && a.check);
+    c.first = ccl::run_case(run, cluster, r, 1, a.checks());
     for (uint32_t w = 1; w < a.warmup; ++w) ccl::run_case(run, cluster, r, 1, false);
     double total = 0;
     c.iters = iters;
@@ -110,7 +112,7 @@ void print_header(const ccl::OpRequest& base, const ccl::CollectiveRunner& run, 
                 (unsigned long long)sizes.back(),
                 a.step_bytes ? (std::to_string(a.step_bytes) + "(bytes)").c_str()
                              : (std::to_string(a.factor) + "(factor)").c_str(),
-                a.warmup, a.iters ? std::to_string(a.iters).c_str() : "5/3/2 by size", !a.no_check && a.check ? 1 : 0);
+                a.warmup, a.iters ? std::to_string(a.iters).c_str() : "5/3/2 by size", a.checks() ? 1 : 0);
     std::printf("# %s on %u chips, ring %s (stretch %.2f), %s %s\n", ccl::collective_name(base.op).c_str(), n,
                 ring_text(run).c_str(), run.ring_stretch(), ccl::dtype_name(base.dtype).c_str(),
                 ccl::reduces(base.op) ? ccl::redop_name(base.redop).c_str() : "");
@@ -216,7 +218,7 @@ nlohmann::json metadata(Cluster& cluster, const ccl::OpRequest& base, const Benc
             {"transport", a.ccl.transport},
             {"iters", a.iters ? std::to_string(a.iters) : "auto (5, 3 or 2 by size)"},
             {"warmup", a.warmup},
-            {"checked", !a.no_check && a.check},
+            {"checked", a.checks()},
             {"date", date},
             {"host", host},
             {"weft_version", WEFT_VERSION_TEXT}};

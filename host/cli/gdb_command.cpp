@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "common/error.h"
+#include "common/hex.h"
 #include "common/qmp.h"
 #include "driver/paths.h"
 
@@ -42,12 +43,6 @@ uint16_t free_port() {
         throw Error("no free TCP port on 127.0.0.1 for the gdbstub");
     close(fd);
     return ntohs(a.sin_port);
-}
-
-std::string hex(uint64_t v) {
-    char b[24];
-    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-    return b;
 }
 
 // The GDB commands that load the symbols, attach and pick the core.

@@ -32,8 +32,7 @@ std::string kernel_path(const std::string& kernel, const std::string& board) {
         return kernel;
     }
     std::vector<std::string> known;
-    for (const char* dir : {"/kernels", "/example-kernels", "/test-kernels"}) {
-        const std::string folder = paths::firmware_dir(board) + dir;
+    for (const std::string& folder : paths::kernel_dirs(board)) {
         if (std::filesystem::exists(folder + "/" + kernel + ".elf")) return folder + "/" + kernel + ".elf";
         if (std::filesystem::is_directory(folder))
             for (const auto& e : std::filesystem::directory_iterator(folder))

@@ -10,6 +10,7 @@ extern "C" {
 }
 
 #include "../common/error.h"
+#include "common/hex.h"
 #include "weft/abi/control_block.h"
 
 namespace weft {
@@ -80,12 +81,6 @@ struct Reader {
         return n;
     }
 };
-
-std::string hex(uint64_t v) {
-    std::ostringstream o;
-    o << "0x" << std::hex << v;
-    return o.str();
-}
 
 void check_inside(const Reader& r, const Region& ram, const Region& reg, const std::string& what) {
     if (!ram.contains(reg.base, reg.size))

@@ -9,18 +9,13 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/hex.h"
 #include "driver/paths.h"
 #include "driver/symbolize.h"
 #include "weft/abi/fault.h"
 
 namespace weft {
 namespace {
-
-std::string hex(uint64_t v) {
-    std::ostringstream o;
-    o << "0x" << std::hex << v;
-    return o.str();
-}
 
 std::string describe_panic(int32_t code, uint64_t detail) {
     switch (code) {
@@ -219,10 +214,10 @@ std::string Chip::kernel_elf(uint32_t core) const {
     if (core < loaded_elf_.size() && !loaded_elf_[core].empty()) return loaded_elf_[core];
     const std::string name = kernel_name(core);
     if (name.empty()) return "";
-    for (const char* dir : {"/kernels/", "/example-kernels/", "/test-kernels/", "/resident/", "/test-resident/"}) {
-        const std::string elf = paths::firmware_dir(board_.name) + dir + name + ".elf";
-        if (std::filesystem::exists(elf)) return elf;
-    }
+    std::vector<std::string> dirs = paths::kernel_dirs(board_.name);
+    for (const std::string& dir : paths::resident_dirs(board_.name)) dirs.push_back(dir);
+    for (const std::string& dir : dirs)
+        if (const std::string elf = dir + "/" + name + ".elf"; std::filesystem::exists(elf)) return elf;
     return "";
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/hex.h"
 #include "weft/abi/control_protocol.h"
 #include "weft/abi/layout_record.h"
 
@@ -75,12 +76,6 @@ std::string section_bytes(const std::string& path, const char* name) {
         return std::string(static_cast<const char*>(d->d_buf), d->d_size);
     }
     return "";
-}
-
-std::string hex(uint64_t v) {
-    std::ostringstream o;
-    o << "0x" << std::hex << v;
-    return o.str();
 }
 
 std::string describe_layout(const std::string& board, uint64_t hash, uint32_t abi) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/hex.h"
 #include "driver/cluster.h"
 #include "driver/cluster_file.h"
 #include "driver/wait_decoders.h"
@@ -30,12 +31,6 @@ const char* link_name(uint32_t s) {
         case abi::kLinkDown: return "DOWN";
     }
     return "-";
-}
-
-std::string hex(uint64_t v) {
-    std::ostringstream o;
-    o << "0x" << std::hex << v;
-    return o.str();
 }
 
 std::string describe_wait(const Chip& chip, const abi::HartStatus& st) {

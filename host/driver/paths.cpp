@@ -58,6 +58,13 @@ std::string boot_firmware(const std::string& board) { return firmware_dir(board)
 std::string kernel(const std::string& board, const std::string& name) {
     return firmware_dir(board) + "/kernels/" + name + ".elf";
 }
+std::vector<std::string> kernel_dirs(const std::string& board) {
+    const std::string dir = firmware_dir(board);
+    return {dir + "/kernels", dir + "/example-kernels", dir + "/test-kernels"};
+}
+std::vector<std::string> resident_dirs(const std::string& board) {
+    return {firmware_dir(board) + "/resident", firmware_dir(board) + "/test-resident"};
+}
 std::string board_dtb(const std::string& board) { return build_root() + "/boards/" + board + "/board.dtb"; }
 
 std::vector<std::string> built_boards() {

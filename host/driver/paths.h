@@ -15,6 +15,11 @@ std::string bridge_binary();
 std::string firmware_dir(const std::string& board);                     // firmware/<board>
 std::string boot_firmware(const std::string& board);                    // firmware/<board>/boot.elf
 std::string kernel(const std::string& board, const std::string& name);  // firmware/<board>/kernels/<name>.elf
+// Where a board's kernels are built: the product's, the examples' and the tests'
+// (firmware/<board>/kernels, example-kernels, test-kernels); resident images in
+// resident_dirs (resident, test-resident).
+std::vector<std::string> kernel_dirs(const std::string& board);
+std::vector<std::string> resident_dirs(const std::string& board);
 std::string board_dtb(const std::string& board);
 // The boards the build made a DTB for, by name (none is read).
 std::vector<std::string> built_boards();

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/hex.h"
 #include "driver/paths.h"
 
 extern char** environ;
@@ -81,9 +82,7 @@ std::string frame_text(const Frame& f) {
 }  // namespace
 
 std::string source_position(const std::string& elf, uint64_t addr) {
-    char hex[24];
-    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(addr));
-    const std::string text = capture({addr2line_tool(), "-f", "-C", "-i", "-p", "-e", elf, hex});
+    const std::string text = capture({addr2line_tool(), "-f", "-C", "-i", "-p", "-e", elf, hex(addr)});
     // -p -i: "f at file:line\n (inlined by) g at file:line\n", innermost first.
     std::vector<Frame> frames;
     size_t start = 0;

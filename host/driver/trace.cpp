@@ -3,18 +3,13 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "common/hex.h"
 #include "weft/abi/control_block.h"
 
 namespace weft {
 namespace {
 
 constexpr size_t kMaxEvents = 2'000'000;  // ~200 MB of JSON: enough for any op one looks at
-
-std::string hex(uint64_t v) {
-    char b[24];
-    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-    return b;
-}
 
 nlohmann::json metadata(const char* what, uint32_t pid, int64_t tid, const std::string& name) {
     nlohmann::json e = {{"ph", "M"}, {"name", what}, {"pid", pid}, {"args", {{"name", name}}}};

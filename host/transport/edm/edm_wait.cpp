@@ -2,18 +2,13 @@
 
 #include <sstream>
 
+#include "common/hex.h"
 #include "driver/cluster_file.h"
 #include "driver/wait_decoders.h"
 #include "weft/abi/edm.h"
 
 namespace weft::transport {
 namespace {
-
-std::string hex(uint64_t v) {
-    std::ostringstream o;
-    o << "0x" << std::hex << v;
-    return o.str();
-}
 
 std::string describe_handshake(const abi::EdmConfig& c, const abi::EdmLinkWords& lw) {
     return std::string(": handshake not done (") +
