@@ -230,6 +230,15 @@ check "weft gdb attaches to the chip, core 7 as thread 8" grep -q "^\* 8 .*Threa
 check "... and names where the core is" has "$TMP/out" "in section .text"
 $WEFT linktest --size 64K >"$TMP/out" 2>&1
 check "the chip runs on after GDB detached" has "$TMP/out" "every byte intact"
+$WEFT gdb 9 --script >"$TMP/out" 2>&1
+check "weft gdb on a chip the cluster lacks is refused as usage" test $? -eq 2
+check "... naming the chips there are" has "$TMP/out" "the cluster has chips 0 to 1"
+$WEFT gdb 1 --core 99 --script >"$TMP/out" 2>&1
+check "weft gdb on a core the board lacks is refused, naming its cores" has "$TMP/out" "board qemu-virt has cores 0 to 7"
+$WEFT launch reloc_probe --core 99 >"$TMP/out" 2>&1
+check "weft launch on a core the board lacks fails by name, not hung" has "$TMP/out" "has no core 99"
+$WEFT bench all_reduce -b 1K -c 2 >"$TMP/out" 2>&1
+check "weft bench -c takes 0 or 1 only" test $? -eq 2
 $WEFT down >"$TMP/out" 2>&1
 check "weft down" has "$TMP/out" "cluster down"
 check "no QEMU left after weft down" no_chip_processes
