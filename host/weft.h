@@ -6,12 +6,18 @@
 //   weft::ccl::OpRequest r;                     // all_reduce f32 sum, algo auto
 //   r.bytes = 1 << 20;
 //   weft::ccl::CaseResult res = weft::ccl::run_case(run, *cluster, r, /*seed*/ 1);
+// On buffers of one's own, NCCL's way (ccl/calls.h): write them with
+// cluster->chip(c).write(addr, ...), then
+//   weft::ccl::PendingOp op = weft::ccl::all_reduce(run, send, recv, count, weft::abi::kF32, weft::abi::kMathSum);
+//   ... overlap host work ...
+//   run.wait(op);                              // send == recv: in place
 // Kernels: weft::load_kernel_image(path), Cluster::run({{chip, core, &kernel,
 // KernelArgWords::of(args)}}, timeout). Every call that waits has a deadline
 // and throws weft::FaultError / weft::TimeoutError (with the hang report).
 #pragma once
 #include <cstdlib>
 
+#include "ccl/calls.h"
 #include "ccl/op_case.h"
 #include "ccl/runner.h"
 #include "common/error.h"

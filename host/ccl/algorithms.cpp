@@ -167,7 +167,12 @@ void all_reduce_ring(Builder& b) {
 // leave the ranks' results with different bits.
 void all_reduce_full_mesh(Builder& b) {
     const uint32_t n = b.n;
-    const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
+    Span in = b.l.whole(b.l.input);
+    const Span out = b.l.whole(b.l.output);
+    if (b.l.input == b.l.output) {  // in place: the vectors arriving would overwrite the one still to send
+        for (uint32_t rank = 0; rank < n; ++rank) b.plan.copy(0, rank, in, b.l.whole(b.l.work));
+        in = b.l.whole(b.l.work);
+    }
     for (uint32_t rank = 0; rank < n; ++rank)
         for (uint32_t from = 0; from < n; ++from) {
             if (from == 0 && rank == 0) b.plan.copy(1, rank, in, out);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/hex.h"
 #include "common/knobs.h"
 
 namespace weft::ccl {
@@ -134,10 +135,97 @@ Span OpLayout::work_block(uint32_t r) const {
     return Span::bytes(work + block_first[r] * element, block_elems[r] * element);
 }
 
+Span OpLayout::input_of(uint32_t r) const { return block_input ? own_input(r) : whole(input); }
+
+Span OpLayout::output_of(uint32_t r) const { return block_output ? own_output(r) : whole(output); }
+
 Span OpLayout::output_block(uint32_t r) const {
     if (inner > 0 && outer > 1) return {output + r * inner, inner, outer, uint64_t(ranks) * inner};
     return Span::bytes(output + block_first[r] * element, block_elems[r] * element);
 }
+
+namespace {
+
+// DRAM not yet given to a buffer of the op, lowest address first.
+class DramGaps {
+public:
+    explicit DramGaps(const Span& dram) : dram_(dram) {}
+    // A caller's buffer: inside DRAM, aligned to an element, clear of the others.
+    void take_user(const char* what, uint64_t addr, uint64_t bytes, uint32_t element) {
+        if (addr < dram_.base || addr + bytes > dram_.base + dram_.size() || addr + bytes < addr)
+            throw Error(std::string(what) + " buffer [" + hex(addr) + ", " + hex(addr + bytes) +
+                        ") is not inside chip DRAM [" + hex(dram_.base) + ", " + hex(dram_.base + dram_.size()) + ")");
+        if (addr % element)
+            throw Error(std::string(what) + " buffer at " + hex(addr) + " is not aligned to its " +
+                        std::to_string(element) + "-byte elements");
+        for (const auto& [name, a, z] : taken_)
+            if (addr < z && a < addr + bytes)
+                throw Error(std::string(what) + " buffer [" + hex(addr) + ", " + hex(addr + bytes) + ") overlaps the " +
+                            name + " buffer [" + hex(a) + ", " + hex(z) +
+                            ") (the same address for both runs the op in place)");
+        taken_.push_back({what, addr, addr + bytes});
+    }
+    // The lowest page-aligned gap of at least `bytes`, up to `most` of it taken. 0 if none.
+    Span take(const char* what, uint64_t bytes, uint64_t most = 0) {
+        auto up = [](uint64_t x) { return (x + 4095) & ~uint64_t(4095); };
+        std::sort(taken_.begin(), taken_.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
+        uint64_t at = up(dram_.base);
+        const uint64_t end = dram_.base + dram_.size();
+        for (size_t i = 0; i <= taken_.size(); ++i) {
+            const uint64_t next = i < taken_.size() ? taken_[i].begin : end;
+            if (next >= at && next - at >= bytes) {
+                const uint64_t size = std::max(bytes, std::min(most, next - at));
+                taken_.push_back({what, at, at + up(size)});
+                return Span::bytes(at, size);
+            }
+            if (i < taken_.size()) at = std::max(at, up(taken_[i].end));
+        }
+        return Span::bytes(0, 0);
+    }
+
+private:
+    struct Taken {
+        std::string name;
+        uint64_t begin, end;
+    };
+    Span dram_;
+    std::vector<Taken> taken_;
+};
+
+// The caller's buffers where the request names them, weft's in the lowest
+// gaps of DRAM around them: the input, the output, the work buffer, then
+// up to 64 MiB of scratch (at least 1 MiB).
+void place_buffers(const OpRequest& r, OpLayout& l, const Span& dram) {
+    DramGaps gaps(dram);
+    if (r.in_place()) {
+        if (r.op == Collective::kSendRecv)
+            throw Error("send_recv cannot run in place: each chip receives while it sends (give send != recv)");
+        if (l.outer > 1) throw Error("an all_gather along an inner dimension cannot run in place");
+        l.input_in_output = l.block_input;
+        l.output_in_input = l.block_output;
+        const uint64_t whole = l.elements * l.element;
+        gaps.take_user("send/recv", r.send, whole, l.element);
+        l.input = l.output = r.send;
+    } else {
+        if (r.send) gaps.take_user("send", l.input = r.send, l.input_bytes, l.element);
+        if (r.recv) gaps.take_user("recv", l.output = r.recv, l.output_bytes, l.element);
+    }
+    constexpr uint64_t kMinScratch = 1ull << 20, kMaxScratch = 64ull << 20;
+    auto need = [&](const char* what, uint64_t bytes, uint64_t most = 0) {
+        const Span s = gaps.take(what, bytes, most);
+        if (s.size() == 0 && bytes > 0)
+            throw Error("op of " + std::to_string(l.elements * l.element) + " bytes does not fit chip DRAM (" +
+                        std::to_string(dram.size() >> 20) + " MiB): no room for its " + what + " buffer of " +
+                        std::to_string(bytes >> 10) + " KiB beside the others and 1 MiB of scratch");
+        return s;
+    };
+    if (!r.send && !r.in_place()) l.input = need("input", l.input_bytes).base;
+    if (!r.recv && !r.in_place()) l.output = need("output", l.output_bytes).base;
+    if (l.work_bytes) l.work = need("work", l.work_bytes).base;
+    l.scratch = need("scratch", kMinScratch, kMaxScratch);
+}
+
+}  // namespace
 
 OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Span& dram) {
     OpLayout l;
@@ -174,25 +262,17 @@ OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Span& dram) {
     const uint64_t whole = l.elements * l.element, block = (base + (rem ? 1 : 0)) * l.element;
     switch (r.op) {
         case Collective::kAllGather:
-        case Collective::kGather: l.input_bytes = block, l.output_bytes = whole; break;
-        case Collective::kReduceScatter: l.input_bytes = whole, l.output_bytes = block, l.work_bytes = whole; break;
+        case Collective::kGather: l.input_bytes = block, l.output_bytes = whole, l.block_input = true; break;
+        case Collective::kReduceScatter:
+            l.input_bytes = whole, l.output_bytes = block, l.work_bytes = whole, l.block_output = true;
+            break;
         case Collective::kReduce: l.input_bytes = whole, l.output_bytes = whole, l.work_bytes = whole; break;
         // A partner's vector lands in work before it is reduced (recursive doubling).
         case Collective::kAllReduce: l.input_bytes = whole, l.output_bytes = whole, l.work_bytes = whole; break;
-        case Collective::kScatter: l.input_bytes = whole, l.output_bytes = block; break;
+        case Collective::kScatter: l.input_bytes = whole, l.output_bytes = block, l.block_output = true; break;
         default: l.input_bytes = whole, l.output_bytes = whole; break;
     }
-    auto up = [](uint64_t x) { return (x + 4095) & ~uint64_t(4095); };
-    l.input = dram.base;
-    l.output = l.input + up(l.input_bytes);
-    l.work = l.output + up(l.output_bytes);
-    const uint64_t used = l.work + up(l.work_bytes) - dram.base;
-    constexpr uint64_t kMinScratch = 1ull << 20, kMaxScratch = 64ull << 20;
-    if (used + kMinScratch > dram.size())
-        throw Error("op of " + std::to_string(whole) + " bytes does not fit chip DRAM (" +
-                    std::to_string(dram.size() >> 20) + " MiB): its buffers need " + std::to_string(used >> 20) +
-                    " MiB plus 1 MiB of scratch");
-    l.scratch = Span::bytes(dram.base + used, std::min(kMaxScratch, dram.size() - used));
+    place_buffers(r, l, dram);
     return l;
 }
 

@@ -52,6 +52,13 @@ struct OpRequest {
     // concatenate along (then `bytes` is ignored). shape[0] == 0: flat.
     std::array<uint64_t, 4> shape{};
     uint32_t dim = 0;
+    // The caller's buffers in chip DRAM, at the same address on every chip
+    // (0: weft places it). send == recv runs in place, NCCL's way: all-gather
+    // and gather find each rank's input at its own block of recv,
+    // reduce-scatter and scatter leave each rank's output at its own block of
+    // send, the other ops overwrite the input with the result.
+    uint64_t send = 0, recv = 0;
+    bool in_place() const { return send != 0 && send == recv; }
 };
 
 // Where an op's buffers are, the same addresses on every chip, and how the
@@ -64,6 +71,13 @@ struct OpLayout {
     uint64_t input = 0, output = 0, work = 0;
     uint64_t input_bytes = 0, output_bytes = 0, work_bytes = 0;
     Span scratch;
+    // In place: a rank's block-sized input is its block of the output
+    // (all-gather, gather), or its block-sized output its block of the input
+    // (reduce-scatter, scatter).
+    bool input_in_output = false, output_in_input = false;
+    // The input (all-gather, gather) or the output (reduce-scatter, scatter)
+    // is one rank's block, not the whole vector.
+    bool block_input = false, block_output = false;
     // All-gather along an inner dimension: rank r's block in the output is
     // `outer` pages of `inner` bytes, one every ranks * inner bytes.
     uint64_t outer = 1, inner = 0;
@@ -73,8 +87,15 @@ struct OpLayout {
     Span work_block(uint32_t rank) const;
     // A block-sized buffer (all-gather's and gather's input, reduce-scatter's
     // and scatter's output): rank's own block at the start of it.
-    Span own_input(uint32_t rank) const { return Span::bytes(input, block_elems[rank] * element); }
-    Span own_output(uint32_t rank) const { return Span::bytes(output, block_elems[rank] * element); }
+    Span own_input(uint32_t rank) const {
+        return input_in_output ? output_block(rank) : Span::bytes(input, block_elems[rank] * element);
+    }
+    Span own_output(uint32_t rank) const {
+        return output_in_input ? input_block(rank) : Span::bytes(output, block_elems[rank] * element);
+    }
+    // Where the host writes rank's input and reads its output.
+    Span input_of(uint32_t rank) const;
+    Span output_of(uint32_t rank) const;
     Span whole(uint64_t base) const { return Span::bytes(base, elements * element); }
 };
 

@@ -64,7 +64,7 @@ double run_fabric_multicast(Cluster& cluster, const transport::FabricBuilder& fa
         const uint64_t bytes = r.op == Collective::kAllGather ? l.block_elems[c] * l.element : l.elements * l.element;
         if (bytes > 0xffffffffull) throw Error("a multicast block of " + std::to_string(bytes) + " bytes is too large");
         a.bytes = static_cast<uint32_t>(bytes);
-        a.src = l.input;  // all-gather: this chip's block; broadcast: the root's vector
+        a.src = r.op == Collective::kAllGather ? l.own_input(c).base : l.input;  // broadcast: the root's vector
         a.dst = r.op == Collective::kAllGather ? l.output_block(c).base : l.output;
         a.local_dst = sends ? a.dst : 0;
         a.expect = r.op == Collective::kAllGather ? n - 1 : (c == r.root ? 0 : 1);

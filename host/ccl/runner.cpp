@@ -206,7 +206,14 @@ std::chrono::milliseconds CollectiveRunner::deadline(const LoweredOp& op) const 
 }
 
 OpTiming CollectiveRunner::run(const OpRequest& r) {
-    OpTiming timing;
+    PendingOp op = start(r);
+    return wait(op);
+}
+
+PendingOp CollectiveRunner::start(const OpRequest& r) {
+    if (busy_) throw Error("an op is still running on this cluster: wait for it before starting another");
+    PendingOp pending;
+    OpTiming& timing = pending.timing;
     auto [algo, op] = choose(r);
     timing.algo = algo;
     timing.transport = options_.transport;
@@ -221,7 +228,7 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
               redop_name(r.redop).c_str(), algo.c_str(), r.algo == "auto" ? " (auto)" : "", options_.transport.c_str(),
               timing.workers, timing.streams);
     ensure_fabric();
-    if (is_fabric_algorithm(r.op, algo)) {
+    if (is_fabric_algorithm(r.op, algo)) {  // the multicast kernels run to completion here
         const OpLayout l = layout(r);
         timing.bytes_on_links = l.elements * l.element * (l.ranks - 1);  // the vector crosses n - 1 cables
         timing.seconds = run_fabric_multicast(cluster_, *fabric_plan_, r, l,
@@ -229,22 +236,34 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
                                                   ? options_.timeout
                                                   : std::chrono::milliseconds(20000 + l.output_bytes / 20000));
         timing.workers = l.ranks;
-        return timing;
+        return pending;
     }
     transport::L1Allocator mem(cluster_.board());
     for (const resident::Running& r : resident::list(cluster_)) mem.keep_out(r.chip, r.core, r.l1);
     const auto transport = make_transport(mem);
-    const PlacedOp placed = place_with_hint(op, *transport, mem, cluster_.board(), options_.workers_per_link);
-    if (placed.launches.empty()) return timing;
+    PlacedOp placed = place_with_hint(op, *transport, mem, cluster_.board(), options_.workers_per_link);
+    if (placed.launches.empty()) return pending;
     placed.memory.apply(cluster_);
 
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto launched = cluster_.launch_all(placed.launches);
-    const auto t1 = std::chrono::steady_clock::now();
-    const std::vector<KernelResult> results = cluster_.wait_all(launched, deadline(op));
-    timing.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    pending.deadline = deadline(op);
+    pending.launches = std::move(placed.launches);
+    pending.started = std::chrono::steady_clock::now();
+    pending.launched = cluster_.launch_all(pending.launches);
+    pending.launched_at = std::chrono::steady_clock::now();
+    pending.waited = false;
+    busy_ = true;
+    return pending;
+}
+
+OpTiming CollectiveRunner::wait(PendingOp& op) {
+    if (op.waited) return op.timing;
+    op.waited = true;
+    busy_ = false;
+    const std::vector<KernelResult> results = cluster_.wait_all(op.launched, op.deadline);
+    OpTiming& timing = op.timing;
+    timing.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - op.started).count();
     if (const std::string level = knobs::text(knobs::knob("WEFT_CCL_TRACE")); !level.empty())
-        trace(timing, placed.launches, results, std::chrono::duration<double>(t1 - t0).count(),
+        trace(timing, op.launches, results, std::chrono::duration<double>(op.launched_at - op.started).count(),
               cluster_.board().timebase_hz, level == "2");
     return timing;
 }

@@ -60,6 +60,17 @@ struct RunnerOptions {
     static RunnerOptions from_env();
 };
 
+// An op launched and not yet waited for (CollectiveRunner::start): the
+// host is free meanwhile; CollectiveRunner::wait ends it.
+struct PendingOp {
+    OpTiming timing;
+    std::vector<Launch> launches;
+    std::vector<std::pair<CoreRef, uint32_t>> launched;
+    std::chrono::steady_clock::time_point started, launched_at;
+    std::chrono::milliseconds deadline{0};
+    bool waited = true;  // nothing left to wait for
+};
+
 class CollectiveRunner {
 public:
     // Throws weft::Error for an unknown transport, or a fabric the cluster's cables cannot form.
@@ -78,6 +89,12 @@ public:
     // The lowered op, without running it (the cost model and the tests use it).
     LoweredOp lower_op(const OpRequest& r, const std::string& algo) const;
     OpTiming run(const OpRequest& r);
+    // run() in two halves: launches the op and returns; wait() blocks until
+    // it is done (or throws at its deadline with the hang report). One op at
+    // a time: starting another before waiting throws weft::Error.
+    PendingOp start(const OpRequest& r);
+    OpTiming wait(PendingOp& op);
+    OpTiming wait(PendingOp&& op) { return wait(op); }  // runner.wait(all_reduce(...)): a blocking call
     const CostModel& cost_model() const { return model_; }
     void set_cost_model(CostModel m) { model_ = std::move(m); }
 
@@ -97,6 +114,7 @@ private:
     std::unique_ptr<transport::Fabric> fabric_;              // running once an op needed it
     std::vector<uint32_t> ring_, line_, workers_;
     CostModel model_;
+    bool busy_ = false;  // an op started and not yet waited for
 };
 
 }  // namespace weft::ccl

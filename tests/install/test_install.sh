@@ -36,7 +36,8 @@ cmake -S "$SRC/tests/install" -B "$TMP/outside" -DCMAKE_PREFIX_PATH="$PREFIX" >"
     cmake --build "$TMP/outside" >"$TMP/build.log" 2>&1
 check "an outside project builds with find_package(weft)" test $? -eq 0
 "$TMP/outside/outside" >"$TMP/out" 2>&1
-check "... and runs a checked all-reduce with the installed firmware" has "$TMP/out" ": 0 of [0-9]* elements wrong; firmware from $PREFIX/lib/weft/firmware/qemu-virt"
+check "... and runs a checked all-reduce on its own buffers, out of place and in place, with the installed firmware" \
+    has "$TMP/out" ": 0 wrong; in place: 0 wrong; send buffer intact; firmware from $PREFIX/lib/weft/firmware/qemu-virt"
 PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pkg-config --cflags --libs weft >"$TMP/flags" 2>&1
 check "pkg-config knows weft" has "$TMP/flags" "-lweft"
 echo "$passed passed, $failed failed"

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ccl/calls.h"
 #include "ccl/fabric_ops.h"
 #include "ccl/op_case.h"
 #include "system_test.h"
@@ -414,6 +415,96 @@ void test_failed_op_leaves_the_cluster_usable(void**) {
     assert_string_equal(run_one(r, 3).c_str(), "");
 }
 
+// Every op and algorithm on buffers the caller placed: in place (where the
+// op has a meaning for it) at an address that is not page-aligned, and out
+// of place with the output below the input; the send buffer of an
+// out-of-place op is left as it was.
+std::vector<std::string> user_buffer_cases(ccl::CollectiveRunner& runner, const char* label, size_t& cases,
+                                           uint32_t& seed) {
+    const uint32_t n = static_cast<uint32_t>(g_cluster->size());
+    const uint64_t base = g_cluster->board().dram.base + (5 << 20) + 4;
+    std::vector<std::string> failures;
+    for (ccl::Collective op : ccl::all_collectives()) {
+        std::vector<std::string> algos = ccl::algorithms(op);
+        if (ccl::is_grid(g_cluster->topology()))
+            for (const std::string& a : ccl::grid_algorithms(op)) algos.push_back(a);
+        for (const std::string& algo : algos)
+            for (bool in_place : {true, false}) {
+                if (in_place && op == ccl::Collective::kSendRecv) continue;
+                ccl::OpRequest r;
+                r.op = op;
+                r.algo = algo;
+                r.bytes = (3000 * n + n / 2 + 1) * 4;
+                r.root = seed % n;
+                r.send = in_place ? base : base + (1 << 20);
+                r.recv = base;
+                ++cases;
+                const std::string f = run_one(r, seed++, &runner);
+                if (!f.empty()) failures.push_back(std::string(label) + (in_place ? " in place " : " ") + f);
+            }
+    }
+    return failures;
+}
+
+void test_every_op_on_user_buffers(void**) {
+    size_t cases = 0;
+    uint32_t seed = 500;
+    const std::vector<std::string> failures = user_buffer_cases(*g_runner, "edm", cases, seed);
+    report(failures, cases);
+}
+
+// The NCCL-style calls: an op started, the host busy meanwhile, a second op
+// refused until the first is waited for; buffers that cannot be are refused by name.
+void test_calls_on_user_buffers(void**) {
+    const uint64_t base = g_cluster->board().dram.base + (2 << 20);
+    const uint64_t count = 1000;
+    const uint32_t n = static_cast<uint32_t>(g_cluster->size());
+    std::vector<float> v(count);
+    for (uint32_t c = 0; c < n; ++c) {
+        for (uint64_t i = 0; i < count; ++i) v[i] = float(c + i % 7);
+        g_cluster->chip(c).write(base, v.data(), count * 4);
+    }
+    ccl::PendingOp op = ccl::all_reduce(*g_runner, base, base, count, abi::kF32, abi::kMathSum);
+    try {
+        ccl::all_reduce(*g_runner, base + (1 << 20), base + (1 << 20), count, abi::kF32, abi::kMathSum);
+        fail_msg("a second op started while the first ran");
+    } catch (const Error& e) {
+        assert_true(contains(e.what(), "still running"));
+    }
+    g_runner->wait(op);
+    for (uint32_t c = 0; c < n; ++c) {
+        g_cluster->chip(c).read(base, v.data(), count * 4);
+        for (uint64_t i = 0; i < count; ++i)
+            if (v[i] != float(n * (n - 1) / 2 + n * (i % 7)))
+                fail_msg("chip %u element %llu is %g", c, (unsigned long long)i, v[i]);
+    }
+    auto refused = [&](uint64_t send, uint64_t recv, ccl::Collective c, const char* needle) {
+        try {
+            ccl::PendingOp o = c == ccl::Collective::kAllGather
+                                   ? ccl::all_gather(*g_runner, send, recv, count, abi::kF32)
+                                   : ccl::all_reduce(*g_runner, send, recv, count, abi::kF32, abi::kMathSum);
+            g_runner->wait(o);
+        } catch (const Error& e) {
+            if (contains(e.what(), needle)) return;
+            fail_msg("error '%s' does not mention '%s'", e.what(), needle);
+        }
+        fail_msg("no error for buffers that should mention '%s'", needle);
+    };
+    const Region& dram = g_cluster->board().dram;
+    refused(base, base + 100 * 4, ccl::Collective::kAllReduce, "overlaps the send buffer");
+    refused(base, base + 2, ccl::Collective::kAllReduce, "not aligned to its 4-byte elements");
+    refused(dram.base + dram.size - 16, base, ccl::Collective::kAllReduce, "is not inside chip DRAM");
+    refused(0, base, ccl::Collective::kAllReduce, "address 0 is not a buffer");
+    refused(base, base + 400, ccl::Collective::kAllGather, "overlaps the send buffer");
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kSendRecv;
+    r.bytes = 4096;
+    r.send = r.recv = base;
+    expect_error(r, "send_recv cannot run in place");
+    // The runner is still good after the refusals.
+    assert_string_equal(run_one(ccl::OpRequest{.bytes = 4096}, 7).c_str(), "");
+}
+
 }  // namespace
 
 // Every op and algorithm over the fabric (its routers forward; small
@@ -471,6 +562,7 @@ void test_every_op_and_algorithm_over_the_fabric(void**) {
         if (f.find("runs on the fabric: use --transport fabric") == std::string::npos)
             failures.push_back("multicast over the EDM was not refused by name: " + f);
     }
+    for (const std::string& f : user_buffer_cases(*g_fabric, "fabric", cases, seed)) failures.push_back(f);
     g_fabric.reset();
     ccl::OpRequest r;
     r.op = ccl::Collective::kAllReduce;
@@ -494,6 +586,8 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_every_op_over_faulty_links),  // clears the faults when done
         cmocka_unit_test(test_cables_carry_only_the_payload),
         cmocka_unit_test(test_failed_op_leaves_the_cluster_usable),
+        cmocka_unit_test(test_every_op_on_user_buffers),
+        cmocka_unit_test(test_calls_on_user_buffers),
         cmocka_unit_test(test_every_op_and_algorithm_over_the_fabric),
     };
     return cmocka_run_group_tests_name(("ccl on " + g_name).c_str(), tests, setup, teardown);
