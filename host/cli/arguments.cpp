@@ -68,6 +68,16 @@ uint64_t parse_whole(const std::string& word, uint64_t min, uint64_t max) {
     return v;
 }
 
+uint64_t parse_address(const std::string& word) {
+    const bool hex = word.size() > 2 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X');
+    const char* first = word.data() + (hex ? 2 : 0);
+    uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(first, word.data() + word.size(), v, hex ? 16 : 10);
+    if (word.empty() || ec != std::errc() || end != word.data() + word.size())
+        throw Error("must be an address (0x81900000 or decimal), not '" + word + "'");
+    return v;
+}
+
 std::string size_text(uint64_t bytes) {
     for (const auto& [shift, unit] : {std::pair{30, "G"}, {20, "M"}, {10, "K"}})
         if (bytes && bytes % (1ull << shift) == 0) return std::to_string(bytes >> shift) + unit;

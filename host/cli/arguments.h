@@ -45,6 +45,8 @@ inline constexpr Bounds kIds{0, UINT32_MAX};
 // The check behind add_whole, for words that are parsed later (--shape):
 // throws weft::Error "must be a whole number from MIN to MAX, not 'W'".
 uint64_t parse_whole(const std::string& word, uint64_t min, uint64_t max);
+// An address: 0x-prefixed hex or decimal; throws weft::Error naming the word.
+uint64_t parse_address(const std::string& word);
 std::string size_text(uint64_t bytes);  // 1099511627776 -> "1024G", 65536 -> "64K"
 
 }  // namespace weft::cli

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 
 #include "ccl/op_case.h"
 #include "cli/arguments.h"
@@ -24,7 +25,7 @@ struct BenchArgs {
     uint64_t min_bytes = 1024, max_bytes = 0;  // max 0: min
     uint64_t step_bytes = 0;                   // > 0: sizes step by it, not by the factor
     uint32_t factor = 2, iters = 0, warmup = 1, check = 1;
-    bool all_algos = false, no_check = false, fit = false;
+    bool all_algos = false, no_check = false, fit = false, out_of_place_only = false;
     std::string json, csv, png, trace;
 
     bool checks() const { return check && !no_check; }  // -c 1 and no --no-check
@@ -79,6 +80,13 @@ struct Cell {
     double alg = 0, bus = 0;
 };
 
+// Out of place, as nccl-tests' first columns, and in place (the input
+// overwritten by the output at the bottom of DRAM), where the op has one.
+struct Cells {
+    Cell out;
+    std::optional<Cell> in;
+};
+
 Cell measure(ccl::CollectiveRunner& run, Cluster& cluster, const ccl::OpRequest& r, uint64_t size, const BenchArgs& a) {
     Cell c;
     const uint32_t iters = a.iters ? a.iters : (size <= (1u << 20) ? 5 : size <= (16u << 20) ? 3 : 2);
@@ -95,6 +103,16 @@ Cell measure(ccl::CollectiveRunner& run, Cluster& cluster, const ccl::OpRequest&
     c.seconds = total / iters;
     c.alg = algbw(c.first.layout.elements * c.first.layout.element, c.seconds);
     c.bus = c.alg * ccl::bus_factor(r.op, static_cast<uint32_t>(cluster.size()));
+    return c;
+}
+
+Cells measure_both(ccl::CollectiveRunner& run, Cluster& cluster, const ccl::OpRequest& r, uint64_t size,
+                   const BenchArgs& a) {
+    Cells c{measure(run, cluster, r, size, a), std::nullopt};
+    if (a.out_of_place_only || r.op == ccl::Collective::kSendRecv || r.shape[0] != 0) return c;
+    ccl::OpRequest in_place = r;
+    in_place.send = in_place.recv = cluster.board().dram.base;
+    c.in = measure(run, cluster, in_place, size, a);
     return c;
 }
 
@@ -116,11 +134,16 @@ void print_header(const ccl::OpRequest& base, const ccl::CollectiveRunner& run, 
     std::printf("# %s on %u chips, ring %s (stretch %.2f), %s %s\n", ccl::collective_name(base.op).c_str(), n,
                 ring_text(run).c_str(), run.ring_stretch(), ccl::dtype_name(base.dtype).c_str(),
                 ccl::reduces(base.op) ? ccl::redop_name(base.redop).c_str() : "");
-    std::printf("# %12s %12s %6s %6s %6s %-18s %12s %9s %9s %8s %8s %7s %6s\n", "size(B)", "count", "type", "redop",
-                "root", "algo", "time(us)", "algbw", "busbw", "#wrong", "wire/def", "bells", "b/c/s");
+    // Over the two groups of four columns (41 characters each), as nccl-tests does.
+    std::printf("# %65s %s %s\n", "", "-------------- out-of-place -------------",
+                "---------------- in-place ---------------");
+    std::printf("# %12s %12s %6s %6s %6s %-18s %12s %9s %9s %8s %12s %9s %9s %8s %8s %7s %6s\n", "size(B)", "count",
+                "type", "redop", "root", "algo", "time(us)", "algbw", "busbw", "#wrong", "time(us)", "algbw", "busbw",
+                "#wrong", "wire/def", "bells", "b/c/s");
     std::printf(
         "# wire/def: payload bytes the cables carried / the algorithm's bytes on links; bells: doorbell\n"
-        "# rings per op; b/c/s: per chip per step of the critical path (the checked run; '-' with --no-check)\n");
+        "# rings per op; b/c/s: per chip per step of the critical path (the out-of-place checked run; '-' with\n"
+        "# --no-check). In place: the output over the input; '-' for an op without one or --out-of-place.\n");
 }
 
 // The checked run's traffic as the three last columns.
@@ -134,15 +157,26 @@ std::string traffic_columns(const ccl::CaseResult& c, uint32_t chips) {
     return buf;
 }
 
-void print_row(const ccl::OpRequest& r, const Cell& c, uint32_t chips) {
-    std::printf("  %12llu %12llu %6s %6s %6d %-18s %12.1f %9.3f %9.3f %8llu %s\n",
+std::string time_columns(const std::optional<Cell>& c) {
+    char buf[64];
+    if (!c) return "           -         -         -        -";
+    std::snprintf(buf, sizeof buf, "%12.1f %9.3f %9.3f %8llu", c->seconds * 1e6, c->alg, c->bus,
+                  (unsigned long long)c->first.check.wrong);
+    return buf;
+}
+
+void print_row(const ccl::OpRequest& r, const Cells& cells, uint32_t chips) {
+    const Cell& c = cells.out;
+    std::printf("  %12llu %12llu %6s %6s %6d %-18s %s %s %s\n",
                 (unsigned long long)(c.first.layout.elements * c.first.layout.element),
                 (unsigned long long)c.first.layout.elements, ccl::dtype_name(r.dtype).c_str(),
                 ccl::reduces(r.op) ? ccl::redop_name(r.redop).c_str() : "-", root_column(r),
-                c.first.timing.algo.c_str(), c.seconds * 1e6, c.alg, c.bus, (unsigned long long)c.first.check.wrong,
+                c.first.timing.algo.c_str(), time_columns(c).c_str(), time_columns(cells.in).c_str(),
                 traffic_columns(c.first, chips).c_str());
     std::fflush(stdout);
     if (c.first.check.wrong) std::printf("#   first wrong: %s\n", c.first.check.first_wrong.c_str());
+    if (cells.in && cells.in->first.check.wrong)
+        std::printf("#   first wrong in place: %s\n", cells.in->first.check.first_wrong.c_str());
 }
 
 double rounded(double v, int decimals) {
@@ -158,8 +192,9 @@ struct Sweep {
     int bus_n = 0;
     uint64_t wrong = 0;
 
-    void add(const ccl::OpRequest& r, const std::string& requested, const Cell& c) {
-        wrong += c.first.check.wrong;
+    void add(const ccl::OpRequest& r, const std::string& requested, const Cells& cells) {
+        const Cell& c = cells.out;
+        wrong += c.first.check.wrong + (cells.in ? cells.in->first.check.wrong : 0);
         bus_sum += c.bus;
         ++bus_n;
         rows.push_back({{"op", ccl::collective_name(r.op)},
@@ -179,7 +214,16 @@ struct Sweep {
                         {"wire_bytes", c.first.traffic.wire_bytes},
                         {"defined_bytes", c.first.timing.bytes_on_links},
                         {"doorbells", c.first.traffic.doorbells},
-                        {"steps", c.first.timing.features.critical_path}});
+                        {"steps", c.first.timing.features.critical_path},
+                        {"in_place", nlohmann::json(nullptr)}});
+        if (cells.in)
+            rows.back()["in_place"] = {{"algo", cells.in->first.timing.algo},
+                                       {"time_us", rounded(cells.in->seconds * 1e6, 1)},
+                                       {"time_min_us", rounded(cells.in->fastest * 1e6, 1)},
+                                       {"time_max_us", rounded(cells.in->slowest * 1e6, 1)},
+                                       {"algbw_gbs", rounded(cells.in->alg, 6)},
+                                       {"busbw_gbs", rounded(cells.in->bus, 6)},
+                                       {"wrong", cells.in->first.check.wrong}};
         fit_points.push_back({c.first.timing.features, c.seconds});
     }
 };
@@ -195,7 +239,7 @@ Sweep sweep(ccl::CollectiveRunner& run, Cluster& cluster, const ccl::OpRequest& 
             r.bytes = size - size % ccl::dtype_size(r.dtype);
             r.algo = algo;
             progress.show(++done, sizes.size() * algos.size(), algo, size);
-            const Cell c = measure(run, cluster, r, size, a);
+            const Cells c = measure_both(run, cluster, r, size, a);
             progress.clear();
             print_row(r, c, static_cast<uint32_t>(cluster.size()));
             s.add(r, algo, c);
@@ -289,6 +333,7 @@ Command add_bench(CLI::App& weft, Globals& g) {
     add_whole(*cmd, "-c,--check", "0|1", a->check, {0, 1}, "check the first run of each size (1, default) or not (0)");
     cmd->add_flag("--all-algos", a->all_algos, "every algorithm of the op (--algo all)");
     cmd->add_flag("--no-check", a->no_check, "do not check the first run against the host reference (-c 0)");
+    cmd->add_flag("--out-of-place", a->out_of_place_only, "skip the in-place runs (their columns show '-')");
     cmd->add_flag("--fit", a->fit, "fit the cost model's launch, step and message costs to the times");
     cmd->add_option("--json-out", a->json, "the rows as JSON to this file")->option_text("FILE");
     cmd->add_option("--csv", a->csv, "the rows as CSV to this file")->option_text("FILE");

@@ -29,12 +29,19 @@ void write_bench_csv(const std::string& path, const nlohmann::json& meta, const 
     // The run's metadata as comment lines, which CSV readers skip with comment='#'.
     for (const auto& [key, value] : meta.items())
         out << "# " << key << ": " << (value.is_string() ? value.get<std::string>() : value.dump()) << "\n";
-    out << "op,algo,bytes,count,type,redop,time_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong\n";
-    for (const auto& row : rows)
+    out << "op,algo,bytes,count,type,redop,time_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,"
+           "in_place_time_us,in_place_algbw_gbs,in_place_busbw_gbs,in_place_wrong\n";
+    for (const auto& row : rows) {
         out << row["op"].get<std::string>() << "," << row["algo"].get<std::string>() << "," << row["bytes"] << ","
             << row["count"] << "," << row["type"].get<std::string>() << "," << row["redop"].get<std::string>() << ","
             << row["time_us"] << "," << row["time_min_us"] << "," << row["time_max_us"] << "," << row["algbw_gbs"]
-            << "," << row["busbw_gbs"] << "," << row["wrong"] << "\n";
+            << "," << row["busbw_gbs"] << "," << row["wrong"];
+        const nlohmann::json& in = row["in_place"];
+        if (in.is_null()) out << ",,,,\n";
+        else
+            out << "," << in["time_us"] << "," << in["algbw_gbs"] << "," << in["busbw_gbs"] << "," << in["wrong"]
+                << "\n";
+    }
 }
 
 void write_bench_png(const std::string& path, const std::string& title, const std::vector<std::string>& algos,

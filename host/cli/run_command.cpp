@@ -6,7 +6,9 @@
 #include "cli/arguments.h"
 #include "cli/ccl_request.h"
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "common/error.h"
+#include "common/hex.h"
 #include "common/knobs.h"
 #include "driver/trace.h"
 
@@ -18,7 +20,8 @@ struct RunArgs {
     uint64_t size = 0;  // 0: 1 MiB, or the shape's
     std::string shape;
     uint32_t dim = 0;
-    std::string trace;
+    std::string trace, send, recv;
+    bool in_place = false;
 };
 
 constexpr const char* kShapeRange = "four whole numbers a,b,c,d of at least 1, at most 2^40 elements in all";
@@ -53,6 +56,10 @@ ccl::OpRequest request(const RunArgs& a) {
         r.dim = a.dim;
     }
     if (r.bytes == 0 && r.shape[0] == 0) r.bytes = 1 << 20;
+    if (!a.send.empty()) r.send = parse_address(a.send);
+    if (!a.recv.empty()) r.recv = parse_address(a.recv);
+    if (a.in_place && !a.send.empty() && !a.recv.empty() && r.send != r.recv)
+        throw UsageError("--in-place: --send and --recv differ; give one address (or the same for both)");
     return r;
 }
 
@@ -65,7 +72,8 @@ void print_result(const ccl::OpRequest& r, const ccl::CaseResult& res, uint32_t 
                 (unsigned long long)res.layout.elements, res.timing.workers, res.timing.streams,
                 res.timing.transport.c_str());
     if (res.timing.planes > 1) std::printf(", every hop over %u planes", res.timing.planes);
-    std::printf("\n");
+    std::printf("\n  buffers: input at %s, output at %s%s\n", hex(res.layout.input).c_str(),
+                hex(res.layout.output).c_str(), r.in_place() ? " (in place)" : "");
     std::printf("  time %.3f ms, algbw %.3f GB/s, busbw %.3f GB/s\n", res.timing.seconds * 1e3, alg,
                 alg * ccl::bus_factor(r.op, n));
     const double steps = res.timing.features.critical_path > 1 ? res.timing.features.critical_path : 1;
@@ -78,10 +86,11 @@ void print_result(const ccl::OpRequest& r, const ccl::CaseResult& res, uint32_t 
 }
 
 int run_op(const RunArgs& a, const std::string& run_dir) {
-    const ccl::OpRequest r = request(a);
+    ccl::OpRequest r = request(a);
     knobs::check(knobs::Reader::kCcl);  // a bad WEFT_CCL_* is a usage error, before any cluster starts
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     ccl::CollectiveRunner run(*cluster, runner_options(a.ccl));
+    if (a.in_place) r.send = r.recv = r.send ? r.send : r.recv ? r.recv : cluster->board().dram.base;
     const uint32_t n = static_cast<uint32_t>(cluster->size());
     std::printf("%s on %u chips, ring %s (stretch %.2f)\n", ccl::collective_name(r.op).c_str(), n,
                 ring_text(run).c_str(), run.ring_stretch());
@@ -111,6 +120,13 @@ Command add_run(CLI::App& weft, Globals& g) {
         *cmd, "--shape", "a,b,c,d", a->shape, [](const std::string& w) { parse_shape(w); },
         "all_gather of a 4-D tensor: each rank's shape, " + std::string(kShapeRange));
     add_whole(*cmd, "--dim", "D", a->dim, {0, 3}, "the dimension --shape is gathered along");
+    const auto address = [](const std::string& w) { parse_address(w); };
+    add_word(*cmd, "--send", "ADDR", a->send, address,
+             "the input's address in every chip's DRAM (0x... or decimal); default: weft places it");
+    add_word(*cmd, "--recv", "ADDR", a->recv, address, "the output's address, the same way; default: weft places it");
+    cmd->add_flag("--in-place", a->in_place,
+                  "the output over the input, as NCCL's in place (all_gather: each chip's input is its block of the "
+                  "output); at --send or --recv, else at the bottom of DRAM");
     cmd->add_option("--trace", a->trace,
                     "a timeline of the op to this file: Chrome trace JSON, a track per chip and core (Perfetto)")
         ->option_text("FILE");

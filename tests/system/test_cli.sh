@@ -180,8 +180,15 @@ assert d['cluster'] == 'pair' and d['board'] == 'qemu-virt' and d['dtype'] == 'f
 assert d['warmup'] == 2 and d['iters'] == '2' and d['date'] and d['weft_version']
 assert [r['bytes'] for r in d['rows']] == [1024, 2048, 3072]
 assert all(r['time_min_us'] <= r['time_us'] <= r['time_max_us'] for r in d['rows'])
+assert all(r['in_place']['wrong'] == 0 and r['in_place']['time_us'] > 0 for r in d['rows'])
 "
+check "... and in-place columns beside the out-of-place ones" has "$TMP/out" "out-of-place -.* in-place -"
 check "weft bench draws a PNG" test "$(head -c 4 "$TMP/ag.png" | tail -c 3)" = "PNG"
+$WEFT run all_gather --size 64K --in-place --send 0x81a00004 >"$TMP/out" 2>&1
+check "weft run --in-place runs on the given buffer" has "$TMP/out" "input at 0x81a00004, output at 0x81a00004 (in place)"
+check "... and checks it" has "$TMP/out" "elements match the host reference"
+$WEFT run all_reduce --size 64K --send 0x81900000 --recv 0x81900010 >"$TMP/out" 2>&1
+check "weft run refuses overlapping buffers by name" has "$TMP/out" "recv buffer \[0x81900010, 0x81910010) overlaps the send buffer"
 $WEFT run all_gather --size 64K --algo ring --trace "$TMP/trace.json" >"$TMP/out" 2>&1
 check "weft run --trace writes a timeline" has "$TMP/out" "trace: [0-9]* events in"
 check "the trace is Chrome trace JSON with a track per core and the kernels' runs" python3 -c "
