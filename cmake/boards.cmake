@@ -57,10 +57,31 @@ function(weft_board_header board)
   add_custom_target(board-header-${board} DEPENDS ${dir}/board_layout.h)
 endfunction()
 
+# A string property of chips/<chip>/chip.dtsi's chip node (`name = "value";`),
+# or `default` if it has none.
+function(weft_chip_property chip name out default)
+  set(dtsi ${WEFT_CHIPS_DIR}/${chip}/chip.dtsi)
+  file(STRINGS ${dtsi} lines REGEX "^[ \t]*${name}[ \t]*=")
+  string(REGEX MATCH "${name}[ \t]*=[ \t]*\"([^\"]+)\"" match "${lines}")
+  if(match)
+    set(${out} ${CMAKE_MATCH_1} PARENT_SCOPE)
+  elseif(default STREQUAL "REQUIRED")
+    message(FATAL_ERROR "${dtsi}: the chip node needs ${name} = \"...\";")
+  else()
+    set(${out} ${default} PARENT_SCOPE)
+  endif()
+endfunction()
+
 # The board's firmware, cross-built over its chip's HAL into
 # build/firmware/<board>/ (boot.elf, kernels/, test-kernels/, ...).
 # Target firmware-<board>.
 function(weft_board_firmware board chip)
+  # The chip's cores (their ISA and ABI, which pick picolibc's library) and
+  # the chip whose HAL backend it uses (its own unless it shares one).
+  weft_chip_property(${chip} isa isa REQUIRED)
+  weft_chip_property(${chip} abi abi REQUIRED)
+  weft_chip_property(${chip} hal hal ${chip})
+  set_property(DIRECTORY ${CMAKE_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${WEFT_CHIPS_DIR}/${chip}/chip.dtsi)
   ExternalProject_Add(firmware-${board}
     SOURCE_DIR ${CMAKE_SOURCE_DIR}/firmware
     BINARY_DIR ${CMAKE_BINARY_DIR}/firmware-build/${board}
@@ -70,6 +91,9 @@ function(weft_board_firmware board chip)
       -DWEFT_ROOT=${CMAKE_SOURCE_DIR}
       -DWEFT_BOARD=${board}
       -DWEFT_CHIP=${chip}
+      -DWEFT_CHIP_HAL=${hal}
+      -DWEFT_ISA=${isa}
+      -DWEFT_ABI=${abi}
       -DWEFT_BOARD_HEADER_DIR=${CMAKE_BINARY_DIR}/generated/${board}
       -DWEFT_FIRMWARE_OUT=${CMAKE_BINARY_DIR}/firmware/${board}
     INSTALL_COMMAND ""

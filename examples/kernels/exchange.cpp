@@ -2,6 +2,7 @@
 // and check what arrived. Returns the number of wrong words (0: success).
 // Arguments: example::ExchangeArgs (examples/exchange.h).
 #include "exchange.h"
+#include <inttypes.h>  // PRIu32: uint32_t is unsigned long on RV32, unsigned int on RV64
 #include "hal/eth.h"
 #include "hal/wait.h"
 #include "kernels/kernel.h"
@@ -22,6 +23,7 @@ extern "C" int kernel_main(KernelArgs a) {
     eth::wait_tx_idle(args.port);
     const uint32_t wrong =
         example::mismatches(reinterpret_cast<const uint32_t*>(args.local_inbox), args.words, args.peer);
-    console::printf("exchange: chip %u got %u words from chip %u, %u wrong\n", args.chip, args.words, args.peer, wrong);
+    console::printf("exchange: chip %" PRIu32 " got %" PRIu32 " words from chip %" PRIu32 ", %" PRIu32 " wrong\n",
+                    args.chip, args.words, args.peer, wrong);
     return static_cast<int>(wrong);
 }

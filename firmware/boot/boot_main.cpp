@@ -1,6 +1,7 @@
 // Resident boot + launch firmware: every hart marks READY in its launch
 // mailbox, sleeps until the host posts LAUNCH, runs the kernel, posts DONE (or
 // FAULT from the trap handler) and goes back to waiting.
+#include <inttypes.h>  // PRIu32: uint32_t is unsigned long on RV32, unsigned int on RV64
 #include <stdint.h>
 
 #include "boot/launch_protocol.h"
@@ -25,7 +26,9 @@ namespace {
 // A hart off watch duty sleeps this long unless another hart wakes it.
 constexpr uint64_t kOffWatchSleepUs = 1000000;
 
-using KernelEntry = int (*)(uint64_t args, uint64_t count);
+// weft_kernel_start (rt/kernel_entry.cpp): the same signature on both sides,
+// a pointer and a word, whatever the register width.
+using KernelEntry = int (*)(const uint32_t* args, uint32_t count);
 
 [[noreturn]] void serve_launches(uint32_t core);
 
@@ -137,7 +140,9 @@ void recover_devices(uint32_t core, bool after_fault) {
         wake::listen(true);
         const uint64_t t0 = timer::now();
         const uint64_t c0 = timer::cycles();
-        int rc = reinterpret_cast<KernelEntry>(s.entry)(s.args, s.arg_count);
+        int rc = reinterpret_cast<KernelEntry>(
+            static_cast<uintptr_t>(s.entry))(reinterpret_cast<const uint32_t*>(static_cast<uintptr_t>(s.args)),
+                                             static_cast<uint32_t>(s.arg_count));
         const uint64_t cycles = timer::cycles() - c0, ticks = timer::now() - t0;
         wake::listen(false);
         boot::post_done(st, s.seq, rc, cycles, ticks);
@@ -146,20 +151,21 @@ void recover_devices(uint32_t core, bool after_fault) {
 
 }  // namespace
 
-extern "C" [[noreturn]] void weft_boot_main(uint64_t hart) {
+extern "C" [[noreturn]] void weft_boot_main(unsigned long hart) {
     const uint32_t core = static_cast<uint32_t>(hart);
     auto& cb = mailbox::control();
     auto& st = cb.hart[core];
     wake::init_core();
     boot::post_ready(cb.host.launch[core], st);
     if (core == 0)
-        console::printf("weft boot: chip %u ready (%u cores, board " WEFT_BOARD_NAME ")\n", cb.host.chip_id,
-                        board::kNumCores);
+        console::printf("weft boot: chip %" PRIu32 " ready (%" PRIu32 " cores, board " WEFT_BOARD_NAME ")\n",
+                        cb.host.chip_id, board::kNumCores);
     serve_launches(core);
 }
 
-extern "C" [[noreturn]] void weft_on_trap(uint64_t mcause, uint64_t mepc, uint64_t mtval, uint64_t a0, uint64_t a1,
-                                          uint64_t a2, uint64_t ra) {
+// Register-wide arguments: trap.S passes CSRs and registers as they are.
+extern "C" [[noreturn]] void weft_on_trap(unsigned long mcause, unsigned long mepc, unsigned long mtval,
+                                          unsigned long a0, unsigned long a1, unsigned long a2, unsigned long ra) {
     const uint32_t core = static_cast<uint32_t>(rt::hart_id());
     auto& st = mailbox::control().hart[core];
     int32_t rc = -1;
@@ -168,8 +174,8 @@ extern "C" [[noreturn]] void weft_on_trap(uint64_t mcause, uint64_t mepc, uint64
         mtval = a1;
         rc = static_cast<int32_t>(a0);
     }
-    console::printf("weft: chip %u core %u FAULT mcause=%lu mepc=0x%lx mtval=0x%lx\n", mailbox::chip_id(), core, mcause,
-                    mepc, mtval);
+    console::printf("weft: chip %" PRIu32 " core %" PRIu32 " FAULT mcause=%lu mepc=0x%lx mtval=0x%lx\n",
+                    mailbox::chip_id(), core, mcause, mepc, mtval);
     boot::post_fault(st, mcause, mepc, mtval, rc, ra);
     serve_launches(core);
 }

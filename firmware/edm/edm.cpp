@@ -6,6 +6,7 @@
 #include "hal/status_events.h"
 #include "hal/timer.h"
 #include "hal/wait.h"
+#include "rt/address.h"
 #include "weft/abi/fault.h"
 
 namespace weft::edm {
@@ -62,7 +63,7 @@ uint64_t Edm::worker_semaphore(const Channel& ch, uint32_t worker, uint32_t slot
 }
 
 uint64_t Edm::peer_word(const volatile uint32_t* word) const {
-    return config_.peer_link_words + (reinterpret_cast<uint64_t>(word) - config_.link_words);
+    return config_.peer_link_words + (address_of(word) - config_.link_words);
 }
 
 // Which workers take message number `message`: returns how many, from *first.
@@ -262,7 +263,7 @@ bool Edm::wait_progress(Ready ready, uint64_t since) {
             out_of_time = limit && timer::now() - since >= limit;
             return out_of_time;
         },
-        abi::kWaitEdm, reinterpret_cast<uint64_t>(&config_));
+        abi::kWaitEdm, address_of(&config_));
     return !out_of_time;
 }
 

@@ -3,6 +3,7 @@
 #include <stddef.h>
 
 #include "hal/noc.h"
+#include "rt/address.h"
 
 namespace weft::fabric {
 
@@ -18,8 +19,7 @@ void Connection::open() {
     noc::barrier();
     sent_ = noc::semaphore_read(lane.freed);
     // Ordered before our first packet's increment of `written` on this core's queue.
-    noc::async_write(reinterpret_cast<uint64_t>(&lane.freed), c_->router_lane + offsetof(abi::FabricRing, freed),
-                     sizeof lane.freed);
+    noc::async_write(address_of(&lane.freed), c_->router_lane + offsetof(abi::FabricRing, freed), sizeof lane.freed);
     open_ = true;
 }
 
@@ -34,7 +34,7 @@ void Connection::send(abi::FabricPacketHeader h, uint64_t payload) {
     auto* staged = reinterpret_cast<abi::FabricPacketHeader*>(c_->headers + uint64_t(abi::kFabricHeaderBytes) * slot);
     *staged = h;
     const uint64_t dst = lane.buffer + uint64_t(c_->slot_size) * slot;
-    noc::async_write(reinterpret_cast<uint64_t>(staged), dst, abi::kFabricHeaderBytes);
+    noc::async_write(address_of(staged), dst, abi::kFabricHeaderBytes);
     if (h.payload_bytes) noc::async_write(payload, dst + abi::kFabricHeaderBytes, h.payload_bytes);
     noc::semaphore_inc(lane.written, 1);  // after the bytes on this core's NoC queue
     ++sent_;

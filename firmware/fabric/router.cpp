@@ -5,6 +5,7 @@
 #include "hal/noc.h"
 #include "hal/status_events.h"
 #include "hal/timer.h"
+#include "rt/address.h"
 #include "weft/abi/fault.h"
 
 namespace weft::fabric {
@@ -58,7 +59,7 @@ Router::Router(abi::FabricRouterConfig& config)
 }
 
 uint64_t Router::peer_word(const volatile uint32_t* word) const {
-    return config_.peer_link_words + (reinterpret_cast<uint64_t>(word) - config_.link_words);
+    return config_.peer_link_words + (address_of(word) - config_.link_words);
 }
 
 bool Router::poll() {

@@ -22,6 +22,7 @@
 
 #include "fabric/route.h"
 #include "hal/eth.h"
+#include "rt/address.h"
 #include "weft/abi/control_protocol.h"
 #include "weft/abi/fabric_router.h"
 
@@ -38,7 +39,7 @@ public:
     const abi::FabricRouterStatus& status() const { return status_; }
     // How its sleeps are posted for the hang report (host/transport/fabric/fabric_wait).
     uint32_t wait_kind() const { return abi::kWaitFabricRouter; }
-    uint64_t wait_address() const { return reinterpret_cast<uint64_t>(&config_); }
+    uint64_t wait_address() const { return address_of(&config_); }
 
 private:
     struct Sender {

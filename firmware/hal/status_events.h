@@ -9,6 +9,7 @@
 #include "hal/mailbox.h"
 #include "hal/timer.h"
 #include "hal/wait.h"
+#include "rt/address.h"
 #include "rt/fence.h"
 #include "weft/abi/control_protocol.h"
 
@@ -20,8 +21,8 @@ inline bool post(uint32_t kind, uint32_t port, uint32_t channel, uint64_t detail
     auto* lock = const_cast<uint32_t*>(&ring.lock);
     // The lock is held for a few stores, so a hart that finds it taken finds
     // it free again at once; the back-off cap keeps the wait cheap anyway.
-    wait_until([&] { return __atomic_exchange_n(lock, 1u, __ATOMIC_ACQUIRE) == 0; }, abi::kWaitWord,
-               reinterpret_cast<uint64_t>(lock), 0, 100);
+    wait_until([&] { return __atomic_exchange_n(lock, 1u, __ATOMIC_ACQUIRE) == 0; }, abi::kWaitWord, address_of(lock),
+               0, 100);
     const uint32_t tail = ring.tail;
     const bool room = tail - ring.head < abi::kEventSlots;
     if (room) {

@@ -3,6 +3,7 @@
 #include "hal/mailbox.h"
 #include "hal/uart.h"
 #include "hal/wait.h"
+#include "rt/address.h"
 
 namespace weft::console {
 namespace {
@@ -11,8 +12,8 @@ void put(char c) { uart::put(static_cast<uint8_t>(c)); }
 
 void lock() {
     auto* word = const_cast<uint32_t*>(&mailbox::control().guest.console_lock);
-    wait_until([&] { return __atomic_exchange_n(word, 1u, __ATOMIC_ACQUIRE) == 0; }, abi::kWaitWord,
-               reinterpret_cast<uint64_t>(word), 0, 100);
+    wait_until([&] { return __atomic_exchange_n(word, 1u, __ATOMIC_ACQUIRE) == 0; }, abi::kWaitWord, address_of(word),
+               0, 100);
 }
 void unlock() { __atomic_store_n(const_cast<uint32_t*>(&mailbox::control().guest.console_lock), 0u, __ATOMIC_RELEASE); }
 
@@ -62,15 +63,22 @@ void vprintf(const char* fmt, va_list ap) {
             }
             case 'c': o.c(static_cast<char>(va_arg(ap, int))); break;
             case 'd': {
-                int64_t v = longs ? va_arg(ap, int64_t) : va_arg(ap, int);
+                // long is a register wide: 32 bits on RV32, 64 on RV64.
+                int64_t v = longs >= 2 ? va_arg(ap, long long) : longs ? va_arg(ap, long) : va_arg(ap, int);
                 number(o, v < 0 ? uint64_t(-v) : uint64_t(v), 10, v < 0, width, fill);
                 break;
             }
-            case 'u': number(o, longs ? va_arg(ap, uint64_t) : va_arg(ap, unsigned), 10, false, width, fill); break;
-            case 'x': number(o, longs ? va_arg(ap, uint64_t) : va_arg(ap, unsigned), 16, false, width, fill); break;
+            case 'u':
+            case 'x': {
+                const uint64_t v = longs >= 2 ? va_arg(ap, unsigned long long)
+                                   : longs    ? va_arg(ap, unsigned long)
+                                              : va_arg(ap, unsigned);
+                number(o, v, *p == 'u' ? 10 : 16, false, width, fill);
+                break;
+            }
             case 'p':
                 o.c('0'), o.c('x');
-                number(o, reinterpret_cast<uint64_t>(va_arg(ap, void*)), 16, false, width, fill);
+                number(o, reinterpret_cast<uintptr_t>(va_arg(ap, void*)), 16, false, width, fill);
                 break;
             case '%': o.c('%'); break;
             default: o.c('?'); break;

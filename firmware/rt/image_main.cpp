@@ -7,13 +7,13 @@
 
 extern "C" int weft_image_main();
 
-extern "C" [[noreturn]] void weft_boot_main(uint64_t hart) {
+extern "C" [[noreturn]] void weft_boot_main(unsigned long hart) {
     if (hart == 0) weft::test_device::exit(weft_image_main());
     for (;;) __asm__ volatile("wfi");
 }
 
-extern "C" [[noreturn]] void weft_on_trap(uint64_t mcause, uint64_t mepc, uint64_t mtval, uint64_t, uint64_t, uint64_t,
-                                          uint64_t ra) {
+extern "C" [[noreturn]] void weft_on_trap(unsigned long mcause, unsigned long mepc, unsigned long mtval, unsigned long,
+                                          unsigned long, unsigned long, unsigned long ra) {
     weft::console::printf("image: FAULT mcause=%lu mepc=0x%lx mtval=0x%lx ra=0x%lx\n", mcause, mepc, mtval, ra);
     weft::test_device::exit(255);
 }

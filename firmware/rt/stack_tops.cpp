@@ -7,13 +7,14 @@
 
 namespace {
 
-constexpr uint64_t stack_top(uint32_t core) {
-    return weft::board::kCores[core].l1_base + weft::board::kCores[core].l1_size;
+constexpr uintptr_t stack_top(uint32_t core) {
+    return static_cast<uintptr_t>(weft::board::kCores[core].l1_base + weft::board::kCores[core].l1_size);
 }
 
 template <uint32_t... I>
 struct StackTops {
-    uint64_t top[sizeof...(I)] = {stack_top(I)...};
+    // A register each: start.S and trap.S load them at its width.
+    uintptr_t top[sizeof...(I)] = {stack_top(I)...};
 };
 
 template <uint32_t N, uint32_t... I>

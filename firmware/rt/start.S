@@ -1,5 +1,6 @@
 // Entry of the resident boot firmware. QEMU's reset vector starts every hart
 // here at once with a0 = mhartid, a1 = DTB address.
+#include "rt/asm.h"
 #include "weft/board_layout.h"
 
     .section .text.start, "ax"
@@ -14,9 +15,9 @@ _start:
     bgeu a0, t0, park
     // Each hart's stack is the top of its own L1.
     la t1, weft_stack_tops
-    slli t2, a0, 3
+    slli t2, a0, WEFT_REG_SHIFT
     add t1, t1, t2
-    ld sp, 0(t1)
+    WEFT_LOAD_REG sp, 0(t1)
     call weft_boot_main
 park:
     wfi

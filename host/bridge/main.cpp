@@ -117,7 +117,10 @@ void claim_run_dir(Args& a) {
 std::unique_ptr<Bridge> start_cluster(Args& a) {
     ClusterSpec spec = load_cluster(a.bridge.cluster_file, paths::load_built_board);
     a.bridge.boot_firmware = paths::boot_firmware(spec.board_name);
-    a.bridge.qemu_config = paths::qemu_config(spec.board.chip);
+    if (spec.board.qemu) {  // a chip without a QEMU machine is refused by the Bridge, naming it
+        a.bridge.qemu_config = paths::qemu_config(spec.board.qemu->args);
+        if (a.bridge.qemu.empty()) a.bridge.qemu = spec.board.qemu->program;
+    }
     check_firmware_layout(spec.board, paths::board_dtb(spec.board_name), a.bridge.boot_firmware);
     log("starting " + std::to_string(spec.num_chips) + " chips of cluster '" + spec.name + "' (" +
         a.bridge.cluster_file + ")");

@@ -64,7 +64,8 @@ inline constexpr Knob kKnobs[] = {
     {.name = "WEFT_ALLOW_ROOT", .type = Type::kFlag, .reader = Reader::kCluster,
      .meaning = "a cluster started now lets root reach it too (otherwise its owner only)"},
     {.name = "WEFT_QEMU", .type = Type::kPath, .reader = Reader::kBridge,
-     .meaning = "the QEMU binary run for each chip", .text_fallback = "qemu-system-riscv64"},
+     .meaning = "the QEMU binary run for each chip; unset: the one its chip's devicetree names "
+                "(qemu-system-riscv64, qemu-system-riscv32)"},
     {.name = "WEFT_QEMU_ACCEL", .type = Type::kText, .reader = Reader::kBridge,
      .meaning = "QEMU's -accel for each chip", .text_fallback = "tcg,thread=single"},
     {.name = "WEFT_BRIDGE_SPIN", .type = Type::kInteger, .reader = Reader::kBridge,

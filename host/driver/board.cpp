@@ -108,6 +108,13 @@ void check_chip_include(const Reader& r, int chip, const BoardInfo& b) {
         r.fail("the board names chip '" + b.chip + "' (weft,chip) but includes chip '" + included + "'");
 }
 
+void read_isa(const Reader& r, int chip, BoardInfo& b) {
+    b.isa = r.str(chip, "isa");
+    b.abi = r.str(chip, "abi");
+    if (b.isa.rfind("rv32", 0) != 0 && b.isa.rfind("rv64", 0) != 0)
+        r.fail("isa '" + b.isa + "' is not an RV32 or RV64 ISA string (rv32imac, rv64imac, ...)");
+}
+
 void read_memory_map(const Reader& r, int chip, BoardInfo& b) {
     b.ram = r.region(chip, "ram");
     b.boot_firmware = r.region(chip, "boot-firmware");
@@ -131,6 +138,8 @@ std::optional<QemuMachine> read_qemu_machine(Reader r, int chip) {
     if (node < 0) return std::nullopt;
     r.where = "/chip/qemu-machine";
     QemuMachine q;
+    q.program = r.str(node, "program");
+    q.args = r.str(node, "args");
     q.reserved = r.region(node, "reserved");
     q.uart = r.addr(node, "uart");
     q.uart_irq = r.u32(node, "uart-irq");
@@ -214,6 +223,8 @@ void check_regions(const Reader& r, const BoardInfo& b) {
             if (a.base < c.end() && c.base < a.end()) r.fail(regions[i].first + " overlaps " + regions[j].first);
         }
     }
+    if (b.xlen() == 32 && b.ram.end() > (uint64_t(1) << 32))
+        r.fail("ram ends at " + hex(b.ram.end()) + ", beyond the 4 GiB an RV32 core (isa " + b.isa + ") can address");
     // QEMU writes its machine's DTB at the top of RAM at every reset.
     if (b.qemu && b.qemu->reserved.end() != b.ram.end()) r.fail("qemu-machine reserved must be the top of RAM");
 }
@@ -228,6 +239,7 @@ BoardInfo parse_board(const void* blob, size_t size) {
     const int chip = r.subnode(0, "chip");
     r.where = "/chip";
     check_chip_include(r, chip, b);
+    read_isa(r, chip, b);
     read_memory_map(r, chip, b);
     read_l1_layout(r, chip, b);
     b.qemu = read_qemu_machine(r, chip);

@@ -40,7 +40,9 @@ struct PortInfo {
 // memory map and cores: the machine's devices its HAL backend drives and the
 // RAM QEMU keeps for itself. A chip on silicon has none of it.
 struct QemuMachine {
-    Region reserved;  // top of RAM: QEMU writes the machine's DTB there at every reset
+    std::string program;  // "qemu-system-riscv64" ($WEFT_QEMU overrides)
+    std::string args;     // "qemu-virt": its arguments are qemu/<args>.args
+    Region reserved;      // top of RAM: QEMU writes the machine's DTB there at every reset
     uint64_t uart = 0;
     uint32_t uart_irq = 0;  // the UART's source on the PLIC: the chip's doorbell
     uint64_t plic = 0, clint = 0, test_device = 0;
@@ -49,7 +51,9 @@ struct QemuMachine {
 struct BoardInfo {
     std::string name;  // "qemu-virt": the board, boards/<name>/
     std::string model;
-    std::string chip;  // "qemu-virt": the chip it carries, chips/<chip>/
+    std::string chip;      // "qemu-virt": the chip it carries, chips/<chip>/
+    std::string isa, abi;  // its cores': "rv64imac", "lp64"
+    uint32_t xlen() const { return isa.rfind("rv32", 0) == 0 ? 32 : 64; }
     Region ram, boot_firmware, control_block, dram;
     uint32_t timebase_hz = 0;
     uint32_t code_size = 0, stack_size = 0, args_size = 0;

@@ -106,6 +106,10 @@ abi::ChipControlBlock& Chip::control() const {
 }
 
 void Chip::check_built_for_board(const KernelImage& image) const {
+    if (image.xlen != board_.xlen())
+        throw Error("kernel '" + image.name + "' (" + image.path + ") is RV" + std::to_string(image.xlen) +
+                    " code, but chip " + std::to_string(id_) + "'s cores are RV" + std::to_string(board_.xlen()) +
+                    " (board '" + board_.name + "', isa " + board_.isa + "): load the kernel built for that board");
     const FirmwareLayout& built = image.layout;
     if (built.board == board_.name && built.hash == layout_hash_ && built.abi_version == abi::kAbiVersion) return;
     throw Error("kernel '" + image.name + "' (" + image.path + ") was built for board '" + built.board + "' (layout " +

@@ -82,7 +82,7 @@ const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "
 const std::vector<std::string> kFabricKeys = {"topology",     "planes", "slots",
                                               "packet_bytes", "lanes",  "router_timeout_ms"};
 const std::vector<std::string> kFabricTopologies = {"auto", "line", "ring", "mesh", "torus"};
-const std::vector<std::string> kMeshKeys = {"id", "shape", "topology", "planes"};
+const std::vector<std::string> kMeshKeys = {"id", "shape", "topology", "planes", "board"};
 const std::vector<std::string> kLinkModelKeys = {"mtu",       "bandwidth_gbps", "latency_us",
                                                  "drop_rate", "bit_error_rate", "seed",
                                                  "mode",      "flap_period_ms", "flap_down_ms"};
@@ -365,6 +365,15 @@ private:
         const std::string name = "mesh " + std::to_string(m.id);
         parse_shape(required(f, "shape", line, name), m);
         parse_topology(required(f, "topology", line, name), m);
+        // One device architecture per cluster (seed 002): a mesh may say its
+        // board, and it must be the cluster's.
+        if (auto board = f.find("board"); board != f.end()) {
+            const std::string b = word(board->second, name + "'s board");
+            if (b != spec_.board_name)
+                fail(board->second.line, name + " is on board " + b + " but the cluster is on " + spec_.board_name +
+                                             ": a cluster cannot mix chips of different architectures (one board "
+                                             "for every mesh)");
+        }
         auto planes = f.find("planes");
         m.planes = planes == f.end() ? std::max(1u, spec_.board.planes()) : parse_planes(planes->second);
         return m;

@@ -20,7 +20,7 @@ namespace {
 std::string describe(const BoardInfo& b) {
     std::ostringstream o;
     auto region = [&](const char* name, const Region& r) { o << name << '=' << r.base << '+' << r.size << ';'; };
-    o << "board=" << b.name << ";chip=" << b.chip << ';';
+    o << "board=" << b.name << ";chip=" << b.chip << ";isa=" << b.isa << ";abi=" << b.abi << ';';
     region("ram", b.ram);
     region("boot", b.boot_firmware);
     region("control", b.control_block);

@@ -44,11 +44,14 @@ KernelImage load_kernel_image(const std::string& path) {
     if (!f.elf || elf_kind(f.elf) != ELF_K_ELF) throw fail("not an ELF file");
     GElf_Ehdr eh;
     if (!gelf_getehdr(f.elf, &eh)) throw fail("unreadable ELF header");
-    if (eh.e_machine != EM_RISCV || gelf_getclass(f.elf) != ELFCLASS64) throw fail("not a 64-bit RISC-V ELF");
+    const int elf_class = gelf_getclass(f.elf);
+    if (eh.e_machine != EM_RISCV || (elf_class != ELFCLASS64 && elf_class != ELFCLASS32))
+        throw fail("not a RISC-V ELF");
 
     KernelImage img;
     img.path = path;
     img.name = path.substr(path.rfind('/') + 1);
+    img.xlen = elf_class == ELFCLASS32 ? 32 : 64;
     if (img.name.size() > 4 && img.name.ends_with(".elf")) img.name.resize(img.name.size() - 4);
 
     size_t nph = 0;

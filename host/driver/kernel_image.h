@@ -17,6 +17,7 @@ struct KernelImage {
     std::string path;
     std::string name;
     std::vector<uint8_t> bytes;   // [0, image_size): file contents, .bss as zeros
+    uint32_t xlen = 64;           // RV32 or RV64 (its ELF class)
     uint64_t entry = 0;           // offset of the entry point
     uint64_t code_size = 0;       // executable bytes from offset 0
     std::vector<uint64_t> abs64;  // offsets of 64-bit absolute addresses

@@ -26,8 +26,8 @@ std::vector<std::string> built_boards();
 // That one board's DTB, read and checked; throws weft::Error naming the board
 // if it was not built or its DTB is bad. Other boards are not looked at.
 BoardInfo load_built_board(const std::string& board);
-std::string qemu_binary();  // $WEFT_QEMU or qemu-system-riscv64
-// How a chip of type `chip` is started: qemu/<chip>.args of the source tree.
+std::string qemu_binary();  // $WEFT_QEMU, or "": the chip's own (BoardInfo::qemu)
+// How a QEMU machine is started: qemu/<args>.args of the source tree (QemuMachine::args).
 std::string qemu_config(const std::string& chip);
 // Default run directory of a cluster: $WEFT_RUN_DIR or /tmp/weft-<uid>.
 std::string default_run_dir();

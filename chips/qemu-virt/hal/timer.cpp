@@ -13,15 +13,15 @@ namespace weft::timer {
 // The time CSR, not the mtime register: the same clock (QEMU's ACLINT backs
 // the CSR), but a CSR read stays inside the core while a device read waits
 // for QEMU's global lock, which every hart and the main loop contend for.
-uint64_t now() { return WEFT_CSR_READ(time); }
+uint64_t now() { return WEFT_CSR_READ64(time); }
 uint64_t ticks_per_us() { return WEFT_TIMEBASE_HZ / 1000000; }
-uint64_t cycles() { return WEFT_CSR_READ(mcycle); }
+uint64_t cycles() { return WEFT_CSR_READ64(mcycle); }
 
 // Kept in the hart's status (the boot firmware and each kernel share it), so
 // that reading the comparator back needs no device access.
 void set_alarm(uint64_t deadline) {
     mailbox::my_status().alarm = deadline;
-    *qemu_virt::mtimecmp(rt::hart_id()) = deadline;
+    qemu_virt::set_mtimecmp(rt::hart_id(), deadline);
 }
 uint64_t alarm() { return mailbox::my_status().alarm; }
 
