@@ -165,17 +165,19 @@ extern "C" [[noreturn]] void weft_boot_main(unsigned long hart) {
 
 // Register-wide arguments: trap.S passes CSRs and registers as they are.
 extern "C" [[noreturn]] void weft_on_trap(unsigned long mcause, unsigned long mepc, unsigned long mtval,
-                                          unsigned long a0, unsigned long a1, unsigned long a2, unsigned long ra) {
+                                          unsigned long a0, unsigned long a1, unsigned long a2, unsigned long ra,
+                                          unsigned long a3) {
     const uint32_t core = static_cast<uint32_t>(rt::hart_id());
     auto& st = mailbox::control().hart[core];
     int32_t rc = -1;
-    if (mcause == 3 && a2 == abi::kPanicMagic) {  // mailbox::panic
-        mcause = abi::kPanicCause;
-        mtval = a1;
+    uint64_t cause = mcause, value = mtval;
+    if (mcause == 3 && a2 == static_cast<unsigned long>(abi::kPanicMagic)) {  // mailbox::panic
+        cause = abi::kPanicCause;
+        value = sizeof(unsigned long) == 4 ? (uint64_t(a3) << 32 | a1) : a1;
         rc = static_cast<int32_t>(a0);
     }
     console::printf("weft: chip %" PRIu32 " core %" PRIu32 " FAULT mcause=%lu mepc=0x%lx mtval=0x%lx\n",
                     mailbox::chip_id(), core, mcause, mepc, mtval);
-    boot::post_fault(st, mcause, mepc, mtval, rc, ra);
+    boot::post_fault(st, cause, mepc, value, rc, ra);
     serve_launches(core);
 }

@@ -7,7 +7,9 @@
     .balign 4
     .globl weft_trap_entry
 weft_trap_entry:
-    // a0..a2 still hold the panic code, detail and magic when this is a panic.
+    // a0..a2 still hold the panic code, detail and magic when this is a panic
+    // (a3 the detail's high half on RV32).
+    mv a7, a3
     mv a3, a0
     mv a4, a1
     mv a5, a2

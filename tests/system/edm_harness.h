@@ -26,8 +26,9 @@ struct EdmRun {
     bool shuffle = false;
     uint32_t seed = 1;
     // Worker cores: at end a, first_worker_a sends and first_worker_a + 1 receives;
-    // likewise at end b (more workers per role step by 2).
-    uint32_t first_worker_a = 4, first_worker_b = 4;
+    // likewise at end b (more workers per role step by 2). kFirstWorker: the board's first.
+    static constexpr uint32_t kFirstWorker = ~0u;
+    uint32_t first_worker_a = kFirstWorker, first_worker_b = kFirstWorker;
 };
 
 struct EdmResult {
@@ -58,8 +59,10 @@ inline std::vector<EdmResult> run_edm(Cluster& c, const std::vector<EdmRun>& run
             recv_jobs[2][transport::EdmLinkBuilder::kMaxJobWorkers];
         for (int dir = 0; dir < (r.both_directions ? 2 : 1); ++dir) {
             const PortRef from = dir == 0 ? r.a : r.b, to = dir == 0 ? r.b : r.a;
-            const uint32_t from_first = dir == 0 ? r.first_worker_a : r.first_worker_b;
-            const uint32_t to_first = dir == 0 ? r.first_worker_b : r.first_worker_a;
+            const uint32_t board_first = b.cores_with_role(CoreRole::kWorker).front();
+            auto first = [&](uint32_t w) { return w == EdmRun::kFirstWorker ? board_first : w; };
+            const uint32_t from_first = first(dir == 0 ? r.first_worker_a : r.first_worker_b);
+            const uint32_t to_first = first(dir == 0 ? r.first_worker_b : r.first_worker_a);
             std::vector<uint32_t> senders, receivers;
             for (uint32_t w = 0; w < r.sender_workers; ++w) senders.push_back(from_first + 2 * w);
             for (uint32_t w = 0; w < r.receiver_workers; ++w) receivers.push_back(to_first + 1 + 2 * w);

@@ -13,7 +13,15 @@ namespace {
 std::unique_ptr<Cluster> g_pair, g_ring;
 constexpr uint32_t kE = 1, kW = 3;
 
-int setup(void**) { return start_for_group("pair", &g_pair) != 0 ? -1 : start_for_group("ring8", &g_ring); }
+std::string g_suffix;  // argv[1] "rv32": pair-rv32 and ring8-rv32
+
+int setup(void**) {
+    const std::string dash = g_suffix.empty() ? "" : "-" + g_suffix;
+    return start_for_group("pair" + dash, &g_pair) != 0 ? -1 : start_for_group("ring8" + dash, &g_ring);
+}
+
+// The board's i-th worker core (qemu-virt: 4..7, qemu-virt32: 8..13).
+uint32_t worker(const Cluster& c, uint32_t i) { return c.board().cores_with_role(CoreRole::kWorker).at(i); }
 
 int teardown(void**) {
     g_pair.reset();
@@ -56,8 +64,8 @@ void test_ring8_every_link_every_channel_count(void**) {
             r.pages = 6;
             r.seed = 100 + channels;
             r.shuffle = channels % 2 == 1;
-            r.first_worker_a = 4;  // a chip's east link uses workers 4 and 5 ...
-            r.first_worker_b = 6;  // ... and its west link workers 6 and 7
+            r.first_worker_a = worker(*g_ring, 0);  // a chip's east link uses its first two workers ...
+            r.first_worker_b = worker(*g_ring, 2);  // ... and its west link the next two
             runs.push_back(r);
         }
         expect_intact(run_edm(*g_ring, runs));
@@ -101,20 +109,24 @@ void test_buffer_sharing(void**) {
 }
 
 void test_builder_refuses_what_does_not_fit(void**) {
-    transport::L1Allocator mem(g_pair->board());
+    const BoardInfo& b = g_pair->board();
+    transport::L1Allocator mem(b);
     transport::EdmOptions big;
     big.slots = 8;
-    big.slot_size = 256 * 1024;  // 2 MiB a channel: chip 1 (the second sender end) overflows its 4 MiB L1
-    transport::EdmLinkBuilder link(mem, g_pair->board(), {0, kE}, {1, kW}, big);
+    // Half an ERISC L1 a channel (2 MiB on qemu-virt): chip 1's W core holds the
+    // first channel's receiver buffers, then overflows with its own sender's.
+    big.slot_size = static_cast<uint32_t>(b.cores[b.ports[kW].core].l1.size / 16);
+    transport::EdmLinkBuilder link(mem, b, {0, kE}, {1, kW}, big);
     std::string msg;
     try {
-        for (int i = 0; i < 8; ++i) link.add_sender_channel(i % 2, {4}, 1);
+        for (int i = 0; i < 8; ++i) link.add_sender_channel(i % 2, {worker(*g_pair, 0)}, 1);
     } catch (const Error& e) {
         msg = e.what();
     }
-    if (!contains(msg, "chip 1 core 3 (erisc W) L1: EDM sender channel 1 buffers needs 2097152 bytes") ||
-        !contains(msg, "use fewer channels"))
-        fail_msg("got: %s", msg.c_str());
+    const std::string expect = "chip 1 core " + std::to_string(b.ports[kW].core) +
+                               " (erisc W) L1: EDM sender channel 1 buffers needs " +
+                               std::to_string(8 * big.slot_size) + " bytes";
+    if (!contains(msg, expect) || !contains(msg, "use fewer channels")) fail_msg("got: %s", msg.c_str());
 }
 
 // A cable pulled for good: the EDM's commands wait (TT-link does not fail
@@ -125,8 +137,8 @@ void test_dead_link_faults_the_edm(void**) {
     transport::EdmOptions o = small_slots();
     o.progress_timeout_us = 500'000;
     transport::EdmLinkBuilder link(mem, c.board(), {0, kE}, {1, kW}, o);
-    auto ch = link.add_sender_channel(0, {4}, 1000);
-    link.add_receiver_channel(ch.id, {5});
+    auto ch = link.add_sender_channel(0, {worker(c, 0)}, 1000);
+    link.add_receiver_channel(ch.id, {worker(c, 1)});
     link.write(c);
     c.set_link(0, kE, false);
     std::string msg;
@@ -162,7 +174,8 @@ void test_dead_link_faults_the_edm(void**) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc > 1) g_suffix = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pair_every_channel_count_shuffled),
         cmocka_unit_test(test_ring8_every_link_every_channel_count),

@@ -30,14 +30,19 @@ bool eventually(Ready ready) {
     return false;
 }
 
-int setup(void**) { return start_for_group("pair", &g_cluster); }
+std::string g_name = "pair";  // argv[1]: pair, pair-rv32
+
+int setup(void**) { return start_for_group(g_name, &g_cluster); }
+
+// The board's i-th worker core (qemu-virt: 4..7, qemu-virt32: 8..13).
+uint32_t worker(uint32_t i) { return g_cluster->board().cores_with_role(CoreRole::kWorker).at(i); }
 
 int teardown(void**) {
     g_cluster.reset();
     return 0;
 }
 
-// chip 0 port E <-> chip 1 port W in pair.yaml
+// chip 0 port E <-> chip 1 port W in pair.yaml (and pair-rv32.yaml)
 constexpr uint32_t kPortN = 0, kPortE = 1, kPortW = 3;
 
 void test_boot(void**) {
@@ -98,7 +103,7 @@ void test_noc_and_math_engines(void**) {
     Cluster& c = *g_cluster;
     const BoardInfo& b = c.board();
     Chip& chip = c.chip(0);
-    const uint32_t core = 6, len = 4096, count = 1024;
+    const uint32_t core = worker(2), len = 4096, count = 1024;
     const uint64_t src = b.dram.base, dst = b.dram.base + 0x10000, sem = b.l1_free(core).base;
     const uint64_t mcast_off = b.code_size + 0x2000;  // inside every core's free L1
     const uint64_t fa = b.dram.base + 0x20000, fb = b.dram.base + 0x30000, out = b.dram.base + 0x40000;
@@ -110,13 +115,14 @@ void test_noc_and_math_engines(void**) {
     chip.write(fa, x.data(), count * 4);
     chip.write(fb, y.data(), count * 4);
     chip.write32(sem, 0);
-    test_abi::NocMathArgs args{src,           dst,       sem,   mcast_off, fa, fb, out, len, 0x30 /* cores 4 and 5 */,
-                               abi::kMathMax, abi::kF32, count, 0};
+    const uint32_t first_two = (1u << worker(0)) | (1u << worker(1));  // the multicast's cores
+    test_abi::NocMathArgs args{src, dst,       sem,           mcast_off, fa,    fb, out,
+                               len, first_two, abi::kMathMax, abi::kF32, count, 0};
     auto r = c.run({test::noc_math(c.board(), 0, core, args)}, milliseconds(10000));
     assert_int_equal(r[0].return_code, 0);
     assert_memory_equal(chip.host_ptr(dst, len), data.data(), len);
-    assert_memory_equal(chip.host_ptr(b.cores[4].l1.base + mcast_off, len), data.data(), len);
-    assert_memory_equal(chip.host_ptr(b.cores[5].l1.base + mcast_off, len), data.data(), len);
+    assert_memory_equal(chip.host_ptr(b.cores[worker(0)].l1.base + mcast_off, len), data.data(), len);
+    assert_memory_equal(chip.host_ptr(b.cores[worker(1)].l1.base + mcast_off, len), data.data(), len);
     assert_int_equal(chip.read32(sem), 3);
     const float* o = reinterpret_cast<const float*>(chip.host_ptr(out, count * 4));
     for (uint32_t i = 0; i < count; ++i) assert_true(o[i] == std::max(x[i], y[i]));
@@ -126,12 +132,12 @@ void expect_fault(uint32_t kind, const char* what) {
     Cluster& c = *g_cluster;
     std::string msg;
     try {
-        c.run({test::fault_kernel(c.board(), 1, 7, kind)}, milliseconds(10000));
+        c.run({test::fault_kernel(c.board(), 1, worker(3), kind)}, milliseconds(10000));
     } catch (const FaultError& e) {
         msg = e.what();
     }
     if (!contains(msg, what)) fail_msg("fault kind %u: expected '%s' in:\n%s", kind, what, msg.c_str());
-    assert_true(contains(msg, "chip 1 core 7 (worker) kernel 'fault' FAULT"));
+    assert_true(contains(msg, "chip 1 core " + std::to_string(worker(3)) + " (worker) kernel 'fault' FAULT"));
 }
 
 void test_faults_are_reported_not_hung(void**) {
@@ -140,19 +146,20 @@ void test_faults_are_reported_not_hung(void**) {
     expect_fault(0, " at tests/firmware/kernels/fault.cpp:13");
     expect_fault(1, "illegal instruction (mcause 2)");
     expect_fault(1, " at tests/firmware/kernels/fault.cpp:15");
-    expect_fault(2, "NoC ring 7 refused command #0: address outside the chip");
+    expect_fault(2,
+                 ("NoC ring " + std::to_string(worker(3)) + " refused command #0: address outside the chip").c_str());
     expect_fault(2, "called from 0x");  // a panic names its caller too
     expect_fault(2, "kernel_main at tests/firmware/kernels/fault.cpp:18");
     // The core went back to its mailbox and takes the next kernel.
-    auto r = g_cluster->run({test::reloc_probe(g_cluster->board(), 1, 7)}, milliseconds(10000));
+    auto r = g_cluster->run({test::reloc_probe(g_cluster->board(), 1, worker(3))}, milliseconds(10000));
     assert_int_equal(r[0].return_code, 1321);
 }
 
 void test_hang_report_within_deadline(void**) {
     Cluster& c = *g_cluster;
-    const uint64_t sem = c.board().l1_free(5).base + 0x40;
+    const uint64_t sem = c.board().l1_free(worker(1)).base + 0x40;
     c.chip(0).write32(sem, 0);
-    Launch l = test::wait_sem(c.board(), 0, 5, sem, 1);
+    Launch l = test::wait_sem(c.board(), 0, worker(1), sem, 1);
     std::string report;
     auto t0 = std::chrono::steady_clock::now();
     try {
@@ -166,7 +173,7 @@ void test_hang_report_within_deadline(void**) {
     snprintf(expect, sizeof expect, "waiting on semaphore 0x%llx to reach 1 (now 0)", (unsigned long long)sem);
     if (!contains(report, expect)) fail_msg("hang report lacks '%s':\n%s", expect, report.c_str());
     assert_true(contains(report, "(asleep on its doorbell)"));  // it sleeps, it does not spin
-    assert_true(contains(report, "core 5 worker"));
+    assert_true(contains(report, "core " + std::to_string(worker(1)) + " worker"));
     assert_true(contains(report, "RUNNING"));
     assert_true(contains(report, "<-- not finished"));
     // The stuck chip's cable, as TT-link sees it.
@@ -176,15 +183,15 @@ void test_hang_report_within_deadline(void**) {
     // The driver stopped the stuck kernel before it reported: the core takes
     // the next kernel, no reset needed, and says how the last one ended.
     assert_true(contains(report, "stopped 1 kernel(s) still running"));
-    assert_int_equal(c.chip(0).status(5).state, abi::kHartFault);
-    assert_true(contains(c.chip(0).describe_fault(5), "stopped by the host"));
-    auto r = c.run({test::reloc_probe(c.board(), 0, 5)}, milliseconds(5000));
+    assert_int_equal(c.chip(0).status(worker(1)).state, abi::kHartFault);
+    assert_true(contains(c.chip(0).describe_fault(worker(1)), "stopped by the host"));
+    auto r = c.run({test::reloc_probe(c.board(), 0, worker(1))}, milliseconds(5000));
     assert_int_equal(r[0].return_code, 1321);
     // A reset through QMP frees a core too; it takes the next kernel.
     c.reset_chip(0);
-    assert_int_equal(c.chip(0).status(5).state, abi::kHartReady);
+    assert_int_equal(c.chip(0).status(worker(1)).state, abi::kHartReady);
     assert_true(contains(c.events().dump(), "chip 0 reset by a client"));
-    r = c.run({test::reloc_probe(c.board(), 0, 5)}, milliseconds(5000));
+    r = c.run({test::reloc_probe(c.board(), 0, worker(1))}, milliseconds(5000));
     assert_int_equal(r[0].return_code, 1321);
 }
 
@@ -255,7 +262,7 @@ void test_second_client_waits_for_the_claim(void**) {
     c.release();
     other->claim("a second client", milliseconds(2000));
     other.reset();
-    auto r = c.run({test::reloc_probe(c.board(), 0, 5)}, milliseconds(5000));
+    auto r = c.run({test::reloc_probe(c.board(), 0, worker(1))}, milliseconds(5000));
     assert_int_equal(r.size(), 1);
 }
 
@@ -353,9 +360,9 @@ void test_chip_crash_then_clean_shutdown(void**) {
     const int victim = c.info()["chips"][1]["pid"];
     const int survivor = c.info()["chips"][0]["pid"];
     const int bridge = c.info()["bridge_pid"];
-    const uint64_t sem = c.board().l1_free(4).base;
+    const uint64_t sem = c.board().l1_free(worker(0)).base;
     c.chip(1).write32(sem, 0);
-    auto launched = c.launch_all({test::wait_sem(c.board(), 1, 4, sem, 1)});
+    auto launched = c.launch_all({test::wait_sem(c.board(), 1, worker(0), sem, 1)});
     kill(victim, SIGKILL);
     std::string msg;
     try {
@@ -416,7 +423,8 @@ void test_owner_crash_stops_cluster(void**) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc > 1) g_name = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_boot),
         cmocka_unit_test(test_eth_buffer_into_l1),

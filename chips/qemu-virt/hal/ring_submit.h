@@ -10,8 +10,10 @@
 
 namespace weft::qemu_virt {
 
+// Always inlined, so that a fault report's "called from" names the kernel's
+// line that submitted, not this helper.
 template <typename Ring>
-[[noreturn]] void ring_failed(const Ring& ring, uint32_t kind, uint32_t index) {
+[[noreturn, gnu::always_inline]] inline void ring_failed(const Ring& ring, uint32_t kind, uint32_t index) {
     mailbox::panic(abi::kPanicRingError, abi::ring_error_detail(kind, index, ring.error, ring.error_index));
 }
 
