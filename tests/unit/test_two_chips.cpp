@@ -43,12 +43,18 @@ constexpr uint32_t kSlots = 3;        // 10 messages wrap the slots three times
 constexpr uint32_t kMessages = (kPages + kSlotSize / kPageSize - 1) / (kSlotSize / kPageSize);
 constexpr uint64_t kTicksPerStep = 100;  // 10 µs: the handshake's 200 µs retry comes round
 constexpr int kMaxSteps = 20000;
-constexpr uint32_t kSender = 4, kReceiver = 5;  // worker cores on either chip
+// argv[1]: the cluster, pair by default; pair-rv32 runs the same logic
+// under the 32-bit chip's memory map, ports and cores (board qemu-virt32).
+std::string g_cluster = "pair";
 
 ClusterSpec pair_spec() {
     const char* source = getenv("WEFT_SOURCE_DIR");
-    return load_cluster(std::string(source ? source : ".") + "/clusters/pair.yaml", paths::load_built_board);
+    return load_cluster(std::string(source ? source : ".") + "/clusters/" + g_cluster + ".yaml",
+                        paths::load_built_board);
 }
+
+// The first two worker cores on either chip: the sender and the receiver.
+uint32_t worker_core(const BoardInfo& b, uint32_t i) { return b.cores_with_role(CoreRole::kWorker).at(i); }
 
 // One channel's pages: read on one chip, landing on the other.
 struct Stream {
@@ -168,8 +174,9 @@ private:
     uint32_t chip(int end) const { return link_.port(end).chip; }
 
     void add_channel(const Stream& s) {
-        const transport::ChannelInterface ch = link_.add_sender_channel(s.from_end, {kSender}, kMessages);
-        link_.add_receiver_channel(ch.id, {kReceiver});
+        const transport::ChannelInterface ch =
+            link_.add_sender_channel(s.from_end, {worker_core(spec_.board, 0)}, kMessages);
+        link_.add_receiver_channel(ch.id, {worker_core(spec_.board, 1)});
         streams_.push_back(s);
         fill_source(s);
     }
@@ -281,7 +288,8 @@ void test_blocking_sender_steps_the_rest_in_its_sleeps(void**) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc > 1) g_cluster = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pages_cross_both_ways),
         cmocka_unit_test(test_blocking_sender_steps_the_rest_in_its_sleeps),
