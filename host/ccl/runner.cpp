@@ -19,10 +19,21 @@ RunnerOptions RunnerOptions::from_env() {
     RunnerOptions o;
     // The knobs' ranges keep every value within 32 bits.
     o.slots = static_cast<uint32_t>(knobs::integer(knobs::knob("WEFT_CCL_SLOTS")));
-    o.slot_size = static_cast<uint32_t>(knobs::integer(knobs::knob("WEFT_CCL_SLOT_SIZE")));
+    const knobs::Knob& slot_size = knobs::knob("WEFT_CCL_SLOT_SIZE");
+    if (knobs::is_set(slot_size) || knobs::integer(slot_size) != slot_size.fallback)  // else the board's
+        o.slot_size = static_cast<uint32_t>(knobs::integer(slot_size));
     o.workers_per_link = static_cast<uint32_t>(knobs::integer(knobs::knob("WEFT_CCL_WORKERS_PER_LINK")));
     o.planes = static_cast<uint32_t>(knobs::integer(knobs::knob("WEFT_CCL_PLANES")));
     return o;
+}
+
+uint32_t fits_board_slot_size(const BoardInfo& board, uint32_t slots) {
+    uint64_t free = UINT64_MAX;
+    for (uint32_t core : board.cores_with_role(CoreRole::kErisc)) free = std::min(free, board.l1_free(core).size);
+    const uint64_t per_slot = free / 2 / std::max(1u, slots);
+    uint64_t size = knobs::knob("WEFT_CCL_SLOT_SIZE").fallback;
+    while (size > 4096 && size > per_slot) size /= 2;
+    return static_cast<uint32_t>(size);
 }
 
 CollectiveRunner::CollectiveRunner(Cluster& cluster, RunnerOptions options)
@@ -34,6 +45,7 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, RunnerOptions options)
       workers_(cluster.board().cores_with_role(CoreRole::kWorker)),
       model_(CostModel::for_cluster(cluster.info().value("name", std::string()))) {
     cluster.apply_wake_override();
+    if (options_.slot_size == 0) options_.slot_size = fits_board_slot_size(cluster.board(), options_.slots);
     if (options_.transport == "fabric") {
         fabric_plan_ = std::make_unique<transport::FabricBuilder>(plan_fabric());
     } else if (options_.transport != "edm") {

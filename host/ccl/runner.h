@@ -39,7 +39,9 @@ struct RunnerOptions {
     // Few, large messages: each costs the host a few core wake-ups whatever
     // its size, and the ERISC L1 (4 MiB) holds 8 x 128 KiB each way.
     uint32_t slots = knobs::knob("WEFT_CCL_SLOTS").fallback;
-    uint32_t slot_size = knobs::knob("WEFT_CCL_SLOT_SIZE").fallback;
+    // 0: the board's (fits_board_slot_size): up to 128 KiB, so that a sender
+    // and a receiver channel fit each ERISC core's L1.
+    uint32_t slot_size = 0;
     // Lanes per cable direction at most (lanes.h). 1: one sender and one
     // receiver worker per port, the measured-safe choice; more stripe pieces
     // over spare worker cores, each lane with its own EDM channel (and its
@@ -59,6 +61,11 @@ struct RunnerOptions {
     // WEFT_CCL_WORKERS_PER_LINK the lanes, WEFT_CCL_PLANES the planes.
     static RunnerOptions from_env();
 };
+
+// The largest slot size, a power of two up to WEFT_CCL_SLOT_SIZE's default,
+// with which two channels of `slots` slots fit the free L1 of every ERISC
+// core of the board (4 MiB cores: 128 KiB; qemu-virt32's 1.5 MiB: 64 KiB).
+uint32_t fits_board_slot_size(const BoardInfo& board, uint32_t slots);
 
 // An op launched and not yet waited for (CollectiveRunner::start): the
 // host is free meanwhile; CollectiveRunner::wait ends it.

@@ -81,7 +81,8 @@ inline constexpr Knob kKnobs[] = {
     {.name = "WEFT_CCL_SLOTS", .type = Type::kInteger, .reader = Reader::kCcl,
      .meaning = "EDM buffer slots per channel", .fallback = 8, .min = 1, .max = 64, .tunable = true},
     {.name = "WEFT_CCL_SLOT_SIZE", .type = Type::kInteger, .reader = Reader::kCcl,
-     .meaning = "bytes per EDM buffer slot (the largest message)",
+     .meaning = "bytes per EDM buffer slot (the largest message); unset: the most, up to the default, with which "
+                "two channels fit an ERISC core's L1 (64 KiB on qemu-virt32)",
      .fallback = 128 * 1024, .min = 16, .max = 0xfffffff0, .step = 16, .tunable = true},
     {.name = "WEFT_CCL_WORKERS_PER_LINK", .type = Type::kInteger, .reader = Reader::kCcl,
      .meaning = "lanes per cable direction at most, each its own workers and EDM channel",
