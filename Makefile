@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all deps demo test unit-test system-test bench bench-ccl clean configure help
+.PHONY: all deps demo test unit-test system-test bench bench-ccl bench-boards clean configure help
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -20,6 +20,7 @@ help:
 	@echo "  make system-test  the system tests only (QEMU clusters, minutes)"
 	@echo "  make bench        platform, CCL and fabric benchmarks; tables and charts to bench/results/"
 	@echo "  make bench-ccl    the CCL benchmark only"
+	@echo "  make bench-boards ring8-rv32 (the 32-bit chip) beside ring8, shaped and unshaped"
 	@echo "  make clean        remove $(BUILD)/"
 	@echo "Variables: BUILD=$(BUILD) JOBS=$(JOBS) CTEST_ARGS='-R pattern' (make test CTEST_ARGS='-R ccl')"
 
@@ -52,9 +53,13 @@ bench: all
 	@set -o pipefail; $(BUILD)/bin/weft-bench-platform | tee $(RESULTS)/platform.txt
 	@set -o pipefail; $(BUILD)/bin/weft-bench-ccl | tee $(RESULTS)/ccl_ring8.txt
 	@set -o pipefail; $(BUILD)/bin/weft-bench-fabric | tee $(RESULTS)/fabric_ring8.txt
+	@set -o pipefail; $(BUILD)/bin/weft-bench-boards | tee $(RESULTS)/boards_ring8.txt
 
 bench-ccl: all
 	@set -o pipefail; $(BUILD)/bin/weft-bench-ccl | tee $(RESULTS)/ccl_ring8.txt
+
+bench-boards: all
+	@set -o pipefail; $(BUILD)/bin/weft-bench-boards | tee $(RESULTS)/boards_ring8.txt
 
 clean:
 	rm -rf $(BUILD)
