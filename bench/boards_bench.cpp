@@ -102,9 +102,16 @@ int main() {
                 t << "| " << kOps[k].name << " | " << kRates[r] << " | " << rv64[k].shaped[r] / kRates[r] << " | "
                   << rv32[k].shaped[r] / kRates[r] << " | " << rv32[k].shaped[r] / rv64[k].shaped[r] << " | "
                   << (r == 0 ? half_rate(rv64[k]) : "") << " | " << (r == 0 ? half_rate(rv32[k]) : "") << " |\n";
+        const BoardInfo b64 = load_board(paths::board_dtb("qemu-virt")),
+                        b32 = load_board(paths::board_dtb("qemu-virt32"));
         t << "\nUnshaped, " << (unshaped_bytes >> 20)
-          << " MiB: busbw GB/s; here the host is the bottleneck, so the ratio is what the 32-bit guest costs the "
-             "emulator\n\n| op | ring8 | ring8-rv32 | rv32 / rv64 |\n|---|---|---|---|\n";
+          << " MiB: busbw GB/s; here the host is the bottleneck, so the ratio is what the 32-bit chip costs the "
+             "emulator: its RV32 guest code, its "
+          << b32.cores.size() << " harts a chip (against " << b64.cores.size() << ") and its EDM slots of "
+          << (ccl::fits_board_slot_size(b32, ccl::RunnerOptions().slots) >> 10) << " KiB (against "
+          << (ccl::fits_board_slot_size(b64, ccl::RunnerOptions().slots) >> 10)
+          << " KiB: twice the messages, each a few wake-ups)\n\n| op | ring8 | ring8-rv32 | rv32 / rv64 "
+             "|\n|---|---|---|---|\n";
         for (size_t k = 0; k < kOps.size(); ++k)
             t << "| " << kOps[k].name << " | " << rv64[k].unshaped << " | " << rv32[k].unshaped << " | "
               << rv32[k].unshaped / rv64[k].unshaped << " |\n";

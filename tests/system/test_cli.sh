@@ -216,6 +216,8 @@ check "weft launch of a faulting kernel fails" test $? -eq 1
 check "... and the fault names the function and line" has "$TMP/out" "(fault+0x[0-9a-f]*) at tests/firmware/kernels/fault.cpp:13"
 $WEFT launch wait_sem --core 5 --args u64:0x9ff00000 0xffffffff 0 --timeout 1 >"$TMP/out" 2>&1
 check "weft launch of a kernel that hangs prints the hang report" has "$TMP/out" "waiting on semaphore 0x9ff00000 to reach 4294967295"
+$WEFT launch "$BUILD/firmware/qemu-virt32/test-kernels/reloc_probe.elf" --core 7 >"$TMP/out" 2>&1
+check "weft launch refuses an RV32 kernel on an RV64 chip, by name" has "$TMP/out" "is RV32 code, but chip 0's cores are RV64"
 $WEFT launch no_such_kernel --core 4 >"$TMP/out" 2>&1
 check "an unknown kernel is refused as usage" test $? -eq 2
 check "... listing the kernels there are" has "$TMP/out" "has no kernel 'no_such_kernel' (built: "

@@ -29,10 +29,12 @@ using namespace weft;
 
 namespace {
 
-std::string dtb_path() { return paths::build_root() + "/boards/qemu-virt/board.dtb"; }
+std::string dtb_path(const std::string& board = "qemu-virt") {
+    return paths::build_root() + "/boards/" + board + "/board.dtb";
+}
 
-std::vector<char> blob() {
-    std::ifstream in(dtb_path(), std::ios::binary);
+std::vector<char> blob(const std::string& board = "qemu-virt") {
+    std::ifstream in(dtb_path(board), std::ios::binary);
     std::vector<char> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     b.resize(b.size() + 4096);  // room for edits
     assert_int_equal(fdt_open_into(b.data(), b.data(), static_cast<int>(b.size())), 0);
@@ -135,6 +137,35 @@ void test_qemu_machine_is_optional(void**) {
     assert_non_null(strstr(e.c_str(), "missing property 'clint'"));
 }
 
+// The second chip: RV32, its own memory map, cores and ports, its own QEMU.
+void test_qemu_virt32_board(void**) {
+    BoardInfo b = load_board(dtb_path("qemu-virt32"));
+    assert_string_equal(b.chip.c_str(), "qemu-virt32");
+    assert_string_equal(b.isa.c_str(), "rv32imac");
+    assert_string_equal(b.abi.c_str(), "ilp32");
+    assert_int_equal(b.xlen(), 32);
+    assert_int_equal(b.cores_with_role(CoreRole::kErisc).size(), 8);
+    assert_int_equal(b.cores_with_role(CoreRole::kWorker).size(), 6);
+    assert_int_equal(b.ports.size(), 8);
+    assert_int_equal(b.planes(), 2);
+    assert_int_equal(b.cores[0].l1.size, 0x180000);
+    assert_true(b.ram.end() <= (uint64_t(1) << 32));
+    assert_string_equal(b.qemu->program.c_str(), "qemu-system-riscv32");
+    assert_int_equal(load_board(dtb_path()).xlen(), 64);
+}
+
+// An RV32 chip cannot address RAM beyond 4 GiB; an ISA that is neither is refused.
+void test_rv32_ram_must_fit_4gib(void**) {
+    auto b = blob("qemu-virt32");
+    const int chip = fdt_path_offset(b.data(), "/chip");
+    const uint32_t ram[4] = {cpu_to_fdt32(0), cpu_to_fdt32(0x80000000u), cpu_to_fdt32(1), cpu_to_fdt32(0)};
+    assert_int_equal(fdt_setprop(b.data(), chip, "ram", ram, sizeof ram), 0);
+    assert_non_null(strstr(error_of(b).c_str(), "beyond the 4 GiB an RV32 core (isa rv32imac) can address"));
+    auto c = blob();
+    assert_int_equal(fdt_setprop_string(c.data(), fdt_path_offset(c.data(), "/chip"), "isa", "x86_64"), 0);
+    assert_non_null(strstr(error_of(c).c_str(), "isa 'x86_64' is not an RV32 or RV64 ISA string"));
+}
+
 void test_not_a_dtb(void**) {
     std::vector<char> junk(256, 'x');
     assert_non_null(strstr(error_of(junk).c_str(), "not a valid flattened devicetree"));
@@ -157,6 +188,8 @@ int main() {
         cmocka_unit_test(test_bad_role_and_port),
         cmocka_unit_test(test_chip_must_match_its_include),
         cmocka_unit_test(test_qemu_machine_is_optional),
+        cmocka_unit_test(test_qemu_virt32_board),
+        cmocka_unit_test(test_rv32_ram_must_fit_4gib),
         cmocka_unit_test(test_not_a_dtb),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

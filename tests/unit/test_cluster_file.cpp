@@ -159,6 +159,15 @@ ClusterSpec load_shipped(const char* name) {
     return s;
 }
 
+// One device architecture per cluster: a mesh may name its board, only the cluster's.
+void test_boards_do_not_mix(void**) {
+    EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "    board: two-plane\n", 7,
+                 "mesh 0 is on board two-plane but the cluster is on qemu-virt",
+                 "cannot mix chips of different architectures");
+    ClusterSpec s = PARSE(head() + mesh(0, 2, 1, "line") + "    board: qemu-virt\n");
+    assert_int_equal(s.num_chips, 2);
+}
+
 void test_shipped_pair(void**) {
     ClusterSpec s = load_shipped("pair.yaml");
     assert_string_equal(s.name.c_str(), "pair");
@@ -946,6 +955,7 @@ int main() {
         cmocka_unit_test(test_topology_of_two_meshes),
         cmocka_unit_test(test_fabric_section),
         cmocka_unit_test(test_fabric_section_errors),
+        cmocka_unit_test(test_boards_do_not_mix),
     };
     return cmocka_run_group_tests(tests, load_boards, nullptr);
 }
