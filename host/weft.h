@@ -11,6 +11,9 @@
 //   weft::ccl::PendingOp op = weft::ccl::all_reduce(run, send, recv, count, weft::abi::kF32, weft::abi::kMathSum);
 //   ... overlap host work ...
 //   run.wait(op);                              // send == recv: in place
+// Communicators, as ncclCommSplit: CollectiveRunner::split(*cluster, colour)
+// gives a runner per colour over its chips (rank r = chips()[r]); runners
+// over disjoint chips run their ops at once.
 // Kernels: weft::load_kernel_image(path), Cluster::run({{chip, core, &kernel,
 // KernelArgWords::of(args)}}, timeout). Every call that waits has a deadline
 // and throws weft::FaultError / weft::TimeoutError (with the hang report).

@@ -45,7 +45,7 @@ CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest&
     const OpLayout& l = res.layout;
     const OpData& data = inputs_for(r, l, seed);
     for (uint32_t c = 0; c < l.ranks; ++c) {
-        Chip& chip = cluster.chip(c);
+        Chip& chip = cluster.chip(runner.chip_of(c));
         // Poison: 0x7f bytes are ~3e38 or NaN in every float type and 2139062143 as
         // i32, none of them a value an op can produce here: a byte the op forgot
         // to write fails. In place, the input goes in over the poison.
@@ -63,7 +63,7 @@ CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest&
     res.traffic = {after.wire_bytes - before.wire_bytes, after.doorbells - before.doorbells};
     std::vector<std::vector<uint8_t>> out(l.ranks, std::vector<uint8_t>(l.output_bytes));
     for (uint32_t c = 0; c < l.ranks; ++c)
-        cluster.chip(c).read(l.output_of(c).base, out[c].data(), l.output_of(c).size());
+        cluster.chip(runner.chip_of(c)).read(l.output_of(c).base, out[c].data(), l.output_of(c).size());
     res.check = check_outputs(r, l, data, out, runner.ring());
     return res;
 }

@@ -36,10 +36,79 @@ uint32_t fits_board_slot_size(const BoardInfo& board, uint32_t slots) {
     return static_cast<uint32_t>(size);
 }
 
+namespace {
+
+std::vector<uint32_t> every_chip(const Cluster& cluster) {
+    std::vector<uint32_t> all(cluster.size());
+    for (uint32_t c = 0; c < all.size(); ++c) all[c] = c;
+    return all;
+}
+
+// The cables among `chips`, renumbered by rank: what a communicator's ops see.
+ClusterTopology communicator_topology(Cluster& cluster, const std::vector<uint32_t>& chips) {
+    const ClusterTopology full = cluster.topology();
+    if (chips == every_chip(cluster)) return full;
+    if (chips.empty()) throw Error("a communicator needs at least one chip");
+    std::map<uint32_t, uint32_t> rank;
+    for (uint32_t r = 0; r < chips.size(); ++r) {
+        if (chips[r] >= full.chips())
+            throw Error("chip " + std::to_string(chips[r]) + " is not a chip of this " + std::to_string(full.chips()) +
+                        "-chip cluster");
+        if (!rank.emplace(chips[r], r).second)
+            throw Error("chip " + std::to_string(chips[r]) + " is in the communicator twice");
+    }
+    std::vector<LinkInfo> links;
+    for (const LinkInfo& l : full.links())
+        if (rank.count(l.chip_a) && rank.count(l.chip_b))
+            links.push_back({rank[l.chip_a], l.port_a, rank[l.chip_b], l.port_b, l.up});
+    return ClusterTopology(static_cast<uint32_t>(chips.size()), links);
+}
+
+// A placed op's writes, addressed by rank, to the ranks' chips.
+class RankWriter final : public ChipWriter {
+public:
+    RankWriter(ChipWriter& to, const std::vector<uint32_t>& chips) : to_(to), chips_(chips) {}
+    void write(uint32_t rank, uint64_t address, const void* data, size_t bytes) override {
+        to_.write(chips_.at(rank), address, data, bytes);
+    }
+    void clear(uint32_t rank, uint64_t address, size_t bytes) override { to_.clear(chips_.at(rank), address, bytes); }
+
+private:
+    ChipWriter& to_;
+    const std::vector<uint32_t>& chips_;
+};
+
+// The chips with an op running, per cluster: communicators over disjoint
+// chips run at once, over shared chips one after the other.
+std::map<const Cluster*, std::set<uint32_t>>& busy_chips() {
+    static std::map<const Cluster*, std::set<uint32_t>> busy;
+    return busy;
+}
+
+}  // namespace
+
 CollectiveRunner::CollectiveRunner(Cluster& cluster, RunnerOptions options)
+    : CollectiveRunner(cluster, every_chip(cluster), std::move(options)) {}
+
+std::map<int, std::unique_ptr<CollectiveRunner>> CollectiveRunner::split(Cluster& cluster,
+                                                                         const std::vector<int>& colour,
+                                                                         RunnerOptions options) {
+    if (colour.size() != cluster.size())
+        throw Error("split: " + std::to_string(colour.size()) + " colours for a " + std::to_string(cluster.size()) +
+                    "-chip cluster (one per chip, < 0 for none)");
+    std::map<int, std::vector<uint32_t>> members;
+    for (uint32_t c = 0; c < colour.size(); ++c)
+        if (colour[c] >= 0) members[colour[c]].push_back(c);
+    std::map<int, std::unique_ptr<CollectiveRunner>> out;
+    for (auto& [k, chips] : members) out[k] = std::make_unique<CollectiveRunner>(cluster, chips, options);
+    return out;
+}
+
+CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips, RunnerOptions options)
     : cluster_(cluster),
       options_(options),
-      topo_(cluster.topology()),
+      chips_(std::move(chips)),
+      topo_(communicator_topology(cluster, chips_)),
       ring_(topo_.ring_order()),
       line_(topo_.line_order()),
       workers_(cluster.board().cores_with_role(CoreRole::kWorker)),
@@ -47,6 +116,8 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, RunnerOptions options)
     cluster.apply_wake_override();
     if (options_.slot_size == 0) options_.slot_size = fits_board_slot_size(cluster.board(), options_.slots);
     if (options_.transport == "fabric") {
+        if (chips_ != every_chip(cluster))
+            throw Error("a communicator over some of the chips runs over the EDM; the fabric spans the whole cluster");
         fabric_plan_ = std::make_unique<transport::FabricBuilder>(plan_fabric());
     } else if (options_.transport != "edm") {
         throw Error("unknown transport '" + options_.transport + "': edm or fabric");
@@ -87,7 +158,7 @@ void CollectiveRunner::ensure_fabric() {
 
 OpLayout CollectiveRunner::layout(const OpRequest& r) const {
     const Region& d = cluster_.board().dram;
-    return layout_op(r, static_cast<uint32_t>(cluster_.size()), Span::bytes(d.base, d.size));
+    return layout_op(r, static_cast<uint32_t>(chips_.size()), Span::bytes(d.base, d.size));
 }
 
 transport::EdmOptions CollectiveRunner::edm_options() const {
@@ -223,7 +294,13 @@ OpTiming CollectiveRunner::run(const OpRequest& r) {
 }
 
 PendingOp CollectiveRunner::start(const OpRequest& r) {
-    if (busy_) throw Error("an op is still running on this cluster: wait for it before starting another");
+    if (busy_) throw Error("an op is still running on these chips: wait for it before starting another");
+    std::set<uint32_t>& busy = busy_chips()[&cluster_];
+    for (uint32_t c : chips_)
+        if (busy.count(c))
+            throw Error("chip " + std::to_string(c) +
+                        " is running another communicator's op: wait for it first (communicators over disjoint chips "
+                        "run at once)");
     PendingOp pending;
     OpTiming& timing = pending.timing;
     auto [algo, op] = choose(r);
@@ -251,11 +328,15 @@ PendingOp CollectiveRunner::start(const OpRequest& r) {
         return pending;
     }
     transport::L1Allocator mem(cluster_.board());
-    for (const resident::Running& r : resident::list(cluster_)) mem.keep_out(r.chip, r.core, r.l1);
+    for (const resident::Running& r : resident::list(cluster_))
+        for (uint32_t rank = 0; rank < chips_.size(); ++rank)
+            if (chips_[rank] == r.chip) mem.keep_out(rank, r.core, r.l1);
     const auto transport = make_transport(mem);
     PlacedOp placed = place_with_hint(op, *transport, mem, cluster_.board(), options_.workers_per_link);
     if (placed.launches.empty()) return pending;
-    placed.memory.apply(cluster_);
+    RankWriter to_chips(cluster_, chips_);
+    placed.memory.apply(to_chips);
+    for (Launch& l : placed.launches) l.chip = chips_[l.chip];
 
     pending.deadline = deadline(op);
     pending.launches = std::move(placed.launches);
@@ -264,6 +345,7 @@ PendingOp CollectiveRunner::start(const OpRequest& r) {
     pending.launched_at = std::chrono::steady_clock::now();
     pending.waited = false;
     busy_ = true;
+    busy.insert(chips_.begin(), chips_.end());
     return pending;
 }
 
@@ -271,6 +353,7 @@ OpTiming CollectiveRunner::wait(PendingOp& op) {
     if (op.waited) return op.timing;
     op.waited = true;
     busy_ = false;
+    for (uint32_t c : chips_) busy_chips()[&cluster_].erase(c);
     const std::vector<KernelResult> results = cluster_.wait_all(op.launched, op.deadline);
     OpTiming& timing = op.timing;
     timing.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - op.started).count();

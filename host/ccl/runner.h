@@ -11,6 +11,8 @@
 //   ... read outputs ...
 #pragma once
 #include <chrono>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "ccl/autotune.h"
@@ -82,7 +84,20 @@ class CollectiveRunner {
 public:
     // Throws weft::Error for an unknown transport, or a fabric the cluster's cables cannot form.
     explicit CollectiveRunner(Cluster& cluster, RunnerOptions options = RunnerOptions::from_env());
+    // A communicator over some of the chips: rank r is chips[r], the ops
+    // use only the cables between them (over the EDM), and runners over
+    // disjoint chips run their ops at the same time. Throws weft::Error for a
+    // chip out of range or named twice, or the fabric transport (which spans
+    // the whole cluster).
+    CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips, RunnerOptions options = RunnerOptions::from_env());
+    // ncclCommSplit: colour[c] is chip c's colour (< 0: in none); one runner
+    // per colour over its chips, ranked by chip id.
+    static std::map<int, std::unique_ptr<CollectiveRunner>> split(Cluster& cluster, const std::vector<int>& colour,
+                                                                  RunnerOptions options = RunnerOptions::from_env());
     ~CollectiveRunner();
+    // The chip of each rank (the whole cluster: rank r is chip r).
+    const std::vector<uint32_t>& chips() const { return chips_; }
+    uint32_t chip_of(uint32_t rank) const { return chips_.at(rank); }
     const std::string& transport_name() const { return options_.transport; }
 
     const Topology& topology() const { return topo_; }
@@ -116,7 +131,8 @@ private:
 
     Cluster& cluster_;
     RunnerOptions options_;
-    Topology topo_;
+    std::vector<uint32_t> chips_;                            // rank -> chip
+    Topology topo_;                                          // in ranks
     std::unique_ptr<transport::FabricBuilder> fabric_plan_;  // transport "fabric"
     std::unique_ptr<transport::Fabric> fabric_;              // running once an op needed it
     std::vector<uint32_t> ring_, line_, workers_;

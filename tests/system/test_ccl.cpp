@@ -515,6 +515,66 @@ void test_calls_on_user_buffers(void**) {
     assert_string_equal(run_one(ccl::OpRequest{.bytes = 4096}, 7).c_str(), "");
 }
 
+// ncclCommSplit: the cluster cut into two halves by colour, an all-reduce on
+// each half at the same time (each on its own cables), every element
+// checked against the sum over that half only; a communicator over chips
+// with no cables between them, or over chips busy with another's op, refused.
+void test_communicators_split_and_run_at_once(void**) {
+    const uint32_t n = static_cast<uint32_t>(g_cluster->size());
+    if (n < 4 || ccl::is_grid(g_cluster->topology())) return;  // halves of a ring or line (chips in cable order)
+    ccl::RunnerOptions o;
+    o.slots = 3;
+    o.slot_size = 4096;
+    std::vector<int> colour(n);
+    for (uint32_t c = 0; c < n; ++c) colour[c] = c < n / 2 ? 0 : 1;
+    auto comms = ccl::CollectiveRunner::split(*g_cluster, colour, o);
+    assert_int_equal(comms.size(), 2);
+    const uint64_t count = 3001, addr = g_cluster->board().dram.base + (3 << 20);
+    auto value = [](uint32_t chip, uint64_t i) { return float((chip * 7 + i) % 13); };
+    std::vector<float> v(count);
+    for (uint32_t c = 0; c < n; ++c) {
+        for (uint64_t i = 0; i < count; ++i) v[i] = value(c, i);
+        g_cluster->chip(c).write(addr, v.data(), count * 4);
+    }
+    ccl::PendingOp first = ccl::all_reduce(*comms[0], addr, addr, count, abi::kF32, abi::kMathSum);
+    try {  // chip 0 is busy with the first half's op
+        ccl::CollectiveRunner whole(*g_cluster, o);
+        ccl::all_reduce(whole, addr, addr, count, abi::kF32, abi::kMathSum);
+        fail_msg("an op over chips that run another communicator's op started");
+    } catch (const Error& e) {
+        assert_true(contains(e.what(), "is running another communicator's op"));
+    }
+    ccl::PendingOp second = ccl::all_reduce(*comms[1], addr, addr, count, abi::kF32, abi::kMathSum);
+    comms[0]->wait(first);
+    comms[1]->wait(second);
+    for (uint32_t c = 0; c < n; ++c) {
+        g_cluster->chip(c).read(addr, v.data(), count * 4);
+        for (uint64_t i = 0; i < count; ++i) {
+            float want = 0;
+            for (uint32_t k : comms[colour[c]]->chips()) want += value(k, i);
+            if (v[i] != want) fail_msg("chip %u element %llu: %g, not %g", c, (unsigned long long)i, v[i], want);
+        }
+    }
+    // Every other chip: no cable joins two of them.
+    std::vector<uint32_t> apart;
+    for (uint32_t c = 0; c < n; c += 2) apart.push_back(c);
+    try {
+        ccl::CollectiveRunner sparse(*g_cluster, apart, o);
+        ccl::OpRequest r;
+        r.bytes = 4096;
+        ccl::run_case(sparse, *g_cluster, r, 1);
+        fail_msg("a communicator with no cables between its chips ran an op");
+    } catch (const Error& e) {
+        if (!contains(e.what(), "no path of working links")) fail_msg("got: %s", e.what());
+    }
+    try {
+        ccl::CollectiveRunner twice(*g_cluster, {0, 1, 0}, o);
+        fail_msg("a communicator naming a chip twice was made");
+    } catch (const Error& e) {
+        assert_true(contains(e.what(), "chip 0 is in the communicator twice"));
+    }
+}
+
 }  // namespace
 
 // Every op and algorithm over the fabric (its routers forward; small
@@ -598,6 +658,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_failed_op_leaves_the_cluster_usable),
         cmocka_unit_test(test_every_op_on_user_buffers),
         cmocka_unit_test(test_calls_on_user_buffers),
+        cmocka_unit_test(test_communicators_split_and_run_at_once),
         cmocka_unit_test(test_every_op_and_algorithm_over_the_fabric),
     };
     return cmocka_run_group_tests_name(("ccl on " + g_name).c_str(), tests, setup, teardown);
