@@ -49,6 +49,8 @@ system-test: all
 # report is also recorded beside its JSON, so the recorded text is always this
 # run's (progress lines go to stderr and are not recorded).
 RESULTS := bench/results
+# The benches write their charts and the fitted cost model into this tree.
+export WEFT_BENCH_OUT := $(CURDIR)
 bench: all
 	@set -o pipefail; $(BUILD)/bin/weft-bench-platform | tee $(RESULTS)/platform.txt
 	@set -o pipefail; $(BUILD)/bin/weft-bench-ccl | tee $(RESULTS)/ccl_ring8.txt

@@ -356,7 +356,7 @@ int main(int argc, char** argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     try {
         if (argc > 1 && std::string(argv[1]) == "--replot") {
-            replot(paths::source_root() + "/bench/results");
+            replot(paths::bench_out() + "/bench/results");
             return 0;
         }
         if (argc > 1 && std::string(argv[1]) == "--small-ops") {
@@ -380,10 +380,10 @@ int main(int argc, char** argv) {
         std::vector<uint64_t> sizes;
         for (uint64_t s = 1024; s <= (quick ? (1ull << 20) : (64ull << 20)); s *= 4) sizes.push_back(s);
         // A quick run is a smoke test: its numbers never replace the recorded ones.
-        const std::string results = quick ? "/tmp/weft-bench-quick" : paths::source_root() + "/bench/results";
+        const std::string results = quick ? "/tmp/weft-bench-quick" : paths::bench_out() + "/bench/results";
         std::filesystem::create_directories(results);
         const std::string model_path = quick ? results + "/ring8.json"
-                                             : paths::source_root() + "/data/cost_model/ring8.json";
+                                             : paths::bench_out() + "/data/cost_model/ring8.json";
         std::printf("weft collective bench on ring8 (host: %ld cores)\nstarting ring8 ...\n",
                     sysconf(_SC_NPROCESSORS_ONLN));
         auto cluster = Cluster::start(paths::cluster_file("ring8"), "/tmp/weft-bench-ccl-" + std::to_string(getpid()));
@@ -423,6 +423,7 @@ int main(int argc, char** argv) {
         }
         model.calibrated_on = "ring8";
         model.fallback = model.per_op["all_reduce"];
+        std::filesystem::create_directories(std::filesystem::path(model_path).parent_path());
         model.save(model_path);
         run.set_cost_model(model);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -191,7 +192,8 @@ void run_edm_bench(Cluster& c, const std::function<double(uint32_t)>& raw_link_g
     // A quick run is a smoke test: its numbers never replace the recorded ones.
     const std::string out = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"))
                                 ? "/tmp/weft-bench-quick-edm_link.md"
-                                : paths::source_root() + "/bench/results/edm_link.md";
+                                : paths::bench_out() + "/bench/results/edm_link.md";
+    std::filesystem::create_directories(std::filesystem::path(out).parent_path());
     std::ofstream f(out);
     f << "# EDM link benchmark\n\n" << t.str();
     if (f) std::printf("(recorded in %s)\n", out.c_str());

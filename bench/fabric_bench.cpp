@@ -415,7 +415,7 @@ int main() {
     try {
         check_gnuplot();
         const bool quick = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"));
-        const std::string results = quick ? "/tmp/weft-bench-quick" : paths::source_root() + "/bench/results";
+        const std::string results = quick ? "/tmp/weft-bench-quick" : paths::bench_out() + "/bench/results";
         std::filesystem::create_directories(results);
         std::printf("weft fabric bench on ring8 (host: %ld cores)\n", sysconf(_SC_NPROCESSORS_ONLN));
         auto cluster =

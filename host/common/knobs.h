@@ -110,6 +110,9 @@ inline constexpr Knob kKnobs[] = {
      .fallback = -1, .min = -1, .tunable = true},
     {.name = "WEFT_BENCH_QUICK", .type = Type::kFlag, .reader = Reader::kBench,
      .meaning = "a quick smoke run of the benches; its results go to /tmp, never bench/results"},
+    {.name = "WEFT_BENCH_OUT", .type = Type::kPath, .reader = Reader::kBench,
+     .meaning = "where the benches write bench/results/ and data/cost_model/ (make bench: the source tree); unset: "
+                "the build tree, so a copied build tree never writes into the source it came from"},
     {.name = "WEFT_BENCH_SKIP_EDM", .type = Type::kFlag, .reader = Reader::kBench,
      .meaning = "weft-bench-platform leaves out the EDM link table"},
     {.name = "WEFT_BENCH_LINK_GBPS", .type = Type::kReal, .reader = Reader::kBench,

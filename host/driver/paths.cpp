@@ -52,6 +52,11 @@ std::string source_root() {
     return root;
 }
 
+std::string bench_out() {
+    if (std::string e = knobs::text(knobs::knob("WEFT_BENCH_OUT")); !e.empty()) return e;
+    return build_root();
+}
+
 std::string bridge_binary() { return build_root() + "/bin/weft-bridge"; }
 std::string firmware_dir(const std::string& board) { return build_root() + "/firmware/" + board; }
 std::string boot_firmware(const std::string& board) { return firmware_dir(board) + "/boot.elf"; }

@@ -10,7 +10,10 @@
 namespace weft::paths {
 
 std::string build_root();
-std::string source_root();  // clusters/, qemu/, data/: the install tree if installed, else the source tree
+std::string source_root();
+// Where the benches write their recorded results (bench/results/, data/cost_model/):
+// $WEFT_BENCH_OUT, else the build tree, never a source tree it was not told of.
+std::string bench_out();  // clusters/, qemu/, data/: the install tree if installed, else the source tree
 std::string bridge_binary();
 std::string firmware_dir(const std::string& board);                     // firmware/<board>
 std::string boot_firmware(const std::string& board);                    // firmware/<board>/boot.elf
