@@ -27,3 +27,7 @@ extern "C" int kernel_main(KernelArgs a) {
                     args.chip, args.words, args.peer, wrong);
     return static_cast<int>(wrong);
 }
+
+WEFT_KERNEL_ARG_NAMES(example::ExchangeArgs,
+                      "local_buffer:u64 local_inbox:u64 remote_inbox:u64 local_flag:u64 remote_flag:u64 port:u32 "
+                      "words:u32 chip:u32 peer:u32");

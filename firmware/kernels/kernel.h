@@ -35,3 +35,12 @@ struct KernelArgs {
 }  // namespace weft
 
 extern "C" int kernel_main(weft::KernelArgs args);
+
+// Names the fields of the kernel's argument struct for `weft launch --args
+// name=value` (weft/abi/kernel_args.h): one line in the kernel's source,
+//   WEFT_KERNEL_ARG_NAMES(MyArgs, "src:u64 dst:u64 bytes:u32 pad:u32");
+// The description must add up to sizeof(MyArgs) (padding included).
+#define WEFT_KERNEL_ARG_NAMES(Args, description)                                                           \
+    static_assert(weft::abi::described_args_size(description) == sizeof(Args),                             \
+                  "WEFT_KERNEL_ARG_NAMES: the description does not add up to the argument struct's size"); \
+    extern "C" __attribute__((section(".weft_args"), used)) const char weft_kernel_arg_names[] = description

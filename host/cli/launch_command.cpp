@@ -45,8 +45,33 @@ std::string kernel_path(const std::string& kernel, const std::string& board) {
                      "), and it is not a path to an ELF");
 }
 
-// "7", "0x81000000": one 32-bit word; "u64:V": V as two words, low first.
-std::vector<uint32_t> argument_words(const std::vector<std::string>& args) {
+// name=value pairs, by the kernel's declared names (every field once).
+std::vector<uint32_t> named_words(const KernelImage& kernel, const std::vector<std::string>& args) {
+    std::vector<std::pair<std::string, uint64_t>> values;
+    for (const std::string& a : args) {
+        const size_t eq = a.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw UsageError("--args: '" + a + "' is not NAME=VALUE (give every argument by name, or none)");
+        const std::string number = a.substr(eq + 1);
+        char* end = nullptr;
+        errno = 0;
+        const unsigned long long v = std::strtoull(number.c_str(), &end, 0);
+        if (number.empty() || *end || errno || number[0] == '-')
+            throw UsageError("--args: '" + a + "': the value must be a number (decimal or 0x hex)");
+        values.push_back({a.substr(0, eq), v});
+    }
+    try {
+        return named_argument_words(kernel, values);
+    } catch (const Error& e) {
+        throw UsageError(std::string("--args: ") + e.what());
+    }
+}
+
+// "7", "0x81000000": one 32-bit word; "u64:V": V as two words, low first;
+// NAME=VALUE: by the kernel's declared argument names.
+std::vector<uint32_t> argument_words(const KernelImage& kernel, const std::vector<std::string>& args) {
+    for (const std::string& a : args)
+        if (a.find('=') != std::string::npos) return named_words(kernel, args);
     std::vector<uint32_t> words;
     for (const std::string& a : args) {
         const bool wide = a.rfind("u64:", 0) == 0;
@@ -69,7 +94,7 @@ int launch(const LaunchArgs& a, const std::string& run_dir) {
     const auto deadline = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
     const auto t0 = std::chrono::steady_clock::now();
     try {
-        const KernelResult r = cluster->run({{a.chip, a.core, &image, argument_words(a.args)}}, deadline).at(0);
+        const KernelResult r = cluster->run({{a.chip, a.core, &image, argument_words(image, a.args)}}, deadline).at(0);
         std::printf("kernel '%s' on chip %u core %u returned %d (%.3f ms on the core, %.3f ms launch to end)\n",
                     image.name.c_str(), a.chip, a.core, r.return_code,
                     double(r.ticks) / cluster->board().timebase_hz * 1e3, seconds_since(t0) * 1e3);
@@ -96,9 +121,10 @@ Command add_launch(CLI::App& weft, Globals& g) {
     add_whole(*cmd, "--chip", "C", a->chip, kIds, "the chip; default 0");
     add_whole(*cmd, "--core", "N", a->core, kIds, "the core")->required();
     cmd->add_option("--args", a->args,
-                    "the kernel's argument words, in order: 32-bit numbers (decimal or 0x hex), or u64:NUMBER for a "
+                    "the kernel's arguments: NAME=VALUE for each field where the kernel names them "
+                    "(WEFT_KERNEL_ARG_NAMES), or words in order: 32-bit numbers (decimal or 0x hex), u64:NUMBER for a "
                     "64-bit value as two words")
-        ->type_name("WORD...");
+        ->type_name("ARG...");
     add_real(*cmd, "--timeout", a->timeout_s, 0.1, 3600, "seconds before the hang report; default 10");
     add_cluster(*cmd, a->cluster);
     add_run_dir(*cmd, g.run_dir);

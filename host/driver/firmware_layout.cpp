@@ -56,7 +56,14 @@ struct ElfFile {
     }
 };
 
-// The bytes of the section named `name`, or an empty string if there is none.
+std::string describe_layout(const std::string& board, uint64_t hash, uint32_t abi) {
+    return "board '" + board + "', layout " + hex(hash) + ", ABI v" + std::to_string(abi);
+}
+
+}  // namespace
+
+uint64_t layout_hash(const BoardInfo& board) { return fnv1a(describe(board)); }
+
 std::string section_bytes(const std::string& path, const char* name) {
     auto fail = [&](const std::string& msg) { return Error("firmware " + path + ": " + msg); };
     if (elf_version(EV_CURRENT) == EV_NONE) throw fail("libelf is unusable");
@@ -77,14 +84,6 @@ std::string section_bytes(const std::string& path, const char* name) {
     }
     return "";
 }
-
-std::string describe_layout(const std::string& board, uint64_t hash, uint32_t abi) {
-    return "board '" + board + "', layout " + hex(hash) + ", ABI v" + std::to_string(abi);
-}
-
-}  // namespace
-
-uint64_t layout_hash(const BoardInfo& board) { return fnv1a(describe(board)); }
 
 FirmwareLayout read_firmware_layout(const std::string& path) {
     const std::string bytes = section_bytes(path, ".weft_layout");

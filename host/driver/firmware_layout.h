@@ -23,6 +23,10 @@ struct FirmwareLayout {
 // header's WEFT_LAYOUT_HASH; the same function on the host side.
 uint64_t layout_hash(const BoardInfo& board);
 
+// The bytes of the ELF section `name` of the file at `path` ("" if it has
+// none); throws weft::Error naming the file if it is not an ELF.
+std::string section_bytes(const std::string& path, const char* name);
+
 // The layout record of the firmware ELF at `path`; throws weft::Error naming
 // the file if it cannot be read or has no record.
 FirmwareLayout read_firmware_layout(const std::string& path);

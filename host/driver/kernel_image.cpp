@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "driver/firmware_layout.h"
 
 namespace weft {
 namespace {
@@ -25,6 +26,26 @@ struct ElfFile {
         if (fd >= 0) close(fd);
     }
 };
+
+// "name:u32 name:u64 ..." (WEFT_KERNEL_ARG_NAMES) as fields with offsets, a
+// u64 at the next multiple of 8; the kernel's build checked the total.
+void read_arg_names(KernelImage& img, const std::string& section) {
+    const std::string text = section.substr(0, section.find('\0'));
+    std::istringstream words(text);
+    std::string word;
+    uint32_t offset = 0;
+    while (words >> word) {
+        const size_t colon = word.find(':');
+        const std::string type = colon == std::string::npos ? "" : word.substr(colon + 1);
+        if (colon == 0 || (type != "u32" && type != "u64"))
+            throw Error("kernel " + img.path + ": argument name '" + word + "' is not NAME:u32 or NAME:u64");
+        const uint32_t bytes = type == "u64" ? 8 : 4;
+        offset = (offset + bytes - 1) / bytes * bytes;
+        img.arg_fields.push_back({word.substr(0, colon), bytes, offset});
+        offset += bytes;
+    }
+    img.args_size = offset;
+}
 
 uint64_t fnv1a(const std::vector<uint8_t>& v) {
     uint64_t h = 1469598103934665603ull;
@@ -118,7 +139,41 @@ KernelImage load_kernel_image(const std::string& path) {
     if (!saw_relocs) throw fail("no relocation sections: link kernels with -Wl,-q (--emit-relocs)");
     img.content_hash = fnv1a(img.bytes);
     img.layout = read_firmware_layout(path);
+    read_arg_names(img, section_bytes(path, ".weft_args"));
     return img;
+}
+
+std::vector<uint32_t> named_argument_words(const KernelImage& kernel,
+                                           const std::vector<std::pair<std::string, uint64_t>>& values) {
+    std::string fields;
+    for (const auto& f : kernel.arg_fields)
+        fields += (fields.empty() ? "" : " ") + f.name + (f.bytes == 8 ? ":u64" : ":u32");
+    if (kernel.arg_fields.empty())
+        throw Error("kernel '" + kernel.name +
+                    "' does not name its arguments (WEFT_KERNEL_ARG_NAMES): give them as words in order");
+    std::vector<uint8_t> bytes(kernel.args_size, 0);
+    std::vector<bool> given(kernel.arg_fields.size(), false);
+    for (const auto& [name, value] : values) {
+        size_t i = 0;
+        while (i < kernel.arg_fields.size() && kernel.arg_fields[i].name != name) ++i;
+        if (i == kernel.arg_fields.size())
+            throw Error("kernel '" + kernel.name + "' has no argument '" + name + "' (its arguments: " + fields + ")");
+        const KernelImage::ArgField& f = kernel.arg_fields[i];
+        if (given[i]) throw Error("argument '" + name + "' given twice");
+        if (f.bytes == 4 && value > UINT32_MAX)
+            throw Error("argument '" + name + "' is a u32; " + std::to_string(value) + " does not fit");
+        given[i] = true;
+        memcpy(bytes.data() + f.offset, &value, f.bytes);  // little-endian, as the cores
+    }
+    std::string missing;
+    for (size_t i = 0; i < given.size(); ++i)
+        if (!given[i]) missing += (missing.empty() ? "" : ", ") + kernel.arg_fields[i].name;
+    if (!missing.empty())
+        throw Error("kernel '" + kernel.name + "' needs every argument; missing: " + missing +
+                    " (its arguments: " + fields + ")");
+    std::vector<uint32_t> words(bytes.size() / 4);
+    memcpy(words.data(), bytes.data(), words.size() * 4);
+    return words;
 }
 
 std::vector<uint8_t> KernelImage::relocated(uint64_t base) const {

@@ -24,6 +24,15 @@ struct KernelImage {
     std::vector<uint64_t> abs32;  // offsets of 32-bit absolute addresses
     uint64_t content_hash = 0;
     FirmwareLayout layout;  // the board it was built for
+    // Its argument struct's fields by name, where the kernel declares them
+    // (WEFT_KERNEL_ARG_NAMES, weft/abi/kernel_args.h): in order, with their byte offsets.
+    struct ArgField {
+        std::string name;
+        uint32_t bytes = 4;  // 4 (u32) or 8 (u64)
+        uint32_t offset = 0;
+    };
+    std::vector<ArgField> arg_fields;
+    uint32_t args_size = 0;  // the struct's size by the description (0: none declared)
 
     // The image as it must sit in memory at `base`. Throws if a 32-bit
     // absolute address no longer fits.
@@ -32,5 +41,12 @@ struct KernelImage {
 
 // Throws weft::Error naming the file and the problem.
 KernelImage load_kernel_image(const std::string& path);
+
+// The argument words of `name=value` pairs by the kernel's declared names:
+// every field given once, u32 values up to 2^32-1. Throws weft::Error naming
+// an unknown, missing or repeated field, or a value out of range, and listing
+// the kernel's fields.
+std::vector<uint32_t> named_argument_words(const KernelImage& kernel,
+                                           const std::vector<std::pair<std::string, uint64_t>>& values);
 
 }  // namespace weft

@@ -218,6 +218,15 @@ $WEFT launch wait_sem --core 5 --args u64:0x9ff00000 0xffffffff 0 --timeout 1 >"
 check "weft launch of a kernel that hangs prints the hang report" has "$TMP/out" "waiting on semaphore 0x9ff00000 to reach 4294967295"
 $WEFT launch "$BUILD/firmware/qemu-virt32/test-kernels/reloc_probe.elf" --core 7 >"$TMP/out" 2>&1
 check "weft launch refuses an RV32 kernel on an RV64 chip, by name" has "$TMP/out" "is RV32 code, but chip 0's cores are RV64"
+$WEFT launch wait_sem --core 5 --args sem=0x9ff00000 value=0xffffffff pad=0 --timeout 1 >"$TMP/out" 2>&1
+check "weft launch takes a kernel's arguments by name" has "$TMP/out" "waiting on semaphore 0x9ff00000 to reach 4294967295"
+$WEFT launch wait_sem --core 5 --args sem=0x9ff00000 valu=1 pad=0 >"$TMP/out" 2>&1
+check "... refuses a name the kernel lacks, listing its arguments" \
+    has "$TMP/out" "has no argument 'valu' (its arguments: sem:u64 value:u32 pad:u32)"
+$WEFT launch wait_sem --core 5 --args sem=0x9ff00000 >"$TMP/out" 2>&1
+check "... and a missing one" has "$TMP/out" "missing: value, pad"
+$WEFT launch reloc_probe --core 4 --args x=1 >"$TMP/out" 2>&1
+check "a kernel that names no arguments says so" has "$TMP/out" "does not name its arguments (WEFT_KERNEL_ARG_NAMES)"
 $WEFT launch no_such_kernel --core 4 >"$TMP/out" 2>&1
 check "an unknown kernel is refused as usage" test $? -eq 2
 check "... listing the kernels there are" has "$TMP/out" "has no kernel 'no_such_kernel' (built: "

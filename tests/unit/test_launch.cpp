@@ -17,6 +17,7 @@
 #include "driver/kernel_image.h"
 #include "driver/paths.h"
 #include "weft/abi/fault.h"
+#include "weft/abi/kernel_args.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
 #include <setjmp.h>
@@ -211,6 +212,39 @@ void test_bad_kernel_files(void**) {
     assert_non_null(strstr(message(build_dir() + "/bin/weft").c_str(), "not a RISC-V ELF"));
 }
 
+// The description adds up as the compiler lays the struct out; a bad one is 0.
+static_assert(abi::described_args_size("sem:u64 value:u32 pad:u32") == 16);
+static_assert(abi::described_args_size("a:u32 b:u64") == 16);  // b at 8
+static_assert(abi::described_args_size("a:u32 b:u32 c:u32") == 12);
+static_assert(abi::described_args_size("a:u16") == 0 && abi::described_args_size("a") == 0);
+
+// A kernel's declared argument names, read from its ELF, fill its struct.
+void test_named_arguments(void**) {
+    const KernelImage img = load_kernel_image(kernel_path("wait_sem"));
+    assert_int_equal(img.arg_fields.size(), 3);
+    assert_string_equal(img.arg_fields[1].name.c_str(), "value");
+    assert_int_equal(img.arg_fields[1].offset, 8);
+    assert_int_equal(img.args_size, 16);
+    const std::vector<uint32_t> w = named_argument_words(img, {{"value", 7}, {"sem", 0x123456789abull}, {"pad", 0}});
+    assert_int_equal(w.size(), 4);
+    assert_int_equal(w[0], 0x456789ab);
+    assert_int_equal(w[1], 0x123);
+    assert_int_equal(w[2], 7);
+    auto refusal = [&](const std::vector<std::pair<std::string, uint64_t>>& v) {
+        try {
+            named_argument_words(img, v);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    assert_non_null(strstr(refusal({{"value", 1ull << 32}, {"sem", 0}, {"pad", 0}}).c_str(), "is a u32"));
+    assert_non_null(strstr(refusal({{"sem", 0}, {"sem", 0}}).c_str(), "given twice"));
+    assert_non_null(strstr(refusal({{"sem", 0}}).c_str(), "missing: value, pad"));
+    const KernelImage none = load_kernel_image(kernel_path("reloc_probe"));
+    assert_true(none.arg_fields.empty());
+}
+
 }  // namespace
 
 int main() {
@@ -218,7 +252,7 @@ int main() {
         cmocka_unit_test(test_launch_done_roundtrip), cmocka_unit_test(test_reboot_ignores_stale_launch),
         cmocka_unit_test(test_fault_is_described),    cmocka_unit_test(test_panic_is_decoded),
         cmocka_unit_test(test_launch_limits),         cmocka_unit_test(test_relocation_of_pointers),
-        cmocka_unit_test(test_bad_kernel_files),
+        cmocka_unit_test(test_bad_kernel_files),      cmocka_unit_test(test_named_arguments),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -12,3 +12,4 @@ extern "C" int kernel_main(KernelArgs a) {
     noc::semaphore_wait(args.sem, args.value);
     return 0;
 }
+WEFT_KERNEL_ARG_NAMES(test_abi::WaitSemArgs, "sem:u64 value:u32 pad:u32");
