@@ -45,6 +45,14 @@ std::string kernel_path(const std::string& kernel, const std::string& board) {
                      "), and it is not a path to an ELF");
 }
 
+// A 64-bit number, decimal or 0x hex; false if `text` is not one.
+bool parse_u64(const std::string& text, uint64_t& v) {
+    char* end = nullptr;
+    errno = 0;
+    v = std::strtoull(text.c_str(), &end, 0);
+    return !text.empty() && !*end && !errno && text[0] != '-';
+}
+
 // name=value pairs, by the kernel's declared names (every field once).
 std::vector<uint32_t> named_words(const KernelImage& kernel, const std::vector<std::string>& args) {
     std::vector<std::pair<std::string, uint64_t>> values;
@@ -52,11 +60,8 @@ std::vector<uint32_t> named_words(const KernelImage& kernel, const std::vector<s
         const size_t eq = a.find('=');
         if (eq == std::string::npos || eq == 0)
             throw UsageError("--args: '" + a + "' is not NAME=VALUE (give every argument by name, or none)");
-        const std::string number = a.substr(eq + 1);
-        char* end = nullptr;
-        errno = 0;
-        const unsigned long long v = std::strtoull(number.c_str(), &end, 0);
-        if (number.empty() || *end || errno || number[0] == '-')
+        uint64_t v = 0;
+        if (!parse_u64(a.substr(eq + 1), v))
             throw UsageError("--args: '" + a + "': the value must be a number (decimal or 0x hex)");
         values.push_back({a.substr(0, eq), v});
     }
@@ -75,11 +80,8 @@ std::vector<uint32_t> argument_words(const KernelImage& kernel, const std::vecto
     std::vector<uint32_t> words;
     for (const std::string& a : args) {
         const bool wide = a.rfind("u64:", 0) == 0;
-        const std::string number = wide ? a.substr(4) : a;
-        char* end = nullptr;
-        errno = 0;
-        const unsigned long long v = std::strtoull(number.c_str(), &end, 0);
-        if (number.empty() || *end || errno || number[0] == '-' || (!wide && v > UINT32_MAX))
+        uint64_t v = 0;
+        if (!parse_u64(wide ? a.substr(4) : a, v) || (!wide && v > UINT32_MAX))
             throw UsageError("--args: '" + a + "' must be a 32-bit number (decimal or 0x hex) or u64:NUMBER");
         words.push_back(static_cast<uint32_t>(v));
         if (wide) words.push_back(static_cast<uint32_t>(v >> 32));
