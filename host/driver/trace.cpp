@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/hex.h"
+#include "driver/cluster_file.h"
 #include "weft/abi/control_block.h"
 
 namespace weft {
@@ -38,6 +39,7 @@ Trace::Trace(Cluster& cluster, std::string path, std::chrono::microseconds perio
     : cluster_(cluster), path_(std::move(path)), period_(period), t0_(std::chrono::steady_clock::now()) {
     const BoardInfo& b = cluster.board();
     cores_.assign(cluster.size(), std::vector<CoreState>(b.cores.size()));
+    ports_.assign(cluster.size(), std::vector<PortState>(b.ports.size()));
     for (uint32_t chip = 0; chip < cluster.size(); ++chip) {
         events_.push_back(metadata("process_name", chip, -1, "chip " + std::to_string(chip)));
         for (uint32_t core = 0; core < b.cores.size(); ++core) {
@@ -45,6 +47,8 @@ Trace::Trace(Cluster& cluster, std::string path, std::chrono::microseconds perio
             events_.push_back(metadata("thread_name", chip, core, "core " + std::to_string(core) + " " + role));
             cores_[chip][core].rung = cores_[chip][core].first_rung = cluster.chip(chip).control().bells.rung[core];
         }
+        for (uint32_t port = 0; port < b.ports.size(); ++port)
+            ports_[chip][port].done = ports_[chip][port].first = cluster.chip(chip).control().eth[port].head;
     }
     cluster_.observe(this);
     thread_ = std::thread([this] { run(); });
@@ -144,6 +148,24 @@ void Trace::sample() {
                      {"args", {{"rings since the trace began", rung - s.first_rung}}}});
             s.rung = rung;
         }
+        sample_ports(chip, now);
+    }
+}
+
+// Each port's Ethernet TX engine: the commands it completed since the trace
+// began, a counter track per port that climbs while the EDM or a router sends.
+void Trace::sample_ports(uint32_t chip, double now) {
+    Chip& c = cluster_.chip(chip);
+    for (uint32_t port = 0; port < ports_[chip].size(); ++port) {
+        PortState& p = ports_[chip][port];
+        const uint32_t done = c.control().eth[port].head;
+        if (done == p.done) continue;
+        p.done = done;
+        add({{"ph", "C"},
+             {"name", "Ethernet TX port " + port_name(cluster_.board(), port)},
+             {"pid", chip},
+             {"ts", now},
+             {"args", {{"commands since the trace began", done - p.first}}}});
     }
 }
 

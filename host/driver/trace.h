@@ -3,10 +3,10 @@
 // thread per core; each kernel's run (from its launch, as long as the core
 // counted, exact whatever the sampling), each of its waits as a span (what it
 // waited on in the span's args), the doorbells the bridge rang for each core
-// as a counter. Waits and doorbells are sampled from every chip's hart status
-// (shared memory, no request to the bridge) on a thread of its own, every
-// `period`: waits shorter than that may be missed, and the sampling takes
-// some host CPU from the chips, so a traced op is a little slower.
+// as a counter, and each Ethernet port's traffic (what the EDM or a fabric
+// router sends: commands and bytes its TX engine completed) as a counter. Waits and doorbells are sampled from every
+// chip's hart status (shared memory, no request to the bridge) on a thread of its own, every `period`: waits shorter
+// than that may be missed, and the sampling takes some host CPU from the chips, so a traced op is a little slower.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -46,6 +46,7 @@ private:
     void add(nlohmann::json event);
     void run();
     void sample();
+    void sample_ports(uint32_t chip, double now);
     void close_span(uint32_t chip, uint32_t core, CoreState& s, double now_us);
     double now_us() const;
 
@@ -54,6 +55,10 @@ private:
     std::chrono::microseconds period_;
     std::chrono::steady_clock::time_point t0_;
     std::vector<std::vector<CoreState>> cores_;  // [chip][core]
+    struct PortState {
+        uint32_t done = 0, first = 0;  // the TX ring's completed commands
+    };
+    std::vector<std::vector<PortState>> ports_;  // [chip][port]
     std::mutex mutex_;                           // events_ and cores_: the sampler and the launching thread
     nlohmann::json events_ = nlohmann::json::array();
     std::atomic<bool> stop_{false};

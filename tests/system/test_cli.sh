@@ -200,6 +200,7 @@ spans = [e for e in events if e['ph'] == 'X']
 assert any(e['args'].get('kernel') == 'ccl_worker' for e in spans), 'no ccl_worker span'
 assert all(e['dur'] > 0 and e['ts'] >= 0 and (e['pid'], e['tid']) in tracks for e in spans)
 assert any(e['ph'] == 'C' for e in events), 'no doorbell counter'
+assert any(e['ph'] == 'C' and e['name'] == 'Ethernet TX port E' for e in events), 'no Ethernet port counter'
 "
 WEFT_DEBUG=info $WEFT run all_reduce --size 4K >"$TMP/out" 2>"$TMP/err"
 check "WEFT_DEBUG=info logs each op, as NCCL_DEBUG does" grep -q "weft INFO \[ccl\] all_reduce of 4096 bytes (f32 sum): algorithm" "$TMP/err"
