@@ -90,6 +90,10 @@ refused "unknown command" "weft: unknown command 'frobnicate'" frobnicate
 refused "unknown help topic" "TOPIC: must be up, down" help frobnicate
 refused "weft up --dtype bf16" "weft up: does not take --dtype" up --dtype bf16
 check "weft up --dtype bf16 shows up's usage" has "$TMP/out" "Usage: weft up [OPTIONS] CLUSTER"
+refused "weft run --send that is no address" "--send: must be an address (0x81900000 or decimal), not '0xzz'" \
+    run all_reduce --send 0xzz
+refused "weft run --in-place with two addresses" "--in-place: --send and --recv differ" \
+    run all_reduce --in-place --send 0x81900000 --recv 0x81a00000
 refused "weft status --size 4" "weft status: does not take --size" status --size 4
 refused "weft run takes no bench option" "weft run: does not take --no-check" run all_reduce --no-check
 refused "weft linktest --dtype" "weft linktest: does not take --dtype" linktest --dtype f32
