@@ -32,7 +32,7 @@ double timer_wakeup_us(Cluster& c) {
     const BoardInfo& b = c.board();
     // One core: several cores' alarms fall due together and share one
     // wake-up of the QEMU, while each doorbell is a wake-up of its own.
-    const uint32_t core = b.cores_with_role(CoreRole::kWorker).at(0);
+    const uint32_t core = b.worker_core(0);
     const uint64_t sem = b.cores[core].l1.base + b.cores[core].l1.size - 64;  // past anything an op placed
     c.chip(0).write(sem, "\0\0\0\0", 4);
     const std::vector<Launch> waiters{test::wait_sem(b, 0, core, sem, 1)};

@@ -46,7 +46,7 @@ double run_fabric_multicast(Cluster& cluster, const transport::FabricBuilder& fa
                     "fabric is 2D: set the cluster file's fabric: topology to ring or line, or use another algorithm");
     const uint32_t n = l.ranks;
     const BoardInfo& board = cluster.board();
-    const uint32_t core = board.cores_with_role(CoreRole::kWorker).front();
+    const uint32_t core = board.worker_core(0);
     transport::L1Allocator l1(board);
     std::vector<abi::FabricMulticastArgs> args(n);
     uint64_t sem = 0;

@@ -184,6 +184,18 @@ double rounded(double v, int decimals) {
     return std::round(v * scale) / scale;
 }
 
+// One cell's algorithm, times, bandwidths and check: a row's, and its in-place part.
+nlohmann::json timing_json(const Cell& c) {
+    return {{"algo", c.first.timing.algo},
+            {"time_us", rounded(c.seconds * 1e6, 1)},
+            {"time_min_us", rounded(c.fastest * 1e6, 1)},
+            {"time_max_us", rounded(c.slowest * 1e6, 1)},
+            {"iters", c.iters},
+            {"algbw_gbs", rounded(c.alg, 6)},
+            {"busbw_gbs", rounded(c.bus, 6)},
+            {"wrong", c.first.check.wrong}};
+}
+
 // What the rows add up to.
 struct Sweep {
     nlohmann::json rows = nlohmann::json::array();
@@ -197,33 +209,19 @@ struct Sweep {
         wrong += c.first.check.wrong + (cells.in ? cells.in->first.check.wrong : 0);
         bus_sum += c.bus;
         ++bus_n;
-        rows.push_back({{"op", ccl::collective_name(r.op)},
-                        {"algo", c.first.timing.algo},
-                        {"requested", requested},
-                        {"bytes", c.first.layout.elements * c.first.layout.element},
-                        {"count", c.first.layout.elements},
-                        {"type", ccl::dtype_name(r.dtype)},
-                        {"redop", ccl::redop_name(r.redop)},
-                        {"time_us", rounded(c.seconds * 1e6, 1)},
-                        {"time_min_us", rounded(c.fastest * 1e6, 1)},
-                        {"time_max_us", rounded(c.slowest * 1e6, 1)},
-                        {"iters", c.iters},
-                        {"algbw_gbs", rounded(c.alg, 6)},
-                        {"busbw_gbs", rounded(c.bus, 6)},
-                        {"wrong", c.first.check.wrong},
-                        {"wire_bytes", c.first.traffic.wire_bytes},
-                        {"defined_bytes", c.first.timing.bytes_on_links},
-                        {"doorbells", c.first.traffic.doorbells},
-                        {"steps", c.first.timing.features.critical_path},
-                        {"in_place", nlohmann::json(nullptr)}});
-        if (cells.in)
-            rows.back()["in_place"] = {{"algo", cells.in->first.timing.algo},
-                                       {"time_us", rounded(cells.in->seconds * 1e6, 1)},
-                                       {"time_min_us", rounded(cells.in->fastest * 1e6, 1)},
-                                       {"time_max_us", rounded(cells.in->slowest * 1e6, 1)},
-                                       {"algbw_gbs", rounded(cells.in->alg, 6)},
-                                       {"busbw_gbs", rounded(cells.in->bus, 6)},
-                                       {"wrong", cells.in->first.check.wrong}};
+        nlohmann::json row = timing_json(c);
+        row.update({{"op", ccl::collective_name(r.op)},
+                    {"requested", requested},
+                    {"bytes", c.first.layout.elements * c.first.layout.element},
+                    {"count", c.first.layout.elements},
+                    {"type", ccl::dtype_name(r.dtype)},
+                    {"redop", ccl::redop_name(r.redop)},
+                    {"wire_bytes", c.first.traffic.wire_bytes},
+                    {"defined_bytes", c.first.timing.bytes_on_links},
+                    {"doorbells", c.first.traffic.doorbells},
+                    {"steps", c.first.timing.features.critical_path},
+                    {"in_place", cells.in ? timing_json(*cells.in) : nlohmann::json(nullptr)}});
+        rows.push_back(std::move(row));
         fit_points.push_back({c.first.timing.features, c.seconds});
     }
 };

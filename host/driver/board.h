@@ -72,6 +72,8 @@ struct BoardInfo {
     // Port serving (direction, plane), or -1.
     int port_for(char direction, uint32_t plane) const;
     std::vector<uint32_t> cores_with_role(CoreRole role) const;
+    // The i-th worker core (qemu-virt: 4..7, qemu-virt32: 8..13); throws past the last.
+    uint32_t worker_core(uint32_t i) const { return cores_with_role(CoreRole::kWorker).at(i); }
 };
 
 // Parse and validate a board DTB; throws weft::Error naming the bad node.

@@ -59,7 +59,7 @@ inline std::vector<EdmResult> run_edm(Cluster& c, const std::vector<EdmRun>& run
             recv_jobs[2][transport::EdmLinkBuilder::kMaxJobWorkers];
         for (int dir = 0; dir < (r.both_directions ? 2 : 1); ++dir) {
             const PortRef from = dir == 0 ? r.a : r.b, to = dir == 0 ? r.b : r.a;
-            const uint32_t board_first = b.cores_with_role(CoreRole::kWorker).front();
+            const uint32_t board_first = b.worker_core(0);
             auto first = [&](uint32_t w) { return w == EdmRun::kFirstWorker ? board_first : w; };
             const uint32_t from_first = first(dir == 0 ? r.first_worker_a : r.first_worker_b);
             const uint32_t to_first = first(dir == 0 ? r.first_worker_b : r.first_worker_a);

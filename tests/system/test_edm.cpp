@@ -20,9 +20,6 @@ int setup(void**) {
     return start_for_group("pair" + dash, &g_pair) != 0 ? -1 : start_for_group("ring8" + dash, &g_ring);
 }
 
-// The board's i-th worker core (qemu-virt: 4..7, qemu-virt32: 8..13).
-uint32_t worker(const Cluster& c, uint32_t i) { return c.board().cores_with_role(CoreRole::kWorker).at(i); }
-
 int teardown(void**) {
     g_pair.reset();
     g_ring.reset();
@@ -64,8 +61,8 @@ void test_ring8_every_link_every_channel_count(void**) {
             r.pages = 6;
             r.seed = 100 + channels;
             r.shuffle = channels % 2 == 1;
-            r.first_worker_a = worker(*g_ring, 0);  // a chip's east link uses its first two workers ...
-            r.first_worker_b = worker(*g_ring, 2);  // ... and its west link the next two
+            r.first_worker_a = g_ring->board().worker_core(0);  // a chip's east link uses its first two workers ...
+            r.first_worker_b = g_ring->board().worker_core(2);  // ... and its west link the next two
             runs.push_back(r);
         }
         expect_intact(run_edm(*g_ring, runs));
@@ -119,7 +116,7 @@ void test_builder_refuses_what_does_not_fit(void**) {
     transport::EdmLinkBuilder link(mem, b, {0, kE}, {1, kW}, big);
     std::string msg;
     try {
-        for (int i = 0; i < 8; ++i) link.add_sender_channel(i % 2, {worker(*g_pair, 0)}, 1);
+        for (int i = 0; i < 8; ++i) link.add_sender_channel(i % 2, {g_pair->board().worker_core(0)}, 1);
     } catch (const Error& e) {
         msg = e.what();
     }
@@ -137,8 +134,8 @@ void test_dead_link_faults_the_edm(void**) {
     transport::EdmOptions o = small_slots();
     o.progress_timeout_us = 500'000;
     transport::EdmLinkBuilder link(mem, c.board(), {0, kE}, {1, kW}, o);
-    auto ch = link.add_sender_channel(0, {worker(c, 0)}, 1000);
-    link.add_receiver_channel(ch.id, {worker(c, 1)});
+    auto ch = link.add_sender_channel(0, {c.board().worker_core(0)}, 1000);
+    link.add_receiver_channel(ch.id, {c.board().worker_core(1)});
     link.write(c);
     c.set_link(0, kE, false);
     std::string msg;

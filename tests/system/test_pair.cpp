@@ -34,8 +34,7 @@ std::string g_name = "pair";  // argv[1]: pair, pair-rv32
 
 int setup(void**) { return start_for_group(g_name, &g_cluster); }
 
-// The board's i-th worker core (qemu-virt: 4..7, qemu-virt32: 8..13).
-uint32_t worker(uint32_t i) { return g_cluster->board().cores_with_role(CoreRole::kWorker).at(i); }
+uint32_t worker(uint32_t i) { return g_cluster->board().worker_core(i); }
 
 int teardown(void**) {
     g_cluster.reset();

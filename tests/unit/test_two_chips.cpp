@@ -53,9 +53,6 @@ ClusterSpec pair_spec() {
                         paths::load_built_board);
 }
 
-// The first two worker cores on either chip: the sender and the receiver.
-uint32_t worker_core(const BoardInfo& b, uint32_t i) { return b.cores_with_role(CoreRole::kWorker).at(i); }
-
 // One channel's pages: read on one chip, landing on the other.
 struct Stream {
     int from_end;
@@ -175,8 +172,8 @@ private:
 
     void add_channel(const Stream& s) {
         const transport::ChannelInterface ch =
-            link_.add_sender_channel(s.from_end, {worker_core(spec_.board, 0)}, kMessages);
-        link_.add_receiver_channel(ch.id, {worker_core(spec_.board, 1)});
+            link_.add_sender_channel(s.from_end, {spec_.board.worker_core(0)}, kMessages);
+        link_.add_receiver_channel(ch.id, {spec_.board.worker_core(1)});
         streams_.push_back(s);
         fill_source(s);
     }
