@@ -5,6 +5,7 @@
 #include "hal/noc.h"
 #include "hal/status_events.h"
 #include "hal/timer.h"
+#include "hal/wait.h"
 #include "rt/address.h"
 #include "weft/abi/fault.h"
 
@@ -79,11 +80,12 @@ bool Router::poll_senders(uint64_t now) {
     for (uint32_t k = 0; k < n; ++k) {
         const uint32_t i = (first + k) % n;
         Sender& s = senders_[i];
-        moved |= free_sent(s);
+        moved |= free_sent(s, now);
         if (send_head(s, now)) {
             moved = true;
             next_sender_ = (i + 1) % n;
         }
+        if (s.since == now) status_.senders[i].stuck_us = 0;
         status_.senders[i].done = s.sent;
         status_.senders[i].freed = s.freed;
     }
@@ -92,8 +94,14 @@ bool Router::poll_senders(uint64_t now) {
 
 bool Router::send_head(Sender& s, uint64_t now) {
     const abi::FabricRing& r = *s.ring;
+    const uint32_t index = static_cast<uint32_t>(&s - senders_);
     if (s.sent == *word_at(r.written)) {
-        s.since = now;
+        // Nothing to send; packets sent but not yet off the cable (a pulled
+        // cable holds them) count as stuck as much as one not sent.
+        if (s.freed == s.sent) s.since = now;
+        else
+            overdue(index, s.since, now, s.reported, header_at(slot_of(r, config_.slot_size, s.freed)),
+                    status_.senders[index].stuck_us);
         return false;
     }
     const uint64_t slot = slot_of(r, config_.slot_size, s.sent);
@@ -103,7 +111,6 @@ bool Router::send_head(Sender& s, uint64_t now) {
     const abi::FabricRing& peer = config_.receivers[vc];  // the peer's receiver VC has our layout
     const bool room = peer_sent_[vc] - link_.acked[vc] < peer.slots && tx_room(2 + config_.num_vcs);
     if (!room) {
-        const uint32_t index = static_cast<uint32_t>(&s - senders_);
         overdue(index, s.since, now, s.reported, h, status_.senders[index].stuck_us);
         return false;
     }
@@ -123,10 +130,12 @@ bool Router::send_head(Sender& s, uint64_t now) {
 }
 
 // Slots whose bytes are on the wire go back to their writer, all in one increment.
-bool Router::free_sent(Sender& s) {
+bool Router::free_sent(Sender& s, uint64_t now) {
     const uint32_t before = s.freed;
     while (s.freed < s.sent && eth::done(config_.port, s.eth_command[s.freed % s.ring->slots])) ++s.freed;
     if (s.freed == before) return false;
+    s.since = now;
+    s.reported = false;
     // A lane's writer says where its counter is when it opens the lane.
     noc::semaphore_inc(*reinterpret_cast<const volatile uint64_t*>(&s.ring->freed), s.freed - before);
     return true;
@@ -153,6 +162,7 @@ bool Router::poll_receiver(uint32_t vc, uint64_t now) {
         moved = true;
     }
     if (rx.handled == link_.filled[vc]) rx.since = now;
+    if (rx.since == now) status_.receivers[vc].stuck_us = 0;
     status_.receivers[vc].done = rx.handled;
     return release(vc) || moved;
 }
@@ -249,7 +259,12 @@ bool Router::overdue(uint32_t channel, uint64_t since, uint64_t now, bool& repor
 }
 
 void Router::stop() {
-    eth::wait_tx_idle(config_.port);
+    // A pulled cable never drains: what is queued for it is dropped, not
+    // waited for, so a fabric stops even with a dead cable.
+    const uint32_t port = config_.port;
+    wait_active([&] { return eth::completed(port) == eth::issued(port) || !eth::link_up(port); }, abi::kWaitEthRing,
+                port);
+    if (eth::completed(port) != eth::issued(port)) eth::recover(port, /*drop_queued=*/true);
     noc::barrier();
 }
 

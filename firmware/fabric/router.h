@@ -61,7 +61,7 @@ private:
 
     bool poll_senders(uint64_t now);
     bool send_head(Sender& s, uint64_t now);
-    bool free_sent(Sender& s);
+    bool free_sent(Sender& s, uint64_t now);
     bool poll_receiver(uint32_t vc, uint64_t now);
     bool handle_head(uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot);
     bool forward(const abi::FabricRing& to, uint64_t slot, uint32_t bytes);

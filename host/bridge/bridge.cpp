@@ -103,6 +103,12 @@ void Bridge::reset_chip(uint32_t id, int timeout_ms) {
             sleep_us(1000);
         }
     }
+    // The reset ended every image the chip ran, resident ones too: their
+    // kept L1 is free again (a driver would otherwise refuse the core).
+    for (uint32_t c = 0; c < cores; ++c) {
+        abi::CoreImage& image = chip.control().host.image[c];
+        image.resident_control = image.resident_l1_base = image.resident_l1_size = 0;
+    }
 }
 
 std::vector<std::string> Bridge::reap_children() {

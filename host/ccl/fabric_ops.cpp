@@ -38,8 +38,9 @@ bool is_fabric_algorithm(Collective c, const std::string& algo) {
     return std::find(a.begin(), a.end(), algo) != a.end();
 }
 
-double run_fabric_multicast(Cluster& cluster, const transport::FabricBuilder& fabric, const OpRequest& r,
+double run_fabric_multicast(Cluster& cluster, const transport::Fabric& running, const OpRequest& r,
                             const OpLayout& l, std::chrono::milliseconds timeout) {
+    const transport::FabricBuilder& fabric = running.builder();
     if (l.outer != 1) throw Error("the multicast all-gather gathers whole blocks: use ring along an inner dimension");
     if (fabric.dims() != 1)
         throw Error("the multicast algorithms run on a 1D fabric (its rows reach one line of chips); this cluster's "
@@ -84,7 +85,7 @@ double run_fabric_multicast(Cluster& cluster, const transport::FabricBuilder& fa
     for (uint32_t c = 0; c < n; ++c) launches.push_back({c, core, &image, KernelArgWords::of(args[c])});
     const auto t0 = std::chrono::steady_clock::now();
     const auto launched = cluster.launch_all(launches);
-    cluster.wait_all(launched, timeout);
+    cluster.wait_all(launched, timeout, [&] { return running.fault(); });
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

@@ -10,7 +10,7 @@
 
 #include "ccl/collective.h"
 #include "driver/cluster.h"
-#include "transport/fabric/fabric_builder.h"
+#include "transport/fabric/fabric.h"
 
 namespace weft::ccl {
 
@@ -21,8 +21,9 @@ bool is_fabric_algorithm(Collective c, const std::string& algo);
 // Runs it: one fabric_multicast kernel per chip. Returns the seconds from the
 // first launch to the last kernel's end. Throws weft::Error for an op it
 // cannot do (an all-gather along an inner dimension), TimeoutError with the
-// hang report past `timeout`.
-double run_fabric_multicast(Cluster& cluster, const transport::FabricBuilder& fabric, const OpRequest& r,
+// hang report past `timeout`, Error naming the router as soon as the fabric
+// fails under it (Fabric::fault).
+double run_fabric_multicast(Cluster& cluster, const transport::Fabric& running, const OpRequest& r,
                             const OpLayout& l, std::chrono::milliseconds timeout);
 
 }  // namespace weft::ccl

@@ -151,6 +151,17 @@ transport::FabricBuilder CollectiveRunner::plan_fabric() {
     return transport::fabric_over(cluster_, ring, fo);
 }
 
+void CollectiveRunner::drop_fabric(const Error& e) {
+    // Packets of the failed op may still sit in the routers: the next op gets
+    // a fabric started afresh.
+    const std::string forced = fabric_->stop();
+    fabric_.reset();
+    const std::string what = std::string(e.what()) + (forced.empty() ? "" : "\nstopping the fabric: " + forced);
+    if (dynamic_cast<const TimeoutError*>(&e)) throw TimeoutError(what);
+    if (dynamic_cast<const FaultError*>(&e)) throw FaultError(what);
+    throw Error(what);
+}
+
 void CollectiveRunner::ensure_fabric() {
     if (fabric_plan_ && !fabric_)
         fabric_ = transport::Fabric::start(cluster_, *fabric_plan_, std::chrono::milliseconds(10000));
@@ -320,10 +331,13 @@ PendingOp CollectiveRunner::start(const OpRequest& r) {
     if (is_fabric_algorithm(r.op, algo)) {  // the multicast kernels run to completion here
         const OpLayout l = layout(r);
         timing.bytes_on_links = l.elements * l.element * (l.ranks - 1);  // the vector crosses n - 1 cables
-        timing.seconds = run_fabric_multicast(cluster_, *fabric_plan_, r, l,
-                                              options_.timeout.count()
-                                                  ? options_.timeout
-                                                  : std::chrono::milliseconds(20000 + l.output_bytes / 20000));
+        const auto timeout = options_.timeout.count() ? options_.timeout
+                                                      : std::chrono::milliseconds(20000 + l.output_bytes / 20000);
+        try {
+            timing.seconds = run_fabric_multicast(cluster_, *fabric_, r, l, timeout);
+        } catch (const Error& e) {
+            drop_fabric(e);
+        }
         timing.workers = l.ranks;
         return pending;
     }
@@ -354,7 +368,15 @@ OpTiming CollectiveRunner::wait(PendingOp& op) {
     op.waited = true;
     busy_ = false;
     for (uint32_t c : chips_) busy_chips()[&cluster_].erase(c);
-    const std::vector<KernelResult> results = cluster_.wait_all(op.launched, op.deadline);
+    std::vector<KernelResult> results;
+    try {
+        Cluster::Watch watch;
+        if (fabric_) watch = [this] { return fabric_->fault(); };
+        results = cluster_.wait_all(op.launched, op.deadline, watch);
+    } catch (const Error& e) {
+        if (!fabric_) throw;
+        drop_fabric(e);
+    }
     OpTiming& timing = op.timing;
     timing.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - op.started).count();
     if (const std::string level = knobs::text(knobs::knob("WEFT_CCL_TRACE")); !level.empty())

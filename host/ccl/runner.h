@@ -126,6 +126,9 @@ private:
     transport::EdmOptions edm_options() const;
     std::unique_ptr<transport::Transport> make_transport(transport::L1Allocator& mem);
     void ensure_fabric();
+    // After an op over the fabric failed: stops the fabric, then rethrows `e`
+    // (of its own type) with what stopping it took.
+    [[noreturn]] void drop_fabric(const Error& e);
     transport::FabricBuilder plan_fabric();
     std::chrono::milliseconds deadline(const LoweredOp& op) const;
 

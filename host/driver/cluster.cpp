@@ -17,6 +17,7 @@
 #include "common/knobs.h"
 #include "common/log.h"
 #include "driver/paths.h"
+#include "driver/resident.h"
 
 namespace weft {
 namespace {
@@ -196,16 +197,36 @@ void Cluster::release() {
 
 void Cluster::stop_orphans() {
     std::vector<std::pair<CoreRef, uint32_t>> orphans;
+    std::vector<CoreRef> residents;
     for (auto& chip : chips_)
         for (uint32_t c = 0; c < board_.cores.size(); ++c) {
+            const uint32_t id = static_cast<uint32_t>(chip->id());
+            if (!chip->resident_name(c).empty()) {
+                if (!residents_.count({id, c})) residents.push_back({id, c});
+                continue;
+            }
             const abi::HartStatus& st = chip->status(c);
-            if (st.state == abi::kHartRunning && chip->resident_name(c).empty())
-                orphans.push_back({CoreRef{static_cast<uint32_t>(chip->id()), c}, st.running_seq});
+            if (st.state == abi::kHartRunning) orphans.push_back({CoreRef{id, c}, st.running_seq});
         }
-    if (orphans.empty()) return;
-    const std::string done = stop_kernels(orphans);
-    std::fprintf(stderr, "weft: %zu kernel(s) of an op whose process is gone were still running%s\n", orphans.size(),
-                 done.c_str());
+    if (!orphans.empty()) {
+        const std::string done = stop_kernels(orphans);
+        std::fprintf(stderr, "weft: %zu kernel(s) of an op whose process is gone were still running%s\n",
+                     orphans.size(), done.c_str());
+    }
+    // After the kernels, which may be sending through them.
+    std::map<std::string, std::string> where;  // image name -> "chip.core, ..."
+    std::string forced;
+    for (const CoreRef& r : residents) {
+        std::string& at = where[chip(r.chip).resident_name(r.core)];
+        at += (at.empty() ? "" : " ") + std::to_string(r.chip) + "." + std::to_string(r.core);
+        const std::string how = resident::stop(*this, r.chip, r.core, std::chrono::milliseconds(3000));
+        if (!how.empty()) forced += "\n  " + how;
+    }
+    if (residents.empty()) return;
+    std::string names;
+    for (const auto& [name, at] : where) names += (names.empty() ? "" : "; ") + name + " on chip.core " + at;
+    std::fprintf(stderr, "weft: stopped %zu resident image(s) left running by a process that is gone: %s%s\n",
+                 residents.size(), names.c_str(), forced.c_str());
 }
 
 std::vector<std::pair<CoreRef, uint32_t>> Cluster::launch_all(const std::vector<Launch>& launches) {
@@ -275,9 +296,9 @@ std::string Cluster::stop_kernels(const std::vector<std::pair<CoreRef, uint32_t>
 }
 
 std::vector<KernelResult> Cluster::wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
-                                            std::chrono::milliseconds timeout) {
+                                            std::chrono::milliseconds timeout, const Watch& watch) {
     try {
-        return wait_all_or_throw(launched, timeout);
+        return wait_all_or_throw(launched, timeout, watch);
     } catch (const TimeoutError& e) {
         const std::string stopped = stop_kernels(launched);
         throw TimeoutError(e.what() + stopped);
@@ -291,8 +312,9 @@ std::vector<KernelResult> Cluster::wait_all(const std::vector<std::pair<CoreRef,
 }
 
 std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
-                                                     std::chrono::milliseconds timeout) {
+                                                     std::chrono::milliseconds timeout, const Watch& watch) {
     const auto deadline = Clock::now() + timeout;
+    auto next_watch = Clock::now();
     std::vector<bool> done(launched.size(), false);
     size_t remaining = launched.size();
     long nap_us = 20;
@@ -327,6 +349,15 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
         if (beat && now_ms() > beat + kBridgeSilenceMs)
             throw Error("weft-bridge has stopped (no heartbeat for " + std::to_string(now_ms() - beat) + " ms); see " +
                         run_dir_ + "/bridge.log");
+        if (watch && Clock::now() >= next_watch) {
+            next_watch = Clock::now() + std::chrono::milliseconds(50);
+            if (const std::string failed = watch(); !failed.empty()) {
+                std::vector<CoreRef> waiting;
+                for (size_t i = 0; i < launched.size(); ++i)
+                    if (!done[i]) waiting.push_back(launched[i].first);
+                throw Error(failed + "\n" + hang_report(waiting));
+            }
+        }
         if (Clock::now() > deadline) {
             std::vector<CoreRef> waiting;
             for (size_t i = 0; i < launched.size(); ++i)

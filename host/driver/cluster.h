@@ -3,7 +3,9 @@
 // report).
 #pragma once
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -82,8 +84,13 @@ public:
     std::vector<std::pair<CoreRef, uint32_t>> launch_all(const std::vector<Launch>& launches);
     // nullptr: none. The observer must outlive its registration.
     void observe(LaunchObserver* observer) { observer_ = observer; }
+    // `watch`, when given, is asked as the wait goes (every ~50 ms) whether
+    // something the kernels rely on has failed (a fabric router, say): a
+    // non-empty answer ends the wait at once as an Error with that text and
+    // the hang report, instead of at the deadline.
+    using Watch = std::function<std::string()>;
     std::vector<KernelResult> wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
-                                       std::chrono::milliseconds timeout);
+                                       std::chrono::milliseconds timeout, const Watch& watch = {});
 
     // Asks each launch still running among `launched` to stop (its kernel
     // leaves at its next wait, abi::HostArea::stop) and waits up to `timeout`;
@@ -102,6 +109,11 @@ public:
     // Lets another client have the cluster between this one's ops.
     void release();
 
+    // The resident images this process started (driver/resident.h): any other
+    // one found when the claim is granted was left by a process that is gone.
+    void adopt_resident(uint32_t chip, uint32_t core) { residents_.insert({chip, core}); }
+    void forget_resident(uint32_t chip, uint32_t core) { residents_.erase({chip, core}); }
+
     // Wakes a core sleeping on its doorbell (abi::HostArea::ring), after the
     // host wrote something it waits for: a resident image's stop request.
     void ring_core(uint32_t chip, uint32_t core);
@@ -114,12 +126,13 @@ public:
 private:
     Cluster() = default;
     std::vector<KernelResult> wait_all_or_throw(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
-                                                std::chrono::milliseconds timeout);
+                                                std::chrono::milliseconds timeout, const Watch& watch);
     void connect(const std::string& run_dir);
     // Wakes the bridge's engine, which may sleep, to ring the launched chips.
     void kick_bridge();
 
-    // Kernels still running that nobody owns any more (their launcher died).
+    // Kernels and resident images still running that nobody owns any more
+    // (their launcher died or failed to stop them).
     void stop_orphans();
 
     std::string run_dir_;
@@ -131,6 +144,7 @@ private:
     BoardInfo board_;
     std::vector<std::unique_ptr<Chip>> chips_;
     LaunchObserver* observer_ = nullptr;
+    std::set<std::pair<uint32_t, uint32_t>> residents_;  // (chip, core)
 };
 
 // Loads kernels by name from the build's firmware of `board`, once each.

@@ -32,15 +32,21 @@ void wait_running(Cluster& cluster, uint32_t chip_id, uint32_t core, uint32_t se
     while (chip.read32(state) != abi::kResidentRunning) {
         if (chip.finished(core, seq)) {
             forget(chip, core);
+            cluster.forget_resident(chip_id, core);
             const KernelResult r = chip.result(core);  // throws FaultError on a fault
             throw Error("resident image '" + chip.kernel_name(core) + "' on " + where(chip_id, core) + " returned " +
                         std::to_string(r.return_code) + " before it ran");
         }
         if (!chip.alive()) throw Error("chip " + std::to_string(chip_id) + " died starting a resident image");
-        if (Clock::now() > deadline)
+        if (Clock::now() > deadline) {
+            const std::string report = cluster.hang_report({{chip_id, core}});
+            const std::string stopped = cluster.stop_kernels({{{chip_id, core}, seq}});
+            forget(chip, core);
+            cluster.forget_resident(chip_id, core);
             throw TimeoutError("resident image '" + chip.kernel_name(core) + "' on " + where(chip_id, core) +
-                               " did not start within " + std::to_string(timeout.count()) + " ms\n" +
-                               cluster.hang_report({{chip_id, core}}));
+                               " did not start within " + std::to_string(timeout.count()) + " ms" + stopped + "\n" +
+                               report);
+        }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
 }
@@ -79,25 +85,36 @@ Running start(Cluster& cluster, uint32_t chip_id, uint32_t core, const KernelIma
     cluster.write(chip_id, l1.base, &control, sizeof control);
     const auto launched = cluster.launch_all({{chip_id, core, &image, KernelArgWords::of(abi::ResidentArgs{l1.base})}});
     record(chip, core, l1);
+    cluster.adopt_resident(chip_id, core);
     wait_running(cluster, chip_id, core, launched.front().second, timeout);
     return {chip_id, core, image.name, l1, l1.base};
 }
 
-void stop(Cluster& cluster, uint32_t chip_id, uint32_t core, std::chrono::milliseconds timeout) {
+std::string stop(Cluster& cluster, uint32_t chip_id, uint32_t core, std::chrono::milliseconds timeout) {
     if (chip_id >= cluster.size()) throw Error("the cluster has no chip " + std::to_string(chip_id));
     Chip& chip = cluster.chip(chip_id);
     if (core >= cluster.board().cores.size() || chip.resident_name(core).empty())
         throw Error(where(chip_id, core) + " runs no resident image");
+    const std::string name = chip.resident_name(core);
     chip.write32(chip.image(core).resident_control + offsetof(abi::ResidentControl, stop), 1);
     cluster.ring_core(chip_id, core);
     const uint32_t seq = chip.control().host.launch[core].seq;
+    std::string forced;
     try {
         cluster.wait_all({{{chip_id, core}, seq}}, timeout);
-    } catch (const FaultError&) {
-        forget(chip, core);  // it ended, if not cleanly
-        throw;
+    } catch (const FaultError& e) {
+        forced = std::string("it faulted stopping: ") + e.what();
+    } catch (const Error& e) {
+        // wait_all has stopped its launch by force (the host's stop word, or a
+        // reset of the chip): the image is gone either way.
+        const std::string what = e.what();
+        const size_t done = what.rfind("; stopped ");
+        forced = "it did not stop within " + std::to_string(timeout.count()) + " ms" +
+                 (done == std::string::npos ? "" : what.substr(done));
     }
     forget(chip, core);
+    cluster.forget_resident(chip_id, core);
+    return forced.empty() ? "" : "resident image '" + name + "' on " + where(chip_id, core) + ": " + forced;
 }
 
 std::vector<Running> list(Cluster& cluster) {

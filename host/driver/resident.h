@@ -44,9 +44,12 @@ Region kept_l1(const BoardInfo& board, uint32_t chip, uint32_t core, uint64_t l1
 Running start(Cluster& cluster, uint32_t chip, uint32_t core, const KernelImage& image, uint64_t l1_bytes,
               const Configure& configure, std::chrono::milliseconds timeout);
 // Asks the image on (chip, core) to stop, waits for its launch to end, and
-// frees its L1. Throws weft::Error if none runs there, FaultError on a fault,
-// TimeoutError (with the hang report) past the deadline.
-void stop(Cluster& cluster, uint32_t chip, uint32_t core, std::chrono::milliseconds timeout);
+// frees its L1. An image that faults stopping or does not stop by the
+// deadline (a router whose cable is pulled) is stopped by force (the host's
+// stop word, else a reset of its chip): it is gone and its L1 free either
+// way. Returns "" for a clean stop, else what happened, naming the image and
+// core. Throws weft::Error if none runs there.
+std::string stop(Cluster& cluster, uint32_t chip, uint32_t core, std::chrono::milliseconds timeout);
 // Every resident image of the cluster, from the control blocks.
 std::vector<Running> list(Cluster& cluster);
 

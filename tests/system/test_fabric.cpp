@@ -684,6 +684,73 @@ void test_galaxy_all_reduce_and_all_gather(void**) {
     assert_int_equal(failures.size(), 0);
 }
 
+// One all-reduce over `transport` on a fresh runner, checked against the host.
+void all_reduce_is_right(const char* transport) {
+    ccl::RunnerOptions o;
+    o.transport = transport;
+    ccl::CollectiveRunner run(*g_cluster, o);
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllReduce;
+    r.bytes = 256 * 1024;
+    const ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 11);
+    if (res.check.wrong) fail_msg("%s all-reduce after the fault: %zu wrong", transport, size_t(res.check.wrong));
+}
+
+// A cable pulled under a fabric op: the op fails within seconds naming the
+// cable, no router stays resident, and once the cable is back EDM and
+// fabric ops are right again.
+void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**) {
+    g_fabric.reset();
+    const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
+    {
+        ccl::RunnerOptions o;
+        o.transport = "fabric";
+        ccl::CollectiveRunner run(*g_cluster, o);  // its fabric planned over every cable
+        g_cluster->set_link(0, east, false);
+        ccl::OpRequest r;
+        r.op = ccl::Collective::kAllReduce;
+        r.algo = "ring";
+        r.bytes = 4 << 20;
+        const auto t0 = steady_clock::now();
+        std::string e;
+        try {
+            ccl::run_case(run, *g_cluster, r, 3);
+        } catch (const std::exception& x) {
+            e = x.what();
+        }
+        const double seconds = duration<double>(steady_clock::now() - t0).count();
+        g_cluster->set_link(0, east, true);
+        fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
+        assert_true(contains(e, "the cable chip 0.E <-> chip 1.W is down"));
+        assert_true(seconds < 10);
+        assert_int_equal(resident::list(*g_cluster).size(), 0);
+    }
+    all_reduce_is_right("edm");
+    all_reduce_is_right("fabric");
+}
+
+// Routers left running by a client that went away without stopping them are
+// stopped by the next client to claim the cluster, which says so; a chip
+// reset frees its cores of them too.
+void test_routers_a_gone_client_left_are_stopped_by_the_next(void**) {
+    g_fabric.reset();
+    g_cluster->release();
+    {
+        std::unique_ptr<Cluster> other = Cluster::attach(g_cluster->run_dir());
+        auto builder = g_2d ? transport::mesh_fabric(other->board(), other->topology(), {}, g_wrap)
+                            : transport::fabric_over(*other, g_ring);
+        transport::Fabric::start(*other, builder, milliseconds(10000)).release();  // never stopped
+    }
+    const size_t left = resident::list(*g_cluster).size();
+    assert_true(left > 2);
+    g_cluster->reset_chip(0);
+    for (const auto& r : resident::list(*g_cluster)) assert_int_not_equal(r.chip, 0);
+    assert_true(resident::list(*g_cluster).size() < left);
+    all_reduce_is_right("edm");  // claims the cluster: the rest are stopped
+    assert_int_equal(resident::list(*g_cluster).size(), 0);
+    all_reduce_is_right("fabric");
+}
+
 }  // namespace
 
 int main() {
@@ -700,11 +767,15 @@ int main() {
         cmocka_unit_test(test_a_ring_full_both_ways_completes),
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
         cmocka_unit_test(test_multicast_reaches_exactly_its_range),
+        cmocka_unit_test(test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable),
+        cmocka_unit_test(test_routers_a_gone_client_left_are_stopped_by_the_next),
     };
     const struct CMUnitTest mesh_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
         cmocka_unit_test(test_the_specs_cyclic_pattern_completes),
         cmocka_unit_test(test_2d_multicast_reaches_exactly_its_span),
+        cmocka_unit_test(test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable),
+        cmocka_unit_test(test_routers_a_gone_client_left_are_stopped_by_the_next),
     };
     const struct CMUnitTest torus_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "driver/paths.h"
 #include "driver/resident.h"
+#include "transport/fabric/fabric_wait.h"
 
 namespace weft::transport {
 
@@ -87,25 +88,67 @@ std::unique_ptr<Fabric> Fabric::start(Cluster& cluster, FabricBuilder builder, s
     return fabric;
 }
 
-void Fabric::stop(std::chrono::milliseconds timeout) {
-    std::string failed;
+namespace {
+
+std::string router_name(const BoardInfo& board, const FabricRouterPlan& p) {
+    return "the fabric router on chip " + std::to_string(p.chip) + " port " + port_name(board, p.port) + " (core " +
+           std::to_string(p.core) + ")";
+}
+
+// The channel of `status` whose head packet has not moved the longest, and for how long (us).
+std::pair<uint32_t, uint32_t> most_stuck(const abi::FabricRouterConfig& c, const abi::FabricRouterStatus& status) {
+    std::pair<uint32_t, uint32_t> worst{0, 0};
+    for (uint32_t i = 0; i < c.num_senders && i < abi::kFabricMaxSenders; ++i)
+        if (status.senders[i].stuck_us > worst.second) worst = {i, status.senders[i].stuck_us};
+    for (uint32_t v = 0; v < c.num_vcs && v < abi::kFabricMaxVcs; ++v)
+        if (status.receivers[v].stuck_us > worst.second) worst = {c.num_senders + v, status.receivers[v].stuck_us};
+    return worst;
+}
+
+}  // namespace
+
+std::string Fabric::fault() const {
+    const BoardInfo& board = cluster_.board();
+    for (size_t r = 0; r < started_; ++r) {
+        const FabricRouterPlan& plan = builder_.routers()[r];
+        Chip& chip = cluster_.chip(plan.chip);
+        if (!chip.alive()) return router_name(board, plan) + " is gone: chip " + std::to_string(plan.chip) + " died";
+        if (chip.resident_name(plan.core).empty() || chip.status(plan.core).state != abi::kHartRunning)
+            return router_name(board, plan) + " is not running" +
+                   (chip.status(plan.core).state == abi::kHartFault ? ": " + chip.describe_fault(plan.core) : "");
+        const abi::PortState& port = chip.control().port[plan.port];
+        if (port.state == abi::kLinkUp || !plan.config.timeout_us) continue;
+        abi::FabricRouterStatus status;
+        chip.read(plan.config.status, &status, sizeof status);
+        const auto [channel, us] = most_stuck(plan.config, status);
+        if (us < plan.config.timeout_us) continue;
+        char held[32];
+        snprintf(held, sizeof held, "%.1f s", us / 1e6);
+        return "the cable chip " + std::to_string(plan.chip) + "." + port_name(board, plan.port) + " <-> chip " +
+               std::to_string(port.peer_chip) + "." + port_name(board, port.peer_port) + " is down: " +
+               router_name(board, plan) + " has held the head packet of its " +
+               fabric_channel_name(plan.config, channel) + " for " + held;
+    }
+    return "";
+}
+
+std::string Fabric::stop(std::chrono::milliseconds timeout) {
+    std::string forced;
     for (; started_ > 0; --started_) {
         const FabricRouterPlan& plan = builder_.routers()[started_ - 1];
         if (cluster_.chip(plan.chip).resident_name(plan.core).empty()) continue;  // stopped by someone else
-        try {
-            resident::stop(cluster_, plan.chip, plan.core, timeout);
-        } catch (const std::exception& e) {
-            if (failed.empty()) failed = e.what();
-        }
+        const std::string how = resident::stop(cluster_, plan.chip, plan.core, timeout);
+        if (!how.empty()) forced += (forced.empty() ? "" : "\n") + how;
     }
-    if (!failed.empty()) throw Error("stopping the fabric: " + failed);
+    return forced;
 }
 
 Fabric::~Fabric() {
     try {
-        stop();
+        if (const std::string forced = stop(); !forced.empty())
+            fprintf(stderr, "weft: stopping the fabric: %s\n", forced.c_str());
     } catch (const std::exception& e) {
-        fprintf(stderr, "weft: %s\n", e.what());
+        fprintf(stderr, "weft: stopping the fabric: %s\n", e.what());
     }
 }
 

@@ -39,8 +39,17 @@ public:
     Fabric& operator=(const Fabric&) = delete;
 
     const FabricBuilder& builder() const { return builder_; }
-    // Stops every router (each lets what it issued finish). Idempotent.
-    void stop(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
+    // Why the fabric cannot carry traffic now, naming the router: its chip
+    // died, its image ended (a fault), or it has held a packet for its
+    // timeout (FabricOptions::timeout_us) on a cable that is down. "" while
+    // healthy. Cheap (reads the routers' status words): an op's wait asks it
+    // as it goes, so a dead cable is reported in seconds, not at the deadline.
+    std::string fault() const;
+    // Stops every router (each lets what it issued finish; a router whose
+    // cable is down drops what it queued for it). A router that does not stop
+    // in time is stopped by force; returns what was forced, one line per
+    // router ("" for a clean stop). Idempotent.
+    std::string stop(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
 private:
     Fabric(Cluster& cluster, FabricBuilder builder) : cluster_(cluster), builder_(std::move(builder)) {}

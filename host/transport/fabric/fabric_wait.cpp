@@ -54,6 +54,15 @@ std::string sender_name(const abi::FabricRouterConfig& c, uint32_t i) {
     return std::string("pass-through from the ") + "NESW"[from] + " router, VC " + std::to_string(vc);
 }
 
+}  // namespace
+
+std::string fabric_channel_name(const abi::FabricRouterConfig& c, uint32_t channel) {
+    if (channel < c.num_senders) return sender_name(c, channel);
+    return "receiver VC " + std::to_string(channel - c.num_senders);
+}
+
+namespace {
+
 std::string describe_senders(const Chip& chip, const abi::FabricRouterConfig& c, const abi::FabricLinkWords& lw,
                              const abi::FabricRouterStatus& st) {
     std::ostringstream o;
