@@ -254,20 +254,26 @@ void Edm::publish(uint32_t i) {
 }
 
 template <typename Ready>
-bool Edm::wait_progress(Ready ready, uint64_t since) {
+bool Edm::wait_progress(Ready ready, uint64_t& down_since) {
     const uint64_t limit = uint64_t(config_.progress_timeout_us) * timer::ticks_per_us();
     bool out_of_time = false;
     wait_active(
         [&] {
             if (ready()) return true;
-            out_of_time = limit && timer::now() - since >= limit;
+            if (eth::link_up(config_.port)) {
+                down_since = 0;
+                return false;
+            }
+            const uint64_t now = timer::now();
+            if (!down_since) down_since = now;
+            out_of_time = limit && now - down_since >= limit;
             return out_of_time;
         },
         abi::kWaitEdm, address_of(&config_));
     return !out_of_time;
 }
 
-void Edm::timed_out(uint64_t since) {
+void Edm::timed_out(uint64_t down_since) {
     // Name the first channel still running: on a dead link they all are, and
     // the one that was meant to finish first is where the op stands.
     uint32_t channel = 0;
@@ -277,26 +283,24 @@ void Edm::timed_out(uint64_t since) {
             break;
         }
     }
-    const uint64_t us = (timer::now() - since) / timer::ticks_per_us();
-    const uint32_t kind = eth::link_up(config_.port) ? abi::kEventTimeout : abi::kEventLinkDown;
+    const uint64_t us = (timer::now() - down_since) / timer::ticks_per_us();
     status::post(abi::kEventTimeout, config_.port, channel, us);
-    if (kind == abi::kEventLinkDown) status::post(kind, config_.port, channel, us);
+    status::post(abi::kEventLinkDown, config_.port, channel, us);
     mailbox::panic(abi::kPanicEdmTimeout, (uint64_t(config_.port) << 48) | (uint64_t(channel & 0xffff) << 32) |
                                               (us > 0xffffffffu ? 0xffffffffu : us));
 }
 
 int Edm::run() {
-    uint64_t since = timer::now();  // the last time anything moved
+    uint64_t down_since = 0;
     while (!done_) {
         bool moved = false;
-        if (!wait_progress([&] { return (moved = poll()) || done_; }, since)) timed_out(since);
-        if (moved) since = timer::now();
+        if (!wait_progress([&] { return (moved = poll()) || done_; }, down_since)) timed_out(down_since);
     }
     // Every ack and counter we sent must be on the wire before the core is reused.
     const uint32_t issued = eth::issued(config_.port);
-    since = timer::now();
-    if (!wait_progress([&] { return eth::check(config_.port) && eth::completed(config_.port) == issued; }, since))
-        timed_out(since);
+    if (!wait_progress([&] { return eth::check(config_.port) && eth::completed(config_.port) == issued; },
+                       down_since))
+        timed_out(down_since);
     noc::barrier();
     return 0;
 }

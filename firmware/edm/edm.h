@@ -52,12 +52,15 @@ private:
     bool poll_receiver(Channel& ch);
     bool sender_finished(const Channel& ch) const;
     bool tx_room(uint32_t commands) const { return eth::has_room(config_.port, commands); }
-    // Waits for `ready`, but no longer than the progress timeout allows since
-    // `since` (mtime); false when the time ran out.
+    // Waits for `ready`, but no longer than the progress timeout with the
+    // cable down: `down_since` is when it was last seen going down (mtime, 0:
+    // up). False when the time ran out. With the cable up an EDM that moves
+    // nothing is waiting on its workers or its peer, which a busy host makes
+    // slow, not stuck: the host watches the op as a whole.
     template <typename Ready>
-    bool wait_progress(Ready ready, uint64_t since);
-    // The progress timeout ran out: post the event, then fail. Never returns.
-    [[noreturn]] void timed_out(uint64_t since);
+    bool wait_progress(Ready ready, uint64_t& down_since);
+    // The progress timeout ran out: post the events, then fail. Never returns.
+    [[noreturn]] void timed_out(uint64_t down_since);
     void publish(uint32_t index);
     void hand_over(const Channel& ch, uint32_t message, uint32_t slot);
 

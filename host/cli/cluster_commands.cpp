@@ -1,4 +1,7 @@
 // weft up, down, link and reset: a cluster's life and its cables.
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -29,18 +32,35 @@ int up(const std::string& cluster, const std::string& run_dir) {
     return 0;
 }
 
+// Its control socket gone (deleted), a bridge is still found through the pid
+// its lock holds, and stopped with SIGTERM.
+int stop_through_lock(const std::string& run_dir, int pid) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (kill(pid, SIGTERM) != 0 && errno != ESRCH)
+        throw Error("cannot stop weft-bridge pid " + std::to_string(pid) + ": " + strerror(errno));
+    if (!run_dir::wait_released(run_dir, 20000))
+        throw Error("weft-bridge pid " + std::to_string(pid) + " did not stop within 20 s of SIGTERM");
+    std::printf("cluster down in %.2f s (its control socket was gone: stopped weft-bridge pid %d through %s/bridge.lock)\n",
+                seconds_since(t0), pid, run_dir.c_str());
+    return 0;
+}
+
 int down(const std::string& run_dir) {
     std::unique_ptr<ControlClient> client;
     try {
         client = std::make_unique<ControlClient>(run_dir);
     } catch (const NoClusterError&) {
+        if (const int pid = run_dir::holder(run_dir)) return stop_through_lock(run_dir, pid);
         std::printf("no cluster is up in %s: nothing to stop\n", run_dir.c_str());
         return 0;  // the state asked for holds already
     }
     ControlClient& c = *client;
     const auto t0 = std::chrono::steady_clock::now();
     c.request({{"cmd", "shutdown"}});
-    if (!c.wait_closed(20000)) throw Error("weft-bridge did not stop within 20 s (see " + run_dir + "/bridge.log)");
+    // Down means the run directory is free for the next 'weft up': the bridge
+    // lets go of its lock only as it exits, after its socket.
+    if (!c.wait_closed(20000) || !run_dir::wait_released(run_dir, 20000))
+        throw Error("weft-bridge did not stop within 20 s (see " + run_dir + "/bridge.log)");
     std::printf("cluster down in %.2f s\n", seconds_since(t0));
     return 0;
 }

@@ -34,8 +34,8 @@ std::string describe_panic(int32_t code, uint64_t detail) {
         case abi::kPanicStopped: return "stopped by the host (launch " + std::to_string(detail) + ")";
         case abi::kPanicEdmTimeout:
             return "EDM timeout: port " + std::to_string(detail >> 48) + " channel " +
-                   std::to_string((detail >> 32) & 0xffff) + " made no progress for " +
-                   std::to_string(static_cast<uint32_t>(detail)) + " us (link down or peer stalled; see events.log)";
+                   std::to_string((detail >> 32) & 0xffff) + " could not move for " +
+                   std::to_string(static_cast<uint32_t>(detail)) + " us: its cable is down (see events.log)";
     }
     return "panic code " + std::to_string(code);
 }

@@ -16,8 +16,10 @@
 #include "common/error.h"
 #include "common/knobs.h"
 #include "common/log.h"
+#include "common/process.h"
 #include "driver/paths.h"
 #include "driver/resident.h"
+#include "driver/run_dir.h"
 
 namespace weft {
 namespace {
@@ -26,6 +28,9 @@ using Clock = std::chrono::steady_clock;
 
 // How long the bridge may go without a heartbeat before we call it gone.
 constexpr uint64_t kBridgeSilenceMs = 3000;
+// A bridge process that is alive but has not beaten for this long is hung,
+// whatever the host's load.
+constexpr uint64_t kBridgeHungMs = 60000;
 
 uint64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
@@ -128,6 +133,7 @@ void Cluster::shutdown() {
     control_->request({{"cmd", "shutdown"}});
     control_->wait_closed(15000);
     control_.reset();
+    run_dir::wait_released(run_dir_, 15000);  // the next cluster may take the directory at once
 }
 
 std::vector<LinkInfo> Cluster::links() {
@@ -311,10 +317,49 @@ std::vector<KernelResult> Cluster::wait_all(const std::vector<std::pair<CoreRef,
     }
 }
 
+namespace {
+
+std::vector<CoreRef> unfinished(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
+                                const std::vector<bool>& done, size_t except = SIZE_MAX) {
+    std::vector<CoreRef> out;
+    for (size_t i = 0; i < launched.size(); ++i)
+        if (!done[i] && i != except) out.push_back(launched[i].first);
+    return out;
+}
+
+}  // namespace
+
+uint64_t Cluster::activity() const {
+    uint64_t sum = 0;
+    for (const auto& chip : chips_) {
+        const abi::ChipControlBlock& cb = chip->control();
+        for (uint32_t c = 0; c < board_.cores.size(); ++c)
+            sum += cb.noc[c].head + cb.math[c].head + cb.hart[c].progress + cb.hart[c].done_seq;
+        for (uint32_t p = 0; p < board_.ports.size(); ++p) sum += cb.eth[p].head;
+    }
+    return sum;
+}
+
+void Cluster::check_bridge() const {
+    const uint64_t beat = chips_.front()->control().bridge.heartbeat;
+    if (!beat || now_ms() <= beat + kBridgeSilenceMs) return;
+    // A busy host may keep the engine off the CPU for seconds: only a bridge
+    // that is gone, or silent far longer than any host delay, has stopped.
+    const int pid = info_.value("bridge_pid", 0);
+    const bool gone = pid > 0 && !process_running(pid);
+    if (gone || now_ms() > beat + kBridgeHungMs)
+        throw Error("weft-bridge " + std::string(gone ? "has exited" : "has stopped serving the chips") +
+                    " (no heartbeat for " + std::to_string(now_ms() - beat) + " ms); see " + run_dir_ + "/bridge.log");
+}
+
 std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
                                                      std::chrono::milliseconds timeout, const Watch& watch) {
-    const auto deadline = Clock::now() + timeout;
-    auto next_watch = Clock::now();
+    // The deadline is for a stall: it moves on whenever anything on the
+    // cluster moves, so a busy host makes an op slow, not failed. A cap of
+    // kStallCapFactor deadlines still ends a kernel that keeps busy forever.
+    const auto cap = Clock::now() + timeout * kStallCapFactor;
+    auto deadline = Clock::now() + timeout, next_look = Clock::now();
+    uint64_t seen = activity();
     std::vector<bool> done(launched.size(), false);
     size_t remaining = launched.size();
     long nap_us = 20;
@@ -325,12 +370,8 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
             const auto& [ref, seq] = launched[i];
             Chip& chip = *chips_[ref.chip];
             if (chip.finished(ref.core, seq)) {
-                if (chip.status(ref.core).state == abi::kHartFault) {
-                    std::vector<CoreRef> waiting;
-                    for (size_t j = 0; j < launched.size(); ++j)
-                        if (!done[j] && j != i) waiting.push_back(launched[j].first);
-                    throw FaultError(chip.describe_fault(ref.core) + "\n" + hang_report(waiting));
-                }
+                if (chip.status(ref.core).state == abi::kHartFault)
+                    throw FaultError(chip.describe_fault(ref.core) + "\n" + hang_report(unfinished(launched, done, i)));
                 done[i] = true;
                 --remaining;
                 if (observer_) observer_->finished(ref.chip, ref.core, chip.result(ref.core));
@@ -345,27 +386,22 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
             }
         }
         if (!remaining) break;
-        const uint64_t beat = chips_[launched.front().first.chip]->control().bridge.heartbeat;
-        if (beat && now_ms() > beat + kBridgeSilenceMs)
-            throw Error("weft-bridge has stopped (no heartbeat for " + std::to_string(now_ms() - beat) + " ms); see " +
-                        run_dir_ + "/bridge.log");
-        if (watch && Clock::now() >= next_watch) {
-            next_watch = Clock::now() + std::chrono::milliseconds(50);
-            if (const std::string failed = watch(); !failed.empty()) {
-                std::vector<CoreRef> waiting;
-                for (size_t i = 0; i < launched.size(); ++i)
-                    if (!done[i]) waiting.push_back(launched[i].first);
-                throw Error(failed + "\n" + hang_report(waiting));
-            }
+        const auto now = Clock::now();
+        if (now >= next_look) {
+            next_look = now + std::chrono::milliseconds(50);
+            check_bridge();
+            if (const uint64_t a = activity(); a != seen) seen = a, deadline = std::min(cap, now + timeout);
+            if (const std::string failed = watch ? watch() : ""; !failed.empty())
+                throw Error(failed + "\n" + hang_report(unfinished(launched, done)));
         }
-        if (Clock::now() > deadline) {
-            std::vector<CoreRef> waiting;
-            for (size_t i = 0; i < launched.size(); ++i)
-                if (!done[i]) waiting.push_back(launched[i].first);
-            WEFT_WARN("launch", "deadline of %lld ms passed with %zu kernel(s) unfinished", (long long)timeout.count(),
-                      remaining);
-            throw TimeoutError("deadline of " + std::to_string(timeout.count()) + " ms passed with " +
-                               std::to_string(remaining) + " kernel(s) unfinished\n" + hang_report(waiting));
+        if (now > deadline) {
+            const std::string why = now >= cap ? "the op ran " + std::to_string(kStallCapFactor) + "x its deadline of " +
+                                                     std::to_string(timeout.count()) + " ms"
+                                               : "nothing moved on the cluster for " +
+                                                     std::to_string(timeout.count()) + " ms (the deadline)";
+            WEFT_WARN("launch", "%s with %zu kernel(s) unfinished", why.c_str(), remaining);
+            throw TimeoutError(why + " with " + std::to_string(remaining) + " kernel(s) unfinished\n" +
+                               hang_report(unfinished(launched, done)));
         }
         nap_us = progressed ? 20 : std::min<long>(nap_us * 2, 2000);
         std::this_thread::sleep_for(std::chrono::microseconds(nap_us));

@@ -89,8 +89,13 @@ public:
     // non-empty answer ends the wait at once as an Error with that text and
     // the hang report, instead of at the deadline.
     using Watch = std::function<std::string()>;
+    // `timeout` is how long the cluster may go without anything moving (a
+    // stall): it restarts whenever a ring, a core's progress word or a launch
+    // moves anywhere, so a busy host makes an op slow, not failed; an op that
+    // keeps busy for kStallCapFactor timeouts in all also ends.
     std::vector<KernelResult> wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
                                        std::chrono::milliseconds timeout, const Watch& watch = {});
+    static constexpr int kStallCapFactor = 10;
 
     // Asks each launch still running among `launched` to stop (its kernel
     // leaves at its next wait, abi::HostArea::stop) and waits up to `timeout`;
@@ -130,6 +135,13 @@ private:
     void connect(const std::string& run_dir);
     // Wakes the bridge's engine, which may sleep, to ring the launched chips.
     void kick_bridge();
+
+    // A sum of every chip's ring heads, cores' progress words and finished
+    // launches: it changes whenever anything on the cluster moves.
+    uint64_t activity() const;
+    // Throws weft::Error once the bridge has exited or has been silent far
+    // longer than a busy host explains.
+    void check_bridge() const;
 
     // Kernels and resident images still running that nobody owns any more
     // (their launcher died or failed to stop them).

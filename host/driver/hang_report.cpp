@@ -97,6 +97,24 @@ void tt_link_lines(std::ostringstream& o, const nlohmann::json& links, const std
     }
 }
 
+// Dead chips and pulled cables first: they explain most hangs at a glance.
+void down_cables(std::ostringstream& o, const std::vector<std::unique_ptr<Chip>>& chips, const BoardInfo& board) {
+    std::string down, dead;
+    for (const auto& chip : chips) {
+        if (!chip->alive()) dead += " " + std::to_string(chip->id());
+        for (uint32_t p = 0; p < board.ports.size(); ++p) {
+            const abi::PortState& ps = chip->control().port[p];
+            // Each cable once, from its lower end.
+            if (ps.state != abi::kLinkDown || std::make_pair(uint32_t(chip->id()), p) > std::make_pair(ps.peer_chip, ps.peer_port))
+                continue;
+            down += " chip " + std::to_string(chip->id()) + "." + port_name(board, p) + " <-> chip " +
+                    std::to_string(ps.peer_chip) + "." + port_name(board, ps.peer_port) + ";";
+        }
+    }
+    if (!dead.empty()) o << "DEAD chips:" << dead << "\n";
+    if (!down.empty()) o << "DOWN cables:" << down.substr(0, down.size() - 1) << "\n";
+}
+
 }  // namespace
 
 std::string Cluster::hang_report(const std::vector<CoreRef>& waiting) {
@@ -104,6 +122,7 @@ std::string Cluster::hang_report(const std::vector<CoreRef>& waiting) {
     for (const CoreRef& r : waiting) owed.insert({r.chip, r.core});
     std::ostringstream o;
     o << "=== weft hang report: cluster '" << info_.value("name", "?") << "', " << chips_.size() << " chips ===\n";
+    down_cables(o, chips_, board_);
     for (auto& chip_ptr : chips_) {
         const Chip& chip = *chip_ptr;
         const abi::ChipControlBlock& cb = chip.control();

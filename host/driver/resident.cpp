@@ -96,6 +96,11 @@ std::string stop(Cluster& cluster, uint32_t chip_id, uint32_t core, std::chrono:
     if (core >= cluster.board().cores.size() || chip.resident_name(core).empty())
         throw Error(where(chip_id, core) + " runs no resident image");
     const std::string name = chip.resident_name(core);
+    if (!chip.alive()) {  // nothing runs there any more
+        forget(chip, core);
+        cluster.forget_resident(chip_id, core);
+        return "resident image '" + name + "' on " + where(chip_id, core) + ": its chip is dead";
+    }
     chip.write32(chip.image(core).resident_control + offsetof(abi::ResidentControl, stop), 1);
     cluster.ring_core(chip_id, core);
     const uint32_t seq = chip.control().host.launch[core].seq;
@@ -103,7 +108,7 @@ std::string stop(Cluster& cluster, uint32_t chip_id, uint32_t core, std::chrono:
     try {
         cluster.wait_all({{{chip_id, core}, seq}}, timeout);
     } catch (const FaultError& e) {
-        forced = std::string("it faulted stopping: ") + e.what();
+        forced = std::string("it ended in a fault: ") + e.what();
     } catch (const Error& e) {
         // wait_all has stopped its launch by force (the host's stop word, or a
         // reset of the chip): the image is gone either way.

@@ -90,6 +90,14 @@ int holder(const std::string& dir) {
     return pid;
 }
 
+bool wait_released(const std::string& dir, int timeout_ms) {
+    for (int waited = 0; holder(dir) != 0; waited += 10) {
+        if (waited >= timeout_ms) return false;
+        usleep(10000);
+    }
+    return true;
+}
+
 std::string temporary(const std::string& base, int pid) { return base + "-tmp" + std::to_string(pid); }
 
 std::vector<std::string> remove_stale_temporaries(const std::string& base) {

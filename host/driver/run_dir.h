@@ -26,6 +26,9 @@ int take_lock(const std::string& dir);
 void write_holder(int lock_fd, int pid);
 // The pid of the bridge holding the lock of `dir`, or 0 if nobody holds it.
 int holder(const std::string& dir);
+// Waits up to timeout_ms for the lock of `dir` to be free (its bridge gone);
+// true once it is.
+bool wait_released(const std::string& dir, int timeout_ms);
 
 // The run directory of a temporary cluster a process starts beside `base`
 // (`base`-tmpPID), and the removal of those whose process is gone without

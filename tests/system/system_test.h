@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/knobs.h"
+#include "common/process.h"
 #include "driver/cluster.h"
 #include "driver/paths.h"
 #include "driver/platform_kernels.h"
@@ -48,16 +49,7 @@ inline int start_for_group(const std::string& name, std::unique_ptr<Cluster>* in
     }
 }
 
-// A zombie counts as gone: in a container nobody may reap the daemon.
-inline bool process_exists(int pid) {
-    if (pid <= 0 || kill(pid, 0) != 0) return false;
-    FILE* f = fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
-    if (!f) return false;
-    char state = 0;
-    int n = fscanf(f, "%*d %*s %c", &state);
-    fclose(f);
-    return n == 1 && state != 'Z';
-}
+inline bool process_exists(int pid) { return process_running(pid); }
 
 // Processes exit a moment after closing their sockets: allow them 3 s.
 inline bool process_gone_soon(int pid) {

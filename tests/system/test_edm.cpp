@@ -127,7 +127,8 @@ void test_builder_refuses_what_does_not_fit(void**) {
 }
 
 // A cable pulled for good: the EDM's commands wait (TT-link does not fail
-// them), so its progress timeout must end it with an event naming the link.
+// them), so its progress timeout (which runs only while the cable is down)
+// must end it with an event naming the link.
 void test_dead_link_faults_the_edm(void**) {
     Cluster& c = *g_pair;
     transport::L1Allocator mem(c.board());
@@ -149,7 +150,7 @@ void test_dead_link_faults_the_edm(void**) {
     const auto t0 = std::chrono::steady_clock::now();
     nlohmann::json events = c.events();
     c.set_link(0, kE, true);
-    if (!contains(msg, "kernel 'edm' FAULT: EDM timeout: port 1 channel 0 made no progress for"))
+    if (!contains(msg, "kernel 'edm' FAULT: EDM timeout: port 1 channel 0 could not move for"))
         fail_msg("got: %s", msg.c_str());
     // The status mailbox told the control plane which link, within the bridge's 100 ms drain.
     bool timeout = false, down = false;

@@ -722,6 +722,7 @@ void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**)
         g_cluster->set_link(0, east, true);
         fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
         assert_true(contains(e, "the cable chip 0.E <-> chip 1.W is down"));
+        assert_true(contains(e, "\nDOWN cables: chip 0.E <-> chip 1.W\n"));  // atop the hang report
         assert_true(seconds < 10);
         assert_int_equal(resident::list(*g_cluster).size(), 0);
     }

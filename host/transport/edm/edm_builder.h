@@ -31,9 +31,10 @@ struct EdmOptions {
     uint32_t slots = 4;              // buffers per channel
     uint32_t slot_size = 16 * 1024;  // bytes per message (4-16 KiB is where links run well)
     uint32_t handshake_retry_us = 200;
-    // An EDM that moves nothing for this long posts a timeout event naming its
-    // port and stuck channel and fails (0: waits forever). Long enough for a
-    // retraining link and a busy host; short of the drivers' op deadlines.
+    // An EDM that cannot move for this long with its cable down posts a
+    // timeout event naming its port and stuck channel and fails (0: waits
+    // forever). Long enough for a flapping cable; short of the drivers' op
+    // deadlines. A busy host never trips it: the cable must be down.
     uint32_t progress_timeout_us = 5'000'000;
     uint32_t epoch = 0;  // 0: the next value of a process-wide counter
 };

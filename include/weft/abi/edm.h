@@ -89,8 +89,10 @@ struct EdmConfig {
     uint64_t link_words;       // this EDM's EdmLinkWords
     uint64_t peer_link_words;  // the peer EDM's, in its L1
     uint32_t handshake_retry_us;
-    // Offset 44. How long the EDM may go without moving anything before it
-    // posts a timeout event (chip, port, stuck channel) and fails; 0: never.
+    // Offset 44. How long the EDM may wait on its cable while it is down
+    // before it posts timeout and link-down events (chip, port, stuck
+    // channel) and fails; 0: never. With the cable up it waits as long as the
+    // host lets it: slow is not stuck.
     uint32_t progress_timeout_us;
     EdmChannel channels[kEdmMaxChannels];
     // Written by the EDM only.
