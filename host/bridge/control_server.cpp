@@ -158,13 +158,7 @@ json cluster_info(Bridge& bridge) {
             {"chips", chips},
             {"meshes", ClusterTopology::from_spec(spec).meshes_json()},
             {"links", links},
-            {"fabric",
-             {{"topology", spec.fabric.topology},
-              {"planes", spec.fabric.planes},
-              {"slots", spec.fabric.slots},
-              {"packet_bytes", spec.fabric.packet_bytes},
-              {"lanes", spec.fabric.lanes},
-              {"router_timeout_ms", spec.fabric.router_timeout_ms}}}};
+            {"fabric", spec.fabric.to_json()}};
 }
 
 namespace {

@@ -128,8 +128,13 @@ private:
         // Pieces keep their size on several planes: a transfer of one piece
         // stays on one cable (cut smaller, the pieces' fixed costs outweigh
         // the second cable: make bench, planes).
-        return std::max(grain, opt_.piece_bytes / grain * grain);
+        // Tiny messages (a fabric of 64-byte packets) would cut a transfer
+        // into so many pieces that planning alone takes minutes: a piece
+        // then carries several messages.
+        const uint64_t at_least = (x.src.size() + kMaxPieces - 1) / kMaxPieces;
+        return std::max(grain, std::max(opt_.piece_bytes, at_least + grain - 1) / grain * grain);
     }
+    static constexpr uint64_t kMaxPieces = 256;  // per transfer
 
     // Pieces of every transfer of a round, interleaved: piece k of all, then piece k + 1.
     void route_round(const std::vector<Transfer>& order, size_t first, size_t last) {

@@ -119,36 +119,30 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips
         if (chips_ != every_chip(cluster))
             throw Error("a communicator over some of the chips runs over the EDM; the fabric spans the whole cluster");
         fabric_plan_ = std::make_unique<transport::FabricBuilder>(plan_fabric());
+    } else if (options_.transport == "auto") {
+        // The fabric carries what the EDM cannot, where the cluster has one.
+        if (chips_ == every_chip(cluster) && cluster.size() > 1) {
+            try {
+                fabric_plan_ = std::make_unique<transport::FabricBuilder>(plan_fabric());
+            } catch (const Error& e) {
+                WEFT_INFO("ccl", "no fabric for --transport auto: %s", e.what());
+            }
+        }
     } else if (options_.transport != "edm") {
-        throw Error("unknown transport '" + options_.transport + "': edm or fabric");
+        throw Error("unknown transport '" + options_.transport + "': edm, fabric or auto");
     }
 }
 
 CollectiveRunner::~CollectiveRunner() = default;
 
-// The cluster file's fabric: section (its defaults when absent). A stream's
+// The cluster file's fabric: section, sized to the board. A stream's
 // message is at most one packet.
 transport::FabricBuilder CollectiveRunner::plan_fabric() {
-    const nlohmann::json f = cluster_.info().value("fabric", nlohmann::json::object());
-    transport::FabricOptions fo;
-    fo.slots = f.value("slots", fo.slots);
-    fo.slot_size = f.value("packet_bytes", fo.slot_size - abi::kFabricHeaderBytes) + abi::kFabricHeaderBytes;
-    fo.lanes = f.value("lanes", fo.lanes);
-    fo.timeout_us = f.value("router_timeout_ms", fo.timeout_us / 1000) * 1000;
-    const std::string topology = f.value("topology", std::string("auto"));
-    const uint32_t payload = fo.slot_size - abi::kFabricHeaderBytes;
+    const FabricSpec spec = FabricSpec::from_json(cluster_.info().value("fabric", nlohmann::json::object()));
+    transport::FabricBuilder fabric = transport::cluster_fabric(cluster_.board(), cluster_.topology(), spec);
+    const uint32_t payload = fabric.options().slot_size - abi::kFabricHeaderBytes;
     options_.fabric_streams.message_bytes = std::min(options_.fabric_streams.message_bytes, payload);
-    // auto: 2D on one mesh or torus of at least 2x2; else a ring where the
-    // ring order closes over a cable, else a line.
-    const ClusterTopology cluster_topology = cluster_.topology();
-    const auto& meshes = cluster_topology.meshes();
-    const bool grid = meshes.size() == 1 && (meshes[0].topology == "mesh" || meshes[0].topology == "torus") &&
-                      meshes[0].width >= 2 && meshes[0].height >= 2;
-    if (topology == "mesh" || topology == "torus" || (topology == "auto" && grid))
-        return transport::mesh_fabric(cluster_.board(), cluster_topology, fo, topology != "mesh");
-    const bool ring = topology == "ring" ||
-                      (topology == "auto" && ring_.size() >= 3 && topo_.stretch(ring_, true) == 1.0);
-    return transport::fabric_over(cluster_, ring, fo);
+    return fabric;
 }
 
 void CollectiveRunner::drop_fabric(const Error& e) {
@@ -180,20 +174,56 @@ transport::EdmOptions CollectiveRunner::edm_options() const {
     return eo;
 }
 
-std::unique_ptr<transport::Transport> CollectiveRunner::make_transport(transport::L1Allocator& mem) {
-    if (fabric_plan_)
-        return std::make_unique<transport::FabricTransport>(fabric_->builder(), cluster_.board(), mem,
-                                                            options_.fabric_streams);
+std::vector<CollectiveRunner::Via> CollectiveRunner::vias() const {
+    if (options_.transport == "fabric") return {Via::kFabric};
+    if (options_.transport == "auto" && fabric_plan_) return {Via::kEdm, Via::kFabric};
+    return {Via::kEdm};
+}
+
+std::vector<uint32_t> CollectiveRunner::workers(Via via) const {
+    std::vector<uint32_t> w = workers_;
+    // A worker reaches the routers through a lane of its own: those past the
+    // routers' lanes sit a fabric op out.
+    if (via == Via::kFabric && w.size() > fabric_plan_->options().lanes) w.resize(fabric_plan_->options().lanes);
+    return w;
+}
+
+uint32_t CollectiveRunner::message_bytes(Via via) const {
+    return via == Via::kFabric ? options_.fabric_streams.message_bytes : options_.slot_size;
+}
+
+std::unique_ptr<transport::Transport> CollectiveRunner::make_transport(transport::L1Allocator& mem,
+                                                                      uint32_t message_bytes, Via via) const {
+    if (via == Via::kFabric) {
+        transport::FabricStreamOptions so = options_.fabric_streams;
+        so.message_bytes = message_bytes;
+        return std::make_unique<transport::FabricTransport>(*fabric_plan_, cluster_.board(), mem, so);
+    }
     return std::make_unique<transport::EdmTransport>(topo_, cluster_.board(), mem, edm_options());
 }
 
+transport::L1Allocator CollectiveRunner::allocator(Via via) const {
+    transport::L1Allocator mem(cluster_.board());
+    std::map<uint32_t, uint32_t> rank_of;
+    for (uint32_t rank = 0; rank < chips_.size(); ++rank) rank_of[chips_[rank]] = rank;
+    for (const resident::Running& r : resident::list(cluster_))
+        if (auto it = rank_of.find(r.chip); it != rank_of.end()) mem.keep_out(it->second, r.core, r.l1);
+    if (via == Via::kFabric)  // where its routers run, or will once the op starts them
+        for (const transport::FabricRouterPlan& r : fabric_plan_->routers()) mem.keep_out(r.chip, r.core, r.l1);
+    return mem;
+}
+
 LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo) const {
+    const Via via = options_.transport == "fabric" ? Via::kFabric : Via::kEdm;
+    return lower_op(r, algo, message_bytes(via), via);
+}
+
+LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo, uint32_t message, Via via) const {
     const OpLayout l = layout(r);
     const PlanContext ctx{r, l, topo_, ring_, line_, CtringTuning::from_env()};
     const Plan plan = build_plan(ctx, algo);
     LoweringOptions lo;
-    const uint32_t message = fabric_plan_ ? options_.fabric_streams.message_bytes : options_.slot_size;
-    const uint32_t slots = fabric_plan_ ? options_.fabric_streams.slots : options_.slots;
+    const uint32_t slots = via == Via::kFabric ? options_.fabric_streams.slots : options_.slots;
     lo.message_bytes = message;
     lo.piece_bytes = plan.piece_bytes ? plan.piece_bytes : uint64_t(slots) * message;
     lo.element_size = l.element;
@@ -201,16 +231,66 @@ LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo
     lo.workers_per_link = options_.workers_per_link;
     lo.planes = options_.planes;
     lo.scratch = l.scratch;
-    if (fabric_plan_) return lower(plan, transport::FabricRouting(*fabric_plan_), workers_, lo);
-    return lower(plan, transport::CableRouting(topo_), workers_, lo);
+    if (via == Via::kFabric) return lower(plan, transport::FabricRouting(*fabric_plan_), workers(via), lo);
+    return lower(plan, transport::CableRouting(topo_), workers(via), lo);
 }
 
-std::pair<std::string, LoweredOp> CollectiveRunner::choose(const OpRequest& r) const {
+CollectiveRunner::Fitted CollectiveRunner::fit(const OpRequest& r, const std::string& algo, LoweredOp op,
+                                               Via via) const {
+    const KernelImage* worker = &kernel_named(cluster_.board(), "ccl_worker");
+    uint32_t message = message_bytes(via);
+    for (;;) {
+        transport::L1Allocator mem = allocator(via);
+        const auto transport = make_transport(mem, message, via);
+        try {
+            return {algo, op, place_op(op, *transport, mem, worker), message, via};
+        } catch (const transport::L1Shortage& e) {
+            // Over the fabric the stream messages shrink to what the workers'
+            // L1 holds, as the EDM's slots are sized to its cores' L1.
+            if (via != Via::kFabric || message / 2 < kMinFabricMessage) {
+                if (options_.workers_per_link <= 1) throw;
+                throw transport::L1Shortage(
+                    std::string(e.what()) + " (workers_per_link " + std::to_string(options_.workers_per_link) +
+                    " stripes each link over that many streams; lower WEFT_CCL_WORKERS_PER_LINK, WEFT_CCL_SLOTS or"
+                    " WEFT_CCL_SLOT_SIZE)");
+            }
+            message /= 2;
+            op = lower_op(r, algo, message, via);
+        }
+    }
+}
+
+namespace {
+
+bool does_not_fit(const Error& e) {
+    return dynamic_cast<const WorkerShortage*>(&e) || dynamic_cast<const transport::L1Shortage*>(&e);
+}
+
+}  // namespace
+
+CollectiveRunner::Fitted CollectiveRunner::fit_any(const OpRequest& r, const std::string& algo,
+                                                   std::optional<LoweredOp> lowered, size_t first) const {
+    const std::vector<Via> ways = vias();
+    std::exception_ptr failed;
+    for (size_t i = first; i < ways.size(); ++i) {
+        try {
+            LoweredOp op = lowered ? std::move(*lowered) : lower_op(r, algo, message_bytes(ways[i]), ways[i]);
+            lowered.reset();
+            return fit(r, algo, std::move(op), ways[i]);
+        } catch (const Error& e) {
+            if (!does_not_fit(e)) throw;
+            if (!failed) failed = std::current_exception();  // the preferred transport's reason
+        }
+    }
+    std::rethrow_exception(failed);
+}
+
+CollectiveRunner::Fitted CollectiveRunner::choose(const OpRequest& r) const {
     if (is_fabric_algorithm(r.op, r.algo)) {
         if (!fabric_plan_)
             throw Error(collective_name(r.op) + "'s " + r.algo +
                         " algorithm runs on the fabric: use --transport fabric");
-        return {r.algo, LoweredOp{}};  // no streams: the routers carry it
+        return {r.algo, LoweredOp{}, PlacedOp{}, 0, Via::kFabric};  // no streams: the routers carry it
     }
     std::vector<std::string> algos = algorithms(r.op);
     if (is_grid(topo_.cluster()))
@@ -218,60 +298,69 @@ std::pair<std::string, LoweredOp> CollectiveRunner::choose(const OpRequest& r) c
     if (r.algo != "auto" || algos.size() == 1) {
         const std::string algo = r.algo != "auto" ? r.algo : algos.front();
         try {
-            return {algo, lower_op(r, algo)};
-        } catch (const WorkerShortage& e) {
+            return fit_any(r, algo);
+        } catch (const Error& e) {
+            if (!does_not_fit(e)) throw;
             // Say which would: the user fixed one that cannot run here.
-            std::string fit;
+            std::string fits;
             for (const std::string& a : algos) {
                 if (a == algo) continue;
                 try {
-                    lower_op(r, a);
-                    fit += (fit.empty() ? "" : ", ") + a;
+                    fit_any(r, a);
+                    fits += (fits.empty() ? "" : ", ") + a;
                 } catch (const Error&) {
                 }
             }
             throw Error(std::string(e.what()) + " for " + collective_name(r.op) + "'s " + algo + " algorithm" +
-                        (fit.empty() ? "; no algorithm fits this cluster" : "; these fit: " + fit + " (or auto)"));
+                        (fits.empty() ? "; no algorithm fits this cluster" : "; these fit: " + fits + " (or auto)"));
         }
     }
-    // Every candidate is lowered to be costed; the winner's lowering is kept.
-    // One that cannot be lowered here (too few worker cores for it, say) is
-    // no candidate; if none can, the error names each one's reason.
-    std::pair<std::string, LoweredOp> best;
-    double best_t = 0;
+    // Every candidate is lowered to be costed, on the first transport that
+    // can carry it (the EDM where it can, under --transport auto); the
+    // cheapest that also fits the cores' L1 runs. One that cannot be lowered
+    // or placed here (too few worker cores, too little L1) is no candidate;
+    // if none can, the error names each one's reason.
+    struct Candidate {
+        double t;
+        std::string algo;
+        LoweredOp op;
+        size_t via;  // index into vias()
+    };
+    std::vector<Candidate> ranked;
     std::string why_not;
+    const std::vector<Via> ways = vias();
     for (const std::string& a : algos) {
         if (a == "auto") continue;
-        LoweredOp op;
-        try {
-            op = lower_op(r, a);
-        } catch (const Error& e) {
-            why_not += "\n  " + a + ": " + e.what();
-            continue;
+        std::string reason;
+        for (size_t i = 0; i < ways.size(); ++i) {
+            try {
+                LoweredOp op = lower_op(r, a, message_bytes(ways[i]), ways[i]);
+                const double t = model_.predict(r, a, op);
+                ranked.push_back({t, a, std::move(op), i});
+                break;
+            } catch (const Error& e) {
+                if (reason.empty()) reason = e.what();
+            }
         }
-        const double t = model_.predict(r, a, op);
-        if (best.first.empty() || t < best_t) best = {a, std::move(op)}, best_t = t;
+        if (ranked.empty() || ranked.back().algo != a) why_not += "\n  " + a + ": " + reason;
     }
-    if (best.first.empty()) throw Error("no " + collective_name(r.op) + " algorithm fits this cluster:" + why_not);
-    return best;
+    std::stable_sort(ranked.begin(), ranked.end(), [](const Candidate& x, const Candidate& y) { return x.t < y.t; });
+    for (Candidate& c : ranked) {
+        try {
+            return fit_any(r, c.algo, std::move(c.op), c.via);
+        } catch (const transport::L1Shortage& e) {
+            why_not += "\n  " + c.algo + ": " + e.what();
+        }
+    }
+    if (fabric_plan_ && workers(Via::kFabric).size() < workers_.size())
+        why_not += "\n(the fabric's " + std::to_string(workers(Via::kFabric).size()) + " lane(s) let that many of the board's " +
+                   std::to_string(workers_.size()) + " worker cores reach its routers: raise the cluster file's fabric lanes)";
+    throw Error("no " + collective_name(r.op) + " algorithm fits this cluster:" + why_not);
 }
 
-std::string CollectiveRunner::resolve(const OpRequest& r) const { return r.algo != "auto" ? r.algo : choose(r).first; }
+std::string CollectiveRunner::resolve(const OpRequest& r) const { return r.algo != "auto" ? r.algo : choose(r).algo; }
 
 namespace {
-
-// More lanes, more channels on one ERISC: an L1 refusal then names the knob.
-PlacedOp place_with_hint(const LoweredOp& op, transport::Transport& transport, transport::L1Allocator& mem,
-                         const BoardInfo& board, uint32_t workers_per_link) {
-    try {
-        return place_op(op, transport, mem, &kernel_named(board, "ccl_worker"));
-    } catch (const Error& e) {
-        if (workers_per_link <= 1) throw;
-        throw Error(std::string(e.what()) + " (workers_per_link " + std::to_string(workers_per_link) +
-                    " stripes each link over that many streams; lower WEFT_CCL_WORKERS_PER_LINK, WEFT_CCL_SLOTS or"
-                    " WEFT_CCL_SLOT_SIZE)");
-    }
-}
 
 void trace(const OpTiming& timing, const std::vector<Launch>& launches, const std::vector<KernelResult>& results,
            double launch_seconds, uint32_t timebase_hz, bool per_kernel) {
@@ -314,20 +403,24 @@ PendingOp CollectiveRunner::start(const OpRequest& r) {
                         "run at once)");
     PendingOp pending;
     OpTiming& timing = pending.timing;
-    auto [algo, op] = choose(r);
+    Fitted fitted = choose(r);
+    const std::string& algo = fitted.algo;
+    const LoweredOp& op = fitted.op;
     timing.algo = algo;
-    timing.transport = options_.transport;
+    timing.transport = fitted.via == Via::kFabric ? "fabric" : "edm";
     timing.features = CostFeatures::of(op);
     timing.bytes_on_links = op.bytes_on_links;
     timing.hops = op.hops;
     timing.workers = static_cast<uint32_t>(op.workers.size());
     timing.streams = static_cast<uint32_t>(op.streams.size());
     timing.planes = op.planes;
-    WEFT_INFO("ccl", "%s of %llu bytes (%s %s): algorithm %s%s over the %s, %u workers, %u streams",
+    WEFT_INFO("ccl", "%s of %llu bytes (%s %s): algorithm %s%s over the %s, %u workers, %u streams of %u-byte messages",
               collective_name(r.op).c_str(), (unsigned long long)r.bytes, dtype_name(r.dtype).c_str(),
-              redop_name(r.redop).c_str(), algo.c_str(), r.algo == "auto" ? " (auto)" : "", options_.transport.c_str(),
-              timing.workers, timing.streams);
-    ensure_fabric();
+              redop_name(r.redop).c_str(), algo.c_str(), r.algo == "auto" ? " (auto)" : "", timing.transport.c_str(),
+              timing.workers, timing.streams, fitted.message_bytes);
+    if (fitted.via == Via::kFabric) ensure_fabric();
+    else if (fabric_)  // the EDM runs on the ERISC cores its routers hold
+        fabric_->stop(), fabric_.reset();
     if (is_fabric_algorithm(r.op, algo)) {  // the multicast kernels run to completion here
         const OpLayout l = layout(r);
         timing.bytes_on_links = l.elements * l.element * (l.ranks - 1);  // the vector crosses n - 1 cables
@@ -341,12 +434,7 @@ PendingOp CollectiveRunner::start(const OpRequest& r) {
         timing.workers = l.ranks;
         return pending;
     }
-    transport::L1Allocator mem(cluster_.board());
-    for (const resident::Running& r : resident::list(cluster_))
-        for (uint32_t rank = 0; rank < chips_.size(); ++rank)
-            if (chips_[rank] == r.chip) mem.keep_out(rank, r.core, r.l1);
-    const auto transport = make_transport(mem);
-    PlacedOp placed = place_with_hint(op, *transport, mem, cluster_.board(), options_.workers_per_link);
+    PlacedOp& placed = fitted.placed;
     if (placed.launches.empty()) return pending;
     RankWriter to_chips(cluster_, chips_);
     placed.memory.apply(to_chips);

@@ -13,11 +13,13 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ccl/autotune.h"
 #include "ccl/collective.h"
 #include "ccl/lowering.h"
+#include "ccl/placement.h"
 #include "ccl/topology.h"
 #include "common/knobs.h"
 #include "driver/cluster.h"
@@ -53,10 +55,11 @@ struct RunnerOptions {
     uint32_t planes = knobs::knob("WEFT_CCL_PLANES").fallback;
     std::chrono::milliseconds timeout{0};  // 0: from the op's size
     // What carries the streams: "edm" (a worker on every chip between
-    // forwards) or "fabric" (a 1D fabric over the ring, or the line, of
-    // chips: the routers forward; started at the first op, stopped with the
-    // runner, and meanwhile holding the ERISC cores of the ports it uses).
-    std::string transport = "edm";
+    // forwards), "fabric" (the cluster file's fabric, 1D or 2D: the routers
+    // forward; started at the first op that needs it, stopped with the
+    // runner, and meanwhile holding the ERISC cores of the ports it uses), or
+    // "auto": the EDM where it can carry the algorithm, else the fabric.
+    std::string transport = "auto";
     // Messages per fabric stream and their size (at most the cluster file's packet_bytes).
     transport::FabricStreamOptions fabric_streams;
     // WEFT_CCL_SLOTS / WEFT_CCL_SLOT_SIZE override the EDM buffering,
@@ -121,10 +124,42 @@ public:
     void set_cost_model(CostModel m) { model_ = std::move(m); }
 
 private:
-    // The algorithm to run (auto: the cost model's pick) and its lowering.
-    std::pair<std::string, LoweredOp> choose(const OpRequest& r) const;
+    // The transport an op goes over: --transport edm or fabric fixes it;
+    // auto takes the EDM where it can carry an algorithm and the fabric where
+    // only it can.
+    enum class Via { kEdm, kFabric };
+    std::vector<Via> vias() const;  // in order of preference
+    std::vector<uint32_t> workers(Via via) const;
+    uint32_t message_bytes(Via via) const;
+    // An algorithm lowered and placed: what start() launches.
+    struct Fitted {
+        std::string algo;
+        LoweredOp op;
+        PlacedOp placed;
+        uint32_t message_bytes = 0;  // of its streams
+        Via via = Via::kEdm;
+    };
+    // Fabric stream messages are halved to fit the workers' L1 down to this.
+    static constexpr uint32_t kMinFabricMessage = 1024;
+    // The algorithm to run (auto: the cheapest under the cost model that fits
+    // the cores' L1), lowered and placed.
+    Fitted choose(const OpRequest& r) const;
+    // Places `op` (algo's lowering over `via`); over the fabric, halves the
+    // stream messages (re-lowering) while they do not fit. Throws
+    // transport::L1Shortage if even the smallest do not.
+    Fitted fit(const OpRequest& r, const std::string& algo, LoweredOp op, Via via) const;
+    // fit over the first of vias() (from `first`) that can carry algo;
+    // `lowered`: its lowering over vias()[first], if already made. Throws the
+    // preferred transport's reason when none can.
+    Fitted fit_any(const OpRequest& r, const std::string& algo, std::optional<LoweredOp> lowered = std::nullopt,
+                   size_t first = 0) const;
+    LoweredOp lower_op(const OpRequest& r, const std::string& algo, uint32_t message_bytes, Via via) const;
     transport::EdmOptions edm_options() const;
-    std::unique_ptr<transport::Transport> make_transport(transport::L1Allocator& mem);
+    std::unique_ptr<transport::Transport> make_transport(transport::L1Allocator& mem, uint32_t message_bytes,
+                                                         Via via) const;
+    // An L1 allocator that keeps out of resident images' L1 (over the
+    // fabric, its routers' too, running or about to).
+    transport::L1Allocator allocator(Via via) const;
     void ensure_fabric();
     // After an op over the fabric failed: stops the fabric, then rethrows `e`
     // (of its own type) with what stopping it took.

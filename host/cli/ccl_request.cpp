@@ -41,10 +41,12 @@ void add_ccl_args(CLI::App& cmd, CclArgs& a, bool sweep) {
     add_word(
         cmd, "--transport", "T", a.transport,
         [](const std::string& w) {
-            if (w != "edm" && w != "fabric") throw UsageError("--transport: '" + w + "' is not edm or fabric");
+            if (w != "edm" && w != "fabric" && w != "auto")
+                throw UsageError("--transport: '" + w + "' is not edm, fabric or auto");
         },
-        "what carries the streams: edm (workers forward between neighbours) or fabric (routers on every chip "
-        "forward; a 1D fabric over the ring or line); default edm");
+        "what carries the streams: edm (workers forward between neighbours), fabric (routers on every chip "
+        "forward; the cluster file's fabric, 1D or 2D) or auto (the EDM where it can carry the algorithm, else the "
+        "fabric); default auto");
     a.root_option =
         add_whole(cmd, "--root", "R", a.root, kIds, "the root chip of broadcast, reduce, gather, scatter; default 0");
     add_cluster(cmd, a.cluster);

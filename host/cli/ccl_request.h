@@ -10,7 +10,7 @@
 namespace weft::cli {
 
 struct CclArgs {
-    std::string op, dtype = "f32", redop = "sum", algo = "auto", transport = "edm";
+    std::string op, dtype = "f32", redop = "sum", algo = "auto", transport = "auto";
     uint32_t root = 0;
     std::string cluster;
     // Whether --root and --redop were given: an op they mean nothing to refuses them.

@@ -16,6 +16,7 @@
 #include "driver/control_client.h"
 #include "driver/paths.h"
 #include "driver/run_dir.h"
+#include "transport/fabric/fabric.h"
 
 namespace weft::cli {
 namespace {
@@ -24,6 +25,9 @@ int up(const std::string& cluster, const std::string& run_dir) {
     const std::string file = paths::cluster_file(cluster);
     // Refuse a bad file or bridge setting before starting anything, naming what is wrong.
     ClusterSpec spec = load_cluster(file, paths::load_built_board);
+    if (spec.fabric.line)  // settings the fabric can never run with are refused now, not at the first op
+        transport::cluster_fabric(spec.board, ClusterTopology::from_spec(spec), spec.fabric,
+                                  file + ":" + std::to_string(spec.fabric.line) + ": ");
     knobs::check(knobs::Reader::kBridge);
     const auto t0 = std::chrono::steady_clock::now();
     spawn_bridge(file, run_dir);

@@ -24,13 +24,19 @@ struct ConsoleArgs {
     uint32_t core = kEveryCore;
 };
 
-std::string console_file(const std::string& run_dir, uint32_t chip) {
+std::string console_file(const std::string& run_dir, uint32_t chip, uint32_t core) {
     ControlClient c(run_dir);
     const nlohmann::json info = c.request({{"cmd", "info"}});
     const auto& chips = info.at("chips");
     if (chip >= chips.size())
         throw UsageError("CHIP: the cluster has chips 0 to " + std::to_string(chips.size() - 1) + ", not " +
                          std::to_string(chip));
+    if (core != kEveryCore) {
+        const BoardInfo board = paths::load_built_board(info.at("board").get<std::string>());
+        if (core >= board.cores.size())
+            throw UsageError("--core: board " + board.name + " has cores 0 to " +
+                             std::to_string(board.cores.size() - 1) + ", not " + std::to_string(core));
+    }
     return chips[chip].at("console").get<std::string>();
 }
 
@@ -48,7 +54,7 @@ void print_lines(std::string& text, uint32_t core) {
 }
 
 int console(const ConsoleArgs& a, const std::string& run_dir) {
-    const std::string path = console_file(run_dir, a.chip);
+    const std::string path = console_file(run_dir, a.chip, a.core);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error("cannot read chip " + std::to_string(a.chip) + "'s console " + path);
     std::string pending;

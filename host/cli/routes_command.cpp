@@ -26,10 +26,17 @@ transport::Mesh2D mesh_of(const MeshSpec& m) {
     return {m.width, m.height, m.topology == "torus" || m.topology == "ring"};
 }
 
-void print_table(const MeshSpec& spec, const std::vector<std::vector<std::string>>& t, int only) {
+// Every row of a mesh this large would be chips² routes: only --chip's is printed.
+constexpr uint32_t kMaxTableChips = 64;
+
+void print_table(const MeshSpec& spec, const transport::Mesh2D& mesh, int only) {
     const uint32_t n = spec.num_chips();
     std::printf("mesh %u (%ux%u %s), chips %u-%u; row: a source chip's L0 table, X first then Y\n", spec.id, spec.width,
                 spec.height, spec.topology.c_str(), spec.first_chip, spec.first_chip + n - 1);
+    if (only < 0 && n > kMaxTableChips) {
+        std::printf("(%u chips: %u routes are too many to print; --chip N prints one chip's row)\n", n, n * n);
+        return;
+    }
     std::printf("| src\\dst |");
     for (uint32_t b = 0; b < n; ++b) std::printf(" %u |", b);
     std::printf("\n|---|");
@@ -38,7 +45,7 @@ void print_table(const MeshSpec& spec, const std::vector<std::vector<std::string
     for (uint32_t a = 0; a < n; ++a) {
         if (only >= 0 && a != static_cast<uint32_t>(only)) continue;
         std::printf("| %u |", a);
-        for (uint32_t b = 0; b < n; ++b) std::printf(" %s |", a == b ? "-" : t[a][b].c_str());
+        for (uint32_t b = 0; b < n; ++b) std::printf(" %s |", a == b ? "-" : transport::dor_route(mesh, a, b).c_str());
         std::printf("\n");
     }
 }
@@ -47,30 +54,37 @@ int routes(const RoutesArgs& a) {
     const ClusterSpec spec = load_cluster(paths::cluster_file(a.cluster), paths::load_built_board);
     nlohmann::json out = nlohmann::json::array();
     bool any_cycle = false;
-    if (a.chip_option && a.chip_option->count() && a.chip >= spec.num_chips)
+    const bool one_chip = a.chip_option && a.chip_option->count();
+    if (one_chip && a.chip >= spec.num_chips)
         throw UsageError("--chip: " + spec.name + " has no chip " + std::to_string(a.chip) + " (chips 0-" +
                          std::to_string(spec.num_chips - 1) + ")");
     for (const MeshSpec& m : spec.meshes) {
         const transport::Mesh2D mesh = mesh_of(m);
-        const int only = a.chip_option && a.chip_option->count() ? static_cast<int>(a.chip) - int(m.first_chip) : -1;
-        if (a.chip_option && a.chip_option->count() && (only < 0 || only >= int(m.num_chips()))) continue;
-        const auto tables = transport::l0_tables(mesh);
-        const transport::DependencyVerdict v = transport::check_dependencies(mesh, tables, mesh.torus);
+        const int only = one_chip ? static_cast<int>(a.chip) - int(m.first_chip) : -1;
+        if (one_chip && (only < 0 || only >= int(m.num_chips()))) continue;
+        const transport::DependencyVerdict v = transport::check_dependencies(
+            mesh, [&](uint32_t x, uint32_t y) { return transport::dor_route(mesh, x, y); }, mesh.torus);
         any_cycle |= !v.acyclic;
         if (a.json) {
             nlohmann::json rows = nlohmann::json::object();
-            for (uint32_t s = 0; s < m.num_chips(); ++s)
-                if (only < 0 || s == uint32_t(only)) rows[std::to_string(m.first_chip + s)] = tables[s];
+            const bool all = only < 0 && m.num_chips() <= kMaxTableChips;
+            for (uint32_t s = 0; s < m.num_chips(); ++s) {
+                if (!all && s != uint32_t(only)) continue;
+                nlohmann::json row = nlohmann::json::array();
+                for (uint32_t t = 0; t < m.num_chips(); ++t) row.push_back(transport::dor_route(mesh, s, t));
+                rows[std::to_string(m.first_chip + s)] = row;
+            }
             out.push_back({{"mesh", m.id},
                            {"shape", {m.width, m.height}},
                            {"topology", m.topology},
                            {"first_chip", m.first_chip},
                            {"routes", rows},
+                           {"routes_omitted", only < 0 && !all},
                            {"acyclic", v.acyclic},
                            {"cycle", v.cycle}});
             continue;
         }
-        print_table(m, tables, only);
+        print_table(m, mesh, only);
         if (v.acyclic)
             std::printf("channel dependency graph: acyclic%s\n\n", mesh.torus ? " (a dateline VC per dimension)" : "");
         else

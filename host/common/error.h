@@ -23,4 +23,11 @@ public:
     explicit FaultError(const std::string& what) : Error(what) {}
 };
 
+// A core's L1 cannot hold what was asked of it: a smaller configuration
+// (fewer slots, smaller packets) may fit where this one did not.
+class L1Shortage : public Error {
+public:
+    explicit L1Shortage(const std::string& what) : Error(what) {}
+};
+
 }  // namespace weft

@@ -720,4 +720,20 @@ ClusterSpec load_cluster(const std::string& path, const BoardSource& boards) {
     return parse_cluster(read_cluster_text(path), path, boards);
 }
 
+nlohmann::json FabricSpec::to_json() const {
+    return {{"topology", topology}, {"planes", planes},   {"slots", slots},
+            {"packet_bytes", packet_bytes}, {"lanes", lanes}, {"router_timeout_ms", router_timeout_ms}};
+}
+
+FabricSpec FabricSpec::from_json(const nlohmann::json& j) {
+    FabricSpec f;
+    f.topology = j.value("topology", f.topology);
+    f.planes = j.value("planes", f.planes);
+    f.slots = j.value("slots", f.slots);
+    f.packet_bytes = j.value("packet_bytes", f.packet_bytes);
+    f.lanes = j.value("lanes", f.lanes);
+    f.router_timeout_ms = j.value("router_timeout_ms", f.router_timeout_ms);
+    return f;
+}
+
 }  // namespace weft

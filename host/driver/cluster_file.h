@@ -59,6 +59,8 @@
 #include <map>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "driver/board.h"
@@ -118,15 +120,19 @@ struct ChipCoord {
     uint32_t x = 0, y = 0;
 };
 
-// The fabric: section (defaults when absent).
+// The fabric: section (defaults when absent). transport::cluster_fabric
+// turns it into the routers' plan.
 struct FabricSpec {
-    std::string topology = "auto";  // auto | line | ring
+    std::string topology = "auto";  // auto | line | ring | mesh | torus
     uint32_t planes = 1;
     uint32_t slots = 8;
-    uint32_t packet_bytes = 16384;
+    uint32_t packet_bytes = 0;  // 0: the largest up to 16 KiB with which the routers fit the board
     uint32_t lanes = 4;
     uint32_t router_timeout_ms = 2000;
     int line = 0;  // of the section, 0: none
+
+    nlohmann::json to_json() const;  // as the bridge's info carries it
+    static FabricSpec from_json(const nlohmann::json& j);
 };
 
 struct ClusterSpec {

@@ -158,9 +158,11 @@ void spawn_bridge(const std::string& cluster_file, const std::string& run_dir, i
         run_bridge(cluster_file, run_dir, out, lock, timeout_ms, owner_pid);
     } catch (const TimeoutError&) {
         throw;  // its message sends the user to the log: keep it
-    } catch (const Error&) {
-        // The bridge said why; a directory made for nothing would only linger.
-        if (created && !knobs::flag(knobs::knob("WEFT_KEEP_RUN_DIR"))) std::filesystem::remove_all(run_dir);
+    } catch (const Error& e) {
+        // A directory made for nothing would only linger, unless the error
+        // sends the user into it (a log to read).
+        const bool cited = std::string(e.what()).find(run_dir) != std::string::npos;
+        if (created && !cited && !knobs::flag(knobs::knob("WEFT_KEEP_RUN_DIR"))) std::filesystem::remove_all(run_dir);
         throw;
     }
 }

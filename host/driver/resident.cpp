@@ -56,7 +56,7 @@ void wait_running(Cluster& cluster, uint32_t chip_id, uint32_t core, uint32_t se
 Region kept_l1(const BoardInfo& board, uint32_t chip, uint32_t core, uint64_t l1_bytes) {
     const Region free = board.l1_free(core);
     if (l1_bytes < sizeof(abi::ResidentControl) || l1_bytes > free.size)
-        throw Error("a resident image on " + where(chip, core) + " cannot keep " + std::to_string(l1_bytes) +
+        throw L1Shortage("a resident image on " + where(chip, core) + " cannot keep " + std::to_string(l1_bytes) +
                     " bytes of L1: it needs at least " + std::to_string(sizeof(abi::ResidentControl)) +
                     " and the core has " + std::to_string(free.size) + " free");
     const uint64_t base = (free.end() - l1_bytes) & ~uint64_t(63);

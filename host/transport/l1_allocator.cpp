@@ -31,7 +31,7 @@ uint64_t L1Allocator::allocate(uint32_t chip, uint32_t core, uint64_t bytes, uin
         const CoreInfo& c = board_.cores[core];
         std::string name = role_name(c.role);
         if (c.port >= 0) name += " " + port_name(board_, static_cast<uint32_t>(c.port));
-        throw Error("chip " + std::to_string(chip) + " core " + std::to_string(core) + " (" + name + ") L1: " + what +
+        throw L1Shortage("chip " + std::to_string(chip) + " core " + std::to_string(core) + " (" + name + ") L1: " + what +
                     " needs " + std::to_string(bytes) + " bytes but only " +
                     std::to_string(free.end() > at ? free.end() - at : 0) + " of its " + std::to_string(free.size) +
                     " free bytes are left" + (end_.count({chip, core}) ? " (a resident image keeps the rest)" : "") +

@@ -9,15 +9,18 @@
 #include <string>
 #include <utility>
 
+#include "common/error.h"
 #include "driver/board.h"
 
 namespace weft::transport {
+
+using weft::L1Shortage;
 
 class L1Allocator {
 public:
     explicit L1Allocator(const BoardInfo& board) : board_(board) {}
 
-    // Bytes in the free L1 of (chip, core), aligned; throws weft::Error naming
+    // Bytes in the free L1 of (chip, core), aligned; throws L1Shortage naming
     // the core, what did not fit and how much room is left.
     uint64_t allocate(uint32_t chip, uint32_t core, uint64_t bytes, uint64_t align, const std::string& what);
     uint64_t used(uint32_t chip, uint32_t core) const;

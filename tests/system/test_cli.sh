@@ -241,6 +241,8 @@ check "weft console --core keeps that core's lines" has "$TMP/out" "^\[core 6\] 
 check "... and no other core's" test "$(grep -vc '^\[core 6\]' "$TMP/out")" -eq 0
 $WEFT console 9 >"$TMP/out" 2>&1
 check "a chip the cluster lacks is refused" has "$TMP/out" "the cluster has chips 0 to 1, not 9"
+$WEFT console 0 --core 12 >"$TMP/out" 2>&1
+check "a core the board lacks is refused" has "$TMP/out" "board qemu-virt has cores 0 to 7, not 12"
 # GDB on a live chip: symbols of the kernel core 7 holds, at its L1 address.
 $WEFT gdb 1 --script >"$TMP/out" 2>&1
 check "weft gdb loads the symbols of each core's kernel at its L1" has "$TMP/out" "add-symbol-file .*reloc_probe.elf -o 0x81400000"

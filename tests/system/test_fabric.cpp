@@ -730,6 +730,36 @@ void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**)
     all_reduce_is_right("fabric");
 }
 
+// The default transport (auto) carries over the fabric what the EDM cannot
+// (mesh3x3's 2d and ring all-reduce need more worker cores than the EDM's
+// forwarding leaves) and over the EDM what it can; every element right.
+void test_auto_transport_runs_what_the_edm_cannot(void**) {
+    g_fabric.reset();
+    ccl::RunnerOptions edm_only;
+    edm_only.transport = "edm";
+    ccl::CollectiveRunner edm(*g_cluster, edm_only);
+    ccl::CollectiveRunner any(*g_cluster);  // the default: auto
+    assert_string_equal(any.transport_name().c_str(), "auto");
+    size_t over_fabric = 0;
+    for (const char* algo : {"2d", "ring", "naive_ring"}) {
+        ccl::OpRequest r;
+        r.op = ccl::Collective::kAllReduce;
+        r.algo = algo;
+        r.bytes = 64 * 1024;
+        bool edm_refuses = false;
+        try {
+            edm.lower_op(r, algo);
+        } catch (const Error&) {
+            edm_refuses = true;
+        }
+        const ccl::CaseResult res = ccl::run_case(any, *g_cluster, r, 5);
+        if (res.check.wrong) fail_msg("%s under auto: %zu wrong", algo, size_t(res.check.wrong));
+        assert_string_equal(res.timing.transport.c_str(), edm_refuses ? "fabric" : "edm");
+        over_fabric += edm_refuses;
+    }
+    assert_true(over_fabric >= 1);  // 2d at least: the EDM refuses it here
+}
+
 // Routers left running by a client that went away without stopping them are
 // stopped by the next client to claim the cluster, which says so; a chip
 // reset frees its cores of them too.
@@ -775,6 +805,7 @@ int main() {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
         cmocka_unit_test(test_the_specs_cyclic_pattern_completes),
         cmocka_unit_test(test_2d_multicast_reaches_exactly_its_span),
+        cmocka_unit_test(test_auto_transport_runs_what_the_edm_cannot),
         cmocka_unit_test(test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable),
         cmocka_unit_test(test_routers_a_gone_client_left_are_stopped_by_the_next),
     };

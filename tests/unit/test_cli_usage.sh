@@ -118,7 +118,7 @@ refused "run --root 2^32 + 7" "--root: must be a whole number from 0 to 42949672
     run broadcast --root 4294967303
 refused "run --dim 4" "--dim: must be a whole number from 0 to 3" run all_gather --dim 4
 refused "run --algo the op lacks" "--algo: all_reduce has no algorithm 'ring_bidir'" run all_reduce --algo ring_bidir
-refused "run --transport sideways" "--transport: 'sideways' is not edm or fabric" run all_reduce --transport sideways
+refused "run --transport sideways" "--transport: 'sideways' is not edm, fabric or auto" run all_reduce --transport sideways
 refused "run the fabric's multicast over the EDM" \
     "--algo: all_gather's multicast algorithm runs on the fabric: add --transport fabric" run all_gather --algo multicast
 refused "run an unknown op" "OP: unknown op 'allreduce' (ops: all_gather" run allreduce

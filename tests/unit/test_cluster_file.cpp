@@ -862,7 +862,7 @@ void test_fabric_section(void**) {
     ClusterSpec d = PARSE(head() + mesh(0, 4, 1, "ring"));
     assert_string_equal(d.fabric.topology.c_str(), "auto");
     assert_int_equal(d.fabric.slots, 8);
-    assert_int_equal(d.fabric.packet_bytes, 16384);
+    assert_int_equal(d.fabric.packet_bytes, 0);  // unset: sized to the board
     assert_int_equal(d.fabric.line, 0);
     ClusterSpec s = PARSE(head() + mesh(0, 4, 1, "ring") +
                           "fabric:\n  topology: line\n  slots: 4\n  packet_bytes: 4096\n  lanes: 2\n"

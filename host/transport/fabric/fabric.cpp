@@ -14,8 +14,12 @@
 namespace weft::transport {
 
 FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options, uint32_t plane) {
-    const ccl::Topology topo(cluster.topology());
-    const BoardInfo& board = cluster.board();
+    return fabric_over(cluster.board(), cluster.topology(), ring, options, plane);
+}
+
+FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topology, bool ring, FabricOptions options,
+                          uint32_t plane) {
+    const ccl::Topology topo(topology);
     const std::vector<uint32_t> order = ring ? topo.ring_order() : topo.line_order();
     std::vector<Hop> cables;
     for (size_t i = 0; i < (ring ? order.size() : order.size() - 1); ++i) {
@@ -29,7 +33,54 @@ FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options, ui
                         " to chip " + std::to_string(to) + " for a fabric " + (ring ? "ring" : "line"));
         cables.push_back(*on_plane);
     }
-    return FabricBuilder(cluster.board(), order, cables, ring, options);
+    return FabricBuilder(board, order, cables, ring, options);
+}
+
+namespace {
+
+FabricBuilder fabric_of(const BoardInfo& board, const ClusterTopology& t, const FabricSpec& spec,
+                        const FabricOptions& o) {
+    const auto& meshes = t.meshes();
+    const bool grid = meshes.size() == 1 && (meshes[0].topology == "mesh" || meshes[0].topology == "torus") &&
+                      meshes[0].width >= 2 && meshes[0].height >= 2;
+    if (spec.topology == "mesh" || spec.topology == "torus" || (spec.topology == "auto" && grid))
+        return mesh_fabric(board, t, o, spec.topology != "mesh");
+    bool ring = spec.topology == "ring";
+    if (spec.topology == "auto") {
+        const ccl::Topology topo(t);
+        const std::vector<uint32_t> order = topo.ring_order();
+        ring = order.size() >= 3 && topo.stretch(order, true) == 1.0;
+    }
+    return fabric_over(board, t, ring, o);
+}
+
+}  // namespace
+
+FabricBuilder cluster_fabric(const BoardInfo& board, const ClusterTopology& topology, const FabricSpec& spec,
+                             const std::string& where) {
+    FabricOptions o;
+    o.slots = spec.slots;
+    o.lanes = spec.lanes;
+    o.timeout_us = spec.router_timeout_ms * 1000;
+    constexpr uint32_t kLargest = 16384, kSmallest = 1024;
+    uint32_t payload = spec.packet_bytes ? spec.packet_bytes : kLargest;
+    for (;;) {
+        o.slot_size = payload + abi::kFabricHeaderBytes;
+        try {
+            return fabric_of(board, topology, spec, o);
+        } catch (const L1Shortage& e) {
+            if (!spec.packet_bytes && payload / 2 >= kSmallest) {
+                payload /= 2;
+                continue;
+            }
+            throw Error(where + "the fabric's slots " + std::to_string(spec.slots) + ", packet_bytes " +
+                        (spec.packet_bytes ? std::to_string(payload) : "(any, down to " + std::to_string(payload) + ")") +
+                        " and lanes " + std::to_string(spec.lanes) + " do not fit board " + board.name + ": " +
+                        e.what() + "; lower slots, packet_bytes or lanes");
+        } catch (const Error& e) {
+            throw Error(where + e.what());
+        }
+    }
 }
 
 std::vector<FabricBuilder> rows_and_columns(Cluster& cluster, bool ring, FabricOptions options) {

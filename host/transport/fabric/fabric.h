@@ -21,6 +21,18 @@ namespace weft::transport {
 // ERISC cores, and its packets never enter another's routers). Throws
 // weft::Error naming the chips that are not cabled as a line or ring needs.
 FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options = {}, uint32_t plane = 0);
+FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topology, bool ring,
+                          FabricOptions options = {}, uint32_t plane = 0);
+
+// The fabric a cluster file's `fabric:` section asks for, over the cluster's
+// cables: topology auto is 2D on one mesh or torus of at least 2x2, else a
+// ring where the ring order closes over cables, else a line. packet_bytes 0
+// (unset) is the largest power of two up to 16 KiB with which every router's
+// channels fit its ERISC core's free L1, as the EDM's slots are sized to the
+// board. Throws weft::Error, prefixed with `where` ("FILE:LINE: "), naming
+// the settings when they cannot fit the board.
+FabricBuilder cluster_fabric(const BoardInfo& board, const ClusterTopology& topology, const FabricSpec& spec,
+                             const std::string& where = "");
 
 // The spec's downshifted 1D topologies on one mesh or torus: a fabric per
 // row (over its E/W cables) and one per column (N/S), each a ring where its

@@ -138,9 +138,9 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh2D& mesh, std::ve
             if (neighbor(mesh, chip, kCompassLetter[d]) >= 0 && router_at_[chip * 4 + d] < 0)
                 throw Error(chip_name(chip) + " has no fabric cable " + kCompassLetter[d] + " (to chip " +
                             std::to_string(neighbor(mesh, chip, kCompassLetter[d])) + ")");
-    const auto tables = l0_tables(mesh);
     const bool datelines = mesh.torus && !(options_.flags & abi::kFabricNoDateline);
-    const DependencyVerdict verdict = check_dependencies(mesh, tables, datelines);
+    const DependencyVerdict verdict =
+        check_dependencies(mesh, [&](uint32_t a, uint32_t b) { return dor_route(mesh, a, b); }, datelines);
     if (!verdict.acyclic) {
         std::string cycle;
         for (const std::string& c : verdict.cycle) cycle += (cycle.empty() ? "" : " -> ") + c;
@@ -150,7 +150,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh2D& mesh, std::ve
     for (uint32_t from = 0; from < n; ++from) {
         tables_[from].chips = n;
         for (uint32_t to = 0; to < n; ++to) {
-            const std::string& way = tables[from][to];
+            const std::string way = dor_route(mesh, from, to);
             if (way.size() > abi::kFabricMaxRouteHops)
                 throw Error("the route from chip " + std::to_string(from) + " to chip " + std::to_string(to) +
                             " takes " + std::to_string(way.size()) + " hops; a packet header holds " +

@@ -1,8 +1,6 @@
 #include "transport/fabric/routing2d.h"
 
-#include <map>
-#include <set>
-#include <tuple>
+#include <string_view>
 
 #include "common/error.h"
 
@@ -17,14 +15,6 @@ std::pair<char, uint32_t> steps(uint32_t a, uint32_t b, uint32_t size, bool wrap
     if (!wrap) return b >= a ? std::pair{plus, b - a} : std::pair{minus, a - b};
     return ahead <= behind ? std::pair{plus, ahead} : std::pair{minus, behind};
 }
-
-struct Channel {
-    uint32_t chip;
-    char dir;
-    uint32_t vc;
-    bool operator<(const Channel& o) const { return std::tie(chip, dir, vc) < std::tie(o.chip, o.dir, o.vc); }
-    std::string name() const { return chip_name(chip) + " " + dir + " vc" + std::to_string(vc); }
-};
 
 // The chip a cable leads to, and whether it is its dimension's wrap cable.
 std::pair<uint32_t, bool> step(const Mesh2D& m, uint32_t chip, char dir) {
@@ -68,25 +58,54 @@ namespace {
 
 bool horizontal(char dir) { return dir == 'E' || dir == 'W'; }
 
-// Depth-first search for a cycle; on finding one, its channels in order.
-bool find_cycle(const std::map<Channel, std::set<Channel>>& edges, const Channel& at, std::map<Channel, int>& state,
-                std::vector<Channel>& path, std::vector<Channel>& cycle) {
-    state[at] = 1;
-    path.push_back(at);
-    if (auto it = edges.find(at); it != edges.end())
-        for (const Channel& next : it->second) {
-            const int s = state[next];
-            if (s == 1) {
-                auto from = path.begin();
-                while (!(!(*from < next) && !(next < *from))) ++from;
-                cycle.assign(from, path.end());
-                return true;
+constexpr char kDirs[] = "NESW";
+uint32_t dir_index(char d) { return static_cast<uint32_t>(std::string_view("NESW").find(d)); }
+
+// A channel is a chip's output cable in one direction on one VC, numbered
+// densely: (chip * 4 + direction) * 2 + vc. Its dependencies (the channels a
+// packet holding it may wait for) all start at the chip its cable leads to,
+// so they fit a byte: bit (direction * 2 + vc) of that chip's channels.
+uint32_t channel_id(uint32_t chip, uint32_t dir, uint32_t vc) { return (chip * 4 + dir) * 2 + vc; }
+std::string channel_name(uint32_t id) {
+    return chip_name(id / 8) + " " + kDirs[id / 2 % 4] + " vc" + std::to_string(id % 2);
+}
+
+// An iterative depth-first search for a cycle; its channels in order, or none.
+std::vector<uint32_t> find_cycle(const Mesh2D& m, const std::vector<uint8_t>& next) {
+    const uint32_t n = static_cast<uint32_t>(next.size());
+    std::vector<uint8_t> state(n, 0);  // 0 unseen, 1 on the path, 2 done
+    std::vector<std::pair<uint32_t, uint32_t>> path;  // (channel, next bit to try)
+    auto target = [&](uint32_t id, uint32_t bit) {
+        const uint32_t to = step(m, id / 8, kDirs[id / 2 % 4]).first;
+        return to * 8 + bit;
+    };
+    for (uint32_t root = 0; root < n; ++root) {
+        if (state[root] || !next[root]) continue;
+        path.push_back({root, 0});
+        state[root] = 1;
+        while (!path.empty()) {
+            auto& [at, bit] = path.back();
+            while (bit < 8 && !(next[at] >> bit & 1)) ++bit;
+            if (bit == 8) {
+                state[at] = 2;
+                path.pop_back();
+                continue;
             }
-            if (s == 0 && find_cycle(edges, next, state, path, cycle)) return true;
+            const uint32_t to = target(at, bit++);
+            if (state[to] == 1) {
+                std::vector<uint32_t> cycle;
+                size_t from = 0;
+                while (path[from].first != to) ++from;
+                for (size_t i = from; i < path.size(); ++i) cycle.push_back(path[i].first);
+                return cycle;
+            }
+            if (state[to] == 0) {
+                state[to] = 1;
+                path.push_back({to, 0});
+            }
         }
-    path.pop_back();
-    state[at] = 2;
-    return false;
+    }
+    return {};
 }
 
 }  // namespace
@@ -107,42 +126,39 @@ std::vector<std::vector<std::string>> l0_tables(const Mesh2D& m) {
     return t;
 }
 
-DependencyVerdict check_dependencies(const Mesh2D& m, const std::vector<std::vector<std::string>>& tables,
-                                     bool datelines) {
-    std::map<Channel, std::set<Channel>> edges;
-    for (uint32_t a = 0; a < tables.size(); ++a)
-        for (uint32_t b = 0; b < tables[a].size(); ++b) {
-            uint32_t chip = a, vc = 0;
-            bool have = false;
-            Channel held{};
+DependencyVerdict check_dependencies(const Mesh2D& m, const RouteOf& route, bool datelines) {
+    std::vector<uint8_t> next(size_t(m.chips()) * 8, 0);
+    for (uint32_t a = 0; a < m.chips(); ++a)
+        for (uint32_t b = 0; b < m.chips(); ++b) {
+            const std::string way = route(a, b);
+            uint32_t chip = a, vc = 0, held = UINT32_MAX;
             char last = 0;
-            for (char dir : tables[a][b]) {
+            for (char dir : way) {
                 if (last && horizontal(dir) != horizontal(last)) vc = 0;  // a new dimension, its own dateline
-                const Channel c{chip, dir, vc};
-                if (have) edges[held].insert(c);
-                const auto [next, wrapped] = step(m, chip, dir);
+                const auto [to, wrapped] = step(m, chip, dir);
+                const uint32_t d = dir_index(dir);
+                if (held != UINT32_MAX) next[held] |= uint8_t(1u << (d * 2 + vc));
+                held = channel_id(chip, d, vc);
                 if (datelines && wrapped) vc = 1;
-                held = c;
-                have = true;
-                chip = next;
+                chip = to;
                 last = dir;
             }
             if (chip != b)
-                throw Error("the route " + tables[a][b] + " from " + chip_name(a) + " ends at " + chip_name(chip) +
-                            ", not " + chip_name(b));
+                throw Error("the route " + way + " from " + chip_name(a) + " ends at " + chip_name(chip) + ", not " +
+                            chip_name(b));
         }
-    std::map<Channel, int> state;
-    for (const auto& [c, next] : edges) {
-        (void)next;
-        std::vector<Channel> path, cycle;
-        if (state[c] == 0 && find_cycle(edges, c, state, path, cycle)) {
-            DependencyVerdict v;
-            v.acyclic = false;
-            for (const Channel& x : cycle) v.cycle.push_back(x.name());
-            return v;
-        }
-    }
-    return {};
+    DependencyVerdict v;
+    for (uint32_t id : find_cycle(m, next)) v.cycle.push_back(channel_name(id));
+    v.acyclic = v.cycle.empty();
+    return v;
+}
+
+DependencyVerdict check_dependencies(const Mesh2D& m, const std::vector<std::vector<std::string>>& tables,
+                                     bool datelines) {
+    if (tables.size() != m.chips()) throw Error("a table set needs a table per chip of the mesh");
+    for (const auto& t : tables)
+        if (t.size() != m.chips()) throw Error("a chip's table needs a route per chip of the mesh");
+    return check_dependencies(m, [&](uint32_t a, uint32_t b) { return tables[a][b]; }, datelines);
 }
 
 }  // namespace weft::transport

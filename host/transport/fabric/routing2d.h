@@ -8,6 +8,7 @@
 #pragma once
 #include <stdint.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,8 @@ int neighbor(const Mesh2D& mesh, uint32_t chip, char dir, bool* wrap = nullptr);
 
 // "EES", "WWNN", ... ("" from a chip to itself). Throws weft::Error for a chip not in the mesh.
 std::string dor_route(const Mesh2D& mesh, uint32_t from, uint32_t to);
-// [src][dst]: every chip's table.
+// [src][dst]: every chip's table; all pairs, so for small meshes only (a
+// report): everything else asks dor_route for the pair it needs.
 std::vector<std::vector<std::string>> l0_tables(const Mesh2D& mesh);
 
 struct DependencyVerdict {
@@ -40,6 +42,10 @@ struct DependencyVerdict {
 // when it crosses a dimension's wrap cable and back to VC 0 when it turns to
 // the other dimension (a dateline per dimension). Throws weft::Error for a
 // route that leaves the mesh or does not end at its destination.
+// Memory stays linear in the chips (a byte per channel): routes are asked
+// for one at a time.
+using RouteOf = std::function<std::string(uint32_t from, uint32_t to)>;
+DependencyVerdict check_dependencies(const Mesh2D& mesh, const RouteOf& route, bool datelines);
 DependencyVerdict check_dependencies(const Mesh2D& mesh, const std::vector<std::vector<std::string>>& tables,
                                      bool datelines);
 
