@@ -160,6 +160,13 @@ WEFT_BRIDGE_NAP_US=-5 weft linktest
 check "a bad bridge knob before a temporary cluster: exit code 2" test "$rc" -eq 2
 check "... named with its range" has "$TMP/out" "WEFT_BRIDGE_NAP_US=-5 must be a whole number from 0 to 1000000"
 
+# Fabric settings the board can never hold are refused at up, by name.
+printf 'name: bigfab\nboard: qemu-virt\nmeshes:\n  - id: 0\n    shape: [8, 1]\n    topology: ring\nfabric:\n  slots: 64\n  packet_bytes: 1048512\n' >"$TMP/bigfab.yaml"
+weft up "$TMP/bigfab.yaml"
+check "fabric settings that cannot fit are refused at up" test "$rc" -eq 1
+check "... naming them at FILE:LINE" has "$TMP/out" "bigfab.yaml:8: the fabric's slots 64, packet_bytes 1048512 and lanes 4 do not fit board qemu-virt"
+check "... before a run dir was made" test ! -e "$WEFT_RUN_DIR"
+
 # Completion and man pages come from the command line's own definition.
 $WEFT completion >"$TMP/weft.bash" 2>&1
 check "weft completion is a bash script" bash -n "$TMP/weft.bash"

@@ -116,6 +116,21 @@ void test_a_route_off_the_mesh_is_refused(void**) {
     }
 }
 
+// At scale routes are asked for one pair at a time and the dependency graph
+// is a byte per channel: a 32x32 torus (a million routes) is checked without
+// a table of them.
+void test_a_large_torus_is_checked_on_demand(void**) {
+    const Mesh2D m{32, 32, true};
+    size_t asked = 0;
+    const auto route = [&](uint32_t a, uint32_t b) {
+        ++asked;
+        return transport::dor_route(m, a, b);
+    };
+    assert_true(transport::check_dependencies(m, route, true).acyclic);
+    assert_int_equal(asked, size_t(1024) * 1024);
+    assert_false(transport::check_dependencies(m, route, false).acyclic);
+}
+
 }  // namespace
 
 int main() {
@@ -126,6 +141,7 @@ int main() {
         cmocka_unit_test(test_a_torus_needs_its_datelines),
         cmocka_unit_test(test_a_bad_table_is_caught_with_its_cycle),
         cmocka_unit_test(test_a_route_off_the_mesh_is_refused),
+        cmocka_unit_test(test_a_large_torus_is_checked_on_demand),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
