@@ -1,38 +1,79 @@
-# cmake --install build --prefix P: everything a user of weft needs outside the
-# source tree. P/lib/weft is a tree the tools recognise as their own (bin/,
-# firmware/, boards/, clusters/, qemu/, data/), so they find their firmware
-# through the install; P/bin holds links to the tools; P/lib/libweft.a and
-# P/include (weft/abi, and the driver's headers under weft/host) serve
-# find_package(weft) (P/lib/cmake/weft) and pkg-config (P/lib/pkgconfig/weft.pc).
-set(WEFT_TOOLS lib/weft)
-install(TARGETS weft weft-bridge RUNTIME DESTINATION ${WEFT_TOOLS}/bin)
-install(DIRECTORY ${CMAKE_BINARY_DIR}/firmware/ DESTINATION ${WEFT_TOOLS}/firmware)
-install(DIRECTORY ${CMAKE_BINARY_DIR}/boards/ DESTINATION ${WEFT_TOOLS}/boards FILES_MATCHING PATTERN "*.dtb")
-install(DIRECTORY clusters qemu data DESTINATION ${WEFT_TOOLS})
-install(PROGRAMS scripts/flash-and-run DESTINATION ${WEFT_TOOLS}/scripts)
-install(CODE "
-  file(MAKE_DIRECTORY \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin\")
-  foreach(tool weft weft-bridge)
-    file(CREATE_LINK ../${WEFT_TOOLS}/bin/\${tool} \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin/\${tool}\" SYMBOLIC)
-  endforeach()")
+# cmake --install build --prefix P: everything a user of weft needs outside
+# the source tree, laid out as Debian lays out a package:
+#   P/bin                weft, weft-bridge (stripped), weft-flash-and-run
+#   P/share/weft         what is the same on every host: boards/*.dtb,
+#                        firmware/<board>/ (images, kernels, and sdk/ for
+#                        building kernels of one's own), clusters/, qemu/, data/
+#   P/lib/libweft.a, P/include/weft/{abi,host,firmware}: the public headers only
+#   P/lib/cmake/weft     find_package(weft): weft::weft (install(EXPORT)),
+#                        weft_add_kernel() and weft_add_firmware_test()
+#   P/lib/pkgconfig/weft.pc, man pages, bash completion.
+# host/driver/paths.h finds a prefix laid out so as a weft tree.
+set(WEFT_DATA share/weft)
+install(TARGETS weft weft-bridge RUNTIME DESTINATION bin)
+install(PROGRAMS scripts/flash-and-run DESTINATION bin RENAME weft-flash-and-run)
+install(DIRECTORY ${CMAKE_BINARY_DIR}/firmware/ DESTINATION ${WEFT_DATA}/firmware)
+install(DIRECTORY ${CMAKE_BINARY_DIR}/boards/ DESTINATION ${WEFT_DATA}/boards FILES_MATCHING PATTERN "*.dtb")
+install(DIRECTORY clusters qemu data DESTINATION ${WEFT_DATA})
+install(FILES LICENSE CHANGELOG.md DESTINATION share/doc/weft)
 
-install(TARGETS weftlib ARCHIVE DESTINATION lib)
-install(DIRECTORY include/weft DESTINATION include)
-install(DIRECTORY host/ DESTINATION include/weft/host FILES_MATCHING PATTERN "*.h")
-install(FILES LICENSE DESTINATION share/doc/weft)
-
+# The library, exported with what it needs.
+set_target_properties(weftlib PROPERTIES EXPORT_NAME weft)
+install(TARGETS weftlib EXPORT weftTargets ARCHIVE DESTINATION lib)
+install(EXPORT weftTargets NAMESPACE weft:: DESTINATION lib/cmake/weft)
 configure_file(cmake/install/weftConfig.cmake.in ${CMAKE_BINARY_DIR}/install/weftConfig.cmake @ONLY)
 include(CMakePackageConfigHelpers)
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/install/weftConfigVersion.cmake
-  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)  # 0.x: deprecate, never break
 install(FILES ${CMAKE_BINARY_DIR}/install/weftConfig.cmake ${CMAKE_BINARY_DIR}/install/weftConfigVersion.cmake
-  DESTINATION lib/cmake/weft)
+  cmake/install/weftFirmware.cmake DESTINATION lib/cmake/weft)
+
+# The public headers: weft.h and what it includes, found by the compiler
+# itself, so nothing private is installed and nothing public is missed.
+execute_process(COMMAND ${CMAKE_CXX_COMPILER} -std=gnu++20 -MM -MT x -I${CMAKE_SOURCE_DIR}/include
+                        -I${CMAKE_SOURCE_DIR}/host ${CMAKE_SOURCE_DIR}/host/weft.h
+                OUTPUT_VARIABLE deps RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cannot list the headers host/weft.h includes")
+endif()
+string(REGEX REPLACE "\\\\\n" " " deps "${deps}")
+string(REGEX MATCHALL "[^ \n:]+\\.h" headers "${deps}")
+foreach(h ${headers})
+  file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${h})
+  if(rel MATCHES "^host/(.*)/[^/]+$")
+    install(FILES ${h} DESTINATION include/weft/host/${CMAKE_MATCH_1})
+  elseif(rel MATCHES "^host/[^/]+$")
+    install(FILES ${h} DESTINATION include/weft/host)
+  endif()
+endforeach()
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${headers})
+install(DIRECTORY include/weft DESTINATION include)
+# The firmware's headers, for kernels of one's own (firmware/kernels/kernel.h
+# and the HAL they use), and the host board's, for firmware tests on the host.
+install(DIRECTORY firmware/ DESTINATION include/weft/firmware FILES_MATCHING PATTERN "*.h")
+install(FILES boards/host/host_board.h DESTINATION include/weft/firmware)
+# Firmware logic on the host board's HAL (weft_add_firmware_test), with the
+# EDM's and the fabric's worker side.
+set_target_properties(weft_fw_host PROPERTIES EXPORT_NAME firmware_host)
+set_target_properties(weft_fw_host_edm PROPERTIES EXPORT_NAME firmware_host_edm)
+set_target_properties(weft_fw_host_fabric PROPERTIES EXPORT_NAME firmware_host_fabric)
+install(TARGETS weft_fw_host weft_fw_host_edm weft_fw_host_fabric EXPORT weftTargets ARCHIVE DESTINATION lib)
+
 # The prefix is only known at install time.
 install(CODE "
   file(READ \"${CMAKE_SOURCE_DIR}/cmake/install/weft.pc.in\" pc)
   string(REPLACE \"__PREFIX__\" \"\${CMAKE_INSTALL_PREFIX}\" pc \"\${pc}\")
   string(REPLACE \"__VERSION__\" \"${PROJECT_VERSION}\" pc \"\${pc}\")
   file(WRITE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/pkgconfig/weft.pc\" \"\${pc}\")")
+
+# Debug information stays in the build tree: the installed tools and library
+# are stripped of it (the firmware keeps its own: fault reports name source lines).
+install(CODE "
+  foreach(f bin/weft bin/weft-bridge lib/libweft.a lib/libweft_fw_host.a lib/libweft_fw_host_edm.a
+            lib/libweft_fw_host_fabric.a)
+    execute_process(COMMAND ${CMAKE_STRIP} --strip-debug \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/\${f}\"
+                    COMMAND_ERROR_IS_FATAL ANY)
+  endforeach()")
 
 # Man pages from the CLI's help, and the bash completion, made at install.
 install(CODE "

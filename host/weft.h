@@ -31,13 +31,18 @@
 
 namespace weft {
 
-// A program linked against an installed weft finds the tools, firmware and
-// boards of that install (find_package(weft) or pkg-config define
-// WEFT_TOOLS_DIR); $WEFT_BUILD_DIR, when set, wins.
-inline void init() {
+// A program compiled against an installed weft (find_package(weft) and
+// pkg-config define WEFT_TOOLS_DIR, the install prefix, as a bare path)
+// finds the tools, firmware and boards of that install: including this
+// header registers it. $WEFT_BUILD_DIR, when set, wins.
+#define WEFT_STRINGIFY_(x) #x
+#define WEFT_STRINGIFY(x) WEFT_STRINGIFY_(x)
 #ifdef WEFT_TOOLS_DIR
-    setenv("WEFT_BUILD_DIR", WEFT_TOOLS_DIR, 0);
+inline const bool weft_installed_prefix_registered = paths::set_installed_prefix(WEFT_STRINGIFY(WEFT_TOOLS_DIR));
 #endif
-}
+
+// Kept for programs written against 0.7, which called it first; the header
+// now does its work. Deprecated.
+[[deprecated("including weft.h finds the install; init() does nothing more")]] inline void init() {}
 
 }  // namespace weft

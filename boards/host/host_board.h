@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -91,5 +92,24 @@ struct Panic : std::runtime_error {
     uint64_t detail;
     Panic(int32_t c, uint64_t d) : std::runtime_error("firmware panic"), code(c), detail(d) {}
 };
+
+// ---- the 0.7 API: one hart per thread, set up by reset() ---------------------
+// Deprecated since 0.8 (use Core, Chip and Enter); kept so that tests written
+// against 0.7 still build. reset() makes a hart of `control` current on the
+// calling thread, with a clock of its own; state() refers to that hart's
+// fields (state().now is its clock).
+struct State {
+    abi::ChipControlBlock* control;
+    uint32_t core;
+    uint64_t& now;
+    uint64_t& sleeps;
+    std::function<void()>& on_sleep;
+    std::function<void(int32_t code, uint64_t detail)>& on_panic;
+};
+[[deprecated("use host_board::Core and Enter")]] State& state();
+[[deprecated("use host_board::Core and Enter")]] void reset(abi::ChipControlBlock* control, uint32_t core);
+[[deprecated("use Core::throw_on_panic")]] inline void throw_on_panic() {
+    current().throw_on_panic();
+}
 
 }  // namespace weft::host_board

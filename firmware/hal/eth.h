@@ -33,4 +33,12 @@ bool check(uint32_t port);
 // queued (after a kernel that faulted or was stopped: a send on a pulled cable).
 void recover(uint32_t port, bool drop_queued);
 
+// Deprecated since 0.8, removed in 0.7 without notice and restored: the chip
+// at the other end of the port's cable (the control block's port state).
+[[deprecated("read the port's peer from the control block's PortState")]] uint32_t peer_chip(uint32_t port);
+// Deprecated since 0.8: has the port commands still to send?
+[[deprecated("use issued(port) != completed(port)")]] inline bool tx_busy(uint32_t port) {
+    return issued(port) != completed(port);
+}
+
 }  // namespace weft::eth

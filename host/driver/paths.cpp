@@ -7,13 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "common/error.h"
 #include "common/knobs.h"
-
-#ifndef WEFT_SOURCE_DIR
-#define WEFT_SOURCE_DIR "."
-#endif
 
 namespace weft::paths {
 namespace {
@@ -31,24 +28,63 @@ std::string self_dir() {
     return exe.substr(0, exe.rfind('/'));
 }
 
-}  // namespace
-
-std::string build_root() {
-    if (std::string e = knobs::text(knobs::knob("WEFT_BUILD_DIR")); !e.empty()) return e;
-    std::string dir = self_dir();
-    // Binaries live in <build>/bin; tests may live deeper, so walk up to the
-    // tree that has the boards' DTBs and firmware.
-    for (std::string d = dir; !d.empty(); d = d.substr(0, d.rfind('/'))) {
-        if (exists(d + "/boards") && exists(d + "/firmware")) return d;
-        if (d.find('/') == std::string::npos) break;
-    }
-    return dir + "/..";
+std::string& installed_prefix() {
+    static std::string prefix;
+    return prefix;
 }
 
-// An installed tree (cmake --install) carries its clusters, QEMU configs and
-// data beside its firmware; a build tree reads them from its source tree.
+// A weft tree: a build tree (bin/, boards/, firmware/, and links to the
+// source's clusters/, qemu/, data/) or an install prefix (bin/, and
+// share/weft/ with the boards, firmware, clusters, qemu configs and data).
+struct Tree {
+    std::string bin, data;
+};
+
+std::optional<Tree> tree_at(const std::string& d) {
+    if (exists(d + "/boards") && exists(d + "/firmware")) return Tree{d + "/bin", d};
+    if (exists(d + "/share/weft/boards")) return Tree{d + "/bin", d + "/share/weft"};
+    return std::nullopt;
+}
+
+// $WEFT_BUILD_DIR, else the install a program was built against (weft.h
+// registers it), else the tree the running binary is in.
+const Tree& tree() {
+    static const Tree t = [] {
+        if (std::string e = knobs::text(knobs::knob("WEFT_BUILD_DIR")); !e.empty())
+            return tree_at(e).value_or(Tree{e + "/bin", e});
+        if (!installed_prefix().empty())
+            if (auto t = tree_at(installed_prefix())) return *t;
+        // Binaries live in <build>/bin or <prefix>/bin; tests may live deeper.
+        const std::string dir = self_dir();
+        for (std::string d = dir; !d.empty(); d = d.substr(0, d.rfind('/'))) {
+            if (auto t = tree_at(d)) return *t;
+            if (d.find('/') == std::string::npos) break;
+        }
+        return Tree{dir, dir + "/.."};
+    }();
+    return t;
+}
+
+}  // namespace
+
+bool set_installed_prefix(const char* prefix) {
+    installed_prefix() = prefix ? prefix : "";
+    return true;
+}
+
+std::string build_root() { return tree().data; }
+
+// The clusters, QEMU configs and data beside the firmware: in a build tree
+// links into the source tree (resolved, so reports can name source files
+// relative to it), in an install copies of their own.
 std::string source_root() {
-    static const std::string root = exists(build_root() + "/clusters") ? build_root() : WEFT_SOURCE_DIR;
+    static const std::string root = [] {
+        char buf[PATH_MAX];
+        const std::string clusters = build_root() + "/clusters";
+        if (!realpath(clusters.c_str(), buf)) return build_root();
+        const std::string real(buf);
+        return real.substr(0, real.rfind('/'));
+    }();
     return root;
 }
 
@@ -57,7 +93,7 @@ std::string bench_out() {
     return build_root();
 }
 
-std::string bridge_binary() { return build_root() + "/bin/weft-bridge"; }
+std::string bridge_binary() { return tree().bin + "/weft-bridge"; }
 std::string firmware_dir(const std::string& board) { return build_root() + "/firmware/" + board; }
 std::string boot_firmware(const std::string& board) { return firmware_dir(board) + "/boot.elf"; }
 std::string kernel(const std::string& board, const std::string& name) {
@@ -117,11 +153,10 @@ std::string kick_socket(const std::string& run_dir) { return run_dir + "/kick.so
 
 std::string cluster_file(const std::string& name_or_path) {
     if (exists(name_or_path)) return name_or_path;
-    for (const std::string& cand : {std::string(WEFT_SOURCE_DIR) + "/clusters/" + name_or_path,
-                                    std::string(WEFT_SOURCE_DIR) + "/clusters/" + name_or_path + ".yaml"})
+    const std::string dir = source_root() + "/clusters/";
+    for (const std::string& cand : {dir + name_or_path, dir + name_or_path + ".yaml"})
         if (exists(cand)) return cand;
-    throw Error("cluster file '" + name_or_path +
-                "' not found (give a path, or a name from " WEFT_SOURCE_DIR "/clusters)");
+    throw Error("cluster file '" + name_or_path + "' not found (give a path, or a name from " + dir + ")");
 }
 
 }  // namespace weft::paths

@@ -9,8 +9,16 @@
 
 namespace weft::paths {
 
+// The weft tree in use: $WEFT_BUILD_DIR, else the install a program was
+// built against (weft.h registers it), else the build tree or install prefix
+// the running binary is in. build_root() is where its boards/ and firmware/
+// are (the build tree, or PREFIX/share/weft); source_root() where its
+// clusters/, qemu/ and data/ are (the source tree behind a build tree's
+// links, or the install's own).
 std::string build_root();
 std::string source_root();
+// weft.h: the install prefix (WEFT_TOOLS_DIR) a program was compiled against.
+bool set_installed_prefix(const char* prefix);
 // Where the benches write their recorded results (bench/results/, data/cost_model/):
 // $WEFT_BENCH_OUT, else the build tree, never a source tree it was not told of.
 std::string bench_out();  // clusters/, qemu/, data/: the install tree if installed, else the source tree

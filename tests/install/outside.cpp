@@ -53,7 +53,6 @@ void write_inputs(weft::Cluster& cluster, uint64_t addr) {
 
 int main() {
     try {
-        weft::init();
         auto cluster =
             weft::Cluster::start(weft::paths::cluster_file("pair"), "/tmp/weft-outside-" + std::to_string(getpid()));
         weft::ccl::CollectiveRunner run(*cluster);

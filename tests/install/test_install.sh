@@ -1,16 +1,19 @@
 #!/bin/bash
-# cmake --install into a temporary prefix, then, with the build tree out of
-# reach (no WEFT_BUILD_DIR, a copy of nothing): the installed weft starts a
-# cluster from its own firmware, an outside CMake project finds the package
-# and runs a checked all-reduce, and pkg-config gives the flags to build it.
+# cmake --install into a temporary prefix, then, with weft's source and build
+# trees out of reach (hidden under an empty directory in a mount namespace of
+# our own), use the install as a user would: the installed weft starts a
+# cluster by name from its own clusters and firmware; an outside CMake project
+# finds the package, runs a checked all-reduce, builds a kernel of its own that
+# the installed weft launches, and runs a firmware unit test on the host
+# board; pkg-config's flags build a program as the README shows.
 set -u
-BUILD=$1
-SRC=$2
+BUILD=$(cd "$1" && pwd)
+SRC=$(cd "$2" && pwd)
 TMP=$(mktemp -d)
 PREFIX=$TMP/prefix
 export WEFT_RUN_DIR=$TMP/run
 unset WEFT_BUILD_DIR WEFT_SOURCE_DIR
-trap '"$PREFIX/bin/weft" down >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+trap '"$PREFIX/bin/weft" down >/dev/null 2>&1; [ -n "${KEEP:-}" ] || rm -rf "$TMP"' EXIT
 passed=0
 failed=0
 check() {
@@ -22,23 +25,63 @@ has() { grep -q -- "$2" "$1"; }
 
 cmake --install "$BUILD" --prefix "$PREFIX" >"$TMP/install.log" 2>&1
 check "cmake --install succeeds" test $? -eq 0
-check "the library, headers, package files and man pages are installed" test -f "$PREFIX/lib/libweft.a" -a \
-    -f "$PREFIX/include/weft/host/weft.h" -a -f "$PREFIX/include/weft/abi/kernel_args.h" -a \
-    -f "$PREFIX/lib/cmake/weft/weftConfig.cmake" -a -f "$PREFIX/lib/pkgconfig/weft.pc" -a \
-    -f "$PREFIX/share/man/man1/weft-launch.1" -a -f "$PREFIX/share/bash-completion/completions/weft"
-"$PREFIX/bin/weft" up pair >"$TMP/out" 2>&1
-check "the installed weft starts a cluster from the install's firmware" has "$TMP/out" "cluster 'pair' up"
-"$PREFIX/bin/weft" status --json >"$TMP/status" 2>&1
-check "... its boards are the install's" has "$TMP/status" "$PREFIX/lib/weft/boards/qemu-virt/board.dtb"
-"$PREFIX/bin/weft" down >/dev/null 2>&1
+check "the tools, library, headers, package files and man pages are installed" test -x "$PREFIX/bin/weft" -a \
+    -x "$PREFIX/bin/weft-bridge" -a -f "$PREFIX/lib/libweft.a" -a -f "$PREFIX/include/weft/host/weft.h" -a \
+    -f "$PREFIX/include/weft/abi/kernel_args.h" -a -f "$PREFIX/include/weft/firmware/kernels/kernel.h" -a \
+    -f "$PREFIX/lib/cmake/weft/weftConfig.cmake" -a -f "$PREFIX/lib/cmake/weft/weftTargets.cmake" -a \
+    -f "$PREFIX/lib/pkgconfig/weft.pc" -a -f "$PREFIX/share/man/man1/weft-launch.1" -a \
+    -f "$PREFIX/share/bash-completion/completions/weft" -a -f "$PREFIX/share/weft/clusters/pair.yaml" -a \
+    -f "$PREFIX/share/weft/firmware/qemu-virt/sdk/kernel.ld" -a -f "$PREFIX/share/doc/weft/CHANGELOG.md"
+check "only public headers: no bridge or CLI header" test ! -e "$PREFIX/include/weft/host/bridge" -a \
+    ! -e "$PREFIX/include/weft/host/cli"
+check "the tools are stripped" bash -c "! readelf -S '$PREFIX/bin/weft' | grep -q debug_info"
+size_mb=$(du -sm "$PREFIX" | cut -f1)
+check "the install is small ($size_mb MB)" test "$size_mb" -lt 40
+check "no installed tool or library names the source tree" bash -c \
+    "! grep -rlF '$SRC' '$PREFIX/bin' '$PREFIX/lib' '$PREFIX/share/weft/clusters' '$PREFIX/share/weft/qemu'"
+cp -r "$SRC/tests/install" "$TMP/outside-src"
 
-cmake -S "$SRC/tests/install" -B "$TMP/outside" -DCMAKE_PREFIX_PATH="$PREFIX" >"$TMP/cfg.log" 2>&1 &&
+# The rest as a user with only the install: weft's trees are not there.
+cat >"$TMP/as_user.sh" <<SCRIPT
+set -u
+mkdir -p "$TMP/empty"
+mount --bind "$TMP/empty" "$SRC" || exit 99
+[ -d "$BUILD/bin" ] && mount --bind "$TMP/empty" "$BUILD"
+cd "$TMP"
+echo "=== trees hidden: \$(ls "$SRC" | wc -l) entries in $SRC"
+"$PREFIX/bin/weft" up pair >"$TMP/up" 2>&1
+"$PREFIX/bin/weft" status --json >"$TMP/status" 2>&1
+"$PREFIX/bin/weft" down >/dev/null 2>&1
+cmake -S "$TMP/outside-src" -B "$TMP/outside" -DCMAKE_PREFIX_PATH="$PREFIX" >"$TMP/cfg.log" 2>&1 &&
     cmake --build "$TMP/outside" >"$TMP/build.log" 2>&1
-check "an outside project builds with find_package(weft)" test $? -eq 0
-"$TMP/outside/outside" >"$TMP/out" 2>&1
-check "... and runs a checked all-reduce on its own buffers, out of place and in place, with the installed firmware" \
-    has "$TMP/out" ": 0 wrong; in place: 0 wrong; send buffer intact; firmware from $PREFIX/lib/weft/firmware/qemu-virt"
-PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pkg-config --cflags --libs weft >"$TMP/flags" 2>&1
-check "pkg-config knows weft" has "$TMP/flags" "-lweft"
+echo \$? >"$TMP/built"
+"$TMP/outside/outside" >"$TMP/allreduce" 2>&1
+"$TMP/outside/outside_firmware_test" >"$TMP/fwtest" 2>&1
+echo \$? >"$TMP/fwtest.rc"
+"$PREFIX/bin/weft" up pair >/dev/null 2>&1
+"$PREFIX/bin/weft" launch "$TMP/outside/outside_kernel.elf" --core 4 --args n=10 pad=0 scratch=0x81800000 >"$TMP/launch" 2>&1
+"$PREFIX/bin/weft" down >/dev/null 2>&1
+cat >"$TMP/app.cpp" <<'APP'
+#include <weft/host/weft.h>
+#include <cstdio>
+int main() { std::printf("app: firmware in %s\n", weft::paths::firmware_dir("qemu-virt").c_str()); }
+APP
+g++ "$TMP/app.cpp" -o "$TMP/app" \$(PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pkg-config --cflags --libs weft) >"$TMP/app.log" 2>&1 &&
+    "$TMP/app" >"$TMP/app.out" 2>&1
+echo \$? >"$TMP/app.rc"
+SCRIPT
+unshare --mount --map-root-user bash "$TMP/as_user.sh" >"$TMP/as_user.log" 2>&1
+check "the source and build trees were out of reach" has "$TMP/as_user.log" "=== trees hidden: 0 entries"
+check "the installed weft starts a cluster by name from the install's clusters" has "$TMP/up" "cluster 'pair' up"
+check "... its boards are the install's" has "$TMP/status" "$PREFIX/share/weft/boards/qemu-virt/board.dtb"
+check "an outside project builds with find_package(weft): a program, a kernel, a firmware test" \
+    test "$(cat "$TMP/built")" = 0
+check "... the program runs a checked all-reduce on its own buffers, out of place and in place, with the installed firmware" \
+    has "$TMP/allreduce" ": 0 wrong; in place: 0 wrong; send buffer intact; firmware from $PREFIX/share/weft/firmware/qemu-virt"
+check "... its firmware test passes on the host board" test "$(cat "$TMP/fwtest.rc")" = 0
+check "... the installed weft launches its kernel, which returns 1+...+10" has "$TMP/launch" "returned 55"
+check "g++ app.cpp \$(pkg-config --cflags --libs weft) builds a program that finds the install without weft::init()" \
+    has "$TMP/app.out" "app: firmware in $PREFIX/share/weft/firmware/qemu-virt"
+[ "$failed" -eq 0 ] || { cat "$TMP/as_user.log"; tail -20 "$TMP/build.log" "$TMP/app.log" "$TMP/launch" "$TMP/allreduce" 2>/dev/null; }
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

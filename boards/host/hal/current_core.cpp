@@ -22,6 +22,33 @@ Core& current() {
 Enter::Enter(Core& core) : previous_(current_core) { current_core = &core; }
 Enter::~Enter() { current_core = previous_; }
 
+namespace {
+
+struct Legacy {
+    Clock clock;
+    std::unique_ptr<Core> core;
+    std::optional<State> state;
+};
+thread_local Legacy legacy;
+
+}  // namespace
+
+void reset(abi::ChipControlBlock* control, uint32_t core) {
+    legacy.clock.now = 0;
+    legacy.core = std::make_unique<Core>(*control, core, legacy.clock);
+    Core& c = *legacy.core;
+    legacy.state.emplace(State{control, core, legacy.clock.now, c.sleeps, c.on_sleep, c.on_panic});
+    current_core = &c;
+}
+
+State& state() {
+    if (!legacy.state) {
+        fprintf(stderr, "host board: state() before reset() (or use host_board::Core)\n");
+        abort();
+    }
+    return *legacy.state;
+}
+
 void Core::throw_on_panic() {
     on_panic = [](int32_t code, uint64_t detail) { throw Panic(code, detail); };
 }

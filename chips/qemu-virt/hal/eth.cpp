@@ -34,6 +34,7 @@ bool check(uint32_t port) { return qemu_virt::ring_ok(ring(port), abi::kRingEth,
 void recover(uint32_t port, bool drop_queued) {
     qemu_virt::ring_recover(ring(port), abi::kWaitEthRing, port, drop_queued);
 }
+uint32_t peer_chip(uint32_t port) { return port < WEFT_NUM_PORTS ? devices().port[port].peer_chip : 0; }
 bool link_up(uint32_t port) { return port < WEFT_NUM_PORTS && devices().port[port].state == abi::kLinkUp; }
 
 }  // namespace weft::eth
