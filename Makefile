@@ -5,17 +5,19 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all deps demo test unit-test system-test bench bench-ccl bench-boards clean configure help
+.PHONY: all deps demo test check unit-test system-test bench bench-ccl bench-boards clean configure help
 
+# Ninja, quiet: a no-op build prints nothing, a build prints only what fails.
 all: configure
-	cmake --build $(BUILD) -j $(JOBS)
+	@ninja -C $(BUILD) --quiet -j $(JOBS)
 
 help:
 	@echo "weft's make targets:"
 	@echo "  make deps         install the Debian packages weft needs (sudo apt-get)"
 	@echo "  make              build the host tools, the firmware of every board and the tests in $(BUILD)/"
 	@echo "  make demo         boot ring8, move data over every link both ways, check every byte"
-	@echo "  make test         every test: CMocka unit tests, then the system tests on real QEMU clusters"
+	@echo "  make check        the quick tier, for every change: unit tests and one system test of each kind (~1 min)"
+	@echo "  make test         every test: CMocka unit tests and the system tests on real QEMU clusters, in parallel"
 	@echo "  make unit-test    the CMocka unit tests only (seconds)"
 	@echo "  make system-test  the system tests only (QEMU clusters, minutes)"
 	@echo "  make bench        platform, CCL and fabric benchmarks; tables and charts to bench/results/"
@@ -27,23 +29,30 @@ help:
 deps:
 	@scripts/install-deps
 
-configure: $(BUILD)/CMakeCache.txt
-$(BUILD)/CMakeCache.txt:
+configure: $(BUILD)/build.ninja
+$(BUILD)/build.ninja:
 	@scripts/install-deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	@if [ -f $(BUILD)/CMakeCache.txt ]; then echo "$(BUILD)/ was configured with another generator: configuring it afresh"; \
+	    rm -rf $(BUILD)/CMakeCache.txt $(BUILD)/CMakeFiles $(BUILD)/firmware-build; fi
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 
 # Boots the ring8 cluster, moves data over every link both ways, checks every byte.
 demo: all
 	@scripts/demo $(BUILD)
 
+# System tests run their clusters in run directories of their own, so ctest
+# runs them side by side; the longest first (ctest's recorded costs).
 test: all
-	cd $(BUILD) && ctest --output-on-failure $(CTEST_ARGS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+check: all
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L check $(CTEST_ARGS)
 
 unit-test: all
-	cd $(BUILD) && ctest --output-on-failure -L unit
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
 
 system-test: all
-	cd $(BUILD) && ctest --output-on-failure -L system
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L system
 
 # The platform (links, EDM, start-up), then the collective ops on ring8. Each
 # report is also recorded beside its JSON, so the recorded text is always this

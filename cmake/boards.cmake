@@ -82,12 +82,21 @@ function(weft_board_firmware board chip)
   weft_chip_property(${chip} abi abi REQUIRED)
   weft_chip_property(${chip} hal hal ${chip})
   set_property(DIRECTORY ${CMAKE_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${WEFT_CHIPS_DIR}/${chip}/chip.dtsi)
+  # Rebuilt when a source it compiles changes (not on every build: a no-op
+  # make stays a no-op); its output goes to a log shown only on failure.
+  file(GLOB_RECURSE firmware_sources CONFIGURE_DEPENDS
+    ${CMAKE_SOURCE_DIR}/firmware/*.cpp ${CMAKE_SOURCE_DIR}/firmware/*.h ${CMAKE_SOURCE_DIR}/firmware/*.S
+    ${CMAKE_SOURCE_DIR}/firmware/CMakeLists.txt ${CMAKE_SOURCE_DIR}/include/*.h ${CMAKE_SOURCE_DIR}/linker/*
+    ${WEFT_CHIPS_DIR}/${hal}/hal/* ${CMAKE_SOURCE_DIR}/tests/firmware/*.cpp ${CMAKE_SOURCE_DIR}/tests/firmware/*.h
+    ${CMAKE_SOURCE_DIR}/examples/kernels/* ${CMAKE_SOURCE_DIR}/examples/image/* ${CMAKE_SOURCE_DIR}/examples/*.h)
   ExternalProject_Add(firmware-${board}
     SOURCE_DIR ${CMAKE_SOURCE_DIR}/firmware
     BINARY_DIR ${CMAKE_BINARY_DIR}/firmware-build/${board}
     CMAKE_ARGS
       -DCMAKE_TOOLCHAIN_FILE=${CMAKE_SOURCE_DIR}/cmake/riscv64-toolchain.cmake
       -DCMAKE_BUILD_TYPE=Release
+      -DCMAKE_C_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}
+      -DCMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}
       -DWEFT_ROOT=${CMAKE_SOURCE_DIR}
       -DWEFT_BOARD=${board}
       -DWEFT_CHIP=${chip}
@@ -97,8 +106,12 @@ function(weft_board_firmware board chip)
       -DWEFT_BOARD_HEADER_DIR=${CMAKE_BINARY_DIR}/generated/${board}
       -DWEFT_FIRMWARE_OUT=${CMAKE_BINARY_DIR}/firmware/${board}
     INSTALL_COMMAND ""
-    BUILD_ALWAYS ON
+    LOG_CONFIGURE ON
+    LOG_BUILD ON
+    LOG_OUTPUT_ON_FAILURE ON
     DEPENDS board-header-${board})
+  ExternalProject_Add_StepDependencies(firmware-${board} build ${firmware_sources}
+    ${CMAKE_BINARY_DIR}/generated/${board}/weft/board_layout.h)
 endfunction()
 
 # Everything a board needs: its DTB now, and once the host tools exist

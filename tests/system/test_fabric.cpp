@@ -784,7 +784,7 @@ void test_routers_a_gone_client_left_are_stopped_by_the_next(void**) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
         cmocka_unit_test(test_multicast_reaches_exactly_its_range),
@@ -822,11 +822,19 @@ int main() {
         cmocka_unit_test(test_galaxy_as_row_and_column_rings),
         cmocka_unit_test(test_galaxy_all_reduce_and_all_gather),
     };
-    int failed = cmocka_run_group_tests_name("fabric on line4", tests, setup_line4, teardown);
-    failed += cmocka_run_group_tests_name("fabric on ring8", ring_tests, setup_ring8, teardown);
-    failed += cmocka_run_group_tests_name("2D fabric on mesh3x3", mesh_tests, setup_mesh3x3, teardown);
-    failed += cmocka_run_group_tests_name("2D fabric on torus4x4", torus_tests, setup_torus4x4, teardown);
-    failed += cmocka_run_group_tests_name("fabric planes on ring8x2", plane_tests, setup_ring8x2, teardown);
-    failed += cmocka_run_group_tests_name("fabric on galaxy (8x4 torus)", galaxy_tests, setup_galaxy, teardown);
+    // One group per cluster; an argument runs only that cluster's (ctest runs them one by one, in parallel).
+    const std::string only = argc > 1 ? argv[1] : "";
+    auto wanted = [&](const char* cluster) { return only.empty() || only == cluster; };
+    int failed = 0;
+    if (wanted("line4")) failed += cmocka_run_group_tests_name("fabric on line4", tests, setup_line4, teardown);
+    if (wanted("ring8")) failed += cmocka_run_group_tests_name("fabric on ring8", ring_tests, setup_ring8, teardown);
+    if (wanted("mesh3x3"))
+        failed += cmocka_run_group_tests_name("2D fabric on mesh3x3", mesh_tests, setup_mesh3x3, teardown);
+    if (wanted("torus4x4"))
+        failed += cmocka_run_group_tests_name("2D fabric on torus4x4", torus_tests, setup_torus4x4, teardown);
+    if (wanted("ring8x2"))
+        failed += cmocka_run_group_tests_name("fabric planes on ring8x2", plane_tests, setup_ring8x2, teardown);
+    if (wanted("galaxy"))
+        failed += cmocka_run_group_tests_name("fabric on galaxy (8x4 torus)", galaxy_tests, setup_galaxy, teardown);
     return failed;
 }
