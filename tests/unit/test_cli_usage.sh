@@ -147,6 +147,18 @@ refused "fault mode lossy" "MODE: must be ttlink or compliance, not 'lossy'" fau
 refused "fault with no action" "weft fault:" fault 0 1
 refused "run all_gather --root 3" "--root: all_gather has no root" run all_gather --root 3
 refused "run broadcast --redop max" "--redop: broadcast does not reduce" run broadcast --redop max
+# weft launch A ... : B ...: each kernel's group checked before any cluster is reached.
+refused "launch with an empty group after ':'" "kernel 2 (after ':' number 1): a ':' must be followed by a kernel" \
+    launch reloc_probe --core 4 :
+refused "launch with a group missing --core" "kernel 2 (after ':' number 1): --core is required" \
+    launch reloc_probe --core 4 : reloc_probe --chip 1
+refused "launch with a bad --chip in a group" "kernel 3 (after ':' number 2): --chip: must be a whole number" \
+    launch reloc_probe --core 4 : reloc_probe --core 5 : reloc_probe --core 6 --chip x
+refused "launch of two kernels on one core" "chip 1 core 4 is given two kernels" \
+    launch reloc_probe --chip 1 --core 4 : reloc_probe --core 4 --chip 1
+refused "':' on another command" "':' starts the next kernel of 'weft launch'" status : status
+weft help launch
+check "weft help launch shows the several-kernel form" has "$TMP/out" ": exchange --chip 1 --core 3 --args"
 refused "linktest --size 6" "--size: must be a multiple of 4 bytes from 4 to 1024G" linktest --size 6
 refused "linktest --packet 0" "--packet: must be a size from 1 to 4294967295" linktest --packet 0
 
