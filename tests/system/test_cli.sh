@@ -202,6 +202,22 @@ assert all(e['dur'] > 0 and e['ts'] >= 0 and (e['pid'], e['tid']) in tracks for 
 assert any(e['ph'] == 'C' for e in events), 'no doorbell counter'
 assert any(e['ph'] == 'C' and e['name'] == 'Ethernet TX port E' for e in events), 'no Ethernet port counter'
 "
+check "every track's slices nest (none begins inside another and ends after it), as Perfetto expects" python3 -c "
+import json
+from collections import defaultdict
+tracks = defaultdict(list)
+for e in json.load(open('$TMP/trace.json'))['traceEvents']:
+    if e['ph'] == 'X':  # in whole ns, as Perfetto reads them
+        begin = round(e['ts'] * 1000)
+        tracks[(e['pid'], e['tid'])].append((begin, begin + round(e['dur'] * 1000), e['name']))
+for track, slices in tracks.items():
+    open_slices = []
+    for begin, end, name in sorted(slices, key=lambda s: (s[0], -s[1])):
+        while open_slices and open_slices[-1][1] <= begin:
+            open_slices.pop()
+        assert not open_slices or end <= open_slices[-1][1], (track, name, begin, end, open_slices[-1])
+        open_slices.append((begin, end, name))
+"
 WEFT_DEBUG=info $WEFT run all_reduce --size 4K >"$TMP/out" 2>"$TMP/err"
 check "WEFT_DEBUG=info logs each op, as NCCL_DEBUG does" grep -q "weft INFO \[ccl\] all_reduce of 4096 bytes (f32 sum): algorithm" "$TMP/err"
 WEFT_DEBUG=trace WEFT_DEBUG_FILE="$TMP/log.%p" $WEFT run all_gather --size 4K >/dev/null 2>&1
