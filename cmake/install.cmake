@@ -5,7 +5,7 @@
 # P/include (weft/abi, and the driver's headers under weft/host) serve
 # find_package(weft) (P/lib/cmake/weft) and pkg-config (P/lib/pkgconfig/weft.pc).
 set(WEFT_TOOLS lib/weft)
-install(TARGETS weft weft-bridge RUNTIME DESTINATION ${WEFT_TOOLS}/bin)
+install(TARGETS weft weft-bridge weft-check-firmware RUNTIME DESTINATION ${WEFT_TOOLS}/bin)
 install(DIRECTORY ${CMAKE_BINARY_DIR}/firmware/ DESTINATION ${WEFT_TOOLS}/firmware)
 install(DIRECTORY ${CMAKE_BINARY_DIR}/boards/ DESTINATION ${WEFT_TOOLS}/boards FILES_MATCHING PATTERN "*.dtb")
 install(DIRECTORY clusters qemu data DESTINATION ${WEFT_TOOLS})
