@@ -258,7 +258,7 @@ nlohmann::json metadata(Cluster& cluster, const ccl::OpRequest& base, const Benc
             {"dtype", ccl::dtype_name(base.dtype)},
             {"redop", ccl::redop_name(base.redop)},
             {"transport", a.ccl.transport},
-            {"iters", a.iters ? std::to_string(a.iters) : "auto (5, 3 or 2 by size)"},
+            {"iters", a.iters},  // 0: by size (5, 3 or 2), as -n 0; each row has its own
             {"warmup", a.warmup},
             {"checked", a.checks()},
             {"date", date},

@@ -177,7 +177,7 @@ check "bench JSON carries its metadata" python3 -c "
 import json, sys
 d = json.load(open('$TMP/ar.json'))
 assert d['cluster'] == 'pair' and d['board'] == 'qemu-virt' and d['dtype'] == 'f32' and d['redop'] == 'max'
-assert d['warmup'] == 2 and d['iters'] == '2' and d['date'] and d['weft_version']
+assert d['warmup'] == 2 and d['iters'] == 2 and d['date'] and d['weft_version']
 assert [r['bytes'] for r in d['rows']] == [1024, 2048, 3072]
 assert all(r['time_min_us'] <= r['time_us'] <= r['time_max_us'] for r in d['rows'])
 assert all(r['in_place']['wrong'] == 0 and r['in_place']['time_us'] > 0 for r in d['rows'])
