@@ -184,6 +184,18 @@ assert all(r['in_place']['wrong'] == 0 and r['in_place']['time_us'] > 0 for r in
 "
 check "... and in-place columns beside the out-of-place ones" has "$TMP/out" "out-of-place -.* in-place -"
 check "weft bench draws a PNG" test "$(head -c 4 "$TMP/ag.png" | tail -c 3)" = "PNG"
+$WEFT bench all_reduce -b 1K -o max --no-check --png "$TMP/nc.png" --json-out "$TMP/nc.json" >"$TMP/out" 2>&1
+check "weft bench --no-check prints #wrong N/A, as nccl-tests does" grep -q "^ *1024 .* max .* N/A .* N/A " "$TMP/out"
+check "... and no '0 OK' for the check it did not do" has "$TMP/out" "# Out of bounds values : N/A"
+check "... nor a wrong count in its JSON" python3 -c "
+import json
+d = json.load(open('$TMP/nc.json'))
+assert d['checked'] is False and d['iters'] == 0, d
+assert all(r['wrong'] is None and r['in_place']['wrong'] is None for r in d['rows']), d['rows']
+"
+algo=$(python3 -c "import json; print(json.load(open('$TMP/nc.json'))['rows'][0]['algo'])")
+check "the chart's legend names the algorithm auto picked ($algo)" has "$TMP/out" "# chart: $TMP/nc.png (.*; lines: auto: $algo)"
+check "... and its title the reduction" has "$TMP/out" "(all_reduce on pair (2 chips), f32 max, "
 $WEFT run all_gather --size 64K --in-place --send 0x81a00004 >"$TMP/out" 2>&1
 check "weft run --in-place runs on the given buffer" has "$TMP/out" "input at 0x81a00004, output at 0x81a00004 (in place)"
 check "... and checks it" has "$TMP/out" "elements match the host reference"
