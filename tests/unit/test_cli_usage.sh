@@ -82,6 +82,11 @@ cp "$TMP/out" "$TMP/env"
 for k in $(grep -rhoE 'knob\("WEFT_[A-Z_]+"\)' "$SRC/host" "$SRC/bench" "$SRC/tests" | grep -oE 'WEFT_[A-Z_]+' | sort -u); do
     check "weft help env lists $k" grep -qE "^  $k\$" "$TMP/env"
 done
+# ... and so is every one the sources read past it, with getenv.
+for k in $(grep -rhoE 'getenv\("WEFT_[A-Z_]+"\)' "$SRC/host" "$SRC/bench" | grep -oE 'WEFT_[A-Z_]+' | sort -u); do
+    check "weft help env lists $k, which the sources read" grep -qE "^  $k\$" "$TMP/env"
+done
+check "weft help env lists WEFT_GDB with its default" has "$TMP/env" "a path; default gdb-multiarch"
 check "weft help env gives WEFT_CCL_SLOT_SIZE's range and default" \
     has "$TMP/env" "a multiple of 16 from 16 to 4294967280; default 131072; tuning file key ccl_slot_size"
 check "weft help env lists the paths" has "$TMP/env" "a path; default /tmp/weft-UID"
