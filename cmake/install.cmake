@@ -1,6 +1,6 @@
 # cmake --install build --prefix P: everything a user of weft needs outside
 # the source tree, laid out as Debian lays out a package:
-#   P/bin                weft, weft-bridge (stripped), weft-flash-and-run
+#   P/bin                weft, weft-bridge, weft-check-firmware (stripped), weft-flash-and-run
 #   P/share/weft         what is the same on every host: boards/*.dtb,
 #                        firmware/<board>/ (images, kernels, and sdk/ for
 #                        building kernels of one's own), clusters/, qemu/, data/
@@ -10,7 +10,7 @@
 #   P/lib/pkgconfig/weft.pc, man pages, bash completion.
 # host/driver/paths.h finds a prefix laid out so as a weft tree.
 set(WEFT_DATA share/weft)
-install(TARGETS weft weft-bridge RUNTIME DESTINATION bin)
+install(TARGETS weft weft-bridge weft-check-firmware RUNTIME DESTINATION bin)
 install(PROGRAMS scripts/flash-and-run DESTINATION bin RENAME weft-flash-and-run)
 install(DIRECTORY ${CMAKE_BINARY_DIR}/firmware/ DESTINATION ${WEFT_DATA}/firmware)
 install(DIRECTORY ${CMAKE_BINARY_DIR}/boards/ DESTINATION ${WEFT_DATA}/boards FILES_MATCHING PATTERN "*.dtb")
@@ -69,7 +69,7 @@ install(CODE "
 # Debug information stays in the build tree: the installed tools and library
 # are stripped of it (the firmware keeps its own: fault reports name source lines).
 install(CODE "
-  foreach(f bin/weft bin/weft-bridge lib/libweft.a lib/libweft_fw_host.a lib/libweft_fw_host_edm.a
+  foreach(f bin/weft bin/weft-bridge bin/weft-check-firmware lib/libweft.a lib/libweft_fw_host.a lib/libweft_fw_host_edm.a
             lib/libweft_fw_host_fabric.a)
     execute_process(COMMAND ${CMAKE_STRIP} --strip-debug \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/\${f}\"
                     COMMAND_ERROR_IS_FATAL ANY)

@@ -18,8 +18,11 @@ extern "C" int kernel_main(KernelArgs a) {
     eth::send_bytes(args.port, args.local_buffer, args.remote_inbox, args.words * 4);
     // A port's commands land in order: the flag arrives after the buffer.
     eth::send_word(args.port, args.remote_flag, 1);
-    const volatile uint32_t* flag = reinterpret_cast<const volatile uint32_t*>(args.local_flag);
+    volatile uint32_t* flag = reinterpret_cast<volatile uint32_t*>(args.local_flag);
     wait_active([&] { return eth::check(args.port) && *flag == 1; }, abi::kWaitSemaphore, args.local_flag, 1);
+    // The peer sets it once per run: cleared, the next run (weft launch again,
+    // same buffers) waits for its own peer instead of passing at once.
+    *flag = 0;
     eth::wait_tx_idle(args.port);
     const uint32_t wrong =
         example::mismatches(reinterpret_cast<const uint32_t*>(args.local_inbox), args.words, args.peer);

@@ -7,8 +7,14 @@
 
 extern "C" int weft_image_main();
 
+// Called through a pointer the optimiser cannot see through, so the image's
+// entry stays a function of its own: LTO would otherwise inline it into
+// weft_boot_main (attributes on this declaration do not reach its definition
+// in another file), and GDB's `break weft_image_main` would find nothing.
+static int (*volatile const image_entry)() = weft_image_main;
+
 extern "C" [[noreturn]] void weft_boot_main(unsigned long hart) {
-    if (hart == 0) weft::test_device::exit(weft_image_main());
+    if (hart == 0) weft::test_device::exit(image_entry());
     for (;;) __asm__ volatile("wfi");
 }
 

@@ -157,21 +157,22 @@ std::string traffic_columns(const ccl::CaseResult& c, uint32_t chips) {
     return buf;
 }
 
-std::string time_columns(const std::optional<Cell>& c) {
+// #wrong is N/A where nothing was checked (--no-check), as nccl-tests prints it.
+std::string time_columns(const std::optional<Cell>& c, bool checked) {
     char buf[64];
     if (!c) return "           -         -         -        -";
-    std::snprintf(buf, sizeof buf, "%12.1f %9.3f %9.3f %8llu", c->seconds * 1e6, c->alg, c->bus,
-                  (unsigned long long)c->first.check.wrong);
+    const std::string wrong = checked ? std::to_string(c->first.check.wrong) : "N/A";
+    std::snprintf(buf, sizeof buf, "%12.1f %9.3f %9.3f %8s", c->seconds * 1e6, c->alg, c->bus, wrong.c_str());
     return buf;
 }
 
-void print_row(const ccl::OpRequest& r, const Cells& cells, uint32_t chips) {
+void print_row(const ccl::OpRequest& r, const Cells& cells, uint32_t chips, bool checked) {
     const Cell& c = cells.out;
     std::printf("  %12llu %12llu %6s %6s %6d %-18s %s %s %s\n",
                 (unsigned long long)(c.first.layout.elements * c.first.layout.element),
                 (unsigned long long)c.first.layout.elements, ccl::dtype_name(r.dtype).c_str(),
                 ccl::reduces(r.op) ? ccl::redop_name(r.redop).c_str() : "-", root_column(r),
-                c.first.timing.algo.c_str(), time_columns(c).c_str(), time_columns(cells.in).c_str(),
+                c.first.timing.algo.c_str(), time_columns(c, checked).c_str(), time_columns(cells.in, checked).c_str(),
                 traffic_columns(c.first, chips).c_str());
     std::fflush(stdout);
     if (c.first.check.wrong) std::printf("#   first wrong: %s\n", c.first.check.first_wrong.c_str());
@@ -184,8 +185,8 @@ double rounded(double v, int decimals) {
     return std::round(v * scale) / scale;
 }
 
-// One cell's algorithm, times, bandwidths and check: a row's, and its in-place part.
-nlohmann::json timing_json(const Cell& c) {
+// One cell's algorithm, times, bandwidths and check (null if unchecked): a row's, and its in-place part.
+nlohmann::json timing_json(const Cell& c, bool checked) {
     return {{"algo", c.first.timing.algo},
             {"time_us", rounded(c.seconds * 1e6, 1)},
             {"time_min_us", rounded(c.fastest * 1e6, 1)},
@@ -193,7 +194,7 @@ nlohmann::json timing_json(const Cell& c) {
             {"iters", c.iters},
             {"algbw_gbs", rounded(c.alg, 6)},
             {"busbw_gbs", rounded(c.bus, 6)},
-            {"wrong", c.first.check.wrong}};
+            {"wrong", checked ? nlohmann::json(c.first.check.wrong) : nlohmann::json(nullptr)}};
 }
 
 // What the rows add up to.
@@ -204,12 +205,12 @@ struct Sweep {
     int bus_n = 0;
     uint64_t wrong = 0;
 
-    void add(const ccl::OpRequest& r, const std::string& requested, const Cells& cells) {
+    void add(const ccl::OpRequest& r, const std::string& requested, const Cells& cells, bool checked) {
         const Cell& c = cells.out;
         wrong += c.first.check.wrong + (cells.in ? cells.in->first.check.wrong : 0);
         bus_sum += c.bus;
         ++bus_n;
-        nlohmann::json row = timing_json(c);
+        nlohmann::json row = timing_json(c, checked);
         row.update({{"op", ccl::collective_name(r.op)},
                     {"requested", requested},
                     {"bytes", c.first.layout.elements * c.first.layout.element},
@@ -220,7 +221,7 @@ struct Sweep {
                     {"defined_bytes", c.first.timing.bytes_on_links},
                     {"doorbells", c.first.traffic.doorbells},
                     {"steps", c.first.timing.features.critical_path},
-                    {"in_place", cells.in ? timing_json(*cells.in) : nlohmann::json(nullptr)}});
+                    {"in_place", cells.in ? timing_json(*cells.in, checked) : nlohmann::json(nullptr)}});
         rows.push_back(std::move(row));
         fit_points.push_back({c.first.timing.features, c.seconds});
     }
@@ -239,8 +240,8 @@ Sweep sweep(ccl::CollectiveRunner& run, Cluster& cluster, const ccl::OpRequest& 
             progress.show(++done, sizes.size() * algos.size(), algo, size);
             const Cells c = measure_both(run, cluster, r, size, a);
             progress.clear();
-            print_row(r, c, static_cast<uint32_t>(cluster.size()));
-            s.add(r, algo, c);
+            print_row(r, c, static_cast<uint32_t>(cluster.size()), a.checks());
+            s.add(r, algo, c, a.checks());
         }
     return s;
 }
@@ -258,7 +259,7 @@ nlohmann::json metadata(Cluster& cluster, const ccl::OpRequest& base, const Benc
             {"dtype", ccl::dtype_name(base.dtype)},
             {"redop", ccl::redop_name(base.redop)},
             {"transport", a.ccl.transport},
-            {"iters", a.iters ? std::to_string(a.iters) : "auto (5, 3 or 2 by size)"},
+            {"iters", a.iters},  // 0: by size (5, 3 or 2), as -n 0; each row has its own
             {"warmup", a.warmup},
             {"checked", a.checks()},
             {"date", date},
@@ -271,17 +272,23 @@ void report(const Sweep& s, const ccl::OpRequest& base, Cluster& cluster, const 
     const uint32_t n = static_cast<uint32_t>(cluster.size());
     const std::string op = ccl::collective_name(base.op);
     const nlohmann::json meta = metadata(cluster, base, a);
-    std::printf("# Out of bounds values : %llu %s\n", (unsigned long long)s.wrong, s.wrong ? "FAILED" : "OK");
+    if (a.checks())
+        std::printf("# Out of bounds values : %llu %s\n", (unsigned long long)s.wrong, s.wrong ? "FAILED" : "OK");
+    else
+        std::printf("# Out of bounds values : N/A (not checked)\n");
     std::printf("# Avg bus bandwidth    : %.4f GB/s\n", s.bus_n ? s.bus_sum / s.bus_n : 0.0);
     if (!a.json.empty()) write_bench_json(a.json, op, meta, s.rows);
     if (!a.csv.empty()) write_bench_csv(a.csv, meta, s.rows);
     if (!a.png.empty()) {
         const std::string iters = a.iters ? std::to_string(a.iters) + " timed runs" : "2-5 timed runs";
-        write_bench_png(a.png,
-                        op + " on " + meta["cluster"].get<std::string>() + " (" + std::to_string(n) + " chips), " +
-                            ccl::dtype_name(base.dtype) + ", " + iters + " per size: mean, min-max spread",
-                        algos, s.rows);
-        std::printf("# chart: %s\n", a.png.c_str());
+        const std::string redop = ccl::reduces(base.op) ? " " + ccl::redop_name(base.redop) : "";
+        const std::string title = op + " on " + meta["cluster"].get<std::string>() + " (" + std::to_string(n) +
+                                  " chips), " + ccl::dtype_name(base.dtype) + redop + ", " + iters +
+                                  " per size: mean, min-max spread";
+        const std::vector<std::string> lines = write_bench_png(a.png, title, algos, s.rows);
+        std::string legend;
+        for (const std::string& l : lines) legend += (legend.empty() ? "" : ", ") + l;
+        std::printf("# chart: %s (%s; lines: %s)\n", a.png.c_str(), title.c_str(), legend.c_str());
     }
     if (a.fit) {
         const ccl::CostCoefficients m = ccl::CostCoefficients::fit(s.fit_points);

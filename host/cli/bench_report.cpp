@@ -1,5 +1,6 @@
 #include "cli/bench_report.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include "common/error.h"
@@ -13,6 +14,22 @@ std::ofstream open_for_writing(const std::string& path) {
     if (!out) throw Error("cannot write " + path);
     return out;
 }
+
+// An algorithm as the chart's legend names it: what ran, where auto picked it.
+std::string legend_entry(const std::string& requested, const nlohmann::json& rows) {
+    std::vector<std::string> ran;
+    for (const auto& row : rows)
+        if (row["requested"] == requested &&
+            std::find(ran.begin(), ran.end(), row["algo"].get<std::string>()) == ran.end())
+            ran.push_back(row["algo"]);
+    if (ran.empty() || (ran.size() == 1 && ran[0] == requested)) return requested;
+    std::string entry = requested + ":";
+    for (size_t i = 0; i < ran.size(); ++i) entry += (i ? ", " : " ") + ran[i];
+    return entry;
+}
+
+// A number, or nothing where there is none (a check --no-check skipped).
+std::string csv_cell(const nlohmann::json& v) { return v.is_null() ? "" : v.dump(); }
 
 }  // namespace
 
@@ -35,23 +52,25 @@ void write_bench_csv(const std::string& path, const nlohmann::json& meta, const 
         out << row["op"].get<std::string>() << "," << row["algo"].get<std::string>() << "," << row["bytes"] << ","
             << row["count"] << "," << row["type"].get<std::string>() << "," << row["redop"].get<std::string>() << ","
             << row["time_us"] << "," << row["time_min_us"] << "," << row["time_max_us"] << "," << row["algbw_gbs"]
-            << "," << row["busbw_gbs"] << "," << row["wrong"];
+            << "," << row["busbw_gbs"] << "," << csv_cell(row["wrong"]);
         const nlohmann::json& in = row["in_place"];
         if (in.is_null()) out << ",,,,\n";
         else
-            out << "," << in["time_us"] << "," << in["algbw_gbs"] << "," << in["busbw_gbs"] << "," << in["wrong"]
-                << "\n";
+            out << "," << in["time_us"] << "," << in["algbw_gbs"] << "," << in["busbw_gbs"] << ","
+                << csv_cell(in["wrong"]) << "\n";
     }
 }
 
-void write_bench_png(const std::string& path, const std::string& title, const std::vector<std::string>& algos,
-                     const nlohmann::json& rows) {
+std::vector<std::string> write_bench_png(const std::string& path, const std::string& title,
+                                         const std::vector<std::string>& algos, const nlohmann::json& rows) {
     PlotSpec spec;
     spec.title = title;
     spec.x_label = "message size (bytes)";
     spec.y_label = "busbw (GB/s)";
+    std::vector<std::string> legend;
     for (const std::string& algo : algos) {
-        PlotSeries series{algo, {}};
+        legend.push_back(legend_entry(algo, rows));
+        PlotSeries series{legend.back(), {}};
         for (const auto& row : rows)
             if (row["requested"] == algo) {
                 const double bytes = row["bytes"].get<double>(), bus = row["busbw_gbs"].get<double>();
@@ -65,6 +84,7 @@ void write_bench_png(const std::string& path, const std::string& title, const st
         spec.series.push_back(series);
     }
     write_line_plot_png(path, spec);
+    return legend;
 }
 
 }  // namespace weft::cli

@@ -43,6 +43,19 @@ std::string message_of(const CLI::ParseError& e, const CLI::App& weft, const CLI
     return e.what();
 }
 
+// argv up to the first ':' word; the words of each group after a ':' go to `groups`.
+std::vector<char*> split_groups(int argc, char** argv, std::vector<std::vector<std::string>>& groups) {
+    std::vector<char*> head;
+    for (int i = 0; i < argc; ++i) {
+        if (std::string(argv[i]) == ":" && i > 0) groups.emplace_back();
+        else if (groups.empty())
+            head.push_back(argv[i]);
+        else
+            groups.back().push_back(argv[i]);
+    }
+    return head;
+}
+
 }  // namespace
 
 CommandLine::CommandLine() : app_(kAbout, "weft") {
@@ -68,8 +81,9 @@ int CommandLine::run(int argc, char** argv) {
     // whether or not this process built the EDM.
     transport::register_edm_wait_decoder();
     transport::register_fabric_wait_decoder();
+    std::vector<char*> head = split_groups(argc, argv, globals_.groups);
     try {
-        app_.parse(argc, argv);
+        app_.parse(static_cast<int>(head.size()), head.data());
     } catch (const CLI::CallForHelp& e) {
         return app_.exit(e);  // the help of the command it was given to
     } catch (const CLI::CallForVersion& e) {
@@ -85,6 +99,8 @@ int CommandLine::run(int argc, char** argv) {
 
 int CommandLine::run_command() {
     const auto chosen = app_.get_subcommands();
+    if (!globals_.groups.empty() && (chosen.empty() || chosen.front()->get_name() != "launch"))
+        return refuse("':' starts the next kernel of 'weft launch' (weft launch A ... : B ...), and no other command");
     if (chosen.empty()) {
         std::cout << app_.help();
         return kOk;

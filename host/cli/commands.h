@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "driver/cluster.h"
 
@@ -16,6 +17,9 @@ namespace weft::cli {
 // What every command shares: --run-dir, before or after the command.
 struct Globals {
     std::string run_dir;
+    // The words of each group after a ':' (weft launch A ... : B ...: several
+    // kernels at once, as mpirun's MPMD form); only weft launch takes them.
+    std::vector<std::vector<std::string>> groups;
 };
 
 struct Command {

@@ -17,6 +17,7 @@
 #include "cli/exit_codes.h"
 #include "common/error.h"
 #include "common/hex.h"
+#include "common/knobs.h"
 #include "common/qmp.h"
 #include "driver/paths.h"
 
@@ -64,8 +65,7 @@ std::string gdb_script(Cluster& cluster, const GdbArgs& a, uint16_t port) {
 }
 
 int run_gdb(const std::string& script_path, const GdbArgs& a) {
-    const char* env = std::getenv("WEFT_GDB");
-    const std::string gdb = env && *env ? env : "gdb-multiarch";
+    const std::string gdb = knobs::text(knobs::knob("WEFT_GDB"));
     std::vector<std::string> argv = {gdb, "-q", "-x", script_path};
     if (!a.commands.empty()) {
         argv.insert(argv.begin() + 1, "-batch");

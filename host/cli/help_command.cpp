@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include "ccl/collective.h"
+#include "ccl/fabric_ops.h"
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "common/knobs.h"
@@ -63,14 +65,72 @@ std::vector<std::string> words_of(const CLI::App& cmd) {
     return words;
 }
 
-// A bash completion script made from the command line's own definition, so
-// it can never fall behind it: commands, their options and subcommands, and
-// cluster names and ops where a command takes them.
-int completion(const CLI::App& weft) {
-    std::vector<std::string> clusters, ops;
+// The kernels `weft launch` finds by name, on any board the build made.
+std::vector<std::string> kernel_names() {
+    std::set<std::string> names;
+    for (const std::string& board : paths::built_boards())
+        for (const std::string& folder : paths::kernel_dirs(board))
+            if (std::filesystem::is_directory(folder))
+                for (const auto& e : std::filesystem::directory_iterator(folder))
+                    if (e.path().extension() == ".elf") names.insert(e.path().stem());
+    return {names.begin(), names.end()};
+}
+
+std::vector<std::string> cluster_names() {
+    std::vector<std::string> clusters;
     for (const auto& e : std::filesystem::directory_iterator(paths::source_root() + "/clusters"))
         if (e.path().extension() == ".yaml") clusters.push_back(e.path().stem());
     std::sort(clusters.begin(), clusters.end());
+    return clusters;
+}
+
+// Every algorithm --algo takes for the op, wherever it runs (the fabric's, a grid's).
+std::vector<std::string> algorithm_names(ccl::Collective c, bool sweep) {
+    std::vector<std::string> names = {"auto"};
+    if (sweep) names.push_back("all");
+    for (const auto* list : {&ccl::algorithms(c), &ccl::fabric_algorithms(c), &ccl::grid_algorithms(c)})
+        names.insert(names.end(), list->begin(), list->end());
+    return names;
+}
+
+// `case $op in OP) ...` completing --algo with that op's algorithms.
+void print_algo_case(bool sweep) {
+    std::printf("            case $op in\n");
+    for (ccl::Collective c : ccl::all_collectives())
+        std::printf("                %s) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n",
+                    ccl::collective_name(c).c_str(), joined(algorithm_names(c, sweep)).c_str());
+    std::printf("            esac\n");
+}
+
+// The values of the options that take one of a few words.
+void print_option_values(const std::vector<std::string>& ops) {
+    std::vector<std::string> dtypes, redops;
+    for (abi::DataType t : {abi::kF32, abi::kBF16, abi::kF16, abi::kI32}) dtypes.push_back(ccl::dtype_name(t));
+    for (abi::MathOp m : {abi::kMathSum, abi::kMathMax, abi::kMathMin, abi::kMathProd})
+        redops.push_back(ccl::redop_name(m));
+    std::printf("    case $prev in\n"
+                "        -d|--dtype|--datatype) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n"
+                "        -o|--redop|--op) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n"
+                "        --transport) COMPREPLY=($(compgen -W \"edm fabric auto\" -- \"$cur\")); return ;;\n",
+                joined(dtypes).c_str(), joined(redops).c_str());
+    std::printf("        --algo)\n            local op= ops=\" %s \"\n"
+                "            for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n"
+                "                case $ops in *\" $w \"*) op=$w ;; esac\n            done\n",
+                joined(ops).c_str());
+    std::printf("            if [ \"$cmd\" = bench ]; then\n");
+    print_algo_case(true);
+    std::printf("            else\n");
+    print_algo_case(false);
+    std::printf("            fi\n            return ;;\n    esac\n");
+}
+
+// A bash completion script made from the command line's own definition, so
+// it can never fall behind it: commands, their options and subcommands; the
+// values of --algo (the op's algorithms), --dtype, --redop and --transport;
+// cluster names, ops, kernels and help topics where a command takes them.
+int completion(const CLI::App& weft) {
+    const std::vector<std::string> clusters = cluster_names(), kernels = kernel_names();
+    std::vector<std::string> ops;
     for (ccl::Collective c : ccl::all_collectives()) ops.push_back(ccl::collective_name(c));
     std::printf(
         "# bash completion for weft: source it, or put it in ~/.local/share/bash-completion/completions/weft\n"
@@ -79,15 +139,22 @@ int completion(const CLI::App& weft) {
         "    for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n"
         "        case $w in -*) ;; *) cmd=$w; break ;; esac\n    done\n"
         "    case $prev in --cluster) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n"
-        "        --json-out|--csv|--png|--trace|--run-dir) COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac\n"
-        "    case $cmd in\n        '') COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n",
-        joined(clusters).c_str(), joined(words_of(weft)).c_str());
+        "        --json-out|--csv|--png|--trace|--run-dir) COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac\n",
+        joined(clusters).c_str());
+    print_option_values(ops);
+    std::printf("    case $cmd in\n        '') COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n",
+                joined(words_of(weft)).c_str());
     for (const CLI::App* c : weft.get_subcommands({})) {
         std::vector<std::string> words = words_of(*c);
         const std::string name = c->get_name();
         if (name == "up" || name == "routes") words.insert(words.end(), clusters.begin(), clusters.end());
         if (name == "run" || name == "bench") words.insert(words.end(), ops.begin(), ops.end());
-        if (name == "help") words.push_back("env");
+        if (name == "launch") words.insert(words.end(), kernels.begin(), kernels.end());
+        if (name == "help") {
+            const std::vector<std::string> topics = command_names(weft);
+            words.insert(words.end(), topics.begin(), topics.end());
+            words.push_back("env");
+        }
         std::printf("        %s) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n", name.c_str(),
                     joined(words).c_str());
     }

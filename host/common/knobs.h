@@ -63,6 +63,11 @@ inline constexpr Knob kKnobs[] = {
      .fallback = 30000, .min = 0, .max = 86400000},
     {.name = "WEFT_ALLOW_ROOT", .type = Type::kFlag, .reader = Reader::kCluster,
      .meaning = "a cluster started now lets root reach it too (otherwise its owner only)"},
+    {.name = "WEFT_GDB", .type = Type::kPath, .reader = Reader::kCluster,
+     .meaning = "the GDB that weft gdb runs", .text_fallback = "gdb-multiarch"},
+    {.name = "WEFT_ADDR2LINE", .type = Type::kPath, .reader = Reader::kCluster,
+     .meaning = "the addr2line that names the function and line of a fault's pc",
+     .text_fallback = "riscv64-unknown-elf-addr2line"},
     {.name = "WEFT_QEMU", .type = Type::kPath, .reader = Reader::kBridge,
      .meaning = "the QEMU binary run for each chip; unset: the one its chip's devicetree names "
                 "(qemu-system-riscv64, qemu-system-riscv32)"},

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/hex.h"
+#include "common/knobs.h"
 #include "driver/paths.h"
 
 extern char** environ;
@@ -17,10 +18,7 @@ extern char** environ;
 namespace weft {
 namespace {
 
-std::string addr2line_tool() {
-    const char* tool = std::getenv("WEFT_ADDR2LINE");
-    return tool && *tool ? tool : "riscv64-unknown-elf-addr2line";
-}
+std::string addr2line_tool() { return knobs::text(knobs::knob("WEFT_ADDR2LINE")); }
 
 // The tool's stdout, or "" if it could not run or failed.
 std::string capture(const std::vector<std::string>& argv) {

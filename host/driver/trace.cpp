@@ -1,6 +1,9 @@
 #include "driver/trace.h"
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <map>
 
 #include "common/error.h"
 #include "common/hex.h"
@@ -18,7 +21,76 @@ nlohmann::json metadata(const char* what, uint32_t pid, int64_t tid, const std::
     return e;
 }
 
+// A complete slice in whole ns, and the event it came from.
+struct Slice {
+    int64_t begin = 0, end = 0;
+    nlohmann::json event;
+};
+
+Slice slice_of(nlohmann::json event) {
+    const double ts = event["ts"].get<double>(), dur = event["dur"].get<double>();
+    return {std::llround(ts * 1000), std::llround((ts + dur) * 1000), std::move(event)};
+}
+
+nlohmann::json event_of(Slice s) {
+    s.event["ts"] = double(s.begin) / 1000;
+    s.event["dur"] = double(s.end - s.begin) / 1000;
+    return std::move(s.event);
+}
+
+bool is_kernel(const Slice& s) { return s.event.value("cat", "") == "kernel"; }
+
+// One core runs one kernel at a time: the next launch shows the last had ended.
+void end_before_next(std::vector<Slice>& kernels) {
+    for (size_t i = 0; i + 1 < kernels.size(); ++i)
+        kernels[i].end = std::max(kernels[i].begin, std::min(kernels[i].end, kernels[i + 1].begin));
+}
+
+// A wait happens within its kernel's run: where the samples say it reached
+// past the kernel (kernels sorted by begin), the kernel's edges are the truer.
+void clip_to_kernel(Slice& wait, const std::vector<Slice>& kernels) {
+    for (const Slice& k : kernels)
+        if (k.end > wait.begin && k.begin < wait.end) {
+            wait.begin = std::max(wait.begin, k.begin);
+            wait.end = std::min(wait.end, k.end);
+            return;
+        }
+}
+
+void nest_track(std::vector<Slice>& track) {
+    const auto by_time = [](const Slice& a, const Slice& b) {
+        return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;  // a parent before its children
+    };
+    std::vector<Slice> kernels;
+    for (const Slice& s : track)
+        if (is_kernel(s)) kernels.push_back(s);
+    std::sort(kernels.begin(), kernels.end(), by_time);
+    end_before_next(kernels);
+    for (Slice& s : track)
+        if (!is_kernel(s)) clip_to_kernel(s, kernels);
+    std::erase_if(track, [](const Slice& s) { return is_kernel(s); });
+    track.insert(track.end(), kernels.begin(), kernels.end());
+    std::sort(track.begin(), track.end(), by_time);
+}
+
 }  // namespace
+
+void nest_slices(nlohmann::json& events) {
+    std::map<std::pair<int64_t, int64_t>, std::vector<Slice>> tracks;
+    nlohmann::json out = nlohmann::json::array();
+    for (nlohmann::json& e : events) {
+        if (e.value("ph", "") != "X") out.push_back(std::move(e));
+        else {
+            const auto track = std::make_pair(e["pid"].get<int64_t>(), e["tid"].get<int64_t>());
+            tracks[track].push_back(slice_of(std::move(e)));
+        }
+    }
+    for (auto& [where, track] : tracks) {
+        nest_track(track);
+        for (Slice& s : track) out.push_back(event_of(std::move(s)));
+    }
+    events = std::move(out);
+}
 
 std::string wait_kind_name(uint32_t kind) {
     switch (kind) {
@@ -179,6 +251,7 @@ size_t Trace::stop() {
     const double now = now_us();
     for (uint32_t chip = 0; chip < cores_.size(); ++chip)
         for (uint32_t core = 0; core < cores_[chip].size(); ++core) close_span(chip, core, cores_[chip][core], now);
+    nest_slices(events_);
     std::ofstream out(path_);
     if (!out) throw Error("cannot write the trace " + path_);
     out << nlohmann::json{{"traceEvents", events_}, {"displayTimeUnit", "ms"}}.dump() << "\n";

@@ -66,6 +66,16 @@ private:
     std::thread thread_;
 };
 
+// Makes the complete ("X") slices on each track (pid, tid) of `events` nest,
+// as Perfetto expects of one thread: a kernel's slice is the core's own count
+// from its launch, but a wait's is sampled, so it may be seen to end after its
+// kernel did, or to begin before the launch was recorded. Each wait is clipped
+// to the kernel it overlaps first; a kernel ends where the next one on its
+// core was launched. Times become whole nanoseconds, so that nesting holds in
+// the JSON too; the slices come last, each track's in time order, a parent
+// before the children that begin with it.
+void nest_slices(nlohmann::json& events);
+
 // The name a wait kind goes by in traces and reports ("semaphore", "EDM idle").
 std::string wait_kind_name(uint32_t kind);
 

@@ -177,13 +177,25 @@ check "bench JSON carries its metadata" python3 -c "
 import json, sys
 d = json.load(open('$TMP/ar.json'))
 assert d['cluster'] == 'pair' and d['board'] == 'qemu-virt' and d['dtype'] == 'f32' and d['redop'] == 'max'
-assert d['warmup'] == 2 and d['iters'] == '2' and d['date'] and d['weft_version']
+assert d['warmup'] == 2 and d['iters'] == 2 and d['date'] and d['weft_version']
 assert [r['bytes'] for r in d['rows']] == [1024, 2048, 3072]
 assert all(r['time_min_us'] <= r['time_us'] <= r['time_max_us'] for r in d['rows'])
 assert all(r['in_place']['wrong'] == 0 and r['in_place']['time_us'] > 0 for r in d['rows'])
 "
 check "... and in-place columns beside the out-of-place ones" has "$TMP/out" "out-of-place -.* in-place -"
 check "weft bench draws a PNG" test "$(head -c 4 "$TMP/ag.png" | tail -c 3)" = "PNG"
+$WEFT bench all_reduce -b 1K -o max --no-check --png "$TMP/nc.png" --json-out "$TMP/nc.json" >"$TMP/out" 2>&1
+check "weft bench --no-check prints #wrong N/A, as nccl-tests does" grep -q "^ *1024 .* max .* N/A .* N/A " "$TMP/out"
+check "... and no '0 OK' for the check it did not do" has "$TMP/out" "# Out of bounds values : N/A"
+check "... nor a wrong count in its JSON" python3 -c "
+import json
+d = json.load(open('$TMP/nc.json'))
+assert d['checked'] is False and d['iters'] == 0, d
+assert all(r['wrong'] is None and r['in_place']['wrong'] is None for r in d['rows']), d['rows']
+"
+algo=$(python3 -c "import json; print(json.load(open('$TMP/nc.json'))['rows'][0]['algo'])")
+check "the chart's legend names the algorithm auto picked ($algo)" has "$TMP/out" "# chart: $TMP/nc.png (.*; lines: auto: $algo)"
+check "... and its title the reduction" has "$TMP/out" "(all_reduce on pair (2 chips), f32 max, "
 $WEFT run all_gather --size 64K --in-place --send 0x81a00004 >"$TMP/out" 2>&1
 check "weft run --in-place runs on the given buffer" has "$TMP/out" "input at 0x81a00004, output at 0x81a00004 (in place)"
 check "... and checks it" has "$TMP/out" "elements match the host reference"
@@ -202,6 +214,22 @@ assert all(e['dur'] > 0 and e['ts'] >= 0 and (e['pid'], e['tid']) in tracks for 
 assert any(e['ph'] == 'C' for e in events), 'no doorbell counter'
 assert any(e['ph'] == 'C' and e['name'] == 'Ethernet TX port E' for e in events), 'no Ethernet port counter'
 "
+check "every track's slices nest (none begins inside another and ends after it), as Perfetto expects" python3 -c "
+import json
+from collections import defaultdict
+tracks = defaultdict(list)
+for e in json.load(open('$TMP/trace.json'))['traceEvents']:
+    if e['ph'] == 'X':  # in whole ns, as Perfetto reads them
+        begin = round(e['ts'] * 1000)
+        tracks[(e['pid'], e['tid'])].append((begin, begin + round(e['dur'] * 1000), e['name']))
+for track, slices in tracks.items():
+    open_slices = []
+    for begin, end, name in sorted(slices, key=lambda s: (s[0], -s[1])):
+        while open_slices and open_slices[-1][1] <= begin:
+            open_slices.pop()
+        assert not open_slices or end <= open_slices[-1][1], (track, name, begin, end, open_slices[-1])
+        open_slices.append((begin, end, name))
+"
 WEFT_DEBUG=info $WEFT run all_reduce --size 4K >"$TMP/out" 2>"$TMP/err"
 check "WEFT_DEBUG=info logs each op, as NCCL_DEBUG does" grep -q "weft INFO \[ccl\] all_reduce of 4096 bytes (f32 sum): algorithm" "$TMP/err"
 WEFT_DEBUG=trace WEFT_DEBUG_FILE="$TMP/log.%p" $WEFT run all_gather --size 4K >/dev/null 2>&1
@@ -212,6 +240,23 @@ check "... naming the values it takes" has "$TMP/out" "WEFT_DEBUG=loud must be w
 # Any kernel from the command line: its return code, fault or hang report.
 $WEFT launch reloc_probe --chip 1 --core 7 >"$TMP/out" 2>&1
 check "weft launch prints the kernel's return code" has "$TMP/out" "kernel 'reloc_probe' on chip 1 core 7 returned 1321"
+# Several kernels at once: the README's exchange example as it is written
+# there, both ends of the cable in one launch (one at a time would wait for
+# the other's claim), twice: the second run waits for its own peer too.
+sed -n '/^build\/bin\/weft launch exchange /,/[^\\]$/p' "$SRC/README.md" | sed "s|^build/bin/weft |\"\$WEFT\" |" >"$TMP/exchange.sh"
+check "the README has the exchange example" test "$(wc -l <"$TMP/exchange.sh")" -ge 2
+for run in first second; do
+    WEFT=$WEFT bash "$TMP/exchange.sh" >"$TMP/out" 2>&1
+    check "weft launch runs the README's exchange on both chips at once ($run run)" test $? -eq 0
+    check "... and prints each kernel's result" \
+        test "$(grep -c "^kernel 'exchange' on chip [01] core [13] returned 0 " "$TMP/out")" -eq 2
+done
+$WEFT launch wait_sem --core 5 --args sem=0x9ff00000 value=0xffffffff pad=0 : fault --chip 1 --core 6 --args 0 \
+    >"$TMP/out" 2>&1
+check "a launch of several with a fault in it fails" test $? -eq 1
+check "... naming the fault" has "$TMP/out" "chip 1 core 6 (worker) kernel 'fault' FAULT"
+check "... and where each kernel ended" has "$TMP/out" "kernel 'fault' on chip 1 core 6: FAULT (above)"
+check "... the one still running stopped" has "$TMP/out" "kernel 'wait_sem' on chip 0 core 5: stopped, still running"
 $WEFT launch fault --chip 1 --core 6 --args 0 >"$TMP/out" 2>&1
 check "weft launch of a faulting kernel fails" test $? -eq 1
 check "... and the fault names the function and line" has "$TMP/out" "(fault+0x[0-9a-f]*) at tests/firmware/kernels/fault.cpp:13"
