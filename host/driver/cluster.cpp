@@ -20,6 +20,7 @@
 #include "driver/paths.h"
 #include "driver/resident.h"
 #include "driver/run_dir.h"
+#include "driver/stall_clock.h"
 
 namespace weft {
 namespace {
@@ -278,13 +279,17 @@ std::string Cluster::stop_kernels(const std::vector<std::pair<CoreRef, uint32_t>
     }
     if (running.empty()) return "";
     for (const auto& [ref, seq] : running) ring_core(ref.chip, ref.core);
-    const auto deadline = Clock::now() + timeout;
+    // In the cluster's own time, as every wait: a busy host is no reason to
+    // reset a chip whose kernel would have stopped.
+    StallClock clock(processes());
     std::set<uint32_t> stuck;  // chips
     size_t stopped = 0;
     for (const auto& [ref, seq] : running) {
         Chip& chip = *chips_[ref.chip];
-        while (chip.alive() && !chip.finished(ref.core, seq) && Clock::now() < deadline)
-            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        while (chip.alive() && !chip.finished(ref.core, seq) && clock.total() < timeout) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            clock.look(false);
+        }
         if (chip.alive() && !chip.finished(ref.core, seq)) stuck.insert(ref.chip);
         else
             ++stopped;
@@ -329,6 +334,14 @@ std::vector<CoreRef> unfinished(const std::vector<std::pair<CoreRef, uint32_t>>&
 
 }  // namespace
 
+std::vector<int> Cluster::processes() const {
+    std::vector<int> pids;
+    if (const int bridge = info_.value("bridge_pid", 0)) pids.push_back(bridge);
+    for (const auto& c : info_.value("chips", nlohmann::json::array()))
+        if (const int pid = c.value("pid", 0)) pids.push_back(pid);
+    return pids;
+}
+
 uint64_t Cluster::activity() const {
     uint64_t sum = 0;
     for (const auto& chip : chips_) {
@@ -354,11 +367,12 @@ void Cluster::check_bridge() const {
 
 std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
                                                      std::chrono::milliseconds timeout, const Watch& watch) {
-    // The deadline is for a stall: it moves on whenever anything on the
-    // cluster moves, so a busy host makes an op slow, not failed. A cap of
+    // The deadline is for a stall, in the cluster's own time (StallClock): it
+    // starts again whenever anything on the cluster moves, and time the
+    // cluster spent waiting for a busy host's CPU does not count. A cap of
     // kStallCapFactor deadlines still ends a kernel that keeps busy forever.
-    const auto cap = Clock::now() + timeout * kStallCapFactor;
-    auto deadline = Clock::now() + timeout, next_look = Clock::now();
+    StallClock clock(processes());
+    auto next_look = Clock::now();
     uint64_t seen = activity();
     std::vector<bool> done(launched.size(), false);
     size_t remaining = launched.size();
@@ -388,17 +402,20 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
         if (!remaining) break;
         const auto now = Clock::now();
         if (now >= next_look) {
-            next_look = now + std::chrono::milliseconds(50);
+            next_look = now + std::chrono::milliseconds(100);
             check_bridge();
-            if (const uint64_t a = activity(); a != seen) seen = a, deadline = std::min(cap, now + timeout);
+            const uint64_t a = activity();
+            clock.look(a != seen || progressed);
+            seen = a;
             if (const std::string failed = watch ? watch() : ""; !failed.empty())
                 throw Error(failed + "\n" + hang_report(unfinished(launched, done)));
         }
-        if (now > deadline) {
-            const std::string why = now >= cap ? "the op ran " + std::to_string(kStallCapFactor) + "x its deadline of " +
-                                                     std::to_string(timeout.count()) + " ms"
-                                               : "nothing moved on the cluster for " +
-                                                     std::to_string(timeout.count()) + " ms (the deadline)";
+        const bool capped = clock.total() >= timeout * kStallCapFactor;
+        if (clock.stalled() >= timeout || capped) {
+            const std::string why = capped ? "the op ran " + std::to_string(kStallCapFactor) + "x its deadline of " +
+                                                 std::to_string(timeout.count()) + " ms"
+                                           : "nothing moved on the cluster for " + std::to_string(timeout.count()) +
+                                                 " ms of its own time (the deadline)";
             WEFT_WARN("launch", "%s with %zu kernel(s) unfinished", why.c_str(), remaining);
             throw TimeoutError(why + " with " + std::to_string(remaining) + " kernel(s) unfinished\n" +
                                hang_report(unfinished(launched, done)));

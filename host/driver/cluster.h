@@ -90,9 +90,11 @@ public:
     // the hang report, instead of at the deadline.
     using Watch = std::function<std::string()>;
     // `timeout` is how long the cluster may go without anything moving (a
-    // stall): it restarts whenever a ring, a core's progress word or a launch
-    // moves anywhere, so a busy host makes an op slow, not failed; an op that
-    // keeps busy for kStallCapFactor timeouts in all also ends.
+    // stall), in its own time (driver/stall_clock.h): it restarts whenever a
+    // ring, a core's progress word or a launch moves anywhere, and time spent
+    // waiting for a busy host's CPU does not count, so a busy host makes an
+    // op slow, not failed; an op that keeps busy for kStallCapFactor timeouts
+    // of its own time in all also ends.
     std::vector<KernelResult> wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
                                        std::chrono::milliseconds timeout, const Watch& watch = {});
     static constexpr int kStallCapFactor = 10;
@@ -139,6 +141,8 @@ private:
     // A sum of every chip's ring heads, cores' progress words and finished
     // launches: it changes whenever anything on the cluster moves.
     uint64_t activity() const;
+    // The bridge's and the chips' QEMU processes (a StallClock's).
+    std::vector<int> processes() const;
     // Throws weft::Error once the bridge has exited or has been silent far
     // longer than a busy host explains.
     void check_bridge() const;

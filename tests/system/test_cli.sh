@@ -240,14 +240,14 @@ check "... naming the values it takes" has "$TMP/out" "WEFT_DEBUG=loud must be w
 # Any kernel from the command line: its return code, fault or hang report.
 $WEFT launch reloc_probe --chip 1 --core 7 >"$TMP/out" 2>&1
 check "weft launch prints the kernel's return code" has "$TMP/out" "kernel 'reloc_probe' on chip 1 core 7 returned 1321"
-# Several kernels at once: the README's exchange example as it is written
+# Several kernels at once: the getting-started page's exchange example as it is written
 # there, both ends of the cable in one launch (one at a time would wait for
 # the other's claim), twice: the second run waits for its own peer too.
-sed -n '/^build\/bin\/weft launch exchange /,/[^\\]$/p' "$SRC/README.md" | sed "s|^build/bin/weft |\"\$WEFT\" |" >"$TMP/exchange.sh"
-check "the README has the exchange example" test "$(wc -l <"$TMP/exchange.sh")" -ge 2
+sed -n '/^build\/bin\/weft launch exchange /,/[^\\]$/p' "$SRC/docs/getting-started.md" | sed "s|^build/bin/weft |\"\$WEFT\" |" >"$TMP/exchange.sh"
+check "docs/getting-started.md has the exchange example" test "$(wc -l <"$TMP/exchange.sh")" -ge 2
 for run in first second; do
     WEFT=$WEFT bash "$TMP/exchange.sh" >"$TMP/out" 2>&1
-    check "weft launch runs the README's exchange on both chips at once ($run run)" test $? -eq 0
+    check "weft launch runs the getting-started exchange on both chips at once ($run run)" test $? -eq 0
     check "... and prints each kernel's result" \
         test "$(grep -c "^kernel 'exchange' on chip [01] core [13] returned 0 " "$TMP/out")" -eq 2
 done

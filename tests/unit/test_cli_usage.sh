@@ -221,9 +221,13 @@ check "make help lists the targets" bash -c "make -s -C '$SRC' help BUILD='$BUIL
 # --json errors are JSON too (no cluster is up here).
 $WEFT routes no-such-cluster --json >"$TMP/out" 2>/dev/null
 check "a --json command's usage error is JSON on stdout" python3 -c "import json; e = json.load(open('$TMP/out')); assert e['exit_code'] == 2 and 'no-such-cluster' in e['error'], e"
-# The README's WEFT_* list is the registry's.
-cp "$SRC/README.md" "$TMP/README.md"
-"$SRC/scripts/update-readme-env" "$WEFT" "$TMP/README.md"
-check "the README lists every WEFT_* variable as weft help env does (scripts/update-readme-env)" cmp -s "$SRC/README.md" "$TMP/README.md"
+# The CLI page's WEFT_* list is the registry's.
+cp "$SRC/docs/cli.md" "$TMP/cli.md"
+"$SRC/scripts/update-readme-env" "$WEFT" "$TMP/cli.md"
+check "docs/cli.md lists every WEFT_* variable as weft help env does (scripts/update-readme-env)" cmp -s "$SRC/docs/cli.md" "$TMP/cli.md"
+# Every page the README points to exists.
+for page in $(grep -o '](docs/[a-z/-]*\.md)\|](examples/README.md)\|](CHANGELOG.md)' "$SRC/README.md" | sed 's/^](//; s/)$//'); do
+    check "the README's link to $page leads somewhere" test -f "$SRC/$page"
+done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
