@@ -28,10 +28,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // How long the bridge may go without a heartbeat before we call it gone.
-constexpr uint64_t kBridgeSilenceMs = 3000;
-// A bridge process that is alive but has not beaten for this long is hung,
-// whatever the host's load.
-constexpr uint64_t kBridgeHungMs = 60000;
+// A bridge process that is alive but has not beaten for this long of its own
+// time (driver/stall_clock.h) is hung, whatever the host's load: it beats
+// every 100 ms while it runs.
+constexpr uint64_t kBridgeHungMs = 10000;
 
 uint64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
@@ -353,16 +353,21 @@ uint64_t Cluster::activity() const {
     return sum;
 }
 
-void Cluster::check_bridge() const {
-    const uint64_t beat = chips_.front()->control().bridge.heartbeat;
-    if (!beat || now_ms() <= beat + kBridgeSilenceMs) return;
-    // A busy host may keep the engine off the CPU for seconds: only a bridge
-    // that is gone, or silent far longer than any host delay, has stopped.
-    const int pid = info_.value("bridge_pid", 0);
-    const bool gone = pid > 0 && !process_running(pid);
-    if (gone || now_ms() > beat + kBridgeHungMs)
+Cluster::BridgeWatch::BridgeWatch(const Cluster& cluster)
+    : cluster_(cluster), pid_(cluster.info_.value("bridge_pid", 0)), clock_(std::vector<int>{pid_}) {}
+
+void Cluster::BridgeWatch::look() {
+    const uint64_t beat = cluster_.chips_.front()->control().bridge.heartbeat;
+    clock_.look(beat != beat_);
+    beat_ = beat;
+    // A busy host may keep the engine off the CPU for a long time: only a
+    // bridge that is gone, or silent for kBridgeHungMs of its own time (asleep
+    // and not beating: blocked), has stopped.
+    const bool gone = pid_ > 0 && !process_running(pid_);
+    if (gone || clock_.stalled() > std::chrono::milliseconds(kBridgeHungMs))
         throw Error("weft-bridge " + std::string(gone ? "has exited" : "has stopped serving the chips") +
-                    " (no heartbeat for " + std::to_string(now_ms() - beat) + " ms); see " + run_dir_ + "/bridge.log");
+                    " (no heartbeat for " + std::to_string(now_ms() - beat) + " ms); see " + cluster_.run_dir_ +
+                    "/bridge.log");
 }
 
 std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
@@ -372,6 +377,7 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
     // cluster spent waiting for a busy host's CPU does not count. A cap of
     // kStallCapFactor deadlines still ends a kernel that keeps busy forever.
     StallClock clock(processes());
+    BridgeWatch bridge(*this);
     auto next_look = Clock::now();
     uint64_t seen = activity();
     std::vector<bool> done(launched.size(), false);
@@ -403,7 +409,7 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
         const auto now = Clock::now();
         if (now >= next_look) {
             next_look = now + std::chrono::milliseconds(100);
-            check_bridge();
+            bridge.look();
             const uint64_t a = activity();
             clock.look(a != seen || progressed);
             seen = a;

@@ -17,6 +17,7 @@
 #include "driver/cluster_topology.h"
 #include "driver/control_client.h"
 #include "driver/kernel_image.h"
+#include "driver/stall_clock.h"
 
 namespace weft {
 
@@ -143,9 +144,19 @@ private:
     uint64_t activity() const;
     // The bridge's and the chips' QEMU processes (a StallClock's).
     std::vector<int> processes() const;
-    // Throws weft::Error once the bridge has exited or has been silent far
-    // longer than a busy host explains.
-    void check_bridge() const;
+    // Throws weft::Error once the bridge has exited or has not beaten for
+    // long in its own time (a busy host's delay does not count).
+    class BridgeWatch {
+    public:
+        explicit BridgeWatch(const Cluster& cluster);
+        void look();
+
+    private:
+        const Cluster& cluster_;
+        int pid_;
+        StallClock clock_;
+        uint64_t beat_ = 0;
+    };
 
     // Kernels and resident images still running that nobody owns any more
     // (their launcher died or failed to stop them).
