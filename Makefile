@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all deps demo test check unit-test system-test bench bench-ccl bench-boards clean configure help
+.PHONY: all deps demo test check bench-tools unit-test system-test bench bench-ccl bench-boards clean configure help
 
 # Ninja, quiet: a no-op build prints nothing, a build prints only what fails.
 all: configure
@@ -60,16 +60,20 @@ system-test: all
 RESULTS := bench/results
 # The benches write their charts and the fitted cost model into this tree.
 export WEFT_BENCH_OUT := $(CURDIR)
-bench: all
+BENCHES := weft-bench-platform weft-bench-ccl weft-bench-fabric weft-bench-boards
+bench-tools: all
+	@ninja -C $(BUILD) --quiet -j $(JOBS) $(BENCHES)
+
+bench: bench-tools
 	@set -o pipefail; $(BUILD)/bin/weft-bench-platform | tee $(RESULTS)/platform.txt
 	@set -o pipefail; $(BUILD)/bin/weft-bench-ccl | tee $(RESULTS)/ccl_ring8.txt
 	@set -o pipefail; $(BUILD)/bin/weft-bench-fabric | tee $(RESULTS)/fabric_ring8.txt
 	@set -o pipefail; $(BUILD)/bin/weft-bench-boards | tee $(RESULTS)/boards_ring8.txt
 
-bench-ccl: all
+bench-ccl: bench-tools
 	@set -o pipefail; $(BUILD)/bin/weft-bench-ccl | tee $(RESULTS)/ccl_ring8.txt
 
-bench-boards: all
+bench-boards: bench-tools
 	@set -o pipefail; $(BUILD)/bin/weft-bench-boards | tee $(RESULTS)/boards_ring8.txt
 
 clean:

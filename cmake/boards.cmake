@@ -75,6 +75,11 @@ endfunction()
 # The board's firmware, cross-built over its chip's HAL into
 # build/firmware/<board>/ (boot.elf, kernels/, test-kernels/, ...).
 # Target firmware-<board>.
+# The firmware's compiler launcher: ccache when installed.
+if(CCACHE)
+  set(WEFT_FIRMWARE_LAUNCHER ${CCACHE})
+endif()
+
 function(weft_board_firmware board chip)
   # The chip's cores (their ISA and ABI, which pick picolibc's library) and
   # the chip whose HAL backend it uses (its own unless it shares one).
@@ -95,8 +100,8 @@ function(weft_board_firmware board chip)
     CMAKE_ARGS
       -DCMAKE_TOOLCHAIN_FILE=${CMAKE_SOURCE_DIR}/cmake/riscv64-toolchain.cmake
       -DCMAKE_BUILD_TYPE=Release
-      -DCMAKE_C_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}
-      -DCMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}
+      -DCMAKE_C_COMPILER_LAUNCHER=${WEFT_FIRMWARE_LAUNCHER}
+      -DCMAKE_CXX_COMPILER_LAUNCHER=${WEFT_FIRMWARE_LAUNCHER}
       -DWEFT_ROOT=${CMAKE_SOURCE_DIR}
       -DWEFT_BOARD=${board}
       -DWEFT_CHIP=${chip}

@@ -19,7 +19,7 @@ install(FILES LICENSE CHANGELOG.md DESTINATION share/doc/weft)
 
 # The library, exported with what it needs.
 set_target_properties(weftlib PROPERTIES EXPORT_NAME weft)
-install(TARGETS weftlib EXPORT weftTargets ARCHIVE DESTINATION lib)
+install(TARGETS weftlib weft_board EXPORT weftTargets ARCHIVE DESTINATION lib)
 install(EXPORT weftTargets NAMESPACE weft:: DESTINATION lib/cmake/weft)
 configure_file(cmake/install/weftConfig.cmake.in ${CMAKE_BINARY_DIR}/install/weftConfig.cmake @ONLY)
 include(CMakePackageConfigHelpers)
@@ -69,7 +69,7 @@ install(CODE "
 # Debug information stays in the build tree: the installed tools and library
 # are stripped of it (the firmware keeps its own: fault reports name source lines).
 install(CODE "
-  foreach(f bin/weft bin/weft-bridge bin/weft-check-firmware lib/libweft.a lib/libweft_fw_host.a lib/libweft_fw_host_edm.a
+  foreach(f bin/weft bin/weft-bridge bin/weft-check-firmware lib/libweft.a lib/libweft_board.a lib/libweft_fw_host.a lib/libweft_fw_host_edm.a
             lib/libweft_fw_host_fabric.a)
     execute_process(COMMAND ${CMAKE_STRIP} --strip-debug \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/\${f}\"
                     COMMAND_ERROR_IS_FATAL ANY)

@@ -9,6 +9,7 @@
 
 #include "ccl/op_case.h"
 #include "cli/arguments.h"
+#include "cli/version.h"
 #include "cli/bench_report.h"
 #include "cli/ccl_request.h"
 #include "cli/commands.h"
@@ -264,7 +265,7 @@ nlohmann::json metadata(Cluster& cluster, const ccl::OpRequest& base, const Benc
             {"checked", a.checks()},
             {"date", date},
             {"host", host},
-            {"weft_version", WEFT_VERSION_TEXT}};
+            {"weft_version", version_text()}};
 }
 
 void report(const Sweep& s, const ccl::OpRequest& base, Cluster& cluster, const std::vector<std::string>& algos,

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/arguments.h"
+#include "cli/version.h"
 #include "cli/exit_codes.h"
 #include "cli/help_format.h"
 #include "common/knobs.h"
@@ -64,7 +65,7 @@ CommandLine::CommandLine() : app_(kAbout, "weft") {
     app_.require_subcommand(0, 1);
     app_.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // as it always was
     add_run_dir(app_, globals_.run_dir);
-    app_.set_version_flag("--version", std::string("weft ") + WEFT_VERSION_TEXT, "the version of weft, and exit");
+    app_.set_version_flag("--version", std::string("weft ") + version_text(), "the version of weft, and exit");
     for (const Command& c :
          {add_up(app_, globals_), add_down(app_, globals_), add_status(app_, globals_), add_linktest(app_, globals_),
           add_link(app_, globals_), add_fault(app_, globals_), add_reset(app_, globals_), add_run(app_, globals_),

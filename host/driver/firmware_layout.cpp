@@ -1,4 +1,5 @@
 #include "driver/firmware_layout.h"
+#include "driver/elf_file.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/fnv1a.h"
 #include "common/hex.h"
 #include "weft/abi/control_protocol.h"
 #include "weft/abi/layout_record.h"
@@ -40,21 +42,6 @@ std::string describe(const BoardInfo& b) {
         o << "port" << p.id << '=' << p.direction << ',' << p.plane << ',' << p.core << ';';
     return o.str();
 }
-
-uint64_t fnv1a(const std::string& s) {
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    return h;
-}
-
-struct ElfFile {
-    int fd = -1;
-    Elf* elf = nullptr;
-    ~ElfFile() {
-        if (elf) elf_end(elf);
-        if (fd >= 0) close(fd);
-    }
-};
 
 std::string describe_layout(const std::string& board, uint64_t hash, uint32_t abi) {
     return "board '" + board + "', layout " + hex(hash) + ", ABI v" + std::to_string(abi);

@@ -9,7 +9,9 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/fnv1a.h"
 #include "driver/firmware_layout.h"
+#include "driver/elf_file.h"
 
 namespace weft {
 namespace {
@@ -17,15 +19,6 @@ namespace {
 // RISC-V relocation types (psABI) the loader must act on or may ignore.
 constexpr uint32_t R_64 = 2, R_32 = 1;
 constexpr uint32_t R_HI20 = 26, R_LO12_I = 27, R_LO12_S = 28, R_TPREL_HI20 = 30;
-
-struct ElfFile {
-    int fd = -1;
-    Elf* elf = nullptr;
-    ~ElfFile() {
-        if (elf) elf_end(elf);
-        if (fd >= 0) close(fd);
-    }
-};
 
 // "name:u32 name:u64 ..." (WEFT_KERNEL_ARG_NAMES) as fields with offsets, a
 // u64 at the next multiple of 8; the kernel's build checked the total.
@@ -45,12 +38,6 @@ void read_arg_names(KernelImage& img, const std::string& section) {
         offset += bytes;
     }
     img.args_size = offset;
-}
-
-uint64_t fnv1a(const std::vector<uint8_t>& v) {
-    uint64_t h = 1469598103934665603ull;
-    for (uint8_t b : v) h = (h ^ b) * 1099511628211ull;
-    return h;
 }
 
 }  // namespace

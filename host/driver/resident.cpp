@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/names.h"
 #include "driver/kernel_args.h"
 
 namespace weft::resident {
@@ -11,9 +12,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string where(uint32_t chip, uint32_t core) {
-    return "chip " + std::to_string(chip) + " core " + std::to_string(core);
-}
 
 void record(Chip& chip, uint32_t core, const Region& l1) {
     abi::CoreImage& held = chip.control().host.image[core];
@@ -34,7 +32,7 @@ void wait_running(Cluster& cluster, uint32_t chip_id, uint32_t core, uint32_t se
             forget(chip, core);
             cluster.forget_resident(chip_id, core);
             const KernelResult r = chip.result(core);  // throws FaultError on a fault
-            throw Error("resident image '" + chip.kernel_name(core) + "' on " + where(chip_id, core) + " returned " +
+            throw Error("resident image '" + chip.kernel_name(core) + "' on " + core_name(chip_id, core) + " returned " +
                         std::to_string(r.return_code) + " before it ran");
         }
         if (!chip.alive()) throw Error("chip " + std::to_string(chip_id) + " died starting a resident image");
@@ -43,7 +41,7 @@ void wait_running(Cluster& cluster, uint32_t chip_id, uint32_t core, uint32_t se
             const std::string stopped = cluster.stop_kernels({{{chip_id, core}, seq}});
             forget(chip, core);
             cluster.forget_resident(chip_id, core);
-            throw TimeoutError("resident image '" + chip.kernel_name(core) + "' on " + where(chip_id, core) +
+            throw TimeoutError("resident image '" + chip.kernel_name(core) + "' on " + core_name(chip_id, core) +
                                " did not start within " + std::to_string(timeout.count()) + " ms" + stopped + "\n" +
                                report);
         }
@@ -56,7 +54,7 @@ void wait_running(Cluster& cluster, uint32_t chip_id, uint32_t core, uint32_t se
 Region kept_l1(const BoardInfo& board, uint32_t chip, uint32_t core, uint64_t l1_bytes) {
     const Region free = board.l1_free(core);
     if (l1_bytes < sizeof(abi::ResidentControl) || l1_bytes > free.size)
-        throw L1Shortage("a resident image on " + where(chip, core) + " cannot keep " + std::to_string(l1_bytes) +
+        throw L1Shortage("a resident image on " + core_name(chip, core) + " cannot keep " + std::to_string(l1_bytes) +
                     " bytes of L1: it needs at least " + std::to_string(sizeof(abi::ResidentControl)) +
                     " and the core has " + std::to_string(free.size) + " free");
     const uint64_t base = (free.end() - l1_bytes) & ~uint64_t(63);
@@ -72,7 +70,7 @@ Running start(Cluster& cluster, uint32_t chip_id, uint32_t core, const KernelIma
     cluster.claim("resident image " + image.name);
     Chip& chip = cluster.chip(chip_id);
     if (const std::string name = chip.resident_name(core); !name.empty())
-        throw Error(where(chip_id, core) + " already runs the resident image '" + name + "'");
+        throw Error(core_name(chip_id, core) + " already runs the resident image '" + name + "'");
     const Region l1 = kept_l1(board, chip_id, core, l1_bytes);
     constexpr uint64_t kControlBytes = abi::kResidentControlBytes;
     abi::ResidentControl control{};
@@ -94,12 +92,12 @@ std::string stop(Cluster& cluster, uint32_t chip_id, uint32_t core, std::chrono:
     if (chip_id >= cluster.size()) throw Error("the cluster has no chip " + std::to_string(chip_id));
     Chip& chip = cluster.chip(chip_id);
     if (core >= cluster.board().cores.size() || chip.resident_name(core).empty())
-        throw Error(where(chip_id, core) + " runs no resident image");
+        throw Error(core_name(chip_id, core) + " runs no resident image");
     const std::string name = chip.resident_name(core);
     if (!chip.alive()) {  // nothing runs there any more
         forget(chip, core);
         cluster.forget_resident(chip_id, core);
-        return "resident image '" + name + "' on " + where(chip_id, core) + ": its chip is dead";
+        return "resident image '" + name + "' on " + core_name(chip_id, core) + ": its chip is dead";
     }
     chip.write32(chip.image(core).resident_control + offsetof(abi::ResidentControl, stop), 1);
     cluster.ring_core(chip_id, core);
@@ -119,7 +117,7 @@ std::string stop(Cluster& cluster, uint32_t chip_id, uint32_t core, std::chrono:
     }
     forget(chip, core);
     cluster.forget_resident(chip_id, core);
-    return forced.empty() ? "" : "resident image '" + name + "' on " + where(chip_id, core) + ": " + forced;
+    return forced.empty() ? "" : "resident image '" + name + "' on " + core_name(chip_id, core) + ": " + forced;
 }
 
 std::vector<Running> list(Cluster& cluster) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/names.h"
 #include "driver/resident.h"
 #include "transport/fabric/fabric_wait.h"
 #include "weft/abi/resident.h"
@@ -33,7 +34,6 @@ Layout layout_of(uint32_t num_vcs, uint32_t num_senders, uint64_t channel_bytes)
     return l;
 }
 
-std::string chip_name(uint32_t chip) { return "chip " + std::to_string(chip); }
 
 constexpr char kCompassLetter[] = "NESW";
 

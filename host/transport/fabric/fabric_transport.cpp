@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/names.h"
 
 namespace weft::transport {
 namespace {
 
-std::string chip_name(uint32_t chip) { return "chip " + std::to_string(chip); }
 
 }  // namespace
 

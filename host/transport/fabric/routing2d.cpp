@@ -3,11 +3,11 @@
 #include <string_view>
 
 #include "common/error.h"
+#include "common/names.h"
 
 namespace weft::transport {
 namespace {
 
-std::string chip_name(uint32_t chip) { return "chip " + std::to_string(chip); }
 
 // Steps along one dimension of `size` from a to b: the direction letter and how many.
 std::pair<char, uint32_t> steps(uint32_t a, uint32_t b, uint32_t size, bool wrap, char plus, char minus) {
