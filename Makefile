@@ -4,8 +4,11 @@ SHELL := /bin/bash
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 CTEST_ARGS ?=
+# More cmake -D settings for a new build tree, e.g. CMAKE_FLAGS=-DWEFT_WERROR=ON (as CI builds).
+CMAKE_FLAGS ?=
+SAN_BUILD ?= build-asan
 
-.PHONY: all deps demo test check bench-tools unit-test system-test bench bench-ccl bench-boards clean configure help
+.PHONY: all deps demo test check bench-tools sanitize tidy unit-test system-test bench bench-ccl bench-boards clean configure help
 
 # Ninja, quiet: a no-op build prints nothing, a build prints only what fails.
 all: configure
@@ -19,6 +22,8 @@ help:
 	@echo "  make check        the quick tier, for every change: unit tests and one system test of each kind (~1 min)"
 	@echo "  make test         every test: CMocka unit tests and the system tests on real QEMU clusters, in parallel"
 	@echo "  make unit-test    the CMocka unit tests only (seconds)"
+	@echo "  make sanitize     the host code under ASan and UBSan, running the unit tests (in $(SAN_BUILD)/)"
+	@echo "  make tidy         clang-tidy's checks (.clang-tidy) over the host sources"
 	@echo "  make system-test  the system tests only (QEMU clusters, minutes)"
 	@echo "  make bench        platform, CCL and fabric benchmarks; tables and charts to bench/results/"
 	@echo "  make bench-ccl    the CCL benchmark only"
@@ -34,7 +39,7 @@ $(BUILD)/build.ninja:
 	@scripts/install-deps
 	@if [ -f $(BUILD)/CMakeCache.txt ]; then echo "$(BUILD)/ was configured with another generator: configuring it afresh"; \
 	    rm -rf $(BUILD)/CMakeCache.txt $(BUILD)/CMakeFiles $(BUILD)/firmware-build; fi
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 
 # Boots the ring8 cluster, moves data over every link both ways, checks every byte.
 demo: all
@@ -47,6 +52,19 @@ test: all
 
 check: all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L check $(CTEST_ARGS)
+
+# The host code under AddressSanitizer and UndefinedBehaviorSanitizer, in a
+# tree of its own, running the unit tests (CI runs it).
+sanitize:
+	@scripts/install-deps
+	@cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=ON -DWEFT_UNITY=OFF $(CMAKE_FLAGS) >/dev/null
+	@ninja -C $(SAN_BUILD) --quiet -j $(JOBS)
+	cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
+
+# .clang-tidy's checks over the host sources (CI runs it), with the compile
+# commands of the sanitizer tree.
+tidy: sanitize
+	@scripts/tidy $(SAN_BUILD) $(JOBS)
 
 unit-test: all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit

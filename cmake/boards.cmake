@@ -103,6 +103,7 @@ function(weft_board_firmware board chip)
       -DCMAKE_C_COMPILER_LAUNCHER=${WEFT_FIRMWARE_LAUNCHER}
       -DCMAKE_CXX_COMPILER_LAUNCHER=${WEFT_FIRMWARE_LAUNCHER}
       -DWEFT_ROOT=${CMAKE_SOURCE_DIR}
+      -DWEFT_WERROR=${WEFT_WERROR}
       -DWEFT_BOARD=${board}
       -DWEFT_CHIP=${chip}
       -DWEFT_CHIP_HAL=${hal}

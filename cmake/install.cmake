@@ -4,7 +4,7 @@
 #   P/share/weft         what is the same on every host: boards/*.dtb,
 #                        firmware/<board>/ (images, kernels, and sdk/ for
 #                        building kernels of one's own), clusters/, qemu/, data/
-#   P/lib/libweft.a, P/include/weft/{abi,host,firmware}: the public headers only
+#   P/lib/libweft_*.a (a library per layer), P/include/weft/{abi,host,firmware}: the public headers only
 #   P/lib/cmake/weft     find_package(weft): weft::weft (install(EXPORT)),
 #                        weft_add_kernel() and weft_add_firmware_test()
 #   P/lib/pkgconfig/weft.pc, man pages, bash completion.
@@ -17,9 +17,11 @@ install(DIRECTORY ${CMAKE_BINARY_DIR}/boards/ DESTINATION ${WEFT_DATA}/boards FI
 install(DIRECTORY clusters qemu data DESTINATION ${WEFT_DATA})
 install(FILES LICENSE CHANGELOG.md DESTINATION share/doc/weft)
 
-# The library, exported with what it needs.
+# The library, a static archive per layer, exported with what it needs;
+# weft::weft is all of them.
 set_target_properties(weftlib PROPERTIES EXPORT_NAME weft)
-install(TARGETS weftlib weft_board EXPORT weftTargets ARCHIVE DESTINATION lib)
+set(WEFT_LIBRARIES weft_common weft_board weft_driver weft_transport weft_ccl weft_plot)
+install(TARGETS weftlib ${WEFT_LIBRARIES} EXPORT weftTargets ARCHIVE DESTINATION lib)
 install(EXPORT weftTargets NAMESPACE weft:: DESTINATION lib/cmake/weft)
 configure_file(cmake/install/weftConfig.cmake.in ${CMAKE_BINARY_DIR}/install/weftConfig.cmake @ONLY)
 include(CMakePackageConfigHelpers)
@@ -69,8 +71,9 @@ install(CODE "
 # Debug information stays in the build tree: the installed tools and library
 # are stripped of it (the firmware keeps its own: fault reports name source lines).
 install(CODE "
-  foreach(f bin/weft bin/weft-bridge bin/weft-check-firmware lib/libweft.a lib/libweft_board.a lib/libweft_fw_host.a lib/libweft_fw_host_edm.a
-            lib/libweft_fw_host_fabric.a)
+  foreach(f bin/weft bin/weft-bridge bin/weft-check-firmware lib/libweft_common.a lib/libweft_board.a
+            lib/libweft_driver.a lib/libweft_transport.a lib/libweft_ccl.a lib/libweft_plot.a lib/libweft_fw_host.a
+            lib/libweft_fw_host_edm.a lib/libweft_fw_host_fabric.a)
     execute_process(COMMAND ${CMAKE_STRIP} --strip-debug \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/\${f}\"
                     COMMAND_ERROR_IS_FATAL ANY)
   endforeach()")

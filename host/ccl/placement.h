@@ -11,26 +11,12 @@
 #include "ccl/lowering.h"
 #include "driver/chip_writer.h"
 #include "driver/cluster.h"
+#include "driver/memory_image.h"
 #include "transport/transport.h"
 
 namespace weft::ccl {
 
-// Chip memory writes, recorded in order to be applied later.
-class MemoryImage final : public ChipWriter {
-public:
-    struct Write {
-        uint32_t chip;
-        uint64_t address;
-        std::vector<uint8_t> bytes;
-    };
-    void write(uint32_t chip, uint64_t address, const void* data, size_t bytes) override;
-    void clear(uint32_t chip, uint64_t address, size_t bytes) override;
-    void apply(ChipWriter& to) const;
-    const std::vector<Write>& writes() const { return writes_; }
-
-private:
-    std::vector<Write> writes_;
-};
+using weft::MemoryImage;  // driver/memory_image.h
 
 struct PlacedOp {
     MemoryImage memory;

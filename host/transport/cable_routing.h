@@ -3,14 +3,14 @@
 // (the EDM of tt-metal's CCL developer guide moves data between neighbours only). The routes are the
 // underlay's shortest (ccl/topology.h).
 #pragma once
-#include "ccl/topology.h"
+#include "driver/topology.h"
 #include "transport/transport.h"
 
 namespace weft::transport {
 
 class CableRouting : public Routing {
 public:
-    explicit CableRouting(const ccl::Topology& topo) : topo_(topo) {}
+    explicit CableRouting(const Topology& topo) : topo_(topo) {}
     uint32_t chips() const override { return topo_.size(); }
     const std::vector<Hop>& worker_hops(uint32_t from, uint32_t to) const override { return topo_.route(from, to); }
     const std::vector<Hop>& parallel(uint32_t from, uint32_t to) const override { return topo_.cables(from, to); }
@@ -18,7 +18,7 @@ public:
     uint32_t max_parallel() const override { return topo_.max_cables(); }
 
 private:
-    const ccl::Topology& topo_;
+    const Topology& topo_;
 };
 
 }  // namespace weft::transport

@@ -1,12 +1,8 @@
-// One hop of a message between two chips: out of (from_chip, from_port),
-// into (to_chip, to_port). For the EDM a hop is a cable.
+// transport::Hop is weft::Hop (driver/hop.h): the collectives and the
+// transports both name cables with it.
 #pragma once
-#include <stdint.h>
+#include "driver/hop.h"
 
 namespace weft::transport {
-
-struct Hop {
-    uint32_t from_chip, from_port, to_chip, to_port;
-};
-
+using weft::Hop;
 }  // namespace weft::transport

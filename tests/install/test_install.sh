@@ -26,7 +26,7 @@ has() { grep -q -- "$2" "$1"; }
 cmake --install "$BUILD" --prefix "$PREFIX" >"$TMP/install.log" 2>&1
 check "cmake --install succeeds" test $? -eq 0
 check "the tools, library, headers, package files and man pages are installed" test -x "$PREFIX/bin/weft" -a \
-    -x "$PREFIX/bin/weft-bridge" -a -f "$PREFIX/lib/libweft.a" -a -f "$PREFIX/include/weft/host/weft.h" -a \
+    -x "$PREFIX/bin/weft-bridge" -a -f "$PREFIX/lib/libweft_ccl.a" -a -f "$PREFIX/include/weft/host/weft.h" -a \
     -f "$PREFIX/include/weft/abi/kernel_args.h" -a -f "$PREFIX/include/weft/firmware/kernels/kernel.h" -a \
     -f "$PREFIX/lib/cmake/weft/weftConfig.cmake" -a -f "$PREFIX/lib/cmake/weft/weftTargets.cmake" -a \
     -f "$PREFIX/lib/pkgconfig/weft.pc" -a -f "$PREFIX/share/man/man1/weft-launch.1" -a \

@@ -14,7 +14,7 @@ std::string end_name(const BoardInfo& board, uint32_t chip, uint32_t port) {
 
 }  // namespace
 
-EdmTransport::EdmTransport(const ccl::Topology& topo, const BoardInfo& board, L1Allocator& mem,
+EdmTransport::EdmTransport(const Topology& topo, const BoardInfo& board, L1Allocator& mem,
                            const EdmOptions& options)
     : routing_(topo), board_(board), mem_(mem), options_(options) {}
 

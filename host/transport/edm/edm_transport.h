@@ -15,7 +15,7 @@ namespace weft::transport {
 
 class EdmTransport final : public Transport {
 public:
-    EdmTransport(const ccl::Topology& topo, const BoardInfo& board, L1Allocator& mem, const EdmOptions& options);
+    EdmTransport(const Topology& topo, const BoardInfo& board, L1Allocator& mem, const EdmOptions& options);
 
     uint32_t chips() const override { return routing_.chips(); }
     const std::vector<Hop>& worker_hops(uint32_t from, uint32_t to) const override {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "ccl/topology.h"
+#include "driver/topology.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "driver/paths.h"
@@ -19,7 +19,7 @@ FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options, ui
 
 FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topology, bool ring, FabricOptions options,
                           uint32_t plane) {
-    const ccl::Topology topo(topology);
+    const Topology topo(topology);
     const std::vector<uint32_t> order = ring ? topo.ring_order() : topo.line_order();
     std::vector<Hop> cables;
     for (size_t i = 0; i < (ring ? order.size() : order.size() - 1); ++i) {
@@ -47,7 +47,7 @@ FabricBuilder fabric_of(const BoardInfo& board, const ClusterTopology& t, const 
         return mesh_fabric(board, t, o, spec.topology != "mesh");
     bool ring = spec.topology == "ring";
     if (spec.topology == "auto") {
-        const ccl::Topology topo(t);
+        const Topology topo(t);
         const std::vector<uint32_t> order = topo.ring_order();
         ring = order.size() >= 3 && topo.stretch(order, true) == 1.0;
     }
@@ -89,7 +89,7 @@ std::vector<FabricBuilder> rows_and_columns(Cluster& cluster, bool ring, FabricO
     if (ms.size() != 1 || (ms[0].topology != "mesh" && ms[0].topology != "torus"))
         throw Error("a fabric per row and column needs a cluster of one mesh or torus");
     const Mesh& m = ms[0];
-    const ccl::Topology topo(t);
+    const Topology topo(t);
     const BoardInfo& board = cluster.board();
     // The cable of `dir` (a port facing it, plane 0) from `from` to `to`.
     auto cable = [&](uint32_t from, uint32_t to, char dir) {

@@ -11,7 +11,7 @@
 #include <tuple>
 #include <vector>
 
-#include "ccl/placement.h"
+#include "driver/memory_image.h"
 #include "transport/fabric/fabric_builder.h"
 #include "transport/transport.h"
 
@@ -78,7 +78,7 @@ private:
     L1Allocator& mem_;
     FabricStreamOptions options_;
     FabricRouting routing_;
-    ccl::MemoryImage image_;
+    MemoryImage image_;
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint64_t> connections_;  // (chip, core, direction)
 };
 

@@ -1,4 +1,4 @@
-#include "ccl/topology.h"
+#include "driver/topology.h"
 
 #include <algorithm>
 #include <deque>
@@ -7,9 +7,10 @@
 
 #include "common/error.h"
 
-namespace weft::ccl {
+namespace weft {
 
-Topology::Topology(ClusterTopology cluster) : cluster_(std::move(cluster)), n_(cluster_.chips()), adjacent_(n_) {
+Topology::Topology(ClusterTopology cluster)
+    : cluster_(std::move(cluster)), n_(cluster_.chips()), adjacent_(n_), cables_(n_) {
     const uint32_t chips = n_;
     if (chips == 0) throw Error("a collective needs at least one chip");
     for (const LinkInfo& l : cluster_.links()) {
@@ -17,53 +18,61 @@ Topology::Topology(ClusterTopology cluster) : cluster_(std::move(cluster)), n_(c
         adjacent_[l.chip_a].push_back({l.chip_a, l.port_a, l.chip_b, l.port_b});
         adjacent_[l.chip_b].push_back({l.chip_b, l.port_b, l.chip_a, l.port_a});
     }
-    for (auto& a : adjacent_)
-        std::sort(a.begin(), a.end(), [](const Hop& x, const Hop& y) {
+    for (uint32_t c = 0; c < n_; ++c) {
+        std::sort(adjacent_[c].begin(), adjacent_[c].end(), [](const Hop& x, const Hop& y) {
             return x.to_chip != y.to_chip ? x.to_chip < y.to_chip : x.from_port < y.from_port;
         });
-    cables_.assign(n_, std::vector<std::vector<Hop>>(n_));
-    for (uint32_t c = 0; c < n_; ++c)
         for (const Hop& h : adjacent_[c]) {
             std::vector<Hop>& between = cables_[c][h.to_chip];
             between.push_back(h);  // adjacent_ is sorted by (to_chip, port)
             max_cables_ = std::max(max_cables_, static_cast<uint32_t>(between.size()));
         }
-    // BFS from every chip: N is small (a cluster file caps it), and routes are asked for often.
-    routes_.assign(n_, std::vector<std::vector<Hop>>(n_));
-    for (uint32_t s = 0; s < n_; ++s) {
-        std::vector<int> via(n_, -1);
-        std::vector<Hop> how(n_);
-        std::deque<uint32_t> q{s};
-        via[s] = static_cast<int>(s);
-        while (!q.empty()) {
-            const uint32_t c = q.front();
-            q.pop_front();
-            for (const Hop& h : adjacent_[c]) {
-                if (via[h.to_chip] >= 0) continue;
-                via[h.to_chip] = static_cast<int>(c);
-                how[h.to_chip] = h;
-                q.push_back(h.to_chip);
-            }
-        }
-        for (uint32_t t = 0; t < n_; ++t) {
-            if (t == s || via[t] < 0) continue;
-            std::vector<Hop> path;
-            for (uint32_t c = t; c != s; c = how[c].from_chip) path.push_back(how[c]);
-            std::reverse(path.begin(), path.end());
-            routes_[s][t] = std::move(path);
+    }
+}
+
+const Topology::Tree& Topology::tree(uint32_t from) const {
+    if (auto it = trees_.find(from); it != trees_.end()) return it->second;
+    constexpr size_t kTreesKept = 64;  // O(64 chips) of memory, whatever the cluster's size
+    if (trees_.size() >= kTreesKept) trees_.clear();
+    Tree& t = trees_[from];
+    t.into.assign(n_, Hop{});
+    t.depth.assign(n_, UINT32_MAX);
+    std::deque<uint32_t> q{from};
+    t.depth[from] = 0;
+    while (!q.empty()) {
+        const uint32_t c = q.front();
+        q.pop_front();
+        for (const Hop& h : adjacent_[c]) {
+            if (t.depth[h.to_chip] != UINT32_MAX) continue;
+            t.depth[h.to_chip] = t.depth[c] + 1;
+            t.into[h.to_chip] = h;
+            q.push_back(h.to_chip);
         }
     }
+    return t;
 }
 
 const std::vector<Hop>& Topology::route(uint32_t from, uint32_t to) const {
     if (from >= n_ || to >= n_) throw Error("no chip " + std::to_string(std::max(from, to)) + " in this cluster");
-    if (from != to && routes_[from][to].empty())
+    if (auto it = routes_.find({from, to}); it != routes_.end()) return it->second;
+    const Tree& t = tree(from);
+    if (t.depth[to] == UINT32_MAX)
         throw Error("chip " + std::to_string(from) + " cannot reach chip " + std::to_string(to) +
                     ": no path of working links joins them");
-    return routes_[from][to];
+    std::vector<Hop> path;
+    for (uint32_t c = to; c != from; c = t.into[c].from_chip) path.push_back(t.into[c]);
+    std::reverse(path.begin(), path.end());
+    return routes_[{from, to}] = std::move(path);
 }
 
-uint32_t Topology::distance(uint32_t from, uint32_t to) const { return static_cast<uint32_t>(route(from, to).size()); }
+uint32_t Topology::distance(uint32_t from, uint32_t to) const {
+    if (from >= n_ || to >= n_) throw Error("no chip " + std::to_string(std::max(from, to)) + " in this cluster");
+    const uint32_t d = tree(from).depth[to];
+    if (d == UINT32_MAX)
+        throw Error("chip " + std::to_string(from) + " cannot reach chip " + std::to_string(to) +
+                    ": no path of working links joins them");
+    return d;
+}
 
 const Hop& Topology::neighbour(uint32_t chip, uint32_t port) const {
     if (chip < n_)
@@ -74,7 +83,22 @@ const Hop& Topology::neighbour(uint32_t chip, uint32_t port) const {
 
 const std::vector<Hop>& Topology::cables(uint32_t from, uint32_t to) const {
     static const std::vector<Hop> kNone;
-    return from < n_ && to < n_ ? cables_[from][to] : kNone;
+    if (from >= n_ || to >= n_) return kNone;
+    const auto it = cables_[from].find(to);
+    return it == cables_[from].end() ? kNone : it->second;
+}
+
+std::vector<uint32_t> Topology::snake_order(bool wrap) const {
+    const auto& meshes = cluster_.meshes();
+    if (meshes.size() != 1 || meshes[0].chips() != n_ || meshes[0].width < 2) return {};
+    const Mesh& m = meshes[0];
+    std::vector<uint32_t> order;
+    for (uint32_t y = 0; y < m.height; ++y)
+        for (uint32_t i = 0; i < m.width; ++i) order.push_back(cluster_.chip_at(m.id, y % 2 ? m.width - 1 - i : i, y));
+    // A ring closes only where the snake ends beside its start; anything not all cables is no snake.
+    for (size_t i = 0; i + (wrap ? 0 : 1) < order.size(); ++i)
+        if (cables(order[i], order[(i + 1) % order.size()]).empty()) return {};
+    return order;
 }
 
 double Topology::stretch(const std::vector<uint32_t>& order, bool wrap) const {
@@ -100,7 +124,7 @@ std::vector<uint32_t> Topology::nearest_neighbour_order(uint32_t start) const {
 }
 
 std::vector<uint32_t> Topology::best_order(bool wrap) const {
-    for (uint32_t c = 1; c < n_; ++c) route(0, c);  // a disconnected cluster fails here, by name
+    for (uint32_t c = 1; c < n_; ++c) distance(0, c);  // a disconnected cluster fails here, by name
     std::vector<uint32_t> order{0}, best;
     if (n_ <= 10) {
         // Exhaustive with pruning: 9! orders at most, each cut as soon as it cannot win.
@@ -135,7 +159,10 @@ std::vector<uint32_t> Topology::best_order(bool wrap) const {
         }
         return best;
     }
-    // Larger clusters: nearest neighbour from chip 0, then 2-opt until no gain.
+    // Larger clusters: a grid's snake where it is all cables (the least
+    // stretch there is: 1); else nearest neighbour from chip 0, then 2-opt
+    // until no gain.
+    if (std::vector<uint32_t> snake = snake_order(wrap); !snake.empty()) return snake;
     order = nearest_neighbour_order(0);
     for (bool improved = true; improved;) {
         improved = false;
@@ -152,4 +179,4 @@ std::vector<uint32_t> Topology::best_order(bool wrap) const {
 std::vector<uint32_t> Topology::ring_order() const { return best_order(true); }
 std::vector<uint32_t> Topology::line_order() const { return best_order(false); }
 
-}  // namespace weft::ccl
+}  // namespace weft
