@@ -57,7 +57,8 @@ check: all
 # tree of its own, running the unit tests (CI runs it).
 sanitize:
 	@scripts/install-deps
-	@cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=ON -DWEFT_UNITY=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=ON -DWEFT_UNITY=OFF \
+	    -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON $(CMAKE_FLAGS) >/dev/null
 	@ninja -C $(SAN_BUILD) --quiet -j $(JOBS)
 	cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
 

@@ -170,7 +170,7 @@ std::string time_columns(const std::optional<Cell>& c, bool checked) {
 void print_row(const ccl::OpRequest& r, const Cells& cells, uint32_t chips, bool checked) {
     const Cell& c = cells.out;
     std::printf("  %12llu %12llu %6s %6s %6d %-18s %s %s %s\n",
-                (unsigned long long)(c.first.layout.elements * c.first.layout.element),
+                static_cast<unsigned long long>(c.first.layout.elements) * c.first.layout.element,
                 (unsigned long long)c.first.layout.elements, ccl::dtype_name(r.dtype).c_str(),
                 ccl::reduces(r.op) ? ccl::redop_name(r.redop).c_str() : "-", root_column(r),
                 c.first.timing.algo.c_str(), time_columns(c, checked).c_str(), time_columns(cells.in, checked).c_str(),

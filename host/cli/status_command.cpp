@@ -41,7 +41,7 @@ void print_links(const nlohmann::json& counters) {
             return "chip " + std::to_string(e["chip"].get<int>()) + "." + e["name"].get<std::string>();
         };
         const auto both = [&](const char* key) {
-            return (unsigned long long)(l["a_to_b"][key].get<uint64_t>() + l["b_to_a"][key].get<uint64_t>());
+            return static_cast<unsigned long long>(l["a_to_b"][key].get<uint64_t>()) + l["b_to_a"][key].get<uint64_t>();
         };
         std::printf("  %-14s %-14s %-10s %12llu %14llu %12llu %14llu %8llu %8llu %8llu  %-10s %s\n",
                     end(l["a"]).c_str(), end(l["b"]).c_str(), link_state(l).c_str(),
