@@ -95,10 +95,31 @@ std::vector<uint32_t> Topology::snake_order(bool wrap) const {
     std::vector<uint32_t> order;
     for (uint32_t y = 0; y < m.height; ++y)
         for (uint32_t i = 0; i < m.width; ++i) order.push_back(cluster_.chip_at(m.id, y % 2 ? m.width - 1 - i : i, y));
-    // A ring closes only where the snake ends beside its start; anything not all cables is no snake.
-    for (size_t i = 0; i + (wrap ? 0 : 1) < order.size(); ++i)
-        if (cables(order[i], order[(i + 1) % order.size()]).empty()) return {};
+    if (wrap && !all_cables(order, wrap)) order = closed_snake(m);
+    return all_cables(order, wrap) ? order : std::vector<uint32_t>{};
+}
+
+// On a mesh without wrap cables a snake's ends are far apart; when a side is
+// even a ring of cables still exists: along row 0, a snake through the other
+// rows that keeps off column 0, and back up column 0.
+std::vector<uint32_t> Topology::closed_snake(const Mesh& m) const {
+    const bool rows_even = m.height % 2 == 0;
+    if (!rows_even && m.width % 2 != 0) return {};  // odd chips on a bipartite grid: no ring of cables
+    const uint32_t along = rows_even ? m.width : m.height, across = rows_even ? m.height : m.width;
+    auto at = [&](uint32_t a, uint32_t b) { return rows_even ? cluster_.chip_at(m.id, a, b) : cluster_.chip_at(m.id, b, a); };
+    std::vector<uint32_t> order;
+    for (uint32_t a = 0; a < along; ++a) order.push_back(at(a, 0));
+    for (uint32_t b = 1; b < across; ++b)
+        for (uint32_t i = 0; i + 1 < along; ++i) order.push_back(at(b % 2 ? along - 1 - i : i + 1, b));
+    for (uint32_t b = across - 1; b >= 1; --b) order.push_back(at(0, b));
     return order;
+}
+
+bool Topology::all_cables(const std::vector<uint32_t>& order, bool wrap) const {
+    if (order.size() != n_) return false;
+    for (size_t i = 0; i + (wrap ? 0 : 1) < order.size(); ++i)
+        if (cables(order[i], order[(i + 1) % order.size()]).empty()) return false;
+    return true;
 }
 
 double Topology::stretch(const std::vector<uint32_t>& order, bool wrap) const {
@@ -164,16 +185,27 @@ std::vector<uint32_t> Topology::best_order(bool wrap) const {
     // until no gain.
     if (std::vector<uint32_t> snake = snake_order(wrap); !snake.empty()) return snake;
     order = nearest_neighbour_order(0);
+    if (n_ <= kTwoOptChips) two_opt(order, wrap);
+    return order;
+}
+
+// Reverse a stretch of the order wherever that shortens it, until nothing
+// does; each try costs four distances, not a walk of the whole order.
+void Topology::two_opt(std::vector<uint32_t>& order, bool wrap) const {
+    const size_t n = order.size();
+    auto d = [&](size_t i, size_t j) { return int64_t(distance(order[i], order[j % n])); };
     for (bool improved = true; improved;) {
         improved = false;
-        for (size_t i = 1; i + 1 < order.size(); ++i)
-            for (size_t j = i + 1; j < order.size(); ++j) {
-                std::vector<uint32_t> t = order;
-                std::reverse(t.begin() + static_cast<long>(i), t.begin() + static_cast<long>(j) + 1);
-                if (stretch(t, wrap) + 1e-12 < stretch(order, wrap)) order = t, improved = true;
+        for (size_t i = 1; i + 1 < n; ++i)
+            for (size_t j = i + 1; j < n; ++j) {
+                const bool last = j + 1 == n;
+                const int64_t before = d(i - 1, i) + (last && !wrap ? 0 : d(j, j + 1));
+                const int64_t after = d(i - 1, j) + (last && !wrap ? 0 : d(i, j + 1));
+                if (after >= before) continue;
+                std::reverse(order.begin() + static_cast<long>(i), order.begin() + static_cast<long>(j) + 1);
+                improved = true;
             }
     }
-    return order;
 }
 
 std::vector<uint32_t> Topology::ring_order() const { return best_order(true); }

@@ -61,6 +61,11 @@ private:
     // A grid's snake (boustrophedon) order, when the cluster is one mesh or
     // torus whose snake is all cables; empty otherwise.
     std::vector<uint32_t> snake_order(bool wrap) const;
+    std::vector<uint32_t> closed_snake(const Mesh& m) const;
+    bool all_cables(const std::vector<uint32_t>& order, bool wrap) const;
+    // 2-opt asks distances from every chip, past what the trees kept can hold.
+    static constexpr uint32_t kTwoOptChips = 64;
+    void two_opt(std::vector<uint32_t>& order, bool wrap) const;
     // Every chip, each step to the nearest one not yet taken.
     std::vector<uint32_t> nearest_neighbour_order(uint32_t start) const;
     ClusterTopology cluster_;

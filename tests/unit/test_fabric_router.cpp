@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "fabric_model.h"
+#include "model/fabric_model.h"
 #include "weft/abi/control_protocol.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
@@ -25,8 +25,8 @@ extern "C" {
 }
 
 using namespace weft;
-using test::FabricModel;
-using test::ModelPacket;
+using model::FabricModel;
+using model::ModelPacket;
 using transport::FabricDirection;
 
 namespace {

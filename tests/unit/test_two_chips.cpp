@@ -19,7 +19,7 @@
 #include "edm/worker.h"
 #include "edm_relocation.h"
 #include "hal/noc.h"
-#include "host_cluster.h"
+#include "model/host_cluster.h"
 #include "transport/edm/edm_builder.h"
 #include "transport/l1_allocator.h"
 
@@ -156,7 +156,7 @@ public:
     void check_delivered(uint32_t channel);
     void check_terminated() const;
 
-    test::HostCluster& cluster() { return cluster_; }
+    model::HostCluster& cluster() { return cluster_; }
     PageWorker& worker(uint32_t channel, bool sender) { return *workers_[2 * channel + (sender ? 0 : 1)]; }
 
 private:
@@ -204,7 +204,7 @@ private:
     }
 
     ClusterSpec spec_;
-    test::HostCluster cluster_;
+    model::HostCluster cluster_;
     transport::L1Allocator mem_;
     transport::EdmLinkBuilder link_;
     std::vector<Stream> streams_;
@@ -238,7 +238,7 @@ void PairRun::check_terminated() const {
     }
 }
 
-void check_cable_carried_both_ways(test::HostCluster& cluster) {
+void check_cable_carried_both_ways(model::HostCluster& cluster) {
     const Link& link = *cluster.devices().ethernet().links().at(0);
     for (int end = 0; end < 2; ++end) {
         // At least the messages' payloads, their counters and the credits.

@@ -16,11 +16,11 @@
 
 #include "fabric/connection.h"
 #include "fabric/router.h"
-#include "host_cluster.h"
+#include "model/host_cluster.h"
 #include "transport/fabric/fabric_builder.h"
 #include "transport/l1_allocator.h"
 
-namespace weft::test {
+namespace weft::model {
 
 // One packet a model worker sends: everything but the route's direction,
 // which its connection fixes.
@@ -107,4 +107,4 @@ private:
     int stalled_ = 0;
 };
 
-}  // namespace weft::test
+}  // namespace weft::model

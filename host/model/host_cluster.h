@@ -1,5 +1,5 @@
-// A cluster of host-memory chips in one process, for tests that run firmware
-// logic on several chips at once: each chip's memory (devices/host_chip.h),
+// The host-model machine: a cluster of host-memory chips in one process, for
+// tests and models that run firmware logic on several chips at once: each chip's memory (devices/host_chip.h),
 // its harts (host_board::Chip), all on one clock, and the devices library's
 // engines between them, cabled as the cluster spec says. The test steps the
 // cores; every core's sleep runs the devices once, so firmware that waits for a
@@ -17,7 +17,7 @@
 #include "driver/cluster_file.h"
 #include "host_board.h"
 
-namespace weft::test {
+namespace weft::model {
 
 class HostCluster : public ChipWriter {
 public:
@@ -49,4 +49,4 @@ private:
     std::unique_ptr<ClusterDevices> devices_;
 };
 
-}  // namespace weft::test
+}  // namespace weft::model

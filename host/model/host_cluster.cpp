@@ -1,8 +1,8 @@
-#include "host_cluster.h"
+#include "model/host_cluster.h"
 
 #include "hal/timer.h"
 
-namespace weft::test {
+namespace weft::model {
 namespace {
 
 template <typename Ring>
@@ -39,4 +39,4 @@ bool HostCluster::rings_idle() {
     return true;
 }
 
-}  // namespace weft::test
+}  // namespace weft::model

@@ -1,19 +1,16 @@
-#include "fabric_model.h"
+#include "model/fabric_model.h"
 
 #include <stdexcept>
 
 #include "driver/paths.h"
 #include "hal/status_events.h"
 
-namespace weft::test {
+namespace weft::model {
 namespace {
 
 using transport::FabricDirection;
 
-ClusterSpec load(const std::string& name) {
-    const char* source = getenv("WEFT_SOURCE_DIR");
-    return load_cluster(std::string(source ? source : ".") + "/clusters/" + name + ".yaml", paths::load_built_board);
-}
+ClusterSpec load(const std::string& name) { return load_cluster(paths::cluster_file(name), paths::load_built_board); }
 
 // Chips in id order, each joined to the next (and the last to the first on a ring).
 std::vector<transport::Hop> cables_in_order(const ClusterSpec& spec, bool ring) {
@@ -229,4 +226,4 @@ uint32_t FabricModel::events(uint32_t chip, uint32_t kind) {
     return n;
 }
 
-}  // namespace weft::test
+}  // namespace weft::model

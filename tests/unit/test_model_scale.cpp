@@ -1,0 +1,81 @@
+// The host-model machine at scale: 1,024 chips (a 32x32 mesh) built in one
+// process with everything the host computes about them, the topology, its
+// ring order and the 2D routes' deadlock check, in bounded memory and time.
+// A chip maps its memory untouched (only the pages used are resident) and no
+// structure is kept per pair of chips, so this is a test of growth: building
+// twice as many chips should cost about twice as much, not four times.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "driver/cluster_file.h"
+#include "driver/cluster_topology.h"
+#include "driver/paths.h"
+#include "driver/topology.h"
+#include "model/host_cluster.h"
+#include "transport/fabric/routing2d.h"
+
+// cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace weft;
+
+namespace {
+
+// Resident memory of this process now, in MB (/proc/self/statm: pages).
+double resident_mb() {
+    std::ifstream statm("/proc/self/statm");
+    unsigned long size = 0, resident = 0;
+    statm >> size >> resident;
+    return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1 << 20);
+}
+
+ClusterSpec mesh_spec(uint32_t w, uint32_t h) {
+    const std::string path = "/tmp/weft-model-scale-" + std::to_string(getpid()) + ".yaml";
+    std::ofstream(path) << "name: mesh" << w << "x" << h << "\nboard: qemu-virt\nmeshes:\n  - id: 0\n    shape: [" << w
+                        << ", " << h << "]\n    topology: mesh\n";
+    ClusterSpec spec = load_cluster(path, paths::load_built_board);
+    std::remove(path.c_str());
+    return spec;
+}
+
+void test_a_32x32_mesh_machine_is_built_in_bounded_memory_and_time(void**) {
+    const double before = resident_mb();
+    const auto t0 = std::chrono::steady_clock::now();
+    const ClusterSpec spec = mesh_spec(32, 32);
+    model::HostCluster machine(spec);
+    const Topology topo(ClusterTopology::from_spec(spec));
+    const std::vector<uint32_t> ring = topo.ring_order();
+    const transport::Mesh2D mesh{32, 32, false};
+    const auto verdict = transport::check_dependencies(
+        mesh, [&](uint32_t a, uint32_t b) { return transport::dor_route(mesh, a, b); }, false);
+    machine.step_devices();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double grown = resident_mb() - before;
+    fprintf(stderr, "1024 chips: %.2f s, %.1f MB resident more\n", seconds, grown);
+    assert_int_equal(spec.num_chips, 1024);
+    assert_int_equal(ring.size(), 1024);
+    assert_true(topo.stretch(ring, false) == 1.0);  // the snake: every step one cable
+    assert_int_equal(topo.distance(0, 1023), 62);    // corner to corner
+    assert_true(verdict.acyclic);
+    assert_true(grown < 200);
+    assert_true(seconds < 10);
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_32x32_mesh_machine_is_built_in_bounded_memory_and_time),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
