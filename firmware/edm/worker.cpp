@@ -41,8 +41,8 @@ uint64_t WorkerConnection::slot_buffer(uint32_t slot) const {
 }
 
 uint32_t WorkerConnection::message_pages(const Pages& p, uint32_t next) const {
-    const uint32_t per = pages_per_message(p.page_size);
-    if (per == 0) mailbox::panic(abi::kPanicBadArgs, p.page_size);
+    const uint32_t per = p.page_size > c_->slot_size ? 0 : pages_per_message(static_cast<uint32_t>(p.page_size));
+    if (per == 0) mailbox::panic(abi::kPanicBadArgs, static_cast<uint32_t>(p.page_size));
     if (next >= p.count) return 0;
     return p.count - next < per ? p.count - next : per;
 }

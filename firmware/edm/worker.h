@@ -5,16 +5,11 @@
 #include <stdint.h>
 
 #include "weft/abi/edm.h"
+#include "weft/abi/pages.h"
 
 namespace weft::edm {
 
-// Where a run of pages lives: page i at base + i * stride (stride >= page_size).
-struct Pages {
-    uint64_t base;
-    uint32_t page_size;
-    uint32_t stride;
-    uint32_t count;
-};
+using abi::Pages;
 
 class WorkerConnection {
 public:

@@ -36,8 +36,6 @@ transport::Channel* open_channel(const abi::ChannelRef& ref, ChannelStorage& sto
     return nullptr;
 }
 
-transport::Pages pages(const abi::CclPages& p) { return {p.base, p.page_size, p.count, p.stride}; }
-
 bool uses_channel(uint32_t opcode) {
     return opcode == abi::kCclSend || opcode == abi::kCclRecv || opcode == abi::kCclRecvReduce;
 }
@@ -61,19 +59,19 @@ void signal(uint64_t semaphore, uint32_t after_opcode) {
 
 void run(const abi::CclInstr& in, uint32_t i, transport::Channel* channel, uint64_t signals, uint32_t last_op) {
     switch (in.opcode) {
-        case abi::kCclSend: transport::stream_send(*channel, pages(in.src)); break;
-        case abi::kCclRecv: transport::stream_receive(*channel, pages(in.dst)); break;
+        case abi::kCclSend: transport::stream_send(*channel, in.src); break;
+        case abi::kCclRecv: transport::stream_receive(*channel, in.dst); break;
         case abi::kCclRecvReduce:
-            transport::stream_receive_reduce(*channel, pages(in.src), pages(in.dst), in.arg & 0xffff, in.arg >> 16);
+            transport::stream_receive_reduce(*channel, in.src, in.dst, in.arg & 0xffff, in.arg >> 16);
             break;
-        case abi::kCclCopy: transport::copy_pages(pages(in.src), pages(in.dst)); break;
+        case abi::kCclCopy: transport::copy_pages(in.src, in.dst); break;
         case abi::kCclWait:
             if (in.arg >= abi::kCclMaxProducers) mailbox::panic(abi::kPanicBadArgs, i);
             noc::semaphore_wait_min(signals + 4ull * in.arg, in.count);
             break;
         case abi::kCclSignal: signal(in.dst.base, last_op); break;
         case abi::kCclReduce:
-            transport::reduce_pages(pages(in.src), pages(in.dst), in.arg & 0xffff, in.arg >> 16);
+            transport::reduce_pages(in.src, in.dst, in.arg & 0xffff, in.arg >> 16);
             break;
         default: mailbox::panic(abi::kPanicBadArgs, i);
     }

@@ -14,13 +14,13 @@ int serve_edm_channels(KernelArgs a) {
     const uint32_t n = args.job_count;
     if (n == 0 || n > abi::kEdmWorkerMaxJobs) mailbox::panic(abi::kPanicBadArgs, 0);
     edm::WorkerConnection conn[abi::kEdmWorkerMaxJobs];
-    edm::Pages pages[abi::kEdmWorkerMaxJobs];
+    abi::Pages pages[abi::kEdmWorkerMaxJobs];
     uint32_t next[abi::kEdmWorkerMaxJobs] = {};
     bool open[abi::kEdmWorkerMaxJobs];
     for (uint32_t k = 0; k < n; ++k) {
         const abi::EdmWorkerJob& j = args.jobs[k];
         conn[k] = edm::WorkerConnection(*reinterpret_cast<const abi::EdmWorkerConnection*>(j.connection));
-        pages[k] = edm::Pages{j.base, j.page_size, j.stride, j.page_count};
+        pages[k] = abi::Pages{j.base, j.page_size, j.page_count, j.stride};
         open[k] = true;
     }
     int moved = 0;

@@ -12,13 +12,13 @@ namespace {
 class PageCursor {
 public:
     explicit PageCursor(const Pages& p) : p_(p) {}
-    uint64_t remaining() const { return uint64_t(p_.page_size) * p_.count - done_; }
+    uint64_t remaining() const { return p_.bytes() - done_; }
     // Calls f(address, length) for the next `bytes` bytes.
     template <typename F>
     void take(uint32_t bytes, F f) {
         while (bytes > 0) {
-            const uint32_t seg = p_.page_size - offset_ < bytes ? p_.page_size - offset_ : bytes;
-            f(p_.base + uint64_t(page_) * p_.stride + offset_, seg);
+            const uint32_t seg = p_.page_size - offset_ < bytes ? static_cast<uint32_t>(p_.page_size - offset_) : bytes;
+            f(p_.base + page_ * p_.stride + offset_, seg);
             bytes -= seg;
             done_ += seg;
             offset_ += seg;
@@ -31,7 +31,7 @@ public:
 
 private:
     Pages p_;
-    uint32_t page_ = 0, offset_ = 0;
+    uint64_t page_ = 0, offset_ = 0;
     uint64_t done_ = 0;
 };
 

@@ -5,9 +5,11 @@
 // messages on both sides, which is how the host counts a stream's messages.
 #pragma once
 #include "transport/channel.h"
-#include "transport/pages.h"
+#include "weft/abi/pages.h"
 
 namespace weft::transport {
+
+using abi::Pages;
 
 void stream_send(Channel& c, const Pages& src);
 void stream_receive(Channel& c, const Pages& dst);

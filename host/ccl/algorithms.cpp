@@ -22,10 +22,10 @@ struct Builder {
         return static_cast<uint32_t>(std::find(c.ring.begin(), c.ring.end(), chip) - c.ring.begin());
     }
     // Cuts a span in two at a grain boundary near the middle (halves of a block).
-    std::pair<uint64_t, uint64_t> halves(const Span& s) const {
+    std::pair<uint64_t, uint64_t> halves(const Pages& s) const {
         const uint64_t grain = std::max<uint64_t>(s.grain(), l.element);
-        const uint64_t first = s.size() / grain / 2 * grain;
-        return {first, s.size() - first};
+        const uint64_t first = s.bytes() / grain / 2 * grain;
+        return {first, s.bytes() - first};
     }
 };
 
@@ -39,13 +39,13 @@ void all_gather_ring(Builder& b, bool bidir_halves, bool halfway) {
         for (uint32_t t = 0; t < steps; ++t)
             for (uint32_t i = 0; i < n; ++i) {
                 const uint32_t owner = b.ring(int64_t(i) - dir * int64_t(t));
-                Span src = t == 0 ? b.l.own_input(owner) : b.l.output_block(owner);
-                Span dst = b.l.output_block(owner);
+                Pages src = t == 0 ? b.l.own_input(owner) : b.l.output_block(owner);
+                Pages dst = b.l.output_block(owner);
                 if (half) {
                     auto [a, rest] = b.halves(dst);
                     const uint64_t off = which == 0 ? 0 : a, len = which == 0 ? a : rest;
-                    src = src.sub(off, len);
-                    dst = dst.sub(off, len);
+                    src = cut(src, off, len);
+                    dst = cut(dst, off, len);
                 }
                 b.plan.send(1 + t, b.ring(i), src, b.ring(int64_t(i) + dir), dst);
             }
@@ -67,7 +67,7 @@ void all_gather_line(Builder& b) {
     for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, b.l.own_input(r), b.l.output_block(r));
     for (uint32_t k = 0; k < n; ++k) {
         const uint32_t owner = line[k];
-        const Span in = b.l.own_input(owner), out = b.l.output_block(owner);
+        const Pages in = b.l.own_input(owner), out = b.l.output_block(owner);
         for (uint32_t j = k; j + 1 < n; ++j) b.plan.send(1 + j - k, line[j], j == k ? in : out, line[j + 1], out);
         for (uint32_t j = k; j > 0; --j) b.plan.send(1 + k - j, line[j], j == k ? in : out, line[j - 1], out);
     }
@@ -81,7 +81,7 @@ void reduce_scatter(Builder& b, const std::string& algo) {
     if (algo == "line") {
         const auto& line = b.c.line;
         for (uint32_t k = 0; k < n; ++k) {
-            const Span blk = b.l.work_block(line[k]);
+            const Pages blk = b.l.work_block(line[k]);
             for (uint32_t j = 0; j < k; ++j) b.plan.send(1 + j, line[j], blk, line[j + 1], blk, true);
             for (uint32_t j = n - 1; j > k; --j) b.plan.send(1 + (n - 1 - j), line[j], blk, line[j - 1], blk, true);
         }
@@ -91,13 +91,13 @@ void reduce_scatter(Builder& b, const std::string& algo) {
             for (uint32_t i = 0; i < n; ++i) {
                 // Forward: position i passes on the block of position i-s-1, so that
                 // after n-1 steps every position holds its own chip's block.
-                Span fwd = b.l.work_block(b.ring(int64_t(i) - s - 1));
-                if (bidir) fwd = fwd.sub(0, b.halves(fwd).first);
+                Pages fwd = b.l.work_block(b.ring(int64_t(i) - s - 1));
+                if (bidir) fwd = cut(fwd, 0, b.halves(fwd).first);
                 b.plan.send(1 + s, b.ring(i), fwd, b.ring(i + 1), fwd, true);
                 if (!bidir) continue;
-                Span rev = b.l.work_block(b.ring(int64_t(i) + s + 1));
+                Pages rev = b.l.work_block(b.ring(int64_t(i) + s + 1));
                 const auto [a, rest] = b.halves(rev);
-                rev = rev.sub(a, rest);
+                rev = cut(rev, a, rest);
                 b.plan.send(1 + s, b.ring(i), rev, b.ring(int64_t(i) - 1), rev, true);
             }
     }
@@ -121,24 +121,24 @@ void all_reduce_ring(Builder& b) {
         const uint64_t shard = std::max((len + n - 1) / n, min_shard);
         auto span = [&](uint64_t buf, uint32_t k) {
             const uint64_t s0 = std::min(len, k * shard), s1 = std::min(len, (k + 1) * shard);
-            return Span::bytes(buf + (first + s0) * b.l.element, (s1 - s0) * b.l.element);
+            return Pages::run(buf + (first + s0) * b.l.element, (s1 - s0) * b.l.element);
         };
         // No copy of the input into the output first: a rank reduces each
         // shard it receives exactly once during the reduce-scatter, into the
         // output from its input (step 0 sends from the input); the all-gather
         // then writes every shard but the one it owns.
         if (n == 1)
-            b.plan.copy(base, b.ring(0), Span::bytes(b.l.input + first * b.l.element, len * b.l.element),
-                        Span::bytes(b.l.output + first * b.l.element, len * b.l.element));
+            b.plan.copy(base, b.ring(0), Pages::run(b.l.input + first * b.l.element, len * b.l.element),
+                        Pages::run(b.l.output + first * b.l.element, len * b.l.element));
         // Half `which` (0 first, 1 second, -1 all) of shard k in buffer buf.
         auto part = [&](uint64_t buf, uint32_t k, int which) {
-            const Span sh = span(buf, k);
+            const Pages sh = span(buf, k);
             if (which < 0) return sh;
             const auto [first_half, second_half] = b.halves(sh);
-            return which == 0 ? sh.sub(0, first_half) : sh.sub(first_half, second_half);
+            return which == 0 ? cut(sh, 0, first_half) : cut(sh, first_half, second_half);
         };
         auto reduce_step = [&](uint32_t s, uint32_t i, uint32_t shard, int64_t to_pos, int which) {
-            const Span src = part(s == 0 ? b.l.input : b.l.output, shard, which);
+            const Pages src = part(s == 0 ? b.l.input : b.l.output, shard, which);
             b.plan.send_reduce(base + 1 + s, b.ring(i), src, b.ring(to_pos), part(b.l.output, shard, which),
                                part(b.l.input, shard, which));
         };
@@ -150,11 +150,11 @@ void all_reduce_ring(Builder& b) {
         for (uint32_t t = 0; t < std::max(fwd, rev); ++t)
             for (uint32_t i = 0; i < n; ++i) {
                 if (t < fwd) {
-                    const Span sh = span(b.l.output, ag_send_shard(i, t, n));
+                    const Pages sh = span(b.l.output, ag_send_shard(i, t, n));
                     b.plan.send(base + n + t, b.ring(i), sh, b.ring(i + 1), sh);
                 }
                 if (t < rev) {
-                    const Span sh = span(b.l.output, ag_rev_send_shard(i, t, n));
+                    const Pages sh = span(b.l.output, ag_rev_send_shard(i, t, n));
                     b.plan.send(base + n + t, b.ring(i), sh, b.ring(int64_t(i) - 1), sh);
                 }
             }
@@ -167,8 +167,8 @@ void all_reduce_ring(Builder& b) {
 // leave the ranks' results with different bits.
 void all_reduce_full_mesh(Builder& b) {
     const uint32_t n = b.n;
-    Span in = b.l.whole(b.l.input);
-    const Span out = b.l.whole(b.l.output);
+    Pages in = b.l.whole(b.l.input);
+    const Pages out = b.l.whole(b.l.output);
     if (b.l.input == b.l.output) {  // in place: the vectors arriving would overwrite the one still to send
         for (uint32_t rank = 0; rank < n; ++rank) b.plan.copy(0, rank, in, b.l.whole(b.l.work));
         in = b.l.whole(b.l.work);
@@ -193,7 +193,7 @@ void all_reduce_full_mesh(Builder& b) {
 // overwrites what it is still sending.
 struct PowerOfTwo {
     Builder& b;
-    Span in, out, work;
+    Pages in, out, work;
     uint32_t p2 = 1, extra = 0, round = 1;
 
     explicit PowerOfTwo(Builder& builder)
@@ -203,7 +203,7 @@ struct PowerOfTwo {
     }
     uint32_t chip(uint32_t v) const { return b.ring(v < extra ? 2 * v + 1 : v + extra); }
     // Bytes [off, off + len) of a whole-vector span.
-    static Span part(const Span& s, uint64_t off, uint64_t len) { return Span::bytes(s.base + off, len); }
+    static Pages part(const Pages& s, uint64_t off, uint64_t len) { return Pages::run(s.base + off, len); }
     void send_into_work(uint32_t from, uint32_t to, uint64_t off, uint64_t len) {
         if (len) b.plan.send(round, from, part(out, off, len), to, part(work, off, len));
     }
@@ -214,8 +214,8 @@ struct PowerOfTwo {
         for (uint32_t r = 0; r < b.n; ++r) b.plan.copy(0, r, in, out);
         if (!extra) return;
         for (uint32_t v = 0; v < extra; ++v) {
-            send_into_work(b.ring(2 * v), b.ring(2 * v + 1), 0, out.size());
-            reduce_work(b.ring(2 * v + 1), 0, out.size());
+            send_into_work(b.ring(2 * v), b.ring(2 * v + 1), 0, out.bytes());
+            reduce_work(b.ring(2 * v + 1), 0, out.bytes());
         }
         round += 2;
     }
@@ -235,8 +235,8 @@ void all_reduce_recursive_doubling(Builder& b) {
     p.fold();
     for (uint32_t d = 1; d < p.p2; d *= 2, p.round += 2)
         for (uint32_t v = 0; v < p.p2; ++v) {
-            p.send_into_work(p.chip(v), p.chip(v ^ d), 0, p.out.size());
-            p.reduce_work(p.chip(v), 0, p.out.size());
+            p.send_into_work(p.chip(v), p.chip(v ^ d), 0, p.out.bytes());
+            p.reduce_work(p.chip(v), 0, p.out.bytes());
         }
     p.unfold();
 }
@@ -280,7 +280,7 @@ void all_reduce_halving_doubling(Builder& b) {
 
 void all_reduce_other(Builder& b, const std::string& algo) {
     const uint32_t n = b.n;
-    const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
+    const Pages in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
     if (algo == "full_mesh") return all_reduce_full_mesh(b);
     if (algo == "recursive_doubling") return all_reduce_recursive_doubling(b);
     if (algo == "halving_doubling") return all_reduce_halving_doubling(b);
@@ -333,9 +333,9 @@ Grid grid_of(const Builder& b) {
 }
 
 // Part k of n of the elements [lo, lo + len) of a whole-vector buffer.
-Span part_of(const Builder& b, uint64_t buf, uint64_t lo, uint64_t len, uint32_t k, uint32_t n) {
+Pages part_of(const Builder& b, uint64_t buf, uint64_t lo, uint64_t len, uint32_t k, uint32_t n) {
     const uint64_t a = lo + len * k / n, z = lo + len * (k + 1) / n;
-    return Span::bytes(buf + a * b.l.element, (z - a) * b.l.element);
+    return Pages::run(buf + a * b.l.element, (z - a) * b.l.element);
 }
 
 // A ring reduce-scatter of `len` elements from `lo` in place in the output
@@ -346,7 +346,7 @@ uint32_t ring_reduce_scatter(Builder& b, const std::vector<uint32_t>& members, u
     const uint32_t n = static_cast<uint32_t>(members.size());
     for (uint32_t s = 0; s + 1 < n; ++s)
         for (uint32_t i = 0; i < n; ++i) {
-            const Span sh = part_of(b, b.l.output, lo, len, (i + 2 * n - s - 1) % n, n);
+            const Pages sh = part_of(b, b.l.output, lo, len, (i + 2 * n - s - 1) % n, n);
             b.plan.send(round + s, members[i], sh, members[(i + 1) % n], sh, true);
         }
     return round + n - 1;
@@ -357,7 +357,7 @@ uint32_t ring_all_gather(Builder& b, const std::vector<uint32_t>& members, uint6
     const uint32_t n = static_cast<uint32_t>(members.size());
     for (uint32_t t = 0; t + 1 < n; ++t)
         for (uint32_t i = 0; i < n; ++i) {
-            const Span sh = part_of(b, b.l.output, lo, len, (i + n - t) % n, n);
+            const Pages sh = part_of(b, b.l.output, lo, len, (i + n - t) % n, n);
             b.plan.send(round + t, members[i], sh, members[(i + 1) % n], sh);
         }
     return round + n - 1;
@@ -401,7 +401,7 @@ void all_gather_2d(Builder& b) {
         for (uint32_t y = 0; y < g.h; ++y)
             for (uint32_t x = 0; x < g.w; ++x) {
                 const uint32_t owner = g.at(x + g.w - t, y);
-                const Span src = t == 0 ? b.l.own_input(owner) : b.l.output_block(owner);
+                const Pages src = t == 0 ? b.l.own_input(owner) : b.l.output_block(owner);
                 b.plan.send(1 + t, g.at(x, y), src, g.at(x + 1, y), b.l.output_block(owner));
             }
     const uint32_t base = g.w;
@@ -409,7 +409,7 @@ void all_gather_2d(Builder& b) {
         for (uint32_t x = 0; x < g.w; ++x)
             for (uint32_t y = 0; y < g.h; ++y)
                 for (uint32_t k = 0; k < g.w; ++k) {
-                    const Span blk = b.l.output_block(g.at(k, y + g.h - t));
+                    const Pages blk = b.l.output_block(g.at(k, y + g.h - t));
                     b.plan.send(base + t, g.at(x, y), blk, g.at(x, y + 1), blk);
                 }
 }
@@ -421,7 +421,7 @@ void all_gather_2d(Builder& b) {
 void rooted_chain(Builder& b, bool reduce) {
     const uint32_t n = b.n, root = b.c.request.root, p0 = b.ring_pos(root);
     const uint32_t forward = n / 2, backward = (n - 1) / 2;
-    const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output), work = b.l.whole(b.l.work);
+    const Pages in = b.l.whole(b.l.input), out = b.l.whole(b.l.output), work = b.l.whole(b.l.work);
     if (!reduce) {
         b.plan.copy(0, root, in, out);
         for (uint32_t j = 1; j <= forward; ++j)
@@ -444,7 +444,7 @@ void rooted_chain(Builder& b, bool reduce) {
 
 void rooted_direct(Builder& b) {
     const uint32_t n = b.n, root = b.c.request.root;
-    const Span in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
+    const Pages in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
     switch (b.c.request.op) {
         case Collective::kBroadcast:
             b.plan.copy(0, root, in, out);

@@ -127,21 +127,21 @@ abi::MathOp parse_redop(const std::string& s) {
     throw Error("unknown reduction '" + s + "' (reductions: sum, max, min, prod)");
 }
 
-Span OpLayout::input_block(uint32_t r) const {
-    return Span::bytes(input + block_first[r] * element, block_elems[r] * element);
+Pages OpLayout::input_block(uint32_t r) const {
+    return Pages::run(input + block_first[r] * element, block_elems[r] * element);
 }
 
-Span OpLayout::work_block(uint32_t r) const {
-    return Span::bytes(work + block_first[r] * element, block_elems[r] * element);
+Pages OpLayout::work_block(uint32_t r) const {
+    return Pages::run(work + block_first[r] * element, block_elems[r] * element);
 }
 
-Span OpLayout::input_of(uint32_t r) const { return block_input ? own_input(r) : whole(input); }
+Pages OpLayout::input_of(uint32_t r) const { return block_input ? own_input(r) : whole(input); }
 
-Span OpLayout::output_of(uint32_t r) const { return block_output ? own_output(r) : whole(output); }
+Pages OpLayout::output_of(uint32_t r) const { return block_output ? own_output(r) : whole(output); }
 
-Span OpLayout::output_block(uint32_t r) const {
+Pages OpLayout::output_block(uint32_t r) const {
     if (inner > 0 && outer > 1) return {output + r * inner, inner, outer, uint64_t(ranks) * inner};
-    return Span::bytes(output + block_first[r] * element, block_elems[r] * element);
+    return Pages::run(output + block_first[r] * element, block_elems[r] * element);
 }
 
 namespace {
@@ -149,12 +149,12 @@ namespace {
 // DRAM not yet given to a buffer of the op, lowest address first.
 class DramGaps {
 public:
-    explicit DramGaps(const Span& dram) : dram_(dram) {}
+    explicit DramGaps(const Pages& dram) : dram_(dram) {}
     // A caller's buffer: inside DRAM, aligned to an element, clear of the others.
     void take_user(const char* what, uint64_t addr, uint64_t bytes, uint32_t element) {
-        if (addr < dram_.base || addr + bytes > dram_.base + dram_.size() || addr + bytes < addr)
+        if (addr < dram_.base || addr + bytes > dram_.base + dram_.bytes() || addr + bytes < addr)
             throw Error(std::string(what) + " buffer [" + hex(addr) + ", " + hex(addr + bytes) +
-                        ") is not inside chip DRAM [" + hex(dram_.base) + ", " + hex(dram_.base + dram_.size()) + ")");
+                        ") is not inside chip DRAM [" + hex(dram_.base) + ", " + hex(dram_.base + dram_.bytes()) + ")");
         if (addr % element)
             throw Error(std::string(what) + " buffer at " + hex(addr) + " is not aligned to its " +
                         std::to_string(element) + "-byte elements");
@@ -166,21 +166,21 @@ public:
         taken_.push_back({what, addr, addr + bytes});
     }
     // The lowest page-aligned gap of at least `bytes`, up to `most` of it taken. 0 if none.
-    Span take(const char* what, uint64_t bytes, uint64_t most = 0) {
+    Pages take(const char* what, uint64_t bytes, uint64_t most = 0) {
         auto up = [](uint64_t x) { return (x + 4095) & ~uint64_t(4095); };
         std::sort(taken_.begin(), taken_.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
         uint64_t at = up(dram_.base);
-        const uint64_t end = dram_.base + dram_.size();
+        const uint64_t end = dram_.base + dram_.bytes();
         for (size_t i = 0; i <= taken_.size(); ++i) {
             const uint64_t next = i < taken_.size() ? taken_[i].begin : end;
             if (next >= at && next - at >= bytes) {
                 const uint64_t size = std::max(bytes, std::min(most, next - at));
                 taken_.push_back({what, at, at + up(size)});
-                return Span::bytes(at, size);
+                return Pages::run(at, size);
             }
             if (i < taken_.size()) at = std::max(at, up(taken_[i].end));
         }
-        return Span::bytes(0, 0);
+        return Pages::run(0, 0);
     }
 
 private:
@@ -188,14 +188,14 @@ private:
         std::string name;
         uint64_t begin, end;
     };
-    Span dram_;
+    Pages dram_;
     std::vector<Taken> taken_;
 };
 
 // The caller's buffers where the request names them, weft's in the lowest
 // gaps of DRAM around them: the input, the output, the work buffer, then
 // up to 64 MiB of scratch (at least 1 MiB).
-void place_buffers(const OpRequest& r, OpLayout& l, const Span& dram) {
+void place_buffers(const OpRequest& r, OpLayout& l, const Pages& dram) {
     DramGaps gaps(dram);
     if (r.in_place()) {
         if (r.op == Collective::kSendRecv)
@@ -212,10 +212,10 @@ void place_buffers(const OpRequest& r, OpLayout& l, const Span& dram) {
     }
     constexpr uint64_t kMinScratch = 1ull << 20, kMaxScratch = 64ull << 20;
     auto need = [&](const char* what, uint64_t bytes, uint64_t most = 0) {
-        const Span s = gaps.take(what, bytes, most);
-        if (s.size() == 0 && bytes > 0)
+        const Pages s = gaps.take(what, bytes, most);
+        if (s.bytes() == 0 && bytes > 0)
             throw Error("op of " + std::to_string(l.elements * l.element) + " bytes does not fit chip DRAM (" +
-                        std::to_string(dram.size() >> 20) + " MiB): no room for its " + what + " buffer of " +
+                        std::to_string(dram.bytes() >> 20) + " MiB): no room for its " + what + " buffer of " +
                         std::to_string(bytes >> 10) + " KiB beside the others and 1 MiB of scratch");
         return s;
     };
@@ -227,7 +227,7 @@ void place_buffers(const OpRequest& r, OpLayout& l, const Span& dram) {
 
 }  // namespace
 
-OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Span& dram) {
+OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Pages& dram) {
     OpLayout l;
     l.ranks = ranks;
     l.element = dtype_size(r.dtype);

@@ -70,7 +70,7 @@ struct OpLayout {
     std::vector<uint64_t> block_elems, block_first;  // per rank
     uint64_t input = 0, output = 0, work = 0;
     uint64_t input_bytes = 0, output_bytes = 0, work_bytes = 0;
-    Span scratch;
+    Pages scratch;
     // In place: a rank's block-sized input is its block of the output
     // (all-gather, gather), or its block-sized output its block of the input
     // (reduce-scatter, scatter).
@@ -82,26 +82,26 @@ struct OpLayout {
     // `outer` pages of `inner` bytes, one every ranks * inner bytes.
     uint64_t outer = 1, inner = 0;
 
-    Span input_block(uint32_t rank) const;   // rank's block of a whole-vector input
-    Span output_block(uint32_t rank) const;  // rank's block of a whole-vector output
-    Span work_block(uint32_t rank) const;
+    Pages input_block(uint32_t rank) const;   // rank's block of a whole-vector input
+    Pages output_block(uint32_t rank) const;  // rank's block of a whole-vector output
+    Pages work_block(uint32_t rank) const;
     // A block-sized buffer (all-gather's and gather's input, reduce-scatter's
     // and scatter's output): rank's own block at the start of it.
-    Span own_input(uint32_t rank) const {
-        return input_in_output ? output_block(rank) : Span::bytes(input, block_elems[rank] * element);
+    Pages own_input(uint32_t rank) const {
+        return input_in_output ? output_block(rank) : Pages::run(input, block_elems[rank] * element);
     }
-    Span own_output(uint32_t rank) const {
-        return output_in_input ? input_block(rank) : Span::bytes(output, block_elems[rank] * element);
+    Pages own_output(uint32_t rank) const {
+        return output_in_input ? input_block(rank) : Pages::run(output, block_elems[rank] * element);
     }
     // Where the host writes rank's input and reads its output.
-    Span input_of(uint32_t rank) const;
-    Span output_of(uint32_t rank) const;
-    Span whole(uint64_t base) const { return Span::bytes(base, elements * element); }
+    Pages input_of(uint32_t rank) const;
+    Pages output_of(uint32_t rank) const;
+    Pages whole(uint64_t base) const { return Pages::run(base, elements * element); }
 };
 
 // dram: the chip DRAM the buffers go in. Throws weft::Error if the op does
 // not fit or the request is malformed (unknown root, shape, ...).
-OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Span& dram);
+OpLayout layout_op(const OpRequest& r, uint32_t ranks, const Pages& dram);
 
 // Tunables of the ring all-reduce (the CTRING design, CTRING), each overridable by an
 // environment variable like the CTRING design's CVARs (common/knobs.h has their ranges).

@@ -28,7 +28,7 @@ struct LowOp {
     WorkerKey key;
     uint32_t port = 0;  // a send or receive: the cable it uses
     abi::CclOpcode opcode;
-    Span src, dst;                   // a reduction's src: its other operand (empty: dst)
+    Pages src, dst;                   // a reduction's src: its other operand (empty: dst)
     bool reads_dst = false;          // a reduction reads what it overwrites
     uint64_t piece = 0;              // its piece's index in its transfer
     int direction = -1;              // a send or receive: the cable direction it uses (its lanes)
@@ -42,20 +42,20 @@ struct LowOp {
 
 class ScratchRing {
 public:
-    explicit ScratchRing(Span arena) : arena_(arena), next_(arena.base) {}
-    Span take(uint64_t len) {
+    explicit ScratchRing(Pages arena) : arena_(arena), next_(arena.base) {}
+    Pages take(uint64_t len) {
         len = (len + 63) & ~uint64_t(63);
-        if (len > arena_.size())
+        if (len > arena_.bytes())
             throw Error("a forwarded piece of " + std::to_string(len) + " bytes does not fit the " +
-                        std::to_string(arena_.size()) + "-byte scratch ring");
-        if (next_ + len > arena_.base + arena_.size()) next_ = arena_.base;  // reuse waits on the old readers
-        Span s = Span::bytes(next_, len);
+                        std::to_string(arena_.bytes()) + "-byte scratch ring");
+        if (next_ + len > arena_.base + arena_.bytes()) next_ = arena_.base;  // reuse waits on the old readers
+        Pages s = Pages::run(next_, len);
         next_ += len;
         return s;
     }
 
 private:
-    Span arena_;
+    Pages arena_;
     uint64_t next_;
 };
 
@@ -65,10 +65,10 @@ bool reads_src(const LowOp& o) {
 }
 
 bool conflicts(const LowOp& earlier, const LowOp& later) {
-    auto reads = [](const LowOp& o, const Span& s) {
-        return (reads_src(o) && o.src.overlaps(s)) || (o.reads_dst && o.dst.overlaps(s));
+    auto reads = [](const LowOp& o, const Pages& s) {
+        return (reads_src(o) && overlaps(o.src, s)) || (o.reads_dst && overlaps(o.dst, s));
     };
-    auto writes = [](const LowOp& o, const Span& s) { return o.opcode != abi::kCclSend && o.dst.overlaps(s); };
+    auto writes = [](const LowOp& o, const Pages& s) { return o.opcode != abi::kCclSend && overlaps(o.dst, s); };
     // later reads what earlier writes; later writes what earlier reads or writes.
     if (reads_src(later) && writes(earlier, later.src)) return true;
     if (later.opcode != abi::kCclSend) {
@@ -123,15 +123,15 @@ public:
 private:
     uint64_t piece_size(const Transfer& x) const {
         uint64_t grain = lcm64(lcm64(x.src.grain(), x.dst.grain()), x.reduce ? opt_.element_size : 1);
-        if (x.with.size()) grain = lcm64(grain, x.with.grain());
-        if (x.src_chip == x.dst_chip) return x.src.size();  // a local copy is one NoC command stream
+        if (x.with.bytes()) grain = lcm64(grain, x.with.grain());
+        if (x.src_chip == x.dst_chip) return x.src.bytes();  // a local copy is one NoC command stream
         // Pieces keep their size on several planes: a transfer of one piece
         // stays on one cable (cut smaller, the pieces' fixed costs outweigh
         // the second cable: make bench, planes).
         // Tiny messages (a fabric of 64-byte packets) would cut a transfer
         // into so many pieces that planning alone takes minutes: a piece
         // then carries several messages.
-        const uint64_t at_least = (x.src.size() + kMaxPieces - 1) / kMaxPieces;
+        const uint64_t at_least = (x.src.bytes() + kMaxPieces - 1) / kMaxPieces;
         return std::max(grain, std::max(opt_.piece_bytes, at_least + grain - 1) / grain * grain);
     }
     static constexpr uint64_t kMaxPieces = 256;  // per transfer
@@ -142,7 +142,7 @@ private:
         uint64_t most = 0;
         for (size_t t = first; t < last; ++t) {
             piece[t - first] = piece_size(order[t]);
-            pieces[t - first] = (order[t].src.size() + piece[t - first] - 1) / piece[t - first];
+            pieces[t - first] = (order[t].src.bytes() + piece[t - first] - 1) / piece[t - first];
             most = std::max(most, pieces[t - first]);
         }
         for (uint64_t k = 0; k < most; ++k)
@@ -152,23 +152,23 @@ private:
 
     void route_piece(const Transfer& x, uint64_t k, uint64_t piece, uint64_t pieces) {
         const uint64_t off = k * piece;
-        const uint64_t len = std::min(piece, x.src.size() - off);
-        const Span src = x.src.sub(off, len), dst = x.dst.sub(off, len);
+        const uint64_t len = std::min(piece, x.src.bytes() - off);
+        const Pages src = cut(x.src, off, len), dst = cut(x.dst, off, len);
         if (x.src_chip == x.dst_chip) {
-            if (x.reduce && x.with.size()) throw Error("internal: a local reduction with a third operand");
+            if (x.reduce && x.with.bytes()) throw Error("internal: a local reduction with a third operand");
             push(x.src_chip, {kCopy, 0, 0}, x.reduce ? abi::kCclReduce : abi::kCclCopy, src, dst, x.reduce, k, -1);
             return;
         }
         const std::vector<Hop>& route = routing_.worker_hops(x.src_chip, x.dst_chip);
-        Span from = src;
+        Pages from = src;
         for (size_t h = 0; h < route.size(); ++h) {
             // Piece k crosses on cable k % planes of the hop's neighbours.
             const std::vector<Hop>& cables = routing_.parallel(route[h].from_chip, route[h].to_chip);
             const Hop hop = cables[k % std::min<size_t>(planes_, cables.size())];
             const bool final_hop = h + 1 == route.size();
-            const Span to = final_hop ? dst : scratch_[hop.to_chip].take(len).sub(0, len);
+            const Pages to = final_hop ? dst : cut(scratch_[hop.to_chip].take(len), 0, len);
             const bool reduce = final_hop && x.reduce;
-            const Span with = reduce && x.with.size() ? x.with.sub(off, len) : Span{};
+            const Pages with = reduce && x.with.bytes() ? cut(x.with, off, len) : Pages{};
             add_hop(hop, cables, k, direction(hop, pieces), from, to, reduce, with);
             out_.bytes_on_links += len * routing_.cables_crossed(hop);
             from = to;
@@ -176,8 +176,8 @@ private:
     }
 
     // A send on the hop's source chip and the receive that drains it.
-    void add_hop(const Hop& hop, const std::vector<Hop>& cables, uint64_t k, int dir, Span from, Span to, bool reduce,
-                 Span with) {
+    void add_hop(const Hop& hop, const std::vector<Hop>& cables, uint64_t k, int dir, Pages from, Pages to, bool reduce,
+                 Pages with) {
         // The worker's port: the cable's own, or with planes shared the first
         // cable's to this neighbour (parallel() is sorted by port).
         uint32_t send_key = routing_.worker_port(hop.from_chip, hop.from_port);
@@ -187,10 +187,10 @@ private:
                 send_key = std::min(send_key, routing_.worker_port(c.from_chip, c.from_port));
                 receive_key = std::min(receive_key, routing_.worker_port(c.to_chip, c.to_port));
             }
-        push(hop.from_chip, {kSend, send_key, 0}, abi::kCclSend, from, Span{}, false, k, dir);
+        push(hop.from_chip, {kSend, send_key, 0}, abi::kCclSend, from, Pages{}, false, k, dir);
         ops_[hop.from_chip].back().port = hop.from_port;
         push(hop.to_chip, {kReceive, receive_key, 0}, reduce ? abi::kCclRecvReduce : abi::kCclRecv, with, to,
-             reduce && with.size() == 0, k, dir);
+             reduce && with.bytes() == 0, k, dir);
         LowOp& receive = ops_[hop.to_chip].back();
         receive.port = hop.to_port;
         receive.partner_chip = static_cast<int>(hop.from_chip);
@@ -206,7 +206,7 @@ private:
         return it->second;
     }
 
-    void push(uint32_t chip, WorkerKey key, abi::CclOpcode code, Span src, Span dst, bool reads_dst, uint64_t piece,
+    void push(uint32_t chip, WorkerKey key, abi::CclOpcode code, Pages src, Pages dst, bool reads_dst, uint64_t piece,
               int dir) {
         created_.push_back({chip, ops_[chip].size()});
         LowOp o{};
@@ -313,7 +313,7 @@ private:
                     stream_of.try_emplace({c, o.port, o.key.lane}, static_cast<int>(out_.streams.size()));
                 if (fresh) out_.streams.push_back(new_stream(c, o));
                 out_.streams[it->second].messages +=
-                    static_cast<uint32_t>((o.src.size() + opt_.message_bytes - 1) / opt_.message_bytes);
+                    static_cast<uint32_t>((o.src.bytes() + opt_.message_bytes - 1) / opt_.message_bytes);
             }
         for (Stream& s : out_.streams) {
             auto r = receiver_of_.find({s.peer_chip, s.peer_port, s.lane});
@@ -366,8 +366,8 @@ private:
         }
         abi::CclInstr in{};
         in.opcode = o.opcode;
-        in.src = o.src.pages();
-        in.dst = o.dst.pages();
+        in.src = collapsed(o.src);
+        in.dst = collapsed(o.dst);
         if (o.opcode == abi::kCclRecvReduce || o.opcode == abi::kCclReduce) in.arg = opt_.reduce_arg;
         if (o.direction >= 0) in.channel = w.channel_of(o.port);
         w.code.push_back(in);

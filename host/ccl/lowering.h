@@ -49,7 +49,7 @@ struct LoweringOptions {
     // 0: as many as the hop has and the worker cores at its ends allow (fewer
     // planes are tried until the workers fit).
     uint32_t planes = 0;
-    Span scratch;  // per chip: forwarding buffers (same addresses on every chip)
+    Pages scratch;  // per chip: forwarding buffers (same addresses on every chip)
 };
 
 // A stream of messages out of one chip port on one lane (it carries pieces

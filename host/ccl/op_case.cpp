@@ -49,9 +49,9 @@ CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest&
         // Poison: 0x7f bytes are ~3e38 or NaN in every float type and 2139062143 as
         // i32, none of them a value an op can produce here: a byte the op forgot
         // to write fails. In place, the input goes in over the poison.
-        const Span out = l.output_of(c), in = l.input_of(c);
-        if (check && !l.output_in_input) std::memset(chip.host_ptr(out.base, out.size()), 0x7f, out.size());
-        chip.write(in.base, data.input[c].data(), in.size());
+        const Pages out = l.output_of(c), in = l.input_of(c);
+        if (check && !l.output_in_input) std::memset(chip.host_ptr(out.base, out.bytes()), 0x7f, out.bytes());
+        chip.write(in.base, data.input[c].data(), in.bytes());
     }
     if (!check) {
         res.timing = runner.run(r);
@@ -63,7 +63,7 @@ CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest&
     res.traffic = {after.wire_bytes - before.wire_bytes, after.doorbells - before.doorbells};
     std::vector<std::vector<uint8_t>> out(l.ranks, std::vector<uint8_t>(l.output_bytes));
     for (uint32_t c = 0; c < l.ranks; ++c)
-        cluster.chip(runner.chip_of(c)).read(l.output_of(c).base, out[c].data(), l.output_of(c).size());
+        cluster.chip(runner.chip_of(c)).read(l.output_of(c).base, out[c].data(), l.output_of(c).bytes());
     res.check = check_outputs(r, l, data, out, runner.ring());
     return res;
 }

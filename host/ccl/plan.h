@@ -8,59 +8,49 @@
 
 #include <vector>
 
-#include "weft/abi/ccl.h"
+#include "weft/abi/pages.h"
 
 namespace weft::ccl {
 
-// A run of pages in one chip's memory: page i at base + i * stride. A single
-// page (count 1) is plain contiguous bytes.
-struct Span {
-    uint64_t base = 0;
-    uint64_t page_size = 0;
-    uint64_t count = 1;
-    uint64_t stride = 0;
+using abi::Pages;
 
-    static Span bytes(uint64_t base, uint64_t len) { return {base, len, 1, len}; }
-    uint64_t size() const { return page_size * count; }
-    bool contiguous() const { return count <= 1 || stride == page_size; }
-    // The bytes [offset, offset + len) of the run; for a run of several pages
-    // both must fall on page boundaries (contiguous runs: anywhere).
-    Span sub(uint64_t offset, uint64_t len) const;
-    // The smallest unit sub() can cut at.
-    uint64_t grain() const { return contiguous() ? 1 : page_size; }
-    bool overlaps(const Span& o) const;
-    abi::CclPages pages() const;
-};
+// The bytes [offset, offset + len) of a run; for a run of several pages both
+// must fall on page boundaries (contiguous runs: anywhere).
+Pages cut(const Pages& p, uint64_t offset, uint64_t len);
+// Whether two runs touch a common byte.
+bool overlaps(const Pages& a, const Pages& b);
+// A contiguous run of several pages as one page: what a worker moves fastest.
+Pages collapsed(const Pages& p);
 
 struct Transfer {
     uint32_t round = 0;                   // transfers of one round may run at once; rounds in order
     uint32_t src_chip = 0, dst_chip = 0;  // equal: a local copy
-    Span src, dst;
+    Pages src, dst;
     bool reduce = false;  // dst = with op src (else dst = src)
     // A reduction's other operand, on dst's chip and of dst's size; empty: dst
     // itself. A first reduction into an output reads the input it would
     // otherwise have needed copied there first.
-    Span with;
+    Pages with;
 };
 
 struct Plan {
     std::vector<Transfer> transfers;
     uint64_t piece_bytes = 0;  // the algorithm's pipelining unit (0: the lowering's default)
-    void copy(uint32_t round, uint32_t chip, Span src, Span dst) { add(round, chip, chip, src, dst, false, Span{}); }
-    void send(uint32_t round, uint32_t from, Span src, uint32_t to, Span dst, bool reduce = false) {
-        add(round, from, to, src, dst, reduce, Span{});
+    void copy(uint32_t round, uint32_t chip, Pages src, Pages dst) { add(round, chip, chip, src, dst, false, Pages{}); }
+    void send(uint32_t round, uint32_t from, Pages src, uint32_t to, Pages dst, bool reduce = false) {
+        add(round, from, to, src, dst, reduce, Pages{});
     }
     // dst = with op src on `to`.
-    void send_reduce(uint32_t round, uint32_t from, Span src, uint32_t to, Span dst, Span with) {
+    void send_reduce(uint32_t round, uint32_t from, Pages src, uint32_t to, Pages dst, Pages with) {
         add(round, from, to, src, dst, true, with);
     }
     // dst = dst op src on `chip` (both contiguous).
-    void reduce_local(uint32_t round, uint32_t chip, Span src, Span dst) {
-        add(round, chip, chip, src, dst, true, Span{});
+    void reduce_local(uint32_t round, uint32_t chip, Pages src, Pages dst) {
+        add(round, chip, chip, src, dst, true, Pages{});
     }
 
 private:
-    void add(uint32_t round, uint32_t from, uint32_t to, Span src, Span dst, bool reduce, Span with);
+    void add(uint32_t round, uint32_t from, uint32_t to, Pages src, Pages dst, bool reduce, Pages with);
 };
 
 }  // namespace weft::ccl

@@ -163,7 +163,7 @@ void CollectiveRunner::ensure_fabric() {
 
 OpLayout CollectiveRunner::layout(const OpRequest& r) const {
     const Region& d = cluster_.board().dram;
-    return layout_op(r, static_cast<uint32_t>(chips_.size()), Span::bytes(d.base, d.size));
+    return layout_op(r, static_cast<uint32_t>(chips_.size()), Pages::run(d.base, d.size));
 }
 
 transport::EdmOptions CollectiveRunner::edm_options() const {

@@ -59,10 +59,10 @@ inline std::string run_model(const LoweredOp& op) {
     auto join = [](std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
         for (size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], b[i]);
     };
-    auto hull = [](const abi::CclPages& p) {
+    auto hull = [](const abi::Pages& p) {
         return std::make_pair(p.base, p.base + (p.count ? (p.count - 1) * p.stride + p.page_size : 0));
     };
-    auto touch = [&](size_t w, const abi::CclPages& p, bool writes) {
+    auto touch = [&](size_t w, const abi::Pages& p, bool writes) {
         auto [lo, hi] = hull(p);
         accesses[op.workers[w].chip].push_back({w, clock[w], lo, hi, writes});
     };

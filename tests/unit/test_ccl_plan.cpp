@@ -136,7 +136,7 @@ std::string play_all_reduce(const Plan& plan, const OpLayout& l) {
             mem[c][l.input + e * l.element] = 1ull << (8 * c);
             mem[c][l.output + e * l.element] = kPoison;
         }
-    auto elements_of = [&](const Span& s) {
+    auto elements_of = [&](const Pages& s) {
         std::vector<uint64_t> at;
         for (uint64_t pg = 0; pg < s.count; ++pg)
             for (uint64_t off = 0; off < s.page_size; off += l.element) at.push_back(s.base + pg * s.stride + off);
@@ -155,7 +155,7 @@ std::string play_all_reduce(const Plan& plan, const OpLayout& l) {
         }
         for (const auto& [t, v] : read) {
             const std::vector<uint64_t> dst = elements_of(t->dst);
-            const std::vector<uint64_t> with = elements_of(t->with.size() ? t->with : t->dst);
+            const std::vector<uint64_t> with = elements_of(t->with.bytes() ? t->with : t->dst);
             for (size_t i = 0; i < dst.size(); ++i)
                 mem[t->dst_chip][dst[i]] = (t->reduce ? mem[t->dst_chip][with[i]] : 0) + v[i];
         }
@@ -179,7 +179,7 @@ void test_ctring_reduces_every_rank_once_either_way(void**) {
                     OpRequest r;
                     r.op = Collective::kAllReduce;
                     r.bytes = elements * 4;
-                    const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+                    const OpLayout l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
                     CtringTuning tune;
                     tune.bidir_rs_max_size = both_rs ? -1 : 0;
                     tune.bidir_ag_max_size = both_ag ? -1 : 0;
@@ -209,7 +209,7 @@ std::vector<std::string> play_expressions(const Plan& plan, const OpLayout& l, u
     std::vector<std::map<uint64_t, std::string>> mem(n);  // by chip: element address -> expression
     for (uint32_t c = 0; c < n; ++c)
         for (uint64_t i = 0; i < l.elements; ++i) mem[c][l.input + i * l.element] = "x" + std::to_string(c);
-    auto elements_of = [&](const Span& s) {
+    auto elements_of = [&](const Pages& s) {
         std::vector<uint64_t> at;
         for (uint64_t pg = 0; pg < s.count; ++pg)
             for (uint64_t off = 0; off < s.page_size; off += l.element) at.push_back(s.base + pg * s.stride + off);
@@ -227,7 +227,7 @@ std::vector<std::string> play_expressions(const Plan& plan, const OpLayout& l, u
         }
         for (const auto& [t, v] : read) {
             const std::vector<uint64_t> dst = elements_of(t->dst);
-            const std::vector<uint64_t> with = elements_of(t->with.size() ? t->with : t->dst);
+            const std::vector<uint64_t> with = elements_of(t->with.bytes() ? t->with : t->dst);
             for (size_t i = 0; i < dst.size(); ++i)
                 mem[t->dst_chip][dst[i]] = t->reduce ? "(" + mem[t->dst_chip][with[i]] + "+" + v[i] + ")" : v[i];
         }
@@ -263,7 +263,7 @@ void test_all_reduce_ranks_sum_in_one_order(void**) {
         OpRequest r;
         r.op = Collective::kAllReduce;
         r.bytes = 5 * n * 4;
-        const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+        const OpLayout l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
         CtringTuning tune;
         tune.min_shard_size = 4;
         const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), tune};
@@ -376,7 +376,7 @@ LoweringOptions options(uint64_t piece) {
     LoweringOptions o;
     o.piece_bytes = piece;
     o.message_bytes = 4096;
-    o.scratch = Span::bytes(0x1000000, 1 << 20);
+    o.scratch = Pages::run(0x1000000, 1 << 20);
     return o;
 }
 
@@ -395,7 +395,7 @@ void test_slicer_cuts_pieces_within_bounds(void**) {
     // each a whole number of 4-byte elements, sent as ceil(piece / slot) messages.
     Topology t(2, line_links(2));
     Plan p;
-    p.send(0, 0, Span::bytes(0x100000, 100000), 1, Span::bytes(0x200000, 100000), true);
+    p.send(0, 0, Pages::run(0x100000, 100000), 1, Pages::run(0x200000, 100000), true);
     const LoweredOp op = lower(p, transport::CableRouting(t), {4, 5, 6, 7}, options(16384));
     assert_int_equal(op.streams.size(), 1);
     assert_int_equal(op.hops, 7);
@@ -418,7 +418,7 @@ void test_lowering_routes_and_orders_workers(void**) {
     // Chip 0 to chip 3 on a line: forwarded through 1 and 2's scratch.
     Topology t(4, line_links(4));
     Plan p;
-    p.send(0, 0, Span::bytes(0x100000, 8192), 3, Span::bytes(0x200000, 8192));
+    p.send(0, 0, Pages::run(0x100000, 8192), 3, Pages::run(0x200000, 8192));
     const LoweredOp op = lower(p, transport::CableRouting(t), {4, 5, 6, 7}, options(1 << 20));
     assert_int_equal(op.hops, 3);
     assert_int_equal(op.streams.size(), 3);
@@ -442,8 +442,8 @@ void test_a_chip_with_too_many_ports_is_refused(void**) {
     Topology t(9, mesh_links(3, 3));
     Plan p;
     for (uint32_t to : {1u, 3u, 5u, 7u}) {
-        p.send(0, 4, Span::bytes(0x100000, 64), to, Span::bytes(0x200000, 64));
-        p.send(0, to, Span::bytes(0x100000, 64), 4, Span::bytes(0x300000 + to * 64, 64));
+        p.send(0, 4, Pages::run(0x100000, 64), to, Pages::run(0x200000, 64));
+        p.send(0, to, Pages::run(0x100000, 64), 4, Pages::run(0x300000 + to * 64, 64));
     }
     assert_non_null(strstr(lowering_error(p, t, options(1 << 20)).c_str(), "chip 4 would need 8 worker cores"));
 }
@@ -460,7 +460,7 @@ void test_ring_reduce_scatter_strides_pieces_over_two_workers(void**) {
     OpRequest r;
     r.op = Collective::kReduceScatter;
     r.bytes = n * (5 * piece + 400);
-    const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+    const OpLayout l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
     const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
     LoweringOptions o = options(piece);
     o.workers_per_link = 2;
@@ -499,8 +499,8 @@ void test_ring_reduce_scatter_strides_pieces_over_two_workers(void**) {
     // pieces of one block are strided by the two workers' worth: k, k+2, ...
     auto piece_of = [&](uint64_t address, uint64_t* block_base) {
         for (uint32_t b = 0; b < n; ++b) {
-            const Span blk = l.work_block(b);
-            if (address >= blk.base && address < blk.base + blk.size()) {
+            const Pages blk = l.work_block(b);
+            if (address >= blk.base && address < blk.base + blk.bytes()) {
                 *block_base = blk.base;
                 return (address - blk.base) / piece;
             }
@@ -543,7 +543,7 @@ void test_ctring_both_ways_lowers_without_a_race(void**) {
     OpRequest r;
     r.op = Collective::kAllReduce;
     r.bytes = n * 5 * 16384 + 12;
-    const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+    const OpLayout l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
     const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
     LoweringOptions o = options(16384);
     o.scratch = l.scratch;
@@ -565,7 +565,7 @@ void test_all_reduce_algorithms_lower_without_a_race(void**) {
             OpRequest r;
             r.op = Collective::kAllReduce;
             r.bytes = n * 4 * 1000 + 12;
-            const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+            const OpLayout l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
             const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
             LoweringOptions o = options(4096);
             o.scratch = l.scratch;
@@ -599,7 +599,7 @@ void test_2d_all_reduce_sums_once_in_one_order(void**) {
         OpRequest r;
         r.op = Collective::kAllReduce;
         r.bytes = 7 * n * 4;
-        const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+        const OpLayout l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
         const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
         const Plan plan = build_plan(ctx, "2d");
         for (uint64_t e = 0; e < l.elements; ++e) {
@@ -639,7 +639,7 @@ void test_2d_all_reduce_sums_once_in_one_order(void**) {
     OpRequest r;
     r.op = Collective::kAllReduce;
     r.bytes = 64;
-    const OpLayout l = layout_op(r, 4, Span::bytes(0x81000000, 64 << 20));
+    const OpLayout l = layout_op(r, 4, Pages::run(0x81000000, 64 << 20));
     const PlanContext ctx{r, l, line, line.ring_order(), line.line_order(), CtringTuning{}};
     try {
         build_plan(ctx, "2d");
@@ -670,7 +670,7 @@ void test_ring_all_gather_stripes_every_hop_over_both_planes(void**) {
     OpRequest r;
     r.op = Collective::kAllGather;
     r.bytes = n * 6 * 16384;  // blocks of six pieces: three on each cable
-    const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+    const OpLayout l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
     const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
     LoweringOptions o = options(16384);
     o.scratch = l.scratch;
@@ -736,7 +736,7 @@ void test_lanes_go_where_cores_are_spare(void**) {
     OpRequest r;
     r.op = Collective::kReduceScatter;
     r.bytes = 4 * 5 * 16384;
-    const OpLayout l = layout_op(r, 4, Span::bytes(0x81000000, 64 << 20));
+    const OpLayout l = layout_op(r, 4, Pages::run(0x81000000, 64 << 20));
     const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
     LoweringOptions o = options(16384);
     o.workers_per_link = 2;
@@ -757,7 +757,7 @@ void test_lanes_go_where_cores_are_spare(void**) {
 void test_too_many_workers_per_link_is_refused(void**) {
     Topology t(2, line_links(2));
     Plan p;
-    p.send(0, 0, Span::bytes(0x100000, 64), 1, Span::bytes(0x200000, 64));
+    p.send(0, 0, Pages::run(0x100000, 64), 1, Pages::run(0x200000, 64));
     LoweringOptions o = options(1 << 20);
     o.workers_per_link = 3;
     const std::string too_many = lowering_error(p, t, o);
@@ -771,14 +771,14 @@ void test_layout_splits_remainders_to_the_first_ranks(void**) {
     OpRequest r;
     r.op = Collective::kReduceScatter;
     r.bytes = 4 * 11;
-    const OpLayout l = layout_op(r, 4, Span::bytes(0x81000000, 200 << 20));
+    const OpLayout l = layout_op(r, 4, Pages::run(0x81000000, 200 << 20));
     assert_true(l.block_elems == std::vector<uint64_t>({3, 3, 3, 2}));
     assert_true(l.block_first == std::vector<uint64_t>({0, 3, 6, 9}));
     r.op = Collective::kAllGather;
     r.shape = {2, 3, 4, 5};
     r.dim = 2;
-    const OpLayout g = layout_op(r, 4, Span::bytes(0x81000000, 200 << 20));
-    const Span b = g.output_block(1);  // 6 pages of 4*5 elements, one every 4 ranks' worth
+    const OpLayout g = layout_op(r, 4, Pages::run(0x81000000, 200 << 20));
+    const Pages b = g.output_block(1);  // 6 pages of 4*5 elements, one every 4 ranks' worth
     assert_int_equal(b.count, 6);
     assert_int_equal(b.page_size, 20 * 4);
     assert_int_equal(b.stride, 4 * 20 * 4);

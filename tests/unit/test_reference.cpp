@@ -31,7 +31,7 @@ struct Case {
         r.op = Collective::kAllReduce;
         r.dtype = dtype;
         r.bytes = elements * (dtype == abi::kF32 ? 4 : 2);
-        l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+        l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
         in = make_inputs(r, l, 3);
         for (uint32_t c = 0; c < n; ++c) ring.push_back(c);
     }

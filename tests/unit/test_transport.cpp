@@ -102,14 +102,14 @@ LoweringOptions options(uint64_t piece, uint32_t message_bytes) {
     LoweringOptions o;
     o.piece_bytes = piece;
     o.message_bytes = message_bytes;
-    o.scratch = Span::bytes(0x1000000, 1 << 20);
+    o.scratch = Pages::run(0x1000000, 1 << 20);
     return o;
 }
 
 // Chip 0 sends 64 KiB to chip 3 of a line: a plan with no overlay hops to shorten.
 Plan far_send() {
     Plan p;
-    p.send(0, 0, Span::bytes(0x100000, 65536), 3, Span::bytes(0x200000, 65536));
+    p.send(0, 0, Pages::run(0x100000, 65536), 3, Pages::run(0x200000, 65536));
     return p;
 }
 
@@ -186,7 +186,7 @@ void test_ring_all_reduce_over_the_fake_transport_is_race_free(void**) {
     OpRequest r;
     r.op = Collective::kAllReduce;
     r.bytes = n * 3 * 16384 + 400;
-    const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+    const OpLayout l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
     const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
     for (const char* algo : {"ring", "naive_ring", "tree"}) {
         LoweringOptions o = options(16384, fake.message_bytes());
@@ -207,7 +207,7 @@ void test_placement_takes_every_stream_end_from_the_transport(void**) {
     OpRequest r;
     r.op = Collective::kAllGather;
     r.bytes = n * 2 * 16384;
-    const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+    const OpLayout l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
     const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
     LoweringOptions o = options(16384, fake.message_bytes());
     o.scratch = l.scratch;
@@ -274,7 +274,7 @@ void test_edm_transport_places_an_edm_pair_per_cable(void**) {
     OpRequest r;
     r.op = Collective::kAllGather;
     r.bytes = n * 2 * 16384;
-    const OpLayout l = layout_op(r, n, Span::bytes(0x81000000, 64 << 20));
+    const OpLayout l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
     const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
     LoweringOptions o = options(16384, edm.message_bytes());
     o.scratch = l.scratch;

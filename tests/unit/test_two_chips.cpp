@@ -69,7 +69,7 @@ struct Stream {
 // other. test_blocking_sender_steps_the_rest_in_its_sleeps runs one that way.
 class PageWorker {
 public:
-    PageWorker(host_board::Core& core, const abi::EdmWorkerConnection& connection, edm::Pages pages, bool send)
+    PageWorker(host_board::Core& core, const abi::EdmWorkerConnection& connection, abi::Pages pages, bool send)
         : core_(core), conn_(connection), pages_(pages), send_(send) {}
 
     bool poll() {
@@ -98,7 +98,7 @@ private:
 
     host_board::Core& core_;
     edm::WorkerConnection conn_;
-    edm::Pages pages_;
+    abi::Pages pages_;
     uint32_t next_ = 0;
     bool send_;
     bool blocking_ = false;
@@ -199,7 +199,7 @@ private:
         auto* connection = reinterpret_cast<abi::EdmWorkerConnection*>(
             cluster_.bytes(w.chip, w.connection, sizeof(abi::EdmWorkerConnection)));
         test::relocate(*connection, chip);
-        const edm::Pages p{chip.to_host(pages, kPages * kPageSize), kPageSize, kPageSize, kPages};
+        const abi::Pages p{chip.to_host(pages, kPages * kPageSize), kPageSize, kPages, kPageSize};
         return std::make_unique<PageWorker>(cluster_.core(w.chip, w.core), *connection, p, send);
     }
 

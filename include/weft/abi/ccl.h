@@ -8,6 +8,7 @@
 
 #include "weft/abi/channel.h"
 #include "weft/abi/kernel_args.h"
+#include "weft/abi/pages.h"
 
 namespace weft::abi {
 
@@ -27,24 +28,17 @@ enum CclOpcode : uint32_t {
     kCclReduce = 7,      // dst = dst op src, element-wise, locally (both contiguous)
 };
 
-// page i of a run: base + i * stride, page_size bytes each.
-struct CclPages {
-    uint64_t base;
-    uint32_t page_size;
-    uint32_t count;
-    uint64_t stride;
-};
-static_assert(sizeof(CclPages) == 24, "CclPages layout");
+using CclPages [[deprecated("use abi::Pages (weft/abi/pages.h)")]] = Pages;
 
 struct CclInstr {
     uint32_t opcode;   // CclOpcode
     uint32_t arg;      // kCclWait: producer index; kCclRecvReduce, kCclReduce: MathOp | DataType << 16
     uint32_t count;    // kCclWait: signal count awaited
     uint32_t channel;  // kCclSend / kCclRecv / kCclRecvReduce: index into the worker's channel table
-    CclPages src;
-    CclPages dst;
+    Pages src;
+    Pages dst;
 };
-static_assert(sizeof(CclInstr) == 64, "CclInstr layout");
+static_assert(sizeof(CclInstr) == 80, "CclInstr layout");
 
 // firmware/kernels/ccl_worker's arguments.
 struct CclWorkerArgs {
