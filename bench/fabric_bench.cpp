@@ -38,9 +38,9 @@ constexpr uint32_t kEast = 1;
 constexpr uint32_t kPayload = 16384;
 constexpr uint64_t kCableBytes = 32ull << 20;
 
-transport::FabricOptions fabric_options() {
-    transport::FabricOptions o;
-    o.slot_size = kPayload + abi::kFabricHeaderBytes;
+FabricSpec fabric_options() {
+    FabricSpec o;
+    o.packet_bytes = kPayload;
     o.slots = 16;
     return o;
 }
@@ -345,7 +345,7 @@ std::string grid_hop_table(Cluster& c, const std::string& cluster_name) {
                                            std::chrono::seconds(10));
     const transport::FabricBuilder& fb = fabric->builder();
     const Mesh m = c.topology().meshes().at(0);  // a copy: topology() is a temporary
-    const transport::Mesh2D mesh{m.width, m.height, false};
+    const Mesh mesh = Mesh::grid(m.width, m.height, false);
     for (uint32_t h = 1;; ++h) {
         uint32_t peer = 0;
         while (peer < c.size() && fb.route(0, peer).hops != h) ++peer;

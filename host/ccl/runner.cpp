@@ -140,7 +140,7 @@ CollectiveRunner::~CollectiveRunner() = default;
 transport::FabricBuilder CollectiveRunner::plan_fabric() {
     const FabricSpec spec = FabricSpec::from_json(cluster_.info().value("fabric", nlohmann::json::object()));
     transport::FabricBuilder fabric = transport::cluster_fabric(cluster_.board(), cluster_.topology(), spec);
-    const uint32_t payload = fabric.options().slot_size - abi::kFabricHeaderBytes;
+    const uint32_t payload = fabric.spec().payload_bytes();
     options_.fabric_streams.message_bytes = std::min(options_.fabric_streams.message_bytes, payload);
     return fabric;
 }
@@ -184,7 +184,7 @@ std::vector<uint32_t> CollectiveRunner::workers(Via via) const {
     std::vector<uint32_t> w = workers_;
     // A worker reaches the routers through a lane of its own: those past the
     // routers' lanes sit a fabric op out.
-    if (via == Via::kFabric && w.size() > fabric_plan_->options().lanes) w.resize(fabric_plan_->options().lanes);
+    if (via == Via::kFabric && w.size() > fabric_plan_->spec().lanes) w.resize(fabric_plan_->spec().lanes);
     return w;
 }
 

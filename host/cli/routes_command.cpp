@@ -22,17 +22,13 @@ struct RoutesArgs {
     bool json = false;
 };
 
-transport::Mesh2D mesh_of(const MeshSpec& m) {
-    return {m.width, m.height, m.topology == "torus" || m.topology == "ring"};
-}
-
 // Every row of a mesh this large would be chips² routes: only --chip's is printed.
 constexpr uint32_t kMaxTableChips = 64;
 
-void print_table(const MeshSpec& spec, const transport::Mesh2D& mesh, int only) {
-    const uint32_t n = spec.num_chips();
-    std::printf("mesh %u (%ux%u %s), chips %u-%u; row: a source chip's L0 table, X first then Y\n", spec.id, spec.width,
-                spec.height, spec.topology.c_str(), spec.first_chip, spec.first_chip + n - 1);
+void print_table(const Mesh& mesh, int only) {
+    const uint32_t n = mesh.chips();
+    std::printf("mesh %u (%ux%u %s), chips %u-%u; row: a source chip's L0 table, X first then Y\n", mesh.id, mesh.width,
+                mesh.height, mesh.topology.c_str(), mesh.first_chip, mesh.first_chip + n - 1);
     if (only < 0 && n > kMaxTableChips) {
         std::printf("(%u chips: %u routes are too many to print; --chip N prints one chip's row)\n", n, n * n);
         return;
@@ -58,20 +54,19 @@ int routes(const RoutesArgs& a) {
     if (one_chip && a.chip >= spec.num_chips)
         throw UsageError("--chip: " + spec.name + " has no chip " + std::to_string(a.chip) + " (chips 0-" +
                          std::to_string(spec.num_chips - 1) + ")");
-    for (const MeshSpec& m : spec.meshes) {
-        const transport::Mesh2D mesh = mesh_of(m);
+    for (const Mesh& m : spec.meshes) {
         const int only = one_chip ? static_cast<int>(a.chip) - int(m.first_chip) : -1;
-        if (one_chip && (only < 0 || only >= int(m.num_chips()))) continue;
+        if (one_chip && (only < 0 || only >= int(m.chips()))) continue;
         const transport::DependencyVerdict v = transport::check_dependencies(
-            mesh, [&](uint32_t x, uint32_t y) { return transport::dor_route(mesh, x, y); }, mesh.torus);
+            m, [&](uint32_t x, uint32_t y) { return transport::dor_route(m, x, y); }, m.wraps());
         any_cycle |= !v.acyclic;
         if (a.json) {
             nlohmann::json rows = nlohmann::json::object();
-            const bool all = only < 0 && m.num_chips() <= kMaxTableChips;
-            for (uint32_t s = 0; s < m.num_chips(); ++s) {
+            const bool all = only < 0 && m.chips() <= kMaxTableChips;
+            for (uint32_t s = 0; s < m.chips(); ++s) {
                 if (!all && s != uint32_t(only)) continue;
                 nlohmann::json row = nlohmann::json::array();
-                for (uint32_t t = 0; t < m.num_chips(); ++t) row.push_back(transport::dor_route(mesh, s, t));
+                for (uint32_t t = 0; t < m.chips(); ++t) row.push_back(transport::dor_route(m, s, t));
                 rows[std::to_string(m.first_chip + s)] = row;
             }
             out.push_back({{"mesh", m.id},
@@ -84,9 +79,9 @@ int routes(const RoutesArgs& a) {
                            {"cycle", v.cycle}});
             continue;
         }
-        print_table(m, mesh, only);
+        print_table(m, only);
         if (v.acyclic)
-            std::printf("channel dependency graph: acyclic%s\n\n", mesh.torus ? " (a dateline VC per dimension)" : "");
+            std::printf("channel dependency graph: acyclic%s\n\n", m.wraps() ? " (a dateline VC per dimension)" : "");
         else
             std::printf("channel dependency graph: CYCLE %s\n\n", nlohmann::json(v.cycle).dump().c_str());
     }

@@ -30,8 +30,8 @@ const LinkSpec* ClusterSpec::link_at(uint32_t chip, uint32_t port) const {
 }
 
 ChipCoord ClusterSpec::chip_coord(uint32_t chip) const {
-    for (const MeshSpec& m : meshes) {
-        if (chip < m.first_chip || chip - m.first_chip >= m.num_chips()) continue;
+    for (const Mesh& m : meshes) {
+        if (chip < m.first_chip || chip - m.first_chip >= m.chips()) continue;
         const uint32_t i = chip - m.first_chip;
         return ChipCoord{m.id, i % m.width, i / m.width};
     }
@@ -342,20 +342,20 @@ private:
         if (f.value.size() == 0) fail(f.line, "meshes must list at least one mesh");
         std::map<uint32_t, int> id_lines;
         for (const YAML::Node& entry : f.value) {
-            MeshSpec m = parse_mesh(entry, line_of(entry, f.line), id_lines);
+            Mesh m = parse_mesh(entry, line_of(entry, f.line), id_lines);
             m.first_chip = spec_.num_chips;
-            if (uint64_t(spec_.num_chips) + m.num_chips() > kMaxClusterChips)
-                fail(m.line, "the cluster would have " + std::to_string(uint64_t(spec_.num_chips) + m.num_chips()) +
+            if (uint64_t(spec_.num_chips) + m.chips() > kMaxClusterChips)
+                fail(m.line, "the cluster would have " + std::to_string(uint64_t(spec_.num_chips) + m.chips()) +
                                  " chips; at most " + std::to_string(kMaxClusterChips) + " are supported");
-            spec_.num_chips += m.num_chips();
+            spec_.num_chips += m.chips();
             spec_.meshes.push_back(m);
             generate_links(spec_.meshes.back());
         }
     }
 
-    MeshSpec parse_mesh(const YAML::Node& entry, int line, std::map<uint32_t, int>& id_lines) const {
+    Mesh parse_mesh(const YAML::Node& entry, int line, std::map<uint32_t, int>& id_lines) const {
         const Fields f = fields(entry, line, "a mesh", kMeshKeys);
-        MeshSpec m;
+        Mesh m;
         m.line = line;
         const Field& id = required(f, "id", line, "the mesh");
         m.id = integer(id.value, id.line, "mesh id", 0, UINT32_MAX);
@@ -379,7 +379,7 @@ private:
         return m;
     }
 
-    void parse_shape(const Field& f, MeshSpec& m) const {
+    void parse_shape(const Field& f, Mesh& m) const {
         const std::string expected = "shape must be [width, height] with two positive integers";
         if (!f.value.IsSequence() || f.value.size() != 2) fail(f.line, expected + ", not " + describe(f.value));
         uint32_t dims[2] = {0, 0};
@@ -397,7 +397,7 @@ private:
         m.height = dims[1];
     }
 
-    void parse_topology(const Field& f, MeshSpec& m) const {
+    void parse_topology(const Field& f, Mesh& m) const {
         m.topology = word(f, "topology");
         if (!contains(kTopologies, m.topology))
             fail(f.line, "unknown topology '" + m.topology + "' (known topologies: " + join(kTopologies) + ")");
@@ -406,8 +406,8 @@ private:
         if ((m.topology == "line" || m.topology == "ring") && !one_dimensional)
             fail(f.line, "a " + m.topology + " must be one chip wide or one chip high, not " + shape +
                              " (use topology: mesh or torus for a grid)");
-        if (m.topology == "ring" && m.num_chips() < 3)
-            fail(f.line, "a ring needs at least 3 chips, not " + std::to_string(m.num_chips()) +
+        if (m.topology == "ring" && m.chips() < 3)
+            fail(f.line, "a ring needs at least 3 chips, not " + std::to_string(m.chips()) +
                              " (for 2 chips use topology: line)");
     }
 
@@ -420,7 +420,7 @@ private:
         return planes;
     }
 
-    uint32_t mesh_port(const MeshSpec& m, char direction, uint32_t plane) const {
+    uint32_t mesh_port(const Mesh& m, char direction, uint32_t plane) const {
         const int port = spec_.board.port_for(direction, plane);
         if (port < 0)
             fail(m.line, "mesh " + std::to_string(m.id) + " needs a " + direction + " port on plane " +
@@ -430,7 +430,7 @@ private:
 
     // line and ring were checked to be one-dimensional, so for them the grid
     // cables are exactly the chain; only the wrap cables differ by topology.
-    void generate_links(const MeshSpec& m) {
+    void generate_links(const Mesh& m) {
         const bool ring = m.topology == "ring", torus = m.topology == "torus";
         const bool wrap_x = (ring && m.height == 1) || (torus && m.width >= 3);
         const bool wrap_y = (ring && m.width == 1) || (torus && m.height >= 3);

@@ -64,6 +64,8 @@
 #include <vector>
 
 #include "driver/board.h"
+#include "driver/fabric_spec.h"
+#include "driver/mesh.h"
 
 namespace weft {
 
@@ -99,16 +101,6 @@ struct LinkSpec {
     int overrides_line = 0;  // of the links: entry that set them; 0 if none
 };
 
-struct MeshSpec {
-    uint32_t id = 0;
-    uint32_t width = 1, height = 1;
-    std::string topology;
-    uint32_t planes = 1;
-    uint32_t first_chip = 0;
-    int line = 0;
-    uint32_t num_chips() const { return width * height; }
-};
-
 struct LinkModel {
     uint32_t mtu = 16384;
     LinkOptions options;  // of every cable without an override
@@ -120,27 +112,12 @@ struct ChipCoord {
     uint32_t x = 0, y = 0;
 };
 
-// The fabric: section (defaults when absent). transport::cluster_fabric
-// turns it into the routers' plan.
-struct FabricSpec {
-    std::string topology = "auto";  // auto | line | ring | mesh | torus
-    uint32_t planes = 1;
-    uint32_t slots = 8;
-    uint32_t packet_bytes = 0;  // 0: the largest up to 16 KiB with which the routers fit the board
-    uint32_t lanes = 4;
-    uint32_t router_timeout_ms = 2000;
-    int line = 0;  // of the section, 0: none
-
-    nlohmann::json to_json() const;  // as the bridge's info carries it
-    static FabricSpec from_json(const nlohmann::json& j);
-};
-
 struct ClusterSpec {
     std::string name;
     std::string board_name;
     BoardInfo board;
     uint32_t num_chips = 0;
-    std::vector<MeshSpec> meshes;
+    std::vector<Mesh> meshes;
     std::vector<LinkSpec> links;
     LinkModel link_model;
     FabricSpec fabric;

@@ -17,8 +17,7 @@ ClusterTopology::ClusterTopology(uint32_t chips, std::vector<LinkInfo> links)
 ClusterTopology ClusterTopology::from_spec(const ClusterSpec& spec) {
     ClusterTopology t;
     t.chips_ = spec.num_chips;
-    for (const MeshSpec& m : spec.meshes)
-        t.meshes_.push_back({m.id, m.width, m.height, m.topology, m.planes, m.first_chip});
+    t.meshes_ = spec.meshes;
     for (const LinkSpec& l : spec.links) t.links_.push_back({l.a.chip, l.a.port, l.b.chip, l.b.port, true});
     t.check();
     return t;

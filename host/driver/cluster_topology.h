@@ -21,15 +21,6 @@ struct LinkInfo {
     bool up;
 };
 
-struct Mesh {
-    uint32_t id = 0;
-    uint32_t width = 1, height = 1;
-    std::string topology;  // line | ring | mesh | torus
-    uint32_t planes = 1;
-    uint32_t first_chip = 0;  // chips first_chip + x + y * width
-    uint32_t chips() const { return width * height; }
-};
-
 // A chip with a cable to another mesh.
 struct ExitNode {
     uint32_t chip = 0, port = 0;

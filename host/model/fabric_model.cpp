@@ -74,7 +74,7 @@ uint32_t packets_of(const ModelPacket& p, uint32_t max_payload) {
 
 }  // namespace
 
-FabricModel::FabricModel(const std::string& cluster, bool ring, transport::FabricOptions options)
+FabricModel::FabricModel(const std::string& cluster, bool ring, FabricSpec options)
     : spec_(load(cluster)), cluster_(spec_), l1_(spec_.board) {
     std::vector<uint32_t> order;
     for (uint32_t i = 0; i < spec_.num_chips; ++i) order.push_back(i);
@@ -83,7 +83,7 @@ FabricModel::FabricModel(const std::string& cluster, bool ring, transport::Fabri
     start_routers();
 }
 
-FabricModel::FabricModel(const std::string& cluster, transport::FabricOptions options)
+FabricModel::FabricModel(const std::string& cluster, FabricSpec options)
     : spec_(load(cluster)), cluster_(spec_), l1_(spec_.board) {
     fabric_ = std::make_unique<transport::FabricBuilder>(
         transport::mesh_fabric(spec_.board, ClusterTopology::from_spec(spec_), options));
@@ -123,7 +123,7 @@ size_t FabricModel::add_worker(uint32_t chip, uint32_t core, FabricDirection dir
 
 void FabricModel::send(uint32_t from, uint32_t to, ModelPacket p, uint32_t lane) {
     const transport::FabricRoute route = fabric_->route(from, to);
-    p.route.dst = {fabric_->options().mesh, static_cast<uint16_t>(to)};
+    p.route.dst = {fabric_->mesh_id(), static_cast<uint16_t>(to)};
     p.route.hops = static_cast<uint8_t>(route.hops);
     p.route.route = route.route;
     int& index = worker_of_.at(

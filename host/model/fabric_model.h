@@ -37,9 +37,9 @@ class FabricModel {
 public:
     // `cluster` names a file in clusters/; its chips in id order form the line
     // or ring, each cabled to the next.
-    FabricModel(const std::string& cluster, bool ring, transport::FabricOptions options);
+    FabricModel(const std::string& cluster, bool ring, FabricSpec options);
     // A 2D fabric over `cluster`, one mesh or torus (transport::mesh_fabric).
-    FabricModel(const std::string& cluster, transport::FabricOptions options);
+    FabricModel(const std::string& cluster, FabricSpec options);
 
     HostCluster& cluster() { return cluster_; }
     const transport::FabricBuilder& fabric() const { return *fabric_; }

@@ -151,7 +151,7 @@ bool word_reaches(uint32_t chip, uint64_t addr, uint32_t want) {
 
 // A test that fails jumps out past its destructors: the fabric is global, so
 // the next test (or the teardown) stops what a failed one left running.
-transport::Fabric& start_fabric(transport::FabricOptions o = {}) {
+transport::Fabric& start_fabric(FabricSpec o = {}) {
     g_fabric.reset();
     g_fabric =
         transport::Fabric::start(*g_cluster,
@@ -340,9 +340,9 @@ void test_hang_report_names_every_router(void**) {
 // where it stands; the router posts a timeout event once its timeout passes;
 // the cluster stays usable.
 void test_a_stuck_packet_is_reported_where_it_stands(void**) {
-    transport::FabricOptions o;
+    FabricSpec o;
     o.slots = 2;
-    o.timeout_us = 200'000;
+    o.router_timeout_ms = 200;
     auto* fabric = &start_fabric(o);
     const auto& plans = fabric->builder().routers();
     const auto& stopped = plans.at(fabric->builder().router_index(1, FabricDirection::kBackward));
@@ -438,8 +438,8 @@ void test_random_packets_arrive_exactly_once(void**) {
 // the same traffic deadlock without it), and the packets that crossed the
 // dateline travelled on VC 1.
 void test_a_ring_full_both_ways_completes(void**) {
-    transport::FabricOptions o;
-    o.slot_size = 16384 + 64;
+    FabricSpec o;
+    o.packet_bytes = 16384;
     o.slots = 4;
     auto* fabric = &start_fabric(o);
     const uint32_t n = g_cluster->size();
@@ -494,7 +494,7 @@ void test_2d_multicast_reaches_exactly_its_span(void**) {
 // D2 -> D3, D3 -> D2, D4 -> D1, each streaming 48 packets through channels
 // two slots deep. Routed X first, then Y, it completes.
 void test_the_specs_cyclic_pattern_completes(void**) {
-    transport::FabricOptions o;
+    FabricSpec o;
     o.slots = 2;
     auto* fabric = &start_fabric(o);
     constexpr uint32_t kBytes = 4000, kPackets = test_abi::kFabricTrafficMaxJobs;

@@ -37,10 +37,10 @@ constexpr uint32_t kSrc = 0x0, kDst = 0x100000, kSems = 0x200000, kIncs = 0x2001
                    kScatter = 0x300000;
 constexpr uint32_t kBlock = 16 * 1024;
 
-transport::FabricOptions small_options() {
-    transport::FabricOptions o;
+FabricSpec small_options() {
+    FabricSpec o;
     o.slots = 4;
-    o.slot_size = 4096 + 64;
+    o.packet_bytes = 4096;
     o.lanes = 2;
     return o;
 }
@@ -226,12 +226,12 @@ struct Saturated2D {
                 ++expected;
             }
     }
-    static transport::FabricOptions options(uint32_t flags) {
-        transport::FabricOptions o;
+    static FabricSpec options(uint32_t flags) {
+        FabricSpec o;
         o.slots = 2;
         o.lanes = 1;
         o.flags = flags;
-        o.timeout_us = 5000;
+        o.router_timeout_ms = 5;
         return o;
     }
     uint32_t delivered() {
@@ -432,12 +432,12 @@ struct Saturated {
                     ++expected;
                 }
     }
-    static transport::FabricOptions options(uint32_t flags) {
-        transport::FabricOptions o;
+    static FabricSpec options(uint32_t flags) {
+        FabricSpec o;
         o.slots = 2;
         o.lanes = 1;
         o.flags = flags;
-        o.timeout_us = 5000;
+        o.router_timeout_ms = 5;
         return o;
     }
     uint32_t delivered() {
@@ -494,12 +494,12 @@ void test_the_builder_refuses_bad_fabrics(void**) {
     const std::vector<uint32_t> order = {0, 1, 2, 3};
     const std::vector<transport::Hop> cables = {{0, 1, 1, 3}, {1, 1, 2, 3}, {2, 1, 3, 3}};
     using transport::FabricBuilder;
-    transport::FabricOptions o = small_options();
+    FabricSpec o = small_options();
     o.slots = 0;
     EXPECT_REFUSED(FabricBuilder(board, order, cables, false, o), "fabric slots must be 1-64, not 0");
     o = small_options();
-    o.slot_size = 100;
-    EXPECT_REFUSED(FabricBuilder(board, order, cables, false, o), "a multiple of 64 above the 64-byte header");
+    o.packet_bytes = 100;
+    EXPECT_REFUSED(FabricBuilder(board, order, cables, false, o), "packet_bytes must be a multiple of 64");
     o = small_options();
     o.lanes = 5;
     EXPECT_REFUSED(FabricBuilder(board, order, cables, false, o), "fabric worker lanes must be 1-4, not 5");

@@ -21,7 +21,6 @@ extern "C" {
 }
 
 using namespace weft;
-using transport::Mesh2D;
 
 namespace {
 
@@ -33,7 +32,7 @@ void test_the_seeds_3x3_table(void**) {
         {"NN", "ENN", "EENN", "N", "EN", "EEN", "", "E", "EE"}, {"WNN", "NN", "ENN", "WN", "N", "EN", "W", "", "E"},
         {"WWNN", "WNN", "NN", "WWN", "WN", "N", "WW", "W", ""},
     };
-    const auto t = transport::l0_tables({3, 3, false});
+    const auto t = transport::l0_tables(Mesh::grid(3, 3, false));
     for (uint32_t a = 0; a < 9; ++a)
         for (uint32_t b = 0; b < 9; ++b)
             if (t[a][b] != seed[a][b])
@@ -49,7 +48,7 @@ void test_every_route_is_shortest_and_dimension_ordered(void**) {
     for (bool torus : {false, true})
         for (uint32_t w = 1; w <= 8; ++w)
             for (uint32_t h = 1; h <= 8; ++h) {
-                const Mesh2D m{w, h, torus};
+                const Mesh m = Mesh::grid(w, h, torus);
                 const auto t = transport::l0_tables(m);
                 for (uint32_t a = 0; a < m.chips(); ++a)
                     for (uint32_t b = 0; b < m.chips(); ++b) {
@@ -72,13 +71,13 @@ void test_every_route_is_shortest_and_dimension_ordered(void**) {
 
 void test_dimension_order_on_a_mesh_is_acyclic(void**) {
     for (uint32_t n : {2u, 3u, 4u, 8u}) {
-        const Mesh2D m{n, n, false};
+        const Mesh m = Mesh::grid(n, n, false);
         assert_true(transport::check_dependencies(m, transport::l0_tables(m), false).acyclic);
     }
 }
 
 void test_a_torus_needs_its_datelines(void**) {
-    const Mesh2D m{4, 4, true};
+    const Mesh m = Mesh::grid(4, 4, true);
     const auto t = transport::l0_tables(m);
     const auto without = transport::check_dependencies(m, t, false);
     assert_false(without.acyclic);
@@ -89,7 +88,7 @@ void test_a_torus_needs_its_datelines(void**) {
 // On a 2x2 mesh, routes that turn both ways round the square close a cycle:
 // 0 E then S, 1 S then W, 3 W then N, 2 N then E.
 void test_a_bad_table_is_caught_with_its_cycle(void**) {
-    const Mesh2D m{2, 2, false};
+    const Mesh m = Mesh::grid(2, 2, false);
     auto t = transport::l0_tables(m);
     t[0][3] = "ES";
     t[1][2] = "SW";
@@ -105,7 +104,7 @@ void test_a_bad_table_is_caught_with_its_cycle(void**) {
 }
 
 void test_a_route_off_the_mesh_is_refused(void**) {
-    const Mesh2D m{3, 1, false};
+    const Mesh m = Mesh::grid(3, 1, false);
     auto t = transport::l0_tables(m);
     t[0][1] = "W";
     try {
@@ -120,7 +119,7 @@ void test_a_route_off_the_mesh_is_refused(void**) {
 // is a byte per channel: a 32x32 torus (a million routes) is checked without
 // a table of them.
 void test_a_large_torus_is_checked_on_demand(void**) {
-    const Mesh2D m{32, 32, true};
+    const Mesh m = Mesh::grid(32, 32, true);
     size_t asked = 0;
     const auto route = [&](uint32_t a, uint32_t b) {
         ++asked;

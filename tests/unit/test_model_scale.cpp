@@ -55,7 +55,7 @@ void test_a_32x32_mesh_machine_is_built_in_bounded_memory_and_time(void**) {
     model::HostCluster machine(spec);
     const Topology topo(ClusterTopology::from_spec(spec));
     const std::vector<uint32_t> ring = topo.ring_order();
-    const transport::Mesh2D mesh{32, 32, false};
+    const Mesh mesh = Mesh::grid(32, 32, false);
     const auto verdict = transport::check_dependencies(
         mesh, [&](uint32_t a, uint32_t b) { return transport::dor_route(mesh, a, b); }, false);
     machine.step_devices();

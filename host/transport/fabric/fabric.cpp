@@ -13,11 +13,11 @@
 
 namespace weft::transport {
 
-FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options, uint32_t plane) {
+FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricSpec options, uint32_t plane) {
     return fabric_over(cluster.board(), cluster.topology(), ring, options, plane);
 }
 
-FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topology, bool ring, FabricOptions options,
+FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topology, bool ring, FabricSpec options,
                           uint32_t plane) {
     const Topology topo(topology);
     const std::vector<uint32_t> order = ring ? topo.ring_order() : topo.line_order();
@@ -38,36 +38,32 @@ FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topolog
 
 namespace {
 
-FabricBuilder fabric_of(const BoardInfo& board, const ClusterTopology& t, const FabricSpec& spec,
-                        const FabricOptions& o) {
+FabricBuilder fabric_of(const BoardInfo& board, const ClusterTopology& t, const FabricSpec& spec) {
     const auto& meshes = t.meshes();
     const bool grid = meshes.size() == 1 && (meshes[0].topology == "mesh" || meshes[0].topology == "torus") &&
                       meshes[0].width >= 2 && meshes[0].height >= 2;
     if (spec.topology == "mesh" || spec.topology == "torus" || (spec.topology == "auto" && grid))
-        return mesh_fabric(board, t, o, spec.topology != "mesh");
+        return mesh_fabric(board, t, spec, spec.topology != "mesh");
     bool ring = spec.topology == "ring";
     if (spec.topology == "auto") {
         const Topology topo(t);
         const std::vector<uint32_t> order = topo.ring_order();
         ring = order.size() >= 3 && topo.stretch(order, true) == 1.0;
     }
-    return fabric_over(board, t, ring, o);
+    return fabric_over(board, t, ring, spec);
 }
 
 }  // namespace
 
 FabricBuilder cluster_fabric(const BoardInfo& board, const ClusterTopology& topology, const FabricSpec& spec,
                              const std::string& where) {
-    FabricOptions o;
-    o.slots = spec.slots;
-    o.lanes = spec.lanes;
-    o.timeout_us = spec.router_timeout_ms * 1000;
+    FabricSpec sized = spec;
     constexpr uint32_t kLargest = 16384, kSmallest = 1024;
     uint32_t payload = spec.packet_bytes ? spec.packet_bytes : kLargest;
     for (;;) {
-        o.slot_size = payload + abi::kFabricHeaderBytes;
+        sized.packet_bytes = payload;
         try {
-            return fabric_of(board, topology, spec, o);
+            return fabric_of(board, topology, sized);
         } catch (const L1Shortage& e) {
             if (!spec.packet_bytes && payload / 2 >= kSmallest) {
                 payload /= 2;
@@ -83,7 +79,7 @@ FabricBuilder cluster_fabric(const BoardInfo& board, const ClusterTopology& topo
     }
 }
 
-std::vector<FabricBuilder> rows_and_columns(Cluster& cluster, bool ring, FabricOptions options) {
+std::vector<FabricBuilder> rows_and_columns(Cluster& cluster, bool ring, FabricSpec options) {
     const ClusterTopology t = cluster.topology();
     const auto& ms = t.meshes();
     if (ms.size() != 1 || (ms[0].topology != "mesh" && ms[0].topology != "torus"))

@@ -20,9 +20,9 @@ namespace weft::transport {
 // board's port planes: each plane is a fabric of its own, on its own ports'
 // ERISC cores, and its packets never enter another's routers). Throws
 // weft::Error naming the chips that are not cabled as a line or ring needs.
-FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricOptions options = {}, uint32_t plane = 0);
+FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricSpec options = {}, uint32_t plane = 0);
 FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topology, bool ring,
-                          FabricOptions options = {}, uint32_t plane = 0);
+                          FabricSpec options = {}, uint32_t plane = 0);
 
 // The fabric a cluster file's `fabric:` section asks for, over the cluster's
 // cables: topology auto is 2D on one mesh or torus of at least 2x2, else a
@@ -39,7 +39,7 @@ FabricBuilder cluster_fabric(const BoardInfo& board, const ClusterTopology& topo
 // wrap cable exists (ring true on a torus), else a line. Row y is element y,
 // column x element height + x. They use distinct ports, so all run at once.
 // Throws weft::Error for a cluster that is not one 2D grid.
-std::vector<FabricBuilder> rows_and_columns(Cluster& cluster, bool ring, FabricOptions options = {});
+std::vector<FabricBuilder> rows_and_columns(Cluster& cluster, bool ring, FabricSpec options = {});
 
 class Fabric {
 public:
@@ -53,7 +53,7 @@ public:
     const FabricBuilder& builder() const { return builder_; }
     // Why the fabric cannot carry traffic now, naming the router: its chip
     // died, its image ended (a fault), or it has held a packet for its
-    // timeout (FabricOptions::timeout_us) on a cable that is down. "" while
+    // timeout (FabricSpec::timeout_us) on a cable that is down. "" while
     // healthy. Cheap (reads the routers' status words): an op's wait asks it
     // as it goes, so a dead cable is reported in seconds, not at the deadline.
     std::string fault() const;

@@ -48,8 +48,8 @@ uint32_t pass_through_index(uint32_t lanes, uint32_t num_vcs, uint32_t t_compass
 }  // namespace
 
 FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order, std::vector<Hop> cables, bool ring,
-                             FabricOptions options)
-    : board_(board), order_(std::move(order)), cables_(std::move(cables)), ring_(ring), options_(options) {
+                             FabricSpec spec)
+    : board_(board), order_(std::move(order)), cables_(std::move(cables)), ring_(ring), spec_(std::move(spec)) {
     const size_t n = order_.size();
     if (n < 2) throw Error("a fabric needs at least two chips, not " + std::to_string(n));
     if (n > 255) throw Error("a 1D fabric spans at most 255 chips, not " + std::to_string(n));
@@ -60,10 +60,10 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
     for (size_t i = 0; i < n; ++i)
         if (std::count(order_.begin(), order_.end(), order_[i]) > 1)
             throw Error(chip_name(order_[i]) + " appears twice in the fabric's order");
-    check_options();
+    check_spec();
     register_fabric_wait_decoder();
     num_vcs_ = ring ? 2 : 1;
-    l1_bytes_ = layout_of(num_vcs_, options_.lanes + num_vcs_, uint64_t(options_.slots) * options_.slot_size).end;
+    l1_bytes_ = layout_of(num_vcs_, spec_.lanes + num_vcs_, uint64_t(spec_.slots) * spec_.slot_bytes()).end;
 
     forward_.assign(n, -1);
     backward_.assign(n, -1);
@@ -106,20 +106,20 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
     }
 }
 
-FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh2D& mesh, std::vector<Hop> cables, FabricOptions options)
-    : board_(board), cables_(std::move(cables)), ring_(false), options_(options), mesh_(mesh) {
+FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vector<Hop> cables, FabricSpec spec)
+    : board_(board), cables_(std::move(cables)), ring_(false), spec_(std::move(spec)), mesh_(mesh) {
     const uint32_t n = mesh.chips();
     if (n < 2) throw Error("a 2D fabric needs at least two chips, not " + std::to_string(n));
     if (n > abi::kFabricMaxMeshChips)
         throw Error("a 2D fabric's routing table holds " + std::to_string(abi::kFabricMaxMeshChips) + " chips, not " +
                     std::to_string(n));
-    if (mesh.torus && (mesh.width == 2 || mesh.height == 2))
+    if (mesh.wraps() && (mesh.width == 2 || mesh.height == 2))
         throw Error("a torus needs at least three chips in each dimension it wraps (two would wrap on the same pair)");
-    check_options();
+    check_spec();
     register_fabric_wait_decoder();
     for (uint32_t i = 0; i < n; ++i) order_.push_back(i);
-    num_vcs_ = mesh.torus ? 2 : 1;
-    l1_bytes_ = layout_of(num_vcs_, options_.lanes + 3 * num_vcs_, uint64_t(options_.slots) * options_.slot_size).end;
+    num_vcs_ = mesh.wraps() ? 2 : 1;
+    l1_bytes_ = layout_of(num_vcs_, spec_.lanes + 3 * num_vcs_, uint64_t(spec_.slots) * spec_.slot_bytes()).end;
     router_at_.assign(n * 4, -1);
     for (const Hop& c : cables_) {
         uint32_t compass = 4;
@@ -129,7 +129,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh2D& mesh, std::ve
         if (compass == 4)
             throw Error("fabric cable from chip " + std::to_string(c.from_chip) + " to chip " +
                         std::to_string(c.to_chip) + " does not join neighbours of the " + std::to_string(mesh.width) +
-                        "x" + std::to_string(mesh.height) + (mesh.torus ? " torus" : " mesh"));
+                        "x" + std::to_string(mesh.height) + (mesh.wraps() ? " torus" : " mesh"));
         add_router_2d(c.from_chip, c.from_port, compass, c.to_chip, wrap);
         add_router_2d(c.to_chip, c.to_port, compass ^ 2, c.from_chip, wrap);
     }
@@ -138,7 +138,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh2D& mesh, std::ve
             if (neighbor(mesh, chip, kCompassLetter[d]) >= 0 && router_at_[chip * 4 + d] < 0)
                 throw Error(chip_name(chip) + " has no fabric cable " + kCompassLetter[d] + " (to chip " +
                             std::to_string(neighbor(mesh, chip, kCompassLetter[d])) + ")");
-    const bool datelines = mesh.torus && !(options_.flags & abi::kFabricNoDateline);
+    const bool datelines = mesh.wraps() && !(spec_.flags & abi::kFabricNoDateline);
     const DependencyVerdict verdict =
         check_dependencies(mesh, [&](uint32_t a, uint32_t b) { return dor_route(mesh, a, b); }, datelines);
     if (!verdict.acyclic) {
@@ -203,7 +203,7 @@ void FabricBuilder::link_2d(FabricRouterPlan& r) {
         const int t = router_at_[r.chip * 4 + d];
         if (d == compass || t < 0) continue;
         abi::FabricRouterConfig& target = routers_[t].config;
-        const uint32_t first = pass_through_index(options_.lanes, num_vcs_, d, compass);
+        const uint32_t first = pass_through_index(spec_.lanes, num_vcs_, d, compass);
         for (uint32_t v = 0; v < num_vcs_; ++v) {
             abi::FabricRing& pass = target.senders[first + v];
             const uint64_t freed = forward_freed + 4 * (d * abi::kFabricMaxVcs + v);
@@ -214,37 +214,37 @@ void FabricBuilder::link_2d(FabricRouterPlan& r) {
 }
 
 uint32_t FabricBuilder::senders_of(const FabricRouterPlan&) const {
-    return options_.lanes + (mesh_ ? 3 : 1) * num_vcs_;
+    return spec_.lanes + (mesh_ ? 3 : 1) * num_vcs_;
 }
 
-void FabricBuilder::check_options() const {
-    if (options_.slots == 0 || options_.slots > abi::kFabricMaxSlots)
+void FabricBuilder::check_spec() const {
+    if (spec_.slots == 0 || spec_.slots > abi::kFabricMaxSlots)
         throw Error("fabric slots must be 1-" + std::to_string(abi::kFabricMaxSlots) + ", not " +
-                    std::to_string(options_.slots));
-    if (options_.slot_size <= abi::kFabricHeaderBytes || options_.slot_size % 64 || options_.slot_size > (1u << 20))
-        throw Error("a fabric slot size must be a multiple of 64 above the 64-byte header, at most 1 MiB, not " +
-                    std::to_string(options_.slot_size));
-    if (options_.lanes == 0 || options_.lanes > abi::kFabricMaxLanes)
+                    std::to_string(spec_.slots));
+    if (spec_.payload_bytes() % 64 || spec_.slot_bytes() > (1u << 20))
+        throw Error("a fabric packet_bytes must be a multiple of 64, at most 1 MiB with its 64-byte header, not " +
+                    std::to_string(spec_.payload_bytes()));
+    if (spec_.lanes == 0 || spec_.lanes > abi::kFabricMaxLanes)
         throw Error("fabric worker lanes must be 1-" + std::to_string(abi::kFabricMaxLanes) + ", not " +
-                    std::to_string(options_.lanes));
+                    std::to_string(spec_.lanes));
 }
 
 // The channels' own addresses; those of its peer and opposite router come in link().
 void FabricBuilder::place(FabricRouterPlan& r) const {
     r.l1 = resident::kept_l1(board_, r.chip, r.core, l1_bytes_);
     const uint32_t num_senders = senders_of(r);
-    const uint64_t channel_bytes = uint64_t(options_.slots) * options_.slot_size;
+    const uint64_t channel_bytes = uint64_t(spec_.slots) * spec_.slot_bytes();
     const Layout l = layout_of(num_vcs_, num_senders, channel_bytes);
     const uint64_t base = r.l1.base;
     abi::FabricRouterConfig& c = r.config;
     c.magic = abi::kFabricRouterMagic;
     c.port = r.port;
-    c.self = {options_.mesh, static_cast<uint16_t>(r.chip)};
+    c.self = {mesh_id(), static_cast<uint16_t>(r.chip)};
     c.num_vcs = num_vcs_;
-    c.slot_size = options_.slot_size;
+    c.slot_size = spec_.slot_bytes();
     c.num_senders = num_senders;
-    c.timeout_us = options_.timeout_us;
-    c.flags = options_.flags;
+    c.timeout_us = spec_.router_timeout_ms * 1000;
+    c.flags = spec_.flags;
     c.dims = dims();
     if (mesh_) {
         c.compass = static_cast<uint32_t>(r.direction) - static_cast<uint32_t>(FabricDirection::kNorth);
@@ -253,10 +253,10 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     c.link_words = base + l.link_words;
     c.status = base + l.status;
     for (uint32_t v = 0; v < num_vcs_; ++v)
-        c.receivers[v] = {base + l.receivers + v * channel_bytes, 0, 0, options_.slots, v};
+        c.receivers[v] = {base + l.receivers + v * channel_bytes, 0, 0, spec_.slots, v};
     for (uint32_t s = 0; s < num_senders; ++s) {
-        const uint32_t vc = s < options_.lanes ? 0 : (s - options_.lanes) % num_vcs_;
-        c.senders[s] = {base + l.senders + s * channel_bytes, base + l.written + 4 * s, 0, options_.slots, vc};
+        const uint32_t vc = s < spec_.lanes ? 0 : (s - spec_.lanes) % num_vcs_;
+        c.senders[s] = {base + l.senders + s * channel_bytes, base + l.written + 4 * s, 0, spec_.slots, vc};
     }
     r.config_address = base + l.config;
 }
@@ -272,11 +272,11 @@ void FabricBuilder::link(FabricRouterPlan& r, const FabricRouterPlan* peer, Fabr
     if (!opposite) return;
     const uint64_t forward_freed = r.l1.base + layout_of(num_vcs_, c.num_senders, 0).forward_freed;
     for (uint32_t v = 0; v < num_vcs_; ++v) {
-        const abi::FabricRing& pass = opposite->config.senders[options_.lanes + v];
+        const abi::FabricRing& pass = opposite->config.senders[spec_.lanes + v];
         c.forward[0][v] = {pass.buffer, pass.written, forward_freed + 4 * v, pass.slots, v};
     }
     // It frees the pass-through slots we fill into our counters.
-    for (uint32_t v = 0; v < num_vcs_; ++v) opposite->config.senders[options_.lanes + v].freed = c.forward[0][v].freed;
+    for (uint32_t v = 0; v < num_vcs_; ++v) opposite->config.senders[spec_.lanes + v].freed = c.forward[0][v].freed;
 }
 
 void FabricBuilder::write_router(ChipWriter& memory, size_t index) const {
@@ -325,9 +325,9 @@ uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t ch
     if (index < 0)
         throw Error(chip_name(chip) + (mesh_ ? " is on the fabric's edge" : " ends the fabric's line") +
                     ": it has no router " + way);
-    if (lane >= options_.lanes)
+    if (lane >= spec_.lanes)
         throw Error("fabric lane " + std::to_string(lane) + " does not exist: routers have " +
-                    std::to_string(options_.lanes));
+                    std::to_string(spec_.lanes));
     if (worker_core >= board_.cores.size() || board_.cores[worker_core].role != CoreRole::kWorker)
         throw Error(chip_name(chip) + " core " + std::to_string(worker_core) + " is not a worker core");
     const FabricRouterPlan& r = routers_[index];
@@ -335,14 +335,14 @@ uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t ch
     const uint64_t at = l1.allocate(chip, worker_core, sizeof(abi::FabricWorkerConnection), 64, what);
     const uint64_t freed = l1.allocate(chip, worker_core, 4, 64, what + " counter");
     const uint64_t headers =
-        l1.allocate(chip, worker_core, uint64_t(abi::kFabricHeaderBytes) * options_.slots, 64, what + " headers");
+        l1.allocate(chip, worker_core, uint64_t(abi::kFabricHeaderBytes) * spec_.slots, 64, what + " headers");
     abi::FabricWorkerConnection c{};
     c.lane = r.config.senders[lane];
     c.lane.freed = freed;
     c.headers = headers;
     c.router_lane = r.config_address + offsetof(abi::FabricRouterConfig, senders) + sizeof(abi::FabricRing) * lane;
     c.self = r.config.self;
-    c.slot_size = options_.slot_size;
+    c.slot_size = spec_.slot_bytes();
     c.router_core = r.core;
     c.port = r.port;
     c.route_table = r.config.route_table;
@@ -352,14 +352,15 @@ uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t ch
     return at;
 }
 
-FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricOptions options, bool wrap) {
+FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec, bool wrap) {
     const auto& meshes = topology.meshes();
     if (meshes.size() != 1 || (meshes[0].topology != "mesh" && meshes[0].topology != "torus"))
         throw Error("a 2D fabric needs a cluster of one mesh or torus" +
                     (meshes.empty() ? std::string() : ", not a " + meshes[0].topology));
     const Mesh& m = meshes[0];
-    const Mesh2D mesh{m.width, m.height, wrap && m.topology == "torus"};
-    const Mesh2D grid{m.width, m.height, m.topology == "torus"};
+    Mesh mesh = m;
+    if (!wrap) mesh.topology = "mesh";
+    const Mesh grid = Mesh::grid(m.width, m.height, m.wraps());
     std::vector<Hop> cables;
     for (const LinkInfo& l : topology.links()) {
         if (board.ports.at(l.port_a).plane != 0 || board.ports.at(l.port_b).plane != 0) continue;
@@ -367,15 +368,14 @@ FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topolog
         bool wraps = false;
         for (char d : {'E', 'S', 'W', 'N'})
             if (neighbor(grid, a, d, &wraps) == static_cast<int>(b)) break;
-        if (wraps && !mesh.torus) continue;
+        if (wraps && !mesh.wraps()) continue;
         if (!l.up)
             throw Error("the cable from chip " + std::to_string(l.chip_a) + " port " + std::to_string(l.port_a) +
                         " to chip " + std::to_string(l.chip_b) +
                         " is down: a 2D fabric needs every cable of its plane");
         cables.push_back({a, l.port_a, b, l.port_b});
     }
-    options.mesh = static_cast<uint16_t>(m.id);
-    return FabricBuilder(board, mesh, std::move(cables), options);
+    return FabricBuilder(board, mesh, std::move(cables), std::move(spec));
 }
 
 }  // namespace weft::transport

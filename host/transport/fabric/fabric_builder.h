@@ -20,21 +20,13 @@
 #include "driver/board.h"
 #include "driver/chip_writer.h"
 #include "driver/cluster_topology.h"
+#include "driver/fabric_spec.h"
 #include "transport/fabric/routing2d.h"
 #include "transport/hop.h"
 #include "transport/l1_allocator.h"
 #include "weft/abi/fabric_router.h"
 
 namespace weft::transport {
-
-struct FabricOptions {
-    uint32_t slots = 8;               // per channel
-    uint32_t slot_size = 4096 + 64;   // bytes per slot, header included; a multiple of 64
-    uint32_t lanes = 4;               // worker lanes per router (its sender channel 0)
-    uint32_t timeout_us = 2'000'000;  // a head packet stuck this long is reported; 0: never
-    uint32_t flags = 0;               // abi::FabricRouterFlags
-    uint16_t mesh = 0;
-};
 
 // 1D: along the order (to the next chip) or against it. 2D: out of the
 // chip's north, east, south or west port (kNorth + abi::FabricCompass).
@@ -66,23 +58,25 @@ public:
     // cables[i] joins order[i] (from) to order[i + 1] (to); on a ring one
     // more, cables[n - 1], joins order[n - 1] to order[0]. Throws weft::Error
     // naming the problem (a chip twice, a cable that does not join its pair,
-    // a chip that would need one port both ways, options out of range).
+    // a chip that would need one port both ways, settings out of range).
     FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order, std::vector<Hop> cables, bool ring,
-                  FabricOptions options = {});
+                  FabricSpec spec = {});
     // A 2D fabric: chip i of the mesh (x + y * width) is chip i of the
     // cluster; `cables` joins each chip to its east and south neighbours
     // (and around, on a torus), one cable per pair, in any order. Throws
     // weft::Error naming a missing or misplaced cable, a mesh too large for
     // a route in the header, or a table set whose dependency graph has a
     // cycle.
-    FabricBuilder(const BoardInfo& board, const Mesh2D& mesh, std::vector<Hop> cables, FabricOptions options = {});
+    FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vector<Hop> cables, FabricSpec spec = {});
 
     const std::vector<FabricRouterPlan>& routers() const { return routers_; }
-    const FabricOptions& options() const { return options_; }
+    const FabricSpec& spec() const { return spec_; }
+    // The mesh its chips belong to, as their fabric node ids say.
+    uint16_t mesh_id() const { return mesh_ ? static_cast<uint16_t>(mesh_->id) : 0; }
     const std::vector<uint32_t>& order() const { return order_; }
     bool ring() const { return ring_; }
     uint32_t dims() const { return mesh_ ? 2 : 1; }
-    const Mesh2D* mesh() const { return mesh_ ? &*mesh_ : nullptr; }
+    const Mesh* mesh() const { return mesh_ ? &*mesh_ : nullptr; }
     // L1 each router keeps (the resident image's share included).
     uint64_t l1_bytes() const { return l1_bytes_; }
     // Router r's configuration and the words it starts from.
@@ -103,7 +97,7 @@ public:
                      uint32_t worker_core) const;
 
 private:
-    void check_options() const;
+    void check_spec() const;
     void place(FabricRouterPlan& r) const;
     void link(FabricRouterPlan& r, const FabricRouterPlan* peer, FabricRouterPlan* opposite, bool dateline) const;
     void add_router_2d(uint32_t chip, uint32_t port, uint32_t compass, uint32_t peer, bool dateline);
@@ -114,12 +108,12 @@ private:
     std::vector<uint32_t> order_;
     std::vector<Hop> cables_;
     bool ring_;
-    FabricOptions options_;
+    FabricSpec spec_;
     uint32_t num_vcs_ = 1;
     uint64_t l1_bytes_ = 0;
     std::vector<FabricRouterPlan> routers_;
     std::vector<int> forward_, backward_;        // by position: router index or -1
-    std::optional<Mesh2D> mesh_;                 // 2D only
+    std::optional<Mesh> mesh_;                 // 2D only
     std::vector<int> router_at_;                 // 2D: chip * 4 + compass -> router index or -1
     std::vector<abi::FabricRouteTable> tables_;  // 2D: per chip
 };
@@ -128,7 +122,7 @@ private:
 // plane's cables); `wrap` false makes a mesh of a torus (its wrap cables
 // unused: the spec's downshifted topologies). Throws weft::Error for a
 // cluster that is not one 2D grid, or one with a cable down.
-FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricOptions options = {},
+FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec = {},
                           bool wrap = true);
 
 }  // namespace weft::transport

@@ -39,7 +39,7 @@ uint32_t FabricRouting::worker_port(uint32_t chip, uint32_t port) const {
 FabricTransport::FabricTransport(const FabricBuilder& fabric, const BoardInfo& board, L1Allocator& mem,
                                  FabricStreamOptions options)
     : fabric_(fabric), board_(board), mem_(mem), options_(options), routing_(fabric) {
-    const uint32_t payload = fabric.options().slot_size - abi::kFabricHeaderBytes;
+    const uint32_t payload = fabric.spec().payload_bytes();
     if (options_.message_bytes == 0 || options_.message_bytes > payload)
         throw Error("a fabric stream's message of " + std::to_string(options_.message_bytes) +
                     " bytes does not fit the fabric's " + std::to_string(payload) + "-byte packets");
@@ -58,9 +58,9 @@ std::string FabricTransport::cannot_connect(const StreamSpec& s) const {
         const uint32_t lane = lane_of(core);
         if (lane == board_.cores_with_role(CoreRole::kWorker).size())
             return what + ": core " + std::to_string(core) + " is not a worker core of board " + board_.name;
-        if (lane >= fabric_.options().lanes)
+        if (lane >= fabric_.spec().lanes)
             return what + ": worker core " + std::to_string(core) + " has no lane of its own on the routers (" +
-                   std::to_string(fabric_.options().lanes) + " lanes)";
+                   std::to_string(fabric_.spec().lanes) + " lanes)";
     }
     return "";
 }
@@ -101,7 +101,7 @@ StreamEnds FabricTransport::add_stream(const StreamSpec& s) {
     tx.remote_buffer = landing;
     tx.counter = credits;
     tx.remote_counter = filled;
-    tx.peer = {fabric_.options().mesh, static_cast<uint16_t>(s.peer_chip)};
+    tx.peer = {fabric_.mesh_id(), static_cast<uint16_t>(s.peer_chip)};
     tx.role = abi::kFabricStreamSender;
     tx.slots = options_.slots;
     tx.message_bytes = options_.message_bytes;
@@ -114,7 +114,7 @@ StreamEnds FabricTransport::add_stream(const StreamSpec& s) {
     rx.remote_buffer = 0;
     rx.counter = filled;
     rx.remote_counter = credits;
-    rx.peer = {fabric_.options().mesh, static_cast<uint16_t>(s.chip)};
+    rx.peer = {fabric_.mesh_id(), static_cast<uint16_t>(s.chip)};
     rx.role = abi::kFabricStreamReceiver;
     rx.hops = fabric_.route(s.peer_chip, s.chip).hops;
     rx.route = fabric_.route(s.peer_chip, s.chip).route;

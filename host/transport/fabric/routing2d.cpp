@@ -17,25 +17,25 @@ std::pair<char, uint32_t> steps(uint32_t a, uint32_t b, uint32_t size, bool wrap
 }
 
 // The chip a cable leads to, and whether it is its dimension's wrap cable.
-std::pair<uint32_t, bool> step(const Mesh2D& m, uint32_t chip, char dir) {
+std::pair<uint32_t, bool> step(const Mesh& m, uint32_t chip, char dir) {
     const uint32_t x = chip % m.width, y = chip / m.width;
     auto moved = [&](uint32_t nx, uint32_t ny) { return ny * m.width + nx; };
     switch (dir) {
         case 'E':
             if (x + 1 < m.width) return {moved(x + 1, y), false};
-            if (m.torus && m.width > 1) return {moved(0, y), true};
+            if (m.wraps() && m.width > 1) return {moved(0, y), true};
             break;
         case 'W':
             if (x > 0) return {moved(x - 1, y), false};
-            if (m.torus && m.width > 1) return {moved(m.width - 1, y), true};
+            if (m.wraps() && m.width > 1) return {moved(m.width - 1, y), true};
             break;
         case 'S':
             if (y + 1 < m.height) return {moved(x, y + 1), false};
-            if (m.torus && m.height > 1) return {moved(x, 0), true};
+            if (m.wraps() && m.height > 1) return {moved(x, 0), true};
             break;
         case 'N':
             if (y > 0) return {moved(x, y - 1), false};
-            if (m.torus && m.height > 1) return {moved(x, m.height - 1), true};
+            if (m.wraps() && m.height > 1) return {moved(x, m.height - 1), true};
             break;
     }
     throw Error("a route leaves the mesh: " + chip_name(chip) + " has no cable " + dir);
@@ -43,7 +43,7 @@ std::pair<uint32_t, bool> step(const Mesh2D& m, uint32_t chip, char dir) {
 
 }  // namespace
 
-int neighbor(const Mesh2D& mesh, uint32_t chip, char dir, bool* wrap) {
+int neighbor(const Mesh& mesh, uint32_t chip, char dir, bool* wrap) {
     if (chip >= mesh.chips()) return -1;
     try {
         const auto [to, wraps] = step(mesh, chip, dir);
@@ -71,7 +71,7 @@ std::string channel_name(uint32_t id) {
 }
 
 // An iterative depth-first search for a cycle; its channels in order, or none.
-std::vector<uint32_t> find_cycle(const Mesh2D& m, const std::vector<uint8_t>& next) {
+std::vector<uint32_t> find_cycle(const Mesh& m, const std::vector<uint8_t>& next) {
     const uint32_t n = static_cast<uint32_t>(next.size());
     std::vector<uint8_t> state(n, 0);  // 0 unseen, 1 on the path, 2 done
     std::vector<std::pair<uint32_t, uint32_t>> path;  // (channel, next bit to try)
@@ -110,23 +110,23 @@ std::vector<uint32_t> find_cycle(const Mesh2D& m, const std::vector<uint8_t>& ne
 
 }  // namespace
 
-std::string dor_route(const Mesh2D& m, uint32_t from, uint32_t to) {
+std::string dor_route(const Mesh& m, uint32_t from, uint32_t to) {
     if (from >= m.chips() || to >= m.chips())
         throw Error("no " + chip_name(from >= m.chips() ? from : to) + " in a " + std::to_string(m.width) + "x" +
                     std::to_string(m.height) + " mesh");
-    const auto [xd, xn] = steps(from % m.width, to % m.width, m.width, m.torus, 'E', 'W');
-    const auto [yd, yn] = steps(from / m.width, to / m.width, m.height, m.torus, 'S', 'N');
+    const auto [xd, xn] = steps(from % m.width, to % m.width, m.width, m.wraps(), 'E', 'W');
+    const auto [yd, yn] = steps(from / m.width, to / m.width, m.height, m.wraps(), 'S', 'N');
     return std::string(xn, xd) + std::string(yn, yd);
 }
 
-std::vector<std::vector<std::string>> l0_tables(const Mesh2D& m) {
+std::vector<std::vector<std::string>> l0_tables(const Mesh& m) {
     std::vector<std::vector<std::string>> t(m.chips(), std::vector<std::string>(m.chips()));
     for (uint32_t a = 0; a < m.chips(); ++a)
         for (uint32_t b = 0; b < m.chips(); ++b) t[a][b] = dor_route(m, a, b);
     return t;
 }
 
-DependencyVerdict check_dependencies(const Mesh2D& m, const RouteOf& route, bool datelines) {
+DependencyVerdict check_dependencies(const Mesh& m, const RouteOf& route, bool datelines) {
     std::vector<uint8_t> next(size_t(m.chips()) * 8, 0);
     for (uint32_t a = 0; a < m.chips(); ++a)
         for (uint32_t b = 0; b < m.chips(); ++b) {
@@ -153,7 +153,7 @@ DependencyVerdict check_dependencies(const Mesh2D& m, const RouteOf& route, bool
     return v;
 }
 
-DependencyVerdict check_dependencies(const Mesh2D& m, const std::vector<std::vector<std::string>>& tables,
+DependencyVerdict check_dependencies(const Mesh& m, const std::vector<std::vector<std::string>>& tables,
                                      bool datelines) {
     if (tables.size() != m.chips()) throw Error("a table set needs a table per chip of the mesh");
     for (const auto& t : tables)

@@ -12,24 +12,21 @@
 #include <string>
 #include <vector>
 
+#include "driver/mesh.h"
+
 namespace weft::transport {
 
-struct Mesh2D {
-    uint32_t width = 1, height = 1;
-    bool torus = false;
-    uint32_t chips() const { return width * height; }
-};
-
+// Chips numbered in the mesh, x + y * width (its first_chip aside).
 // The chip one cable from `chip` toward `dir` (N, E, S, W), or -1 off the
 // mesh's edge; *wrap (if given) says whether that cable is its dimension's
 // wrap cable (a torus's dateline).
-int neighbor(const Mesh2D& mesh, uint32_t chip, char dir, bool* wrap = nullptr);
+int neighbor(const Mesh& mesh, uint32_t chip, char dir, bool* wrap = nullptr);
 
 // "EES", "WWNN", ... ("" from a chip to itself). Throws weft::Error for a chip not in the mesh.
-std::string dor_route(const Mesh2D& mesh, uint32_t from, uint32_t to);
+std::string dor_route(const Mesh& mesh, uint32_t from, uint32_t to);
 // [src][dst]: every chip's table; all pairs, so for small meshes only (a
 // report): everything else asks dor_route for the pair it needs.
-std::vector<std::vector<std::string>> l0_tables(const Mesh2D& mesh);
+std::vector<std::vector<std::string>> l0_tables(const Mesh& mesh);
 
 struct DependencyVerdict {
     bool acyclic = true;
@@ -45,8 +42,8 @@ struct DependencyVerdict {
 // Memory stays linear in the chips (a byte per channel): routes are asked
 // for one at a time.
 using RouteOf = std::function<std::string(uint32_t from, uint32_t to)>;
-DependencyVerdict check_dependencies(const Mesh2D& mesh, const RouteOf& route, bool datelines);
-DependencyVerdict check_dependencies(const Mesh2D& mesh, const std::vector<std::vector<std::string>>& tables,
+DependencyVerdict check_dependencies(const Mesh& mesh, const RouteOf& route, bool datelines);
+DependencyVerdict check_dependencies(const Mesh& mesh, const std::vector<std::vector<std::string>>& tables,
                                      bool datelines);
 
 }  // namespace weft::transport

@@ -1,0 +1,37 @@
+// The fabric's settings: the cluster file's fabric: section (defaults when
+// absent), carried in the bridge's info, and what a fabric builder is built
+// with. One struct from the file to the routers' configuration.
+#pragma once
+#include <stdint.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "weft/abi/fabric_router.h"
+
+namespace weft {
+
+struct FabricSpec {
+    std::string topology = "auto";  // auto | line | ring | mesh | torus
+    uint32_t planes = 1;
+    uint32_t slots = 8;  // per channel
+    // A packet's payload, a multiple of 64. 0 in a cluster file: the largest
+    // up to 16 KiB with which the routers fit the board (transport::cluster_fabric);
+    // a builder given 0 uses kDefaultPacketBytes.
+    uint32_t packet_bytes = 0;
+    uint32_t lanes = 4;                 // worker lanes per router (its sender channel 0)
+    uint32_t router_timeout_ms = 2000;  // a head packet stuck this long is reported; 0: never
+    uint32_t flags = 0;                 // abi::FabricRouterFlags: tests and benches only, not in the file
+    int line = 0;                       // of the file's section, 0: none
+
+    static constexpr uint32_t kDefaultPacketBytes = 4096;
+    uint32_t payload_bytes() const { return packet_bytes ? packet_bytes : kDefaultPacketBytes; }
+    // A router slot: one packet, header included.
+    uint32_t slot_bytes() const { return payload_bytes() + abi::kFabricHeaderBytes; }
+
+    nlohmann::json to_json() const;  // as the bridge's info carries it
+    static FabricSpec from_json(const nlohmann::json& j);
+};
+
+}  // namespace weft
