@@ -43,7 +43,7 @@ struct Measured {
 };
 
 void shape_ring(Cluster& c, double gbps) {
-    const int east = c.board().port_for('E', 0);
+    const int east = c.board().port_for(abi::kFabricEast, 0);
     for (uint32_t chip = 0; chip < c.size(); ++chip)
         c.set_fault(chip, static_cast<uint32_t>(east), {{"bandwidth_gbps", gbps}, {"latency_us", 0}});
 }

@@ -38,8 +38,8 @@ bool is_fabric_algorithm(Collective c, const std::string& algo) {
     return std::find(a.begin(), a.end(), algo) != a.end();
 }
 
-double run_fabric_multicast(Cluster& cluster, const transport::Fabric& running, const OpRequest& r,
-                            const OpLayout& l, std::chrono::milliseconds timeout) {
+double run_fabric_multicast(Cluster& cluster, const transport::Fabric& running, const OpRequest& r, const OpLayout& l,
+                            std::chrono::milliseconds timeout) {
     const transport::FabricBuilder& fabric = running.builder();
     if (l.outer != 1) throw Error("the multicast all-gather gathers whole blocks: use ring along an inner dimension");
     if (fabric.dims() != 1)
@@ -74,7 +74,7 @@ double run_fabric_multicast(Cluster& cluster, const transport::Fabric& running, 
         const uint8_t count[2] = {static_cast<uint8_t>(forward), static_cast<uint8_t>(backward)};
         for (uint32_t d = 0; d < 2; ++d) {
             if (!count[d]) continue;
-            const auto dir = static_cast<FabricDirection>(d);
+            const FabricDirection dir = d == 0 ? FabricDirection::kForward : FabricDirection::kBackward;
             a.count[d] = count[d];
             a.first_chip[d] = static_cast<uint16_t>(neighbour(fabric, c, dir));
             a.connection[d] = fabric.connect(cluster, l1, c, dir, 0, core);

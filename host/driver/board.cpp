@@ -23,7 +23,7 @@ uint32_t BoardInfo::planes() const {
     return n;
 }
 
-int BoardInfo::port_for(char direction, uint32_t plane) const {
+int BoardInfo::port_for(abi::FabricCompass direction, uint32_t plane) const {
     for (const auto& p : ports)
         if (p.direction == direction && p.plane == plane) return static_cast<int>(p.id);
     return -1;
@@ -182,9 +182,9 @@ PortInfo read_port(const Reader& r, int node, const BoardInfo& b) {
     PortInfo p;
     p.id = r.u32(node, "reg");
     std::string dir = r.str(node, "direction");
-    if (dir.size() != 1 || std::string("NESW").find(dir[0]) == std::string::npos)
+    if (dir.size() != 1 || abi::fabric_compass_of(dir[0]) > 3)
         r.fail("direction '" + dir + "' is not one of N, E, S, W");
-    p.direction = dir[0];
+    p.direction = static_cast<abi::FabricCompass>(abi::fabric_compass_of(dir[0]));
     p.plane = r.u32(node, "plane");
     p.core = r.u32(node, "core");
     if (p.id != b.ports.size()) r.fail("ports must be numbered 0, 1, 2, ... in order");

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "weft/abi/fabric.h"
+
 namespace weft {
 
 enum class CoreRole { kErisc, kWorker };
@@ -31,7 +33,7 @@ struct CoreInfo {
 
 struct PortInfo {
     uint32_t id = 0;
-    char direction = '?';  // N, E, S, W
+    abi::FabricCompass direction = abi::kFabricNorth;  // the board file's N, E, S or W
     uint32_t plane = 0;
     uint32_t core = 0;
 };
@@ -70,7 +72,7 @@ struct BoardInfo {
     }
     uint32_t planes() const;
     // Port serving (direction, plane), or -1.
-    int port_for(char direction, uint32_t plane) const;
+    int port_for(abi::FabricCompass direction, uint32_t plane) const;
     std::vector<uint32_t> cores_with_role(CoreRole role) const;
     // The i-th worker core (qemu-virt: 4..7, qemu-virt32: 8..13); throws past the last.
     uint32_t worker_core(uint32_t i) const { return cores_with_role(CoreRole::kWorker).at(i); }

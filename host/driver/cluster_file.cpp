@@ -62,7 +62,7 @@ LinkOptions ClusterSpec::link_options(size_t index) const {
 std::string port_name(const BoardInfo& board, uint32_t port) {
     for (const PortInfo& p : board.ports) {
         if (p.id != port) continue;
-        std::string name(1, p.direction);
+        std::string name(1, abi::fabric_letter(p.direction));
         return p.plane == 0 ? name : name + std::to_string(p.plane);
     }
     return "p" + std::to_string(port);
@@ -71,7 +71,7 @@ std::string port_name(const BoardInfo& board, uint32_t port) {
 int port_named(const BoardInfo& board, const std::string& name) {
     for (const PortInfo& p : board.ports)
         if (name == port_name(board, p.id) || name == std::to_string(p.id) || name == "p" + std::to_string(p.id) ||
-            (p.plane == 0 && name == std::string(1, p.direction) + "0"))
+            (p.plane == 0 && name == std::string(1, abi::fabric_letter(p.direction)) + "0"))
             return static_cast<int>(p.id);
     return -1;
 }
@@ -167,7 +167,7 @@ std::optional<PortText> split_port(std::string_view s) {
     t.kind = port[0];
     const std::string_view digits = port.substr(1);
     if (t.kind == 'p') return parse_u32(digits, t.number) ? std::optional(t) : std::nullopt;
-    if (std::string_view("NESW").find(t.kind) == std::string_view::npos) return std::nullopt;
+    if (abi::fabric_compass_of(t.kind) > 3) return std::nullopt;
     if (!digits.empty() && !parse_u32(digits, t.number)) return std::nullopt;
     return t;
 }
@@ -420,11 +420,12 @@ private:
         return planes;
     }
 
-    uint32_t mesh_port(const Mesh& m, char direction, uint32_t plane) const {
+    uint32_t mesh_port(const Mesh& m, abi::FabricCompass direction, uint32_t plane) const {
         const int port = spec_.board.port_for(direction, plane);
         if (port < 0)
-            fail(m.line, "mesh " + std::to_string(m.id) + " needs a " + direction + " port on plane " +
-                             std::to_string(plane) + ", which board " + spec_.board_name + " does not have");
+            fail(m.line, "mesh " + std::to_string(m.id) + " needs a " + abi::fabric_letter(direction) +
+                             " port on plane " + std::to_string(plane) + ", which board " + spec_.board_name +
+                             " does not have");
         return static_cast<uint32_t>(port);
     }
 
@@ -437,14 +438,14 @@ private:
         auto chip = [&](uint32_t x, uint32_t y) { return m.first_chip + x + y * m.width; };
         for (uint32_t p = 0; p < m.planes; ++p) {
             if (m.width > 1) {
-                const uint32_t e = mesh_port(m, 'E', p), w = mesh_port(m, 'W', p);
+                const uint32_t e = mesh_port(m, abi::kFabricEast, p), w = mesh_port(m, abi::kFabricWest, p);
                 for (uint32_t y = 0; y < m.height; ++y)
                     for (uint32_t x = 0; x < m.width; ++x)
                         if (x + 1 < m.width || wrap_x)
                             add_link(cable({chip(x, y), e}, {chip((x + 1) % m.width, y), w}, m.line));
             }
             if (m.height > 1) {
-                const uint32_t s = mesh_port(m, 'S', p), n = mesh_port(m, 'N', p);
+                const uint32_t s = mesh_port(m, abi::kFabricSouth, p), n = mesh_port(m, abi::kFabricNorth, p);
                 for (uint32_t y = 0; y < m.height; ++y)
                     for (uint32_t x = 0; x < m.width; ++x)
                         if (y + 1 < m.height || wrap_y)
@@ -545,8 +546,10 @@ private:
         if (t->chip >= spec_.num_chips)
             fail(line, "chip " + std::to_string(t->chip) + " in '" + n.Scalar() + "' does not exist: the cluster has " +
                            std::to_string(spec_.num_chips) + " chips (0.." + std::to_string(spec_.num_chips - 1) + ")");
-        const int port = t->kind == 'p' ? (t->number < spec_.board.ports.size() ? int(t->number) : -1)
-                                        : spec_.board.port_for(t->kind, t->number);
+        const int port =
+            t->kind == 'p'
+                ? (t->number < spec_.board.ports.size() ? int(t->number) : -1)
+                : spec_.board.port_for(static_cast<abi::FabricCompass>(abi::fabric_compass_of(t->kind)), t->number);
         if (port < 0) {
             std::vector<std::string> names;
             for (const PortInfo& p : spec_.board.ports) names.push_back(port_name(spec_.board, p.id));
@@ -721,8 +724,8 @@ ClusterSpec load_cluster(const std::string& path, const BoardSource& boards) {
 }
 
 nlohmann::json FabricSpec::to_json() const {
-    return {{"topology", topology}, {"planes", planes},   {"slots", slots},
-            {"packet_bytes", packet_bytes}, {"lanes", lanes}, {"router_timeout_ms", router_timeout_ms}};
+    return {{"topology", topology},         {"planes", planes}, {"slots", slots},
+            {"packet_bytes", packet_bytes}, {"lanes", lanes},   {"router_timeout_ms", router_timeout_ms}};
 }
 
 FabricSpec FabricSpec::from_json(const nlohmann::json& j) {

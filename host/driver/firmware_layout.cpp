@@ -39,7 +39,7 @@ std::string describe(const BoardInfo& b) {
         region("l1", c.l1);
     }
     for (const PortInfo& p : b.ports)
-        o << "port" << p.id << '=' << p.direction << ',' << p.plane << ',' << p.core << ';';
+        o << "port" << p.id << '=' << abi::fabric_letter(p.direction) << ',' << p.plane << ',' << p.core << ';';
     return o.str();
 }
 

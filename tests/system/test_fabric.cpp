@@ -114,7 +114,9 @@ struct Traffic {
                 test_abi::FabricTrafficArgs& a = args[c * workers + w];
                 if (!a.job_count) continue;
                 for (uint32_t i = 0; i < (g_2d ? 4 : 2); ++i) {
-                    const FabricDirection d = g_2d ? transport::compass_direction(i) : FabricDirection(i);
+                    const FabricDirection d = g_2d ? transport::compass_direction(i)
+                                              : i  ? FabricDirection::kBackward
+                                                   : FabricDirection::kForward;
                     if (fabric.builder().router_index(c, d) >= 0)
                         a.connection[i] = fabric.builder().connect(*g_cluster, l1, c, d, w, kWorker + w);
                 }
@@ -125,6 +127,12 @@ struct Traffic {
     }
 };
 
+// fabric_traffic's connection for a direction of a 1D fabric: forward, then backward.
+uint32_t way_1d(FabricDirection d) { return d == FabricDirection::kBackward ? 1 : 0; }
+
+// fabric_traffic's connection for a direction: 2D by compass, 1D forward then backward.
+uint32_t connection_of(FabricDirection d) { return g_2d ? static_cast<uint32_t>(d) : way_1d(d); }
+
 test_abi::FabricTrafficJob job_to(transport::Fabric& fabric, uint32_t from, uint32_t to, uint8_t command) {
     const transport::FabricRoute r = fabric.builder().route(from, to);
     test_abi::FabricTrafficJob j{};
@@ -132,9 +140,7 @@ test_abi::FabricTrafficJob job_to(transport::Fabric& fabric, uint32_t from, uint
     j.hops = static_cast<uint8_t>(r.hops);
     j.count = 1;
     j.ttl = abi::kFabricDefaultTtl;
-    // 2D: the connection of the first cable's direction (its compass).
-    const uint32_t way = static_cast<uint32_t>(r.direction);
-    j.direction = static_cast<uint8_t>(g_2d ? way - static_cast<uint32_t>(FabricDirection::kNorth) : way);
+    j.direction = static_cast<uint8_t>(connection_of(r.direction));
     j.route = r.route;
     j.dst_chip = static_cast<uint16_t>(to);
     return j;
@@ -237,10 +243,9 @@ void multicast(transport::Fabric& fabric, uint32_t from, FabricDirection d, uint
     j.hops = hops;
     j.count = count;
     j.ttl = abi::kFabricDefaultTtl;
-    j.direction = static_cast<uint8_t>(d);
+    j.direction = static_cast<uint8_t>(connection_of(d));
     if (g_2d) {  // the connection of its compass; straight on from there
-        const uint32_t compass = static_cast<uint32_t>(d) - static_cast<uint32_t>(FabricDirection::kNorth);
-        j.direction = static_cast<uint8_t>(compass);
+        const uint32_t compass = static_cast<uint32_t>(d);
         for (uint32_t h = 1; h < hops; ++h) j.route |= compass << (2 * (h - 1));
     }
     j.src = dram(kSrc);
@@ -620,8 +625,7 @@ void test_galaxy_as_row_and_column_rings(void**) {
         const transport::Fabric* mine[2] = {fabrics[at.y].get(), fabrics[h + at.x].get()};
         for (uint32_t k = 0; k < 2; ++k)
             for (FabricDirection d : {FabricDirection::kForward, FabricDirection::kBackward})
-                a.connection[2 * k + static_cast<uint32_t>(d)] =
-                    mine[k]->builder().connect(*g_cluster, l1, c, d, 0, kWorker);
+                a.connection[2 * k + way_1d(d)] = mine[k]->builder().connect(*g_cluster, l1, c, d, 0, kWorker);
         for (uint32_t t = 0; t < n; ++t) {
             const ChipCoord to = topo.coord(t);
             if (t == c || (to.y != at.y && to.x != at.x)) continue;
@@ -632,7 +636,7 @@ void test_galaxy_as_row_and_column_rings(void**) {
             j.hops = static_cast<uint8_t>(r.hops);
             j.count = 1;
             j.ttl = abi::kFabricDefaultTtl;
-            j.direction = static_cast<uint8_t>(2 * k + static_cast<uint32_t>(r.direction));
+            j.direction = static_cast<uint8_t>(2 * k + way_1d(r.direction));
             j.dst_chip = static_cast<uint16_t>(t);
             j.src = dram(kSrc + t * kBlock);
             j.dst = dram(kDst + c * kBlock);

@@ -64,9 +64,9 @@ void test_qemu_virt_board(void**) {
         assert_int_equal(b.cores[p.core].role, CoreRole::kErisc);
         assert_int_equal(b.cores[p.core].port, p.id);
     }
-    assert_int_equal(b.port_for('E', 0), 1);
-    assert_int_equal(b.port_for('W', 0), 3);
-    assert_int_equal(b.port_for('E', 1), -1);
+    assert_int_equal(b.port_for(abi::kFabricEast, 0), 1);
+    assert_int_equal(b.port_for(abi::kFabricWest, 0), 3);
+    assert_int_equal(b.port_for(abi::kFabricEast, 1), -1);
     assert_true(b.control_block.size >= sizeof(abi::ChipControlBlock));
     // L1 free space sits between the code area and the argument block.
     Region free = b.l1_free(4);

@@ -45,8 +45,7 @@ Boards g_boards;
 BoardInfo two_plane_board() {
     BoardInfo b;
     b.name = "two-plane";
-    const char dirs[] = "NESW";
-    for (uint32_t i = 0; i < 8; ++i) b.ports.push_back({i, dirs[i % 4], i / 4, i});
+    for (uint32_t i = 0; i < 8; ++i) b.ports.push_back({i, static_cast<weft::abi::FabricCompass>(i % 4), i / 4, i});
     return b;
 }
 
@@ -56,8 +55,8 @@ BoardInfo east_west_board() {
     BoardInfo b = two_plane_board();
     b.name = "east-west";
     b.ports.resize(4);
-    b.ports.push_back({4, 'E', 1, 4});
-    b.ports.push_back({5, 'W', 1, 5});
+    b.ports.push_back({4, weft::abi::kFabricEast, 1, 4});
+    b.ports.push_back({5, weft::abi::kFabricWest, 1, 5});
     return b;
 }
 

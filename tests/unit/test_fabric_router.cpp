@@ -176,8 +176,8 @@ void test_workers_look_routes_up_in_the_l0_table(void**) {
         }
     // The seed's example: chip 0 to chip 5 is E E S; chip 8 to chip 0 is W W N N.
     const auto letters = [](const transport::FabricRoute& r) {
-        std::string s(1, "NESW"[static_cast<uint32_t>(r.direction) - 2]);
-        for (uint32_t h = 1, bits = r.route; h < r.hops; ++h, bits >>= 2) s += "NESW"[bits & 3];
+        std::string s(1, abi::fabric_letter(static_cast<uint32_t>(r.direction)));
+        for (uint32_t h = 1, bits = r.route; h < r.hops; ++h, bits >>= 2) s += abi::fabric_letter(bits);
         return s;
     };
     assert_string_equal(letters(m.fabric().route(0, 5)).c_str(), "EES");

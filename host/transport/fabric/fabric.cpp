@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
-#include "driver/topology.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "driver/paths.h"
 #include "driver/resident.h"
+#include "driver/topology.h"
 #include "transport/fabric/fabric_wait.h"
 
 namespace weft::transport {
@@ -69,10 +69,11 @@ FabricBuilder cluster_fabric(const BoardInfo& board, const ClusterTopology& topo
                 payload /= 2;
                 continue;
             }
-            throw Error(where + "the fabric's slots " + std::to_string(spec.slots) + ", packet_bytes " +
-                        (spec.packet_bytes ? std::to_string(payload) : "(any, down to " + std::to_string(payload) + ")") +
-                        " and lanes " + std::to_string(spec.lanes) + " do not fit board " + board.name + ": " +
-                        e.what() + "; lower slots, packet_bytes or lanes");
+            throw Error(
+                where + "the fabric's slots " + std::to_string(spec.slots) + ", packet_bytes " +
+                (spec.packet_bytes ? std::to_string(payload) : "(any, down to " + std::to_string(payload) + ")") +
+                " and lanes " + std::to_string(spec.lanes) + " do not fit board " + board.name + ": " + e.what() +
+                "; lower slots, packet_bytes or lanes");
         } catch (const Error& e) {
             throw Error(where + e.what());
         }
@@ -88,14 +89,14 @@ std::vector<FabricBuilder> rows_and_columns(Cluster& cluster, bool ring, FabricS
     const Topology topo(t);
     const BoardInfo& board = cluster.board();
     // The cable of `dir` (a port facing it, plane 0) from `from` to `to`.
-    auto cable = [&](uint32_t from, uint32_t to, char dir) {
+    auto cable = [&](uint32_t from, uint32_t to, abi::FabricCompass dir) {
         for (const Hop& h : topo.cables(from, to))
             if (board.ports.at(h.from_port).direction == dir && board.ports.at(h.from_port).plane == 0) return h;
-        throw Error("no working cable " + std::string(1, dir) + " joins chip " + std::to_string(from) + " to chip " +
-                    std::to_string(to));
+        throw Error("no working cable " + std::string(1, abi::fabric_letter(dir)) + " joins chip " +
+                    std::to_string(from) + " to chip " + std::to_string(to));
     };
     std::vector<FabricBuilder> out;
-    auto add = [&](std::vector<uint32_t> order, char dir) {
+    auto add = [&](std::vector<uint32_t> order, abi::FabricCompass dir) {
         const bool closes = ring && m.topology == "torus" && order.size() >= 3;
         std::vector<Hop> cables;
         for (size_t i = 0; i < (closes ? order.size() : order.size() - 1); ++i)
@@ -105,12 +106,12 @@ std::vector<FabricBuilder> rows_and_columns(Cluster& cluster, bool ring, FabricS
     for (uint32_t y = 0; y < m.height; ++y) {
         std::vector<uint32_t> row;
         for (uint32_t x = 0; x < m.width; ++x) row.push_back(t.chip_at(m.id, x, y));
-        add(row, 'E');
+        add(row, abi::kFabricEast);
     }
     for (uint32_t x = 0; x < m.width; ++x) {
         std::vector<uint32_t> column;
         for (uint32_t y = 0; y < m.height; ++y) column.push_back(t.chip_at(m.id, x, y));
-        add(column, 'S');
+        add(column, abi::kFabricSouth);
     }
     return out;
 }
@@ -172,8 +173,8 @@ std::string Fabric::fault() const {
         char held[32];
         snprintf(held, sizeof held, "%.1f s", us / 1e6);
         return "the cable chip " + std::to_string(plan.chip) + "." + port_name(board, plan.port) + " <-> chip " +
-               std::to_string(port.peer_chip) + "." + port_name(board, port.peer_port) + " is down: " +
-               router_name(board, plan) + " has held the head packet of its " +
+               std::to_string(port.peer_chip) + "." + port_name(board, port.peer_port) +
+               " is down: " + router_name(board, plan) + " has held the head packet of its " +
                fabric_channel_name(plan.config, channel) + " for " + held;
     }
     return "";

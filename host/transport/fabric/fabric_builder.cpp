@@ -34,9 +34,6 @@ Layout layout_of(uint32_t num_vcs, uint32_t num_senders, uint64_t channel_bytes)
     return l;
 }
 
-
-constexpr char kCompassLetter[] = "NESW";
-
 // Where T's pass-through channel from the router facing `from` starts among
 // its senders: after the lanes, one run of VCs per other direction, in
 // compass order.
@@ -125,22 +122,25 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vect
         uint32_t compass = 4;
         bool wrap = false;
         for (uint32_t d = 0; d < 4 && compass == 4; ++d)
-            if (neighbor(mesh, c.from_chip, kCompassLetter[d], &wrap) == static_cast<int>(c.to_chip)) compass = d;
+            if (neighbor(mesh, c.from_chip, static_cast<abi::FabricCompass>(d), &wrap) == static_cast<int>(c.to_chip))
+                compass = d;
         if (compass == 4)
             throw Error("fabric cable from chip " + std::to_string(c.from_chip) + " to chip " +
                         std::to_string(c.to_chip) + " does not join neighbours of the " + std::to_string(mesh.width) +
                         "x" + std::to_string(mesh.height) + (mesh.wraps() ? " torus" : " mesh"));
         add_router_2d(c.from_chip, c.from_port, compass, c.to_chip, wrap);
-        add_router_2d(c.to_chip, c.to_port, compass ^ 2, c.from_chip, wrap);
+        add_router_2d(c.to_chip, c.to_port, abi::fabric_opposite(static_cast<abi::FabricCompass>(compass)), c.from_chip,
+                      wrap);
     }
     for (uint32_t chip = 0; chip < n; ++chip)
         for (uint32_t d = 0; d < 4; ++d)
-            if (neighbor(mesh, chip, kCompassLetter[d]) >= 0 && router_at_[chip * 4 + d] < 0)
-                throw Error(chip_name(chip) + " has no fabric cable " + kCompassLetter[d] + " (to chip " +
-                            std::to_string(neighbor(mesh, chip, kCompassLetter[d])) + ")");
+            if (const int peer = neighbor(mesh, chip, static_cast<abi::FabricCompass>(d));
+                peer >= 0 && router_at_[chip * 4 + d] < 0)
+                throw Error(chip_name(chip) + " has no fabric cable " + abi::fabric_letter(d) + " (to chip " +
+                            std::to_string(peer) + ")");
     const bool datelines = mesh.wraps() && !(spec_.flags & abi::kFabricNoDateline);
-    const DependencyVerdict verdict =
-        check_dependencies(mesh, [&](uint32_t a, uint32_t b) { return dor_route(mesh, a, b); }, datelines);
+    const DependencyVerdict verdict = check_dependencies(
+        mesh, [&](uint32_t a, uint32_t b) { return dor_route(mesh, a, b); }, datelines);
     if (!verdict.acyclic) {
         std::string cycle;
         for (const std::string& c : verdict.cycle) cycle += (cycle.empty() ? "" : " -> ") + c;
@@ -158,7 +158,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vect
             abi::FabricRouteEntry& e = tables_[from].to[to];
             e.hops = static_cast<uint8_t>(way.size());
             for (size_t h = 0; h < way.size(); ++h) {
-                const auto d = static_cast<uint32_t>(std::string("NESW").find(way[h]));
+                const auto d = abi::fabric_compass_of(way[h]);
                 if (h == 0) e.first = static_cast<uint8_t>(d);
                 else
                     e.route |= d << (2 * (h - 1));
@@ -172,11 +172,12 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vect
 void FabricBuilder::add_router_2d(uint32_t chip, uint32_t port, uint32_t compass, uint32_t peer, bool dateline) {
     const std::string where = chip_name(chip) + " port " + std::to_string(port);
     if (port >= board_.ports.size()) throw Error(chip_name(chip) + " has no port " + std::to_string(port));
-    if (board_.ports[port].direction != kCompassLetter[compass])
-        throw Error("the fabric's cable " + std::string(1, kCompassLetter[compass]) + " of " + chip_name(chip) +
-                    " is on port " + std::to_string(port) + ", which faces " + board_.ports[port].direction);
+    if (board_.ports[port].direction != compass)
+        throw Error("the fabric's cable " + std::string(1, abi::fabric_letter(compass)) + " of " + chip_name(chip) +
+                    " is on port " + std::to_string(port) + ", which faces " +
+                    abi::fabric_letter(board_.ports[port].direction));
     if (router_at_[chip * 4 + compass] >= 0)
-        throw Error(chip_name(chip) + " has two fabric cables " + kCompassLetter[compass] +
+        throw Error(chip_name(chip) + " has two fabric cables " + abi::fabric_letter(compass) +
                     " (a routing plane takes one per direction)");
     FabricRouterPlan r;
     r.chip = chip;
@@ -193,7 +194,7 @@ void FabricBuilder::add_router_2d(uint32_t chip, uint32_t port, uint32_t compass
 // in each other router of its chip (whose slots that router frees into our L1).
 void FabricBuilder::link_2d(FabricRouterPlan& r) {
     abi::FabricRouterConfig& c = r.config;
-    const uint32_t compass = static_cast<uint32_t>(r.direction) - static_cast<uint32_t>(FabricDirection::kNorth);
+    const uint32_t compass = static_cast<uint32_t>(r.direction);
     const FabricRouterPlan& peer = routers_[router_at_[r.peer_chip * 4 + (compass ^ 2)]];
     c.dateline = r.dateline;
     c.peer_link_words = peer.config.link_words;
@@ -213,9 +214,7 @@ void FabricBuilder::link_2d(FabricRouterPlan& r) {
     }
 }
 
-uint32_t FabricBuilder::senders_of(const FabricRouterPlan&) const {
-    return spec_.lanes + (mesh_ ? 3 : 1) * num_vcs_;
-}
+uint32_t FabricBuilder::senders_of(const FabricRouterPlan&) const { return spec_.lanes + (mesh_ ? 3 : 1) * num_vcs_; }
 
 void FabricBuilder::check_spec() const {
     if (spec_.slots == 0 || spec_.slots > abi::kFabricMaxSlots)
@@ -247,7 +246,7 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     c.flags = spec_.flags;
     c.dims = dims();
     if (mesh_) {
-        c.compass = static_cast<uint32_t>(r.direction) - static_cast<uint32_t>(FabricDirection::kNorth);
+        c.compass = static_cast<uint32_t>(r.direction);
         c.route_table = base + l.route_table;
     }
     c.link_words = base + l.link_words;
@@ -291,7 +290,7 @@ int FabricBuilder::router_index(uint32_t chip, FabricDirection direction) const 
     const uint32_t p = position(chip);
     if (mesh_) {
         if (direction < FabricDirection::kNorth) return -1;
-        return router_at_[chip * 4 + static_cast<uint32_t>(direction) - static_cast<uint32_t>(FabricDirection::kNorth)];
+        return router_at_[chip * 4 + static_cast<uint32_t>(direction)];
     }
     if (direction > FabricDirection::kBackward) return -1;
     return (direction == FabricDirection::kForward ? forward_ : backward_)[p];
@@ -320,7 +319,7 @@ FabricRoute FabricBuilder::route(uint32_t from, uint32_t to) const {
 uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t chip, FabricDirection direction,
                                 uint32_t lane, uint32_t worker_core) const {
     const int index = router_index(chip, direction);
-    static const char* const kWays[] = {"forward", "backward", "north", "east", "south", "west"};
+    static const char* const kWays[] = {"north", "east", "south", "west", "forward", "backward"};
     const char* way = kWays[static_cast<uint32_t>(direction) % kFabricDirections];
     if (index < 0)
         throw Error(chip_name(chip) + (mesh_ ? " is on the fabric's edge" : " ends the fabric's line") +
@@ -366,7 +365,7 @@ FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topolog
         if (board.ports.at(l.port_a).plane != 0 || board.ports.at(l.port_b).plane != 0) continue;
         const uint32_t a = l.chip_a - m.first_chip, b = l.chip_b - m.first_chip;
         bool wraps = false;
-        for (char d : {'E', 'S', 'W', 'N'})
+        for (abi::FabricCompass d : {abi::kFabricEast, abi::kFabricSouth, abi::kFabricWest, abi::kFabricNorth})
             if (neighbor(grid, a, d, &wraps) == static_cast<int>(b)) break;
         if (wraps && !mesh.wraps()) continue;
         if (!l.up)

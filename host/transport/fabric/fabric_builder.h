@@ -28,14 +28,19 @@
 
 namespace weft::transport {
 
-// 1D: along the order (to the next chip) or against it. 2D: out of the
-// chip's north, east, south or west port (kNorth + abi::FabricCompass).
-enum class FabricDirection : uint32_t { kForward = 0, kBackward = 1, kNorth = 2, kEast = 3, kSouth = 4, kWest = 5 };
+// 2D: out of the chip's north, east, south or west port, numbered as
+// abi::FabricCompass. 1D: along the order (to the next chip) or against it.
+enum class FabricDirection : uint32_t {
+    kNorth = abi::kFabricNorth,
+    kEast = abi::kFabricEast,
+    kSouth = abi::kFabricSouth,
+    kWest = abi::kFabricWest,
+    kForward = 4,
+    kBackward = 5,
+};
 inline constexpr uint32_t kFabricDirections = 6;
 
-constexpr FabricDirection compass_direction(uint32_t compass) {
-    return static_cast<FabricDirection>(static_cast<uint32_t>(FabricDirection::kNorth) + compass);
-}
+constexpr FabricDirection compass_direction(uint32_t compass) { return static_cast<FabricDirection>(compass); }
 
 struct FabricRoute {
     FabricDirection direction = FabricDirection::kForward;  // of the first cable
@@ -113,7 +118,7 @@ private:
     uint64_t l1_bytes_ = 0;
     std::vector<FabricRouterPlan> routers_;
     std::vector<int> forward_, backward_;        // by position: router index or -1
-    std::optional<Mesh> mesh_;                 // 2D only
+    std::optional<Mesh> mesh_;                   // 2D only
     std::vector<int> router_at_;                 // 2D: chip * 4 + compass -> router index or -1
     std::vector<abi::FabricRouteTable> tables_;  // 2D: per chip
 };

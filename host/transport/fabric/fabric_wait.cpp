@@ -30,9 +30,7 @@ std::string describe_packet(const Chip& chip, uint64_t slot, uint32_t dims) {
       << int(h.hops) << " hop(s) to go, TTL " << int(h.ttl) << ", VC " << h.vc;
     if (dims == 2 && h.hops > 1) {
         o << ", then";
-        for (uint32_t k = 0, r = h.route; k + 1 < h.hops && k < 16; ++k, r >>= 2)
-            o << " "
-              << "NESW"[r & 3];
+        for (uint32_t k = 0, r = h.route; k + 1 < h.hops && k < 16; ++k, r >>= 2) o << " " << abi::fabric_letter(r);
     }
     return o.str();
 }
@@ -51,7 +49,7 @@ std::string sender_name(const abi::FabricRouterConfig& c, uint32_t i) {
     if (c.dims != 2) return "pass-through VC " + std::to_string(vc);
     uint32_t from = k / c.num_vcs;
     if (from >= c.compass) ++from;
-    return std::string("pass-through from the ") + "NESW"[from] + " router, VC " + std::to_string(vc);
+    return std::string("pass-through from the ") + abi::fabric_letter(from) + " router, VC " + std::to_string(vc);
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 namespace weft::transport {
 namespace {
 
-
 // Steps along one dimension of `size` from a to b: the direction letter and how many.
 std::pair<char, uint32_t> steps(uint32_t a, uint32_t b, uint32_t size, bool wrap, char plus, char minus) {
     const uint32_t ahead = (b + size - a) % size, behind = (a + size - b) % size;
@@ -17,33 +16,33 @@ std::pair<char, uint32_t> steps(uint32_t a, uint32_t b, uint32_t size, bool wrap
 }
 
 // The chip a cable leads to, and whether it is its dimension's wrap cable.
-std::pair<uint32_t, bool> step(const Mesh& m, uint32_t chip, char dir) {
+std::pair<uint32_t, bool> step(const Mesh& m, uint32_t chip, uint32_t dir) {
     const uint32_t x = chip % m.width, y = chip / m.width;
     auto moved = [&](uint32_t nx, uint32_t ny) { return ny * m.width + nx; };
     switch (dir) {
-        case 'E':
+        case abi::kFabricEast:
             if (x + 1 < m.width) return {moved(x + 1, y), false};
             if (m.wraps() && m.width > 1) return {moved(0, y), true};
             break;
-        case 'W':
+        case abi::kFabricWest:
             if (x > 0) return {moved(x - 1, y), false};
             if (m.wraps() && m.width > 1) return {moved(m.width - 1, y), true};
             break;
-        case 'S':
+        case abi::kFabricSouth:
             if (y + 1 < m.height) return {moved(x, y + 1), false};
             if (m.wraps() && m.height > 1) return {moved(x, 0), true};
             break;
-        case 'N':
+        case abi::kFabricNorth:
             if (y > 0) return {moved(x, y - 1), false};
             if (m.wraps() && m.height > 1) return {moved(x, m.height - 1), true};
             break;
     }
-    throw Error("a route leaves the mesh: " + chip_name(chip) + " has no cable " + dir);
+    throw Error("a route leaves the mesh: " + chip_name(chip) + " has no cable " + abi::fabric_letter(dir));
 }
 
 }  // namespace
 
-int neighbor(const Mesh& mesh, uint32_t chip, char dir, bool* wrap) {
+int neighbor(const Mesh& mesh, uint32_t chip, abi::FabricCompass dir, bool* wrap) {
     if (chip >= mesh.chips()) return -1;
     try {
         const auto [to, wraps] = step(mesh, chip, dir);
@@ -56,27 +55,22 @@ int neighbor(const Mesh& mesh, uint32_t chip, char dir, bool* wrap) {
 
 namespace {
 
-bool horizontal(char dir) { return dir == 'E' || dir == 'W'; }
-
-constexpr char kDirs[] = "NESW";
-uint32_t dir_index(char d) { return static_cast<uint32_t>(std::string_view("NESW").find(d)); }
-
 // A channel is a chip's output cable in one direction on one VC, numbered
 // densely: (chip * 4 + direction) * 2 + vc. Its dependencies (the channels a
 // packet holding it may wait for) all start at the chip its cable leads to,
 // so they fit a byte: bit (direction * 2 + vc) of that chip's channels.
 uint32_t channel_id(uint32_t chip, uint32_t dir, uint32_t vc) { return (chip * 4 + dir) * 2 + vc; }
 std::string channel_name(uint32_t id) {
-    return chip_name(id / 8) + " " + kDirs[id / 2 % 4] + " vc" + std::to_string(id % 2);
+    return chip_name(id / 8) + " " + abi::fabric_letter(id / 2) + " vc" + std::to_string(id % 2);
 }
 
 // An iterative depth-first search for a cycle; its channels in order, or none.
 std::vector<uint32_t> find_cycle(const Mesh& m, const std::vector<uint8_t>& next) {
     const uint32_t n = static_cast<uint32_t>(next.size());
-    std::vector<uint8_t> state(n, 0);  // 0 unseen, 1 on the path, 2 done
+    std::vector<uint8_t> state(n, 0);                 // 0 unseen, 1 on the path, 2 done
     std::vector<std::pair<uint32_t, uint32_t>> path;  // (channel, next bit to try)
     auto target = [&](uint32_t id, uint32_t bit) {
-        const uint32_t to = step(m, id / 8, kDirs[id / 2 % 4]).first;
+        const uint32_t to = step(m, id / 8, id / 2 % 4).first;
         return to * 8 + bit;
     };
     for (uint32_t root = 0; root < n; ++root) {
@@ -132,16 +126,19 @@ DependencyVerdict check_dependencies(const Mesh& m, const RouteOf& route, bool d
         for (uint32_t b = 0; b < m.chips(); ++b) {
             const std::string way = route(a, b);
             uint32_t chip = a, vc = 0, held = UINT32_MAX;
-            char last = 0;
-            for (char dir : way) {
-                if (last && horizontal(dir) != horizontal(last)) vc = 0;  // a new dimension, its own dateline
-                const auto [to, wrapped] = step(m, chip, dir);
-                const uint32_t d = dir_index(dir);
+            uint32_t last = 4;
+            for (char letter : way) {
+                const uint32_t d = abi::fabric_compass_of(letter);
+                if (d > 3)
+                    throw Error("the route " + way + " from " + chip_name(a) + " has a step '" + letter +
+                                "', not N, E, S or W");
+                if (last < 4 && !abi::fabric_same_dimension(d, last)) vc = 0;  // a new dimension, its own dateline
+                const auto [to, wrapped] = step(m, chip, d);
                 if (held != UINT32_MAX) next[held] |= uint8_t(1u << (d * 2 + vc));
                 held = channel_id(chip, d, vc);
                 if (datelines && wrapped) vc = 1;
                 chip = to;
-                last = dir;
+                last = d;
             }
             if (chip != b)
                 throw Error("the route " + way + " from " + chip_name(a) + " ends at " + chip_name(chip) + ", not " +
@@ -158,7 +155,8 @@ DependencyVerdict check_dependencies(const Mesh& m, const std::vector<std::vecto
     if (tables.size() != m.chips()) throw Error("a table set needs a table per chip of the mesh");
     for (const auto& t : tables)
         if (t.size() != m.chips()) throw Error("a chip's table needs a route per chip of the mesh");
-    return check_dependencies(m, [&](uint32_t a, uint32_t b) { return tables[a][b]; }, datelines);
+    return check_dependencies(
+        m, [&](uint32_t a, uint32_t b) { return tables[a][b]; }, datelines);
 }
 
 }  // namespace weft::transport

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "driver/mesh.h"
+#include "weft/abi/fabric.h"
 
 namespace weft::transport {
 
@@ -20,9 +21,10 @@ namespace weft::transport {
 // The chip one cable from `chip` toward `dir` (N, E, S, W), or -1 off the
 // mesh's edge; *wrap (if given) says whether that cable is its dimension's
 // wrap cable (a torus's dateline).
-int neighbor(const Mesh& mesh, uint32_t chip, char dir, bool* wrap = nullptr);
+int neighbor(const Mesh& mesh, uint32_t chip, abi::FabricCompass dir, bool* wrap = nullptr);
 
-// "EES", "WWNN", ... ("" from a chip to itself). Throws weft::Error for a chip not in the mesh.
+// "EES", "WWNN", ... ("" from a chip to itself): the spec's notation, a
+// letter per cable (abi::fabric_compass_of reads one). Throws weft::Error for a chip not in the mesh.
 std::string dor_route(const Mesh& mesh, uint32_t from, uint32_t to);
 // [src][dst]: every chip's table; all pairs, so for small meshes only (a
 // report): everything else asks dor_route for the pair it needs.

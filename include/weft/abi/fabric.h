@@ -70,7 +70,19 @@ static_assert(offsetof(FabricPacketHeader, payload_bytes) == 16 && offsetof(Fabr
               "FabricPacketHeader field offsets");
 
 // The four ways out of a chip on a 2D fabric; S is +y, E is +x.
+// The one encoding of a direction on a grid, host and firmware alike; letters
+// only where people read or write them (board files, routes printed).
 enum FabricCompass : uint8_t { kFabricNorth = 0, kFabricEast = 1, kFabricSouth = 2, kFabricWest = 3 };
+constexpr FabricCompass fabric_opposite(FabricCompass c) { return static_cast<FabricCompass>(c ^ 2); }
+constexpr char fabric_letter(uint32_t c) { return "NESW"[c & 3]; }
+// The compass of a letter N, E, S or W; 4 for anything else.
+constexpr uint32_t fabric_compass_of(char letter) {
+    return letter == 'N'   ? kFabricNorth
+           : letter == 'E' ? kFabricEast
+           : letter == 'S' ? kFabricSouth
+           : letter == 'W' ? kFabricWest
+                           : 4;
+}
 inline constexpr uint32_t kFabricMaxRouteHops = 17;  // the first direction, then 16 in `route`
 
 constexpr bool fabric_same_dimension(uint32_t a, uint32_t b) { return (a & 1) == (b & 1); }
