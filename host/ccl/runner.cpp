@@ -138,8 +138,8 @@ CollectiveRunner::~CollectiveRunner() = default;
 // The cluster file's fabric: section, sized to the board. A stream's
 // message is at most one packet.
 transport::FabricBuilder CollectiveRunner::plan_fabric() {
-    const FabricSpec spec = FabricSpec::from_json(cluster_.info().value("fabric", nlohmann::json::object()));
-    transport::FabricBuilder fabric = transport::cluster_fabric(cluster_.board(), cluster_.topology(), spec);
+    transport::FabricBuilder fabric =
+        transport::cluster_fabric(cluster_.board(), cluster_.topology(), cluster_.fabric_spec());
     const uint32_t payload = fabric.spec().payload_bytes();
     options_.fabric_streams.message_bytes = std::min(options_.fabric_streams.message_bytes, payload);
     return fabric;
@@ -193,7 +193,7 @@ uint32_t CollectiveRunner::message_bytes(Via via) const {
 }
 
 std::unique_ptr<transport::Transport> CollectiveRunner::make_transport(transport::L1Allocator& mem,
-                                                                      uint32_t message_bytes, Via via) const {
+                                                                       uint32_t message_bytes, Via via) const {
     if (via == Via::kFabric) {
         transport::FabricStreamOptions so = options_.fabric_streams;
         so.message_bytes = message_bytes;
@@ -353,8 +353,9 @@ CollectiveRunner::Fitted CollectiveRunner::choose(const OpRequest& r) const {
         }
     }
     if (fabric_plan_ && workers(Via::kFabric).size() < workers_.size())
-        why_not += "\n(the fabric's " + std::to_string(workers(Via::kFabric).size()) + " lane(s) let that many of the board's " +
-                   std::to_string(workers_.size()) + " worker cores reach its routers: raise the cluster file's fabric lanes)";
+        why_not += "\n(the fabric's " + std::to_string(workers(Via::kFabric).size()) +
+                   " lane(s) let that many of the board's " + std::to_string(workers_.size()) +
+                   " worker cores reach its routers: raise the cluster file's fabric lanes)";
     throw Error("no " + collective_name(r.op) + " algorithm fits this cluster:" + why_not);
 }
 

@@ -115,6 +115,12 @@ void Cluster::clear(uint32_t id, uint64_t address, size_t bytes) {
     std::memset(chip(id).host_ptr(address, bytes), 0, bytes);
 }
 
+void Cluster::read(uint32_t id, uint64_t address, void* data, size_t bytes) { chip(id).read(address, data, bytes); }
+
+FabricSpec Cluster::fabric_spec() const {
+    return FabricSpec::from_json(info_.value("fabric", nlohmann::json::object()));
+}
+
 Cluster::~Cluster() {
     if (kick_fd_ >= 0) close(kick_fd_);
     try {

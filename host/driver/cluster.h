@@ -17,6 +17,7 @@
 #include "driver/cluster_topology.h"
 #include "driver/control_client.h"
 #include "driver/kernel_image.h"
+#include "driver/machine.h"
 #include "driver/stall_clock.h"
 
 namespace weft {
@@ -41,7 +42,7 @@ public:
     virtual void finished(uint32_t chip, uint32_t core, const KernelResult& result) = 0;
 };
 
-class Cluster : public ChipWriter {
+class Cluster : public Machine {
 public:
     // Attach to the cluster whose bridge serves run_dir.
     static std::unique_ptr<Cluster> attach(const std::string& run_dir);
@@ -51,14 +52,17 @@ public:
 
     size_t size() const { return chips_.size(); }
     Chip& chip(uint32_t id) { return *chips_.at(id); }
+    uint32_t chip_count() const override { return static_cast<uint32_t>(chips_.size()); }
     void write(uint32_t chip, uint64_t address, const void* data, size_t bytes) override;
     void clear(uint32_t chip, uint64_t address, size_t bytes) override;
-    const BoardInfo& board() const { return board_; }
+    void read(uint32_t chip, uint64_t address, void* data, size_t bytes) override;
+    const BoardInfo& board() const override { return board_; }
+    FabricSpec fabric_spec() const override;
     const nlohmann::json& info() const { return info_; }
     const std::string& run_dir() const { return run_dir_; }
     std::vector<LinkInfo> links();
     // Meshes, coordinates, cables (with their state now) and exit nodes.
-    ClusterTopology topology();
+    ClusterTopology topology() override;
     nlohmann::json counters();
     void set_link(uint32_t chip, uint32_t port, bool up);
     // Sets wire faults on the link at (chip, port): any of drop_rate,

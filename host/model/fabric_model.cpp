@@ -4,6 +4,7 @@
 
 #include "driver/paths.h"
 #include "hal/status_events.h"
+#include "transport/fabric/fabric.h"
 
 namespace weft::model {
 namespace {
@@ -11,27 +12,6 @@ namespace {
 using transport::FabricDirection;
 
 ClusterSpec load(const std::string& name) { return load_cluster(paths::cluster_file(name), paths::load_built_board); }
-
-// Chips in id order, each joined to the next (and the last to the first on a ring).
-std::vector<transport::Hop> cables_in_order(const ClusterSpec& spec, bool ring) {
-    std::vector<transport::Hop> out;
-    const uint32_t n = spec.num_chips;
-    for (uint32_t i = 0; i < (ring ? n : n - 1); ++i) {
-        const uint32_t next = (i + 1) % n;
-        bool found = false;
-        for (const LinkSpec& l : spec.links) {
-            if (l.a.chip == i && l.b.chip == next) out.push_back({i, l.a.port, next, l.b.port});
-            else if (l.b.chip == i && l.a.chip == next)
-                out.push_back({i, l.b.port, next, l.a.port});
-            else
-                continue;
-            found = true;
-            break;
-        }
-        if (!found) throw std::runtime_error("no cable from chip " + std::to_string(i) + " to the next");
-    }
-    return out;
-}
 
 // Firmware on the host board dereferences what it is given: the builder's
 // board addresses move to the chip's host copy (a loader's relocation). The
@@ -76,17 +56,15 @@ uint32_t packets_of(const ModelPacket& p, uint32_t max_payload) {
 
 FabricModel::FabricModel(const std::string& cluster, bool ring, FabricSpec options)
     : spec_(load(cluster)), cluster_(spec_), l1_(spec_.board) {
-    std::vector<uint32_t> order;
-    for (uint32_t i = 0; i < spec_.num_chips; ++i) order.push_back(i);
-    fabric_ =
-        std::make_unique<transport::FabricBuilder>(spec_.board, order, cables_in_order(spec_, ring), ring, options);
+    // Planned as on a QEMU cluster: the same builder, through the machine seam.
+    fabric_ = std::make_unique<transport::FabricBuilder>(transport::fabric_over(cluster_, ring, options));
     start_routers();
 }
 
 FabricModel::FabricModel(const std::string& cluster, FabricSpec options)
     : spec_(load(cluster)), cluster_(spec_), l1_(spec_.board) {
     fabric_ = std::make_unique<transport::FabricBuilder>(
-        transport::mesh_fabric(spec_.board, ClusterTopology::from_spec(spec_), options));
+        transport::mesh_fabric(cluster_.board(), cluster_.topology(), options));
     start_routers();
 }
 

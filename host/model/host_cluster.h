@@ -13,17 +13,22 @@
 
 #include "devices/cluster_devices.h"
 #include "devices/host_chip.h"
-#include "driver/chip_writer.h"
 #include "driver/cluster_file.h"
+#include "driver/machine.h"
 #include "host_board.h"
 
 namespace weft::model {
 
-class HostCluster : public ChipWriter {
+class HostCluster : public Machine {
 public:
     explicit HostCluster(const ClusterSpec& spec);
 
     const ClusterSpec& spec() const { return spec_; }
+    uint32_t chip_count() const override { return spec_.num_chips; }
+    const BoardInfo& board() const override { return spec_.board; }
+    // Every cable of the file, up: the model's cables do not fail (yet).
+    ClusterTopology topology() override { return ClusterTopology::from_spec(spec_); }
+    FabricSpec fabric_spec() const override { return spec_.fabric; }
     HostChip& memory(uint32_t chip) { return *memory_.at(chip); }
     host_board::Core& core(uint32_t chip, uint32_t id) { return harts_.at(chip)->core(id); }
     host_board::Clock& clock() { return clock_; }
@@ -38,6 +43,9 @@ public:
         std::memcpy(bytes(chip, addr, len), data, len);
     }
     void clear(uint32_t chip, uint64_t addr, size_t len) override { std::memset(bytes(chip, addr, len), 0, len); }
+    void read(uint32_t chip, uint64_t addr, void* data, size_t len) override {
+        std::memcpy(data, bytes(chip, addr, len), len);
+    }
     // Every core and port ring of every chip has no command left.
     bool rings_idle();
 

@@ -13,8 +13,8 @@
 
 namespace weft::transport {
 
-FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricSpec options, uint32_t plane) {
-    return fabric_over(cluster.board(), cluster.topology(), ring, options, plane);
+FabricBuilder fabric_over(Machine& machine, bool ring, FabricSpec options, uint32_t plane) {
+    return fabric_over(machine.board(), machine.topology(), ring, options, plane);
 }
 
 FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topology, bool ring, FabricSpec options,
@@ -80,14 +80,14 @@ FabricBuilder cluster_fabric(const BoardInfo& board, const ClusterTopology& topo
     }
 }
 
-std::vector<FabricBuilder> rows_and_columns(Cluster& cluster, bool ring, FabricSpec options) {
-    const ClusterTopology t = cluster.topology();
+std::vector<FabricBuilder> rows_and_columns(Machine& machine, bool ring, FabricSpec options) {
+    const ClusterTopology t = machine.topology();
     const auto& ms = t.meshes();
     if (ms.size() != 1 || (ms[0].topology != "mesh" && ms[0].topology != "torus"))
         throw Error("a fabric per row and column needs a cluster of one mesh or torus");
     const Mesh& m = ms[0];
     const Topology topo(t);
-    const BoardInfo& board = cluster.board();
+    const BoardInfo& board = machine.board();
     // The cable of `dir` (a port facing it, plane 0) from `from` to `to`.
     auto cable = [&](uint32_t from, uint32_t to, abi::FabricCompass dir) {
         for (const Hop& h : topo.cables(from, to))

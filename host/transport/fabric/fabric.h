@@ -20,7 +20,7 @@ namespace weft::transport {
 // board's port planes: each plane is a fabric of its own, on its own ports'
 // ERISC cores, and its packets never enter another's routers). Throws
 // weft::Error naming the chips that are not cabled as a line or ring needs.
-FabricBuilder fabric_over(Cluster& cluster, bool ring, FabricSpec options = {}, uint32_t plane = 0);
+FabricBuilder fabric_over(Machine& machine, bool ring, FabricSpec options = {}, uint32_t plane = 0);
 FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topology, bool ring,
                           FabricSpec options = {}, uint32_t plane = 0);
 
@@ -39,7 +39,7 @@ FabricBuilder cluster_fabric(const BoardInfo& board, const ClusterTopology& topo
 // wrap cable exists (ring true on a torus), else a line. Row y is element y,
 // column x element height + x. They use distinct ports, so all run at once.
 // Throws weft::Error for a cluster that is not one 2D grid.
-std::vector<FabricBuilder> rows_and_columns(Cluster& cluster, bool ring, FabricSpec options = {});
+std::vector<FabricBuilder> rows_and_columns(Machine& machine, bool ring, FabricSpec options = {});
 
 class Fabric {
 public:
