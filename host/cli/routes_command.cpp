@@ -10,6 +10,7 @@
 #include "cli/exit_codes.h"
 #include "driver/cluster_file.h"
 #include "driver/paths.h"
+#include "transport/fabric/l1_routing.h"
 #include "transport/fabric/routing2d.h"
 
 namespace weft::cli {
@@ -44,6 +45,50 @@ void print_table(const Mesh& mesh, int only) {
         for (uint32_t b = 0; b < n; ++b) std::printf(" %s |", a == b ? "-" : transport::dor_route(mesh, a, b).c_str());
         std::printf("\n");
     }
+}
+
+// L1: a row per source mesh and chip (its number in its mesh), a column per
+// destination mesh; each cell the exit node's number in the source mesh.
+void print_l1_tables(const transport::MeshRouting& routing, int only_chip) {
+    const auto& meshes = routing.topology().meshes();
+    std::printf("L1 tables: row: a source chip's exit node toward each mesh (its number in its own mesh)\n");
+    std::printf("| src mesh | node |");
+    for (const Mesh& m : meshes) std::printf(" mesh %u |", m.id);
+    std::printf("\n|---|---|");
+    for (size_t i = 0; i < meshes.size(); ++i) std::printf("---|");
+    std::printf("\n");
+    for (const Mesh& src : meshes)
+        for (uint32_t i = 0; i < src.chips(); ++i) {
+            const uint32_t chip = src.first_chip + i;
+            if (only_chip >= 0 ? chip != uint32_t(only_chip) : src.chips() > kMaxTableChips) continue;
+            std::printf("| %u | %u |", src.id, i);
+            for (const Mesh& dst : meshes) {
+                if (dst.id == src.id) std::printf(" - |");
+                else
+                    std::printf(" %u |", routing.exit_toward(chip, dst.id) - src.first_chip);
+            }
+            std::printf("\n");
+        }
+    const transport::DependencyVerdict v = routing.check();
+    if (v.acyclic)
+        std::printf("mesh graph: acyclic (up*/down* from the lowest mesh id)\n\n");
+    else
+        std::printf("mesh graph: CYCLE %s\n\n", nlohmann::json(v.cycle).dump().c_str());
+}
+
+nlohmann::json l1_json(const transport::MeshRouting& routing, int only_chip) {
+    nlohmann::json rows = nlohmann::json::object();
+    const auto& meshes = routing.topology().meshes();
+    for (const Mesh& src : meshes)
+        for (uint32_t i = 0; i < src.chips(); ++i) {
+            const uint32_t chip = src.first_chip + i;
+            if (only_chip >= 0 ? chip != uint32_t(only_chip) : src.chips() > kMaxTableChips) continue;
+            nlohmann::json row = nlohmann::json::object();
+            for (const Mesh& dst : meshes)
+                if (dst.id != src.id) row[std::to_string(dst.id)] = routing.exit_toward(chip, dst.id);
+            rows[std::to_string(chip)] = row;
+        }
+    return {{"exits", rows}, {"acyclic", routing.check().acyclic}};
 }
 
 int routes(const RoutesArgs& a) {
@@ -84,6 +129,14 @@ int routes(const RoutesArgs& a) {
             std::printf("channel dependency graph: acyclic%s\n\n", m.wraps() ? " (a dateline VC per dimension)" : "");
         else
             std::printf("channel dependency graph: CYCLE %s\n\n", nlohmann::json(v.cycle).dump().c_str());
+    }
+    if (spec.meshes.size() > 1) {
+        const transport::MeshRouting l1(ClusterTopology::from_spec(spec));
+        const int only_chip = one_chip ? static_cast<int>(a.chip) : -1;
+        any_cycle |= !l1.check().acyclic;
+        if (a.json) out = {{"meshes", out}, {"l1", l1_json(l1, only_chip)}};
+        else
+            print_l1_tables(l1, only_chip);
     }
     if (a.json) std::printf("%s\n", out.dump(2).c_str());
     return any_cycle ? kFailed : kOk;

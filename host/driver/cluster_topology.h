@@ -50,6 +50,13 @@ public:
     // The chip at (x, y) of mesh `id`; throws weft::Error outside it.
     uint32_t chip_at(uint32_t id, uint32_t x, uint32_t y) const;
     const std::vector<LinkInfo>& links() const { return links_; }
+    // The same meshes with these cables (the same ones, in another state).
+    ClusterTopology with_links(std::vector<LinkInfo> links) const {
+        ClusterTopology t = *this;
+        t.links_ = std::move(links);
+        t.check();
+        return t;
+    }
     // The cables leaving mesh `id`, from its side, by chip then port.
     std::vector<ExitNode> exit_nodes(uint32_t id) const;
 
