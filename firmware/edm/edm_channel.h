@@ -23,7 +23,6 @@ public:
         conn_.release(abi::kEdmNextMessageAvailable, bytes);
     }
     void release_after_math() override { conn_.release_after_math(); }
-    bool sends() const override { return conn_.sends(); }
     // finish(): the default. Each release hands its message over whole, and
     // the collectives' EDM channels end after their message count.
 

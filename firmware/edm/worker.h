@@ -48,7 +48,6 @@ public:
     uint32_t slot_size() const { return c_->slot_size; }
     uint32_t pages_per_message(uint32_t page_size) const { return c_->slot_size / page_size; }
     uint32_t messages() const { return done_; }
-    bool sends() const { return c_->role == abi::kEdmSender; }
 
 private:
     uint32_t next_slot();  // waits for the EDM to hand over the next slot, clears our semaphore

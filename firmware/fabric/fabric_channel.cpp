@@ -19,7 +19,7 @@ Route FabricChannel::route() const {
 }
 
 uint64_t FabricChannel::acquire() {
-    if (sends()) {
+    if (sender()) {
         // Room once the receiver has credited the message that used this slot last.
         if (done_ - noc::semaphore_read(end_->counter) >= end_->slots)
             noc::semaphore_wait_min(end_->counter, done_ + 1 - end_->slots);
@@ -34,7 +34,7 @@ uint64_t FabricChannel::acquire() {
 
 void FabricChannel::release(uint32_t bytes) {
     if (bytes > end_->message_bytes) mailbox::panic(abi::kPanicBadArgs, bytes);
-    if (sends()) {
+    if (sender()) {
         // The staged payload's NoC writes are ahead of these on our ring.
         const uint64_t to = end_->remote_buffer + uint64_t(end_->message_bytes) * (done_ % end_->slots);
         conn_->write(route(), to, slot(done_), bytes, end_->remote_counter, 1);
@@ -65,7 +65,7 @@ void FabricChannel::pay_credits() {
 }
 
 void FabricChannel::finish() {
-    if (sends()) {
+    if (sender()) {
         if (done_) noc::semaphore_wait_min(end_->counter, done_);
         return;
     }

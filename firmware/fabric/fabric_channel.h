@@ -52,11 +52,12 @@ public:
     uint64_t acquire() override;
     void release(uint32_t bytes) override;
     void release_after_math() override;
-    bool sends() const override { return end_->role == abi::kFabricStreamSender; }
     // Sender: waits for every credit; receiver: sends what it owes.
     void finish() override;
+    bool is_sender() const { return end_->role == abi::kFabricStreamSender; }
 
 private:
+    bool sender() const { return is_sender(); }
     uint64_t slot(uint32_t n) const { return end_->buffer + uint64_t(end_->message_bytes) * (n % end_->slots); }
     Route route() const;
     void pay_credits();

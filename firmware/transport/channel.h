@@ -26,8 +26,6 @@ public:
     virtual void release(uint32_t bytes) = 0;
     // Receiver: the message is read by this core's math ring instead.
     virtual void release_after_math() = 0;
-    // Whether this end sends (else it receives).
-    virtual bool sends() const = 0;
     // The op is over: settles what the transport still owes, so that nothing
     // lands in this worker's L1 once its kernel has ended (a fabric stream's
     // credits). A kernel finishes every receiving end before any sending end:
