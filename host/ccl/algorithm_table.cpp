@@ -79,6 +79,13 @@ std::vector<std::string> algorithms(Collective op, bool grid, uint32_t capabilit
 
 std::vector<std::string> all_algorithms(Collective op) { return algorithms(op, true, ~0u); }
 
+std::vector<std::string> grid_algorithms(Collective op) {
+    std::vector<std::string> names;
+    for (const Algorithm& a : algorithm_table())
+        if (a.op == op && (a.needs & kGrid)) names.emplace_back(a.name);
+    return names;
+}
+
 std::vector<std::string> transports_for(const Algorithm& a) {
     std::vector<std::string> kinds;
     for (const transport::TransportKind& k : transport::transport_kinds())

@@ -55,6 +55,10 @@ std::vector<std::string> transports_for(const Algorithm& a);
 // capabilities, naming both and the kind that would do; "" if it can.
 std::string cannot_run(const Algorithm& a, const std::string& transport, uint32_t capabilities);
 
+// Kept for programs written against 0.7: the grid's own algorithms.
+[[deprecated("use ccl::algorithms(op, /*grid=*/true) (algorithm_table.h)")]] std::vector<std::string> grid_algorithms(
+    Collective op);
+
 // The overlay plan of `algo` (not "auto"); throws weft::Error for an unknown
 // one, or one the transport runs itself.
 Plan build_plan(const PlanContext& ctx, const std::string& algo);
