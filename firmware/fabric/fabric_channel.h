@@ -53,7 +53,7 @@ public:
     void release(uint32_t bytes) override;
     void release_after_math() override;
     // Sender: waits for every credit; receiver: sends what it owes.
-    void finish();
+    void finish() override;
     bool is_sender() const { return end_->role == abi::kFabricStreamSender; }
 
 private:

@@ -19,7 +19,6 @@ namespace {
 struct ChannelStorage {
     edm::EdmChannel edm;
     fabric::FabricChannel fabric;
-    bool is_fabric = false;
 };
 
 transport::Channel* open_channel(const abi::ChannelRef& ref, ChannelStorage& storage, fabric::ConnectionPool& pool) {
@@ -29,11 +28,20 @@ transport::Channel* open_channel(const abi::ChannelRef& ref, ChannelStorage& sto
             return &storage.edm;
         case abi::kTransportFabric:
             storage.fabric = fabric::FabricChannel(*reinterpret_cast<const abi::FabricStreamEnd*>(ref.address), pool);
-            storage.is_fabric = true;
             return &storage.fabric;
     }
     mailbox::panic(abi::kPanicBadArgs, ref.transport);
     return nullptr;
+}
+
+// Every channel settles what its transport still owes: nothing may land in
+// our L1 once we are gone. Receivers pay first: a peer's sender may be
+// waiting for them while we wait for its receiver's. `sending`: bit c set
+// when the program sent on channel c (a channel is one end of one stream).
+void finish_channels(transport::Channel* const* channel, uint32_t channels, uint32_t sending) {
+    for (uint32_t senders = 0; senders < 2; ++senders)
+        for (uint32_t c = 0; c < channels; ++c)
+            if (((sending >> c) & 1) == senders) channel[c]->finish();
 }
 
 bool uses_channel(uint32_t opcode) {
@@ -91,6 +99,7 @@ extern "C" int kernel_main(KernelArgs a) {
     for (uint32_t c = 0; c < channels; ++c) channel[c] = open_channel(refs[c], storage[c], pool);
     uint32_t last_op = 0;       // the last op other than a signal
     bool math_pending = false;  // a reduction of ours may still be running
+    uint32_t sending = 0;       // bit c: we sent on channel c
     for (uint32_t i = 0; i < args.instructions; ++i) {
         const abi::CclInstr& in = program[i];
         mailbox::set_progress(i);
@@ -104,15 +113,11 @@ extern "C" int kernel_main(KernelArgs a) {
         }
         run(in, i, uses_channel(in.opcode) ? channel[in.channel] : nullptr, args.signals, last_op);
         if (ends_on_math(in.opcode)) math_pending = true;
+        if (in.opcode == abi::kCclSend) sending |= 1u << in.channel;
         if (in.opcode != abi::kCclSignal) last_op = in.opcode;
     }
-    // Fabric streams settle their credits and lanes: nothing may land in our
-    // L1 once we are gone. Receivers pay first: a peer's sender may be
-    // waiting for them while we wait for its receiver's.
-    for (int senders = 0; senders < 2; ++senders)
-        for (uint32_t c = 0; c < channels; ++c)
-            if (storage[c].is_fabric && storage[c].fabric.is_sender() == (senders == 1)) storage[c].fabric.finish();
-    pool.close_all();
+    finish_channels(channel, channels, sending);
+    pool.close_all();  // the fabric's lanes: every packet sent before we go
     noc::barrier();
     math::barrier();
     return static_cast<int>(args.instructions);

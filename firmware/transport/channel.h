@@ -26,6 +26,12 @@ public:
     virtual void release(uint32_t bytes) = 0;
     // Receiver: the message is read by this core's math ring instead.
     virtual void release_after_math() = 0;
+    // The op is over: settles what the transport still owes, so that nothing
+    // lands in this worker's L1 once its kernel has ended (a fabric stream's
+    // credits). A kernel finishes every receiving end before any sending end:
+    // a sending end may wait for its peer's receiving end, whose kernel may be
+    // waiting in turn for ours. Nothing to settle by default.
+    virtual void finish() {}
 
 protected:
     ~Channel() = default;  // ends live in the kernel's own storage, never deleted through this

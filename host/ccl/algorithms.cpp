@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "ccl/collective.h"
+#include "ccl/algorithms.h"
 #include "common/error.h"
 
 namespace weft::ccl {
@@ -75,10 +75,10 @@ void all_gather_line(Builder& b) {
 
 // ---- reduce-scatter (tt-metal's CCL developer guide "(Ring) Reduce Scatter"; bidirectional and line beyond it) ----
 
-void reduce_scatter(Builder& b, const std::string& algo) {
+void reduce_scatter(Builder& b, bool line, bool bidir) {
     const uint32_t n = b.n;
     for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, b.l.whole(b.l.input), b.l.whole(b.l.work));
-    if (algo == "line") {
+    if (line) {
         const auto& line = b.c.line;
         for (uint32_t k = 0; k < n; ++k) {
             const Pages blk = b.l.work_block(line[k]);
@@ -86,7 +86,6 @@ void reduce_scatter(Builder& b, const std::string& algo) {
             for (uint32_t j = n - 1; j > k; --j) b.plan.send(1 + (n - 1 - j), line[j], blk, line[j - 1], blk, true);
         }
     } else {
-        const bool bidir = algo == "ring_bidir";
         for (uint32_t s = 0; s + 1 < n; ++s)
             for (uint32_t i = 0; i < n; ++i) {
                 // Forward: position i passes on the block of position i-s-1, so that
@@ -278,37 +277,43 @@ void all_reduce_halving_doubling(Builder& b) {
     p.unfold();
 }
 
-void all_reduce_other(Builder& b, const std::string& algo) {
-    const uint32_t n = b.n;
+// Each rank's own vector in its output: the start of the all-reduces below.
+void all_reduce_own_into_output(Builder& b) {
+    for (uint32_t r = 0; r < b.n; ++r) b.plan.copy(0, r, b.l.whole(b.l.input), b.l.whole(b.l.output));
+}
+
+void all_reduce_reduce_root(Builder& b) {
+    const uint32_t n = b.n, root = b.ring(0);
     const Pages in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
-    if (algo == "full_mesh") return all_reduce_full_mesh(b);
-    if (algo == "recursive_doubling") return all_reduce_recursive_doubling(b);
-    if (algo == "halving_doubling") return all_reduce_halving_doubling(b);
-    for (uint32_t r = 0; r < n; ++r) b.plan.copy(0, r, in, out);
-    if (algo == "reduce_root") {
-        const uint32_t root = b.ring(0);
-        for (uint32_t i = 1; i < n; ++i) b.plan.send(1, b.ring(i), in, root, out, true);
-        for (uint32_t i = 1; i < n; ++i) b.plan.send(2, root, out, b.ring(i), out);
-    } else if (algo == "tree") {
-        // A binary heap over the ring positions: children 2i+1, 2i+2 sit close by.
-        auto depth = [](uint32_t i) {
-            uint32_t d = 0;
-            while (i > 0) i = (i - 1) / 2, ++d;
-            return d;
-        };
-        const uint32_t max_depth = depth(n - 1);
-        for (uint32_t i = 1; i < n; ++i)
-            b.plan.send(1 + max_depth - depth(i), b.ring(i), out, b.ring((i - 1) / 2), out, true);
-        for (uint32_t i = 1; i < n; ++i)
-            b.plan.send(1 + max_depth + depth(i), b.ring((i - 1) / 2), out, b.ring(i), out);
-    } else if (algo == "naive_ring") {
-        // the classic collective algorithms (Thakur et al.) approach 4: the last node starts; sums travel left to node
-        // 0, then the total goes once more around the ring.
-        for (uint32_t s = 0; s + 1 < n; ++s) b.plan.send(1 + s, b.ring(n - 1 - s), out, b.ring(n - 2 - s), out, true);
-        for (uint32_t k = 0; k + 1 < n; ++k) b.plan.send(n + k, b.ring(-int64_t(k)), out, b.ring(-int64_t(k) - 1), out);
-    } else {
-        throw Error("internal: all_reduce algorithm " + algo);
-    }
+    all_reduce_own_into_output(b);
+    for (uint32_t i = 1; i < n; ++i) b.plan.send(1, b.ring(i), in, root, out, true);
+    for (uint32_t i = 1; i < n; ++i) b.plan.send(2, root, out, b.ring(i), out);
+}
+
+// A binary heap over the ring positions: children 2i+1, 2i+2 sit close by.
+void all_reduce_tree(Builder& b) {
+    const uint32_t n = b.n;
+    const Pages out = b.l.whole(b.l.output);
+    all_reduce_own_into_output(b);
+    auto depth = [](uint32_t i) {
+        uint32_t d = 0;
+        while (i > 0) i = (i - 1) / 2, ++d;
+        return d;
+    };
+    const uint32_t max_depth = depth(n - 1);
+    for (uint32_t i = 1; i < n; ++i)
+        b.plan.send(1 + max_depth - depth(i), b.ring(i), out, b.ring((i - 1) / 2), out, true);
+    for (uint32_t i = 1; i < n; ++i) b.plan.send(1 + max_depth + depth(i), b.ring((i - 1) / 2), out, b.ring(i), out);
+}
+
+// the classic collective algorithms (Thakur et al.) approach 4: the last node
+// starts; sums travel left to node 0, then the total goes once more around the ring.
+void all_reduce_naive_ring(Builder& b) {
+    const uint32_t n = b.n;
+    const Pages out = b.l.whole(b.l.output);
+    all_reduce_own_into_output(b);
+    for (uint32_t s = 0; s + 1 < n; ++s) b.plan.send(1 + s, b.ring(n - 1 - s), out, b.ring(n - 2 - s), out, true);
+    for (uint32_t k = 0; k + 1 < n; ++k) b.plan.send(n + k, b.ring(-int64_t(k)), out, b.ring(-int64_t(k) - 1), out);
 }
 
 // ---- 2D: rows, then columns, on one mesh or torus (each phase a ring op
@@ -474,49 +479,81 @@ void rooted_direct(Builder& b) {
     }
 }
 
-}  // namespace
+void send_recv_ring(Builder& b) {
+    const Pages in = b.l.whole(b.l.input), out = b.l.whole(b.l.output);
+    for (uint32_t i = 0; i < b.n && b.n > 1; ++i) b.plan.send(0, b.ring(i), in, b.ring(i + 1), out);
+    if (b.n == 1) b.plan.copy(0, 0, in, out);
+}
 
-Plan build_plan(const PlanContext& ctx, const std::string& algo) {
-    std::vector<std::string> algos = algorithms(ctx.request.op);
-    for (const std::string& a : grid_algorithms(ctx.request.op)) algos.push_back(a);
-    if (std::find(algos.begin(), algos.end(), algo) == algos.end()) {
-        std::string list;
-        for (const auto& a : algos) list += (list.empty() ? "" : ", ") + a;
-        throw Error("unknown algorithm '" + algo + "' for " + collective_name(ctx.request.op) +
-                    " (algorithms: " + list + ", auto)");
-    }
+// Runs one of the builders above over a fresh plan.
+template <typename Build>
+Plan plan_of(const PlanContext& ctx, Build build) {
     Builder b(ctx);
-    switch (ctx.request.op) {
-        case Collective::kAllGather:
-            if (algo == "2d") all_gather_2d(b);
-            else if (algo == "line")
-                all_gather_line(b);
-            else
-                all_gather_ring(b, algo == "ring_bidir", algo == "ring_halfway");
-            break;
-        case Collective::kReduceScatter: reduce_scatter(b, algo); break;
-        case Collective::kAllReduce:
-            if (algo == "2d") all_reduce_2d(b);
-            else if (algo == "ring")
-                all_reduce_ring(b);
-            else
-                all_reduce_other(b, algo);
-            break;
-        case Collective::kBroadcast:
-        case Collective::kReduce:
-            if (algo == "chain") rooted_chain(b, ctx.request.op == Collective::kReduce);
-            else
-                rooted_direct(b);
-            break;
-        case Collective::kGather:
-        case Collective::kScatter: rooted_direct(b); break;
-        case Collective::kSendRecv:
-            for (uint32_t i = 0; i < b.n && b.n > 1; ++i)
-                b.plan.send(0, b.ring(i), b.l.whole(b.l.input), b.ring(i + 1), b.l.whole(b.l.output));
-            if (b.n == 1) b.plan.copy(0, 0, b.l.whole(b.l.input), b.l.whole(b.l.output));
-            break;
-    }
+    build(b);
     return std::move(b.plan);
 }
+
+}  // namespace
+
+// The table's rows' builders: qualified, the builders above, whose names they share.
+namespace plans {
+
+Plan all_gather_ring(const PlanContext& c) {
+    return plan_of(c, [](Builder& b) { ccl::all_gather_ring(b, false, false); });
+}
+Plan all_gather_ring_bidir(const PlanContext& c) {
+    return plan_of(c, [](Builder& b) { ccl::all_gather_ring(b, true, false); });
+}
+Plan all_gather_ring_halfway(const PlanContext& c) {
+    return plan_of(c, [](Builder& b) { ccl::all_gather_ring(b, false, true); });
+}
+Plan all_gather_line(const PlanContext& c) { return plan_of(c, ccl::all_gather_line); }
+Plan all_gather_2d(const PlanContext& c) { return plan_of(c, ccl::all_gather_2d); }
+Plan reduce_scatter_ring(const PlanContext& c) {
+    return plan_of(c, [](Builder& b) { reduce_scatter(b, false, false); });
+}
+Plan reduce_scatter_ring_bidir(const PlanContext& c) {
+    return plan_of(c, [](Builder& b) { reduce_scatter(b, false, true); });
+}
+Plan reduce_scatter_line(const PlanContext& c) {
+    return plan_of(c, [](Builder& b) { reduce_scatter(b, true, false); });
+}
+Plan all_reduce_ring(const PlanContext& c) { return plan_of(c, ccl::all_reduce_ring); }
+Plan all_reduce_full_mesh(const PlanContext& c) { return plan_of(c, ccl::all_reduce_full_mesh); }
+Plan all_reduce_reduce_root(const PlanContext& c) { return plan_of(c, ccl::all_reduce_reduce_root); }
+Plan all_reduce_tree(const PlanContext& c) { return plan_of(c, ccl::all_reduce_tree); }
+Plan all_reduce_naive_ring(const PlanContext& c) { return plan_of(c, ccl::all_reduce_naive_ring); }
+Plan all_reduce_recursive_doubling(const PlanContext& c) { return plan_of(c, ccl::all_reduce_recursive_doubling); }
+Plan all_reduce_halving_doubling(const PlanContext& c) { return plan_of(c, ccl::all_reduce_halving_doubling); }
+Plan all_reduce_2d(const PlanContext& c) { return plan_of(c, ccl::all_reduce_2d); }
+Plan rooted_chain(const PlanContext& c) {
+    return plan_of(c, [](Builder& b) { ccl::rooted_chain(b, b.c.request.op == Collective::kReduce); });
+}
+Plan rooted_direct(const PlanContext& c) { return plan_of(c, ccl::rooted_direct); }
+Plan send_recv_ring(const PlanContext& c) { return plan_of(c, ccl::send_recv_ring); }
+
+}  // namespace plans
+
+namespace native {
+
+// Every chip's block of an all-gather to every other chip; a broadcast's root's whole vector.
+void multicast(const OpRequest& r, const OpLayout& l, transport::Transport& t) {
+    if (l.outer != 1) throw Error("the multicast all-gather gathers whole blocks: use ring along an inner dimension");
+    const bool gather = r.op == Collective::kAllGather;
+    std::vector<transport::MulticastPart> parts(l.ranks);
+    for (uint32_t c = 0; c < l.ranks; ++c) {
+        transport::MulticastPart& p = parts[c];
+        const uint64_t bytes = gather ? l.block_elems[c] * l.element : l.elements * l.element;
+        if (bytes > 0xffffffffull) throw Error("a multicast block of " + std::to_string(bytes) + " bytes is too large");
+        p.sends = gather || c == r.root;
+        p.bytes = static_cast<uint32_t>(bytes);
+        p.src = gather ? l.own_input(c).base : l.input;
+        p.dst = gather ? l.output_block(c).base : l.output;
+        p.expect = gather ? l.ranks - 1 : (c == r.root ? 0 : 1);
+    }
+    t.multicast()->add_multicast(parts);
+}
+
+}  // namespace native
 
 }  // namespace weft::ccl

@@ -12,23 +12,15 @@ namespace {
 struct OpInfo {
     Collective op;
     const char* name;
-    std::vector<std::string> algos;
     bool reduces;
 };
 
 const std::vector<OpInfo>& ops() {
     static const std::vector<OpInfo> v = {
-        {Collective::kAllGather, "all_gather", {"ring", "ring_bidir", "ring_halfway", "line"}, false},
-        {Collective::kReduceScatter, "reduce_scatter", {"ring", "ring_bidir", "line"}, true},
-        {Collective::kAllReduce,
-         "all_reduce",
-         {"ring", "full_mesh", "reduce_root", "tree", "naive_ring", "recursive_doubling", "halving_doubling"},
-         true},
-        {Collective::kBroadcast, "broadcast", {"chain", "direct"}, false},
-        {Collective::kReduce, "reduce", {"chain", "direct"}, true},
-        {Collective::kGather, "gather", {"direct"}, false},
-        {Collective::kScatter, "scatter", {"direct"}, false},
-        {Collective::kSendRecv, "sendrecv", {"ring"}, false},
+        {Collective::kAllGather, "all_gather", false}, {Collective::kReduceScatter, "reduce_scatter", true},
+        {Collective::kAllReduce, "all_reduce", true},  {Collective::kBroadcast, "broadcast", false},
+        {Collective::kReduce, "reduce", true},         {Collective::kGather, "gather", false},
+        {Collective::kScatter, "scatter", false},      {Collective::kSendRecv, "sendrecv", false},
     };
     return v;
 }
@@ -59,13 +51,6 @@ Collective parse_collective(const std::string& name) {
         known += std::string(known.empty() ? "" : ", ") + o.name;
     }
     throw Error("unknown op '" + name + "' (ops: " + known + ")");
-}
-
-const std::vector<std::string>& algorithms(Collective c) { return info(c).algos; }
-
-const std::vector<std::string>& grid_algorithms(Collective c) {
-    static const std::vector<std::string> two_d = {"2d"}, none;
-    return c == Collective::kAllGather || c == Collective::kAllReduce ? two_d : none;
 }
 
 bool is_grid(const ClusterTopology& t) {

@@ -1,6 +1,6 @@
-// The collective ops weft runs, their algorithms, and how an op's buffers sit
-// in every chip's DRAM. Ranks are chip ids; the algorithms walk the chips in
-// an overlay order (a ring or a line) chosen over the cables (topology.h).
+// The collective ops weft runs and how an op's buffers sit in every chip's
+// DRAM. Ranks are chip ids; the algorithms (algorithm_table.h) walk the chips
+// in an overlay order (a ring or a line) chosen over the cables (topology.h).
 #pragma once
 #include <stdint.h>
 
@@ -21,12 +21,8 @@ const std::vector<Collective>& all_collectives();
 std::string collective_name(Collective c);
 // Throws weft::Error listing the valid names.
 Collective parse_collective(const std::string& name);
-// The algorithms of an op, the first being its default fixed choice.
-const std::vector<std::string>& algorithms(Collective c);
-// The algorithms that run on a cluster of one mesh or torus only (rows,
-// then columns): auto considers them there.
-const std::vector<std::string>& grid_algorithms(Collective c);
-// Whether the cluster is such a grid (at least 2x2).
+// Whether the cluster is one mesh or torus of at least 2x2, where the grid's
+// own algorithms run (algorithm_table.h has every op's algorithms).
 bool is_grid(const ClusterTopology& t);
 // nccl-tests' bus bandwidth factor: busbw = algbw * factor.
 double bus_factor(Collective c, uint32_t ranks);
@@ -152,8 +148,5 @@ struct PlanContext {
     std::vector<uint32_t> ring, line;  // chip ids in overlay order
     CtringTuning ctring;
 };
-
-// The overlay plan of `algo` (not "auto"); throws weft::Error for an unknown one.
-Plan build_plan(const PlanContext& ctx, const std::string& algo);
 
 }  // namespace weft::ccl

@@ -6,7 +6,6 @@
 #include <memory>
 #include <set>
 
-#include "ccl/fabric_ops.h"
 #include "ccl/placement.h"
 #include "common/error.h"
 #include "common/knobs.h"
@@ -285,16 +284,28 @@ CollectiveRunner::Fitted CollectiveRunner::fit_any(const OpRequest& r, const std
     std::rethrow_exception(failed);
 }
 
-CollectiveRunner::Fitted CollectiveRunner::choose(const OpRequest& r) const {
-    if (is_fabric_algorithm(r.op, r.algo)) {
-        if (!fabric_plan_)
-            throw Error(collective_name(r.op) + "'s " + r.algo +
-                        " algorithm runs on the fabric: use --transport fabric");
-        return {r.algo, LoweredOp{}, PlacedOp{}, 0, Via::kFabric};  // no streams: the routers carry it
+CollectiveRunner::Fitted CollectiveRunner::fit_native(const OpRequest& r, const Algorithm& a) const {
+    const OpLayout l = layout(r);
+    std::string lacking;
+    for (Via via : vias()) {
+        transport::L1Allocator mem = allocator(via);
+        const auto transport = make_transport(mem, message_bytes(via), via);
+        if (std::string why = cannot_run(a, transport->name(), transport->capabilities()); !why.empty()) {
+            if (lacking.empty()) lacking = std::move(why);
+            continue;
+        }
+        a.native(r, l, *transport);
+        Fitted f{a.name, LoweredOp{}, place_op(LoweredOp{}, *transport, mem, nullptr), 0, via};
+        f.op.bytes_on_links = l.elements * l.element * (l.ranks - 1);  // the vector reaches n - 1 chips
+        return f;
     }
-    std::vector<std::string> algos = algorithms(r.op);
-    if (is_grid(topo_.cluster()))
-        for (const std::string& a : grid_algorithms(r.op)) algos.push_back(a);
+    throw Error(lacking);
+}
+
+CollectiveRunner::Fitted CollectiveRunner::choose(const OpRequest& r) const {
+    if (const Algorithm* a = find_algorithm(r.op, r.algo); a && a->native) return fit_native(r, *a);
+    // auto costs lowered ops only: a transport's own ops are no candidates.
+    const std::vector<std::string> algos = algorithms(r.op, is_grid(topo_.cluster()));
     if (r.algo != "auto" || algos.size() == 1) {
         const std::string algo = r.algo != "auto" ? r.algo : algos.front();
         try {
@@ -412,7 +423,8 @@ PendingOp CollectiveRunner::start(const OpRequest& r) {
     timing.features = CostFeatures::of(op);
     timing.bytes_on_links = op.bytes_on_links;
     timing.hops = op.hops;
-    timing.workers = static_cast<uint32_t>(op.workers.size());
+    // A transport's own op has no workers: its kernels, one a chip.
+    timing.workers = static_cast<uint32_t>(op.workers.empty() ? fitted.placed.launches.size() : op.workers.size());
     timing.streams = static_cast<uint32_t>(op.streams.size());
     timing.planes = op.planes;
     WEFT_INFO("ccl", "%s of %llu bytes (%s %s): algorithm %s%s over the %s, %u workers, %u streams of %u-byte messages",
@@ -422,19 +434,6 @@ PendingOp CollectiveRunner::start(const OpRequest& r) {
     if (fitted.via == Via::kFabric) ensure_fabric();
     else if (fabric_)  // the EDM runs on the ERISC cores its routers hold
         fabric_->stop(), fabric_.reset();
-    if (is_fabric_algorithm(r.op, algo)) {  // the multicast kernels run to completion here
-        const OpLayout l = layout(r);
-        timing.bytes_on_links = l.elements * l.element * (l.ranks - 1);  // the vector crosses n - 1 cables
-        const auto timeout = options_.timeout.count() ? options_.timeout
-                                                      : std::chrono::milliseconds(20000 + l.output_bytes / 20000);
-        try {
-            timing.seconds = run_fabric_multicast(cluster_, *fabric_, r, l, timeout);
-        } catch (const Error& e) {
-            drop_fabric(e);
-        }
-        timing.workers = l.ranks;
-        return pending;
-    }
     PlacedOp& placed = fitted.placed;
     if (placed.launches.empty()) return pending;
     RankWriter to_chips(cluster_, chips_);

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "ccl/algorithm_table.h"
 #include "ccl/autotune.h"
 #include "ccl/collective.h"
 #include "ccl/lowering.h"
@@ -153,6 +154,10 @@ private:
     // preferred transport's reason when none can.
     Fitted fit_any(const OpRequest& r, const std::string& algo, std::optional<LoweredOp> lowered = std::nullopt,
                    size_t first = 0) const;
+    // An op its transport runs itself (a row with no plan), over the first
+    // of vias() offering the capabilities it needs. Throws the preferred
+    // transport's reason when none does.
+    Fitted fit_native(const OpRequest& r, const Algorithm& a) const;
     LoweredOp lower_op(const OpRequest& r, const std::string& algo, uint32_t message_bytes, Via via) const;
     transport::EdmOptions edm_options() const;
     std::unique_ptr<transport::Transport> make_transport(transport::L1Allocator& mem, uint32_t message_bytes,

@@ -309,8 +309,7 @@ int bench(BenchArgs a, const std::string& run_dir) {
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     const uint32_t n = static_cast<uint32_t>(cluster->size());
     ccl::CollectiveRunner run(*cluster, runner_options(a.ccl));
-    if (a.ccl.algo == "all" && ccl::is_grid(cluster->topology()))
-        for (const std::string& g : ccl::grid_algorithms(base.op)) algos.push_back(g);
+    if (a.ccl.algo == "all" && ccl::is_grid(cluster->topology())) algos = algorithms_of(a.ccl, true, true);
     print_header(base, run, n, a, sizes);
     std::unique_ptr<Trace> trace;
     if (!a.trace.empty()) trace = std::make_unique<Trace>(*cluster, a.trace);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ccl/fabric_ops.h"
+#include "ccl/algorithm_table.h"
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -58,16 +58,31 @@ ccl::RunnerOptions runner_options(const CclArgs& a) {
     return o;
 }
 
-std::vector<std::string> algorithms_of(const CclArgs& a, bool sweep) {
+namespace {
+
+// What --transport promises every algorithm: its kind's capabilities; auto's
+// none (it takes the EDM where the EDM can carry an algorithm's streams).
+uint32_t promised_capabilities(const std::string& transport) {
+    for (const transport::TransportKind& k : transport::transport_kinds())
+        if (transport == k.name) return k.capabilities;
+    return 0;
+}
+
+}  // namespace
+
+std::vector<std::string> algorithms_of(const CclArgs& a, bool sweep, bool grid) {
     const ccl::Collective op = ccl::parse_collective(a.op);
-    std::vector<std::string> known = ccl::algorithms(op);
-    const std::vector<std::string>& native = ccl::fabric_algorithms(op);
-    if (a.transport == "fabric") known.insert(known.end(), native.begin(), native.end());
-    else if (std::find(native.begin(), native.end(), a.algo) != native.end())
-        throw UsageError("--algo: " + a.op + "'s " + a.algo + " algorithm runs on the fabric: add --transport fabric");
-    // "all" sweeps the grid's algorithms only where the cluster is one (the bench adds them).
-    if (sweep && a.algo == "all") return known;
-    for (const std::string& g : ccl::grid_algorithms(op)) known.push_back(g);  // the runner says where they run
+    const uint32_t capabilities = promised_capabilities(a.transport);
+    if (const ccl::Algorithm* row = ccl::find_algorithm(op, a.algo); row && !ccl::can_run(*row, true, capabilities)) {
+        const std::vector<std::string> kinds = ccl::transports_for(*row);
+        if (kinds.empty()) throw UsageError("--algo: " + a.op + "'s " + a.algo + " algorithm runs on no transport");
+        throw UsageError("--algo: " + a.op + "'s " + a.algo + " algorithm runs on the " + list(kinds) +
+                         ": add --transport " + kinds.front());
+    }
+    // "all" sweeps the grid's algorithms only where the cluster is one (the bench asks again, knowing).
+    if (sweep && a.algo == "all") return ccl::algorithms(op, grid, capabilities);
+    // The runner says where the grid's run.
+    const std::vector<std::string> known = ccl::algorithms(op, true, capabilities);
     if (a.algo == "auto" || std::find(known.begin(), known.end(), a.algo) != known.end()) return {a.algo};
     throw UsageError("--algo: " + a.op + " has no algorithm '" + a.algo + "' (auto, " + list(known) +
                      (sweep ? ", all)" : ")"));

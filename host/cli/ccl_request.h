@@ -21,9 +21,10 @@ struct CclArgs {
 // OP, --dtype, --redop, --algo, --transport, --root, --cluster. A sweep's --algo may also be "all".
 void add_ccl_args(CLI::App& cmd, CclArgs& a, bool sweep);
 
-// --algo's algorithms: every one of the op's for a sweep's "all", else the
-// one asked for. Throws UsageError for one the op does not have.
-std::vector<std::string> algorithms_of(const CclArgs& a, bool sweep);
+// --algo's algorithms: for a sweep's "all", every one of the op's that runs
+// over --transport (and on a grid, with `grid`), else the one asked for.
+// Throws UsageError for one the op does not have, or --transport cannot run.
+std::vector<std::string> algorithms_of(const CclArgs& a, bool sweep, bool grid = false);
 // The runner's options with --transport.
 ccl::RunnerOptions runner_options(const CclArgs& a);
 // The op as asked for, its --algo checked.

@@ -6,8 +6,8 @@
 #include <iostream>
 #include <set>
 
+#include "ccl/algorithm_table.h"
 #include "ccl/collective.h"
-#include "ccl/fabric_ops.h"
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "common/knobs.h"
@@ -88,8 +88,8 @@ std::vector<std::string> cluster_names() {
 std::vector<std::string> algorithm_names(ccl::Collective c, bool sweep) {
     std::vector<std::string> names = {"auto"};
     if (sweep) names.push_back("all");
-    for (const auto* list : {&ccl::algorithms(c), &ccl::fabric_algorithms(c), &ccl::grid_algorithms(c)})
-        names.insert(names.end(), list->begin(), list->end());
+    const std::vector<std::string> all = ccl::all_algorithms(c);
+    names.insert(names.end(), all.begin(), all.end());
     return names;
 }
 

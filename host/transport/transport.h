@@ -14,6 +14,10 @@
 //    add a stream, write its configuration, launch its kernels. A Transport
 //    object serves one op; a stuck wait of its kernels is described by the
 //    decoder it registers for its wait kind (driver/wait_decoders.h).
+//  - Capabilities: what a transport does beyond streams, as an op of its own
+//    (the fabric's multicast). An algorithm that needs one (its row in
+//    host/ccl/algorithm_table.h) runs only over a transport that offers it,
+//    which places that op through the capability's interface.
 #pragma once
 #include <stdint.h>
 
@@ -72,6 +76,45 @@ struct StreamEnds {
     abi::ChannelRef sender{}, receiver{};
 };
 
+// What a transport offers beyond streams (bits).
+enum Capability : uint32_t {
+    kCanMulticast = 1u << 0,  // Transport::multicast()
+};
+// The words for them in messages: "multicast".
+std::string capability_names(uint32_t capabilities);
+
+// The kinds of transport, by the name --transport takes, and what each
+// offers: for naming the kind an algorithm needs before one is made.
+struct TransportKind {
+    const char* name;
+    uint32_t capabilities;
+};
+const std::vector<TransportKind>& transport_kinds();
+
+// One chip's part of a multicast: its block, if it sends one, lands at `dst`
+// on every other chip of the transport (and on its own, a local copy); then
+// the chip waits until `expect` blocks have landed on it.
+struct MulticastPart {
+    bool sends = false;
+    uint64_t src = 0, dst = 0;
+    uint32_t bytes = 0;
+    uint32_t expect = 0;
+};
+
+// The transport delivers a block to every chip itself, no worker forwarding
+// and no stream (the fabric's routers copy a multicast packet off at every
+// chip of a run: tt-metal's fabric all-gather).
+class Multicast {
+public:
+    // Part c is chip c's, one for every chip. Places the op (write() writes
+    // it, launches() names its kernels); throws weft::Error naming what it
+    // cannot do here.
+    virtual void add_multicast(const std::vector<MulticastPart>& parts) = 0;
+
+protected:
+    ~Multicast() = default;  // owned by its transport
+};
+
 class Transport : public Routing {
 public:
     virtual std::string name() const = 0;
@@ -88,6 +131,10 @@ public:
     // The kernels that must run beside the workers for the op (none for a
     // transport whose engines are resident).
     virtual std::vector<Launch> launches() const = 0;
+    // Its multicast if it offers one (kCanMulticast), else nullptr.
+    virtual Multicast* multicast() { return nullptr; }
+    // Capability bits, from the interfaces it offers.
+    uint32_t capabilities() { return multicast() ? uint32_t(kCanMulticast) : 0u; }
 };
 
 }  // namespace weft::transport

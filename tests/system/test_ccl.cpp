@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "ccl/algorithm_table.h"
 #include "ccl/calls.h"
-#include "ccl/fabric_ops.h"
 #include "ccl/op_case.h"
 #include "system_test.h"
 
@@ -84,9 +84,7 @@ void test_every_op_algorithm_and_type(void**) {
     const bool every_type = g_name == "pair" || g_name == "ring8" || g_name == "mesh2x2";
     uint32_t turn = 0;
     for (ccl::Collective op : ccl::all_collectives()) {
-        std::vector<std::string> algos = ccl::algorithms(op);
-        if (grid)  // rows, then columns
-            for (const std::string& a : ccl::grid_algorithms(op)) algos.push_back(a);
+        const std::vector<std::string> algos = ccl::algorithms(op, grid);  // a grid's: rows, then columns
         for (const std::string& algo : algos) {
             std::vector<abi::DataType> types(std::begin(kTypes), std::end(kTypes));
             if (!every_type) types = {abi::kF32, kTypes[1 + turn++ % 3]};
@@ -354,9 +352,7 @@ void test_auto_picks_a_valid_algorithm(void**) {
         r.op = op;
         r.bytes = 64 * 1024;
         const std::string algo = g_runner->resolve(r);
-        std::vector<std::string> algos = ccl::algorithms(op);
-        if (ccl::is_grid(g_cluster->topology()))
-            for (const std::string& a : ccl::grid_algorithms(op)) algos.push_back(a);
+        const std::vector<std::string> algos = ccl::algorithms(op, ccl::is_grid(g_cluster->topology()));
         if (std::find(algos.begin(), algos.end(), algo) == algos.end()) fail_msg("auto picked %s", algo.c_str());
         assert_string_equal(run_one(r, 3).c_str(), "");
     }
@@ -444,9 +440,7 @@ std::vector<std::string> user_buffer_cases(ccl::CollectiveRunner& runner, const 
     const uint64_t base = g_cluster->board().dram.base + (5 << 20) + 4;
     std::vector<std::string> failures;
     for (ccl::Collective op : ccl::all_collectives()) {
-        std::vector<std::string> algos = ccl::algorithms(op);
-        if (ccl::is_grid(g_cluster->topology()))
-            for (const std::string& a : ccl::grid_algorithms(op)) algos.push_back(a);
+        const std::vector<std::string> algos = ccl::algorithms(op, ccl::is_grid(g_cluster->topology()));
         for (const std::string& algo : algos)
             for (bool in_place : {true, false}) {
                 if (in_place && op == ccl::Collective::kSendRecv) continue;
@@ -600,12 +594,10 @@ void test_every_op_and_algorithm_over_the_fabric(void**) {
     size_t cases = 0;
     uint32_t seed = 300;
     for (ccl::Collective op : ccl::all_collectives()) {
-        std::vector<std::string> algos = ccl::algorithms(op);
-        // The fabric's own too, on a 1D fabric (a grid's fabric is 2D: refused by name, below).
-        if (!ccl::is_grid(g_cluster->topology()))
-            for (const std::string& a : ccl::fabric_algorithms(op)) algos.push_back(a);
-        if (ccl::is_grid(g_cluster->topology()))
-            for (const std::string& a : ccl::grid_algorithms(op)) algos.push_back(a);
+        // The fabric's multicast too, on a 1D fabric (a grid's fabric is 2D: refused by name, below).
+        const bool grid = ccl::is_grid(g_cluster->topology());
+        const std::vector<std::string> algos =
+            ccl::algorithms(op, grid, grid ? 0u : uint32_t(transport::kCanMulticast));
         for (const std::string& algo : algos)
             for (abi::DataType t : {abi::kF32, abi::kI32})
                 for (uint64_t elements : {uint64_t(n), uint64_t(3000 * n + n / 2 + 1)}) {

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "ccl/algorithm_table.h"
 #include "ccl/collective.h"
 #include "ccl/lanes.h"
 #include "ccl/lowering.h"

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "ccl/algorithm_table.h"
 #include "ccl/collective.h"
 #include "ccl/lowering.h"
 #include "ccl/placement.h"

@@ -13,6 +13,7 @@
 
 #include "driver/memory_image.h"
 #include "transport/fabric/fabric_builder.h"
+#include "transport/fabric/fabric_multicast.h"
 #include "transport/transport.h"
 
 namespace weft::transport {
@@ -65,7 +66,9 @@ public:
     std::string cannot_connect(const StreamSpec& s) const override;
     StreamEnds add_stream(const StreamSpec& s) override;
     void write(ChipWriter& memory) const override { image_.apply(memory); }
-    std::vector<Launch> launches() const override { return {}; }
+    // Streams need none; a multicast, its own.
+    std::vector<Launch> launches() const override { return multicast_.launches(); }
+    Multicast* multicast() override { return &multicast_; }
 
 private:
     // This worker's connection to its router toward `peer`: one per core and direction.
@@ -80,6 +83,7 @@ private:
     FabricRouting routing_;
     MemoryImage image_;
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint64_t> connections_;  // (chip, core, direction)
+    FabricMulticast multicast_{fabric_, board_, mem_, image_};
 };
 
 }  // namespace weft::transport
