@@ -48,7 +48,7 @@ BoardInfo small_board() {
         ci.l1 = {0x80100000 + c * 0x400000ull, 0x400000};
         b.cores.push_back(ci);
     }
-    for (uint32_t p = 0; p < 4; ++p) b.ports.push_back({p, "NESW"[p], 0, p});
+    for (uint32_t p = 0; p < 4; ++p) b.ports.push_back({p, static_cast<abi::FabricCompass>(p), 0, p});
     return b;
 }
 
