@@ -70,8 +70,7 @@ void print_l1_tables(const transport::MeshRouting& routing, int only_chip) {
             std::printf("\n");
         }
     const transport::DependencyVerdict v = routing.check();
-    if (v.acyclic)
-        std::printf("mesh graph: acyclic (up*/down* from the lowest mesh id)\n\n");
+    if (v.acyclic) std::printf("mesh graph: acyclic (up*/down* from the lowest mesh id)\n\n");
     else
         std::printf("mesh graph: CYCLE %s\n\n", nlohmann::json(v.cycle).dump().c_str());
 }

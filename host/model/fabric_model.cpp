@@ -61,10 +61,10 @@ FabricModel::FabricModel(const std::string& cluster, bool ring, FabricSpec optio
     start_routers();
 }
 
-FabricModel::FabricModel(const std::string& cluster, FabricSpec options)
+FabricModel::FabricModel(const std::string& cluster, FabricSpec options, const transport::RouteOf& routes)
     : spec_(load(cluster)), cluster_(spec_), l1_(spec_.board) {
     fabric_ = std::make_unique<transport::FabricBuilder>(
-        transport::mesh_fabric(cluster_.board(), cluster_.topology(), options));
+        transport::mesh_fabric(cluster_.board(), cluster_.topology(), options, true, routes));
     start_routers();
 }
 

@@ -103,7 +103,8 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
     }
 }
 
-FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vector<Hop> cables, FabricSpec spec)
+FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vector<Hop> cables, FabricSpec spec,
+                             const RouteOf& routes)
     : board_(board), cables_(std::move(cables)), ring_(false), spec_(std::move(spec)), mesh_(mesh) {
     const uint32_t n = mesh.chips();
     if (n < 2) throw Error("a 2D fabric needs at least two chips, not " + std::to_string(n));
@@ -139,8 +140,8 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vect
                 throw Error(chip_name(chip) + " has no fabric cable " + abi::fabric_letter(d) + " (to chip " +
                             std::to_string(peer) + ")");
     const bool datelines = mesh.wraps() && !(spec_.flags & abi::kFabricNoDateline);
-    const DependencyVerdict verdict = check_dependencies(
-        mesh, [&](uint32_t a, uint32_t b) { return dor_route(mesh, a, b); }, datelines);
+    const RouteOf route = routes ? routes : RouteOf([&](uint32_t a, uint32_t b) { return dor_route(mesh, a, b); });
+    const DependencyVerdict verdict = check_dependencies(mesh, route, datelines);
     if (!verdict.acyclic) {
         std::string cycle;
         for (const std::string& c : verdict.cycle) cycle += (cycle.empty() ? "" : " -> ") + c;
@@ -150,7 +151,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vect
     for (uint32_t from = 0; from < n; ++from) {
         tables_[from].chips = n;
         for (uint32_t to = 0; to < n; ++to) {
-            const std::string way = dor_route(mesh, from, to);
+            const std::string way = route(from, to);
             if (way.size() > abi::kFabricMaxRouteHops)
                 throw Error("the route from chip " + std::to_string(from) + " to chip " + std::to_string(to) +
                             " takes " + std::to_string(way.size()) + " hops; a packet header holds " +
@@ -351,7 +352,8 @@ uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t ch
     return at;
 }
 
-FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec, bool wrap) {
+FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec, bool wrap,
+                          const RouteOf& routes) {
     const auto& meshes = topology.meshes();
     if (meshes.size() != 1 || (meshes[0].topology != "mesh" && meshes[0].topology != "torus"))
         throw Error("a 2D fabric needs a cluster of one mesh or torus" +
@@ -374,7 +376,7 @@ FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topolog
                         " is down: a 2D fabric needs every cable of its plane");
         cables.push_back({a, l.port_a, b, l.port_b});
     }
-    return FabricBuilder(board, mesh, std::move(cables), std::move(spec));
+    return FabricBuilder(board, mesh, std::move(cables), std::move(spec), routes);
 }
 
 }  // namespace weft::transport

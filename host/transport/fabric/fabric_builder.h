@@ -72,7 +72,10 @@ public:
     // weft::Error naming a missing or misplaced cable, a mesh too large for
     // a route in the header, or a table set whose dependency graph has a
     // cycle.
-    FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vector<Hop> cables, FabricSpec spec = {});
+    // `routes` fills the L0 tables (the control plane's, control_plane.h);
+    // empty: dimension order.
+    FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vector<Hop> cables, FabricSpec spec = {},
+                  const RouteOf& routes = {});
 
     const std::vector<FabricRouterPlan>& routers() const { return routers_; }
     const FabricSpec& spec() const { return spec_; }
@@ -128,6 +131,6 @@ private:
 // unused: the spec's downshifted topologies). Throws weft::Error for a
 // cluster that is not one 2D grid, or one with a cable down.
 FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec = {},
-                          bool wrap = true);
+                          bool wrap = true, const RouteOf& routes = {});
 
 }  // namespace weft::transport

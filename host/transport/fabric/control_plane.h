@@ -1,0 +1,80 @@
+// The fabric's control plane (the TT-Fabric spec's): it owns the routing
+// tables (each mesh's L0 routes, the L1 exits between meshes), the state of
+// every cable, and a table epoch that changes whenever the tables do. The
+// fabric builder places and links routers; it asks the control plane which
+// route each table entry holds. The same code serves the QEMU cluster and a
+// host model of the fabric.
+//
+// When a cable dies the control plane decides how traffic goes on:
+//  - another plane's cable joins the same two chips the same way: the
+//    routers fall back to it (the spec's Ethernet fallback channel), the
+//    tables stay;
+//  - else new L0 tables for its mesh that avoid the cable (on a torus the
+//    other way round a ring; on a mesh the other dimension first, or, where
+//    mixing the orders could deadlock, up*/down* routes over the live
+//    cables), accepted only if their channel dependency graph has no cycle;
+//  - else the chips some route cannot reach are named (the mesh is cut).
+// When the cable returns, so do the original routes.
+#pragma once
+#include <stdint.h>
+
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "driver/board.h"
+#include "driver/cluster_topology.h"
+#include "transport/fabric/l1_routing.h"
+#include "transport/fabric/routing2d.h"
+
+namespace weft::transport {
+
+struct RerouteDecision {
+    // kRefused: routes around it exist, but every set found could deadlock.
+    enum Kind { kNone, kFallback, kNewTables, kCutOff, kRefused } kind = kNone;
+    uint32_t chip = 0, port = 0;        // the cable, from the side named
+    uint32_t fallback_port = 0;         // kFallback: the chip's cable that takes over
+    std::vector<std::string> changed;   // kNewTables: "3->1: WN (was NW)", the routes that moved
+    std::vector<uint32_t> unreachable;  // kCutOff: chips some route of the mesh cannot reach
+    std::string why;                    // one line for the event log
+};
+
+class ControlPlane {
+public:
+    ControlPlane(const BoardInfo& board, ClusterTopology topology);
+
+    uint32_t epoch() const { return epoch_; }
+    const ClusterTopology& topology() const { return topology_; }
+    // The route inside `from`'s mesh, in the spec's letters (chips numbered in
+    // the mesh), as the tables hold it now. Throws weft::Error off the mesh.
+    std::string l0_route(const Mesh& mesh, uint32_t from, uint32_t to) const;
+    const MeshRouting& l1() const { return l1_; }
+
+    // The cable on (chip, port) went down or came back; the tables change
+    // with the decision (and the epoch with them).
+    RerouteDecision cable_down(uint32_t chip, uint32_t port);
+    void cable_up(uint32_t chip, uint32_t port);
+
+private:
+    // Routes for `mesh` with the cables now down; empty if some pair has none.
+    // Routes for `mesh` [from * chips + to] with the cables now down; the
+    // chips some route cannot reach go to *unreachable.
+    std::vector<std::string> routes_avoiding(const Mesh& mesh, std::set<uint32_t>* unreachable) const;
+    std::string route_avoiding(const Mesh& mesh, uint32_t from, uint32_t to) const;
+    std::vector<std::string> updown_routes(const Mesh& mesh) const;
+    RerouteDecision reroute_mesh(const Mesh& mesh, RerouteDecision d);
+    bool crosses_dead(const Mesh& mesh, uint32_t from, const std::string& route) const;
+    const LinkInfo* link_at(uint32_t chip, uint32_t port) const;
+
+    const BoardInfo& board_;
+    ClusterTopology topology_;
+    MeshRouting l1_;
+    uint32_t epoch_ = 1;
+    std::set<std::pair<uint32_t, uint32_t>> dead_;  // (chip, port), both ends
+    // Per mesh id: its routes [from * chips + to] while they differ from DOR.
+    std::vector<std::pair<uint32_t, std::vector<std::string>>> rerouted_;
+};
+
+}  // namespace weft::transport

@@ -1,0 +1,146 @@
+// The fabric control plane's reroute decisions: for every single cable
+// failure of a torus, of a two-plane mesh and of a one-plane mesh, what the
+// routers do next, and that the tables it hands them avoid the cable and
+// cannot deadlock; a cut mesh is named; a returned cable restores the routes.
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "driver/cluster_file.h"
+#include "driver/cluster_topology.h"
+#include "driver/paths.h"
+#include "transport/fabric/control_plane.h"
+
+// cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace weft;
+using transport::ControlPlane;
+using transport::RerouteDecision;
+
+namespace {
+
+ClusterSpec spec_of(const std::string& yaml) {
+    const std::string path = "/tmp/weft-cp-" + std::to_string(getpid()) + ".yaml";
+    std::ofstream(path) << yaml;
+    ClusterSpec spec = load_cluster(path, paths::load_built_board);
+    std::remove(path.c_str());
+    return spec;
+}
+
+ClusterSpec grid(const char* board, uint32_t w, uint32_t h, const char* topology, uint32_t planes) {
+    return spec_of(std::string("name: g\nboard: ") + board + "\nmeshes:\n  - id: 0\n    shape: [" + std::to_string(w) +
+                   ", " + std::to_string(h) + "]\n    topology: " + topology +
+                   "\n    planes: " + std::to_string(planes) + "\n");
+}
+
+// Does `route` from `from` take the cable between chips a and b?
+bool takes(const Mesh& m, uint32_t from, const std::string& route, uint32_t a, uint32_t b) {
+    uint32_t at = from;
+    for (char letter : route) {
+        const int next = transport::neighbor(m, at, static_cast<abi::FabricCompass>(abi::fabric_compass_of(letter)));
+        assert_true(next >= 0);
+        if ((at == a && uint32_t(next) == b) || (at == b && uint32_t(next) == a)) return true;
+        at = uint32_t(next);
+    }
+    return false;
+}
+
+// Every route of the mesh avoids the cable a-b, reaches its chip, and the set cannot deadlock.
+void check_tables_avoid(const ControlPlane& cp, const Mesh& m, uint32_t a, uint32_t b) {
+    for (uint32_t x = 0; x < m.chips(); ++x)
+        for (uint32_t y = 0; y < m.chips(); ++y)
+            if (takes(m, x, cp.l0_route(m, x, y), a, b))
+                fail_msg("route %u->%u %s takes the dead cable %u-%u", x, y, cp.l0_route(m, x, y).c_str(), a, b);
+    const auto verdict = transport::check_dependencies(
+        m, [&](uint32_t x, uint32_t y) { return cp.l0_route(m, x, y); }, m.wraps());
+    assert_true(verdict.acyclic);
+}
+
+void test_every_torus_cable_failure_gets_new_tables(void**) {
+    const ClusterSpec spec = grid("qemu-virt", 4, 4, "torus", 1);
+    const Mesh& m = spec.meshes[0];
+    for (const LinkSpec& l : spec.links) {
+        ControlPlane cp(spec.board, ClusterTopology::from_spec(spec));
+        const uint32_t epoch = cp.epoch();
+        const RerouteDecision d = cp.cable_down(l.a.chip, l.a.port);
+        if (d.kind != RerouteDecision::kNewTables)
+            fail_msg("cable %u.%u-%u.%u: decision %d (%s)", l.a.chip, l.a.port, l.b.chip, l.b.port, d.kind,
+                     d.why.c_str());
+        assert_true(cp.epoch() > epoch);
+        assert_false(d.changed.empty());
+        check_tables_avoid(cp, m, l.a.chip, l.b.chip);
+        cp.cable_up(l.a.chip, l.a.port);
+        for (uint32_t x = 0; x < m.chips(); ++x)
+            for (uint32_t y = 0; y < m.chips(); ++y)
+                assert_string_equal(cp.l0_route(m, x, y).c_str(), transport::dor_route(m, x, y).c_str());
+    }
+}
+
+void test_a_two_plane_mesh_falls_back_to_the_other_plane(void**) {
+    const ClusterSpec spec = grid("qemu-virt32", 3, 3, "mesh", 2);
+    for (const LinkSpec& l : spec.links) {
+        ControlPlane cp(spec.board, ClusterTopology::from_spec(spec));
+        const RerouteDecision d = cp.cable_down(l.a.chip, l.a.port);
+        assert_int_equal(d.kind, RerouteDecision::kFallback);
+        const PortInfo& dead = spec.board.ports[l.a.port];
+        const PortInfo& spare = spec.board.ports[d.fallback_port];
+        assert_int_equal(spare.direction, dead.direction);  // the same way, on the other plane
+        assert_int_not_equal(spare.plane, dead.plane);
+        assert_int_equal(cp.epoch(), 1);  // the tables did not change
+    }
+}
+
+// Dimension order cannot avoid a mesh's cable for a chip on its row or
+// column, and mixing the orders could deadlock: the routes go up*/down*.
+void test_every_mesh_cable_failure_gets_new_tables(void**) {
+    const ClusterSpec spec = grid("qemu-virt", 3, 3, "mesh", 1);
+    const Mesh& m = spec.meshes[0];
+    for (const LinkSpec& l : spec.links) {
+        ControlPlane cp(spec.board, ClusterTopology::from_spec(spec));
+        const RerouteDecision d = cp.cable_down(l.a.chip, l.a.port);
+        if (d.kind != RerouteDecision::kNewTables)
+            fail_msg("cable %u-%u: decision %d (%s)", l.a.chip, l.b.chip, d.kind, d.why.c_str());
+        check_tables_avoid(cp, m, l.a.chip, l.b.chip);
+    }
+}
+
+void test_a_cut_line_names_the_chips_cut_off(void**) {
+    const ClusterSpec spec = grid("qemu-virt", 4, 1, "line", 1);
+    ControlPlane cp(spec.board, ClusterTopology::from_spec(spec));
+    const LinkSpec& middle = spec.links[1];  // chip 1 - chip 2
+    const RerouteDecision d = cp.cable_down(middle.a.chip, middle.a.port);
+    assert_int_equal(d.kind, RerouteDecision::kCutOff);
+    assert_true((d.unreachable == std::vector<uint32_t>{0, 1, 2, 3}));  // each half cannot reach the other
+    assert_non_null(strstr(d.why.c_str(), "mesh 0 is cut"));
+}
+
+void test_an_unknown_cable_is_refused_by_name(void**) {
+    const ClusterSpec spec = grid("qemu-virt", 4, 1, "line", 1);
+    ControlPlane cp(spec.board, ClusterTopology::from_spec(spec));
+    try {
+        cp.cable_down(0, 3);  // chip 0's west port: the line's end
+        fail_msg("a cable that does not exist went down");
+    } catch (const std::exception& e) {
+        assert_string_equal(e.what(), "chip 0 port 3 has no cable");
+    }
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_torus_cable_failure_gets_new_tables),
+        cmocka_unit_test(test_a_two_plane_mesh_falls_back_to_the_other_plane),
+        cmocka_unit_test(test_every_mesh_cable_failure_gets_new_tables),
+        cmocka_unit_test(test_a_cut_line_names_the_chips_cut_off),
+        cmocka_unit_test(test_an_unknown_cable_is_refused_by_name),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
