@@ -137,10 +137,12 @@ CollectiveRunner::~CollectiveRunner() = default;
 // The cluster file's fabric: section, sized to the board. A stream's
 // message is at most one packet.
 transport::FabricBuilder CollectiveRunner::plan_fabric() {
+    std::vector<bool> up = cables_up();
     transport::FabricBuilder fabric =
         transport::cluster_fabric(cluster_.board(), cluster_.topology(), cluster_.fabric_spec());
     const uint32_t payload = fabric.spec().payload_bytes();
     options_.fabric_streams.message_bytes = std::min(options_.fabric_streams.message_bytes, payload);
+    planned_cables_ = std::move(up);
     return fabric;
 }
 
@@ -153,6 +155,28 @@ void CollectiveRunner::drop_fabric(const Error& e) {
     if (dynamic_cast<const TimeoutError*>(&e)) throw TimeoutError(what);
     if (dynamic_cast<const FaultError*>(&e)) throw FaultError(what);
     throw Error(what);
+}
+
+std::vector<bool> CollectiveRunner::cables_up() {
+    std::vector<bool> up;
+    for (const LinkInfo& l : cluster_.topology().links()) up.push_back(l.up);
+    return up;
+}
+
+// A fabric is planned for the cables up then: after a cable went down (or
+// came back) the next fabric not yet running is planned afresh, its tables
+// routed around the dead ones by the control plane (auto falls back to the
+// EDM alone where no fabric can be planned).
+void CollectiveRunner::replan_if_cables_changed() {
+    if (!fabric_plan_ || fabric_ || cables_up() == planned_cables_) return;
+    WEFT_INFO("ccl", "the cables changed since the fabric was planned: planning it again");
+    try {
+        fabric_plan_ = std::make_unique<transport::FabricBuilder>(plan_fabric());
+    } catch (const Error& e) {
+        if (options_.transport == "fabric") throw;  // and the next op tries again
+        fabric_plan_.reset();
+        WEFT_INFO("ccl", "no fabric for --transport auto now: %s", e.what());
+    }
 }
 
 void CollectiveRunner::ensure_fabric() {
@@ -413,6 +437,7 @@ PendingOp CollectiveRunner::start(const OpRequest& r) {
             throw Error("chip " + std::to_string(c) +
                         " is running another communicator's op: wait for it first (communicators over disjoint chips "
                         "run at once)");
+    replan_if_cables_changed();
     PendingOp pending;
     OpTiming& timing = pending.timing;
     Fitted fitted = choose(r);

@@ -177,7 +177,10 @@ private:
     std::vector<uint32_t> chips_;                            // rank -> chip
     Topology topo_;                                          // in ranks
     std::unique_ptr<transport::FabricBuilder> fabric_plan_;  // transport "fabric"
-    std::unique_ptr<transport::Fabric> fabric_;              // running once an op needed it
+    std::vector<bool> planned_cables_;                       // each cable up when it was planned
+    std::vector<bool> cables_up();
+    void replan_if_cables_changed();
+    std::unique_ptr<transport::Fabric> fabric_;  // running once an op needed it
     std::vector<uint32_t> ring_, line_, workers_;
     CostModel model_;
     bool busy_ = false;  // an op started and not yet waited for

@@ -709,7 +709,11 @@ void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**)
     {
         ccl::RunnerOptions o;
         o.transport = "fabric";
-        ccl::CollectiveRunner run(*g_cluster, o);  // its fabric planned over every cable
+        ccl::CollectiveRunner run(*g_cluster, o);
+        ccl::OpRequest warm;  // its fabric running over every cable
+        warm.op = ccl::Collective::kAllReduce;
+        warm.bytes = 4096;
+        ccl::run_case(run, *g_cluster, warm, 2);
         g_cluster->set_link(0, east, false);
         ccl::OpRequest r;
         r.op = ccl::Collective::kAllReduce;
@@ -732,6 +736,46 @@ void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**)
     }
     all_reduce_is_right("edm");
     all_reduce_is_right("fabric");
+}
+
+// A cable that stays down: the next fabric op plans its fabric around it
+// (the control plane's tables), starts no router on it, and is right; with
+// the cable back, a new runner's fabric uses every cable again.
+void test_the_next_op_routes_around_a_dead_cable(void**) {
+    g_fabric.reset();
+    const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
+    const uint32_t chip = g_cluster->topology().meshes()[0].width + 1;  // row 1, column 1: inside the grid
+    const uint32_t core = static_cast<uint32_t>(g_cluster->board().ports.at(east).core);
+    {
+        ccl::RunnerOptions o;
+        o.transport = "fabric";
+        ccl::CollectiveRunner run(*g_cluster, o);  // planned over every cable
+        g_cluster->set_link(chip, east, false);
+        for (const char* algo : {"2d", "ring"}) {
+            ccl::OpRequest r;
+            r.op = ccl::Collective::kAllReduce;
+            r.algo = algo;
+            r.bytes = 256 * 1024;
+            const ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 17);
+            if (res.check.wrong) fail_msg("%s around the dead cable: %zu wrong", algo, size_t(res.check.wrong));
+            for (const resident::Running& x : resident::list(*g_cluster))
+                if (x.chip == chip && x.core == core) fail_msg("a router runs on the dead cable");
+        }
+    }
+    g_cluster->set_link(chip, east, true);
+    size_t routers = 0;
+    {
+        ccl::RunnerOptions o;
+        o.transport = "fabric";
+        ccl::CollectiveRunner run(*g_cluster, o);
+        ccl::OpRequest r;
+        r.op = ccl::Collective::kAllReduce;
+        r.bytes = 64 * 1024;
+        const ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 19);
+        assert_int_equal(res.check.wrong, 0);
+        for (const resident::Running& x : resident::list(*g_cluster)) routers += x.chip == chip && x.core == core;
+    }
+    assert_int_equal(routers, 1);  // the cable is back in the fabric
 }
 
 // The default transport (auto) carries over the fabric what the EDM cannot
@@ -811,10 +855,12 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_2d_multicast_reaches_exactly_its_span),
         cmocka_unit_test(test_auto_transport_runs_what_the_edm_cannot),
         cmocka_unit_test(test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable),
+        cmocka_unit_test(test_the_next_op_routes_around_a_dead_cable),
         cmocka_unit_test(test_routers_a_gone_client_left_are_stopped_by_the_next),
     };
     const struct CMUnitTest torus_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
+        cmocka_unit_test(test_the_next_op_routes_around_a_dead_cable),
     };
     const struct CMUnitTest plane_tests[] = {
         cmocka_unit_test(test_planes_are_independent_fabrics),

@@ -118,7 +118,7 @@ void test_a_cut_line_names_the_chips_cut_off(void**) {
     const RerouteDecision d = cp.cable_down(middle.a.chip, middle.a.port);
     assert_int_equal(d.kind, RerouteDecision::kCutOff);
     assert_true((d.unreachable == std::vector<uint32_t>{0, 1, 2, 3}));  // each half cannot reach the other
-    assert_non_null(strstr(d.why.c_str(), "mesh 0 is cut"));
+    assert_string_equal(d.why.c_str(), "mesh 0 is cut: chips 0, 1 cannot reach chips 2, 3");
 }
 
 void test_an_unknown_cable_is_refused_by_name(void**) {

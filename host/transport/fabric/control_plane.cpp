@@ -26,12 +26,31 @@ std::vector<uint32_t> mesh_chips(const std::set<uint32_t>& local, const Mesh& m)
     return out;
 }
 
+std::string chip_list(const std::vector<uint32_t>& chips) {
+    std::string out;
+    for (size_t i = 0; i < chips.size(); ++i) {
+        if (i == 16) return out + ", ... (" + std::to_string(chips.size()) + " in all)";
+        out += (i ? ", " : "") + std::to_string(chips[i]);
+    }
+    return out;
+}
+
 }  // namespace
 
 ControlPlane::ControlPlane(const BoardInfo& board, ClusterTopology topology)
     : board_(board), topology_(std::move(topology)), l1_(topology_) {
     for (const LinkInfo& l : topology_.links())
         if (!l.up) dead_.insert({l.chip_a, l.port_a}), dead_.insert({l.chip_b, l.port_b});
+    for (const Mesh& m : topology_.meshes())
+        if (std::any_of(dead_.begin(), dead_.end(),
+                        [&](const auto& c) { return topology_.mesh_of(c.first).id == m.id; }))
+            reroute_mesh(m, RerouteDecision{});
+}
+
+std::string ControlPlane::unusable(const Mesh& mesh) const {
+    for (const auto& [id, why] : unusable_)
+        if (id == mesh.id) return why;
+    return "";
 }
 
 const LinkInfo* ControlPlane::link_at(uint32_t chip, uint32_t port) const {
@@ -159,13 +178,28 @@ std::vector<std::string> ControlPlane::updown_routes(const Mesh& mesh) const {
 }
 
 RerouteDecision ControlPlane::reroute_mesh(const Mesh& mesh, RerouteDecision d) {
+    d = decide_tables(mesh, d);
+    unusable_.erase(std::remove_if(unusable_.begin(), unusable_.end(), [&](auto& u) { return u.first == mesh.id; }),
+                    unusable_.end());
+    if (d.kind == RerouteDecision::kCutOff || d.kind == RerouteDecision::kRefused)
+        unusable_.push_back({mesh.id, d.why});
+    return d;
+}
+
+RerouteDecision ControlPlane::decide_tables(const Mesh& mesh, RerouteDecision d) {
     std::set<uint32_t> cut;
     std::vector<std::string> routes = routes_avoiding(mesh, &cut);
     if (!cut.empty()) {
         d.kind = RerouteDecision::kCutOff;
         d.unreachable = mesh_chips(cut, mesh);
-        d.why = "mesh " + std::to_string(mesh.id) + " is cut: " + std::to_string(cut.size()) +
-                " chip(s) cannot be reached by every chip of it";
+        std::set<uint32_t> with_first;  // the chips chip 0 of the mesh still reaches
+        for (uint32_t b = 0; b < mesh.chips(); ++b)
+            if (routes[b] != "?") with_first.insert(b);
+        std::set<uint32_t> rest;
+        for (uint32_t b = 0; b < mesh.chips(); ++b)
+            if (!with_first.count(b)) rest.insert(b);
+        d.why = "mesh " + std::to_string(mesh.id) + " is cut: chips " + chip_list(mesh_chips(with_first, mesh)) +
+                " cannot reach chips " + chip_list(mesh_chips(rest, mesh));
         return d;
     }
     const uint32_t n = mesh.chips();

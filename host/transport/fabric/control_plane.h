@@ -43,6 +43,7 @@ struct RerouteDecision {
 
 class ControlPlane {
 public:
+    // Cables already down in `topology` are routed around from the start.
     ControlPlane(const BoardInfo& board, ClusterTopology topology);
 
     uint32_t epoch() const { return epoch_; }
@@ -51,6 +52,9 @@ public:
     // the mesh), as the tables hold it now. Throws weft::Error off the mesh.
     std::string l0_route(const Mesh& mesh, uint32_t from, uint32_t to) const;
     const MeshRouting& l1() const { return l1_; }
+    // "" while every chip of `mesh` reaches every other by its tables; else
+    // why not (the chips cut off, or no deadlock-free routes).
+    std::string unusable(const Mesh& mesh) const;
 
     // The cable on (chip, port) went down or came back; the tables change
     // with the decision (and the epoch with them).
@@ -65,6 +69,7 @@ private:
     std::string route_avoiding(const Mesh& mesh, uint32_t from, uint32_t to) const;
     std::vector<std::string> updown_routes(const Mesh& mesh) const;
     RerouteDecision reroute_mesh(const Mesh& mesh, RerouteDecision d);
+    RerouteDecision decide_tables(const Mesh& mesh, RerouteDecision d);
     bool crosses_dead(const Mesh& mesh, uint32_t from, const std::string& route) const;
     const LinkInfo* link_at(uint32_t chip, uint32_t port) const;
 
@@ -75,6 +80,7 @@ private:
     std::set<std::pair<uint32_t, uint32_t>> dead_;  // (chip, port), both ends
     // Per mesh id: its routes [from * chips + to] while they differ from DOR.
     std::vector<std::pair<uint32_t, std::vector<std::string>>> rerouted_;
+    std::vector<std::pair<uint32_t, std::string>> unusable_;  // per mesh id: why its tables fail
 };
 
 }  // namespace weft::transport

@@ -21,8 +21,8 @@ namespace weft::transport {
 // ERISC cores, and its packets never enter another's routers). Throws
 // weft::Error naming the chips that are not cabled as a line or ring needs.
 FabricBuilder fabric_over(Machine& machine, bool ring, FabricSpec options = {}, uint32_t plane = 0);
-FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topology, bool ring,
-                          FabricSpec options = {}, uint32_t plane = 0);
+FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topology, bool ring, FabricSpec options = {},
+                          uint32_t plane = 0);
 
 // The fabric a cluster file's `fabric:` section asks for, over the cluster's
 // cables: topology auto is 2D on one mesh or torus of at least 2x2, else a

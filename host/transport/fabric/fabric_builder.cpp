@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/names.h"
 #include "driver/resident.h"
+#include "transport/fabric/control_plane.h"
 #include "transport/fabric/fabric_wait.h"
 #include "weft/abi/resident.h"
 
@@ -133,12 +134,6 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vect
         add_router_2d(c.to_chip, c.to_port, abi::fabric_opposite(static_cast<abi::FabricCompass>(compass)), c.from_chip,
                       wrap);
     }
-    for (uint32_t chip = 0; chip < n; ++chip)
-        for (uint32_t d = 0; d < 4; ++d)
-            if (const int peer = neighbor(mesh, chip, static_cast<abi::FabricCompass>(d));
-                peer >= 0 && router_at_[chip * 4 + d] < 0)
-                throw Error(chip_name(chip) + " has no fabric cable " + abi::fabric_letter(d) + " (to chip " +
-                            std::to_string(peer) + ")");
     const bool datelines = mesh.wraps() && !(spec_.flags & abi::kFabricNoDateline);
     const RouteOf route = routes ? routes : RouteOf([&](uint32_t a, uint32_t b) { return dor_route(mesh, a, b); });
     const DependencyVerdict verdict = check_dependencies(mesh, route, datelines);
@@ -156,6 +151,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vect
                 throw Error("the route from chip " + std::to_string(from) + " to chip " + std::to_string(to) +
                             " takes " + std::to_string(way.size()) + " hops; a packet header holds " +
                             std::to_string(abi::kFabricMaxRouteHops));
+            check_cables_of(from, to, way);
             abi::FabricRouteEntry& e = tables_[from].to[to];
             e.hops = static_cast<uint8_t>(way.size());
             for (size_t h = 0; h < way.size(); ++h) {
@@ -168,6 +164,20 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vect
     }
     for (FabricRouterPlan& r : routers_) place(r);
     for (FabricRouterPlan& r : routers_) link_2d(r);
+}
+
+// Every cable a route takes must be one of the fabric's: a missing one is
+// fine only where no route needs it (the control plane routed around it).
+void FabricBuilder::check_cables_of(uint32_t from, uint32_t to, const std::string& way) const {
+    uint32_t at = from;
+    for (char letter : way) {
+        const uint32_t d = abi::fabric_compass_of(letter);
+        const int next = d < 4 ? neighbor(*mesh_, at, static_cast<abi::FabricCompass>(d)) : -1;
+        if (next < 0 || router_at_[at * 4 + d] < 0)
+            throw Error("the route " + way + " from chip " + std::to_string(from) + " to chip " + std::to_string(to) +
+                        " needs " + chip_name(at) + "'s fabric cable " + letter + ", which the fabric does not have");
+        at = uint32_t(next);
+    }
 }
 
 void FabricBuilder::add_router_2d(uint32_t chip, uint32_t port, uint32_t compass, uint32_t peer, bool dateline) {
@@ -361,6 +371,18 @@ FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topolog
     const Mesh& m = meshes[0];
     Mesh mesh = m;
     if (!wrap) mesh.topology = "mesh";
+    // With cables down, the control plane's tables route around them.
+    std::optional<ControlPlane> control;
+    RouteOf route = routes;
+    const bool any_down = std::any_of(topology.links().begin(), topology.links().end(), [&](const LinkInfo& l) {
+        return !l.up && board.ports.at(l.port_a).plane == 0 && topology.mesh_of(l.chip_a).id == m.id;
+    });
+    if (!route && any_down && mesh.wraps() == m.wraps()) {
+        control.emplace(board, topology);
+        if (const std::string why = control->unusable(m); !why.empty())
+            throw Error("the 2D fabric cannot route around the cables that are down: " + why);
+        route = [&](uint32_t a, uint32_t b) { return control->l0_route(m, a, b); };
+    }
     const Mesh grid = Mesh::grid(m.width, m.height, m.wraps());
     std::vector<Hop> cables;
     for (const LinkInfo& l : topology.links()) {
@@ -370,13 +392,14 @@ FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topolog
         for (abi::FabricCompass d : {abi::kFabricEast, abi::kFabricSouth, abi::kFabricWest, abi::kFabricNorth})
             if (neighbor(grid, a, d, &wraps) == static_cast<int>(b)) break;
         if (wraps && !mesh.wraps()) continue;
+        if (!l.up && route) continue;  // routed around
         if (!l.up)
             throw Error("the cable from chip " + std::to_string(l.chip_a) + " port " + std::to_string(l.port_a) +
                         " to chip " + std::to_string(l.chip_b) +
                         " is down: a 2D fabric needs every cable of its plane");
         cables.push_back({a, l.port_a, b, l.port_b});
     }
-    return FabricBuilder(board, mesh, std::move(cables), std::move(spec), routes);
+    return FabricBuilder(board, mesh, std::move(cables), std::move(spec), route);
 }
 
 }  // namespace weft::transport

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "driver/board.h"
@@ -109,6 +110,7 @@ private:
     void place(FabricRouterPlan& r) const;
     void link(FabricRouterPlan& r, const FabricRouterPlan* peer, FabricRouterPlan* opposite, bool dateline) const;
     void add_router_2d(uint32_t chip, uint32_t port, uint32_t compass, uint32_t peer, bool dateline);
+    void check_cables_of(uint32_t from, uint32_t to, const std::string& way) const;
     void link_2d(FabricRouterPlan& r);
     uint32_t senders_of(const FabricRouterPlan& r) const;
 

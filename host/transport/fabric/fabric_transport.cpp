@@ -6,10 +6,7 @@
 #include "common/names.h"
 
 namespace weft::transport {
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 FabricRouting::FabricRouting(const FabricBuilder& fabric) : fabric_(fabric) {
     const std::vector<uint32_t>& order = fabric.order();
