@@ -159,7 +159,8 @@ void CollectiveRunner::drop_fabric(const Error& e) {
 
 std::vector<bool> CollectiveRunner::cables_up() {
     std::vector<bool> up;
-    for (const LinkInfo& l : cluster_.topology().links()) up.push_back(l.up);
+    const ClusterTopology now = cluster_.topology();  // a temporary would end before the loop
+    for (const LinkInfo& l : now.links()) up.push_back(l.up);
     return up;
 }
 
