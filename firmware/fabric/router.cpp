@@ -39,6 +39,7 @@ Router::Router(abi::FabricRouterConfig& config)
         mailbox::panic(abi::kPanicBadArgs, 1);
     status_ = abi::FabricRouterStatus{};
     const uint64_t now = timer::now();
+    last_poll_ = now;
     for (uint32_t i = 0; i < config.num_senders; ++i) {
         const abi::FabricRing& r = config.senders[i];
         if (r.slots == 0 || r.slots > abi::kFabricMaxSlots || r.vc >= config.num_vcs)
@@ -66,11 +67,36 @@ uint64_t Router::peer_word(const volatile uint32_t* word) const {
 bool Router::poll() {
     eth::check(config_.port);  // a dead link faults the router with the port named
     const uint64_t now = timer::now();
+    account(now);
     bool moved = false;
     for (uint32_t v = 0; v < config_.num_vcs; ++v) moved |= poll_receiver(v, now);
     moved |= poll_senders(now);
     mailbox::set_progress(status_.delivered + status_.forwarded);
+    last_moved_ = moved;
     return moved;
+}
+
+// The time since the last poll was busy if that poll moved something, else
+// idle (the router slept on its doorbell); then the host's command.
+void Router::account(uint64_t now) {
+    const uint64_t since = now - last_poll_;
+    if (last_moved_) status_.busy_ticks = status_.busy_ticks + since;
+    else
+        status_.idle_ticks = status_.idle_ticks + since;
+    last_poll_ = now;
+    status_.heartbeat = now;
+    const uint32_t c = status_.command;
+    status_.state = c == abi::kFabricPause   ? abi::kFabricRouterPaused
+                    : c == abi::kFabricDrain ? abi::kFabricRouterDraining
+                                             : abi::kFabricRouterRunning;
+}
+
+// Paused: nothing goes over the cable. Draining: the worker lanes (the first
+// senders) wait, what passes through goes on.
+bool Router::may_send(uint32_t sender) const {
+    const uint32_t passes = config_.dims == 2 ? 3 * config_.num_vcs : config_.num_vcs;
+    if (status_.state == abi::kFabricRouterPaused) return false;
+    return status_.state != abi::kFabricRouterDraining || sender + passes >= config_.num_senders;
 }
 
 bool Router::poll_senders(uint64_t now) {
@@ -95,6 +121,10 @@ bool Router::poll_senders(uint64_t now) {
 bool Router::send_head(Sender& s, uint64_t now) {
     const abi::FabricRing& r = *s.ring;
     const uint32_t index = static_cast<uint32_t>(&s - senders_);
+    if (!may_send(index)) {
+        s.since = now;  // held by command, not stuck
+        return false;
+    }
     if (s.sent == *word_at(r.written)) {
         // Nothing to send; packets sent but not yet off the cable (a pulled
         // cable holds them) count as stuck as much as one not sent.
@@ -121,6 +151,7 @@ bool Router::send_head(Sender& s, uint64_t now) {
     s.eth_command[s.sent % r.slots] = eth::issued(config_.port);
     const uint64_t remote = config_.peer_receivers[vc] + uint64_t(config_.slot_size) * (peer_sent_[vc] % peer.slots);
     eth::send_bytes(config_.port, slot, remote, bytes);
+    status_.bytes_sent = status_.bytes_sent + bytes;
     ++peer_sent_[vc];
     eth::send_word(config_.port, peer_word(&link_.filled[vc]), peer_sent_[vc]);
     ++s.sent;
@@ -155,6 +186,7 @@ bool Router::poll_receiver(uint32_t vc, uint64_t now) {
             }
         }
         rx.noc_command[rx.handled % rx.ring->slots] = noc::issued();
+        status_.bytes_received = status_.bytes_received + abi::kFabricHeaderBytes + h.payload_bytes;
         ++rx.handled;
         rx.decided = false;
         rx.since = now;

@@ -59,6 +59,8 @@ private:
         bool reported = false;
     };
 
+    void account(uint64_t now);
+    bool may_send(uint32_t sender) const;
     bool poll_senders(uint64_t now);
     bool send_head(Sender& s, uint64_t now);
     bool free_sent(Sender& s, uint64_t now);
@@ -87,6 +89,8 @@ private:
     // packets written into each forward ring (FabricRouterConfig::forward, flattened)
     uint32_t forwarded_[abi::kFabricMaxDirections * abi::kFabricMaxVcs] = {};
     uint32_t next_sender_ = 0;  // round-robin: who goes first next time
+    uint64_t last_poll_ = 0;    // mtime of the previous poll
+    bool last_moved_ = false;   // whether it moved anything
 };
 
 }  // namespace weft::fabric

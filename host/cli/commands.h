@@ -39,6 +39,7 @@ Command add_bench(CLI::App& weft, Globals& g);
 Command add_launch(CLI::App& weft, Globals& g);
 Command add_console(CLI::App& weft, Globals& g);
 Command add_gdb(CLI::App& weft, Globals& g);
+Command add_fabric(CLI::App& weft, Globals& g);
 Command add_routes(CLI::App& weft);
 Command add_help(CLI::App& weft);
 Command add_completion(CLI::App& weft);

@@ -190,6 +190,11 @@ const abi::FabricRouterStatus& FabricModel::status(uint32_t chip, FabricDirectio
     return routers_[r].router->status();
 }
 
+void FabricModel::command_all(uint32_t command) {
+    // As the host writes it into the router's L1 (the status lives there).
+    for (const RouterCore& r : routers_) const_cast<abi::FabricRouterStatus&>(r.router->status()).command = command;
+}
+
 uint32_t FabricModel::packets_left() const {
     uint32_t n = 0;
     for (const auto& w : workers_) n += static_cast<uint32_t>(w->packets.size());

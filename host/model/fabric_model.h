@@ -74,6 +74,8 @@ public:
     fabric::Route look_up(uint32_t chip, uint32_t to, uint8_t* first);
 
     const abi::FabricRouterStatus& status(uint32_t chip, transport::FabricDirection direction);
+    // Every router gets the host's command (abi::FabricRouterCommand).
+    void command_all(uint32_t command);
     uint32_t packets_left() const;
     // Events posted on `chip` of `kind` so far.
     uint32_t events(uint32_t chip, uint32_t kind);

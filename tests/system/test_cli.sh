@@ -165,6 +165,10 @@ check "a port the board lacks is refused, naming its ports" has "$TMP/out" "boar
 $WEFT run all_reduce --size 4K >"$TMP/out" 2>&1
 check "an op over a dead link is refused by name, not hung" has "$TMP/out" "chip 0 cannot reach chip 1: no path of working links joins them"
 $WEFT link 0 1 up >/dev/null 2>&1
+$WEFT fabric --interval 0.1 >"$TMP/out" 2>&1
+check "weft fabric says when no router runs" has "$TMP/out" "no fabric router is running"
+$WEFT fabric --pause >"$TMP/out" 2>&1
+check "... and a command with no router to take it fails" test $? -ne 0
 $WEFT bench all_gather -b 1K -e 4K -f 2 --algo all --csv "$TMP/ag.csv" --png "$TMP/ag.png" >"$TMP/out" 2>&1
 check "weft bench prints the nccl-tests columns" has "$TMP/out" "algbw     busbw   #wrong"
 check "weft bench prints the average bus bandwidth" has "$TMP/out" "# Avg bus bandwidth"

@@ -15,6 +15,7 @@
 #include "system_test.h"
 #include "test_kernels.h"
 #include "transport/fabric/fabric.h"
+#include "transport/fabric/router_telemetry.h"
 #include "transport/l1_allocator.h"
 
 using namespace weft;
@@ -738,6 +739,48 @@ void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**)
     all_reduce_is_right("fabric");
 }
 
+// Every router publishes its state, counters and time in its own L1, where
+// any process reads them (weft fabric too), and obeys pause and resume.
+void test_routers_publish_their_state_and_obey_commands(void**) {
+    auto* fabric = &start_fabric();
+    prepare(3000);
+    for (uint32_t c = 0; c < g_cluster->size(); ++c) g_cluster->chip(c).write32(dram(kSems), 0);
+    Traffic traffic;
+    auto j = job_to(*fabric, 0, 2, abi::kFabricWriteInc);
+    j.src = dram(kSrc);
+    j.dst = dram(kDst);
+    j.bytes = 3000;
+    j.sem = dram(kSems);
+    j.inc = 1;
+    traffic.add(0, j);
+    traffic.run(*fabric);
+    assert_true(word_reaches(2, dram(kSems), 1));
+    auto routers = transport::read_routers(*g_cluster);
+    assert_int_equal(routers.size(), fabric->builder().routers().size());
+    uint64_t sent = 0, received = 0;
+    for (const transport::RouterView& r : routers) {
+        assert_string_equal(transport::router_state_name(r.status.state), "running");
+        sent += r.status.bytes_sent, received += r.status.bytes_received;
+    }
+    assert_int_equal(sent, received);
+    assert_int_equal(sent, 2 * (3000 + abi::kFabricHeaderBytes));  // one packet, two cables
+    const auto all_in = [&](const char* state) {
+        for (int tries = 0; tries < 200; ++tries) {
+            size_t in = 0;
+            for (const transport::RouterView& r : transport::read_routers(*g_cluster))
+                in += std::string(transport::router_state_name(r.status.state)) == state;
+            if (in == routers.size()) return true;
+            std::this_thread::sleep_for(milliseconds(10));
+        }
+        return false;
+    };
+    assert_int_equal(transport::command_routers(*g_cluster, abi::kFabricPause), routers.size());
+    assert_true(all_in("paused"));
+    assert_int_equal(transport::command_routers(*g_cluster, abi::kFabricRun), routers.size());
+    assert_true(all_in("running"));
+    fabric->stop();
+}
+
 // A cable that stays down: the next fabric op plans its fabric around it
 // (the control plane's tables), starts no router on it, and is right; with
 // the cable back, a new runner's fabric uses every cable again.
@@ -848,6 +891,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_multicast_reaches_exactly_its_range),
         cmocka_unit_test(test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable),
         cmocka_unit_test(test_routers_a_gone_client_left_are_stopped_by_the_next),
+        cmocka_unit_test(test_routers_publish_their_state_and_obey_commands),
     };
     const struct CMUnitTest mesh_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),

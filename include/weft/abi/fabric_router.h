@@ -66,6 +66,17 @@ struct FabricChannelStatus {
     volatile uint32_t pad;
 };
 
+// What a router is doing, as the control plane commands it (the TT-Fabric
+// spec's router states; Rerouted is the control plane's, kept on the host).
+enum FabricRouterState : uint32_t {
+    kFabricRouterInitializing = 0,  // configured, not yet polled
+    kFabricRouterRunning = 1,
+    kFabricRouterPaused = 2,    // sends nothing over its cable; still receives
+    kFabricRouterDraining = 3,  // its worker lanes send nothing; what passes through goes on
+};
+// The host's command, written into FabricRouterStatus::command.
+enum FabricRouterCommand : uint32_t { kFabricRun = 0, kFabricPause = 1, kFabricDrain = 2 };
+
 struct FabricRouterStatus {
     FabricChannelStatus senders[kFabricMaxSenders];
     FabricChannelStatus receivers[kFabricMaxVcs];
@@ -73,8 +84,15 @@ struct FabricRouterStatus {
     volatile uint32_t forwarded;  // packets passed to the opposite router
     volatile uint32_t dropped;    // TTL expired, no route on, or stuck past the timeout with kFabricDropStuck
     volatile uint32_t timeouts;   // timeout events posted
+    volatile uint32_t state;      // FabricRouterState
+    volatile uint32_t command;    // host: FabricRouterCommand, obeyed at the next poll
+    volatile uint64_t heartbeat;  // timebase ticks at its latest poll
+    volatile uint64_t busy_ticks;      // between polls that moved something
+    volatile uint64_t idle_ticks;      // between polls that did not (mostly asleep)
+    volatile uint64_t bytes_sent;      // over its cable, headers included
+    volatile uint64_t bytes_received;  // off its cable, headers included
 };
-static_assert(sizeof(FabricRouterStatus) == 16 * (kFabricMaxSenders + kFabricMaxVcs) + 16, "FabricRouterStatus layout");
+static_assert(sizeof(FabricRouterStatus) == 16 * (kFabricMaxSenders + kFabricMaxVcs) + 64, "FabricRouterStatus layout");
 
 struct FabricRouterConfig {
     uint32_t magic;

@@ -1,0 +1,62 @@
+#include "transport/fabric/router_telemetry.h"
+
+#include "driver/resident.h"
+#include "weft/abi/resident.h"
+
+namespace weft::transport {
+
+uint64_t RouterView::packets_sent() const {
+    uint64_t n = 0;
+    for (const abi::FabricChannelStatus& s : status.senders) n += s.done;
+    return n;
+}
+
+uint64_t RouterView::packets_received() const {
+    uint64_t n = 0;
+    for (const abi::FabricChannelStatus& r : status.receivers) n += r.done;
+    return n;
+}
+
+const char* router_state_name(uint32_t state) {
+    switch (state) {
+        case abi::kFabricRouterInitializing: return "initializing";
+        case abi::kFabricRouterRunning: return "running";
+        case abi::kFabricRouterPaused: return "paused";
+        case abi::kFabricRouterDraining: return "draining";
+    }
+    return "unknown";
+}
+
+std::vector<RouterView> read_routers(Cluster& cluster) {
+    std::vector<RouterView> out;
+    for (const resident::Running& r : resident::list(cluster)) {
+        if (r.name != "fabric_router") continue;
+        abi::ResidentControl control{};
+        cluster.read(r.chip, r.control, &control, sizeof control);
+        if (control.magic != abi::kResidentMagic || !control.config) continue;
+        abi::FabricRouterConfig config{};
+        cluster.read(r.chip, control.config, &config, sizeof config);
+        if (config.magic != abi::kFabricRouterMagic) continue;
+        RouterView v;
+        v.chip = r.chip;
+        v.core = r.core;
+        v.port = config.port;
+        v.way = std::string(1, abi::fabric_letter(cluster.board().ports.at(config.port).direction));
+        v.status_address = config.status;
+        cluster.read(r.chip, config.status, &v.status, sizeof v.status);
+        out.push_back(v);
+    }
+    return out;
+}
+
+size_t command_routers(Cluster& cluster, uint32_t command) {
+    const std::vector<RouterView> routers = read_routers(cluster);
+    for (const RouterView& r : routers) {
+        const uint64_t at = r.status_address + offsetof(abi::FabricRouterStatus, command);
+        cluster.write(r.chip, at, &command, sizeof command);
+        cluster.ring_core(r.chip, r.core);  // it may sleep on its doorbell
+    }
+    return routers.size();
+}
+
+}  // namespace weft::transport

@@ -1,0 +1,35 @@
+// Every running fabric router of a cluster as the host sees it: where it is,
+// what the control plane told it, and what it publishes (its state, packet
+// and byte counters, busy and idle time, a heartbeat). Read from the routers'
+// own L1 (abi::ResidentControl -> FabricRouterConfig -> FabricRouterStatus),
+// so any process attached to the cluster sees them, not only the one that
+// started the fabric.
+#pragma once
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "driver/cluster.h"
+#include "weft/abi/fabric_router.h"
+
+namespace weft::transport {
+
+struct RouterView {
+    uint32_t chip = 0, core = 0, port = 0;
+    std::string way;  // the way its cable leaves the chip: N, E, S or W
+    abi::FabricRouterStatus status{};
+    uint64_t status_address = 0;
+    uint64_t packets_sent() const;
+    uint64_t packets_received() const;
+};
+
+const char* router_state_name(uint32_t state);
+
+// The resident fabric routers running now, by chip and core.
+std::vector<RouterView> read_routers(Cluster& cluster);
+// Writes `command` (abi::FabricRouterCommand) to every running router and
+// wakes it; returns how many got it.
+size_t command_routers(Cluster& cluster, uint32_t command);
+
+}  // namespace weft::transport
