@@ -88,6 +88,7 @@ void test_every_op_algorithm_and_type(void**) {
         for (const std::string& algo : algos) {
             std::vector<abi::DataType> types(std::begin(kTypes), std::end(kTypes));
             if (!every_type) types = {abi::kF32, kTypes[1 + turn++ % 3]};
+            if (g_name == "ring8-rv32") types = {abi::kF32};  // mesh2x2-rv32 meets the rv32 chip's other types
             for (abi::DataType t : types) {
                 const uint32_t es = ccl::dtype_size(t);
                 // One element per rank, then a size no rank count divides (odd elements).
