@@ -3,6 +3,7 @@
 #pragma once
 #include <stdint.h>
 
+#include "weft/abi/channel.h"
 #include "weft/abi/kernel_args.h"
 
 namespace weft::test_abi {
@@ -83,5 +84,18 @@ struct FabricPingArgs {
     uint32_t route;  // 2D: the directions after the first cable
 };
 static_assert(sizeof(FabricPingArgs) == 40 && abi::kIsKernelArgs<FabricPingArgs>, "FabricPingArgs layout");
+
+// socket_stream: one end of a fabric socket moving `bytes` from (or into)
+// `buffer`, in send or receive calls of `piece` bytes (any size: the
+// socket's messages are its own).
+struct SocketStreamArgs {
+    abi::ChannelRef end;
+    uint64_t buffer;
+    uint64_t bytes;
+    uint64_t piece;
+    uint32_t sender;  // 1: this end sends
+    uint32_t pad;
+};
+static_assert(sizeof(SocketStreamArgs) == 48 && abi::kIsKernelArgs<SocketStreamArgs>, "SocketStreamArgs layout");
 
 }  // namespace weft::test_abi

@@ -16,6 +16,7 @@
 #include "test_kernels.h"
 #include "transport/fabric/fabric.h"
 #include "transport/fabric/router_telemetry.h"
+#include "transport/fabric/socket.h"
 #include "transport/l1_allocator.h"
 
 using namespace weft;
@@ -781,6 +782,51 @@ void test_routers_publish_their_state_and_obey_commands(void**) {
     fabric->stop();
 }
 
+// A socket between the two farthest chips streams 16 MiB from DRAM to DRAM
+// through a window of eight 4 KiB landing slots: the sender sends in pieces
+// of one size, the receiver takes them in pieces of another, every byte
+// arrives right (an overrun slot would have been overwritten).
+void test_a_socket_streams_between_the_farthest_chips(void**) {
+    auto* fabric = &start_fabric();
+    const uint32_t n = g_cluster->size();
+    uint32_t far = 1;
+    for (uint32_t c = 1; c < n; ++c)
+        if (fabric->builder().route(0, c).hops > fabric->builder().route(0, far).hops) far = c;
+    constexpr uint64_t kBytes = 16ull << 20;
+    constexpr uint32_t kFrom = 0x1000000, kTo = 0x3000000;
+    std::vector<uint8_t> data(kBytes);
+    std::mt19937 gen(7);
+    for (auto& b : data) b = static_cast<uint8_t>(gen());
+    g_cluster->chip(0).write(dram(kFrom), data.data(), kBytes);
+    g_cluster->clear(far, dram(kTo), kBytes);
+    transport::L1Allocator l1(g_cluster->board());
+    transport::SocketSpec spec;
+    spec.sender_chip = 0;
+    spec.sender_core = kWorker;
+    spec.receiver_chip = far;
+    spec.receiver_core = kWorker + 1;
+    spec.slots = 8;
+    spec.message_bytes = 4096;
+    const transport::StreamEnds ends =
+        transport::open_socket(fabric->builder(), g_cluster->board(), *g_cluster, l1, spec);
+    const test_abi::SocketStreamArgs tx{ends.sender, dram(kFrom), kBytes, (1 << 20) + 13, 1, 0};
+    const test_abi::SocketStreamArgs rx{ends.receiver, dram(kTo), kBytes, (3 << 20) - 5, 0, 0};
+    const auto t0 = steady_clock::now();
+    g_cluster->run({{0, kWorker, &test_kernel(g_cluster->board(), "socket_stream"), KernelArgWords::of(tx)},
+                    {far, kWorker + 1, &test_kernel(g_cluster->board(), "socket_stream"), KernelArgWords::of(rx)}},
+                   milliseconds(60000));
+    const double seconds = duration<double>(steady_clock::now() - t0).count();
+    fprintf(stderr, "16 MiB over a socket, chip 0 -> chip %u (%u hops): %.2f s, %.1f MB/s\n", far,
+            fabric->builder().route(0, far).hops, seconds, kBytes / seconds / 1e6);
+    std::vector<uint8_t> got(kBytes);
+    g_cluster->chip(far).read(dram(kTo), got.data(), kBytes);
+    size_t first_wrong = kBytes;
+    for (size_t i = 0; i < kBytes && first_wrong == kBytes; ++i)
+        if (got[i] != data[i]) first_wrong = i;
+    if (first_wrong != kBytes) fail_msg("byte %zu of the stream differs", first_wrong);
+    fabric->stop();
+}
+
 // A cable that stays down: the next fabric op plans its fabric around it
 // (the control plane's tables), starts no router on it, and is right; with
 // the cable back, a new runner's fabric uses every cable again.
@@ -892,6 +938,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable),
         cmocka_unit_test(test_routers_a_gone_client_left_are_stopped_by_the_next),
         cmocka_unit_test(test_routers_publish_their_state_and_obey_commands),
+        cmocka_unit_test(test_a_socket_streams_between_the_farthest_chips),
     };
     const struct CMUnitTest mesh_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
