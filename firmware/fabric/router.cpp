@@ -65,9 +65,10 @@ uint64_t Router::peer_word(const volatile uint32_t* word) const {
 }
 
 bool Router::poll() {
-    eth::check(config_.port);  // a dead link faults the router with the port named
+    eth::check(config_.port);  // a refused command faults the router with the port named
     const uint64_t now = timer::now();
     account(now);
+    watch_link();
     bool moved = false;
     for (uint32_t v = 0; v < config_.num_vcs; ++v) moved |= poll_receiver(v, now);
     moved |= poll_senders(now);
@@ -89,6 +90,18 @@ void Router::account(uint64_t now) {
     status_.state = c == abi::kFabricPause   ? abi::kFabricRouterPaused
                     : c == abi::kFabricDrain ? abi::kFabricRouterDraining
                                              : abi::kFabricRouterRunning;
+}
+
+// A cable that goes down is reported once, as the EDM does, and the router
+// goes on (what it holds for the cable waits, and is reported if it waits
+// past the timeout); the control plane decides what traffic does next.
+void Router::watch_link() {
+    const bool up = eth::link_up(config_.port);
+    if (link_was_up_ && !up) {
+        status_.link_downs = status_.link_downs + 1;
+        status::post(abi::kEventLinkDown, config_.port, 0, status_.link_downs);
+    }
+    link_was_up_ = up;
 }
 
 // Paused: nothing goes over the cable. Draining: the worker lanes (the first

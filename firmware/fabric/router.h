@@ -60,6 +60,7 @@ private:
     };
 
     void account(uint64_t now);
+    void watch_link();
     bool may_send(uint32_t sender) const;
     bool poll_senders(uint64_t now);
     bool send_head(Sender& s, uint64_t now);
@@ -91,6 +92,7 @@ private:
     uint32_t next_sender_ = 0;  // round-robin: who goes first next time
     uint64_t last_poll_ = 0;    // mtime of the previous poll
     bool last_moved_ = false;   // whether it moved anything
+    bool link_was_up_ = true;
 };
 
 }  // namespace weft::fabric

@@ -5,6 +5,7 @@
 // count where the packets land.
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <thread>
 #include <vector>
@@ -702,10 +703,26 @@ void all_reduce_is_right(const char* transport) {
     if (res.check.wrong) fail_msg("%s all-reduce after the fault: %zu wrong", transport, size_t(res.check.wrong));
 }
 
+// link_down events the chips posted for (chip, port), in the bridge's event
+// log (the whole file: a failing op's timeouts soon push them out of the
+// recent ones).
+size_t link_downs(uint32_t chip, const char* port) {
+    std::ifstream log(g_cluster->events()["log"].get<std::string>());
+    size_t n = 0;
+    for (std::string line; std::getline(log, line);) {
+        const nlohmann::json e = nlohmann::json::parse(line, nullptr, false);
+        n += !e.is_discarded() && e.value("kind", "") == "link_down" && e.value("chip", -1) == int(chip) &&
+             e.value("port_name", "") == port;
+    }
+    return n;
+}
+
 // A cable pulled under a fabric op: the op fails within seconds naming the
-// cable, no router stays resident, and once the cable is back EDM and
-// fabric ops are right again.
+// cable, the router reports the link down (an event, not a panic), no
+// router stays resident, and once the cable is back EDM and fabric ops are
+// right again.
 void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**) {
+    const size_t downs_before = link_downs(0, "E");
     g_fabric.reset();
     const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
     {
@@ -735,6 +752,7 @@ void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**)
         assert_true(contains(e, "\nDOWN cables: chip 0.E <-> chip 1.W\n"));  // atop the hang report
         assert_true(seconds < 10);
         assert_int_equal(resident::list(*g_cluster).size(), 0);
+        assert_true(link_downs(0, "E") > downs_before);
     }
     all_reduce_is_right("edm");
     all_reduce_is_right("fabric");

@@ -80,19 +80,21 @@ enum FabricRouterCommand : uint32_t { kFabricRun = 0, kFabricPause = 1, kFabricD
 struct FabricRouterStatus {
     FabricChannelStatus senders[kFabricMaxSenders];
     FabricChannelStatus receivers[kFabricMaxVcs];
-    volatile uint32_t delivered;  // packets executed on this chip
-    volatile uint32_t forwarded;  // packets passed to the opposite router
-    volatile uint32_t dropped;    // TTL expired, no route on, or stuck past the timeout with kFabricDropStuck
-    volatile uint32_t timeouts;   // timeout events posted
-    volatile uint32_t state;      // FabricRouterState
-    volatile uint32_t command;    // host: FabricRouterCommand, obeyed at the next poll
-    volatile uint64_t heartbeat;  // timebase ticks at its latest poll
+    volatile uint32_t delivered;   // packets executed on this chip
+    volatile uint32_t forwarded;   // packets passed to the opposite router
+    volatile uint32_t dropped;     // TTL expired, no route on, or stuck past the timeout with kFabricDropStuck
+    volatile uint32_t timeouts;    // timeout events posted
+    volatile uint32_t link_downs;  // times its cable went down (a link_down event each)
+    volatile uint32_t pad;
+    volatile uint32_t state;           // FabricRouterState
+    volatile uint32_t command;         // host: FabricRouterCommand, obeyed at the next poll
+    volatile uint64_t heartbeat;       // timebase ticks at its latest poll
     volatile uint64_t busy_ticks;      // between polls that moved something
     volatile uint64_t idle_ticks;      // between polls that did not (mostly asleep)
     volatile uint64_t bytes_sent;      // over its cable, headers included
     volatile uint64_t bytes_received;  // off its cable, headers included
 };
-static_assert(sizeof(FabricRouterStatus) == 16 * (kFabricMaxSenders + kFabricMaxVcs) + 64, "FabricRouterStatus layout");
+static_assert(sizeof(FabricRouterStatus) == 16 * (kFabricMaxSenders + kFabricMaxVcs) + 72, "FabricRouterStatus layout");
 
 struct FabricRouterConfig {
     uint32_t magic;
