@@ -144,8 +144,8 @@ int routes(const RoutesArgs& a) {
 }  // namespace
 
 Command add_routes(CLI::App& weft) {
-    CLI::App* cmd = weft.add_subcommand(
-        "routes", "the 2D fabric's L0 routing tables of a cluster file and their deadlock verdict (no cluster starts)");
+    CLI::App* cmd = weft.add_subcommand("routes", "the fabric's L0 routing tables of a cluster file, its L1 tables "
+                                                  "between meshes, and their deadlock verdicts (no cluster starts)");
     auto a = std::make_shared<RoutesArgs>();
     add_word(
         *cmd, "CLUSTER", "", a->cluster, [](const std::string& name) { paths::cluster_file(name); },
