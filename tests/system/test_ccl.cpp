@@ -420,11 +420,15 @@ void test_failed_op_leaves_the_cluster_usable(void**) {
     std::string error;
     try {
         ccl::run_case(runner, *g_cluster, r, 1);
-    } catch (const TimeoutError& e) {
+    } catch (const Error& e) {
         error = e.what();
     }
     g_cluster->set_link(cable.chip, cable.port, true);
-    if (!contains(error, "nothing moved on the cluster for 1500 ms") || !contains(error, "kernel(s) still running"))
+    // The host's stall deadline, or (on a host so busy that the cluster's own
+    // time crawls) the EDM's own timeout on its dead cable: either names why.
+    const bool stalled = contains(error, "nothing moved on the cluster for 1500 ms") &&
+                         contains(error, "kernel(s) still running");
+    if (!stalled && !contains(error, "could not move for") && !contains(error, "its cable is down"))
         fail_msg("the op over a pulled cable ended with: %s", error.c_str());
     assert_string_equal(run_one(r, 2).c_str(), "");
     r.op = ccl::Collective::kAllReduce;
