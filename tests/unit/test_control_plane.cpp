@@ -3,6 +3,7 @@
 // routers do next, and that the tables it hands them avoid the cable and
 // cannot deadlock; a cut mesh is named; a returned cable restores the routes.
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,54 @@ void test_a_cut_line_names_the_chips_cut_off(void**) {
     assert_string_equal(d.why.c_str(), "mesh 0 is cut: chips 0, 1 cannot reach chips 2, 3");
 }
 
+// Does `route` from `from` pass through (or end at) a chip of `chips`?
+bool visits(const Mesh& m, uint32_t from, const std::string& route, const std::set<uint32_t>& chips) {
+    uint32_t at = from;
+    for (char letter : route) {
+        at = uint32_t(transport::neighbor(m, at, static_cast<abi::FabricCompass>(abi::fabric_compass_of(letter))));
+        if (chips.count(at)) return true;
+    }
+    return false;
+}
+
+// A failed row of a torus, or edge column of a mesh, taken out: the other
+// chips reach one another without touching it, on tables that cannot
+// deadlock; a mesh's middle column cuts it in two, and says so.
+void test_a_removed_row_or_column_is_routed_around(void**) {
+    for (const bool torus : {true, false}) {
+        const ClusterSpec spec = torus ? grid("qemu-virt", 4, 4, "torus", 1) : grid("qemu-virt", 3, 3, "mesh", 1);
+        const Mesh& m = spec.meshes[0];
+        ControlPlane cp(spec.board, ClusterTopology::from_spec(spec));
+        const RerouteDecision d = torus ? cp.remove_row(0, 1) : cp.remove_column(0, 0);
+        if (d.kind != RerouteDecision::kNewTables) fail_msg("decision %d (%s)", d.kind, d.why.c_str());
+        std::set<uint32_t> gone;
+        for (uint32_t c = 0; c < m.chips(); ++c)
+            if (cp.removed(c)) gone.insert(c);
+        assert_int_equal(gone.size(), torus ? 4 : 3);
+        for (uint32_t a = 0; a < m.chips(); ++a)
+            for (uint32_t b = 0; b < m.chips(); ++b) {
+                if (a == b || gone.count(a) || gone.count(b)) continue;
+                const std::string r = cp.l0_route(m, a, b);
+                assert_false(r.empty() || r == transport::kNoRoute);
+                if (visits(m, a, r, gone)) fail_msg("%u->%u %s crosses the removed chips", a, b, r.c_str());
+            }
+        const auto verdict = transport::check_dependencies(
+            m, [&](uint32_t x, uint32_t y) { return cp.l0_route(m, x, y); }, m.wraps());
+        assert_true(verdict.acyclic);
+    }
+    const ClusterSpec spec = grid("qemu-virt", 3, 3, "mesh", 1);
+    ControlPlane cp(spec.board, ClusterTopology::from_spec(spec));
+    const RerouteDecision middle = cp.remove_column(0, 1);  // a mesh (no wrap) falls in two
+    assert_int_equal(middle.kind, RerouteDecision::kCutOff);
+    assert_string_equal(middle.why.c_str(), "mesh 0 is cut: chips 0, 3, 6 cannot reach chips 2, 5, 8");
+    try {
+        cp.remove_row(0, 3);
+        fail_msg("a row past the mesh was removed");
+    } catch (const std::exception& e) {
+        assert_string_equal(e.what(), "mesh 0 has no row 3 (rows 0-2)");
+    }
+}
+
 void test_an_unknown_cable_is_refused_by_name(void**) {
     const ClusterSpec spec = grid("qemu-virt", 4, 1, "line", 1);
     ControlPlane cp(spec.board, ClusterTopology::from_spec(spec));
@@ -140,6 +189,7 @@ int main() {
         cmocka_unit_test(test_a_two_plane_mesh_falls_back_to_the_other_plane),
         cmocka_unit_test(test_every_mesh_cable_failure_gets_new_tables),
         cmocka_unit_test(test_a_cut_line_names_the_chips_cut_off),
+        cmocka_unit_test(test_a_removed_row_or_column_is_routed_around),
         cmocka_unit_test(test_an_unknown_cable_is_refused_by_name),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -130,7 +130,12 @@ std::vector<std::string> ControlPlane::routes_avoiding(const Mesh& mesh, std::se
     std::vector<std::string> routes(size_t(n) * n);
     for (uint32_t a = 0; a < n; ++a)
         for (uint32_t b = 0; b < n; ++b) {
-            routes[size_t(a) * n + b] = a == b ? "" : route_avoiding(mesh, a, b);
+            if (a == b) continue;
+            if (removed(mesh.first_chip + a) || removed(mesh.first_chip + b)) {
+                routes[size_t(a) * n + b] = kNoRoute;
+                continue;
+            }
+            routes[size_t(a) * n + b] = route_avoiding(mesh, a, b);
             if (routes[size_t(a) * n + b] == "?") unreachable->insert(b);
         }
     return routes;
@@ -146,9 +151,11 @@ std::vector<std::string> ControlPlane::updown_routes(const Mesh& mesh) const {
         const int next = neighbor(mesh, at, static_cast<abi::FabricCompass>(abi::fabric_compass_of(letter)));
         return next < 0 || crosses_dead(mesh, at, std::string(1, letter)) ? -1 : next;
     };
+    uint32_t root = 0;  // the lowest chip still in the fabric
+    while (root + 1 < n && removed(mesh.first_chip + root)) ++root;
     std::vector<uint32_t> level(n, UINT32_MAX);
-    level[0] = 0;
-    for (std::deque<uint32_t> q{0}; !q.empty(); q.pop_front())
+    level[root] = 0;
+    for (std::deque<uint32_t> q{root}; !q.empty(); q.pop_front())
         for (char letter : std::string("ESWN"))
             if (const int next = step(q.front(), letter); next >= 0 && level[size_t(next)] == UINT32_MAX)
                 level[size_t(next)] = level[q.front()] + 1, q.push_back(uint32_t(next));
@@ -192,12 +199,12 @@ RerouteDecision ControlPlane::decide_tables(const Mesh& mesh, RerouteDecision d)
     if (!cut.empty()) {
         d.kind = RerouteDecision::kCutOff;
         d.unreachable = mesh_chips(cut, mesh);
-        std::set<uint32_t> with_first;  // the chips chip 0 of the mesh still reaches
+        uint32_t first = 0;  // the mesh's first chip still in the fabric
+        while (first + 1 < mesh.chips() && removed(mesh.first_chip + first)) ++first;
+        std::set<uint32_t> with_first, rest;  // the chips it still reaches, and the others
         for (uint32_t b = 0; b < mesh.chips(); ++b)
-            if (routes[b] != "?") with_first.insert(b);
-        std::set<uint32_t> rest;
-        for (uint32_t b = 0; b < mesh.chips(); ++b)
-            if (!with_first.count(b)) rest.insert(b);
+            if (!removed(mesh.first_chip + b))
+                (routes[size_t(first) * mesh.chips() + b] != "?" ? with_first : rest).insert(b);
         d.why = "mesh " + std::to_string(mesh.id) + " is cut: chips " + chip_list(mesh_chips(with_first, mesh)) +
                 " cannot reach chips " + chip_list(mesh_chips(rest, mesh));
         return d;
@@ -277,6 +284,36 @@ RerouteDecision ControlPlane::cable_down(uint32_t chip, uint32_t port) {
         return d;
     }
     return reroute_mesh(mesh, d);
+}
+
+RerouteDecision ControlPlane::remove_chips(const Mesh& mesh, const std::vector<uint32_t>& chips) {
+    for (uint32_t c : chips) removed_.insert(c);
+    for (const LinkInfo& l : topology_.links())
+        if (removed(l.chip_a) || removed(l.chip_b))
+            dead_.insert({l.chip_a, l.port_a}), dead_.insert({l.chip_b, l.port_b});
+    RerouteDecision d;
+    d.chip = chips.empty() ? 0 : chips.front();
+    return reroute_mesh(mesh, d);
+}
+
+RerouteDecision ControlPlane::remove_row(uint32_t mesh_id, uint32_t y) {
+    const Mesh& m = topology_.mesh(mesh_id);
+    if (y >= m.height)
+        throw Error("mesh " + std::to_string(mesh_id) + " has no row " + std::to_string(y) + " (rows 0-" +
+                    std::to_string(m.height - 1) + ")");
+    std::vector<uint32_t> chips;
+    for (uint32_t x = 0; x < m.width; ++x) chips.push_back(topology_.chip_at(mesh_id, x, y));
+    return remove_chips(m, chips);
+}
+
+RerouteDecision ControlPlane::remove_column(uint32_t mesh_id, uint32_t x) {
+    const Mesh& m = topology_.mesh(mesh_id);
+    if (x >= m.width)
+        throw Error("mesh " + std::to_string(mesh_id) + " has no column " + std::to_string(x) + " (columns 0-" +
+                    std::to_string(m.width - 1) + ")");
+    std::vector<uint32_t> chips;
+    for (uint32_t y = 0; y < m.height; ++y) chips.push_back(topology_.chip_at(mesh_id, x, y));
+    return remove_chips(m, chips);
 }
 
 void ControlPlane::cable_up(uint32_t chip, uint32_t port) {

@@ -60,6 +60,12 @@ public:
     // with the decision (and the epoch with them).
     RerouteDecision cable_down(uint32_t chip, uint32_t port);
     void cable_up(uint32_t chip, uint32_t port);
+    // Takes a failed row (y) or column (x) of a mesh out of the fabric (the
+    // spec's downshifted mesh): every cable of its chips is dead, the other
+    // chips get tables among themselves (a removed chip's entries are kNoRoute).
+    RerouteDecision remove_row(uint32_t mesh_id, uint32_t y);
+    RerouteDecision remove_column(uint32_t mesh_id, uint32_t x);
+    bool removed(uint32_t chip) const { return removed_.count(chip) != 0; }
 
 private:
     // Routes for `mesh` with the cables now down; empty if some pair has none.
@@ -70,6 +76,7 @@ private:
     std::vector<std::string> updown_routes(const Mesh& mesh) const;
     RerouteDecision reroute_mesh(const Mesh& mesh, RerouteDecision d);
     RerouteDecision decide_tables(const Mesh& mesh, RerouteDecision d);
+    RerouteDecision remove_chips(const Mesh& mesh, const std::vector<uint32_t>& chips);
     bool crosses_dead(const Mesh& mesh, uint32_t from, const std::string& route) const;
     const LinkInfo* link_at(uint32_t chip, uint32_t port) const;
 
@@ -78,6 +85,7 @@ private:
     MeshRouting l1_;
     uint32_t epoch_ = 1;
     std::set<std::pair<uint32_t, uint32_t>> dead_;  // (chip, port), both ends
+    std::set<uint32_t> removed_;                    // chips taken out of the fabric
     // Per mesh id: its routes [from * chips + to] while they differ from DOR.
     std::vector<std::pair<uint32_t, std::vector<std::string>>> rerouted_;
     std::vector<std::pair<uint32_t, std::string>> unusable_;  // per mesh id: why its tables fail

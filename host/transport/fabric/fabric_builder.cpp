@@ -147,6 +147,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vect
         tables_[from].chips = n;
         for (uint32_t to = 0; to < n; ++to) {
             const std::string way = route(from, to);
+            if (way == kNoRoute) continue;  // a chip taken out: no entry
             if (way.size() > abi::kFabricMaxRouteHops)
                 throw Error("the route from chip " + std::to_string(from) + " to chip " + std::to_string(to) +
                             " takes " + std::to_string(way.size()) + " hops; a packet header holds " +

@@ -125,6 +125,7 @@ DependencyVerdict check_dependencies(const Mesh& m, const RouteOf& route, bool d
     for (uint32_t a = 0; a < m.chips(); ++a)
         for (uint32_t b = 0; b < m.chips(); ++b) {
             const std::string way = route(a, b);
+            if (way == kNoRoute) continue;  // a pair that exchanges no traffic
             uint32_t chip = a, vc = 0, held = UINT32_MAX;
             uint32_t last = 4;
             for (char letter : way) {

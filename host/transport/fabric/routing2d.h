@@ -43,7 +43,9 @@ struct DependencyVerdict {
 // route that leaves the mesh or does not end at its destination.
 // Memory stays linear in the chips (a byte per channel): routes are asked
 // for one at a time.
+// A route of kNoRoute: the pair exchanges no traffic (a chip taken out).
 using RouteOf = std::function<std::string(uint32_t from, uint32_t to)>;
+inline constexpr const char* kNoRoute = "-";
 DependencyVerdict check_dependencies(const Mesh& mesh, const RouteOf& route, bool datelines);
 DependencyVerdict check_dependencies(const Mesh& mesh, const std::vector<std::vector<std::string>>& tables,
                                      bool datelines);
