@@ -10,6 +10,7 @@
 #include "ccl/algorithm_table.h"
 #include "ccl/placement.h"
 #include "ccl/topology.h"
+#include "small_board.h"
 #include "transport/edm/edm_transport.h"
 #include "transport/fabric/fabric_transport.h"
 
@@ -33,24 +34,7 @@ std::string words(const std::vector<std::string>& names) {
     return out;
 }
 
-// Four ERISC cores, one a port (N E S W), and four worker cores.
-BoardInfo small_board() {
-    BoardInfo b;
-    b.name = "qemu-virt";  // the transports load this board's kernels
-    b.code_size = 0x10000;
-    b.stack_size = 0x4000;
-    b.args_size = 0x1000;
-    for (uint32_t c = 0; c < 8; ++c) {
-        CoreInfo ci;
-        ci.id = c;
-        ci.role = c < 4 ? CoreRole::kErisc : CoreRole::kWorker;
-        ci.port = c < 4 ? static_cast<int>(c) : -1;
-        ci.l1 = {0x80100000 + c * 0x400000ull, 0x400000};
-        b.cores.push_back(ci);
-    }
-    for (uint32_t p = 0; p < 4; ++p) b.ports.push_back({p, static_cast<abi::FabricCompass>(p), 0, p});
-    return b;
-}
+using test::small_board;
 
 // A line of three chips, E -> W.
 std::vector<LinkInfo> line3() { return {{0, 1, 1, 3, true}, {1, 1, 2, 3, true}}; }

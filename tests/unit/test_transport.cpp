@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "driver/board.h"
 #include "lowered_op_model.h"
+#include "small_board.h"
 #include "transport/cable_routing.h"
 #include "transport/edm/edm_transport.h"
 #include "weft/abi/edm.h"
@@ -120,24 +121,7 @@ std::set<uint32_t> chips_with_workers(const LoweredOp& op) {
     return chips;
 }
 
-// Four cores of each role, as the qemu-virt board has: ERISC 0-3, workers 4-7.
-BoardInfo small_board() {
-    BoardInfo b;
-    b.name = "qemu-virt";  // the EDM transport loads this board's kernels
-    b.code_size = 0x10000;
-    b.stack_size = 0x4000;
-    b.args_size = 0x1000;
-    for (uint32_t c = 0; c < 8; ++c) {
-        CoreInfo ci;
-        ci.id = c;
-        ci.role = c < 4 ? CoreRole::kErisc : CoreRole::kWorker;
-        ci.port = c < 4 ? static_cast<int>(c) : -1;
-        ci.l1 = {0x80100000 + c * 0x400000ull, 0x400000};
-        b.cores.push_back(ci);
-    }
-    for (uint32_t p = 0; p < 4; ++p) b.ports.push_back({p, static_cast<abi::FabricCompass>(p), 0, p});
-    return b;
-}
+using test::small_board;
 
 // The bytes the image writes at [address, +len) of `chip`, from the last write that covers them.
 std::vector<uint8_t> written(const MemoryImage& image, uint32_t chip, uint64_t address, size_t len) {
