@@ -296,23 +296,21 @@ RerouteDecision ControlPlane::remove_chips(const Mesh& mesh, const std::vector<u
     return reroute_mesh(mesh, d);
 }
 
-RerouteDecision ControlPlane::remove_row(uint32_t mesh_id, uint32_t y) {
-    const Mesh& m = topology_.mesh(mesh_id);
-    if (y >= m.height)
-        throw Error("mesh " + std::to_string(mesh_id) + " has no row " + std::to_string(y) + " (rows 0-" +
-                    std::to_string(m.height - 1) + ")");
-    std::vector<uint32_t> chips;
-    for (uint32_t x = 0; x < m.width; ++x) chips.push_back(topology_.chip_at(mesh_id, x, y));
-    return remove_chips(m, chips);
-}
+RerouteDecision ControlPlane::remove_row(uint32_t mesh_id, uint32_t y) { return remove_line(mesh_id, true, y); }
 
-RerouteDecision ControlPlane::remove_column(uint32_t mesh_id, uint32_t x) {
+RerouteDecision ControlPlane::remove_column(uint32_t mesh_id, uint32_t x) { return remove_line(mesh_id, false, x); }
+
+// A row (y = at) or a column (x = at) of the mesh.
+RerouteDecision ControlPlane::remove_line(uint32_t mesh_id, bool row, uint32_t at) {
     const Mesh& m = topology_.mesh(mesh_id);
-    if (x >= m.width)
-        throw Error("mesh " + std::to_string(mesh_id) + " has no column " + std::to_string(x) + " (columns 0-" +
-                    std::to_string(m.width - 1) + ")");
+    const uint32_t lines = row ? m.height : m.width, along = row ? m.width : m.height;
+    const std::string what = row ? "row" : "column";
+    if (at >= lines)
+        throw Error("mesh " + std::to_string(mesh_id) + " has no " + what + " " + std::to_string(at) + " (" + what +
+                    "s 0-" + std::to_string(lines - 1) + ")");
     std::vector<uint32_t> chips;
-    for (uint32_t y = 0; y < m.height; ++y) chips.push_back(topology_.chip_at(mesh_id, x, y));
+    for (uint32_t i = 0; i < along; ++i)
+        chips.push_back(row ? topology_.chip_at(mesh_id, i, at) : topology_.chip_at(mesh_id, at, i));
     return remove_chips(m, chips);
 }
 
