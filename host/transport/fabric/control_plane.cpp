@@ -274,8 +274,7 @@ RerouteDecision ControlPlane::cable_down(uint32_t chip, uint32_t port) {
     const Mesh& mesh = topology_.mesh_of(chip);
     if (topology_.mesh_of(peer).id != mesh.id) {
         std::vector<LinkInfo> links = topology_.links();
-        for (LinkInfo& x : links)
-            if (&x - links.data() == l - topology_.links().data()) x.up = false;
+        links[size_t(l - topology_.links().data())].up = false;  // as cable_up sets it back
         topology_ = topology_.with_links(std::move(links));
         l1_ = MeshRouting(topology_);
         ++epoch_;
