@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "weft/abi/fabric.h"
+#include "weft/abi/fabric_router.h"
 
 namespace weft::fabric {
 
@@ -15,15 +16,38 @@ struct Decision {
     bool deliver = false;  // execute the packet's NoC command on this chip
     bool forward = false;  // into the opposite router's pass-through sender channel
     bool expired = false;  // dropped: its TTL was 0 (post a dropped-packet event)
+    bool lost = false;     // dropped: its route ended short of its destination and no table routes it on
     uint8_t next = 0;      // forwarding: 1D 0; 2D the abi::FabricCompass of the router it goes to
 };
 
 // Where the receiving router stands: 1D, or 2D with its cable leaving the
 // chip toward `compass` (so packets it receives travel the opposite way).
+// With `table` (a fabric of many meshes) the chip's routing tables: a packet
+// whose route ends here but whose destination is another chip is routed on.
 struct Hop {
     uint32_t dims = 1;
     uint32_t compass = 0;
+    abi::FabricNodeId self{};
+    const abi::FabricRouteTable* table = nullptr;
 };
+
+// Many meshes: the packet's source route ended at `at.self`, short of its
+// destination (it entered a mesh at an exit node): the next route, from this
+// chip's L0 table (its destination is in this mesh) or L1 table (the exit
+// toward its destination's mesh), as a sender would write it.
+inline Decision route_on(abi::FabricPacketHeader& h, const Hop& at) {
+    Decision d;
+    const abi::FabricRouteEntry e = abi::fabric_route_entry(*at.table, at.self.mesh, h.dst);
+    if (e.hops == 0) {
+        d.lost = true;
+        return d;
+    }
+    h.hops = e.hops;
+    h.route = e.route;
+    d.forward = true;
+    d.next = e.first;
+    return d;
+}
 
 // Called once per reception, with the header as it came off the cable; on
 // return the header is what the next router must see. A 2D multicast runs
@@ -46,6 +70,8 @@ inline Decision on_receive(abi::FabricPacketHeader& h, Hop at = {}) {
         }
         return d;
     }
+    const bool here = h.dst.mesh == at.self.mesh && h.dst.chip == at.self.chip;
+    if (at.table && h.send_type == abi::kFabricUnicast && !here) return route_on(h, at);
     d.deliver = true;
     if (h.send_type == abi::kFabricMulticast && h.mcast_count > 1) {
         --h.mcast_count;  // the next chip is the next in the range: hops stays 1
@@ -62,6 +88,17 @@ inline Decision on_receive(abi::FabricPacketHeader& h, Hop at = {}) {
 // deadlock (the TT-Fabric spec's dateline; Dally and Seitz's argument).
 inline void cross_cable(abi::FabricPacketHeader& h, bool dateline) {
     if (dateline) h.vc = 1;
+}
+
+// The VC a 2D packet on `vc` goes on in the router of direction `next`, from
+// the router of `compass` (FabricRouterConfig::flags `flags`). A packet that
+// turns starts the new dimension on VC 0: each dimension's rings have their
+// own dateline. Between meshes VC 1 is instead the class of packets that
+// entered from another mesh, kept to the end (the spec's hierarchical VCs);
+// an inter-mesh cable is such a fabric's "dateline".
+constexpr uint32_t vc_after_turn(uint32_t vc, uint32_t next, uint32_t compass, uint32_t flags) {
+    if (flags & abi::kFabricMeshClasses) return vc;
+    return abi::fabric_same_dimension(next, compass) ? vc : 0;
 }
 
 }  // namespace weft::fabric

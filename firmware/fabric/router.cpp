@@ -48,6 +48,11 @@ Router::Router(abi::FabricRouterConfig& config)
         senders_[i].since = now;
         *word_at(r.written) = 0;  // its writer waits for our start before it writes
     }
+    hop_ = Hop{config.dims, config.compass, config.self, nullptr};
+    if (config.flags & abi::kFabricMeshClasses) {
+        if (config.dims != 2 || !config.route_table) mailbox::panic(abi::kPanicBadArgs, 2);
+        hop_.table = reinterpret_cast<const abi::FabricRouteTable*>(config.route_table);
+    }
     for (uint32_t v = 0; v < config.num_vcs; ++v) {
         const abi::FabricRing& r = config.receivers[v];
         if (r.slots == 0 || r.slots > abi::kFabricMaxSlots) mailbox::panic(abi::kPanicBadArgs, 200 + v);
@@ -216,7 +221,7 @@ bool Router::poll_receiver(uint32_t vc, uint64_t now) {
 bool Router::handle_head(uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot) {
     Receiver& rx = receivers_[vc];
     if (!rx.decided) {
-        rx.head = on_receive(h, Hop{config_.dims, config_.compass});
+        rx.head = on_receive(h, hop_);
         rx.decided = true;
     }
     const Decision d = rx.head;
@@ -225,14 +230,16 @@ bool Router::handle_head(uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot)
         drop(abi::kEventDroppedPacket, channel, h);
         return true;
     }
+    if (d.lost) {
+        drop(abi::kEventRoutingError, channel, h);
+        return true;
+    }
     if (h.payload_bytes > config_.slot_size - abi::kFabricHeaderBytes) {
         drop(abi::kEventDroppedPacket, channel, h);  // a corrupt header: its payload cannot be in the slot
         return true;
     }
     if (d.forward) {
-        // A 2D packet that turns starts the new dimension on VC 0: each
-        // dimension's rings have their own dateline (the host's dependency check).
-        const uint32_t out_vc = config_.dims == 2 && !abi::fabric_same_dimension(d.next, config_.compass) ? 0 : vc;
+        const uint32_t out_vc = config_.dims == 2 ? vc_after_turn(vc, d.next, config_.compass, config_.flags) : vc;
         if (!config_.forward[d.next][out_vc].slots) {
             drop(abi::kEventRoutingError, channel, h);  // the line (or mesh) ends here
             return true;

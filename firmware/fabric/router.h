@@ -89,6 +89,7 @@ private:
     uint32_t peer_sent_[abi::kFabricMaxVcs] = {};  // packets sent into the peer's receiver VC v
     // packets written into each forward ring (FabricRouterConfig::forward, flattened)
     uint32_t forwarded_[abi::kFabricMaxDirections * abi::kFabricMaxVcs] = {};
+    Hop hop_;                   // where it stands, for route decisions
     uint32_t next_sender_ = 0;  // round-robin: who goes first next time
     uint64_t last_poll_ = 0;    // mtime of the previous poll
     bool last_moved_ = false;   // whether it moved anything

@@ -63,8 +63,10 @@ FabricModel::FabricModel(const std::string& cluster, bool ring, FabricSpec optio
 
 FabricModel::FabricModel(const std::string& cluster, FabricSpec options, const transport::RouteOf& routes)
     : spec_(load(cluster)), cluster_(spec_), l1_(spec_.board) {
+    const ClusterTopology topology = cluster_.topology();
     fabric_ = std::make_unique<transport::FabricBuilder>(
-        transport::mesh_fabric(cluster_.board(), cluster_.topology(), options, true, routes));
+        topology.meshes().size() > 1 ? transport::multi_mesh_fabric(cluster_.board(), topology, options)
+                                     : transport::mesh_fabric(cluster_.board(), topology, options, true, routes));
     start_routers();
 }
 
@@ -101,7 +103,7 @@ size_t FabricModel::add_worker(uint32_t chip, uint32_t core, FabricDirection dir
 
 void FabricModel::send(uint32_t from, uint32_t to, ModelPacket p, uint32_t lane) {
     const transport::FabricRoute route = fabric_->route(from, to);
-    p.route.dst = {fabric_->mesh_id(), static_cast<uint16_t>(to)};
+    p.route.dst = fabric_->node(to);
     p.route.hops = static_cast<uint8_t>(route.hops);
     p.route.route = route.route;
     int& index = worker_of_.at(

@@ -38,8 +38,9 @@ public:
     // `cluster` names a file in clusters/; its chips in id order form the line
     // or ring, each cabled to the next.
     FabricModel(const std::string& cluster, bool ring, FabricSpec options);
-    // A 2D fabric over `cluster`, one mesh or torus (transport::mesh_fabric),
-    // its L0 tables from `routes` (a control plane's) or dimension order.
+    // A 2D fabric over `cluster`: one mesh or torus (transport::mesh_fabric),
+    // its L0 tables from `routes` (a control plane's) or dimension order; or
+    // several meshes (transport::multi_mesh_fabric, the control plane's tables).
     FabricModel(const std::string& cluster, FabricSpec options, const transport::RouteOf& routes = {});
 
     HostCluster& cluster() { return cluster_; }

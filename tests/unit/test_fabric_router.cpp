@@ -4,6 +4,7 @@
 // channel ever holds more than its slots) is checked after every step.
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -231,6 +232,55 @@ void test_torus4x4_every_chip_to_every_other(void**) {
              {FabricDirection::kNorth, FabricDirection::kEast, FabricDirection::kSouth, FabricDirection::kWest})
             vc1 += m.status(c, d).receivers[1].done;
     assert_true(vc1 > 0);
+}
+
+// Many meshes: every packet of another mesh goes to an exit node by its L0
+// route, crosses, and is routed on where it enters (L0 in its destination
+// mesh, L1 again in a mesh it only crosses); all of it arrives, exactly once.
+void test_4mesh3x3_every_chip_to_every_other(void**) {
+    FabricModel m("4mesh3x3", small_options());
+    every_chip_to_every_other(m);
+    // Packets enter another mesh on the inter-mesh VC: mesh 1 at its chip 3
+    // (cluster chip 12) from the west, mesh 3 at its chip 2 (29) from the north.
+    assert_true(m.status(12, FabricDirection::kWest).receivers[1].done > 0);
+    assert_true(m.status(29, FabricDirection::kNorth).receivers[1].done > 0);
+    assert_int_equal(m.status(12, FabricDirection::kWest).receivers[0].done, 0);
+}
+
+// The route decisions of a packet from mesh 0's chip 0 to mesh 3's chip 4,
+// hop by hop through the builder's tables, as each router takes them: its
+// source route ends at each mesh's entry, where that chip's tables write the
+// next one.
+void test_4mesh3x3_routes_are_rewritten_at_each_mesh_entry(void**) {
+    FabricModel m("4mesh3x3", small_options());
+    const transport::FabricBuilder& f = m.fabric();
+    const uint32_t from = 0, to = 31;  // mesh 3 chip 4
+    const transport::FabricRoute first = f.route(from, to);
+    assert_int_equal(first.hops, 4);  // E E S to the exit node, chip 5, then its E cable
+    abi::FabricPacketHeader h = abi::fabric_unicast_write(f.node(from), f.node(to), first.hops, 0, 0, 0);
+    h.route = first.route;
+    std::vector<uint32_t> path{from}, rewritten;
+    uint32_t chip = from, dir = static_cast<uint32_t>(first.direction);
+    for (int guard = 0; guard < 32; ++guard) {
+        const int r = f.router_index(chip, transport::compass_direction(dir));
+        assert_true(r >= 0);
+        chip = f.routers()[r].peer_chip;
+        path.push_back(chip);
+        const uint8_t hops_before = h.hops;
+        const fabric::Decision d =
+            fabric::on_receive(h, fabric::Hop{2, dir ^ 2, f.node(chip), &f.table(chip)});
+        assert_false(d.expired || d.lost);
+        if (hops_before == 1 && d.forward) rewritten.push_back(chip);
+        if (!d.forward) break;
+        dir = d.next;
+    }
+    assert_int_equal(path.back(), to);
+    // Mesh 0 -> 1 -> 3 (weft's L1: the lowest next mesh on a tie): rewritten
+    // at mesh 1's entry (its chip 3, cluster 12) and mesh 3's (its chip 2, 29).
+    assert_int_equal(rewritten.size(), 2);
+    assert_int_equal(rewritten[0], 12);
+    assert_int_equal(rewritten[1], 29);
+    for (uint32_t exit : {5u, 17u}) assert_true(std::find(path.begin(), path.end(), exit) != path.end());
 }
 
 // A worker finds every route in its chip's L0 table, as the builder made it:
@@ -605,6 +655,8 @@ int main() {
         cmocka_unit_test(test_mesh3x3_routes_by_the_control_planes_tables),
         cmocka_unit_test(test_paused_and_draining_routers_hold_traffic_until_told_to_run),
         cmocka_unit_test(test_torus4x4_every_chip_to_every_other),
+        cmocka_unit_test(test_4mesh3x3_every_chip_to_every_other),
+        cmocka_unit_test(test_4mesh3x3_routes_are_rewritten_at_each_mesh_entry),
         cmocka_unit_test(test_the_specs_cyclic_pattern_completes_with_dor),
         cmocka_unit_test(test_workers_look_routes_up_in_the_l0_table),
         cmocka_unit_test(test_2d_multicast_along_a_row_reaches_its_span_only),

@@ -8,7 +8,10 @@
 #include "driver/cluster_file.h"
 #include "driver/cluster_topology.h"
 #include "driver/paths.h"
+#include "small_board.h"
+#include "transport/fabric/fabric_builder.h"
 #include "transport/fabric/l1_routing.h"
+#include "transport/fabric/routing2d.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
 #include <setjmp.h>
@@ -151,6 +154,65 @@ void test_a_ring_of_meshes_cannot_deadlock(void**) {
 
 }  // namespace
 
+// Three 2x2 meshes in a triangle (chips 0-3, 4-7, 8-11): mesh 0's chip 1 E
+// to mesh 1's chip 0 W, mesh 1's chip 3 S to mesh 2's chip 0 N, mesh 2's chip
+// 2 W to mesh 0's chip 3 E. `clockwise` sends every packet for another mesh
+// on round the triangle the same way (mesh 1 -> mesh 0 through mesh 2): the
+// classic cyclic routing, which a fabric must refuse.
+transport::FabricBuilder triangle(const BoardInfo& board, bool clockwise) {
+    std::vector<Mesh> meshes;
+    for (uint32_t i = 0; i < 3; ++i) {
+        Mesh m = Mesh::grid(2, 2, false);
+        m.id = i;
+        m.first_chip = 4 * i;
+        meshes.push_back(m);
+    }
+    std::vector<transport::Hop> cables;
+    for (uint32_t i = 0; i < 3; ++i) {  // in each mesh: 0-1 E, 2-3 E, 0-2 S, 1-3 S
+        const uint32_t c = 4 * i;
+        cables.push_back({c, abi::kFabricEast, c + 1, abi::kFabricWest});
+        cables.push_back({c + 2, abi::kFabricEast, c + 3, abi::kFabricWest});
+        cables.push_back({c, abi::kFabricSouth, c + 2, abi::kFabricNorth});
+        cables.push_back({c + 1, abi::kFabricSouth, c + 3, abi::kFabricNorth});
+    }
+    cables.push_back({1, abi::kFabricEast, 4, abi::kFabricWest});
+    cables.push_back({7, abi::kFabricSouth, 8, abi::kFabricNorth});
+    cables.push_back({10, abi::kFabricWest, 3, abi::kFabricEast});
+    // Each mesh's exit node and its letter toward the next mesh clockwise, and back.
+    const uint32_t cw_exit[3] = {1, 3, 2}, ccw_exit[3] = {3, 0, 0};
+    const char cw_letter[3] = {'E', 'S', 'W'}, ccw_letter[3] = {'E', 'W', 'N'};
+    const Mesh grid = Mesh::grid(2, 2, false);
+    const transport::RouteOf routes = [&](uint32_t a, uint32_t b) {
+        return transport::dor_route(grid, a % 4, b % 4);
+    };
+    const transport::ExitOf exits = [=](uint32_t chip, uint32_t to_mesh) {
+        const uint32_t own = chip / 4;
+        const bool cw = clockwise || to_mesh == (own + 1) % 3;
+        const uint32_t exit = cw ? cw_exit[own] : ccw_exit[own];
+        return transport::dor_route(grid, chip % 4, exit) + (cw ? cw_letter[own] : ccw_letter[own]);
+    };
+    return transport::FabricBuilder(board, meshes, cables, FabricSpec{}, routes, exits);
+}
+
+// The deadlock check covers the meshes together: direct routes between the
+// triangle's meshes are accepted; routes that all go round it one way close
+// a cycle through the three exit nodes, refused with the cycle named.
+void test_a_cyclic_routing_between_meshes_is_refused(void**) {
+    const BoardInfo board = test::small_board();
+    const transport::FabricBuilder direct = triangle(board, false);
+    assert_int_equal(direct.routers().size(), 3 * 8 + 6);
+    try {
+        triangle(board, true);
+        fail_msg("a routing round the triangle of meshes was accepted");
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        assert_true(what.find("can deadlock") != std::string::npos);
+        // The cycle takes all three inter-mesh cables, past the first one on the inter-mesh VC.
+        for (const char* cable : {"chip 1 E vc", "chip 7 S vc", "chip 10 W vc"})
+            if (what.find(cable) == std::string::npos) fail_msg("the cycle misses %s: %s", cable, what.c_str());
+    }
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_spec_four_mesh_l1_table),
@@ -158,6 +220,7 @@ int main() {
         cmocka_unit_test(test_a_dead_cable_is_routed_around),
         cmocka_unit_test(test_a_mesh_cut_off_is_named),
         cmocka_unit_test(test_a_ring_of_meshes_cannot_deadlock),
+        cmocka_unit_test(test_a_cyclic_routing_between_meshes_is_refused),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

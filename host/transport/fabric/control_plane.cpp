@@ -68,6 +68,18 @@ std::string ControlPlane::l0_route(const Mesh& mesh, uint32_t from, uint32_t to)
     return dor_route(mesh, from, to);
 }
 
+std::string ControlPlane::exit_route(uint32_t chip, uint32_t to_mesh) const {
+    const Mesh& own = topology_.mesh_of(chip);
+    const uint32_t exit = l1_.exit_toward(chip, to_mesh);
+    const uint32_t next = l1_.mesh_path(own.id, to_mesh).at(1);
+    const std::string inside = l0_route(own, chip - own.first_chip, exit - own.first_chip);
+    if (inside == kNoRoute) return kNoRoute;
+    for (const ExitNode& e : topology_.exit_nodes(own.id))
+        if (e.chip == exit && e.up && e.peer_mesh == next)
+            return inside + abi::fabric_letter(board_.ports.at(e.port).direction);
+    throw Error(chip_name(exit) + " has no working cable into mesh " + std::to_string(next));
+}
+
 // Walks `route` from `from` (numbered in the mesh): does it take a cable that is down?
 bool ControlPlane::crosses_dead(const Mesh& mesh, uint32_t from, const std::string& route) const {
     uint32_t at = from;

@@ -52,6 +52,11 @@ public:
     // the mesh), as the tables hold it now. Throws weft::Error off the mesh.
     std::string l0_route(const Mesh& mesh, uint32_t from, uint32_t to) const;
     const MeshRouting& l1() const { return l1_; }
+    // Chip `chip`'s way out toward mesh `to_mesh` (a cluster chip id; the
+    // builder's ExitOf): the L0 route to its L1 exit node, then that node's
+    // cable into the next mesh. kNoRoute for a chip taken out. Throws
+    // weft::Error for a mesh no working cable reaches.
+    std::string exit_route(uint32_t chip, uint32_t to_mesh) const;
     // "" while every chip of `mesh` reaches every other by its tables; else
     // why not (the chips cut off, or no deadlock-free routes).
     std::string unusable(const Mesh& mesh) const;

@@ -42,6 +42,10 @@ FabricBuilder fabric_of(const BoardInfo& board, const ClusterTopology& t, const 
     const auto& meshes = t.meshes();
     const bool grid = meshes.size() == 1 && (meshes[0].topology == "mesh" || meshes[0].topology == "torus") &&
                       meshes[0].width >= 2 && meshes[0].height >= 2;
+    const bool several = meshes.size() > 1 && std::all_of(meshes.begin(), meshes.end(), [](const Mesh& m) {
+        return m.topology == "mesh" && m.chips() >= 2;
+    });
+    if ((spec.topology == "auto" || spec.topology == "mesh") && several) return multi_mesh_fabric(board, t, spec);
     if (spec.topology == "mesh" || spec.topology == "torus" || (spec.topology == "auto" && grid))
         return mesh_fabric(board, t, spec, spec.topology != "mesh");
     bool ring = spec.topology == "ring";

@@ -1,6 +1,7 @@
 #include "transport/fabric/fabric_builder.h"
 
 #include <algorithm>
+#include <memory>
 #include <cstddef>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "common/names.h"
 #include "driver/resident.h"
 #include "transport/fabric/control_plane.h"
+#include "transport/fabric/fabric_dependencies.h"
 #include "transport/fabric/fabric_wait.h"
 #include "weft/abi/resident.h"
 
@@ -104,67 +106,158 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
     }
 }
 
+namespace {
+
+Mesh numbered_from_zero(Mesh mesh) {
+    mesh.first_chip = 0;
+    return mesh;
+}
+
+}  // namespace
+
 FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vector<Hop> cables, FabricSpec spec,
                              const RouteOf& routes)
-    : board_(board), cables_(std::move(cables)), ring_(false), spec_(std::move(spec)), mesh_(mesh) {
-    const uint32_t n = mesh.chips();
-    if (n < 2) throw Error("a 2D fabric needs at least two chips, not " + std::to_string(n));
-    if (n > abi::kFabricMaxMeshChips)
-        throw Error("a 2D fabric's routing table holds " + std::to_string(abi::kFabricMaxMeshChips) + " chips, not " +
-                    std::to_string(n));
-    if (mesh.wraps() && (mesh.width == 2 || mesh.height == 2))
-        throw Error("a torus needs at least three chips in each dimension it wraps (two would wrap on the same pair)");
+    : FabricBuilder(board, std::vector<Mesh>{numbered_from_zero(mesh)}, std::move(cables), std::move(spec), routes,
+                    {}) {}
+
+FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, std::vector<Hop> cables,
+                             FabricSpec spec, const RouteOf& routes, const ExitOf& exits)
+    : board_(board), cables_(std::move(cables)), ring_(false), spec_(std::move(spec)), meshes_(std::move(meshes)) {
+    check_meshes();
+    const bool many = meshes_.size() > 1;
+    if (many) spec_.flags |= abi::kFabricMeshClasses;
     check_spec();
     register_fabric_wait_decoder();
-    for (uint32_t i = 0; i < n; ++i) order_.push_back(i);
-    num_vcs_ = mesh.wraps() ? 2 : 1;
+    for (const Mesh& m : meshes_)
+        for (uint32_t i = 0; i < m.chips(); ++i) order_.push_back(m.first_chip + i);
+    std::sort(order_.begin(), order_.end());
+    num_vcs_ = many || meshes_[0].wraps() ? 2 : 1;
     l1_bytes_ = layout_of(num_vcs_, spec_.lanes + 3 * num_vcs_, uint64_t(spec_.slots) * spec_.slot_bytes()).end;
-    router_at_.assign(n * 4, -1);
-    for (const Hop& c : cables_) {
-        uint32_t compass = 4;
-        bool wrap = false;
+    router_at_.assign(size_t(order_.back() + 1) * 4, -1);
+    for (const Hop& c : cables_) add_cable_2d(c);
+    const RouteOf route = routes ? routes : RouteOf([&](uint32_t a, uint32_t b) {
+        const Mesh& m = mesh_of(a);
+        return dor_route(m, a - m.first_chip, b - m.first_chip);
+    });
+    if (!many) check_deadlock(route);
+    fill_tables(route, exits);
+    for (FabricRouterPlan& r : routers_) place(r);
+    for (FabricRouterPlan& r : routers_) link_2d(r);
+    if (many) check_deadlock(route);
+}
+
+void FabricBuilder::check_meshes() const {
+    if (meshes_.empty()) throw Error("a 2D fabric needs at least one mesh");
+    uint32_t chips = 0;
+    for (const Mesh& m : meshes_) {
+        const std::string name = meshes_.size() > 1 ? "mesh " + std::to_string(m.id) + ": " : "";
+        chips += m.chips();
+        if (m.chips() > abi::kFabricMaxMeshChips)
+            throw Error(name + "a 2D fabric's routing table holds " + std::to_string(abi::kFabricMaxMeshChips) +
+                        " chips, not " + std::to_string(m.chips()));
+        if (m.wraps() && (m.width == 2 || m.height == 2))
+            throw Error("a torus needs at least three chips in each dimension it wraps (two would wrap on the same pair)");
+        if (meshes_.size() > 1 && m.wraps())
+            throw Error(name + "a fabric of several meshes runs each as a mesh, not a " + m.topology);
+        if (meshes_.size() > 1 && m.id >= abi::kFabricMaxMeshes)
+            throw Error(name + "a chip's L1 table holds meshes 0-" + std::to_string(abi::kFabricMaxMeshes - 1));
+    }
+    if (chips < 2) throw Error("a 2D fabric needs at least two chips, not " + std::to_string(chips));
+}
+
+const Mesh& FabricBuilder::mesh_of(uint32_t chip) const {
+    for (const Mesh& m : meshes_)
+        if (chip >= m.first_chip && chip < m.first_chip + m.chips()) return m;
+    throw Error(chip_name(chip) + " is not in the fabric");
+}
+
+abi::FabricNodeId FabricBuilder::node(uint32_t chip) const {
+    if (meshes_.empty()) return {0, static_cast<uint16_t>(chip)};
+    const Mesh& m = mesh_of(chip);
+    return {static_cast<uint16_t>(m.id), static_cast<uint16_t>(chip - m.first_chip)};
+}
+
+// A cable inside a mesh faces its neighbour; one between meshes leaves its
+// port's way out of one mesh and enters the other the opposite way.
+void FabricBuilder::add_cable_2d(const Hop& c) {
+    const Mesh& a = mesh_of(c.from_chip);
+    const Mesh& b = mesh_of(c.to_chip);
+    uint32_t compass = 4;
+    bool wrap = false;
+    if (&a == &b) {
         for (uint32_t d = 0; d < 4 && compass == 4; ++d)
-            if (neighbor(mesh, c.from_chip, static_cast<abi::FabricCompass>(d), &wrap) == static_cast<int>(c.to_chip))
+            if (neighbor(a, c.from_chip - a.first_chip, static_cast<abi::FabricCompass>(d), &wrap) ==
+                static_cast<int>(c.to_chip - a.first_chip))
                 compass = d;
         if (compass == 4)
             throw Error("fabric cable from chip " + std::to_string(c.from_chip) + " to chip " +
-                        std::to_string(c.to_chip) + " does not join neighbours of the " + std::to_string(mesh.width) +
-                        "x" + std::to_string(mesh.height) + (mesh.wraps() ? " torus" : " mesh"));
-        add_router_2d(c.from_chip, c.from_port, compass, c.to_chip, wrap);
-        add_router_2d(c.to_chip, c.to_port, abi::fabric_opposite(static_cast<abi::FabricCompass>(compass)), c.from_chip,
-                      wrap);
+                        std::to_string(c.to_chip) + " does not join neighbours of the " + std::to_string(a.width) +
+                        "x" + std::to_string(a.height) + (a.wraps() ? " torus" : " mesh"));
+    } else {
+        if (c.from_port >= board_.ports.size() || c.to_port >= board_.ports.size())
+            throw Error("the cable between " + chip_name(c.from_chip) + " and " + chip_name(c.to_chip) +
+                        " names a port the board does not have");
+        compass = board_.ports[c.from_port].direction;
+        const uint32_t local = c.from_chip - a.first_chip;
+        if (neighbor(a, local, static_cast<abi::FabricCompass>(compass)) >= 0 ||
+            board_.ports[c.to_port].direction != abi::fabric_opposite(static_cast<abi::FabricCompass>(compass)))
+            throw Error("the cable from " + chip_name(c.from_chip) + " (mesh " + std::to_string(a.id) + ") to " +
+                        chip_name(c.to_chip) + " (mesh " + std::to_string(b.id) +
+                        ") must leave the edge of one mesh on a port facing out and enter the other facing back");
+        wrap = true;  // its packets move to the inter-mesh VC
     }
-    const bool datelines = mesh.wraps() && !(spec_.flags & abi::kFabricNoDateline);
-    const RouteOf route = routes ? routes : RouteOf([&](uint32_t a, uint32_t b) { return dor_route(mesh, a, b); });
-    const DependencyVerdict verdict = check_dependencies(mesh, route, datelines);
-    if (!verdict.acyclic) {
-        std::string cycle;
-        for (const std::string& c : verdict.cycle) cycle += (cycle.empty() ? "" : " -> ") + c;
-        throw Error("the fabric's routes can deadlock: their channel dependency graph has the cycle " + cycle);
+    add_router_2d(c.from_chip, c.from_port, compass, c.to_chip, wrap);
+    add_router_2d(c.to_chip, c.to_port, abi::fabric_opposite(static_cast<abi::FabricCompass>(compass)), c.from_chip,
+                  wrap);
+}
+
+void FabricBuilder::check_deadlock(const RouteOf& route) const {
+    const Mesh& m = meshes_[0];
+    const bool datelines = m.wraps() && !(spec_.flags & abi::kFabricNoDateline);
+    const DependencyVerdict verdict =
+        meshes_.size() == 1 ? check_dependencies(m, route, datelines) : check_fabric_dependencies(*this);
+    if (verdict.acyclic) return;
+    std::string cycle;
+    for (const std::string& c : verdict.cycle) cycle += (cycle.empty() ? "" : " -> ") + c;
+    throw Error("the fabric's routes can deadlock: their channel dependency graph has the cycle " + cycle);
+}
+
+// A route in letters as a table entry, its cables checked.
+abi::FabricRouteEntry FabricBuilder::entry_of(uint32_t from, uint32_t to, const std::string& way) const {
+    if (way.size() > abi::kFabricMaxRouteHops)
+        throw Error("the route from chip " + std::to_string(from) + " to chip " + std::to_string(to) + " takes " +
+                    std::to_string(way.size()) + " hops; a packet header holds " +
+                    std::to_string(abi::kFabricMaxRouteHops));
+    check_cables_of(from, to, way);
+    abi::FabricRouteEntry e{};
+    e.hops = static_cast<uint8_t>(way.size());
+    for (size_t h = 0; h < way.size(); ++h) {
+        const auto d = abi::fabric_compass_of(way[h]);
+        if (h == 0) e.first = static_cast<uint8_t>(d);
+        else
+            e.route |= d << (2 * (h - 1));
     }
-    tables_.assign(n, abi::FabricRouteTable{});
-    for (uint32_t from = 0; from < n; ++from) {
-        tables_[from].chips = n;
-        for (uint32_t to = 0; to < n; ++to) {
-            const std::string way = route(from, to);
-            if (way == kNoRoute) continue;  // a chip taken out: no entry
-            if (way.size() > abi::kFabricMaxRouteHops)
-                throw Error("the route from chip " + std::to_string(from) + " to chip " + std::to_string(to) +
-                            " takes " + std::to_string(way.size()) + " hops; a packet header holds " +
-                            std::to_string(abi::kFabricMaxRouteHops));
-            check_cables_of(from, to, way);
-            abi::FabricRouteEntry& e = tables_[from].to[to];
-            e.hops = static_cast<uint8_t>(way.size());
-            for (size_t h = 0; h < way.size(); ++h) {
-                const auto d = abi::fabric_compass_of(way[h]);
-                if (h == 0) e.first = static_cast<uint8_t>(d);
-                else
-                    e.route |= d << (2 * (h - 1));
-            }
+    return e;
+}
+
+void FabricBuilder::fill_tables(const RouteOf& route, const ExitOf& exits) {
+    tables_.assign(order_.size(), abi::FabricRouteTable{});
+    for (uint32_t from : order_) {
+        const Mesh& m = mesh_of(from);
+        abi::FabricRouteTable& t = tables_[position(from)];
+        t.chips = m.chips();
+        for (uint32_t i = 0; i < m.chips(); ++i) {
+            const std::string way = route(from, m.first_chip + i);
+            if (way != kNoRoute) t.to[i] = entry_of(from, m.first_chip + i, way);  // a chip taken out: no entry
+        }
+        if (meshes_.size() == 1) continue;
+        for (const Mesh& other : meshes_) {
+            t.meshes = std::max(t.meshes, other.id + 1);
+            if (&other == &m) continue;
+            const std::string way = exits(from, other.id);
+            if (way != kNoRoute) t.to_mesh[other.id] = entry_of(from, other.first_chip, way);
         }
     }
-    for (FabricRouterPlan& r : routers_) place(r);
-    for (FabricRouterPlan& r : routers_) link_2d(r);
 }
 
 // Every cable a route takes must be one of the fabric's: a missing one is
@@ -173,11 +266,11 @@ void FabricBuilder::check_cables_of(uint32_t from, uint32_t to, const std::strin
     uint32_t at = from;
     for (char letter : way) {
         const uint32_t d = abi::fabric_compass_of(letter);
-        const int next = d < 4 ? neighbor(*mesh_, at, static_cast<abi::FabricCompass>(d)) : -1;
-        if (next < 0 || router_at_[at * 4 + d] < 0)
+        const int r = d < 4 ? router_at_[at * 4 + d] : -1;
+        if (r < 0)
             throw Error("the route " + way + " from chip " + std::to_string(from) + " to chip " + std::to_string(to) +
                         " needs " + chip_name(at) + "'s fabric cable " + letter + ", which the fabric does not have");
-        at = uint32_t(next);
+        at = routers_[r].peer_chip;
     }
 }
 
@@ -226,7 +319,9 @@ void FabricBuilder::link_2d(FabricRouterPlan& r) {
     }
 }
 
-uint32_t FabricBuilder::senders_of(const FabricRouterPlan&) const { return spec_.lanes + (mesh_ ? 3 : 1) * num_vcs_; }
+uint32_t FabricBuilder::senders_of(const FabricRouterPlan&) const {
+    return spec_.lanes + (dims() == 2 ? 3 : 1) * num_vcs_;
+}
 
 void FabricBuilder::check_spec() const {
     if (spec_.slots == 0 || spec_.slots > abi::kFabricMaxSlots)
@@ -250,14 +345,14 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     abi::FabricRouterConfig& c = r.config;
     c.magic = abi::kFabricRouterMagic;
     c.port = r.port;
-    c.self = {mesh_id(), static_cast<uint16_t>(r.chip)};
+    c.self = node(r.chip);
     c.num_vcs = num_vcs_;
     c.slot_size = spec_.slot_bytes();
     c.num_senders = num_senders;
     c.timeout_us = spec_.router_timeout_ms * 1000;
     c.flags = spec_.flags;
     c.dims = dims();
-    if (mesh_) {
+    if (dims() == 2) {
         c.compass = static_cast<uint32_t>(r.direction);
         c.route_table = base + l.route_table;
     }
@@ -295,13 +390,13 @@ void FabricBuilder::write_router(ChipWriter& memory, size_t index) const {
     memory.write(r.chip, r.config_address, &r.config, sizeof r.config);
     const Layout l = layout_of(num_vcs_, r.config.num_senders, 0);
     memory.clear(r.chip, r.l1.base + l.link_words, l.route_table - l.link_words);
-    if (mesh_) memory.write(r.chip, r.config.route_table, &tables_[r.chip], sizeof(abi::FabricRouteTable));
+    if (dims() == 2) memory.write(r.chip, r.config.route_table, &table(r.chip), sizeof(abi::FabricRouteTable));
 }
 
 int FabricBuilder::router_index(uint32_t chip, FabricDirection direction) const {
     const uint32_t p = position(chip);
-    if (mesh_) {
-        if (direction < FabricDirection::kNorth) return -1;
+    if (dims() == 2) {
+        if (direction > FabricDirection::kWest) return -1;
         return router_at_[chip * 4 + static_cast<uint32_t>(direction)];
     }
     if (direction > FabricDirection::kBackward) return -1;
@@ -317,8 +412,8 @@ uint32_t FabricBuilder::position(uint32_t chip) const {
 FabricRoute FabricBuilder::route(uint32_t from, uint32_t to) const {
     const uint32_t n = static_cast<uint32_t>(order_.size());
     const uint32_t a = position(from), b = position(to);
-    if (mesh_) {
-        const abi::FabricRouteEntry& e = tables_[a].to[b];
+    if (dims() == 2) {
+        const abi::FabricRouteEntry e = abi::fabric_route_entry(tables_[a], node(from).mesh, node(to));
         return {compass_direction(e.first), e.hops, e.route};
     }
     if (!ring_)
@@ -334,7 +429,7 @@ uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t ch
     static const char* const kWays[] = {"north", "east", "south", "west", "forward", "backward"};
     const char* way = kWays[static_cast<uint32_t>(direction) % kFabricDirections];
     if (index < 0)
-        throw Error(chip_name(chip) + (mesh_ ? " is on the fabric's edge" : " ends the fabric's line") +
+ throw Error(chip_name(chip) + (dims() == 2 ? " is on the fabric's edge" : " ends the fabric's line") +
                     ": it has no router " + way);
     if (lane >= spec_.lanes)
         throw Error("fabric lane " + std::to_string(lane) + " does not exist: routers have " +
@@ -357,7 +452,7 @@ uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t ch
     c.router_core = r.core;
     c.port = r.port;
     c.route_table = r.config.route_table;
-    if (mesh_) c.scratch = l1.allocate(chip, worker_core, 8, 8, what + " route lookup");
+    if (dims() == 2) c.scratch = l1.allocate(chip, worker_core, 8, 8, what + " route lookup");
     memory.write(chip, at, &c, sizeof c);
     memory.clear(chip, freed, 4);
     return at;
@@ -401,6 +496,28 @@ FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topolog
         cables.push_back({a, l.port_a, b, l.port_b});
     }
     return FabricBuilder(board, mesh, std::move(cables), std::move(spec), route);
+}
+
+FabricBuilder multi_mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec) {
+    if (topology.meshes().size() < 2) throw Error("a fabric of several meshes needs a cluster of several meshes");
+    for (const Mesh& m : topology.meshes())
+        if (m.topology != "mesh")
+            throw Error("a fabric of several meshes takes meshes; mesh " + std::to_string(m.id) + " is a " +
+                        m.topology);
+    const auto control = std::make_shared<const ControlPlane>(board, topology);
+    for (const Mesh& m : topology.meshes())
+        if (const std::string why = control->unusable(m); !why.empty())
+            throw Error("the fabric cannot route around the cables that are down: " + why);
+    std::vector<Hop> cables;
+    for (const LinkInfo& l : topology.links())
+        if (l.up && board.ports.at(l.port_a).plane == 0 && board.ports.at(l.port_b).plane == 0)
+            cables.push_back({l.chip_a, l.port_a, l.chip_b, l.port_b});
+    const RouteOf routes = [control](uint32_t a, uint32_t b) {
+        const Mesh& m = control->topology().mesh_of(a);
+        return control->l0_route(m, a - m.first_chip, b - m.first_chip);
+    };
+    const ExitOf exits = [control](uint32_t chip, uint32_t to_mesh) { return control->exit_route(chip, to_mesh); };
+    return FabricBuilder(board, topology.meshes(), std::move(cables), std::move(spec), routes, exits);
 }
 
 }  // namespace weft::transport

@@ -77,15 +77,29 @@ public:
     // empty: dimension order.
     FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vector<Hop> cables, FabricSpec spec = {},
                   const RouteOf& routes = {});
+    // A 2D fabric over several meshes (chips numbered across the cluster,
+    // each mesh's from its first_chip): `cables` join neighbours of a mesh,
+    // or exit nodes of two meshes (a port facing out of one mesh's edge to
+    // the facing port of the other's). `routes` gives the L0 routes inside
+    // each mesh (by cluster chip ids), `exits` each chip's way out
+    // toward every other mesh (its L1 entry, as ExitOf says). Every mesh runs
+    // as a mesh (no wrap cables), and the tables are refused, naming the
+    // cycle, if packets walking them by the routers' own decisions could
+    // wait on each other in a cycle.
+    FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, std::vector<Hop> cables, FabricSpec spec,
+                  const RouteOf& routes, const ExitOf& exits);
 
     const std::vector<FabricRouterPlan>& routers() const { return routers_; }
     const FabricSpec& spec() const { return spec_; }
-    // The mesh its chips belong to, as their fabric node ids say.
-    uint16_t mesh_id() const { return mesh_ ? static_cast<uint16_t>(mesh_->id) : 0; }
+    // A chip's fabric node id: its mesh and its chip id in the mesh (1D: the
+    // chip id as given, mesh 0).
+    abi::FabricNodeId node(uint32_t chip) const;
     const std::vector<uint32_t>& order() const { return order_; }
     bool ring() const { return ring_; }
-    uint32_t dims() const { return mesh_ ? 2 : 1; }
-    const Mesh* mesh() const { return mesh_ ? &*mesh_ : nullptr; }
+    uint32_t dims() const { return meshes_.empty() ? 1 : 2; }
+    const std::vector<Mesh>& meshes() const { return meshes_; }
+    // 2D: `chip`'s routing tables as its routers hold them.
+    const abi::FabricRouteTable& table(uint32_t chip) const { return tables_.at(position(chip)); }
     // L1 each router keeps (the resident image's share included).
     uint64_t l1_bytes() const { return l1_bytes_; }
     // Router r's configuration and the words it starts from.
@@ -111,6 +125,12 @@ private:
     void link(FabricRouterPlan& r, const FabricRouterPlan* peer, FabricRouterPlan* opposite, bool dateline) const;
     void add_router_2d(uint32_t chip, uint32_t port, uint32_t compass, uint32_t peer, bool dateline);
     void check_cables_of(uint32_t from, uint32_t to, const std::string& way) const;
+    void check_meshes() const;
+    void add_cable_2d(const Hop& c);
+    const Mesh& mesh_of(uint32_t chip) const;
+    abi::FabricRouteEntry entry_of(uint32_t from, uint32_t to, const std::string& way) const;
+    void fill_tables(const RouteOf& routes, const ExitOf& exits);
+    void check_deadlock(const RouteOf& routes) const;
     void link_2d(FabricRouterPlan& r);
     uint32_t senders_of(const FabricRouterPlan& r) const;
 
@@ -123,9 +143,9 @@ private:
     uint64_t l1_bytes_ = 0;
     std::vector<FabricRouterPlan> routers_;
     std::vector<int> forward_, backward_;        // by position: router index or -1
-    std::optional<Mesh> mesh_;                   // 2D only
+    std::vector<Mesh> meshes_;                   // 2D only
     std::vector<int> router_at_;                 // 2D: chip * 4 + compass -> router index or -1
-    std::vector<abi::FabricRouteTable> tables_;  // 2D: per chip
+    std::vector<abi::FabricRouteTable> tables_;  // 2D: per chip, by position
 };
 
 // The 2D fabric over a cluster of one mesh or torus (its first routing
@@ -134,5 +154,12 @@ private:
 // cluster that is not one 2D grid, or one with a cable down.
 FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec = {},
                           bool wrap = true, const RouteOf& routes = {});
+
+// The 2D fabric over a cluster of several meshes and the cables between their
+// exit nodes (first routing plane), with the control plane's tables (L0 per
+// mesh around the cables that are down, L1 over the mesh graph). A torus runs
+// as a mesh here. Throws weft::Error naming a mesh the cables do not join, or
+// one cut by cables that are down.
+FabricBuilder multi_mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec = {});
 
 }  // namespace weft::transport

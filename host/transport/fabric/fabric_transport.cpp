@@ -98,7 +98,7 @@ StreamEnds FabricTransport::add_stream(const StreamSpec& s) {
     tx.remote_buffer = landing;
     tx.counter = credits;
     tx.remote_counter = filled;
-    tx.peer = {fabric_.mesh_id(), static_cast<uint16_t>(s.peer_chip)};
+    tx.peer = fabric_.node(s.peer_chip);
     tx.role = abi::kFabricStreamSender;
     tx.slots = options_.slots;
     tx.message_bytes = options_.message_bytes;
@@ -111,7 +111,7 @@ StreamEnds FabricTransport::add_stream(const StreamSpec& s) {
     rx.remote_buffer = 0;
     rx.counter = filled;
     rx.remote_counter = credits;
-    rx.peer = {fabric_.mesh_id(), static_cast<uint16_t>(s.chip)};
+    rx.peer = fabric_.node(s.chip);
     rx.role = abi::kFabricStreamReceiver;
     rx.hops = fabric_.route(s.peer_chip, s.chip).hops;
     rx.route = fabric_.route(s.peer_chip, s.chip).route;

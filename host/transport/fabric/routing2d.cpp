@@ -55,24 +55,18 @@ int neighbor(const Mesh& mesh, uint32_t chip, abi::FabricCompass dir, bool* wrap
 
 namespace {
 
-// A channel is a chip's output cable in one direction on one VC, numbered
-// densely: (chip * 4 + direction) * 2 + vc. Its dependencies (the channels a
-// packet holding it may wait for) all start at the chip its cable leads to,
-// so they fit a byte: bit (direction * 2 + vc) of that chip's channels.
+}  // namespace
+
 uint32_t channel_id(uint32_t chip, uint32_t dir, uint32_t vc) { return (chip * 4 + dir) * 2 + vc; }
+
 std::string channel_name(uint32_t id) {
     return chip_name(id / 8) + " " + abi::fabric_letter(id / 2) + " vc" + std::to_string(id % 2);
 }
 
-// An iterative depth-first search for a cycle; its channels in order, or none.
-std::vector<uint32_t> find_cycle(const Mesh& m, const std::vector<uint8_t>& next) {
+std::vector<uint32_t> find_cycle(const std::vector<uint8_t>& next, const std::function<uint32_t(uint32_t)>& across) {
     const uint32_t n = static_cast<uint32_t>(next.size());
     std::vector<uint8_t> state(n, 0);                 // 0 unseen, 1 on the path, 2 done
     std::vector<std::pair<uint32_t, uint32_t>> path;  // (channel, next bit to try)
-    auto target = [&](uint32_t id, uint32_t bit) {
-        const uint32_t to = step(m, id / 8, id / 2 % 4).first;
-        return to * 8 + bit;
-    };
     for (uint32_t root = 0; root < n; ++root) {
         if (state[root] || !next[root]) continue;
         path.push_back({root, 0});
@@ -85,12 +79,12 @@ std::vector<uint32_t> find_cycle(const Mesh& m, const std::vector<uint8_t>& next
                 path.pop_back();
                 continue;
             }
-            const uint32_t to = target(at, bit++);
+            const uint32_t to = across(at) * 8 + bit++;
             if (state[to] == 1) {
                 std::vector<uint32_t> cycle;
-                size_t from = 0;
-                while (path[from].first != to) ++from;
-                for (size_t i = from; i < path.size(); ++i) cycle.push_back(path[i].first);
+                size_t first = 0;
+                while (path[first].first != to) ++first;
+                for (size_t i = first; i < path.size(); ++i) cycle.push_back(path[i].first);
                 return cycle;
             }
             if (state[to] == 0) {
@@ -101,8 +95,6 @@ std::vector<uint32_t> find_cycle(const Mesh& m, const std::vector<uint8_t>& next
     }
     return {};
 }
-
-}  // namespace
 
 std::string dor_route(const Mesh& m, uint32_t from, uint32_t to) {
     if (from >= m.chips() || to >= m.chips())
@@ -146,7 +138,8 @@ DependencyVerdict check_dependencies(const Mesh& m, const RouteOf& route, bool d
                             chip_name(b));
         }
     DependencyVerdict v;
-    for (uint32_t id : find_cycle(m, next)) v.cycle.push_back(channel_name(id));
+    for (uint32_t id : find_cycle(next, [&](uint32_t c) { return step(m, c / 8, c / 2 % 4).first; }))
+        v.cycle.push_back(channel_name(id));
     v.acyclic = v.cycle.empty();
     return v;
 }

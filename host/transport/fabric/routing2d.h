@@ -30,6 +30,16 @@ std::string dor_route(const Mesh& mesh, uint32_t from, uint32_t to);
 // report): everything else asks dor_route for the pair it needs.
 std::vector<std::vector<std::string>> l0_tables(const Mesh& mesh);
 
+// A channel of a dependency graph: a chip's output cable in one direction on
+// one VC, numbered densely: (chip * 4 + direction) * 2 + vc. The channels a
+// packet holding it may wait for all start at the chip its cable leads to, so
+// a channel's dependencies fit a byte: bit (direction * 2 + vc) of that chip's.
+uint32_t channel_id(uint32_t chip, uint32_t dir, uint32_t vc);
+std::string channel_name(uint32_t id);  // "chip 3 E vc0"
+// A cycle of the graph `next` (per channel, its dependencies' bits; `across`
+// gives the chip a channel's cable leads to): its channels in order, or none.
+std::vector<uint32_t> find_cycle(const std::vector<uint8_t>& next, const std::function<uint32_t(uint32_t)>& across);
+
 struct DependencyVerdict {
     bool acyclic = true;
     std::vector<std::string> cycle;  // the channels of one cycle, "chip 3 E vc0", when there is one
@@ -46,6 +56,10 @@ struct DependencyVerdict {
 // A route of kNoRoute: the pair exchanges no traffic (a chip taken out).
 using RouteOf = std::function<std::string(uint32_t from, uint32_t to)>;
 inline constexpr const char* kNoRoute = "-";
+// Many meshes: the way out of `from`'s mesh toward mesh `to_mesh`, from
+// `from` (a cluster chip id): the L0 route to the exit node, then
+// the letter of the exit node's cable into the next mesh ("EES" + "E").
+using ExitOf = std::function<std::string(uint32_t from, uint32_t to_mesh)>;
 DependencyVerdict check_dependencies(const Mesh& mesh, const RouteOf& route, bool datelines);
 DependencyVerdict check_dependencies(const Mesh& mesh, const std::vector<std::vector<std::string>>& tables,
                                      bool datelines);

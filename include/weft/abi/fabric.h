@@ -96,14 +96,27 @@ struct FabricRouteEntry {
 };
 static_assert(sizeof(FabricRouteEntry) == 8, "FabricRouteEntry layout");
 
-// A chip's L0 table: entry i routes to chip i of the mesh.
+// A chip's routing tables: L0, entry i routes to chip i of its own mesh; L1
+// (the spec's inter-mesh table), entry m routes out of the mesh toward mesh
+// m: to the exit node the chip's L1 names and over its cable into the next
+// mesh, where that mesh's router writes the packet's next route. `meshes` 0
+// or 1: one mesh, no L1.
 inline constexpr uint32_t kFabricMaxMeshChips = 64;
+inline constexpr uint32_t kFabricMaxMeshes = 32;
 struct FabricRouteTable {
     uint32_t chips;
-    uint32_t pad;
+    uint32_t meshes;
     FabricRouteEntry to[kFabricMaxMeshChips];
+    FabricRouteEntry to_mesh[kFabricMaxMeshes];
 };
-static_assert(sizeof(FabricRouteTable) == 8 + 8 * kFabricMaxMeshChips, "FabricRouteTable layout");
+static_assert(sizeof(FabricRouteTable) == 8 + 8 * (kFabricMaxMeshChips + kFabricMaxMeshes), "FabricRouteTable layout");
+
+// The entry of `table` (a chip of mesh `self_mesh`) that routes toward `dst`;
+// hops 0: `dst` is the chip itself, or no route.
+constexpr FabricRouteEntry fabric_route_entry(const FabricRouteTable& table, uint16_t self_mesh, FabricNodeId dst) {
+    if (dst.mesh == self_mesh) return dst.chip < table.chips ? table.to[dst.chip] : FabricRouteEntry{};
+    return dst.mesh < table.meshes ? table.to_mesh[dst.mesh] : FabricRouteEntry{};
+}
 
 // A unicast write of `bytes` to `address` on the chip `hops` cables away.
 constexpr FabricPacketHeader fabric_unicast_write(FabricNodeId src, FabricNodeId dst, uint8_t hops, uint8_t core,

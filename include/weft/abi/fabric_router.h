@@ -38,6 +38,11 @@ inline constexpr uint32_t kFabricHeaderBytes = sizeof(FabricPacketHeader);
 enum FabricRouterFlags : uint32_t {
     kFabricDropStuck = 1,   // a head packet stuck past the timeout is dropped (drained), not only reported
     kFabricNoDateline = 2,  // debug: never move to VC 1 (rings can deadlock; the CMocka model shows it)
+    // Many meshes: VC 1 is the class of packets that entered their mesh from
+    // another (the spec's hierarchical VCs); they keep it through turns, and
+    // a packet that reaches the end of its route short of its destination
+    // gets its next route from this chip's tables (L0 or L1).
+    kFabricMeshClasses = 4,
 };
 
 // Words the router at the far end of the cable writes into this one's L1.
