@@ -47,8 +47,8 @@ struct FabricTrafficJob {
     uint8_t count;  // > 1: multicast
     uint8_t ttl;
     uint8_t direction;  // the connection it goes on: 1D 0 forward, 1 backward; 2D the abi::FabricCompass
-    uint8_t pad0;
-    uint16_t dst_chip;
+    uint8_t dst_mesh;
+    uint16_t dst_chip;  // in its mesh
     uint32_t bytes;  // write: all of it; scatter: each part
     uint32_t inc;    // increment, or the inline write's value
     uint64_t dst, sem, src;

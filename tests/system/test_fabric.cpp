@@ -69,6 +69,11 @@ int setup_galaxy(void**) {
     g_2d = true;
     return start_for_group("galaxy", &g_cluster);
 }
+int setup_4mesh3x3(void**) {
+    g_ring = false;
+    g_2d = true;
+    return start_for_group("4mesh3x3", &g_cluster);
+}
 int teardown(void**) {
     g_fabric.reset();
     g_cluster.reset();
@@ -145,7 +150,8 @@ test_abi::FabricTrafficJob job_to(transport::Fabric& fabric, uint32_t from, uint
     j.ttl = abi::kFabricDefaultTtl;
     j.direction = static_cast<uint8_t>(connection_of(r.direction));
     j.route = r.route;
-    j.dst_chip = static_cast<uint16_t>(to);
+    j.dst_mesh = static_cast<uint8_t>(fabric.builder().node(to).mesh);
+    j.dst_chip = fabric.builder().node(to).chip;
     return j;
 }
 
@@ -158,14 +164,19 @@ bool word_reaches(uint32_t chip, uint64_t addr, uint32_t want) {
     return false;
 }
 
+// One mesh or torus (wrap cables used unless g_wrap is false), or several meshes.
+transport::FabricBuilder fabric_2d(Cluster& cluster, const FabricSpec& o) {
+    if (cluster.topology().meshes().size() > 1) return transport::multi_mesh_fabric(cluster.board(), cluster.topology(), o);
+    return transport::mesh_fabric(cluster.board(), cluster.topology(), o, g_wrap);
+}
+
 // A test that fails jumps out past its destructors: the fabric is global, so
 // the next test (or the teardown) stops what a failed one left running.
 transport::Fabric& start_fabric(FabricSpec o = {}) {
     g_fabric.reset();
     g_fabric =
         transport::Fabric::start(*g_cluster,
-                                 g_2d ? transport::mesh_fabric(g_cluster->board(), g_cluster->topology(), o, g_wrap)
-                                      : transport::fabric_over(*g_cluster, g_ring, o),
+                                 g_2d ? fabric_2d(*g_cluster, o) : transport::fabric_over(*g_cluster, g_ring, o),
                                  milliseconds(10000));
     return *g_fabric;
 }
@@ -806,13 +817,8 @@ void test_routers_publish_their_state_and_obey_commands(void**) {
 // through a window of eight 4 KiB landing slots: the sender sends in pieces
 // of one size, the receiver takes them in pieces of another, every byte
 // arrives right (an overrun slot would have been overwritten).
-void test_a_socket_streams_between_the_farthest_chips(void**) {
+void socket_streams(uint32_t far, uint64_t kBytes) {
     auto* fabric = &start_fabric();
-    const uint32_t n = g_cluster->size();
-    uint32_t far = 1;
-    for (uint32_t c = 1; c < n; ++c)
-        if (fabric->builder().route(0, c).hops > fabric->builder().route(0, far).hops) far = c;
-    constexpr uint64_t kBytes = 16ull << 20;
     constexpr uint32_t kFrom = 0x1000000, kTo = 0x3000000;
     std::vector<uint8_t> data(kBytes);
     std::mt19937 gen(7);
@@ -836,8 +842,8 @@ void test_a_socket_streams_between_the_farthest_chips(void**) {
                     {far, kWorker + 1, &test_kernel(g_cluster->board(), "socket_stream"), KernelArgWords::of(rx)}},
                    milliseconds(60000));
     const double seconds = duration<double>(steady_clock::now() - t0).count();
-    fprintf(stderr, "16 MiB over a socket, chip 0 -> chip %u (%u hops): %.2f s, %.1f MB/s\n", far,
-            fabric->builder().route(0, far).hops, seconds, kBytes / seconds / 1e6);
+    fprintf(stderr, "%llu MiB over a socket, chip 0 -> chip %u: %.2f s, %.1f MB/s\n",
+            static_cast<unsigned long long>(kBytes >> 20), far, seconds, kBytes / seconds / 1e6);
     std::vector<uint8_t> got(kBytes);
     g_cluster->chip(far).read(dram(kTo), got.data(), kBytes);
     size_t first_wrong = kBytes;
@@ -845,6 +851,36 @@ void test_a_socket_streams_between_the_farthest_chips(void**) {
         if (got[i] != data[i]) first_wrong = i;
     if (first_wrong != kBytes) fail_msg("byte %zu of the stream differs", first_wrong);
     fabric->stop();
+}
+
+void test_a_socket_streams_between_the_farthest_chips(void**) {
+    uint32_t far = 1;
+    const transport::FabricBuilder b = transport::fabric_over(*g_cluster, g_ring);
+    for (uint32_t c = 1; c < g_cluster->size(); ++c)
+        if (b.route(0, c).hops > b.route(0, far).hops) far = c;
+    socket_streams(far, 16ull << 20);
+}
+
+// Across meshes: 64 MiB from mesh 0's chip 0 to mesh 3's chip 8, the two
+// farthest chips of 4mesh3x3 (ten cables, through mesh 1).
+void test_a_socket_streams_across_meshes(void**) { socket_streams(g_cluster->size() - 1, 64ull << 20); }
+
+// The collectives over a fabric of several meshes: ring all-gather and
+// all-reduce over every chip (each stream routed across meshes where its
+// ring neighbours are in two), every element checked against the host.
+void test_collectives_run_over_every_mesh(void**) {
+    g_fabric.reset();
+    ccl::RunnerOptions o;
+    o.transport = "fabric";
+    ccl::CollectiveRunner run(*g_cluster, o);
+    for (ccl::Collective op : {ccl::Collective::kAllGather, ccl::Collective::kAllReduce}) {
+        ccl::OpRequest r;
+        r.op = op;
+        r.algo = "ring";
+        r.bytes = 36 * 1000 * 4;
+        const ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 23);
+        if (res.check.wrong) fail_msg("%s over 4 meshes: %zu wrong", ccl::collective_name(op), size_t(res.check.wrong));
+    }
 }
 
 // A cable that stays down: the next fabric op plans its fabric around it
@@ -925,8 +961,7 @@ void test_routers_a_gone_client_left_are_stopped_by_the_next(void**) {
     g_cluster->release();
     {
         std::unique_ptr<Cluster> other = Cluster::attach(g_cluster->run_dir());
-        auto builder = g_2d ? transport::mesh_fabric(other->board(), other->topology(), {}, g_wrap)
-                            : transport::fabric_over(*other, g_ring);
+        auto builder = g_2d ? fabric_2d(*other, {}) : transport::fabric_over(*other, g_ring);
         transport::Fabric::start(*other, builder, milliseconds(10000)).release();  // never stopped
     }
     const size_t left = resident::list(*g_cluster).size();
@@ -983,6 +1018,11 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_galaxy_as_row_and_column_rings),
         cmocka_unit_test(test_galaxy_all_reduce_and_all_gather),
     };
+    const struct CMUnitTest meshes_tests[] = {
+        cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
+        cmocka_unit_test(test_a_socket_streams_across_meshes),
+        cmocka_unit_test(test_collectives_run_over_every_mesh),
+    };
     // One group per cluster; an argument runs only that cluster's (ctest runs them one by one, in parallel).
     const std::string only = argc > 1 ? argv[1] : "";
     auto wanted = [&](const char* cluster) { return only.empty() || only == cluster; };
@@ -995,6 +1035,8 @@ int main(int argc, char** argv) {
         failed += cmocka_run_group_tests_name("2D fabric on torus4x4", torus_tests, setup_torus4x4, teardown);
     if (wanted("ring8x2"))
         failed += cmocka_run_group_tests_name("fabric planes on ring8x2", plane_tests, setup_ring8x2, teardown);
+    if (wanted("4mesh3x3"))
+        failed += cmocka_run_group_tests_name("fabric over 4mesh3x3's meshes", meshes_tests, setup_4mesh3x3, teardown);
     if (wanted("galaxy"))
         failed += cmocka_run_group_tests_name("fabric on galaxy (8x4 torus)", galaxy_tests, setup_galaxy, teardown);
     return failed;

@@ -21,7 +21,7 @@ extern "C" int kernel_main(KernelArgs a) {
         if (j.direction >= 4 || !args.connection[j.direction]) mailbox::panic(abi::kPanicBadArgs, 1000 + i);
         fabric::Connection& c = connections[j.direction];
         fabric::Route to;
-        to.dst = {0, j.dst_chip};
+        to.dst = {j.dst_mesh, j.dst_chip};
         to.hops = j.hops;
         to.count = j.count;
         to.ttl = j.ttl;
