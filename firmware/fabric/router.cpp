@@ -7,6 +7,7 @@
 #include "hal/timer.h"
 #include "hal/wait.h"
 #include "rt/address.h"
+#include "rt/fence.h"
 #include "weft/abi/fault.h"
 
 namespace weft::fabric {
@@ -62,6 +63,13 @@ Router::Router(abi::FabricRouterConfig& config)
             if (config.forward[d][v].slots) *word_at(config.forward[d][v].freed) = 0;
         link_.filled[v] = 0;
         link_.acked[v] = 0;
+        if (!has_fallback()) continue;
+        if (!config.fallback_stage || !config.fallback_in[v].slots) mailbox::panic(abi::kPanicBadArgs, 3);
+        // Counters in our L1 that our relay writes: what it put in fallback_in, what it freed of fallback.
+        *word_at(config.fallback_in[v].written) = 0;
+        *word_at(config.fallback[v].freed) = 0;
+        fallback_rx_[v].ring = &config.fallback_in[v];
+        fallback_rx_[v].since = now;
     }
 }
 
@@ -74,7 +82,7 @@ bool Router::poll() {
     const uint64_t now = timer::now();
     account(now);
     watch_link();
-    bool moved = false;
+    bool moved = path_ != Path::kCable && poll_fallback(now);
     for (uint32_t v = 0; v < config_.num_vcs; ++v) moved |= poll_receiver(v, now);
     moved |= poll_senders(now);
     mailbox::set_progress(status_.delivered + status_.forwarded);
@@ -92,9 +100,10 @@ void Router::account(uint64_t now) {
     last_poll_ = now;
     status_.heartbeat = now;
     const uint32_t c = status_.command;
-    status_.state = c == abi::kFabricPause   ? abi::kFabricRouterPaused
-                    : c == abi::kFabricDrain ? abi::kFabricRouterDraining
-                                             : abi::kFabricRouterRunning;
+    status_.state = c == abi::kFabricPause     ? abi::kFabricRouterPaused
+                    : c == abi::kFabricDrain   ? abi::kFabricRouterDraining
+                    : path_ != Path::kCable    ? abi::kFabricRouterRerouted
+                                               : abi::kFabricRouterRunning;
 }
 
 // A cable that goes down is reported once, as the EDM does, and the router
@@ -105,8 +114,112 @@ void Router::watch_link() {
     if (link_was_up_ && !up) {
         status_.link_downs = status_.link_downs + 1;
         status::post(abi::kEventLinkDown, config_.port, 0, status_.link_downs);
+        if (has_fallback() && path_ == Path::kCable) start_fallback();
     }
     link_was_up_ = up;
+}
+
+// The cable died under traffic: which of our packets arrived is known only
+// at the far end, so both routers tell each other over the fallback (the
+// packets of the dead cable their receivers take: all that had fully landed
+// when they saw it die) and each sends the rest again over the fallback, in
+// order, before anything new. Commands still queued for the cable are
+// dropped; frames already on the wire land if it returns, and are ignored.
+// The router stays on the fallback until the fabric is rebuilt: the next
+// fabric the control plane plans takes the cable again.
+void Router::start_fallback() {
+    path_ = Path::kSyncing;
+    rt::acquire_fence();
+    for (uint32_t v = 0; v < config_.num_vcs; ++v) frozen_[v] = link_.filled[v];
+    eth::recover(config_.port, /*drop_queued=*/true);
+    abi::FabricPacketHeader& sync = header_at(config_.fallback_stage);
+    sync = abi::FabricPacketHeader{};
+    sync.src = config_.self;
+    sync.send_type = abi::kFabricFallbackSync;
+    sync.dst_address = frozen_[0] | uint64_t(config_.num_vcs > 1 ? frozen_[1] : 0) << 32;
+    sync_sent_ = false;
+}
+
+bool Router::poll_fallback(uint64_t now) {
+    bool moved = false;
+    if (!sync_sent_ && push(config_.fallback[0], fallback_sent_[0], config_.fallback_stage, abi::kFabricHeaderBytes))
+        sync_sent_ = moved = true;
+    for (uint32_t v = 0; v < config_.num_vcs; ++v) moved |= poll_fallback_in(v, now);
+    return moved;
+}
+
+// The peer's packets that came round through the relays, after every packet
+// of the dead cable we take: so a lane's packets stay in order.
+bool Router::poll_fallback_in(uint32_t vc, uint64_t now) {
+    Receiver& rx = fallback_rx_[vc];
+    bool moved = release_fallback(vc);
+    if (receivers_[vc].handled != frozen_[vc]) return moved;
+    while (rx.handled != *word_at(rx.ring->written)) {
+        const uint64_t slot = slot_of(*rx.ring, config_.slot_size, rx.handled);
+        abi::FabricPacketHeader& h = header_at(slot);
+        if (h.send_type == abi::kFabricFallbackSync) {
+            on_sync(h);
+        } else if (!handle_head(rx, vc, h, slot)) {
+            break;
+        }
+        rx.noc_command[rx.handled % rx.ring->slots] = noc::issued();
+        ++rx.handled;
+        rx.decided = false;
+        rx.since = now;
+        moved = true;
+    }
+    return release_fallback(vc) || moved;
+}
+
+// The peer took our packets of the dead cable numbered below sync's counts:
+// those are done; the rest go again, over the fallback.
+void Router::on_sync(const abi::FabricPacketHeader& h) {
+    const uint32_t took[abi::kFabricMaxVcs] = {static_cast<uint32_t>(h.dst_address),
+                                               static_cast<uint32_t>(h.dst_address >> 32)};
+    uint32_t again = 0;
+    for (uint32_t i = 0; i < config_.num_senders; ++i) {
+        Sender& s = senders_[i];
+        const uint32_t before = s.freed;
+        for (; s.freed != s.sent; ++s.freed) {
+            const uint32_t p = s.freed % s.ring->slots;
+            if (static_cast<int16_t>(s.link_index[p] - static_cast<uint16_t>(took[s.link_vc[p]])) >= 0) break;
+        }
+        if (s.freed != before)
+            noc::semaphore_inc(*reinterpret_cast<const volatile uint64_t*>(&s.ring->freed), s.freed - before);
+        again += s.sent - s.freed;
+        s.sent = s.freed;
+    }
+    status_.resent = status_.resent + again;
+    path_ = Path::kFallback;
+    status::post(abi::kEventRerouted, config_.port, config_.fallback_port, again);
+}
+
+// Into a ring another router reads (a pass-through or fallback channel), if it has room.
+bool Router::push(const abi::FabricRing& f, uint32_t& count, uint64_t slot, uint32_t bytes) {
+    if (count - *word_at(f.freed) >= f.slots) return false;
+    noc::async_write(slot, slot_of(f, config_.slot_size, count), bytes);
+    noc::semaphore_inc(f.written, 1);  // ordered after the bytes on this core's NoC queue
+    ++count;
+    return true;
+}
+
+bool Router::send_over_fallback(Sender& s, abi::FabricPacketHeader& h, uint64_t slot, uint32_t bytes) {
+    const uint32_t vc = h.vc < config_.num_vcs ? h.vc : 0;
+    const uint32_t command = noc::issued();
+    if (!push(config_.fallback[vc], fallback_sent_[vc], slot, bytes)) return false;
+    s.eth_command[s.sent % s.ring->slots] = command;
+    return true;
+}
+
+// Fallback slots whose NoC reads are done go back to our relay.
+bool Router::release_fallback(uint32_t vc) {
+    Receiver& rx = fallback_rx_[vc];
+    const uint32_t done = noc::completed();
+    const uint32_t before = rx.released;
+    while (rx.released < rx.handled && reached(done, rx.noc_command[rx.released % rx.ring->slots])) ++rx.released;
+    if (rx.released == before) return false;
+    noc::semaphore_inc(rx.ring->freed, rx.released - before);
+    return true;
 }
 
 // Paused: nothing goes over the cable. Draining: the worker lanes (the first
@@ -152,10 +265,23 @@ bool Router::send_head(Sender& s, uint64_t now) {
                     status_.senders[index].stuck_us);
         return false;
     }
+    if (path_ == Path::kSyncing) return false;  // until the peer says what arrived
     const uint64_t slot = slot_of(r, config_.slot_size, s.sent);
     abi::FabricPacketHeader& h = header_at(slot);
     const bool cross = config_.dateline && !(config_.flags & abi::kFabricNoDateline);
     const uint32_t vc = cross ? 1 : r.vc;
+    if (path_ == Path::kFallback) {
+        cross_cable(h, cross);
+        h.vc = static_cast<uint16_t>(vc);
+        if (!send_over_fallback(s, h, slot, abi::kFabricHeaderBytes + h.payload_bytes)) {
+            overdue(index, s.since, now, s.reported, h, status_.senders[index].stuck_us);
+            return false;
+        }
+        ++s.sent;
+        s.since = now;
+        s.reported = false;
+        return true;
+    }
     const abi::FabricRing& peer = config_.receivers[vc];  // the peer's receiver VC has our layout
     const bool room = peer_sent_[vc] - link_.acked[vc] < peer.slots && tx_room(2 + config_.num_vcs);
     if (!room) {
@@ -167,6 +293,8 @@ bool Router::send_head(Sender& s, uint64_t now) {
                                                           ? h.payload_bytes
                                                           : 0);  // the receiver drops it as corrupt
     s.eth_command[s.sent % r.slots] = eth::issued(config_.port);
+    s.link_index[s.sent % r.slots] = static_cast<uint16_t>(peer_sent_[vc]);
+    s.link_vc[s.sent % r.slots] = static_cast<uint8_t>(vc);
     const uint64_t remote = config_.peer_receivers[vc] + uint64_t(config_.slot_size) * (peer_sent_[vc] % peer.slots);
     eth::send_bytes(config_.port, slot, remote, bytes);
     status_.bytes_sent = status_.bytes_sent + bytes;
@@ -180,8 +308,13 @@ bool Router::send_head(Sender& s, uint64_t now) {
 
 // Slots whose bytes are on the wire go back to their writer, all in one increment.
 bool Router::free_sent(Sender& s, uint64_t now) {
+    if (path_ == Path::kSyncing) return false;  // the dead cable's completions say nothing of what arrived
     const uint32_t before = s.freed;
-    while (s.freed < s.sent && eth::done(config_.port, s.eth_command[s.freed % s.ring->slots])) ++s.freed;
+    const uint32_t noc_done = noc::completed();
+    auto done = [&](uint32_t command) {
+        return path_ == Path::kFallback ? reached(noc_done, command + 1) : eth::done(config_.port, command);
+    };
+    while (s.freed < s.sent && done(s.eth_command[s.freed % s.ring->slots])) ++s.freed;
     if (s.freed == before) return false;
     s.since = now;
     s.reported = false;
@@ -193,10 +326,11 @@ bool Router::free_sent(Sender& s, uint64_t now) {
 bool Router::poll_receiver(uint32_t vc, uint64_t now) {
     Receiver& rx = receivers_[vc];
     bool moved = release(vc);
-    while (rx.handled != link_.filled[vc]) {
+    const uint32_t filled = path_ == Path::kCable ? link_.filled[vc] : frozen_[vc];
+    while (rx.handled != filled) {
         const uint64_t slot = slot_of(*rx.ring, config_.slot_size, rx.handled);
         abi::FabricPacketHeader& h = header_at(slot);
-        if (!handle_head(vc, h, slot)) {
+        if (!handle_head(rx, vc, h, slot)) {
             if (overdue(config_.num_senders + vc, rx.since, now, rx.reported, h, status_.receivers[vc].stuck_us)) {
                 drop(abi::kEventDroppedPacket, config_.num_senders + vc, h);  // the timeout event is posted
             } else {
@@ -211,15 +345,16 @@ bool Router::poll_receiver(uint32_t vc, uint64_t now) {
         rx.reported = false;
         moved = true;
     }
-    if (rx.handled == link_.filled[vc]) rx.since = now;
+    if (rx.handled == filled) rx.since = now;
     if (rx.since == now) status_.receivers[vc].stuck_us = 0;
     status_.receivers[vc].done = rx.handled;
     return release(vc) || moved;
 }
 
 // Takes the head's route decision once; false while it waits for room to forward.
-bool Router::handle_head(uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot) {
-    Receiver& rx = receivers_[vc];
+bool Router::handle_head(Receiver& rx, uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot) {
+    if (config_.flags & abi::kFabricRelay)  // a relay passes everything to its chip's router, as it came
+        return forward(config_.forward[0][vc], slot, abi::kFabricHeaderBytes + h.payload_bytes);
     if (!rx.decided) {
         rx.head = on_receive(h, hop_);
         rx.decided = true;
@@ -252,11 +387,7 @@ bool Router::handle_head(uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot)
 
 // Into another router's pass-through channel, if it has room.
 bool Router::forward(const abi::FabricRing& f, uint64_t slot, uint32_t bytes) {
-    uint32_t& count = forwarded_[&f - &config_.forward[0][0]];
-    if (count - *word_at(f.freed) >= f.slots) return false;
-    noc::async_write(slot, slot_of(f, config_.slot_size, count), bytes);
-    noc::semaphore_inc(f.written, 1);  // ordered after the bytes on this core's NoC queue
-    ++count;
+    if (!push(f, forwarded_[&f - &config_.forward[0][0]], slot, bytes)) return false;
     status_.forwarded = status_.forwarded + 1;
     return true;
 }
@@ -288,6 +419,7 @@ bool Router::release(uint32_t vc) {
     const uint32_t done = noc::completed();
     while (rx.released < rx.handled && reached(done, rx.noc_command[rx.released % rx.ring->slots])) ++rx.released;
     status_.receivers[vc].freed = rx.released;
+    if (path_ != Path::kCable) rx.credited = rx.released;  // nobody reads credits over a dead cable
     if (rx.released == rx.credited || !tx_room(1)) return false;
     rx.credited = rx.released;
     eth::send_word(config_.port, peer_word(&link_.acked[vc]), rx.credited);

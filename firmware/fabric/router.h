@@ -42,10 +42,16 @@ public:
     uint64_t wait_address() const { return address_of(&config_); }
 
 private:
+    // Which way its packets go: over its cable; waiting for the peer to say
+    // which of them arrived before the cable died; over the fallback relay.
+    enum class Path : uint8_t { kCable, kSyncing, kFallback };
+
     struct Sender {
         const abi::FabricRing* ring = nullptr;
         uint32_t sent = 0, freed = 0;
-        uint32_t eth_command[abi::kFabricMaxSlots] = {};  // the command that sent slot i
+        uint32_t eth_command[abi::kFabricMaxSlots] = {};  // the command that sent slot i (NoC's, on the fallback)
+        uint16_t link_index[abi::kFabricMaxSlots] = {};   // slot i's number among its VC's packets on the cable
+        uint8_t link_vc[abi::kFabricMaxSlots] = {};       // and that VC
         uint64_t since = 0;                               // mtime the head last moved
         bool reported = false;                            // its head's timeout event was posted
     };
@@ -61,12 +67,20 @@ private:
 
     void account(uint64_t now);
     void watch_link();
+    bool has_fallback() const { return config_.fallback[0].slots != 0; }
+    void start_fallback();
+    bool poll_fallback(uint64_t now);
+    bool poll_fallback_in(uint32_t vc, uint64_t now);
+    void on_sync(const abi::FabricPacketHeader& h);
+    bool push(const abi::FabricRing& to, uint32_t& count, uint64_t slot, uint32_t bytes);
+    bool send_over_fallback(Sender& s, abi::FabricPacketHeader& h, uint64_t slot, uint32_t bytes);
+    bool release_fallback(uint32_t vc);
     bool may_send(uint32_t sender) const;
     bool poll_senders(uint64_t now);
     bool send_head(Sender& s, uint64_t now);
     bool free_sent(Sender& s, uint64_t now);
     bool poll_receiver(uint32_t vc, uint64_t now);
-    bool handle_head(uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot);
+    bool handle_head(Receiver& rx, uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot);
     bool forward(const abi::FabricRing& to, uint64_t slot, uint32_t bytes);
     void execute(const abi::FabricPacketHeader& h, uint64_t payload);
     bool release(uint32_t vc);
@@ -90,6 +104,13 @@ private:
     // packets written into each forward ring (FabricRouterConfig::forward, flattened)
     uint32_t forwarded_[abi::kFabricMaxDirections * abi::kFabricMaxVcs] = {};
     Hop hop_;                   // where it stands, for route decisions
+    Path path_ = Path::kCable;
+    // kSyncing, kFallback: the dead cable's packets our receivers take (the
+    // count when it died); later ones it delivers when it returns are stale.
+    uint32_t frozen_[abi::kFabricMaxVcs] = {};
+    bool sync_sent_ = false;
+    Receiver fallback_rx_[abi::kFabricMaxVcs];         // the peer's packets, through our relay
+    uint32_t fallback_sent_[abi::kFabricMaxVcs] = {};  // packets written into fallback[vc]
     uint32_t next_sender_ = 0;  // round-robin: who goes first next time
     uint64_t last_poll_ = 0;    // mtime of the previous poll
     bool last_moved_ = false;   // whether it moved anything

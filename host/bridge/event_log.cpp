@@ -33,6 +33,7 @@ const char* event_kind_name(uint32_t kind) {
         case abi::kEventDroppedPacket: return "dropped_packet";
         case abi::kEventTimeout: return "timeout";
         case abi::kEventRoutingError: return "routing_error";
+        case abi::kEventRerouted: return "rerouted";
     }
     return "unknown";
 }

@@ -79,8 +79,8 @@ int port_named(const BoardInfo& board, const std::string& name) {
 namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link", "fabric"};
-const std::vector<std::string> kFabricKeys = {"topology",     "planes", "slots",
-                                              "packet_bytes", "lanes",  "router_timeout_ms"};
+const std::vector<std::string> kFabricKeys = {"topology", "planes",           "slots",   "packet_bytes",
+                                              "lanes",    "router_timeout_ms", "fallback"};
 const std::vector<std::string> kFabricTopologies = {"auto", "line", "ring", "mesh", "torus"};
 const std::vector<std::string> kMeshKeys = {"id", "shape", "topology", "planes", "board"};
 const std::vector<std::string> kLinkModelKeys = {"mtu",       "bandwidth_gbps", "latency_us",
@@ -638,6 +638,12 @@ private:
             fs.lanes = integer(it->second.value, it->second.line, "the fabric's lanes", 1, 4);
         if (auto it = keys.find("router_timeout_ms"); it != keys.end())
             fs.router_timeout_ms = milliseconds(it->second, "the fabric's router_timeout_ms");
+        if (auto it = keys.find("fallback"); it != keys.end()) {
+            const std::string v = word(it->second, "the fabric's fallback");
+            if (v != "true" && v != "false")
+                fail(it->second.line, "the fabric's fallback must be true or false, not " + describe(it->second.value));
+            fs.fallback = v == "true";
+        }
     }
 
     uint32_t milliseconds(const Field& f, const std::string& what) const {
@@ -725,7 +731,8 @@ ClusterSpec load_cluster(const std::string& path, const BoardSource& boards) {
 
 nlohmann::json FabricSpec::to_json() const {
     return {{"topology", topology},         {"planes", planes}, {"slots", slots},
-            {"packet_bytes", packet_bytes}, {"lanes", lanes},   {"router_timeout_ms", router_timeout_ms}};
+            {"packet_bytes", packet_bytes}, {"lanes", lanes},   {"router_timeout_ms", router_timeout_ms},
+            {"fallback", fallback}};
 }
 
 FabricSpec FabricSpec::from_json(const nlohmann::json& j) {
@@ -736,6 +743,7 @@ FabricSpec FabricSpec::from_json(const nlohmann::json& j) {
     f.packet_bytes = j.value("packet_bytes", f.packet_bytes);
     f.lanes = j.value("lanes", f.lanes);
     f.router_timeout_ms = j.value("router_timeout_ms", f.router_timeout_ms);
+    f.fallback = j.value("fallback", f.fallback);
     return f;
 }
 

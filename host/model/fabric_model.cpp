@@ -34,8 +34,11 @@ void relocate(abi::FabricRouterConfig& c, const HostChip& self, const HostChip& 
         relocate(c.receivers[v], self);
         relocate(c.peer_receivers[v], peer);
         for (uint32_t d = 0; d < abi::kFabricMaxDirections; ++d) relocate(c.forward[d][v], self);
+        if (c.fallback[v].slots) relocate(c.fallback[v], self);  // its relay is on the same chip
+        if (c.fallback_in[v].slots) relocate(c.fallback_in[v], self);
     }
     relocate(c.route_table, self);
+    relocate(c.fallback_stage, self);
     for (uint32_t s = 0; s < c.num_senders; ++s) relocate(c.senders[s], self);
 }
 
@@ -79,6 +82,8 @@ void FabricModel::start_routers() {
             cluster_.bytes(plan.chip, plan.config_address, sizeof(abi::FabricRouterConfig)));
         relocate(*config, cluster_.memory(plan.chip), cluster_.memory(plan.peer_chip));
         routers_.push_back({&cluster_.core(plan.chip, plan.core), config, nullptr});
+        // A router waits only for its own devices (a reset of a dead cable's queue): they run in its sleeps.
+        routers_.back().core->on_sleep = [this] { cluster_.step_devices(); };
     }
     // Every router starts before any worker writes to it, as on the cluster.
     for (RouterCore& r : routers_)

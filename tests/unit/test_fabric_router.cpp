@@ -234,6 +234,51 @@ void test_torus4x4_every_chip_to_every_other(void**) {
     assert_true(vc1 > 0);
 }
 
+// Ethernet fallback: ring8x2's plane-0 fabric, a relay on each plane-1
+// cable. A plane-0 cable is pulled while every chip writes every other: its
+// two routers agree over the fallback which of their packets arrived, send
+// the rest again there, and go on over it; every byte and every count is
+// right (an increment sent twice would show), and both routers say so. They
+// stay on the fallback if it comes back (the next fabric built takes it).
+void test_a_pulled_cable_moves_onto_its_fallback(void**) {
+    uint32_t resent = 0;
+    // Pulled at different moments: before, during and at the end of the traffic across it.
+    for (int pull_at : {3, 10, 20, 30, 45, 60, 80}) {
+        FabricSpec o = small_options();
+        o.fallback = true;
+        FabricModel m("ring8x2", true, o);
+        assert_int_equal(m.fabric().routers().size(), 2 * 2 * m.chips());  // a relay beside each router
+        const auto east0 = static_cast<uint32_t>(m.cluster().board().port_for(abi::kFabricEast, 0));
+        Ethernet& eth = m.cluster().devices().ethernet();
+        const int cable = eth.link_index(0, east0);
+        assert_true(cable >= 0);
+        int steps = 0;
+        // Plugged back in half the runs: what the cable still held lands late, and is ignored.
+        const bool replug = pull_at % 2 == 0;
+        m.on_step = [&] {
+            if (++steps == pull_at) eth.set_link_up(size_t(cable), false);
+            if (replug && steps == pull_at + 15) eth.set_link_up(size_t(cable), true);
+        };
+        every_chip_to_every_other(m);
+        assert_true(steps > pull_at);
+        uint32_t relayed = 0;
+        for (const transport::FabricRouterPlan& p : m.fabric().routers())
+            if (p.relay_for >= 0 && p.chip <= 1)
+                relayed += reinterpret_cast<const abi::FabricRouterStatus*>(
+                               m.bytes(p.chip, p.config.status, sizeof(abi::FabricRouterStatus)))
+                               ->forwarded;
+        assert_true(relayed > 0);  // the rest of the traffic went round over plane 1
+        for (auto [chip, way] : {std::pair{0u, FabricDirection::kForward}, std::pair{1u, FabricDirection::kBackward}}) {
+            const abi::FabricRouterStatus& s = m.status(chip, way);
+            assert_int_equal(s.state, abi::kFabricRouterRerouted);
+            assert_int_equal(s.link_downs, 1);
+            assert_int_equal(m.events(chip, abi::kEventRerouted), 1);
+            resent += s.resent;
+        }
+    }
+    assert_true(resent > 0);  // some pull caught packets on the wire, which went again
+}
+
 // Many meshes: every packet of another mesh goes to an exit node by its L0
 // route, crosses, and is routed on where it enters (L0 in its destination
 // mesh, L1 again in a mesh it only crosses); all of it arrives, exactly once.
@@ -656,6 +701,7 @@ int main() {
         cmocka_unit_test(test_paused_and_draining_routers_hold_traffic_until_told_to_run),
         cmocka_unit_test(test_torus4x4_every_chip_to_every_other),
         cmocka_unit_test(test_4mesh3x3_every_chip_to_every_other),
+        cmocka_unit_test(test_a_pulled_cable_moves_onto_its_fallback),
         cmocka_unit_test(test_4mesh3x3_routes_are_rewritten_at_each_mesh_entry),
         cmocka_unit_test(test_the_specs_cyclic_pattern_completes_with_dor),
         cmocka_unit_test(test_workers_look_routes_up_in_the_l0_table),

@@ -22,6 +22,7 @@ FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topolog
     const Topology topo(topology);
     const std::vector<uint32_t> order = ring ? topo.ring_order() : topo.line_order();
     std::vector<Hop> cables;
+    std::vector<std::optional<Hop>> fallbacks;
     for (size_t i = 0; i < (ring ? order.size() : order.size() - 1); ++i) {
         const uint32_t from = order[i], to = order[(i + 1) % order.size()];
         const std::vector<Hop>& c = topo.cables(from, to);
@@ -32,8 +33,13 @@ FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topolog
             throw Error("no working cable of plane " + std::to_string(plane) + " joins chip " + std::to_string(from) +
                         " to chip " + std::to_string(to) + " for a fabric " + (ring ? "ring" : "line"));
         cables.push_back(*on_plane);
+        if (!options.fallback) continue;
+        const auto other = std::find_if(c.begin(), c.end(), [&](const Hop& h) {
+            return board.ports.at(h.from_port).plane != plane && board.ports.at(h.to_port).plane != plane;
+        });
+        fallbacks.push_back(other == c.end() ? std::nullopt : std::optional<Hop>(*other));
     }
-    return FabricBuilder(board, order, cables, ring, options);
+    return FabricBuilder(board, order, cables, ring, options, fallbacks);
 }
 
 namespace {

@@ -18,21 +18,27 @@ namespace {
 
 uint64_t align64(uint64_t v) { return (v + 63) & ~uint64_t(63); }
 
-// Where a router's parts sit in its kept L1, from the base.
+// Where a router's parts sit in its kept L1, from the base. The counters
+// its fallback relay writes: fallback_words (fallback_in's written per VC,
+// then fallback's freed per VC).
 struct Layout {
-    uint64_t config, link_words, status, written, forward_freed, route_table, receivers, senders, end;
+    uint64_t config, link_words, status, written, forward_freed, fallback_words, fallback_stage, route_table, receivers,
+        fallback_in, senders, end;
 };
 
-Layout layout_of(uint32_t num_vcs, uint32_t num_senders, uint64_t channel_bytes) {
+Layout layout_of(uint32_t num_vcs, uint32_t num_senders, uint64_t channel_bytes, uint32_t fallback_in = 0) {
     Layout l{};
     l.config = abi::kResidentControlBytes;
     l.link_words = l.config + align64(sizeof(abi::FabricRouterConfig));
     l.status = l.link_words + align64(sizeof(abi::FabricLinkWords));
     l.written = l.status + align64(sizeof(abi::FabricRouterStatus));
     l.forward_freed = l.written + 4 * abi::kFabricMaxSenders;
-    l.route_table = align64(l.forward_freed + 4 * abi::kFabricMaxDirections * abi::kFabricMaxVcs);
+    l.fallback_words = l.forward_freed + 4 * abi::kFabricMaxDirections * abi::kFabricMaxVcs;
+    l.fallback_stage = align64(l.fallback_words + 8 * abi::kFabricMaxVcs);
+    l.route_table = l.fallback_stage + abi::kFabricHeaderBytes;
     l.receivers = align64(l.route_table + sizeof(abi::FabricRouteTable));
-    l.senders = l.receivers + num_vcs * channel_bytes;
+    l.fallback_in = l.receivers + num_vcs * channel_bytes;
+    l.senders = l.fallback_in + fallback_in * channel_bytes;
     l.end = l.senders + num_senders * channel_bytes;
     return l;
 }
@@ -48,7 +54,7 @@ uint32_t pass_through_index(uint32_t lanes, uint32_t num_vcs, uint32_t t_compass
 }  // namespace
 
 FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order, std::vector<Hop> cables, bool ring,
-                             FabricSpec spec)
+                             FabricSpec spec, const std::vector<std::optional<Hop>>& fallbacks)
     : board_(board), order_(std::move(order)), cables_(std::move(cables)), ring_(ring), spec_(std::move(spec)) {
     const size_t n = order_.size();
     if (n < 2) throw Error("a fabric needs at least two chips, not " + std::to_string(n));
@@ -63,7 +69,10 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
     check_spec();
     register_fabric_wait_decoder();
     num_vcs_ = ring ? 2 : 1;
-    l1_bytes_ = layout_of(num_vcs_, spec_.lanes + num_vcs_, uint64_t(spec_.slots) * spec_.slot_bytes()).end;
+    fallback_ = std::any_of(fallbacks.begin(), fallbacks.end(), [](const auto& f) { return f.has_value(); });
+    l1_bytes_ = layout_of(num_vcs_, spec_.lanes + num_vcs_, uint64_t(spec_.slots) * spec_.slot_bytes(),
+                          fallback_ ? num_vcs_ : 0)
+                    .end;
 
     forward_.assign(n, -1);
     backward_.assign(n, -1);
@@ -90,7 +99,10 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
         if (forward_[i] >= 0 && backward_[i] >= 0 && routers_[forward_[i]].port == routers_[backward_[i]].port)
             throw Error(chip_name(order_[i]) + " would need port " + std::to_string(routers_[forward_[i]].port) +
                         " both ways along the fabric");
+    const size_t primaries = routers_.size();
+    if (fallback_) add_relays(fallbacks);
     for (FabricRouterPlan& r : routers_) place(r);
+    for (size_t r = primaries; r < routers_.size(); r += 2) link_relays(r);
     for (size_t i = 0; i < n; ++i) {
         const bool last = i + 1 == n;
         if (forward_[i] >= 0) {
@@ -260,6 +272,65 @@ void FabricBuilder::fill_tables(const RouteOf& route, const ExitOf& exits) {
     }
 }
 
+// Cable i's fallback: a relay at each end, after every other router (their
+// index pairs: from's, then to's), each told its chip's router on cable i.
+void FabricBuilder::add_relays(const std::vector<std::optional<Hop>>& fallbacks) {
+    if (fallbacks.size() != cables_.size())
+        throw Error("a fabric's fallbacks name " + std::to_string(fallbacks.size()) + " cables for its " +
+                    std::to_string(cables_.size()));
+    const size_t n = order_.size();
+    for (size_t i = 0; i < cables_.size(); ++i) {
+        if (!fallbacks[i]) continue;
+        const Hop& f = *fallbacks[i];
+        const Hop& c = cables_[i];
+        if (f.from_chip != c.from_chip || f.to_chip != c.to_chip || f.from_port == c.from_port || f.to_port == c.to_port)
+            throw Error("fabric cable " + std::to_string(i) + "'s fallback must join " + chip_name(c.from_chip) +
+                        " to " + chip_name(c.to_chip) + " on other ports");
+        for (auto [chip, port, peer, primary] : {std::tuple{f.from_chip, f.from_port, f.to_chip, forward_[i]},
+                                                 std::tuple{f.to_chip, f.to_port, f.from_chip, backward_[(i + 1) % n]}}) {
+            if (port >= board_.ports.size())
+                throw Error(chip_name(chip) + " has no port " + std::to_string(port) + " for a fabric fallback");
+            for (const FabricRouterPlan& r : routers_)
+                if (r.chip == chip && r.port == port)
+                    throw Error(chip_name(chip) + " port " + std::to_string(port) + " would carry two routers");
+            FabricRouterPlan r;
+            r.chip = chip;
+            r.port = port;
+            r.core = board_.ports[port].core;
+            r.direction = routers_[size_t(primary)].direction;
+            r.peer_chip = peer;
+            r.relay_for = primary;
+            routers_.push_back(r);
+        }
+    }
+}
+
+// Relays r and r + 1 face each other across their cable; each passes what
+// it receives to its chip's router's fallback_in and sends what that router
+// puts in its senders.
+void FabricBuilder::link_relays(size_t r) {
+    const uint64_t channel_bytes = uint64_t(spec_.slots) * spec_.slot_bytes();
+    for (size_t k : {r, r + 1}) {
+        FabricRouterPlan& relay = routers_[k];
+        link(relay, &routers_[k == r ? r + 1 : r], nullptr, false);
+        FabricRouterPlan& primary = routers_[size_t(relay.relay_for)];
+        abi::FabricRouterConfig& p = primary.config;
+        const Layout lp = layout_of(num_vcs_, p.num_senders, channel_bytes, num_vcs_);
+        const Layout lr = layout_of(num_vcs_, relay.config.num_senders, channel_bytes);
+        for (uint32_t v = 0; v < num_vcs_; ++v) {
+            abi::FabricRing& out = relay.config.senders[v];
+            out.freed = primary.l1.base + lp.fallback_words + 4 * (abi::kFabricMaxVcs + v);
+            p.fallback[v] = out;
+            p.fallback_in[v] = {primary.l1.base + lp.fallback_in + v * channel_bytes,
+                                primary.l1.base + lp.fallback_words + 4 * v,
+                                relay.l1.base + lr.forward_freed + 4 * v, spec_.slots, v};
+            relay.config.forward[0][v] = p.fallback_in[v];
+        }
+        p.fallback_port = relay.port;
+        p.fallback_stage = primary.l1.base + lp.fallback_stage;
+    }
+}
+
 // Every cable a route takes must be one of the fabric's: a missing one is
 // fine only where no route needs it (the control plane routed around it).
 void FabricBuilder::check_cables_of(uint32_t from, uint32_t to, const std::string& way) const {
@@ -319,7 +390,8 @@ void FabricBuilder::link_2d(FabricRouterPlan& r) {
     }
 }
 
-uint32_t FabricBuilder::senders_of(const FabricRouterPlan&) const {
+uint32_t FabricBuilder::senders_of(const FabricRouterPlan& r) const {
+    if (r.relay_for >= 0) return num_vcs_;  // one per VC, filled by its chip's router
     return spec_.lanes + (dims() == 2 ? 3 : 1) * num_vcs_;
 }
 
@@ -339,8 +411,9 @@ void FabricBuilder::check_spec() const {
 void FabricBuilder::place(FabricRouterPlan& r) const {
     r.l1 = resident::kept_l1(board_, r.chip, r.core, l1_bytes_);
     const uint32_t num_senders = senders_of(r);
+    const bool relay = r.relay_for >= 0;
     const uint64_t channel_bytes = uint64_t(spec_.slots) * spec_.slot_bytes();
-    const Layout l = layout_of(num_vcs_, num_senders, channel_bytes);
+    const Layout l = layout_of(num_vcs_, num_senders, channel_bytes, fallback_ && !relay ? num_vcs_ : 0);
     const uint64_t base = r.l1.base;
     abi::FabricRouterConfig& c = r.config;
     c.magic = abi::kFabricRouterMagic;
@@ -350,7 +423,7 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     c.slot_size = spec_.slot_bytes();
     c.num_senders = num_senders;
     c.timeout_us = spec_.router_timeout_ms * 1000;
-    c.flags = spec_.flags;
+    c.flags = spec_.flags | (relay ? uint32_t(abi::kFabricRelay) : 0u);
     c.dims = dims();
     if (dims() == 2) {
         c.compass = static_cast<uint32_t>(r.direction);
@@ -361,7 +434,7 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     for (uint32_t v = 0; v < num_vcs_; ++v)
         c.receivers[v] = {base + l.receivers + v * channel_bytes, 0, 0, spec_.slots, v};
     for (uint32_t s = 0; s < num_senders; ++s) {
-        const uint32_t vc = s < spec_.lanes ? 0 : (s - spec_.lanes) % num_vcs_;
+        const uint32_t vc = relay ? s : s < spec_.lanes ? 0 : (s - spec_.lanes) % num_vcs_;
         c.senders[s] = {base + l.senders + s * channel_bytes, base + l.written + 4 * s, 0, spec_.slots, vc};
     }
     r.config_address = base + l.config;

@@ -54,6 +54,7 @@ struct FabricRouterPlan {
     uint32_t peer_chip = 0;  // at the far end of its cable
     FabricDirection direction = FabricDirection::kForward;
     bool dateline = false;  // its cable is the ring's (2D: its dimension's) wrap cable
+    int relay_for = -1;     // a fallback relay: the index of its chip's router on the cable it stands in for
     Region l1;              // what its resident image keeps
     abi::FabricRouterConfig config{};
     uint64_t config_address = 0;
@@ -65,8 +66,11 @@ public:
     // more, cables[n - 1], joins order[n - 1] to order[0]. Throws weft::Error
     // naming the problem (a chip twice, a cable that does not join its pair,
     // a chip that would need one port both ways, settings out of range).
+    // fallbacks (empty, or one per cable): another cable joining the same
+    // pair the same way, on which a relay at each end carries the cable's
+    // traffic while it is down (FabricSpec::fallback).
     FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order, std::vector<Hop> cables, bool ring,
-                  FabricSpec spec = {});
+                  FabricSpec spec = {}, const std::vector<std::optional<Hop>>& fallbacks = {});
     // A 2D fabric: chip i of the mesh (x + y * width) is chip i of the
     // cluster; `cables` joins each chip to its east and south neighbours
     // (and around, on a torus), one cable per pair, in any order. Throws
@@ -126,6 +130,8 @@ private:
     void add_router_2d(uint32_t chip, uint32_t port, uint32_t compass, uint32_t peer, bool dateline);
     void check_cables_of(uint32_t from, uint32_t to, const std::string& way) const;
     void check_meshes() const;
+    void add_relays(const std::vector<std::optional<Hop>>& fallbacks);
+    void link_relays(size_t r);
     void add_cable_2d(const Hop& c);
     const Mesh& mesh_of(uint32_t chip) const;
     abi::FabricRouteEntry entry_of(uint32_t from, uint32_t to, const std::string& way) const;
@@ -140,6 +146,7 @@ private:
     bool ring_;
     FabricSpec spec_;
     uint32_t num_vcs_ = 1;
+    bool fallback_ = false;  // some router has a fallback relay
     uint64_t l1_bytes_ = 0;
     std::vector<FabricRouterPlan> routers_;
     std::vector<int> forward_, backward_;        // by position: router index or -1

@@ -91,6 +91,7 @@ enum StatusEventKind : uint32_t {
     kEventDroppedPacket = 2,  // port, channel: where; detail: what was dropped
     kEventTimeout = 3,        // port, channel: what made no progress; detail: µs waited
     kEventRoutingError = 4,   // detail: the offending destination
+    kEventRerouted = 5,       // port: whose cable died; channel: the fallback port; detail: packets sent again
 };
 
 struct StatusEvent {

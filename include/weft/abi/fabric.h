@@ -41,6 +41,10 @@ enum FabricNocCommand : uint8_t {
 enum FabricSendType : uint8_t {
     kFabricUnicast = 1,
     kFabricMulticast = 2,  // delivered by mcast_count chips in a row, from `hops` away on
+    // Between the two routers of a cable, over its fallback: consumed by the
+    // router, never executed. dst_address: the packets of VC 0 (low word) and
+    // VC 1 (high word) the sender's receivers took off the dead cable.
+    kFabricFallbackSync = 3,
 };
 
 inline constexpr uint32_t kFabricMaxScatter = 3;  // dst_address and the two in scatter[]

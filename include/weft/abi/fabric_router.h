@@ -43,6 +43,11 @@ enum FabricRouterFlags : uint32_t {
     // a packet that reaches the end of its route short of its destination
     // gets its next route from this chip's tables (L0 or L1).
     kFabricMeshClasses = 4,
+    // A fallback relay (on another plane's port of the same chip, the same
+    // way): it sends what its chip's router puts in its senders over its own
+    // cable, and passes all it receives to forward[0][vc], that router's
+    // fallback_in: a second cable for it while its own is down.
+    kFabricRelay = 8,
 };
 
 // Words the router at the far end of the cable writes into this one's L1.
@@ -78,6 +83,7 @@ enum FabricRouterState : uint32_t {
     kFabricRouterRunning = 1,
     kFabricRouterPaused = 2,    // sends nothing over its cable; still receives
     kFabricRouterDraining = 3,  // its worker lanes send nothing; what passes through goes on
+    kFabricRouterRerouted = 4,  // its cable died: its traffic goes over its fallback relay's cable
 };
 // The host's command, written into FabricRouterStatus::command.
 enum FabricRouterCommand : uint32_t { kFabricRun = 0, kFabricPause = 1, kFabricDrain = 2 };
@@ -90,7 +96,7 @@ struct FabricRouterStatus {
     volatile uint32_t dropped;     // TTL expired, no route on, or stuck past the timeout with kFabricDropStuck
     volatile uint32_t timeouts;    // timeout events posted
     volatile uint32_t link_downs;  // times its cable went down (a link_down event each)
-    volatile uint32_t pad;
+    volatile uint32_t resent;      // packets sent again over the fallback (not known to have arrived)
     volatile uint32_t state;           // FabricRouterState
     volatile uint32_t command;         // host: FabricRouterCommand, obeyed at the next poll
     volatile uint64_t heartbeat;       // timebase ticks at its latest poll
@@ -125,9 +131,20 @@ struct FabricRouterConfig {
     uint32_t compass;  // 2D: the direction this router's cable leaves the chip (FabricCompass)
     uint32_t pad;
     uint64_t route_table;  // 2D: this chip's FabricRouteTable (in this router's L1); 0 on 1D
+    // Ethernet fallback (the TT-Fabric spec's fallback channel per VC): while
+    // the cable is down, packets go into fallback[vc], a sender channel of
+    // this chip's relay (kFabricRelay) on another plane's cable the same way;
+    // the peer's come back through its relay into fallback_in[vc] (written
+    // in our L1 by our relay, freed in its L1). slots 0: no fallback.
+    FabricRing fallback[kFabricMaxVcs];
+    FabricRing fallback_in[kFabricMaxVcs];
+    uint32_t fallback_port;   // the relay's port, for events
+    uint32_t pad2;
+    uint64_t fallback_stage;  // 64 bytes of our L1 where what we tell the peer is staged for the NoC
 };
 static_assert(sizeof(FabricRouterConfig) == 56 + 32 * kFabricMaxVcs + 8 * kFabricMaxVcs + 32 * kFabricMaxSenders +
-                                                32 * kFabricMaxDirections * kFabricMaxVcs + 8 + 16,
+                                                32 * kFabricMaxDirections * kFabricMaxVcs + 8 + 16 +
+                                                64 * kFabricMaxVcs + 16,
               "FabricRouterConfig layout");
 
 // What a worker kernel needs to send through one router (one lane of its
