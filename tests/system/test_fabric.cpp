@@ -116,6 +116,9 @@ struct Traffic {
     // Connects every worker both ways it can go, and runs the kernels.
     void run(transport::Fabric& fabric, milliseconds timeout = milliseconds(30000)) {
         transport::L1Allocator l1(g_cluster->board());
+        g_cluster->run(launches(fabric, l1), timeout);
+    }
+    std::vector<Launch> launches(transport::Fabric& fabric, transport::L1Allocator& l1) {
         std::vector<Launch> launches;
         for (uint32_t c = 0; c < g_cluster->size(); ++c)
             for (uint32_t w = 0; w < workers; ++w) {
@@ -131,7 +134,7 @@ struct Traffic {
                 launches.push_back(
                     {c, kWorker + w, &test_kernel(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
             }
-        g_cluster->run(launches, timeout);
+        return launches;
     }
 };
 
@@ -601,6 +604,105 @@ void test_planes_are_independent_fabrics(void**) {
     planes[0]->stop();
 }
 
+void all_reduce_is_right(const char* transport);
+
+// Firmware events of `kind` the event log holds for (chip, port), whole file.
+std::vector<nlohmann::json> events_at(const char* kind, uint32_t chip, const char* port) {
+    std::ifstream log(g_cluster->events()["log"].get<std::string>());
+    std::vector<nlohmann::json> out;
+    for (std::string line; std::getline(log, line);) {
+        const nlohmann::json e = nlohmann::json::parse(line, nullptr, false);
+        if (!e.is_discarded() && e.value("kind", "") == kind && e.value("chip", -1) == int(chip) &&
+            e.value("port_name", "") == port)
+            out.push_back(e);
+    }
+    return out;
+}
+
+// Ethernet fallback, live: a plane-0 fabric with relays on plane 1. While
+// every chip streams to every other, chip 0's plane-0 east cable is pulled:
+// traffic goes on round it through the relays, every byte arrives and every
+// increment counts once, and the events name the cable and both rerouted
+// routers with their fallback port. Back in, the cluster runs ops as before.
+void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
+    g_fabric.reset();
+    FabricSpec o;
+    o.fallback = true;
+    auto* fabric = &start_fabric(o);
+    constexpr uint32_t kBig = 256 * 1024, kIncsPerPair = 8;
+    constexpr uint32_t kBigSrc = 0x1000000, kBigDst = 0x2000000;
+    const uint32_t n = g_cluster->size();
+    std::vector<uint8_t> src(kBig);
+    for (uint32_t f = 0; f < n; ++f) {
+        for (uint32_t t = 0; t < n; ++t) {
+            for (uint32_t i = 0; i < kBig; ++i) src[i] = pattern(f, t, i);
+            g_cluster->chip(f).write(dram(kBigSrc + t * kBig), src.data(), kBig);
+        }
+        g_cluster->clear(f, dram(kBigDst), size_t(n) * kBig);
+        g_cluster->clear(f, dram(kSems), 0x400);
+    }
+    Traffic traffic(2);
+    for (uint32_t f = 0; f < n; ++f)
+        for (uint32_t t = 0; t < n; ++t) {
+            if (f == t) continue;
+            auto w = job_to(*fabric, f, t, abi::kFabricWriteInc);
+            w.src = dram(kBigSrc + t * kBig);
+            w.dst = dram(kBigDst + f * kBig);
+            w.bytes = kBig;
+            w.sem = dram(kSems + 4 * f);
+            w.inc = 1;
+            traffic.add(f, w, t % 2);
+            for (uint32_t k = 0; k < kIncsPerPair; ++k) {
+                auto inc = job_to(*fabric, f, t, abi::kFabricAtomicInc);
+                inc.sem = dram(kIncs + 4 * f);
+                inc.inc = 1;
+                traffic.add(f, inc, t % 2);
+            }
+        }
+    const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
+    const size_t rerouted_before = events_at("rerouted", 0, "E").size();
+    transport::L1Allocator l1(g_cluster->board());
+    std::vector<Launch> launches = traffic.launches(*fabric, l1);
+    const auto running = g_cluster->launch_all(launches);
+    std::this_thread::sleep_for(milliseconds(40));  // well inside the traffic (it runs for about a second)
+    g_cluster->set_link(0, east, false);
+    g_cluster->wait_all(running, milliseconds(60000));
+    for (uint32_t t = 0; t < n; ++t)
+        for (uint32_t f = 0; f < n; ++f) {
+            if (f == t) continue;
+            if (!word_reaches(t, dram(kSems + 4 * f), 1)) fail_msg("chip %u -> %u never completed", f, t);
+            if (!word_reaches(t, dram(kIncs + 4 * f), kIncsPerPair))
+                fail_msg("chip %u -> %u: %u increments, not %u", f, t, g_cluster->chip(t).read32(dram(kIncs + 4 * f)),
+                         kIncsPerPair);
+            std::vector<uint8_t> got(kBig);
+            g_cluster->chip(t).read(dram(kBigDst + f * kBig), got.data(), kBig);
+            for (uint32_t i = 0; i < kBig; ++i)
+                if (got[i] != pattern(f, t, i)) fail_msg("chip %u -> %u: byte %u differs", f, t, i);
+        }
+    uint64_t relayed = 0, resent = 0;
+    size_t rerouted = 0;
+    for (const transport::RouterView& r : transport::read_routers(*g_cluster)) {
+        if (r.relay) relayed += r.status.forwarded;
+        if (r.status.state == abi::kFabricRouterRerouted) ++rerouted, resent += r.status.resent;
+    }
+    fprintf(stderr, "after the pull: %llu packets relayed, %llu sent again\n",
+            static_cast<unsigned long long>(relayed), static_cast<unsigned long long>(resent));
+    assert_true(relayed > 0);
+    assert_int_equal(rerouted, 2);  // the two ends of the cable
+    std::vector<nlohmann::json> events;
+    for (int i = 0; i < 100 && events.size() <= rerouted_before; ++i) {
+        events = events_at("rerouted", 0, "E");
+        std::this_thread::sleep_for(milliseconds(20));
+    }
+    assert_true(events.size() > rerouted_before);
+    assert_string_equal(events.back().value("fallback_port_name", "").c_str(), "E1");
+    assert_true(events_at("rerouted", 1, "W").size() > 0);
+    g_cluster->set_link(0, east, true);
+    fabric->stop();
+    g_fabric.reset();
+    all_reduce_is_right("fabric");
+}
+
 // The galaxy's fabric downshifted (the spec's section 3): a 2D mesh over the
 // same 32 chips (wrap cables unused), then a 1D ring over the snake order.
 void test_galaxy_as_a_mesh(void**) {
@@ -1010,6 +1112,7 @@ int main(int argc, char** argv) {
     };
     const struct CMUnitTest plane_tests[] = {
         cmocka_unit_test(test_planes_are_independent_fabrics),
+        cmocka_unit_test(test_a_pulled_cable_moves_onto_its_fallback_live),
     };
     const struct CMUnitTest galaxy_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),

@@ -23,6 +23,7 @@ const char* router_state_name(uint32_t state) {
         case abi::kFabricRouterRunning: return "running";
         case abi::kFabricRouterPaused: return "paused";
         case abi::kFabricRouterDraining: return "draining";
+        case abi::kFabricRouterRerouted: return "rerouted";
     }
     return "unknown";
 }
@@ -43,6 +44,7 @@ std::vector<RouterView> read_routers(Cluster& cluster) {
         v.port = config.port;
         v.way = std::string(1, abi::fabric_letter(cluster.board().ports.at(config.port).direction));
         v.status_address = config.status;
+        v.relay = (config.flags & abi::kFabricRelay) != 0;
         cluster.read(r.chip, config.status, &v.status, sizeof v.status);
         out.push_back(v);
     }
