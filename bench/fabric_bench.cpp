@@ -5,6 +5,7 @@
 //   - one packet through 1, 3 and 7 hops and back: latency and doorbells per hop
 //   - all-gather 1-64 MiB over the fabric and over the EDM: busbw side by side (and a chart)
 //   - torus4x4: the snake ring against 2d (unshaped and shaped), hop latency through 1-6 hops
+//   - ring8x2: a stream across a cable pulled under it, before, rerouted over the fallback and after
 #include <unistd.h>
 
 #include <chrono>
@@ -24,6 +25,7 @@
 #include "driver/paths.h"
 #include "edm_bench.h"
 #include "link_rate.h"
+#include "reroute_bench.h"
 #include "test_kernels.h"
 #include "transport/fabric/fabric.h"
 #include "transport/fabric/routing2d.h"
@@ -418,6 +420,10 @@ int main() {
         const std::string results = quick ? "/tmp/weft-bench-quick" : paths::bench_out() + "/bench/results";
         std::filesystem::create_directories(results);
         std::printf("weft fabric bench on ring8 (host: %ld cores)\n", sysconf(_SC_NPROCESSORS_ONLN));
+        if (knobs::flag(knobs::knob("WEFT_BENCH_REROUTE_ONLY"))) {  // the fallback's table alone
+            std::printf("%s", bench::reroute_table(quick).c_str());
+            return 0;
+        }
         auto cluster =
             Cluster::start(paths::cluster_file("ring8"), "/tmp/weft-bench-fabric-" + std::to_string(getpid()));
         bench::link_gbps(*cluster, kPayload, kCableBytes);  // warm the DRAM pages
@@ -437,6 +443,7 @@ int main() {
             std::printf("%s", grid_hop_table(*torus, "torus4x4").c_str());
             std::printf("%s", shaped_grid_table(*torus, "torus4x4", quick ? (1ull << 20) : (4ull << 20)).c_str());
         }
+        std::printf("%s", bench::reroute_table(quick).c_str());
         std::fprintf(stderr, "\r%70s\r", "");
         return 0;
     } catch (const std::exception& e) {

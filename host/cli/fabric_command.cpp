@@ -45,6 +45,8 @@ nlohmann::json to_json(const RouterView& v, const Rates& r) {
             {"port", v.port},
             {"way", v.way},
             {"state", transport::router_state_name(v.status.state)},
+            {"relay", v.relay},
+            {"resent", v.status.resent},
             {"packets_sent", v.packets_sent()},
             {"packets_received", v.packets_received()},
             {"delivered", v.status.delivered},
@@ -90,8 +92,10 @@ int fabric(const std::string& run_dir, const FabricArgs& a) {
             out.push_back(to_json(v, r));
             continue;
         }
+        // A relay is named by its role: it carries another router's traffic.
+        const std::string state = v.relay ? std::string("relay") : transport::router_state_name(v.status.state);
         std::printf("%-5u %-4s %-12s %10llu %10llu %9u %9u %7u %9.2f %9.2f %5.0f%% %s\n", v.chip, v.way.c_str(),
-                    transport::router_state_name(v.status.state), (unsigned long long)v.packets_sent(),
+                    state.c_str(), (unsigned long long)v.packets_sent(),
                     (unsigned long long)v.packets_received(), v.status.delivered, v.status.forwarded, v.status.dropped,
                     r.out_mbs, r.in_mbs, 100 * r.busy, r.alive ? "beating" : "SILENT");
     }
