@@ -149,17 +149,17 @@ bool Router::poll_fallback(uint64_t now) {
 }
 
 // The peer's packets that came round through the relays, after every packet
-// of the dead cable we take: so a lane's packets stay in order.
+// of the dead cable we take: so a lane's packets stay in order. Its sync
+// (always first: it is sent before anything else) waits for no data.
 bool Router::poll_fallback_in(uint32_t vc, uint64_t now) {
     Receiver& rx = fallback_rx_[vc];
     bool moved = release_fallback(vc);
-    if (receivers_[vc].handled != frozen_[vc]) return moved;
     while (rx.handled != *word_at(rx.ring->written)) {
         const uint64_t slot = slot_of(*rx.ring, config_.slot_size, rx.handled);
         abi::FabricPacketHeader& h = header_at(slot);
         if (h.send_type == abi::kFabricFallbackSync) {
             on_sync(h);
-        } else if (!handle_head(rx, vc, h, slot)) {
+        } else if (receivers_[vc].handled != frozen_[vc] || !handle_head(rx, vc, h, slot)) {
             break;
         }
         rx.noc_command[rx.handled % rx.ring->slots] = noc::issued();

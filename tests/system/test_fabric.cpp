@@ -967,6 +967,68 @@ void test_a_socket_streams_between_the_farthest_chips(void**) {
 // farthest chips of 4mesh3x3 (ten cables, through mesh 1).
 void test_a_socket_streams_across_meshes(void**) { socket_streams(g_cluster->size() - 1, 64ull << 20); }
 
+// Dropped-packet events the event log holds for `chip`, whole file.
+size_t drops_on(uint32_t chip) {
+    std::ifstream log(g_cluster->events()["log"].get<std::string>());
+    size_t n = 0;
+    for (std::string line; std::getline(log, line);) {
+        const nlohmann::json e = nlohmann::json::parse(line, nullptr, false);
+        n += !e.is_discarded() && e.value("kind", "") == "dropped_packet" && e.value("chip", -1) == int(chip);
+    }
+    return n;
+}
+
+// A routing loop forced through a debug hook (the host rewrites one L1 entry
+// on four chips of mesh 1, so packets for mesh 3 that enter there circle
+// N, E, S, W round chips 3, 0, 1, 4 of mesh 1): the TTL stops the packet, a
+// router drops it and says so, and with the tables put back the same send
+// arrives.
+void test_a_routing_loop_is_stopped_by_ttl(void**) {
+    auto* fabric = &start_fabric();
+    const transport::FabricBuilder& b = fabric->builder();
+    const std::pair<uint32_t, abi::FabricCompass> loop[] = {
+        {12, abi::kFabricNorth}, {9, abi::kFabricEast}, {10, abi::kFabricSouth}, {13, abi::kFabricWest}};
+    const uint32_t to = 31, mesh = b.node(to).mesh;  // mesh 3's chip 4
+    auto set_entries = [&](bool looping) {
+        for (const auto& [chip, way] : loop) {
+            const abi::FabricRouteEntry e = looping ? abi::FabricRouteEntry{1, uint8_t(way), 0, 0}
+                                                    : b.table(chip).to_mesh[mesh];
+            for (const transport::FabricRouterPlan& p : b.routers())
+                if (p.chip == chip)
+                    g_cluster->write(chip, p.config.route_table + offsetof(abi::FabricRouteTable, to_mesh) + sizeof e * mesh,
+                                     &e, sizeof e);
+        }
+    };
+    auto send = [&] {
+        g_cluster->chip(to).write32(dram(kSems), 0);
+        Traffic traffic;
+        auto j = job_to(*fabric, 0, to, abi::kFabricWriteInc);
+        j.src = dram(kSrc);
+        j.dst = dram(kDst);
+        j.bytes = 1000;
+        j.sem = dram(kSems);
+        j.inc = 1;
+        traffic.add(0, j);
+        traffic.run(*fabric);
+    };
+    size_t before = 0;
+    for (const auto& [chip, way] : loop) before += drops_on(chip);
+    set_entries(true);
+    send();
+    size_t after = before;
+    for (int i = 0; i < 300 && after == before; ++i) {
+        std::this_thread::sleep_for(milliseconds(10));
+        after = 0;
+        for (const auto& [chip, way] : loop) after += drops_on(chip);
+    }
+    assert_int_equal(after, before + 1);  // dropped once, by one of the four
+    assert_int_equal(g_cluster->chip(to).read32(dram(kSems)), 0);
+    set_entries(false);
+    send();
+    assert_true(word_reaches(to, dram(kSems), 1));
+    fabric->stop();
+}
+
 // The collectives over a fabric of several meshes: ring all-gather and
 // all-reduce over every chip (each stream routed across meshes where its
 // ring neighbours are in two), every element checked against the host.
@@ -1124,6 +1186,7 @@ int main(int argc, char** argv) {
     const struct CMUnitTest meshes_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
         cmocka_unit_test(test_a_socket_streams_across_meshes),
+        cmocka_unit_test(test_a_routing_loop_is_stopped_by_ttl),
         cmocka_unit_test(test_collectives_run_over_every_mesh),
     };
     // One group per cluster; an argument runs only that cluster's (ctest runs them one by one, in parallel).
