@@ -98,6 +98,9 @@ public:
     // A chip's fabric node id: its mesh and its chip id in the mesh (1D: the
     // chip id as given, mesh 0).
     abi::FabricNodeId node(uint32_t chip) const;
+    [[deprecated("a fabric may span several meshes: use node(chip).mesh")]] uint16_t mesh_id() const {
+        return meshes_.empty() ? 0 : static_cast<uint16_t>(meshes_[0].id);
+    }
     const std::vector<uint32_t>& order() const { return order_; }
     bool ring() const { return ring_; }
     uint32_t dims() const { return meshes_.empty() ? 1 : 2; }
