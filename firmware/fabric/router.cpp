@@ -82,7 +82,7 @@ bool Router::poll() {
     const uint64_t now = timer::now();
     account(now);
     watch_link();
-    bool moved = path_ != Path::kCable && poll_fallback(now);
+    bool moved = (path_ == Path::kSyncing || path_ == Path::kFallback) && poll_fallback(now);
     for (uint32_t v = 0; v < config_.num_vcs; ++v) moved |= poll_receiver(v, now);
     moved |= poll_senders(now);
     mailbox::set_progress(status_.delivered + status_.forwarded);
@@ -100,6 +100,8 @@ void Router::account(uint64_t now) {
     last_poll_ = now;
     status_.heartbeat = now;
     const uint32_t c = status_.command;
+    if (c == abi::kFabricReroute && path_ == Path::kCable && config_.dims == 2 && !eth::link_up(config_.port))
+        start_reroute();
     status_.state = c == abi::kFabricPause     ? abi::kFabricRouterPaused
                     : c == abi::kFabricDrain   ? abi::kFabricRouterDraining
                     : path_ != Path::kCable    ? abi::kFabricRouterRerouted
@@ -176,6 +178,26 @@ bool Router::poll_fallback_in(uint32_t vc, uint64_t now) {
 void Router::on_sync(const abi::FabricPacketHeader& h) {
     const uint32_t took[abi::kFabricMaxVcs] = {static_cast<uint32_t>(h.dst_address),
                                                static_cast<uint32_t>(h.dst_address >> 32)};
+    const uint32_t again = settle(took);
+    path_ = Path::kFallback;
+    status::post(abi::kEventRerouted, config_.port, config_.fallback_port, again);
+}
+
+// The host found our cable dead and rewrote the chip's tables round it: the
+// counts it read at both ends say what arrived; the rest, and everything
+// after, goes round (route_round).
+void Router::start_reroute() {
+    const uint32_t took[abi::kFabricMaxVcs] = {status_.peer_took[0], status_.peer_took[1]};
+    for (uint32_t v = 0; v < config_.num_vcs; ++v) frozen_[v] = status_.freeze_at[v];
+    eth::recover(config_.port, /*drop_queued=*/true);
+    const uint32_t again = settle(took);
+    path_ = Path::kRouted;
+    status::post(abi::kEventRerouted, config_.port, config_.port, again);
+}
+
+// Frees our packets of the dead cable the peer took (numbered below took[vc]
+// on their VC); the rest are to be sent again. Returns how many.
+uint32_t Router::settle(const uint32_t took[abi::kFabricMaxVcs]) {
     uint32_t again = 0;
     for (uint32_t i = 0; i < config_.num_senders; ++i) {
         Sender& s = senders_[i];
@@ -190,8 +212,29 @@ void Router::on_sync(const abi::FabricPacketHeader& h) {
         s.sent = s.freed;
     }
     status_.resent = status_.resent + again;
-    path_ = Path::kFallback;
-    status::post(abi::kEventRerouted, config_.port, config_.fallback_port, again);
+    return again;
+}
+
+// A packet for the dead cable gets a new route from this chip, by its
+// tables, through the router of its first direction (a pass-through channel
+// from us, VC 0, as a fresh packet). One with no other way, or a multicast
+// (its run of chips lies beyond the cable), is dropped and reported.
+bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
+    const auto& table = *reinterpret_cast<const abi::FabricRouteTable*>(config_.route_table);
+    const abi::FabricRouteEntry e = abi::fabric_route_entry(table, config_.self.mesh, h.dst);
+    const uint32_t command = noc::issued();
+    if (h.send_type != abi::kFabricUnicast || e.hops == 0 || e.first == config_.compass ||
+        !config_.forward[e.first][0].slots) {
+        drop(abi::kEventRoutingError, static_cast<uint32_t>(&s - senders_), h);
+        s.eth_command[s.sent % s.ring->slots] = command - 1;  // nothing to wait for
+        return true;
+    }
+    h.hops = e.hops;
+    h.route = e.route;
+    h.vc = 0;
+    if (!forward(config_.forward[e.first][0], slot, abi::kFabricHeaderBytes + h.payload_bytes)) return false;
+    s.eth_command[s.sent % s.ring->slots] = command;
+    return true;
 }
 
 // Into a ring another router reads (a pass-through or fallback channel), if it has room.
@@ -270,6 +313,16 @@ bool Router::send_head(Sender& s, uint64_t now) {
     abi::FabricPacketHeader& h = header_at(slot);
     const bool cross = config_.dateline && !(config_.flags & abi::kFabricNoDateline);
     const uint32_t vc = cross ? 1 : r.vc;
+    if (path_ == Path::kRouted) {
+        if (!route_round(s, h, slot)) {
+            overdue(index, s.since, now, s.reported, h, status_.senders[index].stuck_us);
+            return false;
+        }
+        ++s.sent;
+        s.since = now;
+        s.reported = false;
+        return true;
+    }
     if (path_ == Path::kFallback) {
         cross_cable(h, cross);
         h.vc = static_cast<uint16_t>(vc);
@@ -312,7 +365,7 @@ bool Router::free_sent(Sender& s, uint64_t now) {
     const uint32_t before = s.freed;
     const uint32_t noc_done = noc::completed();
     auto done = [&](uint32_t command) {
-        return path_ == Path::kFallback ? reached(noc_done, command + 1) : eth::done(config_.port, command);
+        return path_ == Path::kCable ? eth::done(config_.port, command) : reached(noc_done, command + 1);
     };
     while (s.freed < s.sent && done(s.eth_command[s.freed % s.ring->slots])) ++s.freed;
     if (s.freed == before) return false;

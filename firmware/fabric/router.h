@@ -43,8 +43,9 @@ public:
 
 private:
     // Which way its packets go: over its cable; waiting for the peer to say
-    // which of them arrived before the cable died; over the fallback relay.
-    enum class Path : uint8_t { kCable, kSyncing, kFallback };
+    // which of them arrived before the cable died; over the fallback relay;
+    // round the dead cable by the chip's new tables (the host's kFabricReroute).
+    enum class Path : uint8_t { kCable, kSyncing, kFallback, kRouted };
 
     struct Sender {
         const abi::FabricRing* ring = nullptr;
@@ -72,6 +73,9 @@ private:
     bool poll_fallback(uint64_t now);
     bool poll_fallback_in(uint32_t vc, uint64_t now);
     void on_sync(const abi::FabricPacketHeader& h);
+    uint32_t settle(const uint32_t took[abi::kFabricMaxVcs]);
+    void start_reroute();
+    bool route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot);
     bool push(const abi::FabricRing& to, uint32_t& count, uint64_t slot, uint32_t bytes);
     bool send_over_fallback(Sender& s, abi::FabricPacketHeader& h, uint64_t slot, uint32_t bytes);
     bool release_fallback(uint32_t vc);

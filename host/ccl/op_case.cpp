@@ -38,7 +38,10 @@ CaseTraffic traffic_now(Cluster& cluster) {
     return t;
 }
 
-CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed, bool check) {
+namespace {
+
+CaseResult run_case_with(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed, bool check,
+                         const std::function<void()>& meanwhile) {
     cluster.claim(collective_name(r.op));  // before its inputs go in: nobody else's op writes there meanwhile
     CaseResult res;
     res.layout = runner.layout(r);
@@ -53,12 +56,18 @@ CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest&
         if (check && !l.output_in_input) std::memset(chip.host_ptr(out.base, out.bytes()), 0x7f, out.bytes());
         chip.write(in.base, data.input[c].data(), in.bytes());
     }
+    auto run = [&] {
+        if (!meanwhile) return runner.run(r);
+        PendingOp op = runner.start(r);
+        meanwhile();
+        return runner.wait(op);
+    };
     if (!check) {
-        res.timing = runner.run(r);
+        res.timing = run();
         return res;
     }
     const CaseTraffic before = traffic_now(cluster);
-    res.timing = runner.run(r);
+    res.timing = run();
     const CaseTraffic after = traffic_now(cluster);
     res.traffic = {after.wire_bytes - before.wire_bytes, after.doorbells - before.doorbells};
     std::vector<std::vector<uint8_t>> out(l.ranks, std::vector<uint8_t>(l.output_bytes));
@@ -66,6 +75,17 @@ CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest&
         cluster.chip(runner.chip_of(c)).read(l.output_of(c).base, out[c].data(), l.output_of(c).bytes());
     res.check = check_outputs(r, l, data, out, runner.ring());
     return res;
+}
+
+}  // namespace
+
+CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed, bool check) {
+    return run_case_with(runner, cluster, r, seed, check, {});
+}
+
+CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed,
+                    const std::function<void()>& meanwhile) {
+    return run_case_with(runner, cluster, r, seed, true, meanwhile);
 }
 
 }  // namespace weft::ccl

@@ -2,6 +2,7 @@
 // every chip, outputs poisoned, the op run, outputs read back and checked
 // against the host reference. What `weft run`, `weft bench` and the tests use.
 #pragma once
+#include <functional>
 #include "ccl/reference.h"
 #include "ccl/runner.h"
 
@@ -25,5 +26,9 @@ CaseTraffic traffic_now(Cluster& cluster);
 
 // check = false: skip reading and checking the outputs (the bench's timed repeats).
 CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed, bool check = true);
+// The same, with `meanwhile` run once the op has started and before it is
+// waited for (a fault injected under a running op).
+CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed,
+                    const std::function<void()>& meanwhile);
 
 }  // namespace weft::ccl

@@ -485,7 +485,7 @@ OpTiming CollectiveRunner::wait(PendingOp& op) {
     std::vector<KernelResult> results;
     try {
         Cluster::Watch watch;
-        if (fabric_) watch = [this] { return fabric_->fault(); };
+        if (fabric_) watch = [this] { return fabric_->tend(); };
         results = cluster_.wait_all(op.launched, op.deadline, watch);
     } catch (const Error& e) {
         if (!fabric_) throw;

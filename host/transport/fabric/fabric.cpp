@@ -10,6 +10,7 @@
 #include "driver/resident.h"
 #include "driver/topology.h"
 #include "transport/fabric/fabric_wait.h"
+#include "transport/fabric/live_reroute.h"
 
 namespace weft::transport {
 
@@ -126,6 +127,9 @@ std::vector<FabricBuilder> rows_and_columns(Machine& machine, bool ring, FabricS
     return out;
 }
 
+Fabric::Fabric(Cluster& cluster, FabricBuilder builder)
+    : cluster_(cluster), builder_(std::move(builder)), control_(cluster.board(), cluster.topology()) {}
+
 std::unique_ptr<Fabric> Fabric::start(Cluster& cluster, FabricBuilder builder, std::chrono::milliseconds timeout) {
     std::unique_ptr<Fabric> fabric(new Fabric(cluster, std::move(builder)));
     const KernelImage& image = kernel_at(paths::firmware_dir(cluster.board().name) + "/resident/fabric_router.elf");
@@ -188,6 +192,24 @@ std::string Fabric::fault() const {
                fabric_channel_name(plan.config, channel) + " for " + held;
     }
     return "";
+}
+
+std::string Fabric::tend() {
+    for (size_t r = 0; r < started_ && builder_.dims() == 2; ++r) {
+        const FabricRouterPlan& plan = builder_.routers()[r];
+        Chip& chip = cluster_.chip(plan.chip);
+        if (rerouted_.count({plan.chip, plan.port}) || !chip.alive() ||
+            chip.control().port[plan.port].state == abi::kLinkUp)
+            continue;
+        const RerouteDecision d = reroute_live(cluster_, builder_, control_, plan.chip, plan.port,
+                                               [&](uint32_t c, uint32_t core) { cluster_.ring_core(c, core); });
+        rerouted_.insert({plan.chip, plan.port});  // decided once: fault() reports what was not rerouted
+        rerouted_.insert({plan.peer_chip, chip.control().port[plan.port].peer_port});
+        WEFT_INFO("fabric", "cable chip %u.%s down under the fabric: %s", plan.chip,
+                  port_name(cluster_.board(), plan.port).c_str(),
+                  d.kind == RerouteDecision::kNewTables ? d.why.c_str() : ("not rerouted: " + d.why).c_str());
+    }
+    return fault();
 }
 
 std::string Fabric::stop(std::chrono::milliseconds timeout) {

@@ -8,9 +8,13 @@
 #pragma once
 #include <chrono>
 #include <memory>
+#include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "driver/cluster.h"
+#include "transport/fabric/control_plane.h"
 #include "transport/fabric/fabric_builder.h"
 
 namespace weft::transport {
@@ -57,6 +61,12 @@ public:
     // healthy. Cheap (reads the routers' status words): an op's wait asks it
     // as it goes, so a dead cable is reported in seconds, not at the deadline.
     std::string fault() const;
+    // What an op's wait calls as it goes: a 2D fabric's cable that died under
+    // it is routed round live where the control plane finds deadlock-free
+    // tables without it (live_reroute.h; a 1D fabric with fallback relays
+    // moves by itself); then fault(), so what cannot be rerouted still fails
+    // the op, naming the cable.
+    std::string tend();
     // Stops every router (each lets what it issued finish; a router whose
     // cable is down drops what it queued for it). A router that does not stop
     // in time is stopped by force; returns what was forced, one line per
@@ -64,10 +74,12 @@ public:
     std::string stop(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
 private:
-    Fabric(Cluster& cluster, FabricBuilder builder) : cluster_(cluster), builder_(std::move(builder)) {}
+    Fabric(Cluster& cluster, FabricBuilder builder);
 
     Cluster& cluster_;
     FabricBuilder builder_;
+    ControlPlane control_;  // the cables as the fabric was built, and what died since
+    std::set<std::pair<uint32_t, uint32_t>> rerouted_;  // (chip, port) of cables routed round live
     size_t started_ = 0;  // routers 0..started_-1 run
 };
 

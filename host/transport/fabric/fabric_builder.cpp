@@ -252,6 +252,16 @@ abi::FabricRouteEntry FabricBuilder::entry_of(uint32_t from, uint32_t to, const 
     return e;
 }
 
+abi::FabricRouteTable FabricBuilder::table_with(uint32_t chip, const RouteOf& routes) const {
+    abi::FabricRouteTable t = table(chip);
+    const Mesh& m = mesh_of(chip);
+    for (uint32_t i = 0; i < m.chips(); ++i) {
+        const std::string way = routes(chip, m.first_chip + i);
+        t.to[i] = way == kNoRoute ? abi::FabricRouteEntry{} : entry_of(chip, m.first_chip + i, way);
+    }
+    return t;
+}
+
 void FabricBuilder::fill_tables(const RouteOf& route, const ExitOf& exits) {
     tables_.assign(order_.size(), abi::FabricRouteTable{});
     for (uint32_t from : order_) {

@@ -83,10 +83,15 @@ enum FabricRouterState : uint32_t {
     kFabricRouterRunning = 1,
     kFabricRouterPaused = 2,    // sends nothing over its cable; still receives
     kFabricRouterDraining = 3,  // its worker lanes send nothing; what passes through goes on
-    kFabricRouterRerouted = 4,  // its cable died: its traffic goes over its fallback relay's cable
+    kFabricRouterRerouted = 4,  // its cable died: its traffic goes over its fallback relay, or round by new tables
 };
 // The host's command, written into FabricRouterStatus::command.
-enum FabricRouterCommand : uint32_t { kFabricRun = 0, kFabricPause = 1, kFabricDrain = 2 };
+// kFabricReroute (2D, its cable dead): the peer took peer_took[vc] of our
+// packets off it and our receivers take freeze_at[vc] of the peer's; free
+// the first, send the rest again, and from then on give every packet for the
+// dead cable a new route from this chip's tables (which the control plane
+// has rewritten around it) through another router of the chip.
+enum FabricRouterCommand : uint32_t { kFabricRun = 0, kFabricPause = 1, kFabricDrain = 2, kFabricReroute = 3 };
 
 struct FabricRouterStatus {
     FabricChannelStatus senders[kFabricMaxSenders];
@@ -104,8 +109,10 @@ struct FabricRouterStatus {
     volatile uint64_t idle_ticks;      // between polls that did not (mostly asleep)
     volatile uint64_t bytes_sent;      // over its cable, headers included
     volatile uint64_t bytes_received;  // off its cable, headers included
+    volatile uint32_t peer_took[kFabricMaxVcs];  // host, with kFabricReroute
+    volatile uint32_t freeze_at[kFabricMaxVcs];  // host, with kFabricReroute
 };
-static_assert(sizeof(FabricRouterStatus) == 16 * (kFabricMaxSenders + kFabricMaxVcs) + 72, "FabricRouterStatus layout");
+static_assert(sizeof(FabricRouterStatus) == 16 * (kFabricMaxSenders + kFabricMaxVcs) + 88, "FabricRouterStatus layout");
 
 struct FabricRouterConfig {
     uint32_t magic;
