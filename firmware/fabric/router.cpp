@@ -217,22 +217,24 @@ uint32_t Router::settle(const uint32_t took[abi::kFabricMaxVcs]) {
 
 // A packet for the dead cable gets a new route from this chip, by its
 // tables, through the router of its first direction (a pass-through channel
-// from us, VC 0, as a fresh packet). One with no other way, or a multicast
-// (its run of chips lies beyond the cable), is dropped and reported.
+// from us: VC 0, as a fresh packet; between meshes its class's VC, which a
+// packet never leaves for a lower one). One with no other way, or a
+// multicast (its run of chips lies beyond the cable), is dropped and reported.
 bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
     const auto& table = *reinterpret_cast<const abi::FabricRouteTable*>(config_.route_table);
     const abi::FabricRouteEntry e = abi::fabric_route_entry(table, config_.self.mesh, h.dst);
     const uint32_t command = noc::issued();
     if (h.send_type != abi::kFabricUnicast || e.hops == 0 || e.first == config_.compass ||
-        !config_.forward[e.first][0].slots) {
+        !config_.forward[e.first][0].slots) {  // every VC's channel exists where VC 0's does
         drop(abi::kEventRoutingError, static_cast<uint32_t>(&s - senders_), h);
         s.eth_command[s.sent % s.ring->slots] = command - 1;  // nothing to wait for
         return true;
     }
+    const uint32_t vc = (config_.flags & abi::kFabricMeshClasses) ? s.ring->vc : 0;
     h.hops = e.hops;
     h.route = e.route;
-    h.vc = 0;
-    if (!forward(config_.forward[e.first][0], slot, abi::kFabricHeaderBytes + h.payload_bytes)) return false;
+    h.vc = static_cast<uint16_t>(vc);
+    if (!forward(config_.forward[e.first][vc], slot, abi::kFabricHeaderBytes + h.payload_bytes)) return false;
     s.eth_command[s.sent % s.ring->slots] = command;
     return true;
 }
@@ -268,7 +270,7 @@ bool Router::release_fallback(uint32_t vc) {
 // Paused: nothing goes over the cable. Draining: the worker lanes (the first
 // senders) wait, what passes through goes on.
 bool Router::may_send(uint32_t sender) const {
-    const uint32_t passes = config_.dims == 2 ? 3 * config_.num_vcs : config_.num_vcs;
+    const uint32_t passes = abi::fabric_pass_groups(config_.dims, config_.flags) * config_.num_vcs;
     if (status_.state == abi::kFabricRouterPaused) return false;
     return status_.state != abi::kFabricRouterDraining || sender + passes >= config_.num_senders;
 }

@@ -917,6 +917,76 @@ void test_a_pulled_cable_is_routed_round_live(void**) {
     all_reduce_is_right("fabric");
 }
 
+// An op that fails under `meanwhile` (a fault injected while it runs): its
+// error and how long it took to fail.
+std::pair<std::string, double> failure_of(ccl::CollectiveRunner& run, const std::function<void()>& meanwhile) {
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllReduce;
+    r.algo = "ring";
+    r.bytes = 4 << 20;
+    const auto t0 = steady_clock::now();
+    try {
+        ccl::run_case(run, *g_cluster, r, 3, meanwhile);
+    } catch (const std::exception& x) {
+        return {x.what(), duration<double>(steady_clock::now() - t0).count()};
+    }
+    return {"", duration<double>(steady_clock::now() - t0).count()};
+}
+
+// A mesh cut in two under a running op (both of chip 0's cables): the op
+// fails within seconds naming the chips cut off, and with the cables back
+// the cluster runs ops right.
+void test_a_cut_mesh_fails_the_op_naming_the_chips(void**) {
+    g_fabric.reset();
+    const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
+    const uint32_t south = static_cast<uint32_t>(port_named(g_cluster->board(), "S"));
+    {
+        ccl::RunnerOptions o;
+        o.transport = "fabric";
+        ccl::CollectiveRunner run(*g_cluster, o);
+        all_reduce_is_right("fabric");
+        const auto [e, seconds] = failure_of(run, [&] {
+            g_cluster->set_link(0, east, false);
+            g_cluster->set_link(0, south, false);
+        });
+        fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
+        assert_true(contains(e, "cannot route round it: mesh 0 is cut: chips 0 cannot reach chips 1, 2"));
+        assert_true(seconds < 10);
+        g_cluster->set_link(0, east, true);
+        g_cluster->set_link(0, south, true);
+    }
+    all_reduce_is_right("fabric");
+}
+
+// Between meshes, the control plane will not move a running fabric onto
+// tables it cannot prove safe to move to (old and new routes together could
+// deadlock): the op under the pulled cable fails fast saying so, and the
+// next op, planned without the cable, is right.
+void test_an_inter_mesh_cable_pulled_under_an_op(void**) {
+    g_fabric.reset();
+    const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
+    {
+        ccl::RunnerOptions o;
+        o.transport = "fabric";
+        ccl::CollectiveRunner run(*g_cluster, o);
+        ccl::OpRequest warm;
+        warm.op = ccl::Collective::kAllReduce;
+        warm.bytes = 4096;
+        ccl::run_case(run, *g_cluster, warm, 2);
+        const auto [e, seconds] = failure_of(run, [&] { g_cluster->set_link(5, east, false); });
+        fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
+        assert_true(contains(e, "the fabric cannot route round it: moving the running fabric's traffic"));
+        assert_true(contains(e, "could deadlock"));
+        assert_true(seconds < 10);
+        ccl::OpRequest r;
+        r.op = ccl::Collective::kAllReduce;
+        r.bytes = 256 * 1024;
+        const ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 4);  // planned without the cable
+        assert_int_equal(res.check.wrong, 0);
+    }
+    g_cluster->set_link(5, east, true);
+}
+
 // Every router publishes its state, counters and time in its own L1, where
 // any process reads them (weft fabric too), and obeys pause and resume.
 void test_routers_publish_their_state_and_obey_commands(void**) {
@@ -1209,6 +1279,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_2d_multicast_reaches_exactly_its_span),
         cmocka_unit_test(test_auto_transport_runs_what_the_edm_cannot),
         cmocka_unit_test(test_a_pulled_cable_is_routed_round_live),
+        cmocka_unit_test(test_a_cut_mesh_fails_the_op_naming_the_chips),
         cmocka_unit_test(test_the_next_op_routes_around_a_dead_cable),
         cmocka_unit_test(test_routers_a_gone_client_left_are_stopped_by_the_next),
     };
@@ -1232,6 +1303,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
         cmocka_unit_test(test_a_socket_streams_across_meshes),
         cmocka_unit_test(test_a_routing_loop_is_stopped_by_ttl),
+        cmocka_unit_test(test_an_inter_mesh_cable_pulled_under_an_op),
         cmocka_unit_test(test_collectives_run_over_every_mesh),
     };
     // One group per cluster; an argument runs only that cluster's (ctest runs them one by one, in parallel).

@@ -170,6 +170,34 @@ void test_a_removed_row_or_column_is_routed_around(void**) {
     }
 }
 
+// Between meshes: 4mesh3x3 loses mesh 0's cable to mesh 1 (chip 5 E): mesh 0
+// reaches mesh 1 the long way, through meshes 2 and 3, and leaves by the
+// exit toward mesh 2 nearest each chip; then mesh 1's cable to mesh 3 too:
+// mesh 1 is cut off, its chips named.
+void test_an_inter_mesh_cable_failure_gets_new_exits(void**) {
+    const ClusterSpec spec = load_cluster(paths::cluster_file("4mesh3x3"), paths::load_built_board);
+    ControlPlane cp(spec.board, ClusterTopology::from_spec(spec));
+    const auto east = static_cast<uint32_t>(spec.board.port_for(abi::kFabricEast, 0));
+    const auto south = static_cast<uint32_t>(spec.board.port_for(abi::kFabricSouth, 0));
+    assert_int_equal(cp.l1().exit_toward(0, 1), 5);
+    const uint32_t epoch = cp.epoch();
+    RerouteDecision d = cp.cable_down(5, east);
+    assert_int_equal(d.kind, RerouteDecision::kNewTables);
+    assert_true(cp.epoch() > epoch);
+    const std::vector<uint32_t> path = cp.l1().mesh_path(0, 1);
+    assert_int_equal(path.size(), 4);  // 0 -> 2 -> 3 -> 1
+    assert_int_equal(path[1], 2);
+    assert_int_equal(path[2], 3);
+    assert_int_equal(cp.l1().exit_toward(0, 1), 6);  // chip 6 (S), two hops from chip 0; chip 8 is four
+    assert_true(cp.l1().check().acyclic);
+    assert_string_equal(cp.exit_route(0, 1).c_str(), "SSS");  // to chip 6, then its S cable
+    d = cp.cable_down(17, south);
+    assert_int_equal(d.kind, RerouteDecision::kCutOff);
+    assert_int_equal(d.unreachable.size(), 9);
+    assert_int_equal(d.unreachable.front(), 9);  // mesh 1: chips 9-17
+    assert_true(d.why.find("mesh 1 is cut off") != std::string::npos);
+}
+
 void test_an_unknown_cable_is_refused_by_name(void**) {
     const ClusterSpec spec = grid("qemu-virt", 4, 1, "line", 1);
     ControlPlane cp(spec.board, ClusterTopology::from_spec(spec));
@@ -190,6 +218,7 @@ int main() {
         cmocka_unit_test(test_every_mesh_cable_failure_gets_new_tables),
         cmocka_unit_test(test_a_cut_line_names_the_chips_cut_off),
         cmocka_unit_test(test_a_removed_row_or_column_is_routed_around),
+        cmocka_unit_test(test_an_inter_mesh_cable_failure_gets_new_exits),
         cmocka_unit_test(test_an_unknown_cable_is_refused_by_name),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -314,6 +314,36 @@ void test_a_pulled_torus_cable_is_routed_round_live(void**) {
     fprintf(stderr, "packets sent again round the dead cable, over four pulls: %u\n", resent);
 }
 
+// Between meshes the move itself is checked: mesh 0's cable to mesh 1 dies
+// under a running 4mesh3x3 fabric, and the new exits send mesh 0's traffic
+// for mesh 1 the long way (meshes 2, 3) while packets already in mesh 0 for
+// it turn back into mesh 2: old and new routes together close a cycle, so
+// the control plane refuses to move the running fabric, naming the cycle,
+// and leaves its tables alone (the op fails; the next fabric is planned
+// without the cable, whose own tables cannot deadlock).
+void test_an_inter_mesh_move_that_could_deadlock_is_refused(void**) {
+    FabricModel m("4mesh3x3", small_options());
+    const BoardInfo& board = m.cluster().board();
+    const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
+    transport::ControlPlane control(board, m.cluster().topology());
+    Ethernet& eth = m.cluster().devices().ethernet();
+    eth.set_link_up(size_t(eth.link_index(5, east)), false);
+    const abi::FabricRouteTable before = m.fabric().table(0);
+    const transport::RerouteDecision d = transport::reroute_live(m.cluster(), m.fabric(), control, 5, east);
+    assert_int_equal(d.kind, transport::RerouteDecision::kRefused);
+    assert_true(d.why.find("could deadlock: chip") != std::string::npos);
+    const auto& route_table = m.fabric().routers()[size_t(m.fabric().router_index(0, FabricDirection::kEast))];
+    const auto* written = reinterpret_cast<const abi::FabricRouteTable*>(
+        m.bytes(0, route_table.config.route_table, sizeof(abi::FabricRouteTable)));
+    assert_memory_equal(written, &before, sizeof before);
+    // The fabric the next op plans, without the cable, passes the check on its own.
+    ClusterTopology t = m.cluster().topology();
+    std::vector<LinkInfo> links = t.links();
+    for (LinkInfo& l : links) l.up = l.up && !(l.chip_a == 5 && l.port_a == east);
+    assert_int_equal(transport::multi_mesh_fabric(board, t.with_links(links), small_options()).routers().size(),
+                     m.fabric().routers().size() - 2);
+}
+
 // Many meshes: every packet of another mesh goes to an exit node by its L0
 // route, crosses, and is routed on where it enters (L0 in its destination
 // mesh, L1 again in a mesh it only crosses); all of it arrives, exactly once.
@@ -738,6 +768,7 @@ int main() {
         cmocka_unit_test(test_4mesh3x3_every_chip_to_every_other),
         cmocka_unit_test(test_a_pulled_cable_moves_onto_its_fallback),
         cmocka_unit_test(test_a_pulled_torus_cable_is_routed_round_live),
+        cmocka_unit_test(test_an_inter_mesh_move_that_could_deadlock_is_refused),
         cmocka_unit_test(test_4mesh3x3_routes_are_rewritten_at_each_mesh_entry),
         cmocka_unit_test(test_the_specs_cyclic_pattern_completes_with_dor),
         cmocka_unit_test(test_workers_look_routes_up_in_the_l0_table),

@@ -290,11 +290,36 @@ RerouteDecision ControlPlane::cable_down(uint32_t chip, uint32_t port) {
         topology_ = topology_.with_links(std::move(links));
         l1_ = MeshRouting(topology_);
         ++epoch_;
-        d.kind = RerouteDecision::kNewTables;
-        d.why = "new L1 exits between meshes (epoch " + std::to_string(epoch_) + ")";
-        return d;
+        return decide_exits(d);
     }
     return reroute_mesh(mesh, d);
+}
+
+// Between meshes: every mesh must still reach every other over the live
+// cables, by routes whose mesh-level graph has no cycle.
+RerouteDecision ControlPlane::decide_exits(RerouteDecision d) {
+    const std::vector<Mesh>& meshes = topology_.meshes();
+    for (const Mesh& a : meshes)
+        for (const Mesh& b : meshes) {
+            if (a.id == b.id) continue;
+            try {
+                l1_.mesh_path(a.id, b.id);
+            } catch (const Error&) {
+                d.kind = RerouteDecision::kCutOff;
+                for (uint32_t i = 0; i < b.chips(); ++i) d.unreachable.push_back(b.first_chip + i);
+                d.why = "mesh " + std::to_string(b.id) + " is cut off from mesh " + std::to_string(a.id) +
+                        ": no working cable leads there (chips " + chip_list(d.unreachable) + ")";
+                return d;
+            }
+        }
+    if (const DependencyVerdict v = l1_.check(); !v.acyclic) {
+        d.kind = RerouteDecision::kRefused;
+        d.why = "routes between meshes without it could deadlock";
+        return d;
+    }
+    d.kind = RerouteDecision::kNewTables;
+    d.why = "new L1 exits between meshes (epoch " + std::to_string(epoch_) + ")";
+    return d;
 }
 
 RerouteDecision ControlPlane::remove_chips(const Mesh& mesh, const std::vector<uint32_t>& chips) {

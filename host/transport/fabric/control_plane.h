@@ -81,6 +81,7 @@ private:
     std::vector<std::string> updown_routes(const Mesh& mesh) const;
     RerouteDecision reroute_mesh(const Mesh& mesh, RerouteDecision d);
     RerouteDecision decide_tables(const Mesh& mesh, RerouteDecision d);
+    RerouteDecision decide_exits(RerouteDecision d);
     RerouteDecision remove_chips(const Mesh& mesh, const std::vector<uint32_t>& chips);
     RerouteDecision remove_line(uint32_t mesh_id, bool row, uint32_t at);
     bool crosses_dead(const Mesh& mesh, uint32_t from, const std::string& route) const;

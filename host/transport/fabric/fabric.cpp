@@ -203,11 +203,17 @@ std::string Fabric::tend() {
             continue;
         const RerouteDecision d = reroute_live(cluster_, builder_, control_, plan.chip, plan.port,
                                                [&](uint32_t c, uint32_t core) { cluster_.ring_core(c, core); });
+        const abi::PortState& port = chip.control().port[plan.port];
         rerouted_.insert({plan.chip, plan.port});  // decided once: fault() reports what was not rerouted
-        rerouted_.insert({plan.peer_chip, chip.control().port[plan.port].peer_port});
-        WEFT_INFO("fabric", "cable chip %u.%s down under the fabric: %s", plan.chip,
-                  port_name(cluster_.board(), plan.port).c_str(),
-                  d.kind == RerouteDecision::kNewTables ? d.why.c_str() : ("not rerouted: " + d.why).c_str());
+        rerouted_.insert({port.peer_chip, port.peer_port});
+        const std::string cable = "the cable chip " + std::to_string(plan.chip) + "." +
+                                  port_name(cluster_.board(), plan.port) + " <-> chip " +
+                                  std::to_string(port.peer_chip) + "." + port_name(cluster_.board(), port.peer_port);
+        WEFT_INFO("fabric", "%s is down under the fabric: %s%s", cable.c_str(),
+                  d.kind == RerouteDecision::kNewTables ? "" : "not rerouted: ", d.why.c_str());
+        // No route round it at all: say so now, not once its packets have waited out their timeout.
+        if (d.kind == RerouteDecision::kCutOff || d.kind == RerouteDecision::kRefused)
+            return cable + " is down and the fabric cannot route round it: " + d.why;
     }
     return fault();
 }

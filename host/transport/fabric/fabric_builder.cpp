@@ -44,11 +44,9 @@ Layout layout_of(uint32_t num_vcs, uint32_t num_senders, uint64_t channel_bytes,
 }
 
 // Where T's pass-through channel from the router facing `from` starts among
-// its senders: after the lanes, one run of VCs per other direction, in
-// compass order.
-uint32_t pass_through_index(uint32_t lanes, uint32_t num_vcs, uint32_t t_compass, uint32_t from) {
-    const uint32_t rank = from < t_compass ? from : from - 1;
-    return lanes + rank * num_vcs;
+// its senders: after the lanes, one run of VCs per group (abi::fabric_pass_group).
+uint32_t pass_through_index(uint32_t lanes, uint32_t num_vcs, uint32_t t_compass, uint32_t from, uint32_t flags) {
+    return lanes + abi::fabric_pass_group(t_compass, from, flags) * num_vcs;
 }
 
 }  // namespace
@@ -144,7 +142,9 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
         for (uint32_t i = 0; i < m.chips(); ++i) order_.push_back(m.first_chip + i);
     std::sort(order_.begin(), order_.end());
     num_vcs_ = many || meshes_[0].wraps() ? 2 : 1;
-    l1_bytes_ = layout_of(num_vcs_, spec_.lanes + 3 * num_vcs_, uint64_t(spec_.slots) * spec_.slot_bytes()).end;
+    l1_bytes_ = layout_of(num_vcs_, spec_.lanes + abi::fabric_pass_groups(2, spec_.flags) * num_vcs_,
+                          uint64_t(spec_.slots) * spec_.slot_bytes())
+                    .end;
     router_at_.assign(size_t(order_.back() + 1) * 4, -1);
     for (const Hop& c : cables_) add_cable_2d(c);
     const RouteOf route = routes ? routes : RouteOf([&](uint32_t a, uint32_t b) {
@@ -252,12 +252,18 @@ abi::FabricRouteEntry FabricBuilder::entry_of(uint32_t from, uint32_t to, const 
     return e;
 }
 
-abi::FabricRouteTable FabricBuilder::table_with(uint32_t chip, const RouteOf& routes) const {
+abi::FabricRouteTable FabricBuilder::table_with(uint32_t chip, const RouteOf& routes, const ExitOf& exits) const {
     abi::FabricRouteTable t = table(chip);
     const Mesh& m = mesh_of(chip);
     for (uint32_t i = 0; i < m.chips(); ++i) {
         const std::string way = routes(chip, m.first_chip + i);
         t.to[i] = way == kNoRoute ? abi::FabricRouteEntry{} : entry_of(chip, m.first_chip + i, way);
+    }
+    if (!exits) return t;
+    for (const Mesh& other : meshes_) {
+        if (&other == &m) continue;
+        const std::string way = exits(chip, other.id);
+        t.to_mesh[other.id] = way == kNoRoute ? abi::FabricRouteEntry{} : entry_of(chip, other.first_chip, way);
     }
     return t;
 }
@@ -386,11 +392,12 @@ void FabricBuilder::link_2d(FabricRouterPlan& r) {
     c.peer_link_words = peer.config.link_words;
     for (uint32_t v = 0; v < num_vcs_; ++v) c.peer_receivers[v] = peer.config.receivers[v].buffer;
     const uint64_t forward_freed = r.l1.base + layout_of(num_vcs_, c.num_senders, 0).forward_freed;
+    const bool loopback = abi::fabric_pass_groups(2, spec_.flags) == 4;
     for (uint32_t d = 0; d < 4; ++d) {
         const int t = router_at_[r.chip * 4 + d];
-        if (d == compass || t < 0) continue;
+        if ((d == compass && !loopback) || t < 0) continue;
         abi::FabricRouterConfig& target = routers_[t].config;
-        const uint32_t first = pass_through_index(spec_.lanes, num_vcs_, d, compass);
+        const uint32_t first = pass_through_index(spec_.lanes, num_vcs_, d, compass, spec_.flags);
         for (uint32_t v = 0; v < num_vcs_; ++v) {
             abi::FabricRing& pass = target.senders[first + v];
             const uint64_t freed = forward_freed + 4 * (d * abi::kFabricMaxVcs + v);
@@ -402,7 +409,7 @@ void FabricBuilder::link_2d(FabricRouterPlan& r) {
 
 uint32_t FabricBuilder::senders_of(const FabricRouterPlan& r) const {
     if (r.relay_for >= 0) return num_vcs_;  // one per VC, filled by its chip's router
-    return spec_.lanes + (dims() == 2 ? 3 : 1) * num_vcs_;
+    return spec_.lanes + abi::fabric_pass_groups(dims(), spec_.flags) * num_vcs_;
 }
 
 void FabricBuilder::check_spec() const {

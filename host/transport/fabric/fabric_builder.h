@@ -107,10 +107,11 @@ public:
     const std::vector<Mesh>& meshes() const { return meshes_; }
     // 2D: `chip`'s routing tables as its routers hold them.
     const abi::FabricRouteTable& table(uint32_t chip) const { return tables_.at(position(chip)); }
-    // 2D: `chip`'s table with L0 routes from `routes` (the L1 part as built):
-    // what the control plane writes into a running fabric's routers. Throws
-    // weft::Error for a route over a cable the fabric does not have.
-    abi::FabricRouteTable table_with(uint32_t chip, const RouteOf& routes) const;
+    // 2D: `chip`'s table with L0 routes from `routes` and, on several meshes,
+    // L1 routes from `exits` (empty: as built): what the control plane writes
+    // into a running fabric's routers. Throws weft::Error for a route over a
+    // cable the fabric does not have.
+    abi::FabricRouteTable table_with(uint32_t chip, const RouteOf& routes, const ExitOf& exits = {}) const;
     // L1 each router keeps (the resident image's share included).
     uint64_t l1_bytes() const { return l1_bytes_; }
     // Router r's configuration and the words it starts from.

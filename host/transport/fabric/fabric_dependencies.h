@@ -9,7 +9,10 @@
 // meshes' traffic shares included.
 #pragma once
 
+#include <functional>
+
 #include "transport/fabric/routing2d.h"
+#include "weft/abi/fabric.h"
 
 namespace weft::transport {
 
@@ -19,5 +22,17 @@ class FabricBuilder;
 // weft::Error naming a pair whose walk does not arrive (a loop the TTL stops,
 // a route off a cable, a table with no entry).
 DependencyVerdict check_fabric_dependencies(const FabricBuilder& fabric);
+
+// A running fabric moving to new tables round a dead cable (live_reroute.h):
+// packets already on their way keep the routes they were given, and the
+// routers route them again by the new tables where they meet the dead cable
+// or (between meshes) enter a mesh; new packets take the new routes. The
+// check covers every such mix, so a move it passes cannot deadlock halfway.
+struct TableMove {
+    std::function<const abi::FabricRouteTable&(uint32_t chip)> next;
+    uint32_t chip = 0, dir = 0;  // the dead cable, from one end (abi::FabricCompass)
+    uint32_t peer_chip = 0;      // its other end (facing dir ^ 2)
+};
+DependencyVerdict check_table_move(const FabricBuilder& fabric, const TableMove& move);
 
 }  // namespace weft::transport

@@ -39,16 +39,19 @@ uint64_t slot_at(const abi::FabricRing& r, uint32_t slot_size, uint32_t n) {
     return r.buffer + uint64_t(slot_size) * (n % r.slots);
 }
 
-// Senders are the lanes, then the pass-through channels: 1D one per VC; 2D
-// one per VC from each of the chip's three other routers, in compass order.
+// Senders are the lanes, then the pass-through channels by group
+// (abi::fabric_pass_groups): 1D one per VC; 2D one per VC from each of the
+// chip's other routers, in compass order (and from itself, between meshes).
 std::string sender_name(const abi::FabricRouterConfig& c, uint32_t i) {
-    const uint32_t passes = c.dims == 2 ? 3 * c.num_vcs : c.num_vcs;
+    const uint32_t passes = abi::fabric_pass_groups(c.dims, c.flags) * c.num_vcs;
     const uint32_t lanes = c.num_senders - passes;
     if (i < lanes) return "worker lane " + std::to_string(i);
     const uint32_t k = i - lanes, vc = k % c.num_vcs;
+    if (c.flags & abi::kFabricRelay) return "fallback VC " + std::to_string(vc);
     if (c.dims != 2) return "pass-through VC " + std::to_string(vc);
     uint32_t from = k / c.num_vcs;
-    if (from >= c.compass) ++from;
+    if (!(c.flags & abi::kFabricMeshClasses) && from >= c.compass) ++from;
+    if (from == c.compass) return "loopback VC " + std::to_string(vc);
     return std::string("pass-through from the ") + abi::fabric_letter(from) + " router, VC " + std::to_string(vc);
 }
 

@@ -2,8 +2,11 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
+#include <vector>
 
 #include "common/error.h"
+#include "transport/fabric/fabric_dependencies.h"
 
 namespace weft::transport {
 namespace {
@@ -46,14 +49,34 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     const FabricRouterPlan& b = fabric.routers()[size_t(b_index)];
     RerouteDecision d = control.cable_down(chip, port);
     if (d.kind != RerouteDecision::kNewTables) return d;
-    for (uint32_t c : fabric.order()) {
-        const Mesh& m = control.topology().mesh_of(c);
-        const abi::FabricRouteTable t = fabric.table_with(c, [&](uint32_t from, uint32_t to) {
-            return control.l0_route(m, from - m.first_chip, to - m.first_chip);
-        });
-        for (const FabricRouterPlan& p : fabric.routers())
-            if (p.chip == c && p.config.route_table) machine.write(c, p.config.route_table, &t, sizeof t);
+    const RouteOf routes = [&](uint32_t from, uint32_t to) {
+        const Mesh& m = control.topology().mesh_of(from);
+        return control.l0_route(m, from - m.first_chip, to - m.first_chip);
+    };
+    ExitOf exits;
+    if (fabric.meshes().size() > 1)
+        exits = [&](uint32_t from, uint32_t to_mesh) { return control.exit_route(from, to_mesh); };
+    std::vector<abi::FabricRouteTable> next;
+    for (uint32_t c : fabric.order()) next.push_back(fabric.table_with(c, routes, exits));
+    const TableMove move{[&](uint32_t c) -> const abi::FabricRouteTable& { return next[fabric.position(c)]; },
+                         chip, static_cast<uint32_t>(a->direction), b.chip};
+    std::string unsafe;
+    try {
+        const DependencyVerdict v = check_table_move(fabric, move);
+        for (const std::string& c : v.cycle) unsafe += (unsafe.empty() ? "could deadlock: " : " -> ") + c;
+    } catch (const Error& e) {
+        unsafe = std::string("could lose packets: ") + e.what();
     }
+    if (!unsafe.empty()) {
+        d.kind = RerouteDecision::kRefused;
+        d.why = "moving the running fabric's traffic onto tables without it " + unsafe +
+                "; the next fabric is planned without it";
+        return d;
+    }
+    for (uint32_t c : fabric.order())
+        for (const FabricRouterPlan& p : fabric.routers())
+            if (p.chip == c && p.config.route_table)
+                machine.write(c, p.config.route_table, &next[fabric.position(c)], sizeof(abi::FabricRouteTable));
     const auto at_a = filled(machine, *a), at_b = filled(machine, b);
     command_reroute(machine, *a, at_b, at_a);
     command_reroute(machine, b, at_a, at_b);

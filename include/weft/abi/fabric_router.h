@@ -31,7 +31,8 @@ inline constexpr uint32_t kFabricRouterMagic = 0x4641'4231;  // "FAB1"
 inline constexpr uint32_t kFabricMaxVcs = 2;                 // VC 1: past a ring's dateline
 inline constexpr uint32_t kFabricMaxLanes = 4;               // workers sharing sender channel 0
 inline constexpr uint32_t kFabricMaxDirections = 4;          // 2D: N, E, S, W (abi::FabricCompass)
-inline constexpr uint32_t kFabricMaxSenders = kFabricMaxLanes + 3 * kFabricMaxVcs;  // 2D: from 3 other routers
+// 2D: pass-through from the 3 other routers, and on several meshes from itself.
+inline constexpr uint32_t kFabricMaxSenders = kFabricMaxLanes + 4 * kFabricMaxVcs;
 inline constexpr uint32_t kFabricMaxSlots = 64;
 inline constexpr uint32_t kFabricHeaderBytes = sizeof(FabricPacketHeader);
 
@@ -49,6 +50,19 @@ enum FabricRouterFlags : uint32_t {
     // fallback_in: a second cable for it while its own is down.
     kFabricRelay = 8,
 };
+
+// A router's pass-through channels come in groups of one per VC: 1D one
+// group (from the opposite router); 2D one from each of the chip's other
+// routers, in compass order, and on a fabric of several meshes one from
+// itself, in its own compass place (a packet that enters a mesh where the
+// tables now send it back out: new routes between meshes while it travelled).
+constexpr uint32_t fabric_pass_groups(uint32_t dims, uint32_t flags) {
+    return dims != 2 ? 1 : (flags & kFabricMeshClasses) ? 4 : 3;
+}
+// Which group the channel from the router facing `from` is, in the router facing `to`.
+constexpr uint32_t fabric_pass_group(uint32_t to, uint32_t from, uint32_t flags) {
+    return (flags & kFabricMeshClasses) || from < to ? from : from - 1;
+}
 
 // Words the router at the far end of the cable writes into this one's L1.
 struct FabricLinkWords {
