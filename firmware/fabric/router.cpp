@@ -353,6 +353,8 @@ bool Router::send_head(Sender& s, uint64_t now) {
     const uint64_t remote = config_.peer_receivers[vc] + uint64_t(config_.slot_size) * (peer_sent_[vc] % peer.slots);
     eth::send_bytes(config_.port, slot, remote, bytes);
     status_.bytes_sent = status_.bytes_sent + bytes;
+    status_.vc_bytes_sent[vc] = status_.vc_bytes_sent[vc] + bytes;
+    status_.vc_packets_sent[vc] = status_.vc_packets_sent[vc] + 1;
     ++peer_sent_[vc];
     eth::send_word(config_.port, peer_word(&link_.filled[vc]), peer_sent_[vc]);
     ++s.sent;
@@ -394,6 +396,7 @@ bool Router::poll_receiver(uint32_t vc, uint64_t now) {
         }
         rx.noc_command[rx.handled % rx.ring->slots] = noc::issued();
         status_.bytes_received = status_.bytes_received + abi::kFabricHeaderBytes + h.payload_bytes;
+        status_.vc_bytes_received[vc] = status_.vc_bytes_received[vc] + abi::kFabricHeaderBytes + h.payload_bytes;
         ++rx.handled;
         rx.decided = false;
         rx.since = now;

@@ -39,6 +39,17 @@ Rates rates_of(const RouterView& a, const RouterView& b, double seconds) {
     return r;
 }
 
+nlohmann::json per_vc(const RouterView& v) {
+    nlohmann::json out = nlohmann::json::array();
+    for (uint32_t vc = 0; vc < abi::kFabricMaxVcs; ++vc)
+        out.push_back({{"vc", vc},
+                       {"packets_sent", v.status.vc_packets_sent[vc]},
+                       {"bytes_sent", v.status.vc_bytes_sent[vc]},
+                       {"packets_received", v.status.receivers[vc].done},
+                       {"bytes_received", v.status.vc_bytes_received[vc]}});
+    return out;
+}
+
 nlohmann::json to_json(const RouterView& v, const Rates& r) {
     return {{"chip", v.chip},
             {"core", v.core},
@@ -58,7 +69,8 @@ nlohmann::json to_json(const RouterView& v, const Rates& r) {
             {"out_mb_per_s", r.out_mbs},
             {"in_mb_per_s", r.in_mbs},
             {"busy", r.busy},
-            {"heartbeat_moved", r.alive}};
+            {"heartbeat_moved", r.alive},
+            {"vcs", per_vc(v)}};
 }
 
 int fabric(const std::string& run_dir, const FabricArgs& a) {

@@ -227,12 +227,19 @@ void test_mesh3x3_routes_by_the_control_planes_tables(void**) {
 void test_torus4x4_every_chip_to_every_other(void**) {
     FabricModel m("torus4x4", small_options());
     every_chip_to_every_other(m);
-    uint32_t vc1 = 0;  // packets that crossed a wrap cable went on in VC 1
+    uint32_t vc1 = 0, vc1_sent = 0;  // packets that crossed a wrap cable went on in VC 1
     for (uint32_t c = 0; c < m.chips(); ++c)
         for (FabricDirection d :
-             {FabricDirection::kNorth, FabricDirection::kEast, FabricDirection::kSouth, FabricDirection::kWest})
-            vc1 += m.status(c, d).receivers[1].done;
+             {FabricDirection::kNorth, FabricDirection::kEast, FabricDirection::kSouth, FabricDirection::kWest}) {
+            const abi::FabricRouterStatus& s = m.status(c, d);
+            vc1 += s.receivers[1].done;
+            vc1_sent += s.vc_packets_sent[1];
+            // The per-VC counters add up to the router's totals.
+            assert_int_equal(s.vc_bytes_sent[0] + s.vc_bytes_sent[1], s.bytes_sent);
+            assert_int_equal(s.vc_bytes_received[0] + s.vc_bytes_received[1], s.bytes_received);
+        }
     assert_true(vc1 > 0);
+    assert_int_equal(vc1_sent, vc1);  // what went on VC 1 is what came off it
 }
 
 // Ethernet fallback: ring8x2's plane-0 fabric, a relay on each plane-1

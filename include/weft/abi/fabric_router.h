@@ -125,8 +125,13 @@ struct FabricRouterStatus {
     volatile uint64_t bytes_received;  // off its cable, headers included
     volatile uint32_t peer_took[kFabricMaxVcs];  // host, with kFabricReroute
     volatile uint32_t freeze_at[kFabricMaxVcs];  // host, with kFabricReroute
+    // Per VC of its cable (packets received per VC: receivers[vc].done).
+    volatile uint32_t vc_packets_sent[kFabricMaxVcs];
+    volatile uint64_t vc_bytes_sent[kFabricMaxVcs];
+    volatile uint64_t vc_bytes_received[kFabricMaxVcs];
 };
-static_assert(sizeof(FabricRouterStatus) == 16 * (kFabricMaxSenders + kFabricMaxVcs) + 88, "FabricRouterStatus layout");
+static_assert(sizeof(FabricRouterStatus) == 16 * (kFabricMaxSenders + kFabricMaxVcs) + 88 + 8 + 32,
+              "FabricRouterStatus layout");
 
 struct FabricRouterConfig {
     uint32_t magic;
