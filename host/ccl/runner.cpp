@@ -168,8 +168,17 @@ std::vector<bool> CollectiveRunner::cables_up() {
 // came back) the next fabric not yet running is planned afresh, its tables
 // routed around the dead ones by the control plane (auto falls back to the
 // EDM alone where no fabric can be planned).
+// Between ops the fabric is idle, so a fabric running on cables that have
+// changed since it was planned (one died and was routed round live, or came
+// back) is stopped and planned again: the routes the cables allow now, and
+// a cable that returned carries traffic again.
 void CollectiveRunner::replan_if_cables_changed() {
-    if (!fabric_plan_ || fabric_ || cables_up() == planned_cables_) return;
+    if (!fabric_plan_ || cables_up() == planned_cables_) return;
+    if (fabric_) {
+        WEFT_INFO("ccl", "the cables changed under the running fabric: stopping it to plan it again");
+        fabric_->stop();
+        fabric_.reset();
+    }
     WEFT_INFO("ccl", "the cables changed since the fabric was planned: planning it again");
     try {
         fabric_plan_ = std::make_unique<transport::FabricBuilder>(plan_fabric());

@@ -830,6 +830,22 @@ size_t link_downs(uint32_t chip, const char* port) {
     return n;
 }
 
+// An op that fails under `meanwhile` (a fault injected while it runs): its
+// error and how long it took to fail.
+std::pair<std::string, double> failure_of(ccl::CollectiveRunner& run, const std::function<void()>& meanwhile) {
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllReduce;
+    r.algo = "ring";
+    r.bytes = 4 << 20;
+    const auto t0 = steady_clock::now();
+    try {
+        ccl::run_case(run, *g_cluster, r, 3, meanwhile);
+    } catch (const std::exception& x) {
+        return {x.what(), duration<double>(steady_clock::now() - t0).count()};
+    }
+    return {"", duration<double>(steady_clock::now() - t0).count()};
+}
+
 // A cable pulled under a fabric op: the op fails within seconds naming the
 // cable, the router reports the link down (an event, not a panic), no
 // router stays resident, and once the cable is back EDM and fabric ops are
@@ -846,19 +862,7 @@ void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**)
         warm.op = ccl::Collective::kAllReduce;
         warm.bytes = 4096;
         ccl::run_case(run, *g_cluster, warm, 2);
-        g_cluster->set_link(0, east, false);
-        ccl::OpRequest r;
-        r.op = ccl::Collective::kAllReduce;
-        r.algo = "ring";
-        r.bytes = 4 << 20;
-        const auto t0 = steady_clock::now();
-        std::string e;
-        try {
-            ccl::run_case(run, *g_cluster, r, 3);
-        } catch (const std::exception& x) {
-            e = x.what();
-        }
-        const double seconds = duration<double>(steady_clock::now() - t0).count();
+        const auto [e, seconds] = failure_of(run, [&] { g_cluster->set_link(0, east, false); });
         g_cluster->set_link(0, east, true);
         fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
         // Named from whichever end's router saw its packets stuck first.
@@ -891,22 +895,32 @@ void test_a_pulled_cable_is_routed_round_live(void**) {
         warm.op = ccl::Collective::kAllReduce;
         warm.bytes = 4096;
         ccl::run_case(run, *g_cluster, warm, 2);
-        for (const char* algo : {"ring", "2d"}) {
-            ccl::OpRequest r;
-            r.op = ccl::Collective::kAllReduce;
-            r.algo = algo;
-            r.bytes = 4 << 20;
-            const bool first = std::string(algo) == "ring";
-            const ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 3, [&] {
-                if (first) g_cluster->set_link(chip, east, false);
-            });
-            if (res.check.wrong) fail_msg("%s with the cable pulled: %zu wrong", algo, size_t(res.check.wrong));
-        }
+        ccl::OpRequest r;
+        r.op = ccl::Collective::kAllReduce;
+        r.algo = "ring";
+        r.bytes = 4 << 20;
+        ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 3, [&] { g_cluster->set_link(chip, east, false); });
+        if (res.check.wrong) fail_msg("ring with the cable pulled under it: %zu wrong", size_t(res.check.wrong));
         size_t rerouted = 0;
         for (const transport::RouterView& v : transport::read_routers(*g_cluster))
             rerouted += v.status.state == abi::kFabricRouterRerouted;
         assert_int_equal(rerouted, 2);  // both ends of the cable
+        r.algo = "2d";  // the next op: a fabric planned without the cable
+        res = ccl::run_case(run, *g_cluster, r, 4);
+        if (res.check.wrong) fail_msg("2d after the cable died: %zu wrong", size_t(res.check.wrong));
+        for (const transport::RouterView& v : transport::read_routers(*g_cluster))
+            if (v.chip == chip && v.way == "E") fail_msg("a router runs on the dead cable");
         g_cluster->set_link(chip, east, true);
+        // The cable is back: the same runner's next op plans its fabric again, over it.
+        ccl::OpRequest again = warm;
+        again.bytes = 256 * 1024;
+        assert_int_equal(ccl::run_case(run, *g_cluster, again, 5).check.wrong, 0);
+        size_t on_cable = 0;
+        for (const transport::RouterView& v : transport::read_routers(*g_cluster)) {
+            assert_int_not_equal(v.status.state, abi::kFabricRouterRerouted);
+            on_cable += v.chip == chip && v.way == "E";
+        }
+        assert_int_equal(on_cable, 1);
     }
     std::vector<nlohmann::json> events;
     for (int i = 0; i < 100 && events.size() <= before; ++i) {
@@ -915,22 +929,6 @@ void test_a_pulled_cable_is_routed_round_live(void**) {
     }
     assert_true(events.size() > before);
     all_reduce_is_right("fabric");
-}
-
-// An op that fails under `meanwhile` (a fault injected while it runs): its
-// error and how long it took to fail.
-std::pair<std::string, double> failure_of(ccl::CollectiveRunner& run, const std::function<void()>& meanwhile) {
-    ccl::OpRequest r;
-    r.op = ccl::Collective::kAllReduce;
-    r.algo = "ring";
-    r.bytes = 4 << 20;
-    const auto t0 = steady_clock::now();
-    try {
-        ccl::run_case(run, *g_cluster, r, 3, meanwhile);
-    } catch (const std::exception& x) {
-        return {x.what(), duration<double>(steady_clock::now() - t0).count()};
-    }
-    return {"", duration<double>(steady_clock::now() - t0).count()};
 }
 
 // A mesh cut in two under a running op (both of chip 0's cables): the op
