@@ -5,7 +5,8 @@
 //   - one packet through 1, 3 and 7 hops and back: latency and doorbells per hop
 //   - all-gather 1-64 MiB over the fabric and over the EDM: busbw side by side (and a chart)
 //   - torus4x4: the snake ring against 2d (unshaped and shaped), hop latency through 1-6 hops
-//   - ring8x2: a stream across a cable pulled under it, before, rerouted over the fallback and after
+//   - a stream across a cable pulled under it, before, rerouted and after: ring8x2 over the
+//     fallback relays, torus4x4 by new tables
 #include <unistd.h>
 
 #include <chrono>

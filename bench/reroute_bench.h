@@ -1,4 +1,5 @@
-// make bench: the Ethernet fallback under a sustained stream (ring8x2).
+// make bench: a sustained stream across a cable pulled under it: onto the
+// Ethernet fallback (ring8x2) and round it by new tables (torus4x4).
 #pragma once
 #include <string>
 
