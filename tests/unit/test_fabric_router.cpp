@@ -321,6 +321,22 @@ void test_a_pulled_torus_cable_is_routed_round_live(void**) {
     fprintf(stderr, "packets sent again round the dead cable, over four pulls: %u\n", resent);
 }
 
+// A fabric planned narrower than its cluster (torus4x4 run as a mesh, its
+// wrap cables unused) cannot take the control plane's tables round a dead
+// cable (they go the other way round the ring): the move is refused, naming
+// why, and the tables stay as they were.
+void test_a_move_onto_cables_the_fabric_lacks_is_refused(void**) {
+    const ClusterSpec spec = load_cluster(paths::cluster_file("torus4x4"), paths::load_built_board);
+    model::HostCluster cluster(spec);
+    const transport::FabricBuilder fabric =
+        transport::mesh_fabric(spec.board, cluster.topology(), small_options(), /*wrap=*/false);
+    transport::ControlPlane control(spec.board, cluster.topology());
+    const auto east = static_cast<uint32_t>(spec.board.port_for(abi::kFabricEast, 0));
+    const transport::RerouteDecision d = transport::reroute_live(cluster, fabric, control, 5, east);
+    assert_int_equal(d.kind, transport::RerouteDecision::kRefused);
+    assert_true(d.why.find("cables the running fabric does not use") != std::string::npos);
+}
+
 // Between meshes the move itself is checked: mesh 0's cable to mesh 1 dies
 // under a running 4mesh3x3 fabric, and the new exits send mesh 0's traffic
 // for mesh 1 the long way (meshes 2, 3) while packets already in mesh 0 for
@@ -776,6 +792,7 @@ int main() {
         cmocka_unit_test(test_a_pulled_cable_moves_onto_its_fallback),
         cmocka_unit_test(test_a_pulled_torus_cable_is_routed_round_live),
         cmocka_unit_test(test_an_inter_mesh_move_that_could_deadlock_is_refused),
+        cmocka_unit_test(test_a_move_onto_cables_the_fabric_lacks_is_refused),
         cmocka_unit_test(test_4mesh3x3_routes_are_rewritten_at_each_mesh_entry),
         cmocka_unit_test(test_the_specs_cyclic_pattern_completes_with_dor),
         cmocka_unit_test(test_workers_look_routes_up_in_the_l0_table),

@@ -57,7 +57,14 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     if (fabric.meshes().size() > 1)
         exits = [&](uint32_t from, uint32_t to_mesh) { return control.exit_route(from, to_mesh); };
     std::vector<abi::FabricRouteTable> next;
-    for (uint32_t c : fabric.order()) next.push_back(fabric.table_with(c, routes, exits));
+    try {
+        for (uint32_t c : fabric.order()) next.push_back(fabric.table_with(c, routes, exits));
+    } catch (const Error& e) {  // a fabric planned narrower than the cluster (a torus run as a mesh)
+        d.kind = RerouteDecision::kRefused;
+        d.why = std::string("the control plane's tables without it need cables the running fabric does not use: ") +
+                e.what();
+        return d;
+    }
     const TableMove move{[&](uint32_t c) -> const abi::FabricRouteTable& { return next[fabric.position(c)]; },
                          chip, static_cast<uint32_t>(a->direction), b.chip};
     std::string unsafe;
