@@ -664,7 +664,14 @@ void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
     transport::L1Allocator l1(g_cluster->board());
     std::vector<Launch> launches = traffic.launches(*fabric, l1);
     const auto running = g_cluster->launch_all(launches);
-    std::this_thread::sleep_for(milliseconds(40));  // well inside the traffic (it runs for about a second)
+    // Pulled once the stream is under way (a fifth of chip 1's packets in), well before its end.
+    const auto delivered = [&] {
+        uint64_t n = 0;
+        for (const transport::RouterView& r : transport::read_routers(*g_cluster)) n += r.chip == 1 ? r.status.delivered : 0;
+        return n;
+    };
+    const uint64_t packets_to_chip_1 = (n - 1) * (kBig / fabric->builder().spec().payload_bytes() + kIncsPerPair);
+    for (int i = 0; i < 2000 && delivered() < packets_to_chip_1 / 5; ++i) std::this_thread::sleep_for(milliseconds(1));
     g_cluster->set_link(0, east, false);
     g_cluster->wait_all(running, milliseconds(60000));
     for (uint32_t t = 0; t < n; ++t)
