@@ -113,7 +113,8 @@ void FabricModel::send(uint32_t from, uint32_t to, ModelPacket p, uint32_t lane)
     p.route.route = route.route;
     int& index = worker_of_.at(
         (from * transport::kFabricDirections + static_cast<uint32_t>(route.direction)) * abi::kFabricMaxLanes + lane);
-    if (index < 0) index = static_cast<int>(add_worker(from, 4 + lane, route.direction, lane, {}));
+    const std::vector<uint32_t> workers = spec_.board.cores_with_role(CoreRole::kWorker);
+    if (index < 0) index = static_cast<int>(add_worker(from, workers.at(lane), route.direction, lane, {}));
     workers_[index]->packets.push_back(p);
 }
 
@@ -182,7 +183,7 @@ fabric::Route FabricModel::look_up(uint32_t chip, uint32_t to, uint8_t* first) {
     for (uint32_t d = 0; d < 4; ++d) {
         const FabricDirection way = transport::compass_direction(d);
         if (fabric_->router_index(chip, way) < 0) continue;
-        Worker& w = *workers_[add_worker(chip, 7, way, 0, {})];
+        Worker& w = *workers_[add_worker(chip, spec_.board.cores_with_role(CoreRole::kWorker).back(), way, 0, {})];
         w.closed = true;  // it sends nothing
         // Its NoC read completes while it waits: the devices run in its sleeps.
         w.core->on_sleep = [this] { cluster_.step_devices(); };

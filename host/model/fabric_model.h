@@ -56,7 +56,7 @@ public:
                       std::deque<ModelPacket> packets);
     // A packet from `from` to `to` the short way: fills in the route and
     // queues it on that worker's connection (one worker per chip, direction
-    // and lane, made on first use on core 4 + lane).
+    // and lane, made on first use on the board's worker core number `lane`).
     void send(uint32_t from, uint32_t to, ModelPacket p, uint32_t lane = 0);
 
     // One round: the devices, every router, every worker; then 10 µs pass.

@@ -32,12 +32,13 @@ bool g_ring = false;
 bool g_2d = false;   // a mesh or torus: transport::mesh_fabric
 bool g_wrap = true;  // 2D: use the torus's wrap cables (false: downshifted to a mesh)
 std::unique_ptr<transport::Fabric> g_fabric;
-constexpr uint32_t kWorker = 4;
 // Regions of each chip's DRAM (offsets from its base).
 constexpr uint32_t kSrc = 0x0, kDst = 0x100000, kSems = 0x200000, kIncs = 0x200100, kInline = 0x200200,
                    kDone = 0x200300, kScatter = 0x300000, kBlock = 16 * 1024;
 
 uint64_t dram(uint32_t offset) { return g_cluster->board().dram.base + offset; }
+// The board's worker core number `w` (qemu-virt: cores 4-7; qemu-virt32: 8-11).
+uint32_t worker_core(uint32_t w) { return g_cluster->board().cores_with_role(CoreRole::kWorker).at(w); }
 uint8_t pattern(uint32_t from, uint32_t to, uint32_t i) {
     return static_cast<uint8_t>(from * 31 + to * 7 + i * 13 + 1);
 }
@@ -63,6 +64,11 @@ int setup_torus4x4(void**) {
 int setup_ring8x2(void**) {
     g_ring = true;
     return start_for_group("ring8x2", &g_cluster);
+}
+int setup_mesh2x2_rv32(void**) {
+    g_ring = false;
+    g_2d = true;
+    return start_for_group("mesh2x2-rv32", &g_cluster);
 }
 int setup_galaxy(void**) {
     g_ring = false;
@@ -96,7 +102,7 @@ void prepare(uint32_t bytes) {
     }
 }
 
-// Jobs for fabric_traffic kernels: `workers` per chip (cores kWorker on),
+// Jobs for fabric_traffic kernels: `workers` per chip (the board's worker cores),
 // each on its own lane of its chip's routers.
 struct Traffic {
     uint32_t workers;
@@ -129,10 +135,10 @@ struct Traffic {
                                               : i  ? FabricDirection::kBackward
                                                    : FabricDirection::kForward;
                     if (fabric.builder().router_index(c, d) >= 0)
-                        a.connection[i] = fabric.builder().connect(*g_cluster, l1, c, d, w, kWorker + w);
+                        a.connection[i] = fabric.builder().connect(*g_cluster, l1, c, d, w, worker_core(w));
                 }
                 launches.push_back(
-                    {c, kWorker + w, &test_kernel(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
+                    {c, worker_core(w), &test_kernel(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
             }
         return launches;
     }
@@ -619,7 +625,8 @@ std::vector<nlohmann::json> events_at(const char* kind, uint32_t chip, const cha
     return out;
 }
 
-// Ethernet fallback, live: a plane-0 fabric with relays on plane 1. While
+// Ethernet fallback, live (ring8x2's 1D fabric, mesh2x2-rv32's 2D one): a
+// plane-0 fabric with relays on plane 1. While
 // every chip streams to every other, chip 0's plane-0 east cable is pulled:
 // traffic goes on round it through the relays, every byte arrives and every
 // increment counts once, and the events name the cable and both rerouted
@@ -748,7 +755,7 @@ void test_galaxy_as_row_and_column_rings(void**) {
         const transport::Fabric* mine[2] = {fabrics[at.y].get(), fabrics[h + at.x].get()};
         for (uint32_t k = 0; k < 2; ++k)
             for (FabricDirection d : {FabricDirection::kForward, FabricDirection::kBackward})
-                a.connection[2 * k + way_1d(d)] = mine[k]->builder().connect(*g_cluster, l1, c, d, 0, kWorker);
+                a.connection[2 * k + way_1d(d)] = mine[k]->builder().connect(*g_cluster, l1, c, d, 0, worker_core(0));
         for (uint32_t t = 0; t < n; ++t) {
             const ChipCoord to = topo.coord(t);
             if (t == c || (to.y != at.y && to.x != at.x)) continue;
@@ -768,7 +775,7 @@ void test_galaxy_as_row_and_column_rings(void**) {
             j.inc = 1;
             sent.push_back({c, t});
         }
-        launches.push_back({c, kWorker, &test_kernel(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
+        launches.push_back({c, worker_core(0), &test_kernel(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
     }
     g_cluster->run(launches, milliseconds(60000));
     for (auto [f, t] : sent) {
@@ -1049,9 +1056,9 @@ void socket_streams(uint32_t far, uint64_t kBytes) {
     transport::L1Allocator l1(g_cluster->board());
     transport::SocketSpec spec;
     spec.sender_chip = 0;
-    spec.sender_core = kWorker;
+    spec.sender_core = worker_core(0);
     spec.receiver_chip = far;
-    spec.receiver_core = kWorker + 1;
+    spec.receiver_core = worker_core(1);
     spec.slots = 8;
     spec.message_bytes = 4096;
     const transport::StreamEnds ends =
@@ -1059,8 +1066,8 @@ void socket_streams(uint32_t far, uint64_t kBytes) {
     const test_abi::SocketStreamArgs tx{ends.sender, dram(kFrom), kBytes, (1 << 20) + 13, 1, 0};
     const test_abi::SocketStreamArgs rx{ends.receiver, dram(kTo), kBytes, (3 << 20) - 5, 0, 0};
     const auto t0 = steady_clock::now();
-    g_cluster->run({{0, kWorker, &test_kernel(g_cluster->board(), "socket_stream"), KernelArgWords::of(tx)},
-                    {far, kWorker + 1, &test_kernel(g_cluster->board(), "socket_stream"), KernelArgWords::of(rx)}},
+    g_cluster->run({{0, worker_core(0), &test_kernel(g_cluster->board(), "socket_stream"), KernelArgWords::of(tx)},
+                    {far, worker_core(1), &test_kernel(g_cluster->board(), "socket_stream"), KernelArgWords::of(rx)}},
                    milliseconds(60000));
     const double seconds = duration<double>(steady_clock::now() - t0).count();
     fprintf(stderr, "%llu MiB over a socket, chip 0 -> chip %u: %.2f s, %.1f MB/s\n",
@@ -1304,6 +1311,10 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_galaxy_as_row_and_column_rings),
         cmocka_unit_test(test_galaxy_all_reduce_and_all_gather),
     };
+    // Two planes of N, E, S, W ports (the 32-bit chip's board): the 2D fabric's fallback.
+    const struct CMUnitTest two_plane_mesh_tests[] = {
+        cmocka_unit_test(test_a_pulled_cable_moves_onto_its_fallback_live),
+    };
     const struct CMUnitTest meshes_tests[] = {
         cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
         cmocka_unit_test(test_a_socket_streams_across_meshes),
@@ -1323,6 +1334,9 @@ int main(int argc, char** argv) {
         failed += cmocka_run_group_tests_name("2D fabric on torus4x4", torus_tests, setup_torus4x4, teardown);
     if (wanted("ring8x2"))
         failed += cmocka_run_group_tests_name("fabric planes on ring8x2", plane_tests, setup_ring8x2, teardown);
+    if (wanted("mesh2x2-rv32"))
+        failed += cmocka_run_group_tests_name("2D fabric fallback on mesh2x2-rv32", two_plane_mesh_tests,
+                                              setup_mesh2x2_rv32, teardown);
     if (wanted("4mesh3x3"))
         failed += cmocka_run_group_tests_name("fabric over 4mesh3x3's meshes", meshes_tests, setup_4mesh3x3, teardown);
     if (wanted("galaxy"))

@@ -198,6 +198,8 @@ std::string Fabric::tend() {
     for (size_t r = 0; r < started_ && builder_.dims() == 2; ++r) {
         const FabricRouterPlan& plan = builder_.routers()[r];
         Chip& chip = cluster_.chip(plan.chip);
+        // A router with a fallback relay moves onto it by itself; a relay is no route of its own.
+        if (plan.config.fallback[0].slots || plan.relay_for >= 0) continue;
         if (rerouted_.count({plan.chip, plan.port}) || !chip.alive() ||
             chip.control().port[plan.port].state == abi::kLinkUp)
             continue;

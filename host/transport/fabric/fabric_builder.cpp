@@ -97,6 +97,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
         if (forward_[i] >= 0 && backward_[i] >= 0 && routers_[forward_[i]].port == routers_[backward_[i]].port)
             throw Error(chip_name(order_[i]) + " would need port " + std::to_string(routers_[forward_[i]].port) +
                         " both ways along the fabric");
+    for (size_t i = 0; i < cables_.size(); ++i) cable_routers_.push_back({forward_[i], backward_[(i + 1) % n]});
     const size_t primaries = routers_.size();
     if (fallback_) add_relays(fallbacks);
     for (FabricRouterPlan& r : routers_) place(r);
@@ -126,12 +127,13 @@ Mesh numbered_from_zero(Mesh mesh) {
 }  // namespace
 
 FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vector<Hop> cables, FabricSpec spec,
-                             const RouteOf& routes)
+                             const RouteOf& routes, const std::vector<std::optional<Hop>>& fallbacks)
     : FabricBuilder(board, std::vector<Mesh>{numbered_from_zero(mesh)}, std::move(cables), std::move(spec), routes,
-                    {}) {}
+                    {}, fallbacks) {}
 
 FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, std::vector<Hop> cables,
-                             FabricSpec spec, const RouteOf& routes, const ExitOf& exits)
+                             FabricSpec spec, const RouteOf& routes, const ExitOf& exits,
+                             const std::vector<std::optional<Hop>>& fallbacks)
     : board_(board), cables_(std::move(cables)), ring_(false), spec_(std::move(spec)), meshes_(std::move(meshes)) {
     check_meshes();
     const bool many = meshes_.size() > 1;
@@ -142,11 +144,14 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
         for (uint32_t i = 0; i < m.chips(); ++i) order_.push_back(m.first_chip + i);
     std::sort(order_.begin(), order_.end());
     num_vcs_ = many || meshes_[0].wraps() ? 2 : 1;
+    fallback_ = std::any_of(fallbacks.begin(), fallbacks.end(), [](const auto& f) { return f.has_value(); });
     l1_bytes_ = layout_of(num_vcs_, spec_.lanes + abi::fabric_pass_groups(2, spec_.flags) * num_vcs_,
-                          uint64_t(spec_.slots) * spec_.slot_bytes())
+                          uint64_t(spec_.slots) * spec_.slot_bytes(), fallback_ ? num_vcs_ : 0)
                     .end;
     router_at_.assign(size_t(order_.back() + 1) * 4, -1);
     for (const Hop& c : cables_) add_cable_2d(c);
+    const size_t primaries = routers_.size();
+    if (fallback_) add_relays(fallbacks);
     const RouteOf route = routes ? routes : RouteOf([&](uint32_t a, uint32_t b) {
         const Mesh& m = mesh_of(a);
         return dor_route(m, a - m.first_chip, b - m.first_chip);
@@ -154,7 +159,8 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
     if (!many) check_deadlock(route);
     fill_tables(route, exits);
     for (FabricRouterPlan& r : routers_) place(r);
-    for (FabricRouterPlan& r : routers_) link_2d(r);
+    for (size_t r = 0; r < primaries; ++r) link_2d(routers_[r]);
+    for (size_t r = primaries; r < routers_.size(); r += 2) link_relays(r);
     if (many) check_deadlock(route);
 }
 
@@ -221,6 +227,8 @@ void FabricBuilder::add_cable_2d(const Hop& c) {
     add_router_2d(c.from_chip, c.from_port, compass, c.to_chip, wrap);
     add_router_2d(c.to_chip, c.to_port, abi::fabric_opposite(static_cast<abi::FabricCompass>(compass)), c.from_chip,
                   wrap);
+    const int last = static_cast<int>(routers_.size()) - 1;
+    cable_routers_.push_back({last - 1, last});
 }
 
 void FabricBuilder::check_deadlock(const RouteOf& route) const {
@@ -294,7 +302,6 @@ void FabricBuilder::add_relays(const std::vector<std::optional<Hop>>& fallbacks)
     if (fallbacks.size() != cables_.size())
         throw Error("a fabric's fallbacks name " + std::to_string(fallbacks.size()) + " cables for its " +
                     std::to_string(cables_.size()));
-    const size_t n = order_.size();
     for (size_t i = 0; i < cables_.size(); ++i) {
         if (!fallbacks[i]) continue;
         const Hop& f = *fallbacks[i];
@@ -302,8 +309,9 @@ void FabricBuilder::add_relays(const std::vector<std::optional<Hop>>& fallbacks)
         if (f.from_chip != c.from_chip || f.to_chip != c.to_chip || f.from_port == c.from_port || f.to_port == c.to_port)
             throw Error("fabric cable " + std::to_string(i) + "'s fallback must join " + chip_name(c.from_chip) +
                         " to " + chip_name(c.to_chip) + " on other ports");
-        for (auto [chip, port, peer, primary] : {std::tuple{f.from_chip, f.from_port, f.to_chip, forward_[i]},
-                                                 std::tuple{f.to_chip, f.to_port, f.from_chip, backward_[(i + 1) % n]}}) {
+        const auto [from_end, to_end] = cable_routers_.at(i);
+        for (auto [chip, port, peer, primary] : {std::tuple{f.from_chip, f.from_port, f.to_chip, from_end},
+                                                 std::tuple{f.to_chip, f.to_port, f.from_chip, to_end}}) {
             if (port >= board_.ports.size())
                 throw Error(chip_name(chip) + " has no port " + std::to_string(port) + " for a fabric fallback");
             for (const FabricRouterPlan& r : routers_)
@@ -441,8 +449,8 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     c.num_senders = num_senders;
     c.timeout_us = spec_.router_timeout_ms * 1000;
     c.flags = spec_.flags | (relay ? uint32_t(abi::kFabricRelay) : 0u);
-    c.dims = dims();
-    if (dims() == 2) {
+    c.dims = relay ? 1 : dims();  // a relay passes everything to one router: no routes of its own
+    if (c.dims == 2) {
         c.compass = static_cast<uint32_t>(r.direction);
         c.route_table = base + l.route_table;
     }
@@ -480,7 +488,7 @@ void FabricBuilder::write_router(ChipWriter& memory, size_t index) const {
     memory.write(r.chip, r.config_address, &r.config, sizeof r.config);
     const Layout l = layout_of(num_vcs_, r.config.num_senders, 0);
     memory.clear(r.chip, r.l1.base + l.link_words, l.route_table - l.link_words);
-    if (dims() == 2) memory.write(r.chip, r.config.route_table, &table(r.chip), sizeof(abi::FabricRouteTable));
+    if (r.config.route_table) memory.write(r.chip, r.config.route_table, &table(r.chip), sizeof(abi::FabricRouteTable));
 }
 
 int FabricBuilder::router_index(uint32_t chip, FabricDirection direction) const {
@@ -548,6 +556,28 @@ uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t ch
     return at;
 }
 
+namespace {
+
+// Another plane's working cable between the same two chips as `l`, its ports
+// facing the same ways (chips numbered from `first`), for a fallback relay.
+std::optional<Hop> fallback_of(const BoardInfo& board, const ClusterTopology& t, const LinkInfo& l, uint32_t first) {
+    for (const LinkInfo& o : t.links()) {
+        if (!o.up || &o == &l) continue;
+        const bool same = o.chip_a == l.chip_a && o.chip_b == l.chip_b;
+        const bool crossed = o.chip_a == l.chip_b && o.chip_b == l.chip_a;
+        if (!same && !crossed) continue;
+        const uint32_t at_a = same ? o.port_a : o.port_b, at_b = same ? o.port_b : o.port_a;
+        if (board.ports.at(at_a).plane == board.ports.at(l.port_a).plane) continue;
+        if (board.ports.at(at_a).direction != board.ports.at(l.port_a).direction ||
+            board.ports.at(at_b).direction != board.ports.at(l.port_b).direction)
+            continue;
+        return Hop{l.chip_a - first, at_a, l.chip_b - first, at_b};
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec, bool wrap,
                           const RouteOf& routes) {
     const auto& meshes = topology.meshes();
@@ -571,6 +601,7 @@ FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topolog
     }
     const Mesh grid = Mesh::grid(m.width, m.height, m.wraps());
     std::vector<Hop> cables;
+    std::vector<std::optional<Hop>> fallbacks;
     for (const LinkInfo& l : topology.links()) {
         if (board.ports.at(l.port_a).plane != 0 || board.ports.at(l.port_b).plane != 0) continue;
         const uint32_t a = l.chip_a - m.first_chip, b = l.chip_b - m.first_chip;
@@ -584,8 +615,9 @@ FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topolog
                         " to chip " + std::to_string(l.chip_b) +
                         " is down: a 2D fabric needs every cable of its plane");
         cables.push_back({a, l.port_a, b, l.port_b});
+        if (spec.fallback) fallbacks.push_back(fallback_of(board, topology, l, m.first_chip));
     }
-    return FabricBuilder(board, mesh, std::move(cables), std::move(spec), route);
+    return FabricBuilder(board, mesh, std::move(cables), std::move(spec), route, fallbacks);
 }
 
 FabricBuilder multi_mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec) {

@@ -80,7 +80,7 @@ public:
     // `routes` fills the L0 tables (the control plane's, control_plane.h);
     // empty: dimension order.
     FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vector<Hop> cables, FabricSpec spec = {},
-                  const RouteOf& routes = {});
+                  const RouteOf& routes = {}, const std::vector<std::optional<Hop>>& fallbacks = {});
     // A 2D fabric over several meshes (chips numbered across the cluster,
     // each mesh's from its first_chip): `cables` join neighbours of a mesh,
     // or exit nodes of two meshes (a port facing out of one mesh's edge to
@@ -90,8 +90,9 @@ public:
     // as a mesh (no wrap cables), and the tables are refused, naming the
     // cycle, if packets walking them by the routers' own decisions could
     // wait on each other in a cycle.
+    // `fallbacks` (empty, or one per cable): as the 1D constructor's.
     FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, std::vector<Hop> cables, FabricSpec spec,
-                  const RouteOf& routes, const ExitOf& exits);
+                  const RouteOf& routes, const ExitOf& exits, const std::vector<std::optional<Hop>>& fallbacks = {});
 
     const std::vector<FabricRouterPlan>& routers() const { return routers_; }
     const FabricSpec& spec() const { return spec_; }
@@ -160,6 +161,7 @@ private:
     std::vector<int> forward_, backward_;        // by position: router index or -1
     std::vector<Mesh> meshes_;                   // 2D only
     std::vector<int> router_at_;                 // 2D: chip * 4 + compass -> router index or -1
+    std::vector<std::pair<int, int>> cable_routers_;  // per cable: its routers at the from and to ends
     std::vector<abi::FabricRouteTable> tables_;  // 2D: per chip, by position
 };
 
