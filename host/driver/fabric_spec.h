@@ -22,8 +22,8 @@ struct FabricSpec {
     uint32_t packet_bytes = 0;
     uint32_t lanes = 4;                 // worker lanes per router (its sender channel 0)
     uint32_t router_timeout_ms = 2000;  // a head packet stuck this long is reported; 0: never
-    // A 1D fabric's routers get a fallback relay on another plane's cable
-    // between the same chips, where one exists: when their cable dies,
+    // The fabric's routers get a fallback relay on another plane's cable
+    // between the same chips (the same ways), where one exists: when their cable dies,
     // traffic moves onto it, nothing lost or sent twice (the spec's Ethernet
     // fallback channels). Those ports' cores are then the fabric's.
     bool fallback = false;
