@@ -416,6 +416,29 @@ void test_4mesh3x3_routes_are_rewritten_at_each_mesh_entry(void**) {
     for (uint32_t exit : {5u, 17u}) assert_true(std::find(path.begin(), path.end(), exit) != path.end());
 }
 
+// A packet that enters a mesh whose tables have no way on toward its
+// destination (a table entry of 0 hops) is lost, not forwarded or executed:
+// the router drops it and reports a routing error.
+void test_a_packet_with_no_way_on_is_dropped_not_executed(void**) {
+    abi::FabricRouteTable table{};
+    table.chips = 9;
+    table.meshes = 4;
+    const abi::FabricNodeId self{1, 3};
+    abi::FabricPacketHeader h = abi::fabric_unicast_write({0, 0}, {3, 4}, 1, 0, 0x1000, 64);
+    fabric::Decision d = fabric::on_receive(h, fabric::Hop{2, abi::kFabricWest, self, &table});
+    assert_true(d.lost);
+    assert_false(d.deliver || d.forward);
+    table.to_mesh[3] = {2, abi::kFabricSouth, 0, abi::kFabricSouth};  // now: S, S
+    h = abi::fabric_unicast_write({0, 0}, {3, 4}, 1, 0, 0x1000, 64);
+    d = fabric::on_receive(h, fabric::Hop{2, abi::kFabricWest, self, &table});
+    assert_true(d.forward && !d.deliver && !d.lost);
+    assert_int_equal(d.next, abi::kFabricSouth);
+    assert_int_equal(h.hops, 2);
+    // A destination beyond the table (mesh 7 of 4) is lost too.
+    h = abi::fabric_unicast_write({0, 0}, {7, 0}, 1, 0, 0x1000, 64);
+    assert_true(fabric::on_receive(h, fabric::Hop{2, abi::kFabricWest, self, &table}).lost);
+}
+
 // A worker finds every route in its chip's L0 table, as the builder made it:
 // the first direction, the later ones and the hop count (the seed's DOR).
 void test_workers_look_routes_up_in_the_l0_table(void**) {
@@ -794,6 +817,7 @@ int main() {
         cmocka_unit_test(test_an_inter_mesh_move_that_could_deadlock_is_refused),
         cmocka_unit_test(test_a_move_onto_cables_the_fabric_lacks_is_refused),
         cmocka_unit_test(test_4mesh3x3_routes_are_rewritten_at_each_mesh_entry),
+        cmocka_unit_test(test_a_packet_with_no_way_on_is_dropped_not_executed),
         cmocka_unit_test(test_the_specs_cyclic_pattern_completes_with_dor),
         cmocka_unit_test(test_workers_look_routes_up_in_the_l0_table),
         cmocka_unit_test(test_2d_multicast_along_a_row_reaches_its_span_only),
