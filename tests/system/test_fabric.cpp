@@ -1041,12 +1041,14 @@ void test_routers_publish_their_state_and_obey_commands(void**) {
     fabric->stop();
 }
 
-// A socket between the two farthest chips streams 16 MiB from DRAM to DRAM
-// through a window of eight 4 KiB landing slots: the sender sends in pieces
+// A socket between two far chips streams `kBytes` from DRAM to DRAM
+// through a window of eight 16 KiB landing slots: the sender sends in pieces
 // of one size, the receiver takes them in pieces of another, every byte
 // arrives right (an overrun slot would have been overwritten).
 void socket_streams(uint32_t far, uint64_t kBytes) {
-    auto* fabric = &start_fabric();
+    FabricSpec o;
+    o.packet_bytes = 16384;  // a message per packet: four times fewer than at the default 4 KiB
+    auto* fabric = &start_fabric(o);
     constexpr uint32_t kFrom = 0x1000000, kTo = 0x3000000;
     std::vector<uint8_t> data(kBytes);
     std::mt19937 gen(7);
@@ -1060,7 +1062,7 @@ void socket_streams(uint32_t far, uint64_t kBytes) {
     spec.receiver_chip = far;
     spec.receiver_core = worker_core(1);
     spec.slots = 8;
-    spec.message_bytes = 4096;
+    spec.message_bytes = 16384;
     const transport::StreamEnds ends =
         transport::open_socket(fabric->builder(), g_cluster->board(), *g_cluster, l1, spec);
     const test_abi::SocketStreamArgs tx{ends.sender, dram(kFrom), kBytes, (1 << 20) + 13, 1, 0};
