@@ -8,8 +8,10 @@
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "common/error.h"
 #include "driver/cluster_file.h"
 #include "driver/paths.h"
+#include "transport/fabric/fabric.h"
 #include "transport/fabric/l1_routing.h"
 #include "transport/fabric/routing2d.h"
 
@@ -133,9 +135,24 @@ int routes(const RoutesArgs& a) {
         const transport::MeshRouting l1(ClusterTopology::from_spec(spec));
         const int only_chip = one_chip ? static_cast<int>(a.chip) : -1;
         any_cycle |= !l1.check().acyclic;
-        if (a.json) out = {{"meshes", out}, {"l1", l1_json(l1, only_chip)}};
-        else
+        // The fabric the cluster would run: its builder walks every pair through the routers' own
+        // decisions, intra- and inter-mesh channels in one graph, and refuses a cycle.
+        std::string whole;
+        try {
+            transport::cluster_fabric(spec.board, ClusterTopology::from_spec(spec), spec.fabric);
+        } catch (const Error& e) {
+            whole = e.what();
+            any_cycle = true;
+        }
+        if (a.json) {
+            out = {{"meshes", out},
+                   {"l1", l1_json(l1, only_chip)},
+                   {"fabric", {{"acyclic", whole.empty()}, {"why", whole}}}};
+        } else {
             print_l1_tables(l1, only_chip);
+            std::printf("whole fabric (every pair walked through the routers' decisions, both VC classes): %s\n",
+                        whole.empty() ? "acyclic" : whole.c_str());
+        }
     }
     if (a.json) std::printf("%s\n", out.dump(2).c_str());
     return any_cycle ? kFailed : kOk;

@@ -348,5 +348,10 @@ check "flash-and-run names a missing image" has "$TMP/out" "no image '/nonexiste
 "$SRC/scripts/flash-and-run" "$BUILD/firmware/qemu-virt/kernels/ping_pong.elf" >"$TMP/out" 2>&1
 check "flash-and-run refuses a kernel ELF, saying what to use" has "$TMP/out" "is a kernel (entry 0"
 
+$WEFT routes 4mesh3x3 >"$TMP/out" 2>&1
+check "routes of several meshes pass" test $? -eq 0
+check "routes print the L1 tables" has "$TMP/out" "mesh graph: acyclic"
+check "routes check the whole fabric" has "$TMP/out" "whole fabric (every pair walked through the routers' decisions, both VC classes): acyclic"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
