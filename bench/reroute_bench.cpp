@@ -33,7 +33,7 @@ struct Case {
     const char* what;  // "over the plane-1 relays", ...
     uint32_t from, to;
     FabricDirection way;
-    const char* port;     // of `from`, the cable pulled
+    const char* port;       // of `from`, the cable pulled
     const char* shaped[2];  // ports of `from` shaped: the cable and where its traffic goes
     std::function<transport::FabricBuilder(Cluster&)> fabric;
     std::function<bool(const transport::FabricRouterPlan&)> detour;  // routers whose forwarding is the detour
@@ -41,7 +41,9 @@ struct Case {
 
 void shape(Cluster& c, const Case& k, double gbps) {
     for (const char* port : k.shaped)
-        if (port) c.set_fault(k.from, static_cast<uint32_t>(port_named(c.board(), port)), {{"bandwidth_gbps", gbps}, {"latency_us", 0}});
+        if (port)
+            c.set_fault(k.from, static_cast<uint32_t>(port_named(c.board(), port)),
+                        {{"bandwidth_gbps", gbps}, {"latency_us", 0}});
 }
 
 uint32_t status_word(Cluster& c, const transport::FabricRouterPlan& p, size_t offset) {
@@ -57,7 +59,8 @@ public:
         test_abi::FabricTrafficArgs a{};
         a.connection[f.builder().dims() == 2 ? uint32_t(k.way) : 0] = f.builder().connect(c, l1, k.from, k.way, 0, 4);
         const transport::FabricRoute route = f.builder().route(k.from, k.to);
-        for (uint64_t left = bytes; left && a.job_count < test_abi::kFabricTrafficMaxJobs; left -= std::min(left, kChunk)) {
+        for (uint64_t left = bytes; left && a.job_count < test_abi::kFabricTrafficMaxJobs;
+             left -= std::min(left, kChunk)) {
             test_abi::FabricTrafficJob& j = a.jobs[a.job_count++];
             j.command = abi::kFabricWrite;
             j.hops = static_cast<uint8_t>(route.hops);
@@ -182,11 +185,23 @@ std::string reroute_table(bool quick) {
     FabricSpec with_relays = o;
     with_relays.fallback = true;
     const Case cases[] = {
-        {"ring8x2", "onto the plane-1 relays", 0, 1, FabricDirection::kForward, "E", {"E", "E1"},
+        {"ring8x2",
+         "onto the plane-1 relays",
+         0,
+         1,
+         FabricDirection::kForward,
+         "E",
+         {"E", "E1"},
          [=](Cluster& c) { return transport::fabric_over(c, true, with_relays); },
          [](const transport::FabricRouterPlan& p) { return p.relay_for >= 0 && p.chip == 1; }},
         // Chip 5 (1, 1) to chip 6 (2, 1): without the cable, the other way round the row (W W W).
-        {"torus4x4", "round the row by new tables", 5, 6, FabricDirection::kEast, "E", {"E", "W"},
+        {"torus4x4",
+         "round the row by new tables",
+         5,
+         6,
+         FabricDirection::kEast,
+         "E",
+         {"E", "W"},
          [=](Cluster& c) { return transport::mesh_fabric(c.board(), c.topology(), o); },
          [](const transport::FabricRouterPlan& p) {
              return p.chip == 5 && p.direction == FabricDirection::kEast;  // its route_round forwards

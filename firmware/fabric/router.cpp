@@ -102,10 +102,10 @@ void Router::account(uint64_t now) {
     const uint32_t c = status_.command;
     if (c == abi::kFabricReroute && path_ == Path::kCable && config_.dims == 2 && !eth::link_up(config_.port))
         start_reroute();
-    status_.state = c == abi::kFabricPause     ? abi::kFabricRouterPaused
-                    : c == abi::kFabricDrain   ? abi::kFabricRouterDraining
-                    : path_ != Path::kCable    ? abi::kFabricRouterRerouted
-                                               : abi::kFabricRouterRunning;
+    status_.state = c == abi::kFabricPause   ? abi::kFabricRouterPaused
+                    : c == abi::kFabricDrain ? abi::kFabricRouterDraining
+                    : path_ != Path::kCable  ? abi::kFabricRouterRerouted
+                                             : abi::kFabricRouterRunning;
 }
 
 // A cable that goes down is reported once, as the EDM does, and the router
@@ -315,20 +315,15 @@ bool Router::send_head(Sender& s, uint64_t now) {
     abi::FabricPacketHeader& h = header_at(slot);
     const bool cross = config_.dateline && !(config_.flags & abi::kFabricNoDateline);
     const uint32_t vc = cross ? 1 : r.vc;
-    if (path_ == Path::kRouted) {
-        if (!route_round(s, h, slot)) {
-            overdue(index, s.since, now, s.reported, h, status_.senders[index].stuck_us);
-            return false;
+    if (path_ != Path::kCable) {  // round the dead cable: by the new tables, or over the fallback relay
+        if (path_ == Path::kFallback) {
+            cross_cable(h, cross);
+            h.vc = static_cast<uint16_t>(vc);
         }
-        ++s.sent;
-        s.since = now;
-        s.reported = false;
-        return true;
-    }
-    if (path_ == Path::kFallback) {
-        cross_cable(h, cross);
-        h.vc = static_cast<uint16_t>(vc);
-        if (!send_over_fallback(s, h, slot, abi::kFabricHeaderBytes + h.payload_bytes)) {
+        const bool went = path_ == Path::kRouted
+                              ? route_round(s, h, slot)
+                              : send_over_fallback(s, h, slot, abi::kFabricHeaderBytes + h.payload_bytes);
+        if (!went) {
             overdue(index, s.since, now, s.reported, h, status_.senders[index].stuck_us);
             return false;
         }

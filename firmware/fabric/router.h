@@ -107,7 +107,7 @@ private:
     uint32_t peer_sent_[abi::kFabricMaxVcs] = {};  // packets sent into the peer's receiver VC v
     // packets written into each forward ring (FabricRouterConfig::forward, flattened)
     uint32_t forwarded_[abi::kFabricMaxDirections * abi::kFabricMaxVcs] = {};
-    Hop hop_;                   // where it stands, for route decisions
+    Hop hop_;  // where it stands, for route decisions
     Path path_ = Path::kCable;
     // kSyncing, kFallback: the dead cable's packets our receivers take (the
     // count when it died); later ones it delivers when it returns are stale.
@@ -115,9 +115,9 @@ private:
     bool sync_sent_ = false;
     Receiver fallback_rx_[abi::kFabricMaxVcs];         // the peer's packets, through our relay
     uint32_t fallback_sent_[abi::kFabricMaxVcs] = {};  // packets written into fallback[vc]
-    uint32_t next_sender_ = 0;  // round-robin: who goes first next time
-    uint64_t last_poll_ = 0;    // mtime of the previous poll
-    bool last_moved_ = false;   // whether it moved anything
+    uint32_t next_sender_ = 0;                         // round-robin: who goes first next time
+    uint64_t last_poll_ = 0;                           // mtime of the previous poll
+    bool last_moved_ = false;                          // whether it moved anything
     bool link_was_up_ = true;
 };
 

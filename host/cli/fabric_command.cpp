@@ -107,9 +107,9 @@ int fabric(const std::string& run_dir, const FabricArgs& a) {
         // A relay is named by its role: it carries another router's traffic.
         const std::string state = v.relay ? std::string("relay") : transport::router_state_name(v.status.state);
         std::printf("%-5u %-4s %-12s %10llu %10llu %9u %9u %7u %9.2f %9.2f %5.0f%% %s\n", v.chip, v.way.c_str(),
-                    state.c_str(), (unsigned long long)v.packets_sent(),
-                    (unsigned long long)v.packets_received(), v.status.delivered, v.status.forwarded, v.status.dropped,
-                    r.out_mbs, r.in_mbs, 100 * r.busy, r.alive ? "beating" : "SILENT");
+                    state.c_str(), (unsigned long long)v.packets_sent(), (unsigned long long)v.packets_received(),
+                    v.status.delivered, v.status.forwarded, v.status.dropped, r.out_mbs, r.in_mbs, 100 * r.busy,
+                    r.alive ? "beating" : "SILENT");
     }
     if (a.json) std::cout << out.dump(2) << "\n";
     return kOk;

@@ -79,8 +79,8 @@ int port_named(const BoardInfo& board, const std::string& name) {
 namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link", "fabric"};
-const std::vector<std::string> kFabricKeys = {"topology", "planes",           "slots",   "packet_bytes",
-                                              "lanes",    "router_timeout_ms", "fallback"};
+const std::vector<std::string> kFabricKeys = {"topology",          "planes",  "slots", "packet_bytes", "lanes",
+                                              "router_timeout_ms", "fallback"};
 const std::vector<std::string> kFabricTopologies = {"auto", "line", "ring", "mesh", "torus"};
 const std::vector<std::string> kMeshKeys = {"id", "shape", "topology", "planes", "board"};
 const std::vector<std::string> kLinkModelKeys = {"mtu",       "bandwidth_gbps", "latency_us",

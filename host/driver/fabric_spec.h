@@ -27,8 +27,8 @@ struct FabricSpec {
     // traffic moves onto it, nothing lost or sent twice (the spec's Ethernet
     // fallback channels). Those ports' cores are then the fabric's.
     bool fallback = false;
-    uint32_t flags = 0;                 // abi::FabricRouterFlags: tests and benches only, not in the file
-    int line = 0;                       // of the file's section, 0: none
+    uint32_t flags = 0;  // abi::FabricRouterFlags: tests and benches only, not in the file
+    int line = 0;        // of the file's section, 0: none
 
     static constexpr uint32_t kDefaultPacketBytes = 4096;
     uint32_t payload_bytes() const { return packet_bytes ? packet_bytes : kDefaultPacketBytes; }

@@ -113,8 +113,10 @@ void FabricModel::send(uint32_t from, uint32_t to, ModelPacket p, uint32_t lane)
     p.route.route = route.route;
     int& index = worker_of_.at(
         (from * transport::kFabricDirections + static_cast<uint32_t>(route.direction)) * abi::kFabricMaxLanes + lane);
-    const std::vector<uint32_t> workers = spec_.board.cores_with_role(CoreRole::kWorker);
-    if (index < 0) index = static_cast<int>(add_worker(from, workers.at(lane), route.direction, lane, {}));
+    if (index < 0) {
+        const uint32_t core = spec_.board.cores_with_role(CoreRole::kWorker).at(lane);
+        index = static_cast<int>(add_worker(from, core, route.direction, lane, {}));
+    }
     workers_[index]->packets.push_back(p);
 }
 

@@ -49,8 +49,8 @@ struct FabricTrafficJob {
     uint8_t direction;  // the connection it goes on: 1D 0 forward, 1 backward; 2D the abi::FabricCompass
     uint8_t dst_mesh;
     uint16_t dst_chip;  // in its mesh
-    uint32_t bytes;  // write: all of it; scatter: each part
-    uint32_t inc;    // increment, or the inline write's value
+    uint32_t bytes;     // write: all of it; scatter: each part
+    uint32_t inc;       // increment, or the inline write's value
     uint64_t dst, sem, src;
     uint64_t scatter[2];
     uint32_t route;  // 2D: the directions after the first cable

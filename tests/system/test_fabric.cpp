@@ -175,7 +175,8 @@ bool word_reaches(uint32_t chip, uint64_t addr, uint32_t want) {
 
 // One mesh or torus (wrap cables used unless g_wrap is false), or several meshes.
 transport::FabricBuilder fabric_2d(Cluster& cluster, const FabricSpec& o) {
-    if (cluster.topology().meshes().size() > 1) return transport::multi_mesh_fabric(cluster.board(), cluster.topology(), o);
+    if (cluster.topology().meshes().size() > 1)
+        return transport::multi_mesh_fabric(cluster.board(), cluster.topology(), o);
     return transport::mesh_fabric(cluster.board(), cluster.topology(), o, g_wrap);
 }
 
@@ -183,10 +184,9 @@ transport::FabricBuilder fabric_2d(Cluster& cluster, const FabricSpec& o) {
 // the next test (or the teardown) stops what a failed one left running.
 transport::Fabric& start_fabric(FabricSpec o = {}) {
     g_fabric.reset();
-    g_fabric =
-        transport::Fabric::start(*g_cluster,
-                                 g_2d ? fabric_2d(*g_cluster, o) : transport::fabric_over(*g_cluster, g_ring, o),
-                                 milliseconds(10000));
+    g_fabric = transport::Fabric::start(*g_cluster,
+                                        g_2d ? fabric_2d(*g_cluster, o) : transport::fabric_over(*g_cluster, g_ring, o),
+                                        milliseconds(10000));
     return *g_fabric;
 }
 
@@ -612,17 +612,32 @@ void test_planes_are_independent_fabrics(void**) {
 
 void all_reduce_is_right(const char* transport);
 
-// Firmware events of `kind` the event log holds for (chip, port), whole file.
-std::vector<nlohmann::json> events_at(const char* kind, uint32_t chip, const char* port) {
+// Firmware events of `kind` the event log holds for `chip` (and `port`, if
+// named), from the whole file: a failing op's timeouts soon push them out of
+// the recent ones.
+std::vector<nlohmann::json> events_at(const char* kind, uint32_t chip, const char* port = nullptr) {
     std::ifstream log(g_cluster->events()["log"].get<std::string>());
     std::vector<nlohmann::json> out;
     for (std::string line; std::getline(log, line);) {
         const nlohmann::json e = nlohmann::json::parse(line, nullptr, false);
         if (!e.is_discarded() && e.value("kind", "") == kind && e.value("chip", -1) == int(chip) &&
-            e.value("port_name", "") == port)
+            (!port || e.value("port_name", "") == port))
             out.push_back(e);
     }
     return out;
+}
+
+// A runner over the fabric, its fabric started over every cable by a small op.
+void warm_up(ccl::CollectiveRunner& run) {
+    ccl::OpRequest warm;
+    warm.op = ccl::Collective::kAllReduce;
+    warm.bytes = 4096;
+    ccl::run_case(run, *g_cluster, warm, 2);
+}
+ccl::RunnerOptions over_fabric() {
+    ccl::RunnerOptions o;
+    o.transport = "fabric";
+    return o;
 }
 
 // Ethernet fallback, live (ring8x2's 1D fabric, mesh2x2-rv32's 2D one): a
@@ -674,7 +689,8 @@ void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
     // Pulled once the stream is under way (a fifth of chip 1's packets in), well before its end.
     const auto delivered = [&] {
         uint64_t n = 0;
-        for (const transport::RouterView& r : transport::read_routers(*g_cluster)) n += r.chip == 1 ? r.status.delivered : 0;
+        for (const transport::RouterView& r : transport::read_routers(*g_cluster))
+            n += r.chip == 1 ? r.status.delivered : 0;
         return n;
     };
     const uint64_t packets_to_chip_1 = (n - 1) * (kBig / fabric->builder().spec().payload_bytes() + kIncsPerPair);
@@ -699,8 +715,8 @@ void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
         if (r.relay) relayed += r.status.forwarded;
         if (r.status.state == abi::kFabricRouterRerouted) ++rerouted, resent += r.status.resent;
     }
-    fprintf(stderr, "after the pull: %llu packets relayed, %llu sent again\n",
-            static_cast<unsigned long long>(relayed), static_cast<unsigned long long>(resent));
+    fprintf(stderr, "after the pull: %llu packets relayed, %llu sent again\n", static_cast<unsigned long long>(relayed),
+            static_cast<unsigned long long>(resent));
     assert_true(relayed > 0);
     assert_int_equal(rerouted, 2);  // the two ends of the cable
     std::vector<nlohmann::json> events;
@@ -775,7 +791,8 @@ void test_galaxy_as_row_and_column_rings(void**) {
             j.inc = 1;
             sent.push_back({c, t});
         }
-        launches.push_back({c, worker_core(0), &test_kernel(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
+        launches.push_back(
+            {c, worker_core(0), &test_kernel(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
     }
     g_cluster->run(launches, milliseconds(60000));
     for (auto [f, t] : sent) {
@@ -830,20 +847,6 @@ void all_reduce_is_right(const char* transport) {
     if (res.check.wrong) fail_msg("%s all-reduce after the fault: %zu wrong", transport, size_t(res.check.wrong));
 }
 
-// link_down events the chips posted for (chip, port), in the bridge's event
-// log (the whole file: a failing op's timeouts soon push them out of the
-// recent ones).
-size_t link_downs(uint32_t chip, const char* port) {
-    std::ifstream log(g_cluster->events()["log"].get<std::string>());
-    size_t n = 0;
-    for (std::string line; std::getline(log, line);) {
-        const nlohmann::json e = nlohmann::json::parse(line, nullptr, false);
-        n += !e.is_discarded() && e.value("kind", "") == "link_down" && e.value("chip", -1) == int(chip) &&
-             e.value("port_name", "") == port;
-    }
-    return n;
-}
-
 // An op that fails under `meanwhile` (a fault injected while it runs): its
 // error and how long it took to fail.
 std::pair<std::string, double> failure_of(ccl::CollectiveRunner& run, const std::function<void()>& meanwhile) {
@@ -865,17 +868,12 @@ std::pair<std::string, double> failure_of(ccl::CollectiveRunner& run, const std:
 // router stays resident, and once the cable is back EDM and fabric ops are
 // right again.
 void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**) {
-    const size_t downs_before = link_downs(0, "E");
+    const size_t downs_before = events_at("link_down", 0, "E").size();
     g_fabric.reset();
     const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
     {
-        ccl::RunnerOptions o;
-        o.transport = "fabric";
-        ccl::CollectiveRunner run(*g_cluster, o);
-        ccl::OpRequest warm;  // its fabric running over every cable
-        warm.op = ccl::Collective::kAllReduce;
-        warm.bytes = 4096;
-        ccl::run_case(run, *g_cluster, warm, 2);
+        ccl::CollectiveRunner run(*g_cluster, over_fabric());
+        warm_up(run);
         const auto [e, seconds] = failure_of(run, [&] { g_cluster->set_link(0, east, false); });
         g_cluster->set_link(0, east, true);
         fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
@@ -885,7 +883,7 @@ void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**)
         assert_true(contains(e, "\nDOWN cables: chip 0.E <-> chip 1.W\n"));  // atop the hang report
         assert_true(seconds < 10);
         assert_int_equal(resident::list(*g_cluster).size(), 0);
-        assert_true(link_downs(0, "E") > downs_before);
+        assert_true(events_at("link_down", 0, "E").size() > downs_before);
     }
     all_reduce_is_right("edm");
     all_reduce_is_right("fabric");
@@ -902,13 +900,8 @@ void test_a_pulled_cable_is_routed_round_live(void**) {
     const uint32_t chip = g_cluster->topology().meshes()[0].width + 1;  // row 1, column 1
     const size_t before = events_at("rerouted", chip, "E").size();
     {
-        ccl::RunnerOptions o;
-        o.transport = "fabric";
-        ccl::CollectiveRunner run(*g_cluster, o);
-        ccl::OpRequest warm;  // its fabric running over every cable
-        warm.op = ccl::Collective::kAllReduce;
-        warm.bytes = 4096;
-        ccl::run_case(run, *g_cluster, warm, 2);
+        ccl::CollectiveRunner run(*g_cluster, over_fabric());
+        warm_up(run);
         ccl::OpRequest r;
         r.op = ccl::Collective::kAllReduce;
         r.algo = "ring";
@@ -919,14 +912,15 @@ void test_a_pulled_cable_is_routed_round_live(void**) {
         for (const transport::RouterView& v : transport::read_routers(*g_cluster))
             rerouted += v.status.state == abi::kFabricRouterRerouted;
         assert_int_equal(rerouted, 2);  // both ends of the cable
-        r.algo = "2d";  // the next op: a fabric planned without the cable
+        r.algo = "2d";                  // the next op: a fabric planned without the cable
         res = ccl::run_case(run, *g_cluster, r, 4);
         if (res.check.wrong) fail_msg("2d after the cable died: %zu wrong", size_t(res.check.wrong));
         for (const transport::RouterView& v : transport::read_routers(*g_cluster))
             if (v.chip == chip && v.way == "E") fail_msg("a router runs on the dead cable");
         g_cluster->set_link(chip, east, true);
         // The cable is back: the same runner's next op plans its fabric again, over it.
-        ccl::OpRequest again = warm;
+        ccl::OpRequest again;
+        again.op = ccl::Collective::kAllReduce;
         again.bytes = 256 * 1024;
         assert_int_equal(ccl::run_case(run, *g_cluster, again, 5).check.wrong, 0);
         size_t on_cable = 0;
@@ -953,9 +947,7 @@ void test_a_cut_mesh_fails_the_op_naming_the_chips(void**) {
     const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
     const uint32_t south = static_cast<uint32_t>(port_named(g_cluster->board(), "S"));
     {
-        ccl::RunnerOptions o;
-        o.transport = "fabric";
-        ccl::CollectiveRunner run(*g_cluster, o);
+        ccl::CollectiveRunner run(*g_cluster, over_fabric());
         all_reduce_is_right("fabric");
         const auto [e, seconds] = failure_of(run, [&] {
             g_cluster->set_link(0, east, false);
@@ -978,13 +970,8 @@ void test_an_inter_mesh_cable_pulled_under_an_op(void**) {
     g_fabric.reset();
     const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
     {
-        ccl::RunnerOptions o;
-        o.transport = "fabric";
-        ccl::CollectiveRunner run(*g_cluster, o);
-        ccl::OpRequest warm;
-        warm.op = ccl::Collective::kAllReduce;
-        warm.bytes = 4096;
-        ccl::run_case(run, *g_cluster, warm, 2);
+        ccl::CollectiveRunner run(*g_cluster, over_fabric());
+        warm_up(run);
         const auto [e, seconds] = failure_of(run, [&] { g_cluster->set_link(5, east, false); });
         fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
         assert_true(contains(e, "the fabric cannot route round it: moving the running fabric's traffic"));
@@ -1095,17 +1082,6 @@ void test_a_socket_streams_between_the_farthest_chips(void**) {
 // farthest chips of 4mesh3x3 (ten cables, through mesh 1).
 void test_a_socket_streams_across_meshes(void**) { socket_streams(g_cluster->size() - 1, 64ull << 20); }
 
-// Dropped-packet events the event log holds for `chip`, whole file.
-size_t drops_on(uint32_t chip) {
-    std::ifstream log(g_cluster->events()["log"].get<std::string>());
-    size_t n = 0;
-    for (std::string line; std::getline(log, line);) {
-        const nlohmann::json e = nlohmann::json::parse(line, nullptr, false);
-        n += !e.is_discarded() && e.value("kind", "") == "dropped_packet" && e.value("chip", -1) == int(chip);
-    }
-    return n;
-}
-
 // A routing loop forced through a debug hook (the host rewrites one L1 entry
 // on four chips of mesh 1, so packets for mesh 3 that enter there circle
 // N, E, S, W round chips 3, 0, 1, 4 of mesh 1): the TTL stops the packet, a
@@ -1114,8 +1090,10 @@ size_t drops_on(uint32_t chip) {
 void test_a_routing_loop_is_stopped_by_ttl(void**) {
     auto* fabric = &start_fabric();
     const transport::FabricBuilder& b = fabric->builder();
-    const std::pair<uint32_t, abi::FabricCompass> loop[] = {
-        {12, abi::kFabricNorth}, {9, abi::kFabricEast}, {10, abi::kFabricSouth}, {13, abi::kFabricWest}};
+    const std::pair<uint32_t, abi::FabricCompass> loop[] = {{12, abi::kFabricNorth},
+                                                            {9, abi::kFabricEast},
+                                                            {10, abi::kFabricSouth},
+                                                            {13, abi::kFabricWest}};
     const uint32_t to = 31, mesh = b.node(to).mesh;  // mesh 3's chip 4
     auto set_entries = [&](bool looping) {
         for (const auto& [chip, way] : loop) {
@@ -1123,7 +1101,8 @@ void test_a_routing_loop_is_stopped_by_ttl(void**) {
                                                     : b.table(chip).to_mesh[mesh];
             for (const transport::FabricRouterPlan& p : b.routers())
                 if (p.chip == chip)
-                    g_cluster->write(chip, p.config.route_table + offsetof(abi::FabricRouteTable, to_mesh) + sizeof e * mesh,
+                    g_cluster->write(chip,
+                                     p.config.route_table + offsetof(abi::FabricRouteTable, to_mesh) + sizeof e * mesh,
                                      &e, sizeof e);
         }
     };
@@ -1140,14 +1119,14 @@ void test_a_routing_loop_is_stopped_by_ttl(void**) {
         traffic.run(*fabric);
     };
     size_t before = 0;
-    for (const auto& [chip, way] : loop) before += drops_on(chip);
+    for (const auto& [chip, way] : loop) before += events_at("dropped_packet", chip).size();
     set_entries(true);
     send();
     size_t after = before;
     for (int i = 0; i < 300 && after == before; ++i) {
         std::this_thread::sleep_for(milliseconds(10));
         after = 0;
-        for (const auto& [chip, way] : loop) after += drops_on(chip);
+        for (const auto& [chip, way] : loop) after += events_at("dropped_packet", chip).size();
     }
     assert_int_equal(after, before + 1);  // dropped once, by one of the four
     assert_int_equal(g_cluster->chip(to).read32(dram(kSems)), 0);

@@ -400,8 +400,7 @@ void test_4mesh3x3_routes_are_rewritten_at_each_mesh_entry(void**) {
         chip = f.routers()[r].peer_chip;
         path.push_back(chip);
         const uint8_t hops_before = h.hops;
-        const fabric::Decision d =
-            fabric::on_receive(h, fabric::Hop{2, dir ^ 2, f.node(chip), &f.table(chip)});
+        const fabric::Decision d = fabric::on_receive(h, fabric::Hop{2, dir ^ 2, f.node(chip), &f.table(chip)});
         assert_false(d.expired || d.lost);
         if (hops_before == 1 && d.forward) rewritten.push_back(chip);
         if (!d.forward) break;

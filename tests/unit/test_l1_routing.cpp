@@ -182,9 +182,7 @@ transport::FabricBuilder triangle(const BoardInfo& board, bool clockwise) {
     const uint32_t cw_exit[3] = {1, 3, 2}, ccw_exit[3] = {3, 0, 0};
     const char cw_letter[3] = {'E', 'S', 'W'}, ccw_letter[3] = {'E', 'W', 'N'};
     const Mesh grid = Mesh::grid(2, 2, false);
-    const transport::RouteOf routes = [&](uint32_t a, uint32_t b) {
-        return transport::dor_route(grid, a % 4, b % 4);
-    };
+    const transport::RouteOf routes = [&](uint32_t a, uint32_t b) { return transport::dor_route(grid, a % 4, b % 4); };
     const transport::ExitOf exits = [=](uint32_t chip, uint32_t to_mesh) {
         const uint32_t own = chip / 4;
         const bool cw = clockwise || to_mesh == (own + 1) % 3;

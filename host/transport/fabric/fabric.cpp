@@ -50,8 +50,8 @@ FabricBuilder fabric_of(const BoardInfo& board, const ClusterTopology& t, const 
     const bool grid = meshes.size() == 1 && (meshes[0].topology == "mesh" || meshes[0].topology == "torus") &&
                       meshes[0].width >= 2 && meshes[0].height >= 2;
     const bool several = meshes.size() > 1 && std::all_of(meshes.begin(), meshes.end(), [](const Mesh& m) {
-        return m.topology == "mesh" && m.chips() >= 2;
-    });
+                             return m.topology == "mesh" && m.chips() >= 2;
+                         });
     if ((spec.topology == "auto" || spec.topology == "mesh") && several) return multi_mesh_fabric(board, t, spec);
     if (spec.topology == "mesh" || spec.topology == "torus" || (spec.topology == "auto" && grid))
         return mesh_fabric(board, t, spec, spec.topology != "mesh");
@@ -157,6 +157,12 @@ std::string router_name(const BoardInfo& board, const FabricRouterPlan& p) {
            std::to_string(p.core) + ")";
 }
 
+// "the cable chip 0.E <-> chip 1.W": the router's cable, as its chip's port state names the far end.
+std::string cable_name(const BoardInfo& board, const FabricRouterPlan& p, const abi::PortState& port) {
+    return "the cable chip " + std::to_string(p.chip) + "." + port_name(board, p.port) + " <-> chip " +
+           std::to_string(port.peer_chip) + "." + port_name(board, port.peer_port);
+}
+
 // The channel of `status` whose head packet has not moved the longest, and for how long (us).
 std::pair<uint32_t, uint32_t> most_stuck(const abi::FabricRouterConfig& c, const abi::FabricRouterStatus& status) {
     std::pair<uint32_t, uint32_t> worst{0, 0};
@@ -186,10 +192,8 @@ std::string Fabric::fault() const {
         if (us < plan.config.timeout_us) continue;
         char held[32];
         snprintf(held, sizeof held, "%.1f s", us / 1e6);
-        return "the cable chip " + std::to_string(plan.chip) + "." + port_name(board, plan.port) + " <-> chip " +
-               std::to_string(port.peer_chip) + "." + port_name(board, port.peer_port) +
-               " is down: " + router_name(board, plan) + " has held the head packet of its " +
-               fabric_channel_name(plan.config, channel) + " for " + held;
+        return cable_name(board, plan, port) + " is down: " + router_name(board, plan) +
+               " has held the head packet of its " + fabric_channel_name(plan.config, channel) + " for " + held;
     }
     return "";
 }
@@ -208,9 +212,7 @@ std::string Fabric::tend() {
         const abi::PortState& port = chip.control().port[plan.port];
         rerouted_.insert({plan.chip, plan.port});  // decided once: fault() reports what was not rerouted
         rerouted_.insert({port.peer_chip, port.peer_port});
-        const std::string cable = "the cable chip " + std::to_string(plan.chip) + "." +
-                                  port_name(cluster_.board(), plan.port) + " <-> chip " +
-                                  std::to_string(port.peer_chip) + "." + port_name(cluster_.board(), port.peer_port);
+        const std::string cable = cable_name(cluster_.board(), plan, port);
         WEFT_INFO("fabric", "%s is down under the fabric: %s%s", cable.c_str(),
                   d.kind == RerouteDecision::kNewTables ? "" : "not rerouted: ", d.why.c_str());
         // No route round it at all: say so now, not once its packets have waited out their timeout.

@@ -78,9 +78,9 @@ private:
 
     Cluster& cluster_;
     FabricBuilder builder_;
-    ControlPlane control_;  // the cables as the fabric was built, and what died since
+    ControlPlane control_;                              // the cables as the fabric was built, and what died since
     std::set<std::pair<uint32_t, uint32_t>> rerouted_;  // (chip, port) of cables routed round live
-    size_t started_ = 0;  // routers 0..started_-1 run
+    size_t started_ = 0;                                // routers 0..started_-1 run
 };
 
 }  // namespace weft::transport

@@ -1,8 +1,8 @@
 #include "transport/fabric/fabric_builder.h"
 
 #include <algorithm>
-#include <memory>
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "common/error.h"
@@ -128,11 +128,11 @@ Mesh numbered_from_zero(Mesh mesh) {
 
 FabricBuilder::FabricBuilder(const BoardInfo& board, const Mesh& mesh, std::vector<Hop> cables, FabricSpec spec,
                              const RouteOf& routes, const std::vector<std::optional<Hop>>& fallbacks)
-    : FabricBuilder(board, std::vector<Mesh>{numbered_from_zero(mesh)}, std::move(cables), std::move(spec), routes,
-                    {}, fallbacks) {}
+    : FabricBuilder(board, std::vector<Mesh>{numbered_from_zero(mesh)}, std::move(cables), std::move(spec), routes, {},
+                    fallbacks) {}
 
-FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, std::vector<Hop> cables,
-                             FabricSpec spec, const RouteOf& routes, const ExitOf& exits,
+FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, std::vector<Hop> cables, FabricSpec spec,
+                             const RouteOf& routes, const ExitOf& exits,
                              const std::vector<std::optional<Hop>>& fallbacks)
     : board_(board), cables_(std::move(cables)), ring_(false), spec_(std::move(spec)), meshes_(std::move(meshes)) {
     check_meshes();
@@ -174,7 +174,8 @@ void FabricBuilder::check_meshes() const {
             throw Error(name + "a 2D fabric's routing table holds " + std::to_string(abi::kFabricMaxMeshChips) +
                         " chips, not " + std::to_string(m.chips()));
         if (m.wraps() && (m.width == 2 || m.height == 2))
-            throw Error("a torus needs at least three chips in each dimension it wraps (two would wrap on the same pair)");
+            throw Error(
+                "a torus needs at least three chips in each dimension it wraps (two would wrap on the same pair)");
         if (meshes_.size() > 1 && m.wraps())
             throw Error(name + "a fabric of several meshes runs each as a mesh, not a " + m.topology);
         if (meshes_.size() > 1 && m.id >= abi::kFabricMaxMeshes)
@@ -234,8 +235,8 @@ void FabricBuilder::add_cable_2d(const Hop& c) {
 void FabricBuilder::check_deadlock(const RouteOf& route) const {
     const Mesh& m = meshes_[0];
     const bool datelines = m.wraps() && !(spec_.flags & abi::kFabricNoDateline);
-    const DependencyVerdict verdict =
-        meshes_.size() == 1 ? check_dependencies(m, route, datelines) : check_fabric_dependencies(*this);
+    const DependencyVerdict verdict = meshes_.size() == 1 ? check_dependencies(m, route, datelines)
+                                                          : check_fabric_dependencies(*this);
     if (verdict.acyclic) return;
     std::string cycle;
     for (const std::string& c : verdict.cycle) cycle += (cycle.empty() ? "" : " -> ") + c;
@@ -306,7 +307,8 @@ void FabricBuilder::add_relays(const std::vector<std::optional<Hop>>& fallbacks)
         if (!fallbacks[i]) continue;
         const Hop& f = *fallbacks[i];
         const Hop& c = cables_[i];
-        if (f.from_chip != c.from_chip || f.to_chip != c.to_chip || f.from_port == c.from_port || f.to_port == c.to_port)
+        if (f.from_chip != c.from_chip || f.to_chip != c.to_chip || f.from_port == c.from_port ||
+            f.to_port == c.to_port)
             throw Error("fabric cable " + std::to_string(i) + "'s fallback must join " + chip_name(c.from_chip) +
                         " to " + chip_name(c.to_chip) + " on other ports");
         const auto [from_end, to_end] = cable_routers_.at(i);
@@ -346,8 +348,8 @@ void FabricBuilder::link_relays(size_t r) {
             out.freed = primary.l1.base + lp.fallback_words + 4 * (abi::kFabricMaxVcs + v);
             p.fallback[v] = out;
             p.fallback_in[v] = {primary.l1.base + lp.fallback_in + v * channel_bytes,
-                                primary.l1.base + lp.fallback_words + 4 * v,
-                                relay.l1.base + lr.forward_freed + 4 * v, spec_.slots, v};
+                                primary.l1.base + lp.fallback_words + 4 * v, relay.l1.base + lr.forward_freed + 4 * v,
+                                spec_.slots, v};
             relay.config.forward[0][v] = p.fallback_in[v];
         }
         p.fallback_port = relay.port;
@@ -527,7 +529,7 @@ uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t ch
     static const char* const kWays[] = {"north", "east", "south", "west", "forward", "backward"};
     const char* way = kWays[static_cast<uint32_t>(direction) % kFabricDirections];
     if (index < 0)
- throw Error(chip_name(chip) + (dims() == 2 ? " is on the fabric's edge" : " ends the fabric's line") +
+        throw Error(chip_name(chip) + (dims() == 2 ? " is on the fabric's edge" : " ends the fabric's line") +
                     ": it has no router " + way);
     if (lane >= spec_.lanes)
         throw Error("fabric lane " + std::to_string(lane) + " does not exist: routers have " +

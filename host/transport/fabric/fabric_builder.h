@@ -158,11 +158,11 @@ private:
     bool fallback_ = false;  // some router has a fallback relay
     uint64_t l1_bytes_ = 0;
     std::vector<FabricRouterPlan> routers_;
-    std::vector<int> forward_, backward_;        // by position: router index or -1
-    std::vector<Mesh> meshes_;                   // 2D only
-    std::vector<int> router_at_;                 // 2D: chip * 4 + compass -> router index or -1
+    std::vector<int> forward_, backward_;             // by position: router index or -1
+    std::vector<Mesh> meshes_;                        // 2D only
+    std::vector<int> router_at_;                      // 2D: chip * 4 + compass -> router index or -1
     std::vector<std::pair<int, int>> cable_routers_;  // per cable: its routers at the from and to ends
-    std::vector<abi::FabricRouteTable> tables_;  // 2D: per chip, by position
+    std::vector<abi::FabricRouteTable> tables_;       // 2D: per chip, by position
 };
 
 // The 2D fabric over a cluster of one mesh or torus (its first routing

@@ -34,7 +34,8 @@ private:
     }
     uint32_t across(uint32_t channel) const { return router(channel / 8, channel / 2 % 4)->peer_chip; }
     bool dead(uint32_t chip, uint32_t dir) const {
-        return move_ && ((chip == move_->chip && dir == move_->dir) || (chip == move_->peer_chip && dir == (move_->dir ^ 2)));
+        return move_ &&
+               ((chip == move_->chip && dir == move_->dir) || (chip == move_->peer_chip && dir == (move_->dir ^ 2)));
     }
     // `moved`: it took a route from the new tables already, so it meets no old one again
     // (the tables change once: a router that routed it by the new ones has no old ones left).

@@ -65,8 +65,8 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
                 e.what();
         return d;
     }
-    const TableMove move{[&](uint32_t c) -> const abi::FabricRouteTable& { return next[fabric.position(c)]; },
-                         chip, static_cast<uint32_t>(a->direction), b.chip};
+    const TableMove move{[&](uint32_t c) -> const abi::FabricRouteTable& { return next[fabric.position(c)]; }, chip,
+                         static_cast<uint32_t>(a->direction), b.chip};
     std::string unsafe;
     try {
         const DependencyVerdict v = check_table_move(fabric, move);

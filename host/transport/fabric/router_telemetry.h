@@ -17,7 +17,7 @@ namespace weft::transport {
 
 struct RouterView {
     uint32_t chip = 0, core = 0, port = 0;
-    std::string way;  // the way its cable leaves the chip: N, E, S or W
+    std::string way;     // the way its cable leaves the chip: N, E, S or W
     bool relay = false;  // a fallback relay (abi::kFabricRelay), carrying another router's traffic
     abi::FabricRouterStatus status{};
     uint64_t status_address = 0;

@@ -53,9 +53,7 @@ int neighbor(const Mesh& mesh, uint32_t chip, abi::FabricCompass dir, bool* wrap
     }
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 uint32_t channel_id(uint32_t chip, uint32_t dir, uint32_t vc) { return (chip * 4 + dir) * 2 + vc; }
 

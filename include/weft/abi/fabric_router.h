@@ -110,12 +110,12 @@ enum FabricRouterCommand : uint32_t { kFabricRun = 0, kFabricPause = 1, kFabricD
 struct FabricRouterStatus {
     FabricChannelStatus senders[kFabricMaxSenders];
     FabricChannelStatus receivers[kFabricMaxVcs];
-    volatile uint32_t delivered;   // packets executed on this chip
-    volatile uint32_t forwarded;   // packets passed to the opposite router
-    volatile uint32_t dropped;     // TTL expired, no route on, or stuck past the timeout with kFabricDropStuck
-    volatile uint32_t timeouts;    // timeout events posted
-    volatile uint32_t link_downs;  // times its cable went down (a link_down event each)
-    volatile uint32_t resent;      // packets sent again over the fallback (not known to have arrived)
+    volatile uint32_t delivered;       // packets executed on this chip
+    volatile uint32_t forwarded;       // packets passed to the opposite router
+    volatile uint32_t dropped;         // TTL expired, no route on, or stuck past the timeout with kFabricDropStuck
+    volatile uint32_t timeouts;        // timeout events posted
+    volatile uint32_t link_downs;      // times its cable went down (a link_down event each)
+    volatile uint32_t resent;          // packets sent again over the fallback (not known to have arrived)
     volatile uint32_t state;           // FabricRouterState
     volatile uint32_t command;         // host: FabricRouterCommand, obeyed at the next poll
     volatile uint64_t heartbeat;       // timebase ticks at its latest poll
@@ -164,7 +164,7 @@ struct FabricRouterConfig {
     // in our L1 by our relay, freed in its L1). slots 0: no fallback.
     FabricRing fallback[kFabricMaxVcs];
     FabricRing fallback_in[kFabricMaxVcs];
-    uint32_t fallback_port;   // the relay's port, for events
+    uint32_t fallback_port;  // the relay's port, for events
     uint32_t pad2;
     uint64_t fallback_stage;  // 64 bytes of our L1 where what we tell the peer is staged for the NoC
 };
