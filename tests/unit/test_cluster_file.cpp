@@ -872,6 +872,11 @@ void test_fabric_section(void**) {
     assert_int_equal(s.fabric.lanes, 2);
     assert_int_equal(s.fabric.router_timeout_ms, 500);
     assert_int_equal(s.fabric.line, 8);  // where its keys start
+    assert_false(s.fabric.fallback);
+    // The fallback relays: off unless asked, and carried in the bridge's info to the runner.
+    ClusterSpec f = PARSE(head() + mesh(0, 4, 1, "ring") + "fabric:\n  fallback: true\n");
+    assert_true(f.fabric.fallback);
+    assert_true(weft::FabricSpec::from_json(f.fabric.to_json()).fallback);
 }
 
 void test_fabric_section_errors(void**) {
@@ -890,6 +895,7 @@ void test_fabric_section_errors(void**) {
     EXPECT_ERROR(ring + "fabric:\n  lanes: 5\n", 8, "the fabric's lanes must be");
     EXPECT_ERROR(ring + "fabric:\n  planes: 2\n", 8, "2 planes is not supported yet");
     EXPECT_ERROR(ring + "fabric: [ring]\n", 7, "the fabric must be a map");
+    EXPECT_ERROR(ring + "fabric:\n  fallback: maybe\n", 8, "the fabric's fallback must be true or false, not");
     EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "fabric:\n  topology: ring\n", 8,
                  "a fabric ring needs at least 3 chips, not 2");
 }
