@@ -432,7 +432,11 @@ bool Router::handle_head(Receiver& rx, uint32_t vc, abi::FabricPacketHeader& h, 
             drop(abi::kEventRoutingError, channel, h);  // the line (or mesh) ends here
             return true;
         }
-        if (!forward(config_.forward[d.next][out_vc], slot, abi::kFabricHeaderBytes + h.payload_bytes)) return false;
+        if (!forward(config_.forward[d.next][out_vc], slot, abi::kFabricHeaderBytes + h.payload_bytes)) {
+            status_.receivers[vc].waits_for = 1 + d.next + 256 * out_vc;
+            return false;
+        }
+        status_.receivers[vc].waits_for = 0;
     }
     if (d.deliver) execute(h, slot + abi::kFabricHeaderBytes);
     return true;

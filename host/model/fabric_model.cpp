@@ -73,6 +73,12 @@ FabricModel::FabricModel(const std::string& cluster, FabricSpec options, const t
     start_routers();
 }
 
+FabricModel::FabricModel(const std::string& cluster, const Plan& plan)
+    : spec_(load(cluster)), cluster_(spec_), l1_(spec_.board) {
+    fabric_ = std::make_unique<transport::FabricBuilder>(plan(cluster_));
+    start_routers();
+}
+
 void FabricModel::start_routers() {
     for (size_t r = 0; r < fabric_->routers().size(); ++r) {
         const transport::FabricRouterPlan& plan = fabric_->routers()[r];
@@ -132,6 +138,8 @@ bool FabricModel::poll(Worker& w) {
             return true;
         }
         const ModelPacket& p = w.packets.front();
+        if (p.after && *reinterpret_cast<const volatile uint32_t*>(bytes(w.chip, p.after, 4)) < p.after_value)
+            return false;
         if (c.room() < packets_of(p, c.max_payload())) return false;
         switch (p.command) {
             case abi::kFabricWrite:
@@ -159,9 +167,13 @@ void FabricModel::check_credits() {
     }
 }
 
+bool FabricModel::poll_router(size_t r) {
+    return host_board::run_as(*routers_[r].core, [&] { return routers_[r].router->poll(); });
+}
+
 void FabricModel::step() {
     bool moved = cluster_.step_devices();
-    for (RouterCore& r : routers_) moved |= host_board::run_as(*r.core, [&] { return r.router->poll(); });
+    for (size_t r = 0; r < routers_.size(); ++r) moved |= poll_router(r);
     for (auto& w : workers_) moved |= poll(*w);
     check_credits();
     if (on_step) on_step();

@@ -31,6 +31,10 @@ struct ModelPacket {
     uint64_t src = 0;           // board address on the sender's chip
     uint32_t bytes = 0, inc = 0;
     uint64_t scatter[2] = {};
+    // Traffic with dependencies: sent only once the word at `after` (a board
+    // address on the sender's chip; 0: none) has reached `after_value`.
+    uint64_t after = 0;
+    uint32_t after_value = 0;
 };
 
 class FabricModel {
@@ -42,6 +46,9 @@ public:
     // its L0 tables from `routes` (a control plane's) or dimension order; or
     // several meshes (transport::multi_mesh_fabric, the control plane's tables).
     FabricModel(const std::string& cluster, FabricSpec options, const transport::RouteOf& routes = {});
+    // Any fabric over `cluster`, planned by `plan` on the host-model machine.
+    using Plan = std::function<transport::FabricBuilder(HostCluster&)>;
+    FabricModel(const std::string& cluster, const Plan& plan);
 
     HostCluster& cluster() { return cluster_; }
     const transport::FabricBuilder& fabric() const { return *fabric_; }
@@ -82,6 +89,20 @@ public:
     uint32_t events(uint32_t chip, uint32_t kind);
     // Runs on every step, after the invariant check (tests add their own).
     std::function<void()> on_step;
+
+    // For a scheduler of its own (the fabric model's virtual time) in place
+    // of step(): each router and worker polled alone, as `core`.
+    size_t router_count() const { return routers_.size(); }
+    host_board::Core& router_core(size_t r) { return *routers_[r].core; }
+    const abi::FabricRouterConfig& router_config(size_t r) const { return *routers_[r].config; }
+    const abi::FabricRouterStatus& router_status(size_t r) const { return routers_[r].router->status(); }
+    bool poll_router(size_t r);
+    size_t worker_count() const { return workers_.size(); }
+    host_board::Core& worker_core(size_t w) { return *workers_[w]->core; }
+    uint32_t worker_chip(size_t w) const { return workers_[w]->chip; }
+    bool poll_worker(size_t w) { return poll(*workers_[w]); }
+    // It sent everything and closed its connection.
+    bool worker_done(size_t w) const { return workers_[w]->packets.empty() && workers_[w]->closed; }
 
 private:
     struct RouterCore {

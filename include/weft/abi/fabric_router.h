@@ -87,7 +87,10 @@ struct FabricChannelStatus {
     volatile uint32_t done;      // sender: packets sent on the cable; receiver: packets handled
     volatile uint32_t freed;     // slots given back to the writer
     volatile uint32_t stuck_us;  // how long the head packet has not moved, when last looked at
-    volatile uint32_t pad;
+    // A receiver's head packet, once its route is decided and it waits to
+    // move on: 1 + the direction it leaves by (forward[] index), plus 256 x
+    // the VC it takes there; 0: none. A hang report follows these waits.
+    volatile uint32_t waits_for;
 };
 
 // What a router is doing, as the control plane commands it (the TT-Fabric

@@ -1,0 +1,93 @@
+// weft-fabric-model: the router firmware on modelled chips in virtual time.
+// Each command builds a host-model fabric over a cluster file (as weft run
+// plans it on QEMU), runs traffic through the real router code and prints
+// what silicon-like chips and cables would take (costs.h).
+#include <stdio.h>
+
+#include <CLI/CLI.hpp>
+
+#include "common/error.h"
+#include "common/sizes.h"
+#include "fabric_model/traffic.h"
+
+namespace {
+
+using namespace weft;
+using namespace weft::fabric_model;
+
+struct Args {
+    ModelOptions model;
+    std::string op, size = "1M", packet = "0";
+    uint32_t from = 0, to = 1;
+};
+
+void add_model_options(CLI::App& app, Args& a) {
+    app.add_option("--cluster", a.model.cluster, "a cluster file in clusters/ (ring8, galaxy, torus4x4, ...)")
+        ->capture_default_str();
+    app.add_option("--topology", a.model.fabric.topology, "the fabric: auto, line, ring, mesh or torus")
+        ->capture_default_str();
+    app.add_option("--packet-bytes", a.model.fabric.packet_bytes,
+                   "payload bytes per packet (0: the largest that fits)");
+    app.add_option("--slots", a.model.fabric.slots, "slots per router channel")->capture_default_str();
+    Costs& c = a.model.costs;
+    app.add_option("--cable-gbps", c.cable_gbps, "a cable's rate each way, GB/s")->capture_default_str();
+    app.add_option("--cable-latency-ns", c.cable_latency_ns, "a cable's latency")->capture_default_str();
+    app.add_option("--noc-gbps", c.noc_gbps, "a core's NoC rate, GB/s")->capture_default_str();
+    app.add_option("--router-packet-ns", c.router_packet_ns, "a router's work per packet")->capture_default_str();
+}
+
+void print_op(const OpTime& t) {
+    printf("%s on %u chips, %llu bytes: %.3f us virtual, algbw %.2f GB/s, busbw %.2f GB/s (%.2f of a cable)\n",
+           t.op.c_str(), t.chips, (unsigned long long)t.bytes, double(t.ns) / 1e3, t.algbw(), t.busbw(),
+           t.busbw() / 12.5);
+    printf("  %llu events\n", (unsigned long long)t.events);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"weft-fabric-model: the fabric router's own code on modelled chips, in virtual time"};
+    app.require_subcommand(1);
+    Args a;
+
+    CLI::App* run = app.add_subcommand("run", "a collective's time, algbw and busbw (ring algorithms)");
+    run->add_option("op", a.op, "all_gather, reduce_scatter or all_reduce")->required();
+    run->add_option("--size", a.size, "the op's size (nccl-tests' count): 4096, 64K, 1M")->capture_default_str();
+    add_model_options(*run, a);
+
+    CLI::App* latency = app.add_subcommand("latency", "one packet's latency from chip to chip");
+    latency->add_option("--from", a.from)->capture_default_str();
+    latency->add_option("--to", a.to)->capture_default_str();
+    latency->add_option("--bytes", a.packet, "its payload")->capture_default_str();
+    add_model_options(*latency, a);
+
+    CLI::App* stream_cmd = app.add_subcommand("stream", "one worker's stream of packets: rate and packets/s");
+    stream_cmd->add_option("--from", a.from)->capture_default_str();
+    stream_cmd->add_option("--to", a.to)->capture_default_str();
+    stream_cmd->add_option("--size", a.size, "bytes in all")->capture_default_str();
+    stream_cmd->add_option("--bytes", a.packet, "payload per packet (0: the largest)")->capture_default_str();
+    add_model_options(*stream_cmd, a);
+
+    CLI11_PARSE(app, argc, argv);
+    try {
+        const Costs& c = a.model.costs;
+        if (c.cable_gbps <= 0 || c.noc_gbps <= 0) throw Error("rates must be above 0 GB/s");
+        if (*run) {
+            print_op(ring_collective(a.model, a.op, parse_size(a.size)));
+        } else if (*latency) {
+            const Latency l = packet_latency(a.model, a.from, a.to, uint32_t(parse_size(a.packet)));
+            printf("chip %u -> chip %u, %u hops, %s bytes: %.3f us virtual (%.0f ns a hop)\n", a.from, a.to, l.hops,
+                   a.packet.c_str(), double(l.ns) / 1e3, l.hops ? double(l.ns) / l.hops : 0.0);
+        } else if (*stream_cmd) {
+            const Stream s = stream(a.model, a.from, a.to, parse_size(a.size), uint32_t(parse_size(a.packet)));
+            printf("chip %u -> chip %u: %llu bytes in %llu packets, %.3f us virtual: %.2f GB/s (%.2f of a cable), "
+                   "%.2f M packets/s\n",
+                   a.from, a.to, (unsigned long long)s.bytes, (unsigned long long)s.packets, double(s.ns) / 1e3,
+                   s.gbps(), s.gbps() / c.cable_gbps, s.mpps());
+        }
+    } catch (const std::exception& e) {
+        fprintf(stderr, "weft-fabric-model: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

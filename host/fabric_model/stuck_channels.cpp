@@ -1,0 +1,140 @@
+#include "fabric_model/stuck_channels.h"
+
+#include <map>
+
+#include "fabric/route.h"
+
+namespace weft::fabric_model {
+namespace {
+
+using transport::FabricDirection;
+
+uint32_t word_at(uint64_t host_address) { return *reinterpret_cast<const volatile uint32_t*>(host_address); }
+
+std::string receiver_name(const HeldChannel& c) {
+    return "chip " + std::to_string(c.chip) + " port " + std::to_string(c.port) + " vc" + std::to_string(c.channel);
+}
+
+// The router on `chip` a packet leaving toward `next` (2D: a compass
+// direction) goes out of; 1D: the one opposite the router it came in by.
+int next_router(const transport::FabricBuilder& f, uint32_t chip, const transport::FabricRouterPlan& in,
+                uint32_t next) {
+    if (in.config.dims == 2) return f.router_index(chip, transport::compass_direction(next));
+    const FabricDirection back = in.direction == FabricDirection::kForward ? FabricDirection::kBackward
+                                                                           : FabricDirection::kForward;
+    return f.router_index(chip, back);
+}
+
+// The receiver (router, vc) at the far end of router `out`'s cable.
+std::pair<int, uint32_t> across(model::FabricModel& model, int out, uint32_t vc) {
+    const transport::FabricRouterPlan& p = model.fabric().routers()[size_t(out)];
+    if (p.config.dateline && !(p.config.flags & abi::kFabricNoDateline)) vc = 1;
+    const abi::PortState& far = model.cluster().memory(p.chip).control().port[p.port];
+    for (size_t r = 0; r < model.router_count(); ++r) {
+        const transport::FabricRouterPlan& q = model.fabric().routers()[r];
+        if (q.chip == far.peer_chip && q.port == far.peer_port) return {int(r), vc};
+    }
+    return {-1, vc};
+}
+
+}  // namespace
+
+std::vector<HeldChannel> held_channels(model::FabricModel& model) {
+    std::vector<HeldChannel> out;
+    for (size_t r = 0; r < model.router_count(); ++r) {
+        const abi::FabricRouterConfig& c = model.router_config(r);
+        const abi::FabricRouterStatus& s = model.router_status(r);
+        const auto& link = *reinterpret_cast<const abi::FabricLinkWords*>(c.link_words);
+        const uint32_t chip = model.fabric().routers()[r].chip;
+        for (uint32_t v = 0; v < c.num_vcs; ++v) {
+            const uint32_t held = link.filled[v] - s.receivers[v].done;
+            if (!held) continue;
+            const abi::FabricRing& ring = c.receivers[v];
+            const uint64_t head = ring.buffer + uint64_t(c.slot_size) * (s.receivers[v].done % ring.slots);
+            const auto& h = *reinterpret_cast<const abi::FabricPacketHeader*>(head);
+            out.push_back({uint32_t(r), chip, c.port, true, v, held, ring.slots, h.dst});
+        }
+        for (uint32_t i = 0; i < c.num_senders; ++i) {
+            const abi::FabricRing& ring = c.senders[i];
+            if (!ring.slots) continue;
+            const uint32_t held = word_at(ring.written) - s.senders[i].done;
+            if (held) out.push_back({uint32_t(r), chip, c.port, false, i, held, ring.slots, {}});
+        }
+    }
+    return out;
+}
+
+uint64_t held_packets(model::FabricModel& model) {
+    uint64_t n = 0;
+    for (const HeldChannel& c : held_channels(model)) n += c.held;
+    return n;
+}
+
+std::vector<std::string> wait_cycle(model::FabricModel& model) {
+    const transport::FabricBuilder& f = model.fabric();
+    std::map<std::pair<int, uint32_t>, std::pair<int, uint32_t>> waits_for;
+    std::map<std::pair<int, uint32_t>, HeldChannel> held;
+    for (const HeldChannel& c : held_channels(model)) {
+        if (!c.receiver) continue;
+        const abi::FabricRouterConfig& config = model.router_config(c.router);
+        const abi::FabricRouterStatus& s = model.router_status(c.router);
+        // The router decided where its head goes (and changed the header
+        // for the next router): it says so; else decide as it will.
+        uint32_t next = 0, vc = c.channel;
+        if (const uint32_t w = s.receivers[c.channel].waits_for) {
+            next = (w & 0xff) - 1, vc = w >> 8;
+        } else {
+            const abi::FabricRing& ring = config.receivers[c.channel];
+            abi::FabricPacketHeader h = *reinterpret_cast<const abi::FabricPacketHeader*>(
+                ring.buffer + uint64_t(config.slot_size) * (s.receivers[c.channel].done % ring.slots));
+            const auto* table = config.route_table ? reinterpret_cast<const abi::FabricRouteTable*>(config.route_table)
+                                                   : nullptr;
+            const fabric::Decision d =
+                fabric::on_receive(h, fabric::Hop{config.dims, config.compass, config.self, table});
+            if (!d.forward) continue;  // delivered here: it waits for no other channel
+            next = d.next;
+            if (config.dims == 2) vc = fabric::vc_after_turn(c.channel, d.next, config.compass, config.flags);
+        }
+        const int out = next_router(f, c.chip, f.routers()[c.router], next);
+        if (out < 0) continue;
+        const std::pair<int, uint32_t> from{int(c.router), c.channel};
+        waits_for[from] = across(model, out, vc);
+        held[from] = c;
+    }
+    // Each channel waits for one other: follow the waits from each until one repeats.
+    for (const auto& [start, _] : waits_for) {
+        std::map<std::pair<int, uint32_t>, size_t> seen;
+        std::vector<std::pair<int, uint32_t>> path;
+        for (auto at = start; waits_for.count(at); at = waits_for[at]) {
+            if (seen.count(at)) {
+                std::vector<std::string> cycle;
+                for (size_t i = seen[at]; i < path.size(); ++i) cycle.push_back(receiver_name(held[path[i]]));
+                return cycle;
+            }
+            seen[at] = path.size();
+            path.push_back(at);
+        }
+    }
+    return {};
+}
+
+std::string stuck_report(model::FabricModel& model) {
+    std::string text;
+    for (const HeldChannel& c : held_channels(model)) {
+        text += "  chip " + std::to_string(c.chip) + " port " + std::to_string(c.port) +
+                (c.receiver ? " receiver vc" : " sender ") + std::to_string(c.channel) + ": " + std::to_string(c.held) +
+                "/" + std::to_string(c.slots) + " slots held";
+        if (c.receiver)
+            text += ", head to chip " + std::to_string(c.head_dst.chip) + " of mesh " + std::to_string(c.head_dst.mesh);
+        text += "\n";
+    }
+    const std::vector<std::string> cycle = wait_cycle(model);
+    if (!cycle.empty()) {
+        text += "  cycle of waits:";
+        for (const std::string& c : cycle) text += " " + c + " ->";
+        text += " " + cycle.front() + "\n";
+    }
+    return text;
+}
+
+}  // namespace weft::fabric_model

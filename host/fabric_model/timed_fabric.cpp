@@ -1,0 +1,278 @@
+#include "fabric_model/timed_fabric.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "devices/devices.h"
+#include "fabric_model/stuck_channels.h"
+#include "hal/timer.h"
+
+namespace weft::fabric_model {
+namespace {
+
+template <typename Ring>
+auto& head_command(Ring& ring) {
+    return ring.slots[ring.head & (Ring::kSlots - 1)];
+}
+
+template <typename Ring>
+bool has_command(const Ring& ring) {
+    return ring.head != __atomic_load_n(const_cast<uint32_t*>(&ring.tail), __ATOMIC_ACQUIRE);
+}
+
+template <typename Ring>
+bool reset_pending(const Ring& ring) {
+    return __atomic_load_n(const_cast<uint32_t*>(&ring.reset_seq), __ATOMIC_ACQUIRE) != ring.reset_ack;
+}
+
+}  // namespace
+
+TimedFabric::TimedFabric(model::FabricModel& model, const Costs& costs)
+    : model_(model),
+      costs_(costs),
+      cores_(static_cast<uint32_t>(model.cluster().board().cores.size())),
+      ports_(static_cast<uint32_t>(model.cluster().board().ports.size())) {
+    const uint32_t chips = model.chips();
+    pollers_of_chip_.resize(chips);
+    router_of_port_.assign(size_t(chips) * ports_, -1);
+    noc_.resize(size_t(chips) * cores_);
+    eth_.resize(size_t(chips) * ports_);
+    failures_.assign(size_t(chips) * ports_, 0);
+    // Firmware that blocks (a reset of a dead cable's queue, a table lookup)
+    // gets its own chip's commands served at once, outside virtual time.
+    for (uint32_t chip = 0; chip < chips; ++chip)
+        for (uint32_t core = 0; core < cores_; ++core)
+            model.cluster().core(chip, core).on_sleep = [this, chip] { serve_now(chip); };
+    add_pollers();
+}
+
+void TimedFabric::add_pollers() {
+    const size_t routers = model_.router_count();
+    while (pollers_.size() < routers + model_.worker_count()) {
+        const size_t i = pollers_.size();
+        Poller p;
+        if (i < routers) {
+            const abi::FabricRouterConfig& c = model_.router_config(i);
+            p.chip = model_.fabric().routers()[i].chip;
+            p.core = model_.router_core(i).id;
+            p.port = c.port;
+            router_of_port_[size_t(p.chip) * ports_ + p.port] = int(i);
+        } else {
+            p.chip = model_.worker_chip(i - routers);
+            p.core = model_.worker_core(i - routers).id;
+            model_.worker_core(i - routers).on_sleep = [this, chip = p.chip] { serve_now(chip); };
+        }
+        pollers_.push_back(p);
+        pollers_of_chip_[p.chip].push_back(uint32_t(i));
+        wake(uint32_t(i), now_);
+    }
+}
+
+void TimedFabric::schedule(uint64_t t, Kind kind, uint32_t a) { queue_.push(Event{t, seq_++, kind, a}); }
+
+void TimedFabric::wake(uint32_t poller, uint64_t t) {
+    Poller& p = pollers_[poller];
+    if (p.scheduled) return;
+    p.scheduled = true;
+    schedule(std::max(t, p.busy_until), kPoll, poller);
+}
+
+void TimedFabric::wake_chip(uint32_t chip, uint64_t t) {
+    for (uint32_t p : pollers_of_chip_[chip]) wake(p, t);
+}
+
+void TimedFabric::wake_routers() {
+    for (uint32_t r = 0; r < model_.router_count(); ++r) wake(r, now_);
+}
+
+uint64_t TimedFabric::router_work(size_t r) const {
+    const abi::FabricRouterStatus& s = model_.router_status(r);
+    uint64_t n = 0;
+    for (const auto& c : s.senders) n += c.done;
+    for (const auto& c : s.receivers) n += c.done;
+    return n;
+}
+
+// A poll that moved something costs its packets' work, and the poller looks
+// again once that is done; one that moved nothing sleeps until woken.
+void TimedFabric::poll(uint32_t index) {
+    Poller& p = pollers_[index];
+    p.scheduled = false;
+    const size_t routers = model_.router_count();
+    const bool router = index < routers;
+    const bool moved = router ? model_.poll_router(index) : model_.poll_worker(index - routers);
+    uint64_t cost = 0;
+    if (router) {
+        const uint64_t work = router_work(index);
+        cost = (work - p.work) * costs_.router_packet_ns;
+        if (moved) cost = std::max(cost, costs_.router_poll_ns);
+        p.work = work;
+    } else if (moved) {
+        cost = costs_.worker_packet_ns;
+    }
+    p.busy_until = now_ + cost;
+    const uint64_t start = router ? now_ + std::min(cost, costs_.router_latency_ns) : p.busy_until;
+    kick_noc(p.chip, p.core, start);
+    if (router) kick_eth(p.chip, p.port, start);
+    if (moved) wake(index, p.busy_until);
+}
+
+void TimedFabric::kick_noc(uint32_t chip, uint32_t core, uint64_t t) {
+    Server& s = noc_[size_t(chip) * cores_ + core];
+    abi::NocRing& ring = control(chip).noc[core];
+    if (s.scheduled || !(has_command(ring) || reset_pending(ring))) return;
+    s.scheduled = true;
+    const uint64_t start = std::max(t, s.free_at);
+    const uint32_t len = reset_pending(ring) ? 0 : head_command(ring).len;
+    schedule(start + costs_.noc_ns(len), kNocDone, chip * cores_ + core);
+}
+
+void TimedFabric::noc_done(uint32_t slot) {
+    const uint32_t chip = slot / cores_, core = slot % cores_;
+    Server& s = noc_[slot];
+    s.scheduled = false;
+    s.free_at = now_;
+    HostChip& mem = model_.cluster().memory(chip);
+    run_noc_ring(mem.memory(), model_.cluster().board(), control(chip).noc[core], 1,
+                 model_.cluster().devices().counters(chip));
+    check_watches(chip);
+    wake_chip(chip, now_);  // the bytes landed in some core's L1 and the ring's head moved
+    kick_noc(chip, core, now_);
+}
+
+void TimedFabric::kick_eth(uint32_t chip, uint32_t port, uint64_t t) {
+    if (port >= ports_) return;
+    Server& s = eth_[size_t(chip) * ports_ + port];
+    abi::EthRing& ring = control(chip).eth[port];
+    if (s.scheduled) return;
+    if (reset_pending(ring)) consume_ring(ring, 0, [](const abi::EthCommand&) { return abi::kRingOk; });
+    if (!has_command(ring) || control(chip).port[port].state != abi::kLinkUp) return;
+    s.scheduled = true;
+    const uint64_t start = std::max(t, s.free_at);
+    s.free_at = start + costs_.cable_ns(head_command(ring).len);
+    schedule(s.free_at, kEthSent, chip * ports_ + port);
+}
+
+// The command's last byte left: it completes here, its bytes land on the
+// peer a cable's latency later (in order: every delivery of a port takes as long).
+void TimedFabric::eth_sent(uint32_t slot) {
+    const uint32_t chip = slot / ports_, port = slot % ports_;
+    eth_[slot].scheduled = false;
+    abi::ChipControlBlock& cb = control(chip);
+    const uint32_t peer = cb.port[port].peer_chip;
+    if (cb.port[port].state == abi::kLinkUp) {
+        consume_ring(cb.eth[port], 1, [&](const abi::EthCommand& c) {
+            uint32_t index;
+            if (free_deliveries_.empty()) {
+                index = uint32_t(deliveries_.size());
+                deliveries_.emplace_back();
+            } else {
+                index = free_deliveries_.back();
+                free_deliveries_.pop_back();
+            }
+            Delivery& d = deliveries_[index];
+            d.from_chip = chip, d.port = port, d.chip = peer, d.dst = c.dst, d.cable_life = failures_[slot];
+            if (c.op == abi::kEthSendWord) {
+                d.bytes.resize(4);
+                std::memcpy(d.bytes.data(), &c.value, 4);
+            } else {
+                const uint8_t* src = model_.cluster().memory(chip).memory().at(c.src, c.len);
+                if (!src) return uint32_t(abi::kRingBadAddress);
+                d.bytes.assign(src, src + c.len);
+            }
+            schedule(now_ + costs_.cable_latency_ns, kDeliver, index);
+            return uint32_t(abi::kRingOk);
+        });
+        const int router = router_of_port_[slot];
+        if (router >= 0) wake(uint32_t(router), now_);
+    }
+    kick_eth(chip, port, now_);
+}
+
+void TimedFabric::deliver(uint32_t index) {
+    Delivery& d = deliveries_[index];
+    free_deliveries_.push_back(index);
+    if (d.cable_life != failures_[size_t(d.from_chip) * ports_ + d.port]) return;  // lost when the cable failed
+    uint8_t* dst = model_.cluster().memory(d.chip).memory().at(d.dst, d.bytes.size());
+    if (dst) std::memcpy(dst, d.bytes.data(), d.bytes.size());
+    check_watches(d.chip);
+    if (on_cable_delivery) on_cable_delivery(now_, d.from_chip, d.port, d.chip, uint32_t(d.bytes.size()));
+    wake_chip(d.chip, now_);
+}
+
+size_t TimedFabric::watch(uint32_t chip, uint64_t address, uint32_t value) {
+    const auto* word = reinterpret_cast<const volatile uint32_t*>(model_.bytes(chip, address, 4));
+    watches_.push_back({word, value});
+    watches_of_chip_[chip].push_back(watches_.size() - 1);
+    check_watches(chip);
+    return watches_.size() - 1;
+}
+
+void TimedFabric::check_watches(uint32_t chip) {
+    const auto it = watches_of_chip_.find(chip);
+    if (it == watches_of_chip_.end()) return;
+    for (size_t i : it->second) {
+        Watch& w = watches_[i];
+        if (w.reached == UINT64_MAX && *w.word >= w.value) w.reached = now_;
+    }
+}
+
+// Outside virtual time: what a blocked core waits for on its own chip.
+void TimedFabric::serve_now(uint32_t chip) {
+    HostChip& mem = model_.cluster().memory(chip);
+    for (uint32_t core = 0; core < cores_; ++core)
+        run_noc_ring(mem.memory(), model_.cluster().board(), control(chip).noc[core], abi::NocRing::kSlots,
+                     model_.cluster().devices().counters(chip));
+    for (uint32_t port = 0; port < ports_; ++port) {
+        abi::EthRing& ring = control(chip).eth[port];
+        if (reset_pending(ring)) consume_ring(ring, 0, [](const abi::EthCommand&) { return abi::kRingOk; });
+    }
+}
+
+void TimedFabric::set_cable(uint32_t chip, uint32_t port, bool up) {
+    abi::ChipControlBlock& cb = control(chip);
+    const uint32_t peer = cb.port[port].peer_chip, peer_port = cb.port[port].peer_port;
+    const uint32_t state = up ? abi::kLinkUp : abi::kLinkDown;
+    if (!up && cb.port[port].state == abi::kLinkUp) {
+        ++failures_[size_t(chip) * ports_ + port];
+        ++failures_[size_t(peer) * ports_ + peer_port];
+    }
+    cb.port[port].state = state;
+    control(peer).port[peer_port].state = state;
+    for (const auto& [c, p] : {std::pair{chip, port}, std::pair{peer, peer_port}}) {
+        wake_chip(c, now_);
+        kick_eth(c, p, now_);
+    }
+}
+
+bool TimedFabric::quiet() {
+    for (size_t w = 0; w < model_.worker_count(); ++w)
+        if (!model_.worker_done(w)) return false;
+    return model_.cluster().rings_idle() && held_packets(model_) == 0;
+}
+
+RunResult TimedFabric::run(uint64_t until_ns) {
+    add_pollers();
+    RunResult r;
+    while (!queue_.empty() && queue_.top().t <= until_ns) {
+        const Event e = queue_.top();
+        queue_.pop();
+        now_ = e.t;
+        model_.cluster().clock().now = now_ * timer::ticks_per_us() / 1000;
+        ++events_run_, ++r.events;
+        switch (e.kind) {
+            case kPoll: poll(e.a); break;
+            case kNocDone: noc_done(e.a); break;
+            case kEthSent: eth_sent(e.a); break;
+            case kDeliver: deliver(e.a); break;
+        }
+    }
+    r.end_ns = now_;
+    if (queue_.empty()) {
+        r.finished = quiet();
+        r.stuck = !r.finished;
+    }
+    return r;
+}
+
+}  // namespace weft::fabric_model

@@ -1,0 +1,126 @@
+// The fabric model's engine: a host-model fabric (model::FabricModel: the
+// real router firmware and worker API on host-memory chips) run by events in
+// virtual time instead of in lock-step rounds. The data plane is replaced,
+// not the firmware: each core's NoC ring and each port's Ethernet ring is
+// served one command at a time, taking what Costs says a silicon chip would,
+// and a router or worker is polled when something it may wait for changed,
+// then stays busy for what its poll did (Costs::router_packet_ns per packet);
+// what it issued starts Costs::router_latency_ns after the poll.
+//
+// One event per device command, packet delivery and poll; events of equal
+// time run in the order they were scheduled, so a run is the same every time
+// (no thread, no host clock).
+#pragma once
+#include <stdint.h>
+
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fabric_model/costs.h"
+#include "model/fabric_model.h"
+
+namespace weft::fabric_model {
+
+struct RunResult {
+    bool finished = false;  // every worker sent everything and nothing is left in flight
+    bool stuck = false;     // no event is left, yet packets wait: a deadlock
+    uint64_t end_ns = 0;    // virtual time of the last event
+    uint64_t events = 0;    // events run in this call
+};
+
+class TimedFabric {
+public:
+    TimedFabric(model::FabricModel& model, const Costs& costs);
+
+    model::FabricModel& model() { return model_; }
+    const Costs& costs() const { return costs_; }
+    uint64_t now_ns() const { return now_; }
+    uint64_t events_run() const { return events_run_; }
+
+    // Runs until every worker is done and every ring is empty, no event is
+    // left (stuck), or virtual time passes `until_ns`. Workers the model
+    // gained since the last call start now.
+    RunResult run(uint64_t until_ns = UINT64_MAX);
+
+    // A disruptor: the cable on (chip, port) fails or returns, as a pulled
+    // cable does: both ends see it, what is on the wire is lost, and queued
+    // commands wait while it is down.
+    void set_cable(uint32_t chip, uint32_t port, bool up);
+    // Wakes every router (after the host wrote a command into their status).
+    void wake_routers();
+
+    // The first virtual time the word at `address` (a board address) on
+    // `chip` is at least `value`: a delivery's time, seen where it lands.
+    size_t watch(uint32_t chip, uint64_t address, uint32_t value);
+    uint64_t reached(size_t watch) const { return watches_[watch].reached; }  // UINT64_MAX: not yet
+
+    // Called after each delivery over a cable, with its virtual time.
+    std::function<void(uint64_t ns, uint32_t from_chip, uint32_t port, uint32_t to_chip, uint32_t bytes)>
+        on_cable_delivery;
+
+private:
+    enum Kind : uint8_t { kPoll, kNocDone, kEthSent, kDeliver };
+    struct Event {
+        uint64_t t, seq;
+        Kind kind;
+        uint32_t a;  // kPoll: the poller; kNocDone: chip's core slot; kEthSent: port slot; kDeliver: delivery
+        bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+    };
+    // A router (the first router_count) or a worker, on one core of one chip.
+    struct Poller {
+        uint32_t chip = 0, core = 0, port = UINT32_MAX;  // port: a router's
+        uint64_t busy_until = 0, work = 0;               // work: packets it sent or handled so far
+        bool scheduled = false;
+    };
+    // A core's NoC ring or a port's Ethernet ring.
+    struct Server {
+        uint64_t free_at = 0;
+        bool scheduled = false;
+    };
+    struct Delivery {
+        uint32_t from_chip = 0, port = 0, chip = 0;
+        uint32_t cable_life = 0;  // the sending port's count of failures when it left
+        uint64_t dst = 0;
+        std::vector<uint8_t> bytes;
+    };
+
+    void schedule(uint64_t t, Kind kind, uint32_t a);
+    void add_pollers();
+    void wake(uint32_t poller, uint64_t t);
+    void wake_chip(uint32_t chip, uint64_t t);
+    void poll(uint32_t poller);
+    uint64_t router_work(size_t r) const;
+    void kick_noc(uint32_t chip, uint32_t core, uint64_t t);
+    void kick_eth(uint32_t chip, uint32_t port, uint64_t t);
+    void noc_done(uint32_t slot);
+    void eth_sent(uint32_t slot);
+    void deliver(uint32_t index);
+    void serve_now(uint32_t chip);
+    void check_watches(uint32_t chip);
+    bool quiet();
+    abi::ChipControlBlock& control(uint32_t chip) { return model_.cluster().memory(chip).control(); }
+
+    model::FabricModel& model_;
+    Costs costs_;
+    uint32_t cores_, ports_;
+    uint64_t now_ = 0, seq_ = 0, events_run_ = 0;
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
+    std::vector<Poller> pollers_;
+    std::vector<std::vector<uint32_t>> pollers_of_chip_;
+    std::vector<int> router_of_port_;  // chip * ports + port -> poller, -1: none
+    std::vector<Server> noc_, eth_;    // chip * cores + core, chip * ports + port
+    std::vector<uint32_t> failures_;   // chip * ports + port: times its cable failed
+    std::vector<Delivery> deliveries_;
+    std::vector<uint32_t> free_deliveries_;
+    struct Watch {
+        const volatile uint32_t* word;
+        uint32_t value;
+        uint64_t reached = UINT64_MAX;
+    };
+    std::vector<Watch> watches_;
+    std::unordered_map<uint32_t, std::vector<size_t>> watches_of_chip_;
+};
+
+}  // namespace weft::fabric_model

@@ -1,0 +1,154 @@
+#include "fabric_model/traffic.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "driver/topology.h"
+#include "fabric_model/stuck_channels.h"
+#include "transport/fabric/fabric.h"
+#include "transport/fabric/live_reroute.h"
+
+namespace weft::fabric_model {
+namespace {
+
+// Where traffic keeps its words and bytes in each chip's DRAM.
+constexpr uint32_t kSem = 0;            // packets' semaphore
+constexpr uint32_t kSource = 1u << 20;  // what a stream sends (its window reused)
+constexpr uint32_t kWindow = 1u << 20;  // a stream's bytes land in this much, round and round
+constexpr uint32_t kOutput = 4u << 20;  // a collective's buffer
+
+model::FabricModel::Plan plan_for(const ModelOptions& o) {
+    return [o](model::HostCluster& cluster) {
+        FabricSpec spec = cluster.fabric_spec();
+        if (o.fabric.topology != "auto") spec.topology = o.fabric.topology;
+        if (o.fabric.packet_bytes) spec.packet_bytes = o.fabric.packet_bytes;
+        if (o.fabric.slots) spec.slots = o.fabric.slots;
+        spec.flags |= o.fabric.flags;
+        return transport::cluster_fabric(cluster.board(), cluster.topology(), spec, "the model's fabric: ");
+    };
+}
+
+}  // namespace
+
+Simulation::Simulation(const ModelOptions& options)
+    : model_(std::make_unique<model::FabricModel>(options.cluster, plan_for(options))),
+      engine_(std::make_unique<TimedFabric>(*model_, options.costs)),
+      control_(std::make_unique<transport::ControlPlane>(model_->cluster().board(), model_->cluster().topology())) {}
+
+uint32_t Simulation::max_payload() const { return model_->router_config(0).slot_size - abi::kFabricHeaderBytes; }
+
+void Simulation::write(uint32_t from, uint32_t to, uint64_t dst, uint64_t src, uint64_t bytes, uint64_t sem,
+                       uint64_t after, uint32_t after_value) {
+    const uint32_t most = max_payload();
+    bool first = true;
+    do {
+        const uint32_t n = uint32_t(std::min<uint64_t>(bytes, most));
+        model::ModelPacket p;
+        p.command = n == bytes ? abi::kFabricWriteInc : abi::kFabricWrite;
+        p.dst = dst, p.src = src, p.bytes = n;
+        if (n == bytes) p.sem = sem, p.inc = 1;
+        if (first) p.after = after, p.after_value = after_value;
+        model_->send(from, to, p);
+        dst += n, src += n, bytes -= n, first = false;
+    } while (bytes);
+}
+
+RunResult Simulation::finish(uint64_t limit_ns) {
+    const RunResult r = engine_->run(limit_ns);
+    if (r.stuck)
+        throw Error("the fabric deadlocked at " + std::to_string(r.end_ns) + " ns: nothing moves\n" +
+                    stuck_report(*model_));
+    if (!r.finished)
+        throw Error("the traffic did not finish within " + std::to_string(limit_ns) + " ns of virtual time\n" +
+                    stuck_report(*model_));
+    return r;
+}
+
+transport::RerouteDecision Simulation::fail_cable(uint32_t chip, uint32_t port) {
+    engine_->set_cable(chip, port, false);
+    const transport::RerouteDecision d =
+        transport::reroute_live(model_->cluster(), model_->fabric(), *control_, chip, port);
+    engine_->wake_routers();  // the host wrote their tables and commands
+    return d;
+}
+
+void Simulation::restore_cable(uint32_t chip, uint32_t port) {
+    engine_->set_cable(chip, port, true);
+    control_->cable_up(chip, port);
+}
+
+Latency packet_latency(const ModelOptions& options, uint32_t from, uint32_t to, uint32_t payload_bytes) {
+    Simulation sim(options);
+    if (payload_bytes > sim.max_payload())
+        throw Error("a packet carries at most " + std::to_string(sim.max_payload()) + " bytes here");
+    model::FabricModel& m = sim.model();
+    sim.write(from, to, m.dram(kOutput), m.dram(kSource), payload_bytes, m.dram(kSem));
+    const size_t landed = sim.engine().watch(to, m.dram(kSem), 1);
+    sim.finish();
+    return {m.fabric().route(from, to).hops, sim.engine().reached(landed)};
+}
+
+Stream stream(const ModelOptions& options, uint32_t from, uint32_t to, uint64_t bytes, uint32_t payload_bytes) {
+    Simulation sim(options);
+    model::FabricModel& m = sim.model();
+    const uint32_t payload = payload_bytes ? std::min(payload_bytes, sim.max_payload()) : sim.max_payload();
+    Stream s;
+    for (uint64_t sent = 0; sent < bytes; sent += payload, ++s.packets) {
+        const uint32_t n = uint32_t(std::min<uint64_t>(payload, bytes - sent));
+        model::ModelPacket p;
+        p.command = abi::kFabricWriteInc;
+        p.dst = m.dram(kOutput + uint32_t(sent % kWindow)), p.src = m.dram(kSource), p.bytes = n;
+        p.sem = m.dram(kSem), p.inc = 1;
+        m.send(from, to, p);
+    }
+    const size_t landed = sim.engine().watch(to, m.dram(kSem), uint32_t(s.packets));
+    sim.finish();
+    s.bytes = bytes;
+    s.ns = sim.engine().reached(landed);
+    return s;
+}
+
+double OpTime::busbw() const {
+    const double n = chips;
+    if (op == "all_reduce") return algbw() * 2 * (n - 1) / n;
+    return algbw() * (n - 1) / n;
+}
+
+OpTime ring_collective(const ModelOptions& options, const std::string& op, uint64_t bytes) {
+    if (op != "all_gather" && op != "reduce_scatter" && op != "all_reduce")
+        throw Error("the model runs all_gather, reduce_scatter and all_reduce, not '" + op + "'");
+    Simulation sim(options);
+    model::FabricModel& m = sim.model();
+    const std::vector<uint32_t> order = Topology(m.cluster().topology()).ring_order();
+    const uint32_t n = uint32_t(order.size());
+    const uint64_t chunk = bytes / n;
+    if (chunk == 0) throw Error("the size must be at least one byte per chip (" + std::to_string(n) + ")");
+    const uint32_t steps = op == "all_reduce" ? 2 * (n - 1) : n - 1;
+    for (uint32_t p = 0; p < n; ++p) {
+        uint8_t* own = m.bytes(order[p], m.dram(kOutput + uint32_t(p * chunk)), chunk);
+        std::fill(own, own + chunk, uint8_t(p * 37 + 1));
+    }
+    // Step k sends the chunk that arrived at step k - 1 (its own at step 0).
+    for (uint32_t p = 0; p < n; ++p)
+        for (uint32_t k = 0; k < steps; ++k) {
+            const uint64_t at = kOutput + ((p + n - k % n) % n) * chunk;
+            sim.write(order[p], order[(p + 1) % n], m.dram(uint32_t(at)), m.dram(uint32_t(at)), chunk, m.dram(kSem),
+                      k ? m.dram(kSem) : 0, k);
+        }
+    std::vector<size_t> done;
+    for (uint32_t c : order) done.push_back(sim.engine().watch(c, m.dram(kSem), steps));
+    const RunResult r = sim.finish();
+    OpTime t{op, n, bytes, 0, r.events};
+    for (size_t w : done) t.ns = std::max(t.ns, sim.engine().reached(w));
+    if (op == "all_gather")
+        for (uint32_t c : order)
+            for (uint32_t p = 0; p < n; ++p) {
+                const uint8_t* got = m.bytes(c, m.dram(kOutput + uint32_t(p * chunk)), chunk);
+                if (std::any_of(got, got + chunk, [&](uint8_t b) { return b != uint8_t(p * 37 + 1); }))
+                    throw Error("all_gather in the model: chip " + std::to_string(c) + " holds a wrong chunk " +
+                                std::to_string(p));
+            }
+    return t;
+}
+
+}  // namespace weft::fabric_model

@@ -1,0 +1,85 @@
+// Traffic over the fabric model, measured in virtual time: one packet's
+// latency, one stream's rate, and the ring collectives as the packets their
+// algorithm sends (each chip forwards a chunk once the one before it has
+// arrived), so their time and bus bandwidth come out as on silicon.
+#pragma once
+#include <stdint.h>
+
+#include <memory>
+#include <string>
+
+#include "driver/fabric_spec.h"
+#include "fabric_model/costs.h"
+#include "fabric_model/timed_fabric.h"
+#include "model/fabric_model.h"
+#include "transport/fabric/control_plane.h"
+
+namespace weft::fabric_model {
+
+struct ModelOptions {
+    std::string cluster = "ring8";  // a file in clusters/
+    FabricSpec fabric;              // the cluster file's fabric: settings, as weft run takes them
+    Costs costs;
+};
+
+// A host-model fabric over the cluster, planned as `weft run --transport
+// fabric` plans it on QEMU, and its virtual-time engine.
+class Simulation {
+public:
+    explicit Simulation(const ModelOptions& options);
+    model::FabricModel& model() { return *model_; }
+    TimedFabric& engine() { return *engine_; }
+    uint32_t chips() const { return model_->chips(); }
+    // Payload bytes a packet carries at most.
+    uint32_t max_payload() const;
+    // Queues `bytes` from `src` on `from` to `dst` on `to` as packets of at
+    // most max_payload(), the last one adding 1 to `sem` on `to`; the first
+    // waits until the word at `after` on `from` reaches `after_value` (0: none).
+    void write(uint32_t from, uint32_t to, uint64_t dst, uint64_t src, uint64_t bytes, uint64_t sem, uint64_t after = 0,
+               uint32_t after_value = 0);
+    // Runs to the end; throws weft::Error with the stuck channels if the
+    // fabric deadlocks or `limit_ns` of virtual time pass first.
+    RunResult finish(uint64_t limit_ns = 60'000'000'000ull);
+
+    // Disruptors. The cable on (chip, port) fails now: the control plane
+    // decides, as on a QEMU cluster, and a 2D fabric's routers move onto new
+    // tables round it while traffic runs (transport::reroute_live).
+    transport::RerouteDecision fail_cable(uint32_t chip, uint32_t port);
+    // It returns: its ends see it up; the tables keep their way round it.
+    void restore_cable(uint32_t chip, uint32_t port);
+    transport::ControlPlane& control() { return *control_; }
+
+private:
+    std::unique_ptr<model::FabricModel> model_;
+    std::unique_ptr<TimedFabric> engine_;
+    std::unique_ptr<transport::ControlPlane> control_;
+};
+
+struct Latency {
+    uint32_t hops = 0;
+    uint64_t ns = 0;  // the worker's first API call to the payload landing
+};
+Latency packet_latency(const ModelOptions& options, uint32_t from, uint32_t to, uint32_t payload_bytes);
+
+struct Stream {
+    uint64_t bytes = 0, packets = 0, ns = 0;
+    double gbps() const { return ns ? double(bytes) / double(ns) : 0; }
+    double mpps() const { return ns ? double(packets) * 1e3 / double(ns) : 0; }
+};
+// One worker on `from` writing `bytes` to `to` in packets of `payload_bytes`.
+Stream stream(const ModelOptions& options, uint32_t from, uint32_t to, uint64_t bytes, uint32_t payload_bytes);
+
+struct OpTime {
+    std::string op;
+    uint32_t chips = 0;
+    uint64_t bytes = 0, ns = 0, events = 0;
+    double algbw() const { return ns ? double(bytes) / double(ns) : 0; }  // GB/s
+    double busbw() const;
+};
+// all_gather, reduce_scatter or all_reduce on the cluster's ring order;
+// `bytes` is the op's size as nccl-tests count it (the output of all_gather,
+// the input of the others). Arithmetic is not modelled: all_reduce moves its
+// bytes as reduce-scatter then all-gather do. all_gather's output is checked.
+OpTime ring_collective(const ModelOptions& options, const std::string& op, uint64_t bytes);
+
+}  // namespace weft::fabric_model

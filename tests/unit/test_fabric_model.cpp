@@ -1,0 +1,184 @@
+// The fabric model (host/fabric_model): the router firmware run by events in
+// virtual time. Its times follow from its costs (a hop, a cable's rate, a
+// router's packets per second), a run is the same every time, a collective's
+// bytes arrive, and a fabric built to deadlock is caught with its cycle.
+#include <algorithm>
+#include <string>
+
+#include "common/error.h"
+#include "fabric_model/stuck_channels.h"
+#include "fabric_model/traffic.h"
+
+// cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace weft;
+using namespace weft::fabric_model;
+
+namespace {
+
+ModelOptions ring8() {
+    ModelOptions o;
+    o.cluster = "ring8";
+    return o;
+}
+
+// Every hop costs the same, and a cable's latency counts once per hop.
+void test_a_hop_costs_the_same_everywhere_and_follows_the_costs(void**) {
+    ModelOptions o = ring8();
+    uint64_t ns[5];
+    for (uint32_t to = 1; to <= 4; ++to) ns[to] = packet_latency(o, 0, to, 0).ns;
+    const uint64_t hop = ns[2] - ns[1];
+    assert_int_equal(ns[3] - ns[2], hop);
+    assert_int_equal(ns[4] - ns[3], hop);
+    // Silicon's ~0.76 us a hop, which the defaults are calibrated to.
+    assert_in_range(hop, 700, 820);
+    o.costs.cable_latency_ns += 1000;
+    assert_int_equal(packet_latency(o, 0, 4, 0).ns - packet_latency(o, 0, 3, 0).ns, hop + 1000);
+}
+
+// Large packets: the cable is the limit, and half its rate halves the stream's.
+// Small packets: the router is, at 1 / router_packet_ns.
+void test_a_stream_is_held_by_the_cable_or_by_the_router(void**) {
+    ModelOptions o = ring8();
+    o.costs.cable_gbps = 2.0;
+    const Stream fast = stream(o, 0, 2, 4 << 20, 0);
+    assert_true(fast.gbps() > 0.95 * 2.0 && fast.gbps() <= 2.0);
+    o.costs.cable_gbps = 1.0;
+    const Stream slow = stream(o, 0, 2, 4 << 20, 0);
+    assert_true(slow.gbps() > 0.95 * 1.0 && slow.gbps() <= 1.0);
+    const Stream small = stream(ring8(), 0, 1, 256 << 10, 64);
+    const double router_mpps = 1e3 / double(Costs{}.router_packet_ns);
+    assert_true(small.mpps() > 0.97 * router_mpps && small.mpps() <= 1.001 * router_mpps);
+}
+
+// One thread, events ordered by time then by when they were made: every run
+// of the same traffic takes the same virtual time and the same events.
+void test_a_run_is_the_same_every_time(void**) {
+    const OpTime a = ring_collective(ring8(), "all_gather", 1 << 20);
+    const OpTime b = ring_collective(ring8(), "all_gather", 1 << 20);
+    assert_int_equal(a.ns, b.ns);
+    assert_int_equal(a.events, b.events);
+    assert_true(a.busbw() > 0 && a.busbw() <= Costs{}.cable_gbps);
+}
+
+// all_gather's output is checked inside (every chunk on every chip), on a
+// 2D torus as on a ring; all_reduce moves twice all_gather's bytes.
+void test_ring_collectives_on_a_torus(void**) {
+    ModelOptions o;
+    o.cluster = "torus4x4";
+    const OpTime ag = ring_collective(o, "all_gather", 1 << 20);
+    const OpTime ar = ring_collective(o, "all_reduce", 1 << 20);
+    assert_int_equal(ag.chips, 16);
+    assert_true(ar.ns > ag.ns * 3 / 2 && ar.ns < ag.ns * 5 / 2);
+}
+
+// A ring without its dateline (one VC) and every chip sending round the same
+// way: the buffers fill in a circle and nothing moves. The model says so and
+// names the circle of channels, in place of hanging.
+void test_a_ring_without_dateline_deadlocks_and_the_cycle_is_named(void**) {
+    ModelOptions o = ring8();
+    o.fabric.flags = abi::kFabricNoDateline;
+    o.fabric.slots = 2;
+    Simulation sim(o);
+    model::FabricModel& m = sim.model();
+    for (uint32_t c = 0; c < 8; ++c)
+        sim.write(c, (c + 3) % 8, m.dram(8 << 20), m.dram(4 << 20), 256 * sim.max_payload(), m.dram(0));
+    try {
+        sim.finish();
+        fail_msg("the traffic finished");
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        fprintf(stderr, "%s", what.c_str());
+        assert_true(what.find("deadlocked") != std::string::npos);
+        assert_true(what.find("cycle of waits") != std::string::npos);
+    }
+    // Eight cables in a circle, each one's receiver waiting on the next.
+    assert_int_equal(wait_cycle(m).size(), 8);
+}
+
+// All-to-all on torus4x4 (every chip writes two packets to every other),
+// with one cable failing a third of the way through: the routers move onto
+// the control plane's tables round it while traffic runs, and every write
+// arrives once (its semaphore counts each source once, its bytes are right).
+// Every cable of the torus in turn.
+uint64_t all_to_all(Simulation& sim, uint32_t bytes) {
+    model::FabricModel& m = sim.model();
+    for (uint32_t from = 0; from < m.chips(); ++from) {
+        uint8_t* src = m.bytes(from, m.dram(1 << 20), bytes);
+        std::fill(src, src + bytes, uint8_t(from + 1));
+        for (uint32_t to = 0; to < m.chips(); ++to)
+            if (to != from) sim.write(from, to, m.dram((4 << 20) + from * bytes), m.dram(1 << 20), bytes, m.dram(0));
+    }
+    return bytes;
+}
+
+void check_all_to_all(Simulation& sim, uint32_t bytes) {
+    model::FabricModel& m = sim.model();
+    for (uint32_t to = 0; to < m.chips(); ++to) {
+        assert_int_equal(m.word(to, m.dram(0)), m.chips() - 1);
+        for (uint32_t from = 0; from < m.chips(); ++from) {
+            if (from == to) continue;
+            const uint8_t* got = m.bytes(to, m.dram((4 << 20) + from * bytes), bytes);
+            for (uint32_t i = 0; i < bytes; ++i) assert_int_equal(got[i], from + 1);
+        }
+    }
+}
+
+void test_every_cable_of_a_torus_fails_under_traffic_and_nothing_is_lost(void**) {
+    ModelOptions o;
+    o.cluster = "torus4x4";
+    o.fabric.packet_bytes = 1024;
+    const uint32_t bytes = 2 * 1024;
+    uint64_t clean_ns;
+    {
+        Simulation sim(o);
+        all_to_all(sim, bytes);
+        clean_ns = sim.finish().end_ns;
+        check_all_to_all(sim, bytes);
+    }
+    const ClusterTopology topology = Simulation(o).model().cluster().topology();
+    uint32_t rerouted = 0;
+    for (const LinkInfo& cable : topology.links()) {
+        Simulation sim(o);
+        all_to_all(sim, bytes);
+        sim.engine().run(clean_ns / 3);
+        const transport::RerouteDecision d = sim.fail_cable(cable.chip_a, cable.port_a);
+        if (d.kind != transport::RerouteDecision::kNewTables) fail_msg("%s", d.why.c_str());
+        sim.finish();
+        check_all_to_all(sim, bytes);
+        ++rerouted;
+    }
+    assert_int_equal(rerouted, 32);  // 16 chips, a cable east and one south each
+}
+
+void test_bad_input_is_named(void**) {
+    bool refused = false;
+    try {
+        ring_collective(ring8(), "gather", 1 << 20);
+    } catch (const Error& e) {
+        refused = std::string(e.what()).find("'gather'") != std::string::npos;
+    }
+    assert_true(refused);
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_hop_costs_the_same_everywhere_and_follows_the_costs),
+        cmocka_unit_test(test_a_stream_is_held_by_the_cable_or_by_the_router),
+        cmocka_unit_test(test_a_run_is_the_same_every_time),
+        cmocka_unit_test(test_ring_collectives_on_a_torus),
+        cmocka_unit_test(test_a_ring_without_dateline_deadlocks_and_the_cycle_is_named),
+        cmocka_unit_test(test_every_cable_of_a_torus_fails_under_traffic_and_nothing_is_lost),
+        cmocka_unit_test(test_bad_input_is_named),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
