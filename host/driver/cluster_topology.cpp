@@ -12,6 +12,7 @@ ClusterTopology::ClusterTopology(uint32_t chips, std::vector<LinkInfo> links)
     m.width = chips;
     m.topology = "custom";
     meshes_.push_back(m);
+    index();
 }
 
 ClusterTopology ClusterTopology::from_spec(const ClusterSpec& spec) {
@@ -20,6 +21,25 @@ ClusterTopology ClusterTopology::from_spec(const ClusterSpec& spec) {
     t.meshes_ = spec.meshes;
     for (const LinkSpec& l : spec.links) t.links_.push_back({l.a.chip, l.a.port, l.b.chip, l.b.port, true});
     t.check();
+    t.index();
+    return t;
+}
+
+ClusterTopology ClusterTopology::from_meshes(std::vector<Mesh> meshes, std::vector<LinkInfo> links) {
+    ClusterTopology t;
+    for (const Mesh& m : meshes) t.chips_ += m.chips();
+    t.meshes_ = std::move(meshes);
+    t.links_ = std::move(links);
+    t.check();
+    t.index();
+    return t;
+}
+
+ClusterTopology ClusterTopology::with_links(std::vector<LinkInfo> links) const {
+    ClusterTopology t = *this;
+    t.links_ = std::move(links);
+    t.check();
+    t.index();
     return t;
 }
 
@@ -50,6 +70,7 @@ ClusterTopology ClusterTopology::from_json(const nlohmann::json& info) {
         throw Error(std::string("the cluster's info has no usable topology (bridge from another build?): ") + e.what());
     }
     t.check();
+    t.index();
     return t;
 }
 
@@ -69,15 +90,55 @@ void ClusterTopology::check() const {
                         std::to_string(chips_) + "-chip cluster");
 }
 
-const Mesh& ClusterTopology::mesh(uint32_t id) const {
-    for (const Mesh& m : meshes_)
-        if (m.id == id) return m;
-    throw Error("the cluster has no mesh " + std::to_string(id));
+void ClusterTopology::index() {
+    mesh_ids_.clear();
+    for (uint32_t i = 0; i < meshes_.size(); ++i) mesh_ids_.push_back({meshes_[i].id, i});
+    // Stable: of two meshes with one id (an info no bridge writes) the first
+    // answers, as a scan in file order would find it.
+    std::stable_sort(mesh_ids_.begin(), mesh_ids_.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    mesh_ids_.erase(std::unique(mesh_ids_.begin(), mesh_ids_.end(),
+                                [](auto& a, auto& b) { return a.first == b.first; }),
+                    mesh_ids_.end());
+    exits_.assign(mesh_ids_.size(), {});
+    // One mesh has no cable out (and the unchecked line of chips may name a chip it lacks).
+    if (meshes_.size() < 2) return;
+    for (const LinkInfo& l : links_) {
+        const uint32_t a = mesh_of(l.chip_a).id, b = mesh_of(l.chip_b).id;
+        if (a == b) continue;
+        exits_[id_slot(a)].push_back({l.chip_a, l.port_a, b, l.chip_b, l.port_b, l.up});
+        exits_[id_slot(b)].push_back({l.chip_b, l.port_b, a, l.chip_a, l.port_a, l.up});
+    }
+    for (std::vector<ExitNode>& out : exits_)
+        std::sort(out.begin(), out.end(), [](const ExitNode& x, const ExitNode& y) {
+            return x.chip != y.chip ? x.chip < y.chip : x.port < y.port;
+        });
 }
 
+size_t ClusterTopology::id_slot(uint32_t id) const {
+    if (id < mesh_ids_.size() && mesh_ids_[id].first == id) return id;  // ids 0..n-1, every cluster file's
+    const auto it = std::lower_bound(mesh_ids_.begin(), mesh_ids_.end(), std::pair<uint32_t, uint32_t>{id, 0});
+    if (it == mesh_ids_.end() || it->first != id) throw Error("the cluster has no mesh " + std::to_string(id));
+    return size_t(it - mesh_ids_.begin());
+}
+
+const Mesh& ClusterTopology::mesh(uint32_t id) const { return meshes_[mesh_ids_[id_slot(id)].second]; }
+
+// check() proved the meshes tile the chips in order, so the last mesh that
+// starts at or before the chip holds it (unless it is past the end).
 const Mesh& ClusterTopology::mesh_of(uint32_t chip) const {
-    for (const Mesh& m : meshes_)
-        if (chip >= m.first_chip && chip - m.first_chip < m.chips()) return m;
+    // Meshes of one size (the common cluster): the chip's mesh by division.
+    if (!meshes_.empty() && meshes_[0].chips() > 0) {
+        const size_t guess = chip / meshes_[0].chips();
+        if (guess < meshes_.size() && chip >= meshes_[guess].first_chip &&
+            chip - meshes_[guess].first_chip < meshes_[guess].chips())
+            return meshes_[guess];
+    }
+    auto it = std::upper_bound(meshes_.begin(), meshes_.end(), chip,
+                               [](uint32_t c, const Mesh& m) { return c < m.first_chip; });
+    if (it != meshes_.begin()) {
+        const Mesh& m = *(it - 1);
+        if (chip - m.first_chip < m.chips()) return m;
+    }
     throw Error("the cluster has no chip " + std::to_string(chip) + " (it has " + std::to_string(chips_) + ")");
 }
 
@@ -95,19 +156,6 @@ uint32_t ClusterTopology::chip_at(uint32_t id, uint32_t x, uint32_t y) const {
     return m.first_chip + x + y * m.width;
 }
 
-std::vector<ExitNode> ClusterTopology::exit_nodes(uint32_t id) const {
-    mesh(id);  // throws for an unknown mesh
-    std::vector<ExitNode> out;
-    for (const LinkInfo& l : links_) {
-        const uint32_t a = mesh_of(l.chip_a).id, b = mesh_of(l.chip_b).id;
-        if (a == b) continue;
-        if (a == id) out.push_back({l.chip_a, l.port_a, b, l.chip_b, l.port_b, l.up});
-        if (b == id) out.push_back({l.chip_b, l.port_b, a, l.chip_a, l.port_a, l.up});
-    }
-    std::sort(out.begin(), out.end(), [](const ExitNode& x, const ExitNode& y) {
-        return x.chip != y.chip ? x.chip < y.chip : x.port < y.port;
-    });
-    return out;
-}
+const std::vector<ExitNode>& ClusterTopology::exit_nodes(uint32_t id) const { return exits_[id_slot(id)]; }
 
 }  // namespace weft

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -36,6 +37,10 @@ public:
     ClusterTopology(uint32_t chips, std::vector<LinkInfo> links);
     // Every cable of the file, up.
     static ClusterTopology from_spec(const ClusterSpec& spec);
+    // Meshes and cables made in memory (a synthetic cluster far beyond what a
+    // cluster file may hold, without its per-cable parse state). Throws
+    // weft::Error as from_json does for meshes that do not tile the chips.
+    static ClusterTopology from_meshes(std::vector<Mesh> meshes, std::vector<LinkInfo> links);
     // The bridge's info: "meshes" and "links" (with their state). Throws
     // weft::Error naming what is missing or inconsistent.
     static ClusterTopology from_json(const nlohmann::json& info);
@@ -51,21 +56,24 @@ public:
     uint32_t chip_at(uint32_t id, uint32_t x, uint32_t y) const;
     const std::vector<LinkInfo>& links() const { return links_; }
     // The same meshes with these cables (the same ones, in another state).
-    ClusterTopology with_links(std::vector<LinkInfo> links) const {
-        ClusterTopology t = *this;
-        t.links_ = std::move(links);
-        t.check();
-        return t;
-    }
-    // The cables leaving mesh `id`, from its side, by chip then port.
-    std::vector<ExitNode> exit_nodes(uint32_t id) const;
+    ClusterTopology with_links(std::vector<LinkInfo> links) const;
+    // The cables leaving mesh `id`, from its side, by chip then port. Kept
+    // with the topology (routing asks for them per chip and mesh pair), so
+    // the reference lives as long as the topology does.
+    const std::vector<ExitNode>& exit_nodes(uint32_t id) const;
 
 private:
     void check() const;
+    // The lookups routing asks for per chip: a mesh by id and the exit nodes
+    // of each, so they cost no scan of every mesh or cable at scale.
+    void index();
+    size_t id_slot(uint32_t id) const;  // into mesh_ids_ and exits_; throws for an unknown mesh
 
     uint32_t chips_ = 0;
     std::vector<Mesh> meshes_;
     std::vector<LinkInfo> links_;
+    std::vector<std::pair<uint32_t, uint32_t>> mesh_ids_;  // (id, index in meshes_), ascending, first of each id
+    std::vector<std::vector<ExitNode>> exits_;             // by slot of mesh_ids_
 };
 
 }  // namespace weft

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <string_view>
 
 #include "common/error.h"
 #include "common/names.h"
@@ -39,12 +40,26 @@ std::string chip_list(const std::vector<uint32_t>& chips) {
 
 ControlPlane::ControlPlane(const BoardInfo& board, ClusterTopology topology)
     : board_(board), topology_(std::move(topology)), l1_(topology_) {
+    index_cables();
     for (const LinkInfo& l : topology_.links())
         if (!l.up) dead_.insert({l.chip_a, l.port_a}), dead_.insert({l.chip_b, l.port_b});
     for (const Mesh& m : topology_.meshes())
         if (std::any_of(dead_.begin(), dead_.end(),
                         [&](const auto& c) { return topology_.mesh_of(c.first).id == m.id; }))
             reroute_mesh(m, RerouteDecision{});
+}
+
+void ControlPlane::index_cables() {
+    const std::vector<LinkInfo>& links = topology_.links();
+    auto ends = [](const LinkInfo& l) { return l.chip_a == l.chip_b ? 1 : 2; };
+    cable_start_.assign(size_t(topology_.chips()) + 1, 0);
+    for (const LinkInfo& l : links)
+        for (int e = 0; e < ends(l); ++e) ++cable_start_[(e ? l.chip_b : l.chip_a) + 1];
+    for (size_t c = 1; c < cable_start_.size(); ++c) cable_start_[c] += cable_start_[c - 1];
+    cable_index_.resize(cable_start_.back());
+    std::vector<uint32_t> filled(cable_start_.begin(), cable_start_.end() - 1);
+    for (uint32_t i = 0; i < links.size(); ++i)
+        for (int e = 0; e < ends(links[i]); ++e) cable_index_[filled[e ? links[i].chip_b : links[i].chip_a]++] = i;
 }
 
 std::string ControlPlane::unusable(const Mesh& mesh) const {
@@ -71,9 +86,9 @@ std::string ControlPlane::l0_route(const Mesh& mesh, uint32_t from, uint32_t to)
 std::string ControlPlane::exit_route(uint32_t chip, uint32_t to_mesh) const {
     const Mesh& own = topology_.mesh_of(chip);
     const uint32_t exit = l1_.exit_toward(chip, to_mesh);
-    const uint32_t next = l1_.mesh_path(own.id, to_mesh).at(1);
+    const uint32_t next = l1_.next_mesh(own.id, to_mesh);
     const std::string inside = l0_route(own, chip - own.first_chip, exit - own.first_chip);
-    if (inside == kNoRoute) return kNoRoute;
+    if (std::string_view(inside) == kNoRoute) return kNoRoute;
     for (const ExitNode& e : topology_.exit_nodes(own.id))
         if (e.chip == exit && e.up && e.peer_mesh == next)
             return inside + abi::fabric_letter(board_.ports.at(e.port).direction);
@@ -89,7 +104,8 @@ bool ControlPlane::crosses_dead(const Mesh& mesh, uint32_t from, const std::stri
         if (next < 0) return true;
         const uint32_t chip = mesh.first_chip + at, peer = mesh.first_chip + uint32_t(next);
         bool alive = false;  // some plane-0 cable that way, up
-        for (const LinkInfo& l : topology_.links()) {
+        for (uint32_t i = cable_start_[chip]; i < cable_start_[chip + 1]; ++i) {
+            const LinkInfo& l = topology_.links()[cable_index_[i]];
             const bool here = l.chip_a == chip && l.chip_b == peer, there = l.chip_b == chip && l.chip_a == peer;
             const uint32_t port = here ? l.port_a : l.port_b;
             if ((here || there) && board_.ports.at(port).direction == dir && board_.ports.at(port).plane == 0 &&

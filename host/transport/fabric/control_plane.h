@@ -85,10 +85,17 @@ private:
     RerouteDecision remove_chips(const Mesh& mesh, const std::vector<uint32_t>& chips);
     RerouteDecision remove_line(uint32_t mesh_id, bool row, uint32_t at);
     bool crosses_dead(const Mesh& mesh, uint32_t from, const std::string& route) const;
+    void index_cables();
     const LinkInfo* link_at(uint32_t chip, uint32_t port) const;
 
     const BoardInfo& board_;
     ClusterTopology topology_;
+    // Per chip, its cables' indices in topology_.links(): from
+    // cable_index_[cable_start_[chip]] to before cable_start_[chip + 1]. The
+    // links keep their order for the control plane's life (only their state
+    // changes), and routing round a dead cable asks per step, which must not
+    // scan every cable of a large cluster.
+    std::vector<uint32_t> cable_start_, cable_index_;
     MeshRouting l1_;
     uint32_t epoch_ = 1;
     std::set<std::pair<uint32_t, uint32_t>> dead_;  // (chip, port), both ends

@@ -98,9 +98,18 @@ std::string dor_route(const Mesh& m, uint32_t from, uint32_t to) {
     if (from >= m.chips() || to >= m.chips())
         throw Error("no " + chip_name(from >= m.chips() ? from : to) + " in a " + std::to_string(m.width) + "x" +
                     std::to_string(m.height) + " mesh");
-    const auto [xd, xn] = steps(from % m.width, to % m.width, m.width, m.wraps(), 'E', 'W');
-    const auto [yd, yn] = steps(from / m.width, to / m.width, m.height, m.wraps(), 'S', 'N');
+    const bool wrap = m.wraps();
+    const auto [xd, xn] = steps(from % m.width, to % m.width, m.width, wrap, 'E', 'W');
+    const auto [yd, yn] = steps(from / m.width, to / m.width, m.height, wrap, 'S', 'N');
     return std::string(xn, xd) + std::string(yn, yd);
+}
+
+uint32_t dor_hops(const Mesh& m, uint32_t from, uint32_t to) {
+    if (from >= m.chips() || to >= m.chips()) return uint32_t(dor_route(m, from, to).size());  // its error
+    const bool wrap = m.wraps();
+    const uint32_t xn = steps(from % m.width, to % m.width, m.width, wrap, 'E', 'W').second;
+    const uint32_t yn = steps(from / m.width, to / m.width, m.height, wrap, 'S', 'N').second;
+    return xn + yn;
 }
 
 std::vector<std::vector<std::string>> l0_tables(const Mesh& m) {

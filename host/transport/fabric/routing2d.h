@@ -26,6 +26,9 @@ int neighbor(const Mesh& mesh, uint32_t chip, abi::FabricCompass dir, bool* wrap
 // "EES", "WWNN", ... ("" from a chip to itself): the spec's notation, a
 // letter per cable (abi::fabric_compass_of reads one). Throws weft::Error for a chip not in the mesh.
 std::string dor_route(const Mesh& mesh, uint32_t from, uint32_t to);
+// dor_route(...).size() without building the route: exits are chosen by it
+// for every chip and mesh pair.
+uint32_t dor_hops(const Mesh& mesh, uint32_t from, uint32_t to);
 // [src][dst]: every chip's table; all pairs, so for small meshes only (a
 // report): everything else asks dor_route for the pair it needs.
 std::vector<std::vector<std::string>> l0_tables(const Mesh& mesh);
