@@ -3,11 +3,15 @@
 // plans it on QEMU), runs traffic through the real router code and prints
 // what silicon-like chips and cables would take (costs.h).
 #include <stdio.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include "common/error.h"
 #include "common/sizes.h"
+#include "driver/paths.h"
+#include "fabric_model/grid_cluster.h"
+#include "fabric_model/scale_tables.h"
 #include "fabric_model/traffic.h"
 
 namespace {
@@ -17,6 +21,8 @@ using namespace weft::fabric_model;
 
 struct Args {
     ModelOptions model;
+    GridCluster grid;
+    std::string shape = "4x4";
     std::string op, size = "1M", packet = "0";
     uint32_t from = 0, to = 1;
 };
@@ -34,6 +40,34 @@ void add_model_options(CLI::App& app, Args& a) {
     app.add_option("--cable-latency-ns", c.cable_latency_ns, "a cable's latency")->capture_default_str();
     app.add_option("--noc-gbps", c.noc_gbps, "a core's NoC rate, GB/s")->capture_default_str();
     app.add_option("--router-packet-ns", c.router_packet_ns, "a router's work per packet")->capture_default_str();
+}
+
+// "8x4": 8 chips wide, 4 high.
+void parse_shape(const std::string& text, GridCluster& g) {
+    const size_t x = text.find('x');
+    try {
+        if (x == std::string::npos) throw std::invalid_argument(text);
+        g.width = uint32_t(std::stoul(text.substr(0, x)));
+        g.height = uint32_t(std::stoul(text.substr(x + 1)));
+    } catch (const std::exception&) {
+        throw Error("'" + text + "' is not a mesh shape (example: 16x16)");
+    }
+}
+
+// On a terminal, a line that rewrites itself: how far the stage is.
+void show_progress(const std::string& stage, uint64_t done, uint64_t total) {
+    if (!isatty(2)) return;
+    fprintf(stderr, "\r%s: %llu of %llu   %s", stage.c_str(), (unsigned long long)done, (unsigned long long)total,
+            done == total ? "\n" : "");
+}
+
+void print_tables(const TablesReport& r) {
+    printf("%u chips in %u meshes (%u kinds): %llu table entries, %.1f MB of tables, longest route %u hops\n", r.chips,
+           r.meshes, r.mesh_kinds, (unsigned long long)r.entries, double(r.table_bytes) / 1e6, r.longest_route);
+    printf("  built in %.1f s, checked in %.1f s, peak memory %.0f MB\n", r.seconds_build, r.seconds_check,
+           r.peak_rss_mb);
+    printf("  deadlock-free: %s%s\n", r.acyclic ? "yes" : "no, ", r.acyclic ? "" : r.cycle.c_str());
+    if (!r.beyond_abi.empty()) printf("  beyond what a router's table holds today: %s\n", r.beyond_abi.c_str());
 }
 
 void print_op(const OpTime& t) {
@@ -68,11 +102,32 @@ int main(int argc, char** argv) {
     stream_cmd->add_option("--bytes", a.packet, "payload per packet (0: the largest)")->capture_default_str();
     add_model_options(*stream_cmd, a);
 
+    CLI::App* cluster = app.add_subcommand("cluster", "print a cluster file: a grid of meshes joined by cables");
+    cluster->add_option("--meshes", a.grid.meshes)->capture_default_str();
+    cluster->add_option("--shape", a.shape, "each mesh's chips, WxH")->capture_default_str();
+    cluster->add_option("--cables", a.grid.cables, "between neighbouring meshes")->capture_default_str();
+
+    CLI::App* tables = app.add_subcommand("tables", "build every chip's routing tables and check them for deadlock");
+    tables->add_option("--meshes", a.grid.meshes)->capture_default_str();
+    tables->add_option("--shape", a.shape, "each mesh's chips, WxH")->capture_default_str();
+    tables->add_option("--cables", a.grid.cables, "between neighbouring meshes")->capture_default_str();
+
     CLI11_PARSE(app, argc, argv);
     try {
         const Costs& c = a.model.costs;
         if (c.cable_gbps <= 0 || c.noc_gbps <= 0) throw Error("rates must be above 0 GB/s");
-        if (*run) {
+        if (*cluster) {
+            parse_shape(a.shape, a.grid);
+            fputs(grid_cluster_yaml(a.grid).c_str(), stdout);
+        } else if (*tables) {
+            parse_shape(a.shape, a.grid);
+            const BoardInfo board = paths::load_built_board(a.grid.board);
+            const TablesReport r =
+                build_and_check_tables(grid_of_meshes(a.grid.meshes, a.grid.width, a.grid.height, board, a.grid.cables),
+                                       board, show_progress);
+            print_tables(r);
+            if (!r.acyclic) return 1;
+        } else if (*run) {
             print_op(ring_collective(a.model, a.op, parse_size(a.size)));
         } else if (*latency) {
             const Latency l = packet_latency(a.model, a.from, a.to, uint32_t(parse_size(a.packet)));

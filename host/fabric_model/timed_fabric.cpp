@@ -34,6 +34,7 @@ TimedFabric::TimedFabric(model::FabricModel& model, const Costs& costs)
       ports_(static_cast<uint32_t>(model.cluster().board().ports.size())) {
     const uint32_t chips = model.chips();
     pollers_of_chip_.resize(chips);
+    pollers_of_core_.resize(size_t(chips) * cores_);
     router_of_port_.assign(size_t(chips) * ports_, -1);
     noc_.resize(size_t(chips) * cores_);
     eth_.resize(size_t(chips) * ports_);
@@ -64,6 +65,7 @@ void TimedFabric::add_pollers() {
         }
         pollers_.push_back(p);
         pollers_of_chip_[p.chip].push_back(uint32_t(i));
+        pollers_of_core_[size_t(p.chip) * cores_ + p.core].push_back(uint32_t(i));
         wake(uint32_t(i), now_);
     }
 }
@@ -79,6 +81,20 @@ void TimedFabric::wake(uint32_t poller, uint64_t t) {
 
 void TimedFabric::wake_chip(uint32_t chip, uint64_t t) {
     for (uint32_t p : pollers_of_chip_[chip]) wake(p, t);
+}
+
+void TimedFabric::wake_core(uint32_t chip, uint32_t core, uint64_t t) {
+    for (uint32_t p : pollers_of_core_[size_t(chip) * cores_ + core]) wake(p, t);
+}
+
+void TimedFabric::wake_written(uint32_t chip, uint64_t address, uint64_t t) {
+    const ChipMemory& mem = model_.cluster().memory(chip).memory();
+    const BoardInfo& board = model_.cluster().board();
+    const uint64_t at = address - mem.base + board.ram.base;  // the board's address of it
+    for (uint32_t core = 0; core < cores_; ++core)
+        if (board.cores[core].l1.contains(at, 1)) return wake_core(chip, core, t);
+    for (uint32_t p : pollers_of_chip_[chip])
+        if (p >= model_.router_count()) wake(p, t);
 }
 
 void TimedFabric::wake_routers() {
@@ -133,10 +149,18 @@ void TimedFabric::noc_done(uint32_t slot) {
     s.scheduled = false;
     s.free_at = now_;
     HostChip& mem = model_.cluster().memory(chip);
-    run_noc_ring(mem.memory(), model_.cluster().board(), control(chip).noc[core], 1,
-                 model_.cluster().devices().counters(chip));
+    abi::NocRing& ring = control(chip).noc[core];
+    const bool command = !reset_pending(ring) && has_command(ring);
+    const abi::NocCommand c = head_command(ring);
+    run_noc_ring(mem.memory(), model_.cluster().board(), ring, 1, model_.cluster().devices().counters(chip));
     check_watches(chip);
-    wake_chip(chip, now_);  // the bytes landed in some core's L1 and the ring's head moved
+    wake_core(chip, core, now_);  // its command completed
+    if (command && c.op == abi::kNocMulticast) {
+        wake_chip(chip, now_);
+    } else if (command) {
+        wake_written(chip, c.dst, now_);
+        if (c.op == abi::kNocWriteInc) wake_written(chip, c.sem, now_);
+    }
     kick_noc(chip, core, now_);
 }
 
@@ -197,7 +221,7 @@ void TimedFabric::deliver(uint32_t index) {
     if (dst) std::memcpy(dst, d.bytes.data(), d.bytes.size());
     check_watches(d.chip);
     if (on_cable_delivery) on_cable_delivery(now_, d.from_chip, d.port, d.chip, uint32_t(d.bytes.size()));
-    wake_chip(d.chip, now_);
+    wake_written(d.chip, d.dst, now_);
 }
 
 size_t TimedFabric::watch(uint32_t chip, uint64_t address, uint32_t value) {

@@ -90,6 +90,11 @@ private:
     void add_pollers();
     void wake(uint32_t poller, uint64_t t);
     void wake_chip(uint32_t chip, uint64_t t);
+    void wake_core(uint32_t chip, uint32_t core, uint64_t t);
+    // Whoever may wait on what was written at `address` (a host address of
+    // `chip`): the pollers of the core whose L1 holds it, else (DRAM) the
+    // chip's workers: routers wait on nothing outside their L1.
+    void wake_written(uint32_t chip, uint64_t address, uint64_t t);
     void poll(uint32_t poller);
     uint64_t router_work(size_t r) const;
     void kick_noc(uint32_t chip, uint32_t core, uint64_t t);
@@ -109,9 +114,10 @@ private:
     std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
     std::vector<Poller> pollers_;
     std::vector<std::vector<uint32_t>> pollers_of_chip_;
-    std::vector<int> router_of_port_;  // chip * ports + port -> poller, -1: none
-    std::vector<Server> noc_, eth_;    // chip * cores + core, chip * ports + port
-    std::vector<uint32_t> failures_;   // chip * ports + port: times its cable failed
+    std::vector<std::vector<uint32_t>> pollers_of_core_;  // chip * cores + core
+    std::vector<int> router_of_port_;                     // chip * ports + port -> poller, -1: none
+    std::vector<Server> noc_, eth_;                       // chip * cores + core, chip * ports + port
+    std::vector<uint32_t> failures_;                      // chip * ports + port: times its cable failed
     std::vector<Delivery> deliveries_;
     std::vector<uint32_t> free_deliveries_;
     struct Watch {

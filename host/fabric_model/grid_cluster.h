@@ -1,0 +1,26 @@
+// Cluster files for clusters too large to write by hand: meshes of the same
+// shape laid out as a grid of meshes, each joined to its east and south
+// neighbours by a few cables between facing edge chips (the TT-Fabric spec's
+// exit nodes). What weft-fabric-model cluster prints and the benches load.
+#pragma once
+#include <stdint.h>
+
+#include <string>
+
+namespace weft::fabric_model {
+
+struct GridCluster {
+    uint32_t meshes = 4;
+    uint32_t width = 4, height = 4;  // each mesh's chips
+    uint32_t cables = 2;             // per pair of neighbouring meshes, at most the shared edge
+    std::string board = "qemu-virt";
+};
+
+// The cluster file's text. Throws weft::Error for a shape the fabric cannot
+// number or cable (no chips, more cables than an edge has chips).
+std::string grid_cluster_yaml(const GridCluster& grid);
+
+// Writes it to a file of its own under /tmp and returns the path.
+std::string write_grid_cluster(const GridCluster& grid);
+
+}  // namespace weft::fabric_model
