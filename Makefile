@@ -8,7 +8,7 @@ CTEST_ARGS ?=
 CMAKE_FLAGS ?=
 SAN_BUILD ?= build-asan
 
-.PHONY: all deps demo test check bench-tools sanitize tidy unit-test system-test bench bench-ccl bench-boards clean configure help
+.PHONY: all deps demo test check bench-tools sanitize tidy unit-test system-test bench bench-ccl bench-boards bench-model clean configure help
 
 # Ninja, quiet: a no-op build prints nothing, a build prints only what fails.
 all: configure
@@ -27,6 +27,7 @@ help:
 	@echo "  make system-test  the system tests only (QEMU clusters, minutes)"
 	@echo "  make bench        platform, CCL and fabric benchmarks; tables and charts to bench/results/"
 	@echo "  make bench-ccl    the CCL benchmark only"
+	@echo "  make bench-model  the fabric model: virtual-time figures beside silicon's, its speed, tables at scale"
 	@echo "  make bench-boards ring8-rv32 (the 32-bit chip) beside ring8, shaped and unshaped"
 	@echo "  make clean        remove $(BUILD)/"
 	@echo "Variables: BUILD=$(BUILD) JOBS=$(JOBS) CTEST_ARGS='-R pattern' (make test CTEST_ARGS='-R ccl')"
@@ -79,7 +80,7 @@ system-test: all
 RESULTS := bench/results
 # The benches write their charts and the fitted cost model into this tree.
 export WEFT_BENCH_OUT := $(CURDIR)
-BENCHES := weft-bench-platform weft-bench-ccl weft-bench-fabric weft-bench-boards
+BENCHES := weft-bench-platform weft-bench-ccl weft-bench-fabric weft-bench-boards weft-bench-model
 bench-tools: all
 	@ninja -C $(BUILD) --quiet -j $(JOBS) $(BENCHES)
 
@@ -88,6 +89,10 @@ bench: bench-tools
 	@set -o pipefail; $(BUILD)/bin/weft-bench-ccl | tee $(RESULTS)/ccl_ring8.txt
 	@set -o pipefail; $(BUILD)/bin/weft-bench-fabric | tee $(RESULTS)/fabric_ring8.txt
 	@set -o pipefail; $(BUILD)/bin/weft-bench-boards | tee $(RESULTS)/boards_ring8.txt
+	@set -o pipefail; $(BUILD)/bin/weft-bench-model | tee $(RESULTS)/fabric_model.txt
+
+bench-model: bench-tools
+	@set -o pipefail; $(BUILD)/bin/weft-bench-model | tee $(RESULTS)/fabric_model.txt
 
 bench-ccl: bench-tools
 	@set -o pipefail; $(BUILD)/bin/weft-bench-ccl | tee $(RESULTS)/ccl_ring8.txt

@@ -1,0 +1,165 @@
+// The fabric model's bench: what the router firmware reaches on silicon-like
+// chips (virtual time) beside tt-metal's Wormhole figures, whether a cable or
+// a router is the bottleneck (halving the cable's rate must double a large
+// stream's time), the model's own speed (events per second of
+// host time, per core: it runs on one), the tables at 262,144 chips, and the
+// model beside the QEMU cluster running the same all-gather on cables shaped
+// alike (how far the emulator's time is from the model's). 1D against 2D is
+// not here: the model runs the ring algorithm alone, whose steps are one
+// cable on either fabric.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+#include <string>
+
+#include "busbw.h"
+#include "ccl/runner.h"
+#include "common/knobs.h"
+#include "driver/cluster.h"
+#include "driver/paths.h"
+#include "fabric_model/grid_cluster.h"
+#include "fabric_model/scale_tables.h"
+#include "fabric_model/traffic.h"
+
+namespace {
+
+using namespace weft;
+using namespace weft::fabric_model;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double peak_rss_mb() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_maxrss) / 1024;
+}
+
+void progress(const std::string& what) { std::fprintf(stderr, "\r  model bench: %-60s", what.c_str()); }
+
+ModelOptions on(const std::string& cluster) {
+    ModelOptions o;
+    o.cluster = cluster;
+    return o;
+}
+
+std::string silicon_table() {
+    progress("hop latency and streams on ring8");
+    const ModelOptions ring8 = on("ring8");
+    const double hop = double(packet_latency(ring8, 0, 4, 0).ns - packet_latency(ring8, 0, 3, 0).ns);
+    const double hop4k = double(packet_latency(ring8, 0, 4, 4096).ns - packet_latency(ring8, 0, 3, 4096).ns);
+    const Stream small = stream(ring8, 0, 1, 1 << 20, 64);
+    ModelOptions big = ring8;
+    big.fabric.packet_bytes = 4096;
+    const Stream large = stream(big, 0, 1, 16 << 20, 4096);
+    big.costs.cable_gbps /= 2;
+    const Stream half = stream(big, 0, 1, 16 << 20, 4096);
+    std::ostringstream t;
+    t.setf(std::ios::fixed);
+    t.precision(2);
+    t << "\nThe router firmware in virtual time (default costs) beside tt-metal on Wormhole\n\n"
+      << "| measure | model | tt-metal |\n|---|---|---|\n"
+      << "| hop latency, empty packet | " << hop / 1e3 << " us | ~0.76 us |\n"
+      << "| hop latency, 4 KiB packet | " << hop4k / 1e3 << " us | ~1.3 us |\n"
+      << "| one direction, 64 B packets | " << small.mpps() << " M packets/s | 2.12 M packets/s |\n"
+      << "| one stream, 4 KiB packets | " << large.gbps() / Costs{}.cable_gbps << " of the cable | |\n"
+      << "| the same at half the cable's rate: time | " << double(half.ns) / double(large.ns) << "x ("
+      << (double(half.ns) / double(large.ns) > 1.8 ? "the cable is" : "the router, not the cable, is")
+      << " the bottleneck) | |\n";
+    return t.str();
+}
+
+// Host time per event of the model: ring8, galaxy and 16 meshes of 8x8.
+std::string speed_table(bool quick) {
+    struct Case {
+        std::string name, cluster;
+        uint64_t bytes;
+        uint32_t packet;
+    };
+    std::vector<Case> cases = {{"ring8", "ring8", 16 << 20, 0}, {"galaxy (32)", "galaxy", 16 << 20, 0}};
+    if (!quick) cases.push_back({"16 meshes of 8x8 (1024)", write_grid_cluster({16, 8, 8, 2}), 64 << 10, 1024});
+    std::ostringstream t;
+    t.setf(std::ios::fixed);
+    t.precision(2);
+    t << "\nThe model's own speed: all_gather, one host core (the record for parallel network models is ~0.15-0.3 M "
+         "events/s per core)\n\n| cluster | chips | events | host s | M events/s | virtual us "
+         "|\n|---|---|---|---|---|---|\n";
+    for (const Case& c : cases) {
+        progress("all_gather on " + c.name);
+        ModelOptions o = on(c.cluster);
+        o.fabric.packet_bytes = c.packet;
+        const auto t0 = std::chrono::steady_clock::now();
+        const OpTime op = ring_collective(o, "all_gather", c.bytes);
+        const double s = seconds_since(t0);
+        t << "| " << c.name << " | " << op.chips << " | " << op.events << " | " << s << " | "
+          << double(op.events) / s / 1e6 << " | " << double(op.ns) / 1e3 << " |\n";
+    }
+    return t.str();
+}
+
+std::string tables_table() {
+    progress("tables for 1024 meshes of 16x16");
+    const BoardInfo board = paths::load_built_board("qemu-virt");
+    const TablesReport r = build_and_check_tables(grid_of_meshes(1024, 16, 16, board), board);
+    std::ostringstream t;
+    t.setf(std::ios::fixed);
+    t.precision(1);
+    t << "\nTables for 1024 meshes of 16x16 (" << r.chips << " chips), built and checked for deadlock on one core\n\n"
+      << "| entries | build s | check s | peak MB | deadlock-free |\n|---|---|---|---|---|\n| " << r.entries << " | "
+      << r.seconds_build << " | " << r.seconds_check << " | " << peak_rss_mb() << " | " << (r.acyclic ? "yes" : "NO")
+      << " |\n";
+    return t.str();
+}
+
+// The same ring all-gather on the QEMU torus4x4 (fabric transport) and in
+// the model, every cable shaped to one rate in both.
+std::string emulator_table(uint64_t bytes) {
+    constexpr double kRate = 0.004;  // GB/s: where the QEMU host keeps up (weft-bench-fabric)
+    progress("all_gather on the QEMU torus4x4, cables shaped");
+    double qemu_busbw;
+    {
+        auto c = Cluster::start(paths::cluster_file("torus4x4"), "/tmp/weft-bench-model-" + std::to_string(getpid()));
+        for (const LinkInfo& l : c->links())
+            c->set_fault(l.chip_a, l.port_a, {{"bandwidth_gbps", kRate}, {"latency_us", 0}});
+        ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+        o.transport = "fabric";
+        ccl::CollectiveRunner run(*c, o);
+        qemu_busbw = bench::best_busbw(run, *c, bytes, "ring");
+    }
+    progress("all_gather in the model, cables shaped");
+    ModelOptions o = on("torus4x4");
+    o.costs.cable_gbps = kRate;
+    const OpTime op = ring_collective(o, "all_gather", bytes);
+    std::ostringstream t;
+    t.setf(std::ios::fixed);
+    t.precision(3);
+    t << "\nall_gather (ring) of " << (bytes >> 20) << " MiB on torus4x4, every cable at " << kRate
+      << " GB/s: the QEMU cluster beside the model\n\n| | busbw / cable |\n|---|---|\n| QEMU cluster (fabric) | "
+      << qemu_busbw / kRate << " |\n| model | " << op.busbw() / kRate << " |\n| model / QEMU | "
+      << op.busbw() / qemu_busbw << "x |\n";
+    return t.str();
+}
+
+}  // namespace
+
+int main() {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    try {
+        const bool quick = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"));
+        std::printf("weft fabric model bench (host: %ld cores; the model runs on one)\n",
+                    sysconf(_SC_NPROCESSORS_ONLN));
+        std::printf("%s", silicon_table().c_str());
+        if (!quick) std::printf("%s", tables_table().c_str());  // first: its peak memory is its own
+        std::printf("%s", speed_table(quick).c_str());
+        std::printf("%s", emulator_table(1 << 20).c_str());
+        std::fprintf(stderr, "\r%80s\r", "");
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "\nweft-bench-model: %s\n", e.what());
+        return 1;
+    }
+}
