@@ -25,6 +25,8 @@ struct Args {
     std::string shape = "4x4";
     std::string op, size = "1M", packet = "0";
     uint32_t from = 0, to = 1;
+    uint64_t seed = 1;
+    uint32_t writes = 1000, failures = 0;
 };
 
 void add_model_options(CLI::App& app, Args& a) {
@@ -107,6 +109,12 @@ int main(int argc, char** argv) {
     cluster->add_option("--shape", a.shape, "each mesh's chips, WxH")->capture_default_str();
     cluster->add_option("--cables", a.grid.cables, "between neighbouring meshes")->capture_default_str();
 
+    CLI::App* random = app.add_subcommand("random", "random writes, cables failing under them; every byte checked");
+    random->add_option("--seed", a.seed, "the same seed gives the same run")->capture_default_str();
+    random->add_option("--writes", a.writes)->capture_default_str();
+    random->add_option("--fail", a.failures, "cables to fail while it runs (2D fabrics)")->capture_default_str();
+    add_model_options(*random, a);
+
     CLI::App* tables = app.add_subcommand("tables", "build every chip's routing tables and check them for deadlock");
     tables->add_option("--meshes", a.grid.meshes)->capture_default_str();
     tables->add_option("--shape", a.shape, "each mesh's chips, WxH")->capture_default_str();
@@ -127,6 +135,12 @@ int main(int argc, char** argv) {
                                        board, show_progress);
             print_tables(r);
             if (!r.acyclic) return 1;
+        } else if (*random) {
+            const RandomRun r = random_traffic(a.model, a.seed, a.writes, a.failures);
+            for (const std::string& f : r.failed) printf("failed %s\n", f.c_str());
+            printf("%llu random writes (seed %llu) arrived once each, every byte right: %.3f us virtual, %llu events\n",
+                   (unsigned long long)r.writes, (unsigned long long)a.seed, double(r.ns) / 1e3,
+                   (unsigned long long)r.events);
         } else if (*run) {
             print_op(ring_collective(a.model, a.op, parse_size(a.size)));
         } else if (*latency) {

@@ -1,6 +1,7 @@
 #include "fabric_model/traffic.h"
 
 #include <algorithm>
+#include <random>
 
 #include "common/error.h"
 #include "driver/topology.h"
@@ -12,10 +13,11 @@ namespace weft::fabric_model {
 namespace {
 
 // Where traffic keeps its words and bytes in each chip's DRAM.
-constexpr uint32_t kSem = 0;            // packets' semaphore
-constexpr uint32_t kSource = 1u << 20;  // what a stream sends (its window reused)
-constexpr uint32_t kWindow = 1u << 20;  // a stream's bytes land in this much, round and round
-constexpr uint32_t kOutput = 4u << 20;  // a collective's buffer
+constexpr uint32_t kSem = 0;               // packets' semaphore
+constexpr uint32_t kSource = 1u << 20;     // what a stream sends (its window reused)
+constexpr uint32_t kWindow = 1u << 20;     // a stream's bytes land in this much, round and round
+constexpr uint32_t kOutput = 4u << 20;     // a collective's buffer
+constexpr uint32_t kSources = 128u << 20;  // random writes' bytes, each its own
 
 model::FabricModel::Plan plan_for(const ModelOptions& o) {
     return [o](model::HostCluster& cluster) {
@@ -149,6 +151,80 @@ OpTime ring_collective(const ModelOptions& options, const std::string& op, uint6
                                 std::to_string(p));
             }
     return t;
+}
+
+namespace {
+
+// A random write's place: each lands in a slot of its own on the receiver,
+// filled with a byte that names it, and adds 1 to the receiver's semaphore.
+struct RandomWrite {
+    uint32_t from, to, bytes;
+    uint8_t fill;
+};
+
+void check_random(Simulation& sim, const std::vector<RandomWrite>& writes, uint32_t slot) {
+    model::FabricModel& m = sim.model();
+    std::vector<uint32_t> expected(m.chips(), 0);
+    for (size_t i = 0; i < writes.size(); ++i) {
+        const RandomWrite& w = writes[i];
+        ++expected[w.to];
+        const uint8_t* got = m.bytes(w.to, m.dram(kOutput + uint32_t(i) * slot), w.bytes);
+        const uint8_t* wrong = std::find_if(got, got + w.bytes, [&](uint8_t b) { return b != w.fill; });
+        if (wrong != got + w.bytes)
+            throw Error("random write " + std::to_string(i) + " from chip " + std::to_string(w.from) + " to chip " +
+                        std::to_string(w.to) + " (" + std::to_string(w.bytes) + " bytes) arrived wrong: byte " +
+                        std::to_string(wrong - got) + " is " + std::to_string(*wrong) + ", not " +
+                        std::to_string(w.fill));
+    }
+    for (uint32_t c = 0; c < m.chips(); ++c)
+        if (m.word(c, m.dram(kSem)) != expected[c])
+            throw Error("chip " + std::to_string(c) + " counted " + std::to_string(m.word(c, m.dram(kSem))) +
+                        " writes, not " + std::to_string(expected[c]));
+}
+
+}  // namespace
+
+RandomRun random_traffic(const ModelOptions& options, uint64_t seed, uint32_t count, uint32_t failures) {
+    Simulation sim(options);
+    model::FabricModel& m = sim.model();
+    std::mt19937_64 rng(seed);
+    const uint32_t slot = 4 * sim.max_payload();
+    if (uint64_t(count) * slot > (64u << 20))
+        throw Error("at most " + std::to_string((64u << 20) / slot) + " random writes at a time");
+    std::vector<RandomWrite> writes;
+    for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t from = uint32_t(rng() % m.chips());
+        const uint32_t to = (from + 1 + uint32_t(rng() % (m.chips() - 1))) % m.chips();
+        const RandomWrite w{from, to, 1 + uint32_t(rng() % slot), uint8_t(1 + rng() % 255)};
+        uint8_t* src = m.bytes(from, m.dram(kSources + i * slot), w.bytes);
+        std::fill(src, src + w.bytes, w.fill);
+        sim.write(w.from, w.to, m.dram(kOutput + i * slot), m.dram(kSources + i * slot), w.bytes, m.dram(kSem));
+        writes.push_back(w);
+    }
+    RandomRun r;
+    const ClusterTopology topology = m.cluster().topology();
+    const bool two_d = m.fabric().dims() == 2;
+    for (uint32_t f = 0; f < failures && two_d; ++f) {
+        const uint64_t at = sim.engine().now_ns() + 1000 + rng() % 20000;
+        if (sim.engine().run(at).finished) break;
+        const LinkInfo& cable = topology.links()[rng() % topology.links().size()];
+        const transport::RerouteDecision d = sim.fail_cable(cable.chip_a, cable.port_a);
+        r.failed.push_back("chip " + std::to_string(cable.chip_a) + " port " + std::to_string(cable.port_a) + ": " +
+                           d.why);
+    }
+    RunResult end;
+    try {
+        end = sim.finish();
+        check_random(sim, writes, slot);
+    } catch (const Error& e) {
+        std::string failed;
+        for (const std::string& f : r.failed) failed += "\n  after failing " + f;
+        throw Error(e.what() + failed);
+    }
+    r.writes = count;
+    r.ns = end.end_ns;
+    r.events = sim.engine().events_run();
+    return r;
 }
 
 }  // namespace weft::fabric_model

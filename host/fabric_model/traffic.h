@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "driver/fabric_spec.h"
 #include "fabric_model/costs.h"
@@ -81,5 +82,16 @@ struct OpTime {
 // the input of the others). Arithmetic is not modelled: all_reduce moves its
 // bytes as reduce-scatter then all-gather do. all_gather's output is checked.
 OpTime ring_collective(const ModelOptions& options, const std::string& op, uint64_t bytes);
+
+struct RandomRun {
+    uint64_t writes = 0, ns = 0, events = 0;
+    std::vector<std::string> failed;  // the cables failed on the way ("chip 3 port 1: new tables")
+};
+// Random traffic from `seed`: `writes` writes between random pairs of chips,
+// of random sizes, and `failures` cables (2D fabrics) failing at random times
+// while it runs. Every write's bytes and semaphore are checked at the end;
+// throws weft::Error naming the first wrong one. The same seed gives the same
+// run, event for event: one thread runs every device in virtual-time order.
+RandomRun random_traffic(const ModelOptions& options, uint64_t seed, uint32_t writes, uint32_t failures);
 
 }  // namespace weft::fabric_model
