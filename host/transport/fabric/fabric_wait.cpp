@@ -93,6 +93,10 @@ std::string describe_receivers(const Chip& chip, const abi::FabricRouterConfig& 
         if (filled != handled)
             o << "; " << describe_packet(chip, slot_at(c.receivers[v], c.slot_size, handled), c.dims) << ", still for "
               << st.receivers[v].stuck_us << " us";
+        if (const uint32_t w = st.receivers[v].waits_for)  // its route is decided: where it waits for room
+            o << ", waiting to go "
+              << (c.dims == 2 ? std::string(1, abi::fabric_letter((w & 0xff) - 1)) : std::string("on")) << " on VC "
+              << (w >> 8);
     }
     return o.str();
 }
