@@ -118,6 +118,18 @@ std::vector<std::string> wait_cycle(model::FabricModel& model) {
     return {};
 }
 
+std::string drop_report(model::FabricModel& model) {
+    std::string text;
+    for (size_t r = 0; r < model.router_count(); ++r) {
+        const abi::FabricRouterStatus& s = model.router_status(r);
+        if (!s.dropped && !s.resent) continue;
+        const transport::FabricRouterPlan& p = model.fabric().routers()[r];
+        text += "  chip " + std::to_string(p.chip) + " port " + std::to_string(p.port) + ": " +
+                std::to_string(s.dropped) + " dropped, " + std::to_string(s.resent) + " sent again\n";
+    }
+    return text;
+}
+
 std::string stuck_report(model::FabricModel& model) {
     std::string text;
     for (const HeldChannel& c : held_channels(model)) {

@@ -29,6 +29,10 @@ uint64_t held_packets(model::FabricModel& model);
 // named "chip 3 port 1 vc0"; empty if their waits close no cycle.
 std::vector<std::string> wait_cycle(model::FabricModel& model);
 
+// Several lines: each router that dropped or sent again packets, and why a
+// packet may be missing ("" when none did).
+std::string drop_report(model::FabricModel& model);
+
 // Several lines: the channels that hold packets and the cycle, if any.
 std::string stuck_report(model::FabricModel& model);
 

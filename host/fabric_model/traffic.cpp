@@ -219,7 +219,7 @@ RandomRun random_traffic(const ModelOptions& options, uint64_t seed, uint32_t co
     } catch (const Error& e) {
         std::string failed;
         for (const std::string& f : r.failed) failed += "\n  after failing " + f;
-        throw Error(e.what() + failed);
+        throw Error(e.what() + failed + "\n" + drop_report(m));
     }
     r.writes = count;
     r.ns = end.end_ns;
