@@ -70,7 +70,7 @@ void TimedFabric::add_pollers() {
     }
 }
 
-void TimedFabric::schedule(uint64_t t, Kind kind, uint32_t a) { queue_.push(Event{t, seq_++, kind, a}); }
+void TimedFabric::schedule(uint64_t t, Kind kind, uint32_t a, uint32_t b) { queue_.push(Event{t, seq_++, kind, a, b}); }
 
 void TimedFabric::wake(uint32_t poller, uint64_t t) {
     Poller& p = pollers_[poller];
@@ -164,53 +164,85 @@ void TimedFabric::noc_done(uint32_t slot) {
     kick_noc(chip, core, now_);
 }
 
-void TimedFabric::kick_eth(uint32_t chip, uint32_t port, uint64_t t) {
-    if (port >= ports_) return;
-    Server& s = eth_[size_t(chip) * ports_ + port];
-    abi::EthRing& ring = control(chip).eth[port];
-    if (s.scheduled) return;
-    if (reset_pending(ring)) consume_ring(ring, 0, [](const abi::EthCommand&) { return abi::kRingOk; });
-    if (!has_command(ring) || control(chip).port[port].state != abi::kLinkUp) return;
-    s.scheduled = true;
-    const uint64_t start = std::max(t, s.free_at);
-    s.free_at = start + costs_.cable_ns(head_command(ring).len);
-    schedule(s.free_at, kEthSent, chip * ports_ + port);
+// The firmware gave up on what it queued (a dead cable's commands): the
+// ring starts clean, and what was sent but not acknowledged never will be.
+void TimedFabric::reset_eth(uint32_t slot) {
+    abi::EthRing& ring = control(slot / ports_).eth[slot % ports_];
+    consume_ring(ring, 0, [](const abi::EthCommand&) { return abi::kRingOk; });
+    eth_[slot].framed = ring.head;
 }
 
-// The command's last byte left: it completes here, its bytes land on the
-// peer a cable's latency later (in order: every delivery of a port takes as long).
+void TimedFabric::kick_eth(uint32_t chip, uint32_t port, uint64_t t) {
+    if (port >= ports_) return;
+    const uint32_t slot = chip * ports_ + port;
+    Server& s = eth_[slot];
+    abi::EthRing& ring = control(chip).eth[port];
+    if (s.scheduled) return;
+    if (reset_pending(ring)) reset_eth(slot);
+    const uint32_t tail = __atomic_load_n(const_cast<uint32_t*>(&ring.tail), __ATOMIC_ACQUIRE);
+    if (s.framed == tail || control(chip).port[port].state != abi::kLinkUp) return;
+    s.scheduled = true;
+    const uint64_t start = std::max(t, s.free_at);
+    s.free_at = start + costs_.cable_ns(ring.slots[s.framed & (abi::EthRing::kSlots - 1)].len);
+    schedule(s.free_at, kEthSent, slot);
+}
+
+uint32_t TimedFabric::new_delivery() {
+    if (free_deliveries_.empty()) {
+        deliveries_.emplace_back();
+        return uint32_t(deliveries_.size() - 1);
+    }
+    const uint32_t index = free_deliveries_.back();
+    free_deliveries_.pop_back();
+    return index;
+}
+
+// The command's last byte left: its bytes land on the peer a cable's latency
+// later, and the peer's acknowledgement is back another latency after that,
+// when the command completes (the devices' contract: a command completes once
+// acknowledged). A port's deliveries and acknowledgements all take as long,
+// so they keep their order.
 void TimedFabric::eth_sent(uint32_t slot) {
     const uint32_t chip = slot / ports_, port = slot % ports_;
-    eth_[slot].scheduled = false;
+    Server& s = eth_[slot];
+    s.scheduled = false;
     abi::ChipControlBlock& cb = control(chip);
-    const uint32_t peer = cb.port[port].peer_chip;
-    if (cb.port[port].state == abi::kLinkUp) {
-        consume_ring(cb.eth[port], 1, [&](const abi::EthCommand& c) {
-            uint32_t index;
-            if (free_deliveries_.empty()) {
-                index = uint32_t(deliveries_.size());
-                deliveries_.emplace_back();
-            } else {
-                index = free_deliveries_.back();
-                free_deliveries_.pop_back();
-            }
-            Delivery& d = deliveries_[index];
-            d.from_chip = chip, d.port = port, d.chip = peer, d.dst = c.dst, d.cable_life = failures_[slot];
-            if (c.op == abi::kEthSendWord) {
-                d.bytes.resize(4);
-                std::memcpy(d.bytes.data(), &c.value, 4);
-            } else {
-                const uint8_t* src = model_.cluster().memory(chip).memory().at(c.src, c.len);
-                if (!src) return uint32_t(abi::kRingBadAddress);
-                d.bytes.assign(src, src + c.len);
-            }
-            schedule(now_ + costs_.cable_latency_ns, kDeliver, index);
-            return uint32_t(abi::kRingOk);
-        });
-        const int router = router_of_port_[slot];
-        if (router >= 0) wake(uint32_t(router), now_);
+    if (reset_pending(cb.eth[port])) reset_eth(slot);
+    const uint32_t tail = __atomic_load_n(const_cast<uint32_t*>(&cb.eth[port].tail), __ATOMIC_ACQUIRE);
+    if (cb.port[port].state == abi::kLinkUp && s.framed != tail && cb.eth[port].error == abi::kRingOk) {
+        const abi::EthCommand c = cb.eth[port].slots[s.framed & (abi::EthRing::kSlots - 1)];
+        const uint8_t* src = c.op == abi::kEthSendWord ? nullptr
+                                                       : model_.cluster().memory(chip).memory().at(c.src, c.len);
+        if (c.op != abi::kEthSendWord && !src) {  // the ring stops, as the devices stop it: the firmware reports it
+            cb.eth[port].error_index = s.framed;
+            __atomic_store_n(const_cast<uint32_t*>(&cb.eth[port].error), uint32_t(abi::kRingBadAddress),
+                             __ATOMIC_RELEASE);
+            return wake_chip(chip, now_);
+        }
+        ++s.framed;
+        const uint32_t index = new_delivery();
+        Delivery& d = deliveries_[index];
+        d.from_chip = chip, d.port = port, d.chip = cb.port[port].peer_chip, d.dst = c.dst;
+        d.cable_life = failures_[slot];
+        if (c.op == abi::kEthSendWord) {
+            d.bytes.resize(4);
+            std::memcpy(d.bytes.data(), &c.value, 4);
+        } else {
+            d.bytes.assign(src, src + c.len);
+        }
+        schedule(now_ + costs_.cable_latency_ns, kDeliver, index);
+        schedule(now_ + 2 * costs_.cable_latency_ns, kEthAcked, slot, failures_[slot]);
     }
     kick_eth(chip, port, now_);
+}
+
+void TimedFabric::eth_acked(uint32_t slot, uint32_t cable_life) {
+    if (cable_life != failures_[slot]) return;  // lost with the cable: the command never completes
+    abi::EthRing& ring = control(slot / ports_).eth[slot % ports_];
+    if (reset_pending(ring) || ring.head == eth_[slot].framed) return;  // given up on already
+    __atomic_store_n(const_cast<uint32_t*>(&ring.head), ring.head + 1, __ATOMIC_RELEASE);
+    const int router = router_of_port_[slot];
+    if (router >= 0) wake(uint32_t(router), now_);
 }
 
 void TimedFabric::deliver(uint32_t index) {
@@ -247,10 +279,8 @@ void TimedFabric::serve_now(uint32_t chip) {
     for (uint32_t core = 0; core < cores_; ++core)
         run_noc_ring(mem.memory(), model_.cluster().board(), control(chip).noc[core], abi::NocRing::kSlots,
                      model_.cluster().devices().counters(chip));
-    for (uint32_t port = 0; port < ports_; ++port) {
-        abi::EthRing& ring = control(chip).eth[port];
-        if (reset_pending(ring)) consume_ring(ring, 0, [](const abi::EthCommand&) { return abi::kRingOk; });
-    }
+    for (uint32_t port = 0; port < ports_; ++port)
+        if (reset_pending(control(chip).eth[port])) reset_eth(chip * ports_ + port);
 }
 
 void TimedFabric::set_cable(uint32_t chip, uint32_t port, bool up) {
@@ -288,6 +318,7 @@ RunResult TimedFabric::run(uint64_t until_ns) {
             case kPoll: poll(e.a); break;
             case kNocDone: noc_done(e.a); break;
             case kEthSent: eth_sent(e.a); break;
+            case kEthAcked: eth_acked(e.a, e.b); break;
             case kDeliver: deliver(e.a); break;
         }
     }

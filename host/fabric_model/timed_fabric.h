@@ -61,11 +61,13 @@ public:
         on_cable_delivery;
 
 private:
-    enum Kind : uint8_t { kPoll, kNocDone, kEthSent, kDeliver };
+    enum Kind : uint8_t { kPoll, kNocDone, kEthSent, kDeliver, kEthAcked };
     struct Event {
         uint64_t t, seq;
         Kind kind;
-        uint32_t a;  // kPoll: the poller; kNocDone: chip's core slot; kEthSent: port slot; kDeliver: delivery
+        uint32_t
+            a;  // kPoll: the poller; kNocDone: chip's core slot; kEthSent, kEthAcked: port slot; kDeliver: delivery
+        uint32_t b = 0;  // kEthAcked: the cable's failures when the command left
         bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
     };
     // A router (the first router_count) or a worker, on one core of one chip.
@@ -78,6 +80,7 @@ private:
     struct Server {
         uint64_t free_at = 0;
         bool scheduled = false;
+        uint32_t framed = 0;  // Ethernet: ring index of the next command to send (head: the next to be acknowledged)
     };
     struct Delivery {
         uint32_t from_chip = 0, port = 0, chip = 0;
@@ -86,7 +89,7 @@ private:
         std::vector<uint8_t> bytes;
     };
 
-    void schedule(uint64_t t, Kind kind, uint32_t a);
+    void schedule(uint64_t t, Kind kind, uint32_t a, uint32_t b = 0);
     void add_pollers();
     void wake(uint32_t poller, uint64_t t);
     void wake_chip(uint32_t chip, uint64_t t);
@@ -101,6 +104,9 @@ private:
     void kick_eth(uint32_t chip, uint32_t port, uint64_t t);
     void noc_done(uint32_t slot);
     void eth_sent(uint32_t slot);
+    void eth_acked(uint32_t slot, uint32_t cable_life);
+    void reset_eth(uint32_t slot);
+    uint32_t new_delivery();
     void deliver(uint32_t index);
     void serve_now(uint32_t chip);
     void check_watches(uint32_t chip);
