@@ -1,6 +1,6 @@
 // Running gnuplot, the program that draws weft's charts. It runs as a child
-// process rather than a library in ours: a crash or a hang in a plotting stack
-// cannot take a benchmark's results down with it, and weft builds without it.
+// process (common/child_tool.h): a crash or a hang in a plotting stack cannot
+// take a benchmark's results down with it, and weft builds without it.
 #pragma once
 #include <string>
 #include <vector>

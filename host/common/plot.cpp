@@ -257,7 +257,7 @@ TempFile write_script(const std::string& script) {
 }
 
 // What gnuplot wrote: a PNG of the asked size, read from its IHDR chunk.
-void check_png(const std::string& path, const PlotSpec& spec) {
+void check_png(const std::string& path, int width, int height) {
     std::ifstream in(path, std::ios::binary);
     unsigned char h[24] = {};
     in.read(reinterpret_cast<char*>(h), sizeof h);
@@ -265,9 +265,9 @@ void check_png(const std::string& path, const PlotSpec& spec) {
     if (!in || std::memcmp(h, kSignature, 8) != 0 || std::memcmp(h + 12, "IHDR", 4) != 0)
         throw Error("gnuplot did not write a PNG");
     auto be32 = [](const unsigned char* p) { return int(uint32_t(p[0]) << 24 | p[1] << 16 | p[2] << 8 | p[3]); };
-    if (be32(h + 16) != spec.width || be32(h + 20) != spec.height)
+    if (be32(h + 16) != width || be32(h + 20) != height)
         throw Error("gnuplot drew " + std::to_string(be32(h + 16)) + "x" + std::to_string(be32(h + 20)) +
-                    " instead of " + std::to_string(spec.width) + "x" + std::to_string(spec.height));
+                    " instead of " + std::to_string(width) + "x" + std::to_string(height));
 }
 
 }  // namespace
@@ -278,19 +278,27 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& png_path) {
     return script_for(spec, drawable_data(spec, png_path), png_path);
 }
 
-void write_line_plot_png(const std::string& path, const PlotSpec& spec) {
-    const std::vector<Points> data = drawable_data(spec, path);
+std::string gnuplot_quoted(std::string_view s) { return gnuplot_string(s); }
+
+void draw_png_with_gnuplot(const std::string& path, int width, int height,
+                           const std::function<std::string(const std::string& png_path)>& script_for) {
     TempFile png = create_beside(path);
     try {
-        const TempFile script = write_script(script_for(spec, data, png.path()));
+        const TempFile script = write_script(script_for(png.path()));
         run_gnuplot({script.path()});
-        check_png(png.path(), spec);
+        check_png(png.path(), width, height);
     } catch (const Error& e) {
         throw Error("cannot draw chart '" + path + "': " + e.what());
     }
     if (std::rename(png.path().c_str(), path.c_str()) != 0)
         throw Error("cannot write chart '" + path + "': " + errno_text());
     png.keep();
+}
+
+void write_line_plot_png(const std::string& path, const PlotSpec& spec) {
+    const std::vector<Points> data = drawable_data(spec, path);
+    draw_png_with_gnuplot(path, spec.width, spec.height,
+                          [&](const std::string& png) { return script_for(spec, data, png); });
 }
 
 }  // namespace weft

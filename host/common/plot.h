@@ -1,9 +1,12 @@
 // Line charts of benchmark results (bus bandwidth against message size, one
-// line per algorithm) as PNG files, drawn by gnuplot (common/gnuplot.h).
+// line per algorithm) as PNG files, drawn by gnuplot (common/gnuplot.h); and
+// the way any chart of weft's (common/heat_map.h too) gets its PNG drawn.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -48,5 +51,16 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& png_path);
 // the path for bad data, an unwritable path, or gnuplot missing (naming its
 // package) or failing.
 void write_line_plot_png(const std::string& path, const PlotSpec& spec);
+
+// gnuplot's literal string for `s` (single-quoted; control characters as spaces).
+std::string gnuplot_quoted(std::string_view s);
+
+// Has gnuplot draw a PNG of width x height at `path` by the script
+// `script_for(png_path)`, which sets its output to png_path: a file beside
+// `path`, renamed onto it once gnuplot wrote a PNG of that size, so a failed
+// chart leaves nothing at `path`. Throws Error naming the path as
+// write_line_plot_png does.
+void draw_png_with_gnuplot(const std::string& path, int width, int height,
+                           const std::function<std::string(const std::string& png_path)>& script_for);
 
 }  // namespace weft

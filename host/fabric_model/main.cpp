@@ -11,6 +11,7 @@
 #include "common/sizes.h"
 #include "driver/paths.h"
 #include "fabric_model/grid_cluster.h"
+#include "fabric_model/look_commands.h"
 #include "fabric_model/scale_tables.h"
 #include "fabric_model/traffic.h"
 
@@ -27,6 +28,13 @@ struct Args {
     uint32_t from = 0, to = 1;
     uint64_t seed = 1;
     uint32_t writes = 1000, failures = 0;
+    uint32_t distance = 1;  // shift's
+    Failures fail;
+    StateRequest state;
+    TraceRequest trace;
+    PictureRequest picture;
+    RunRequest run;
+    uint32_t routes_of = 0;
 };
 
 void add_model_options(CLI::App& app, Args& a) {
@@ -37,6 +45,9 @@ void add_model_options(CLI::App& app, Args& a) {
     app.add_option("--packet-bytes", a.model.fabric.packet_bytes,
                    "payload bytes per packet (0: the largest that fits)");
     app.add_option("--slots", a.model.fabric.slots, "slots per router channel")->capture_default_str();
+    app.add_flag_callback(
+        "--no-dateline", [&a] { a.model.fabric.flags |= abi::kFabricNoDateline; },
+        "debug: packets never move to VC 1 past a ring's dateline (a ring can deadlock)");
     Costs& c = a.model.costs;
     app.add_option("--cable-gbps", c.cable_gbps, "a cable's rate each way, GB/s")->capture_default_str();
     app.add_option("--cable-latency-ns", c.cable_latency_ns, "a cable's latency")->capture_default_str();
@@ -72,7 +83,26 @@ void print_tables(const TablesReport& r) {
     if (!r.beyond_abi.empty()) printf("  beyond what a router's table holds today: %s\n", r.beyond_abi.c_str());
 }
 
+// Traffic for the commands that run some: an op and its size.
+void add_traffic_options(CLI::App& app, Args& a) {
+    app.add_option("--size", a.size, "the op's size (nccl-tests' count): 4096, 64K, 1M")->capture_default_str();
+    app.add_option("--distance", a.distance, "shift: how many chips on along the ring order")->capture_default_str();
+}
+
+void add_fail_option(CLI::App& app, Args& a) {
+    app.add_option("--fail", a.fail, "fail this cable before any traffic: CHIP.PORT, as 5.E (repeatable)")
+        ->allow_extra_args(false);
+}
+
+Traffic traffic_of(const Args& a) { return {a.op, parse_size(a.size), a.distance}; }
+
 void print_op(const OpTime& t) {
+    if (t.op == "shift") {
+        printf("shift on %u chips, %llu bytes: %.3f us virtual, %.2f GB/s in all\n", t.chips,
+               (unsigned long long)t.bytes, double(t.ns) / 1e3, t.algbw());
+        printf("  %llu events\n", (unsigned long long)t.events);
+        return;
+    }
     printf("%s on %u chips, %llu bytes: %.3f us virtual, algbw %.2f GB/s, busbw %.2f GB/s (%.2f of a cable)\n",
            t.op.c_str(), t.chips, (unsigned long long)t.bytes, double(t.ns) / 1e3, t.algbw(), t.busbw(),
            t.busbw() / 12.5);
@@ -87,9 +117,38 @@ int main(int argc, char** argv) {
     Args a;
 
     CLI::App* run = app.add_subcommand("run", "a collective's time, algbw and busbw (ring algorithms)");
-    run->add_option("op", a.op, "all_gather, reduce_scatter or all_reduce")->required();
-    run->add_option("--size", a.size, "the op's size (nccl-tests' count): 4096, 64K, 1M")->capture_default_str();
+    run->add_option("op", a.op, "all_gather, reduce_scatter, all_reduce, or shift (every chip to one further on)")
+        ->required();
+    add_traffic_options(*run, a);
+    run->add_option("--occupancy", a.run.occupancy_png, "write a heat map of packets held per router over time (PNG)");
+    run->add_option("--every-ns", a.run.every_ns, "virtual time between occupancy samples")->capture_default_str();
+    run->add_option("--picture", a.run.picture,
+                    "draw the cluster (.svg, .png, .pdf) and, if the fabric deadlocks, its cycle of waits");
+    add_fail_option(*run, a);
     add_model_options(*run, a);
+
+    CLI::App* state = app.add_subcommand("state", "print the fabric's state as JSON: chips, cables, routers, tables");
+    state->add_flag("--tables", a.state.tables, "each chip's L0 and L1 routes (chips x chips of them)");
+    state->add_option("--op", a.op, "run this traffic first (as run's op) and print the state at --at-ns");
+    add_traffic_options(*state, a);
+    state->add_option("--at-ns", a.state.at_ns, "with --op: the virtual time to print the state at (or the deadlock)")
+        ->capture_default_str();
+    add_fail_option(*state, a);
+    add_model_options(*state, a);
+
+    CLI::App* trace = app.add_subcommand("trace", "record every packet's hops of a run as JSON");
+    trace->add_option("op", a.op, "as run's op")->required();
+    add_traffic_options(*trace, a);
+    trace->add_option("--out", a.trace.out, "the record's JSON file")->required();
+    trace->add_option("--max-packets", a.trace.max_packets, "record at most this many packets")->capture_default_str();
+    add_fail_option(*trace, a);
+    add_model_options(*trace, a);
+
+    CLI::App* picture = app.add_subcommand("picture", "draw the cluster (and one chip's routes) with Graphviz, as SVG");
+    picture->add_option("--out", a.picture.out_dir, "the directory to write cluster.svg and its .dot into")->required();
+    CLI::Option* routes_of = picture->add_option("--routes-of", a.routes_of, "also draw this chip's routes");
+    add_fail_option(*picture, a);
+    add_model_options(*picture, a);
 
     CLI::App* latency = app.add_subcommand("latency", "one packet's latency from chip to chip");
     latency->add_option("--from", a.from)->capture_default_str();
@@ -142,7 +201,19 @@ int main(int argc, char** argv) {
                    (unsigned long long)r.writes, (unsigned long long)a.seed, double(r.ns) / 1e3,
                    (unsigned long long)r.events);
         } else if (*run) {
-            print_op(ring_collective(a.model, a.op, parse_size(a.size)));
+            a.run.traffic = traffic_of(a), a.run.fail = a.fail;
+            print_op(run_command(a.model, a.run));
+        } else if (*state) {
+            if (!a.op.empty()) a.state.traffic = traffic_of(a);
+            a.state.fail = a.fail;
+            state_command(a.model, a.state);
+        } else if (*trace) {
+            a.trace.traffic = traffic_of(a), a.trace.fail = a.fail;
+            trace_command(a.model, a.trace);
+        } else if (*picture) {
+            if (*routes_of) a.picture.routes_of = a.routes_of;
+            a.picture.fail = a.fail;
+            picture_command(a.model, a.picture);
         } else if (*latency) {
             const Latency l = packet_latency(a.model, a.from, a.to, uint32_t(parse_size(a.packet)));
             printf("chip %u -> chip %u, %u hops, %s bytes: %.3f us virtual (%.0f ns a hop)\n", a.from, a.to, l.hops,

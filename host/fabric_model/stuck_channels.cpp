@@ -70,19 +70,32 @@ uint64_t held_packets(model::FabricModel& model) {
     return n;
 }
 
-std::vector<std::string> wait_cycle(model::FabricModel& model) {
+std::vector<uint32_t> slots_in_use(model::FabricModel& model) {
+    std::vector<uint32_t> in_use(model.router_count(), 0);
+    for (size_t r = 0; r < model.router_count(); ++r) {
+        const abi::FabricRouterConfig& c = model.router_config(r);
+        const abi::FabricRouterStatus& s = model.router_status(r);
+        const auto& link = *reinterpret_cast<const abi::FabricLinkWords*>(c.link_words);
+        for (uint32_t v = 0; v < c.num_vcs; ++v) in_use[r] += link.filled[v] - s.receivers[v].freed;
+        for (uint32_t i = 0; i < c.num_senders; ++i)
+            if (c.senders[i].slots) in_use[r] += word_at(c.senders[i].written) - s.senders[i].freed;
+    }
+    return in_use;
+}
+
+std::vector<ChannelWait> channel_waits(model::FabricModel& model) {
     const transport::FabricBuilder& f = model.fabric();
-    std::map<std::pair<int, uint32_t>, std::pair<int, uint32_t>> waits_for;
-    std::map<std::pair<int, uint32_t>, HeldChannel> held;
+    std::vector<ChannelWait> waits;
     for (const HeldChannel& c : held_channels(model)) {
         if (!c.receiver) continue;
         const abi::FabricRouterConfig& config = model.router_config(c.router);
         const abi::FabricRouterStatus& s = model.router_status(c.router);
+        ChannelWait w{c};
         // The router decided where its head goes (and changed the header
         // for the next router): it says so; else decide as it will.
-        uint32_t next = 0, vc = c.channel;
-        if (const uint32_t w = s.receivers[c.channel].waits_for) {
-            next = (w & 0xff) - 1, vc = w >> 8;
+        uint32_t vc = c.channel;
+        if (const uint32_t word = s.receivers[c.channel].waits_for) {
+            w.direction = (word & 0xff) - 1, vc = word >> 8, w.decided = true;
         } else {
             const abi::FabricRing& ring = config.receivers[c.channel];
             abi::FabricPacketHeader h = *reinterpret_cast<const abi::FabricPacketHeader*>(
@@ -92,23 +105,32 @@ std::vector<std::string> wait_cycle(model::FabricModel& model) {
             const fabric::Decision d =
                 fabric::on_receive(h, fabric::Hop{config.dims, config.compass, config.self, table});
             if (!d.forward) continue;  // delivered here: it waits for no other channel
-            next = d.next;
+            w.direction = d.next;
             if (config.dims == 2) vc = fabric::vc_after_turn(c.channel, d.next, config.compass, config.flags);
         }
-        const int out = next_router(f, c.chip, f.routers()[c.router], next);
+        const int out = next_router(f, c.chip, f.routers()[c.router], w.direction);
         if (out < 0) continue;
-        const std::pair<int, uint32_t> from{int(c.router), c.channel};
-        waits_for[from] = across(model, out, vc);
-        held[from] = c;
+        const auto [to, to_vc] = across(model, out, vc);
+        w.to_router = to, w.to_vc = to_vc;
+        if (to >= 0) w.to_chip = f.routers()[size_t(to)].chip, w.to_port = f.routers()[size_t(to)].port;
+        waits.push_back(w);
     }
+    return waits;
+}
+
+std::vector<ChannelWait> wait_cycle_waits(model::FabricModel& model) {
+    using Channel = std::pair<int, uint32_t>;  // (router, vc)
+    std::map<Channel, ChannelWait> wait_of;
+    for (const ChannelWait& w : channel_waits(model)) wait_of[{int(w.from.router), w.from.channel}] = w;
+    auto next = [&](const Channel& at) { return Channel{wait_of.at(at).to_router, wait_of.at(at).to_vc}; };
     // Each channel waits for one other: follow the waits from each until one repeats.
-    for (const auto& [start, _] : waits_for) {
-        std::map<std::pair<int, uint32_t>, size_t> seen;
-        std::vector<std::pair<int, uint32_t>> path;
-        for (auto at = start; waits_for.count(at); at = waits_for[at]) {
+    for (const auto& [start, _] : wait_of) {
+        std::map<Channel, size_t> seen;
+        std::vector<Channel> path;
+        for (Channel at = start; wait_of.count(at); at = next(at)) {
             if (seen.count(at)) {
-                std::vector<std::string> cycle;
-                for (size_t i = seen[at]; i < path.size(); ++i) cycle.push_back(receiver_name(held[path[i]]));
+                std::vector<ChannelWait> cycle;
+                for (size_t i = seen[at]; i < path.size(); ++i) cycle.push_back(wait_of.at(path[i]));
                 return cycle;
             }
             seen[at] = path.size();
@@ -128,6 +150,12 @@ std::string drop_report(model::FabricModel& model) {
                 std::to_string(s.dropped) + " dropped, " + std::to_string(s.resent) + " sent again\n";
     }
     return text;
+}
+
+std::vector<std::string> wait_cycle(model::FabricModel& model) {
+    std::vector<std::string> names;
+    for (const ChannelWait& w : wait_cycle_waits(model)) names.push_back(receiver_name(w.from));
+    return names;
 }
 
 std::string stuck_report(model::FabricModel& model) {

@@ -25,6 +25,28 @@ struct HeldChannel {
 std::vector<HeldChannel> held_channels(model::FabricModel& model);
 uint64_t held_packets(model::FabricModel& model);
 
+// Per router (by index), the slots its channels have in use: packets not yet
+// passed on and those passed on whose slots are not yet free again (their
+// bytes still leaving). Its buffers' occupancy, which back-pressure fills.
+std::vector<uint32_t> slots_in_use(model::FabricModel& model);
+
+// A receiver channel holding packets and the receiver its head packet waits
+// to move into: across the cable of the router it leaves its chip by.
+struct ChannelWait {
+    HeldChannel from;
+    uint32_t direction = 0;  // the way it leaves (forward[] index): 2D a FabricCompass, 1D 0 (onward)
+    bool decided = false;    // the router published it (FabricChannelStatus::waits_for); else as it will decide
+    int to_router = -1;      // the receiver's router; -1: the cable leads to no router
+    uint32_t to_chip = 0, to_port = 0, to_vc = 0;
+};
+
+// Every held receiver whose head packet goes on to another chip.
+std::vector<ChannelWait> channel_waits(model::FabricModel& model);
+
+// The waits that close a cycle, in order (each one's receiver is the next
+// one's `from`); empty if none does.
+std::vector<ChannelWait> wait_cycle_waits(model::FabricModel& model);
+
 // The receivers whose head packets wait on one another round a cycle, each
 // named "chip 3 port 1 vc0"; empty if their waits close no cycle.
 std::vector<std::string> wait_cycle(model::FabricModel& model);

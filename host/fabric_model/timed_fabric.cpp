@@ -224,6 +224,8 @@ void TimedFabric::eth_sent(uint32_t slot) {
         Delivery& d = deliveries_[index];
         d.from_chip = chip, d.port = port, d.chip = cb.port[port].peer_chip, d.dst = c.dst;
         d.cable_life = failures_[slot];
+        d.word = c.op == abi::kEthSendWord;
+        d.left_ns = now_ - std::min(now_, costs_.cable_ns(c.len));
         if (c.op == abi::kEthSendWord) {
             d.bytes.resize(4);
             std::memcpy(d.bytes.data(), &c.value, 4);
@@ -253,6 +255,11 @@ void TimedFabric::deliver(uint32_t index) {
     if (dst) std::memcpy(dst, d.bytes.data(), d.bytes.size());
     check_watches(d.chip);
     if (on_cable_delivery) on_cable_delivery(now_, d.from_chip, d.port, d.chip, uint32_t(d.bytes.size()));
+    if (on_packet_hop && !d.word && d.bytes.size() >= abi::kFabricHeaderBytes) {
+        abi::FabricPacketHeader h;
+        std::memcpy(&h, d.bytes.data(), sizeof h);
+        on_packet_hop(PacketHop{d.left_ns, now_, d.from_chip, d.port, d.chip, uint32_t(d.bytes.size()), &h});
+    }
     wake_written(d.chip, d.dst, now_);
 }
 
@@ -311,6 +318,7 @@ RunResult TimedFabric::run(uint64_t until_ns) {
     while (!queue_.empty() && queue_.top().t <= until_ns) {
         const Event e = queue_.top();
         queue_.pop();
+        if (on_advance && e.t > now_) on_advance(now_, e.t);
         now_ = e.t;
         model_.cluster().clock().now = now_ * timer::ticks_per_us() / 1000;
         ++events_run_, ++r.events;

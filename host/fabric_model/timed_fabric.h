@@ -13,6 +13,7 @@
 #pragma once
 #include <stdint.h>
 
+#include <functional>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -22,6 +23,17 @@
 #include "model/fabric_model.h"
 
 namespace weft::fabric_model {
+
+// One packet crossing one cable: what a traffic recorder sees.
+struct PacketHop {
+    uint64_t left_ns = 0;    // its first byte went onto the cable
+    uint64_t landed_ns = 0;  // it landed in the peer's receiver slot
+    uint32_t from_chip = 0, port = 0, to_chip = 0;
+    uint32_t bytes = 0;  // header and payload
+    // As it crossed: the sending router has already counted this hop off
+    // (hops, route), so only the fields a packet keeps end to end identify it.
+    const abi::FabricPacketHeader* header = nullptr;
+};
 
 struct RunResult {
     bool finished = false;  // every worker sent everything and nothing is left in flight
@@ -59,6 +71,13 @@ public:
     // Called after each delivery over a cable, with its virtual time.
     std::function<void(uint64_t ns, uint32_t from_chip, uint32_t port, uint32_t to_chip, uint32_t bytes)>
         on_cable_delivery;
+    // Called when a fabric packet lands across a cable (a send of bytes that
+    // starts with a packet header; the routers' credit words are not packets).
+    std::function<void(const PacketHop&)> on_packet_hop;
+    // Called when virtual time is about to move from `from_ns` to `to_ns`:
+    // the fabric's state now is its state all that while (a sampler's hook;
+    // nothing happens in between).
+    std::function<void(uint64_t from_ns, uint64_t to_ns)> on_advance;
 
 private:
     enum Kind : uint8_t { kPoll, kNocDone, kEthSent, kDeliver, kEthAcked };
@@ -85,7 +104,8 @@ private:
     struct Delivery {
         uint32_t from_chip = 0, port = 0, chip = 0;
         uint32_t cable_life = 0;  // the sending port's count of failures when it left
-        uint64_t dst = 0;
+        bool word = false;        // a word written across (a credit), not bytes
+        uint64_t dst = 0, left_ns = 0;
         std::vector<uint8_t> bytes;
     };
 

@@ -110,6 +110,11 @@ Stream stream(const ModelOptions& options, uint32_t from, uint32_t to, uint64_t 
     return s;
 }
 
+void check_collective(const std::string& op) {
+    if (op != "all_gather" && op != "reduce_scatter" && op != "all_reduce")
+        throw Error("the model runs all_gather, reduce_scatter and all_reduce, not '" + op + "'");
+}
+
 double OpTime::busbw() const {
     const double n = chips;
     if (op == "all_reduce") return algbw() * 2 * (n - 1) / n;
@@ -117,9 +122,13 @@ double OpTime::busbw() const {
 }
 
 OpTime ring_collective(const ModelOptions& options, const std::string& op, uint64_t bytes) {
-    if (op != "all_gather" && op != "reduce_scatter" && op != "all_reduce")
-        throw Error("the model runs all_gather, reduce_scatter and all_reduce, not '" + op + "'");
+    check_collective(op);
     Simulation sim(options);
+    return ring_collective(sim, op, bytes);
+}
+
+OpTime ring_collective(Simulation& sim, const std::string& op, uint64_t bytes) {
+    check_collective(op);
     model::FabricModel& m = sim.model();
     const std::vector<uint32_t> order = Topology(m.cluster().topology()).ring_order();
     const uint32_t n = uint32_t(order.size());
@@ -225,6 +234,27 @@ RandomRun random_traffic(const ModelOptions& options, uint64_t seed, uint32_t co
     r.ns = end.end_ns;
     r.events = sim.engine().events_run();
     return r;
+}
+
+OpTime ring_shift(Simulation& sim, uint32_t distance, uint64_t bytes) {
+    model::FabricModel& m = sim.model();
+    const std::vector<uint32_t> order = Topology(m.cluster().topology()).ring_order();
+    const uint32_t n = uint32_t(order.size());
+    const uint64_t chunk = bytes / n;
+    if (chunk == 0) throw Error("the size must be at least one byte per chip (" + std::to_string(n) + ")");
+    if (distance % n == 0)
+        throw Error("a shift by " + std::to_string(distance) + " of " + std::to_string(n) +
+                    " chips sends every chip's bytes to itself");
+    std::vector<size_t> landed;
+    for (uint32_t p = 0; p < n; ++p) {
+        const uint32_t to = order[(p + distance) % n];
+        sim.write(order[p], to, m.dram(kOutput), m.dram(kSource), chunk, m.dram(kSem));
+        landed.push_back(sim.engine().watch(to, m.dram(kSem), 1));
+    }
+    const RunResult r = sim.finish();
+    OpTime t{"shift", n, bytes, 0, r.events};
+    for (size_t w : landed) t.ns = std::max(t.ns, sim.engine().reached(w));
+    return t;
 }
 
 }  // namespace weft::fabric_model

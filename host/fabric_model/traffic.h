@@ -82,6 +82,16 @@ struct OpTime {
 // the input of the others). Arithmetic is not modelled: all_reduce moves its
 // bytes as reduce-scatter then all-gather do. all_gather's output is checked.
 OpTime ring_collective(const ModelOptions& options, const std::string& op, uint64_t bytes);
+// The same on a simulation of the caller's, which may have a recorder or a
+// sampler attached to its engine; it must carry no traffic yet.
+OpTime ring_collective(Simulation& sim, const std::string& op, uint64_t bytes);
+// Throws weft::Error for an op ring_collective does not run.
+void check_collective(const std::string& op);
+
+// Every chip writes `bytes` / chips at once to the chip `distance` further on
+// in the ring order: traffic of several hops, all one way round, which a
+// ring without its dateline deadlocks on. Its time: the last write landing.
+OpTime ring_shift(Simulation& sim, uint32_t distance, uint64_t bytes);
 
 struct RandomRun {
     uint64_t writes = 0, ns = 0, events = 0;

@@ -1,0 +1,157 @@
+#include "fabric_model/look_commands.h"
+
+#include <stdio.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.h"
+#include "driver/cluster_file.h"
+#include "fabric_model/cluster_dot.h"
+#include "fabric_model/occupancy.h"
+#include "fabric_model/state_json.h"
+#include "fabric_model/traffic_record.h"
+
+namespace weft::fabric_model {
+namespace {
+
+OpTime run_traffic(Simulation& sim, const Traffic& t) {
+    if (t.op == "shift") return ring_shift(sim, t.distance, t.bytes);
+    return ring_collective(sim, t.op, t.bytes);
+}
+
+void check_traffic(const Traffic& t) {
+    if (t.op != "shift") check_collective(t.op);
+}
+
+// "5.E": chip 5, its port named E (or a port number).
+std::pair<uint32_t, uint32_t> cable_end(Simulation& sim, const std::string& text) {
+    const size_t dot = text.find('.');
+    const BoardInfo& board = sim.model().cluster().board();
+    int port = -1;
+    uint32_t chip = 0;
+    try {
+        if (dot == std::string::npos) throw std::invalid_argument(text);
+        chip = uint32_t(std::stoul(text.substr(0, dot)));
+        port = port_named(board, text.substr(dot + 1));
+    } catch (const std::exception&) {
+        port = -1;
+    }
+    if (port < 0 || chip >= sim.chips())
+        throw Error("'" + text + "' is not a cable end of this cluster: CHIP.PORT, as 5.E (" +
+                    std::to_string(sim.chips()) + " chips)");
+    return {chip, uint32_t(port)};
+}
+
+// At virtual time 0, before traffic: the control plane decides round each.
+void fail_cables(Simulation& sim, const Failures& fail) {
+    for (const std::string& end : fail) {
+        const auto [chip, port] = cable_end(sim, end);
+        const transport::RerouteDecision d = sim.fail_cable(chip, port);
+        fprintf(stderr, "cable %s failed: %s\n", end.c_str(), d.why.empty() ? "no decision" : d.why.c_str());
+    }
+}
+
+std::string describe(const Traffic& t) {
+    return t.op + (t.op == "shift" ? " by " + std::to_string(t.distance) : "") + ", " + std::to_string(t.bytes) +
+           " bytes";
+}
+
+}  // namespace
+
+void state_command(const ModelOptions& options, const StateRequest& request) {
+    Simulation sim(options);
+    fail_cables(sim, request.fail);
+    const StateOptions state{request.tables};
+    if (!request.traffic) {
+        printf("%s\n", state_json(sim, state).dump(1).c_str());
+        return;
+    }
+    check_traffic(*request.traffic);
+    // The state as it was when virtual time passed at_ns: nothing changes between events.
+    std::optional<nlohmann::json> taken;
+    sim.engine().on_advance = [&](uint64_t from, uint64_t to) {
+        if (!taken && from <= request.at_ns && request.at_ns < to)
+            taken = state_json(sim.model(), request.at_ns, state);
+    };
+    try {
+        run_traffic(sim, *request.traffic);
+    } catch (const Error& e) {
+        fprintf(stderr, "weft-fabric-model: %s", e.what());  // a deadlock: its state is the one to see
+    }
+    sim.engine().on_advance = nullptr;
+    if (!taken) taken = state_json(sim, state);  // it ended (or stuck) before at_ns
+    printf("%s\n", taken->dump(1).c_str());
+}
+
+void trace_command(const ModelOptions& options, const TraceRequest& request) {
+    check_traffic(request.traffic);
+    Simulation sim(options);
+    fail_cables(sim, request.fail);
+    TrafficRecorder recorder(sim.engine(), request.max_packets);
+    const OpTime t = run_traffic(sim, request.traffic);
+    std::ofstream out(request.out);
+    if (!out) throw Error("cannot write '" + request.out + "'");
+    recorder.write(out, {{"cluster", options.cluster},
+                         {"op", request.traffic.op},
+                         {"bytes", request.traffic.bytes},
+                         {"chips", t.chips},
+                         {"op_ns", t.ns}});
+    if (!out.flush()) throw Error("cannot write '" + request.out + "'");
+    uint64_t hops = 0, arrived = 0;
+    for (const RecordedPacket& p : recorder.packets()) hops += p.hops.size(), arrived += p.arrived;
+    printf("%s on %u chips: %.3f us virtual; %zu packets (%llu arrived), %llu hops%s -> %s\n",
+           describe(request.traffic).c_str(), t.chips, double(t.ns) / 1e3, recorder.packets().size(),
+           (unsigned long long)arrived, (unsigned long long)hops,
+           recorder.truncated() ? " (record full: see its note)" : "", request.out.c_str());
+}
+
+void picture_command(const ModelOptions& options, const PictureRequest& request) {
+    Simulation sim(options);
+    fail_cables(sim, request.fail);
+    std::filesystem::create_directories(request.out_dir);
+    const std::string cluster = request.out_dir + "/cluster.svg";
+    draw_picture(cluster_dot(sim), cluster);
+    printf("%s\n", cluster.c_str());
+    if (request.routes_of) {
+        PictureOptions o;
+        o.routes_of = request.routes_of;
+        o.title = options.cluster + ": the routes of chip " + std::to_string(*request.routes_of);
+        const std::string routes = request.out_dir + "/routes-of-" + std::to_string(*request.routes_of) + ".svg";
+        draw_picture(cluster_dot(sim, o), routes);
+        printf("%s\n", routes.c_str());
+    }
+}
+
+OpTime run_command(const ModelOptions& options, const RunRequest& request) {
+    check_traffic(request.traffic);
+    Simulation sim(options);
+    fail_cables(sim, request.fail);
+    std::optional<OccupancySampler> sampler;
+    if (!request.occupancy_png.empty()) sampler.emplace(sim.engine(), request.every_ns);
+    auto draw = [&](const std::string& title) {
+        if (sampler) {
+            sampler->sample_end();
+            occupancy_heatmap(sampler->samples(), request.occupancy_png, title);
+            fprintf(stderr, "occupancy: %s\n", request.occupancy_png.c_str());
+        }
+        if (!request.picture.empty()) {
+            PictureOptions o;
+            o.title = title;
+            draw_picture(cluster_dot(sim, o), request.picture);
+            fprintf(stderr, "picture: %s\n", request.picture.c_str());
+        }
+    };
+    const std::string title = options.cluster + ": " + describe(request.traffic);
+    try {
+        const OpTime t = run_traffic(sim, request.traffic);
+        draw(title);
+        return t;
+    } catch (const Error&) {
+        if (sim.engine().events_run() == 0) throw;  // refused before it ran: nothing to draw
+        draw(title + " (stuck at " + std::to_string(sim.engine().now_ns()) + " ns)");
+        throw;
+    }
+}
+
+}  // namespace weft::fabric_model
