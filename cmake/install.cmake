@@ -10,7 +10,7 @@
 #   P/lib/pkgconfig/weft.pc, man pages, bash completion.
 # host/driver/paths.h finds a prefix laid out so as a weft tree.
 set(WEFT_DATA share/weft)
-install(TARGETS weft weft-bridge weft-check-firmware weft-fabric-model RUNTIME DESTINATION bin)
+install(TARGETS weft weft-bridge weft-check-firmware RUNTIME DESTINATION bin)
 install(PROGRAMS scripts/flash-and-run DESTINATION bin RENAME weft-flash-and-run)
 install(DIRECTORY ${CMAKE_BINARY_DIR}/firmware/ DESTINATION ${WEFT_DATA}/firmware)
 install(DIRECTORY ${CMAKE_BINARY_DIR}/boards/ DESTINATION ${WEFT_DATA}/boards FILES_MATCHING PATTERN "*.dtb")

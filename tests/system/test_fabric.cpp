@@ -878,8 +878,12 @@ void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**)
     {
         ccl::CollectiveRunner run(*g_cluster, over_fabric());
         warm_up(run);
+        // Slowed, the cable still carries the op when the pull lands; unshaped,
+        // the op could end first and nothing would fail.
+        g_cluster->set_fault(0, east, {{"bandwidth_gbps", 0.02}});
         const auto [e, seconds] = failure_of(run, [&] { g_cluster->set_link(0, east, false); });
         g_cluster->set_link(0, east, true);
+        g_cluster->set_fault(0, east, {{"clear", true}});
         fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
         // Named from whichever end's router saw its packets stuck first.
         assert_true(contains(e, "the cable chip 0.E <-> chip 1.W is down") ||
