@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 
@@ -115,6 +116,41 @@ std::string tables_table() {
     return t.str();
 }
 
+// What a command printed (stdout) and the host seconds it took.
+std::pair<std::string, double> timed_output(const std::string& command) {
+    const auto t0 = std::chrono::steady_clock::now();
+    FILE* p = popen(command.c_str(), "r");
+    if (!p) throw Error("cannot run " + command);
+    std::string out;
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    if (pclose(p) != 0) throw Error(command + " failed: " + out);
+    return {out, seconds_since(t0)};
+}
+
+// The model as MPI ranks: the same all-gather on 256 chips (4 meshes of 8x8)
+// on 1 and 2 ranks of this host, its result identical, its host time.
+std::string ranks_table() {
+    if (std::system("command -v mpirun >/dev/null") != 0) return "\n(no mpirun: the model's MPI ranks not measured)\n";
+    progress("all_gather on 256 chips, 1 and 2 MPI ranks");
+    const std::string model = paths::build_root() + "/bin/weft-fabric-model";
+    const std::string cluster = write_grid_cluster({4, 8, 8, 2});
+    auto command = [&](int ranks) {
+        return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np " +
+               std::to_string(ranks) + " " + model + " run all_gather --cluster " + cluster +
+               " --size 256K --packet-bytes 1024 2>/dev/null";
+    };
+    const auto one = timed_output(command(1)), two = timed_output(command(2));
+    std::ostringstream t;
+    t.setf(std::ios::fixed);
+    t.precision(2);
+    t << "\nThe model on MPI ranks: all_gather on 256 chips (4 meshes of 8x8), mpirun on this host\n\n"
+      << "| ranks | host s | speed-up | result |\n|---|---|---|---|\n| 1 | " << one.second << " | 1.00x | |\n| 2 | "
+      << two.second << " | " << one.second / two.second << "x | "
+      << (one.first == two.first ? "the same as one rank" : "DIFFERS from one rank") << " |\n";
+    return t.str();
+}
+
 // The same ring all-gather on the QEMU torus4x4 (fabric transport) and in
 // the model, every cable shaped to one rate in both.
 std::string emulator_table(uint64_t bytes) {
@@ -155,6 +191,7 @@ int main() {
         std::printf("%s", silicon_table().c_str());
         if (!quick) std::printf("%s", tables_table().c_str());  // first: its peak memory is its own
         std::printf("%s", speed_table(quick).c_str());
+        std::printf("%s", ranks_table().c_str());
         std::printf("%s", emulator_table(1 << 20).c_str());
         std::fprintf(stderr, "\r%80s\r", "");
         return 0;

@@ -3,7 +3,9 @@
 // plans it on QEMU), runs traffic through the real router code and prints
 // what silicon-like chips and cables would take (costs.h).
 #include <stdio.h>
+
 #include <unistd.h>
+#include <cstdio>
 
 #include <CLI/CLI.hpp>
 
@@ -12,6 +14,7 @@
 #include "driver/paths.h"
 #include "fabric_model/grid_cluster.h"
 #include "fabric_model/look_commands.h"
+#include "fabric_model/ranks.h"
 #include "fabric_model/scale_tables.h"
 #include "fabric_model/traffic.h"
 
@@ -181,6 +184,16 @@ int main(int argc, char** argv) {
 
     CLI11_PARSE(app, argc, argv);
     try {
+        // Under mpirun the ranks share the chips and rank 0 alone speaks: every
+        // rank reaches the same results (errors included).
+        Ranks& ranks = world();
+        a.model.ranks = &ranks;
+        if (ranks.rank() != 0) {
+            if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr))
+                throw Error("rank " + std::to_string(ranks.rank()) + " cannot quiet its output");
+        } else if (ranks.size() > 1) {
+            fprintf(stderr, "weft-fabric-model: %u ranks\n", ranks.size());
+        }
         const Costs& c = a.model.costs;
         if (c.cable_gbps <= 0 || c.noc_gbps <= 0) throw Error("rates must be above 0 GB/s");
         if (*cluster) {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/error.h"
 #include "devices/devices.h"
+#include "fabric_model/ranks.h"
 #include "fabric_model/stuck_channels.h"
 #include "hal/timer.h"
 
@@ -25,14 +27,47 @@ bool reset_pending(const Ring& ring) {
     return __atomic_load_n(const_cast<uint32_t*>(&ring.reset_seq), __ATOMIC_ACQUIRE) != ring.reset_ack;
 }
 
+// Whole meshes per rank where there are at least as many meshes as ranks,
+// else runs of chips in id order.
+std::vector<uint32_t> partition(const ClusterTopology& t, uint32_t chips, uint32_t ranks) {
+    std::vector<uint32_t> owner(chips, 0);
+    const auto& meshes = t.meshes();
+    for (uint32_t c = 0; c < chips; ++c) {
+        if (meshes.size() >= ranks) {
+            const Mesh& m = t.mesh_of(c);
+            const size_t index = size_t(&m - meshes.data());
+            owner[c] = uint32_t(index * ranks / meshes.size());
+        } else {
+            owner[c] = uint32_t(uint64_t(c) * ranks / chips);
+        }
+    }
+    return owner;
+}
+
+// A delivery crossing to another rank: its event's key, then its bytes.
+struct Crossing {
+    uint64_t t, count, dst, left_ns;
+    uint32_t chip, origin, from_chip, port, cable_life, word, len, pad;
+};
+
 }  // namespace
 
-TimedFabric::TimedFabric(model::FabricModel& model, const Costs& costs)
+TimedFabric::~TimedFabric() = default;
+
+TimedFabric::TimedFabric(model::FabricModel& model, const Costs& costs, Ranks* ranks)
     : model_(model),
       costs_(costs),
       cores_(static_cast<uint32_t>(model.cluster().board().cores.size())),
       ports_(static_cast<uint32_t>(model.cluster().board().ports.size())) {
     const uint32_t chips = model.chips();
+    if (!ranks) own_ranks_ = std::make_unique<OneRank>();
+    ranks_ = ranks ? ranks : own_ranks_.get();
+    if (ranks_->size() > 1 && costs.cable_latency_ns == 0)
+        throw Error("the model's ranks need a cable latency above 0 ns: it is their lookahead");
+    owner_ = partition(model.cluster().topology(), chips, ranks_->size());
+    made_.assign(chips, 0);
+    host_made_.assign(chips, 0);
+    outgoing_.resize(ranks_->size());
     pollers_of_chip_.resize(chips);
     pollers_of_core_.resize(size_t(chips) * cores_);
     router_of_port_.assign(size_t(chips) * ports_, -1);
@@ -70,13 +105,18 @@ void TimedFabric::add_pollers() {
     }
 }
 
-void TimedFabric::schedule(uint64_t t, Kind kind, uint32_t a, uint32_t b) { queue_.push(Event{t, seq_++, kind, a, b}); }
+bool TimedFabric::owns(uint32_t chip) const { return owner_[chip] == ranks_->rank(); }
+
+void TimedFabric::schedule(uint64_t t, uint32_t chip, Kind kind, uint32_t a, uint32_t b) {
+    const uint64_t count = origin_ == kHost ? host_made_[chip]++ : made_[origin_]++;
+    queue_.push(Event{t, chip, origin_, count, kind, a, b});
+}
 
 void TimedFabric::wake(uint32_t poller, uint64_t t) {
     Poller& p = pollers_[poller];
-    if (p.scheduled) return;
+    if (p.scheduled || !owns(p.chip)) return;
     p.scheduled = true;
-    schedule(std::max(t, p.busy_until), kPoll, poller);
+    schedule(std::max(t, p.busy_until), p.chip, kPoll, poller);
 }
 
 void TimedFabric::wake_chip(uint32_t chip, uint64_t t) {
@@ -140,7 +180,7 @@ void TimedFabric::kick_noc(uint32_t chip, uint32_t core, uint64_t t) {
     s.scheduled = true;
     const uint64_t start = std::max(t, s.free_at);
     const uint32_t len = reset_pending(ring) ? 0 : head_command(ring).len;
-    schedule(start + costs_.noc_ns(len), kNocDone, chip * cores_ + core);
+    schedule(start + costs_.noc_ns(len), chip, kNocDone, chip * cores_ + core);
 }
 
 void TimedFabric::noc_done(uint32_t slot) {
@@ -184,7 +224,7 @@ void TimedFabric::kick_eth(uint32_t chip, uint32_t port, uint64_t t) {
     s.scheduled = true;
     const uint64_t start = std::max(t, s.free_at);
     s.free_at = start + costs_.cable_ns(ring.slots[s.framed & (abi::EthRing::kSlots - 1)].len);
-    schedule(s.free_at, kEthSent, slot);
+    schedule(s.free_at, chip, kEthSent, slot);
 }
 
 uint32_t TimedFabric::new_delivery() {
@@ -232,8 +272,13 @@ void TimedFabric::eth_sent(uint32_t slot) {
         } else {
             d.bytes.assign(src, src + c.len);
         }
-        schedule(now_ + costs_.cable_latency_ns, kDeliver, index);
-        schedule(now_ + 2 * costs_.cable_latency_ns, kEthAcked, slot, failures_[slot]);
+        if (owns(d.chip)) {
+            schedule(now_ + costs_.cable_latency_ns, d.chip, kDeliver, index);
+        } else {
+            send_across(d, now_ + costs_.cable_latency_ns, d.chip);
+            free_deliveries_.push_back(index);
+        }
+        schedule(now_ + 2 * costs_.cable_latency_ns, chip, kEthAcked, slot, failures_[slot]);
     }
     kick_eth(chip, port, now_);
 }
@@ -264,6 +309,10 @@ void TimedFabric::deliver(uint32_t index) {
 }
 
 size_t TimedFabric::watch(uint32_t chip, uint64_t address, uint32_t value) {
+    if (!owns(chip)) {  // another rank's: latest() leaves it to that rank
+        watches_.push_back({nullptr, value});
+        return watches_.size() - 1;
+    }
     const auto* word = reinterpret_cast<const volatile uint32_t*>(model_.bytes(chip, address, 4));
     watches_.push_back({word, value});
     watches_of_chip_[chip].push_back(watches_.size() - 1);
@@ -291,6 +340,7 @@ void TimedFabric::serve_now(uint32_t chip) {
 }
 
 void TimedFabric::set_cable(uint32_t chip, uint32_t port, bool up) {
+    if (ranks_->size() > 1) throw Error("cable failures in the model need it on one rank");
     abi::ChipControlBlock& cb = control(chip);
     const uint32_t peer = cb.port[port].peer_chip, peer_port = cb.port[port].peer_port;
     const uint32_t state = up ? abi::kLinkUp : abi::kLinkDown;
@@ -306,36 +356,122 @@ void TimedFabric::set_cable(uint32_t chip, uint32_t port, bool up) {
     }
 }
 
+bool TimedFabric::owned_rings_idle() {
+    for (uint32_t chip = 0; chip < model_.chips(); ++chip) {
+        if (!owns(chip)) continue;
+        const abi::ChipControlBlock& cb = control(chip);
+        for (uint32_t c = 0; c < cores_; ++c)
+            if (has_command(cb.noc[c])) return false;
+        for (uint32_t p = 0; p < ports_; ++p)
+            if (has_command(cb.eth[p])) return false;
+    }
+    return true;
+}
+
 bool TimedFabric::quiet() {
     for (size_t w = 0; w < model_.worker_count(); ++w)
         if (!model_.worker_done(w)) return false;
-    return model_.cluster().rings_idle() && held_packets(model_) == 0;
+    return owned_rings_idle() && held_packets(model_) == 0;
 }
 
+void TimedFabric::run_event(const Event& e) {
+    if (on_advance && e.t > now_) on_advance(now_, e.t);
+    now_ = e.t;
+    model_.cluster().clock().now = now_ * timer::ticks_per_us() / 1000;
+    ++events_run_;
+    origin_ = e.chip;
+    switch (e.kind) {
+        case kPoll: poll(e.a); break;
+        case kNocDone: noc_done(e.a); break;
+        case kEthSent: eth_sent(e.a); break;
+        case kEthAcked: eth_acked(e.a, e.b); break;
+        case kDeliver: deliver(e.a); break;
+    }
+    origin_ = kHost;
+}
+
+// A rank's chips live at its own host addresses: what crosses carries the
+// board's address of the destination, which every rank maps.
+void TimedFabric::send_across(const Delivery& d, uint64_t t, uint32_t chip) {
+    const ChipMemory& mem = model_.cluster().memory(chip).memory();
+    const uint64_t dst = d.dst - mem.base + model_.cluster().board().ram.base;
+    const Crossing c{t,
+                     made_[origin_]++,
+                     dst,
+                     d.left_ns,
+                     chip,
+                     origin_,
+                     d.from_chip,
+                     d.port,
+                     d.cable_life,
+                     uint32_t(d.word),
+                     uint32_t(d.bytes.size()),
+                     0};
+    std::vector<uint8_t>& out = outgoing_[owner_[chip]];
+    const auto* head = reinterpret_cast<const uint8_t*>(&c);
+    out.insert(out.end(), head, head + sizeof c);
+    out.insert(out.end(), d.bytes.begin(), d.bytes.end());
+}
+
+void TimedFabric::take_across(const std::vector<uint8_t>& in) {
+    for (size_t at = 0; at < in.size();) {
+        Crossing c;
+        std::memcpy(&c, in.data() + at, sizeof c);
+        at += sizeof c;
+        const uint32_t index = new_delivery();
+        Delivery& d = deliveries_[index];
+        const ChipMemory& mem = model_.cluster().memory(c.chip).memory();
+        d.from_chip = c.from_chip, d.port = c.port, d.chip = c.chip;
+        d.dst = c.dst - model_.cluster().board().ram.base + mem.base;
+        d.cable_life = c.cable_life, d.word = c.word != 0, d.left_ns = c.left_ns;
+        d.bytes.assign(in.data() + at, in.data() + at + c.len);
+        at += c.len;
+        queue_.push(Event{c.t, c.chip, c.origin, c.count, kDeliver, index});
+    }
+}
+
+// One rank: every event in time order. Several: windows of one cable
+// latency from the earliest event of any rank; no event of a window can
+// make one for another rank inside it, so each runs its own, then they
+// trade what crossed.
 RunResult TimedFabric::run(uint64_t until_ns) {
     add_pollers();
     RunResult r;
-    while (!queue_.empty() && queue_.top().t <= until_ns) {
-        const Event e = queue_.top();
-        queue_.pop();
-        if (on_advance && e.t > now_) on_advance(now_, e.t);
-        now_ = e.t;
-        model_.cluster().clock().now = now_ * timer::ticks_per_us() / 1000;
-        ++events_run_, ++r.events;
-        switch (e.kind) {
-            case kPoll: poll(e.a); break;
-            case kNocDone: noc_done(e.a); break;
-            case kEthSent: eth_sent(e.a); break;
-            case kEthAcked: eth_acked(e.a, e.b); break;
-            case kDeliver: deliver(e.a); break;
+    const uint64_t before = events_run_;
+    if (ranks_->size() == 1) {
+        while (!queue_.empty() && queue_.top().t <= until_ns) {
+            const Event e = queue_.top();
+            queue_.pop();
+            run_event(e);
+        }
+    } else {
+        for (;;) {
+            const uint64_t t = ranks_->min(queue_.empty() ? UINT64_MAX : queue_.top().t);
+            if (t == UINT64_MAX || t > until_ns) break;
+            const uint64_t horizon = std::min(t + costs_.cable_latency_ns, until_ns + 1);
+            while (!queue_.empty() && queue_.top().t < horizon) {
+                const Event e = queue_.top();
+                queue_.pop();
+                run_event(e);
+            }
+            take_across(ranks_->exchange(outgoing_));
+            for (auto& out : outgoing_) out.clear();
         }
     }
-    r.end_ns = now_;
-    if (queue_.empty()) {
-        r.finished = quiet();
+    r.events = ranks_->sum(events_run_ - before);
+    r.end_ns = ranks_->max(now_);
+    if (ranks_->min(queue_.empty() ? 1 : 0)) {
+        r.finished = ranks_->min(quiet() ? 1 : 0) == 1;
         r.stuck = !r.finished;
     }
     return r;
+}
+
+uint64_t TimedFabric::latest(const std::vector<size_t>& watches) {
+    uint64_t t = 0;
+    for (size_t w : watches)
+        if (watches_[w].word) t = std::max(t, watches_[w].reached);
+    return ranks_->max(t);
 }
 
 }  // namespace weft::fabric_model

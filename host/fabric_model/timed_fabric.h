@@ -7,13 +7,19 @@
 // then stays busy for what its poll did (Costs::router_packet_ns per packet);
 // what it issued starts Costs::router_latency_ns after the poll.
 //
-// One event per device command, packet delivery and poll; events of equal
-// time run in the order they were scheduled, so a run is the same every time
-// (no thread, no host clock).
+// One event per device command, packet delivery and poll. Events of equal
+// time run in an order that depends on the fabric alone (the chip they act
+// on, the chip whose event made them, and that chip's count of events made),
+// not on the host: a run is the same every time, and the same on any number
+// of MPI ranks (ranks.h). Ranks own chips (whole meshes where there are
+// enough); a packet crossing to another rank's chip travels as a message, and
+// the ranks advance in windows one cable latency long, the lookahead no
+// crossing can undercut (conservative synchronization).
 #pragma once
 #include <stdint.h>
 
 #include <functional>
+#include <memory>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -42,9 +48,17 @@ struct RunResult {
     uint64_t events = 0;    // events run in this call
 };
 
+class Ranks;
+
 class TimedFabric {
 public:
-    TimedFabric(model::FabricModel& model, const Costs& costs);
+    // `ranks` (default: this process alone) share the chips; every rank
+    // builds the same model and runs the same traffic calls.
+    TimedFabric(model::FabricModel& model, const Costs& costs, Ranks* ranks = nullptr);
+    ~TimedFabric();
+    // This rank runs `chip`'s events (traffic from elsewhere is skipped).
+    bool owns(uint32_t chip) const;
+    Ranks& ranks() { return *ranks_; }
 
     model::FabricModel& model() { return model_; }
     const Costs& costs() const { return costs_; }
@@ -67,6 +81,8 @@ public:
     // `chip` is at least `value`: a delivery's time, seen where it lands.
     size_t watch(uint32_t chip, uint64_t address, uint32_t value);
     uint64_t reached(size_t watch) const { return watches_[watch].reached; }  // UINT64_MAX: not yet
+    // The latest of `watches` over every rank; UINT64_MAX if one is not reached.
+    uint64_t latest(const std::vector<size_t>& watches);
 
     // Called after each delivery over a cable, with its virtual time.
     std::function<void(uint64_t ns, uint32_t from_chip, uint32_t port, uint32_t to_chip, uint32_t bytes)>
@@ -82,12 +98,19 @@ public:
 private:
     enum Kind : uint8_t { kPoll, kNocDone, kEthSent, kDeliver, kEthAcked };
     struct Event {
-        uint64_t t, seq;
+        uint64_t t;
+        uint32_t chip, origin;  // it acts on `chip`; an event of `origin` (or the host) made it
+        uint64_t count;         // origin's count of events made (the host's: per chip)
         Kind kind;
         uint32_t
             a;  // kPoll: the poller; kNocDone: chip's core slot; kEthSent, kEthAcked: port slot; kDeliver: delivery
         uint32_t b = 0;  // kEthAcked: the cable's failures when the command left
-        bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+        bool operator>(const Event& o) const {
+            if (t != o.t) return t > o.t;
+            if (chip != o.chip) return chip > o.chip;
+            if (origin != o.origin) return origin > o.origin;
+            return count > o.count;
+        }
     };
     // A router (the first router_count) or a worker, on one core of one chip.
     struct Poller {
@@ -109,7 +132,11 @@ private:
         std::vector<uint8_t> bytes;
     };
 
-    void schedule(uint64_t t, Kind kind, uint32_t a, uint32_t b = 0);
+    void schedule(uint64_t t, uint32_t chip, Kind kind, uint32_t a, uint32_t b = 0);
+    void run_event(const Event& e);
+    void send_across(const Delivery& d, uint64_t t, uint32_t chip);
+    void take_across(const std::vector<uint8_t>& in);
+    bool owned_rings_idle();
     void add_pollers();
     void wake(uint32_t poller, uint64_t t);
     void wake_chip(uint32_t chip, uint64_t t);
@@ -136,7 +163,15 @@ private:
     model::FabricModel& model_;
     Costs costs_;
     uint32_t cores_, ports_;
-    uint64_t now_ = 0, seq_ = 0, events_run_ = 0;
+    uint64_t now_ = 0, events_run_ = 0;
+    std::unique_ptr<Ranks> own_ranks_;  // when none were given
+    Ranks* ranks_;
+    std::vector<uint32_t> owner_;  // per chip: its rank
+    static constexpr uint32_t kHost = UINT32_MAX;
+    uint32_t origin_ = kHost;                     // whose event runs now
+    std::vector<uint64_t> made_;                  // per chip: events its events made
+    std::vector<uint64_t> host_made_;             // per chip: events the host made for it
+    std::vector<std::vector<uint8_t>> outgoing_;  // per rank: deliveries to its chips
     std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
     std::vector<Poller> pollers_;
     std::vector<std::vector<uint32_t>> pollers_of_chip_;

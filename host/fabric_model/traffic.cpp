@@ -34,13 +34,14 @@ model::FabricModel::Plan plan_for(const ModelOptions& o) {
 
 Simulation::Simulation(const ModelOptions& options)
     : model_(std::make_unique<model::FabricModel>(options.cluster, plan_for(options))),
-      engine_(std::make_unique<TimedFabric>(*model_, options.costs)),
+      engine_(std::make_unique<TimedFabric>(*model_, options.costs, options.ranks)),
       control_(std::make_unique<transport::ControlPlane>(model_->cluster().board(), model_->cluster().topology())) {}
 
 uint32_t Simulation::max_payload() const { return model_->router_config(0).slot_size - abi::kFabricHeaderBytes; }
 
 void Simulation::write(uint32_t from, uint32_t to, uint64_t dst, uint64_t src, uint64_t bytes, uint64_t sem,
                        uint64_t after, uint32_t after_value) {
+    if (!engine_->owns(from)) return;  // its rank queues it
     const uint32_t most = max_payload();
     bool first = true;
     do {
@@ -87,7 +88,7 @@ Latency packet_latency(const ModelOptions& options, uint32_t from, uint32_t to, 
     sim.write(from, to, m.dram(kOutput), m.dram(kSource), payload_bytes, m.dram(kSem));
     const size_t landed = sim.engine().watch(to, m.dram(kSem), 1);
     sim.finish();
-    return {m.fabric().route(from, to).hops, sim.engine().reached(landed)};
+    return {m.fabric().route(from, to).hops, sim.engine().latest({landed})};
 }
 
 Stream stream(const ModelOptions& options, uint32_t from, uint32_t to, uint64_t bytes, uint32_t payload_bytes) {
@@ -106,7 +107,7 @@ Stream stream(const ModelOptions& options, uint32_t from, uint32_t to, uint64_t 
     const size_t landed = sim.engine().watch(to, m.dram(kSem), uint32_t(s.packets));
     sim.finish();
     s.bytes = bytes;
-    s.ns = sim.engine().reached(landed);
+    s.ns = sim.engine().latest({landed});
     return s;
 }
 
@@ -150,15 +151,18 @@ OpTime ring_collective(Simulation& sim, const std::string& op, uint64_t bytes) {
     for (uint32_t c : order) done.push_back(sim.engine().watch(c, m.dram(kSem), steps));
     const RunResult r = sim.finish();
     OpTime t{op, n, bytes, 0, r.events};
-    for (size_t w : done) t.ns = std::max(t.ns, sim.engine().reached(w));
+    t.ns = sim.engine().latest(done);
+    std::string wrong;  // each rank checks its own chips
     if (op == "all_gather")
         for (uint32_t c : order)
-            for (uint32_t p = 0; p < n; ++p) {
+            for (uint32_t p = 0; p < n && wrong.empty() && sim.engine().owns(c); ++p) {
                 const uint8_t* got = m.bytes(c, m.dram(kOutput + uint32_t(p * chunk)), chunk);
                 if (std::any_of(got, got + chunk, [&](uint8_t b) { return b != uint8_t(p * 37 + 1); }))
-                    throw Error("all_gather in the model: chip " + std::to_string(c) + " holds a wrong chunk " +
-                                std::to_string(p));
+                    wrong = "all_gather in the model: chip " + std::to_string(c) + " holds a wrong chunk " +
+                            std::to_string(p);
             }
+    if (sim.engine().ranks().max(wrong.empty() ? 0 : 1))
+        throw Error(wrong.empty() ? "all_gather in the model: another rank's chip holds a wrong chunk" : wrong);
     return t;
 }
 
@@ -194,6 +198,8 @@ void check_random(Simulation& sim, const std::vector<RandomWrite>& writes, uint3
 }  // namespace
 
 RandomRun random_traffic(const ModelOptions& options, uint64_t seed, uint32_t count, uint32_t failures) {
+    if (options.ranks && options.ranks->size() > 1)
+        throw Error("random traffic runs on one rank (its checks read every chip)");
     Simulation sim(options);
     model::FabricModel& m = sim.model();
     std::mt19937_64 rng(seed);
@@ -253,7 +259,7 @@ OpTime ring_shift(Simulation& sim, uint32_t distance, uint64_t bytes) {
     }
     const RunResult r = sim.finish();
     OpTime t{"shift", n, bytes, 0, r.events};
-    for (size_t w : landed) t.ns = std::max(t.ns, sim.engine().reached(w));
+    t.ns = sim.engine().latest(landed);
     return t;
 }
 

@@ -11,6 +11,7 @@
 
 #include "driver/fabric_spec.h"
 #include "fabric_model/costs.h"
+#include "fabric_model/ranks.h"
 #include "fabric_model/timed_fabric.h"
 #include "model/fabric_model.h"
 #include "transport/fabric/control_plane.h"
@@ -21,6 +22,7 @@ struct ModelOptions {
     std::string cluster = "ring8";  // a file in clusters/
     FabricSpec fabric;              // the cluster file's fabric: settings, as weft run takes them
     Costs costs;
+    Ranks* ranks = nullptr;  // MPI ranks sharing the chips (ranks.h); null: this process alone
 };
 
 // A host-model fabric over the cluster, planned as `weft run --transport
