@@ -7,7 +7,6 @@
 // alike (how far the emulator's time is from the model's). 1D against 2D is
 // not here: the model runs the ring algorithm alone, whose steps are one
 // cable on either fabric.
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -32,12 +31,6 @@ using namespace weft::fabric_model;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double peak_rss_mb() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_maxrss) / 1024;
 }
 
 void progress(const std::string& what) { std::fprintf(stderr, "\r  model bench: %-60s", what.c_str()); }
@@ -111,7 +104,7 @@ std::string tables_table() {
     t.precision(1);
     t << "\nTables for 1024 meshes of 16x16 (" << r.chips << " chips), built and checked for deadlock on one core\n\n"
       << "| entries | build s | check s | peak MB | deadlock-free |\n|---|---|---|---|---|\n| " << r.entries << " | "
-      << r.seconds_build << " | " << r.seconds_check << " | " << peak_rss_mb() << " | " << (r.acyclic ? "yes" : "NO")
+      << r.seconds_build << " | " << r.seconds_check << " | " << r.peak_rss_mb << " | " << (r.acyclic ? "yes" : "NO")
       << " |\n";
     return t.str();
 }

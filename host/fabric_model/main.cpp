@@ -58,6 +58,13 @@ void add_model_options(CLI::App& app, Args& a) {
     app.add_option("--router-packet-ns", c.router_packet_ns, "a router's work per packet")->capture_default_str();
 }
 
+// A grid of meshes (grid_cluster.h), as cluster and tables take it.
+void add_grid_options(CLI::App& app, Args& a) {
+    app.add_option("--meshes", a.grid.meshes)->capture_default_str();
+    app.add_option("--shape", a.shape, "each mesh's chips, WxH")->capture_default_str();
+    app.add_option("--cables", a.grid.cables, "between neighbouring meshes")->capture_default_str();
+}
+
 // "8x4": 8 chips wide, 4 high.
 void parse_shape(const std::string& text, GridCluster& g) {
     const size_t x = text.find('x');
@@ -167,9 +174,7 @@ int main(int argc, char** argv) {
     add_model_options(*stream_cmd, a);
 
     CLI::App* cluster = app.add_subcommand("cluster", "print a cluster file: a grid of meshes joined by cables");
-    cluster->add_option("--meshes", a.grid.meshes)->capture_default_str();
-    cluster->add_option("--shape", a.shape, "each mesh's chips, WxH")->capture_default_str();
-    cluster->add_option("--cables", a.grid.cables, "between neighbouring meshes")->capture_default_str();
+    add_grid_options(*cluster, a);
 
     CLI::App* random = app.add_subcommand("random", "random writes, cables failing under them; every byte checked");
     random->add_option("--seed", a.seed, "the same seed gives the same run")->capture_default_str();
@@ -178,9 +183,7 @@ int main(int argc, char** argv) {
     add_model_options(*random, a);
 
     CLI::App* tables = app.add_subcommand("tables", "build every chip's routing tables and check them for deadlock");
-    tables->add_option("--meshes", a.grid.meshes)->capture_default_str();
-    tables->add_option("--shape", a.shape, "each mesh's chips, WxH")->capture_default_str();
-    tables->add_option("--cables", a.grid.cables, "between neighbouring meshes")->capture_default_str();
+    add_grid_options(*tables, a);
 
     CLI11_PARSE(app, argc, argv);
     try {
