@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "deadlocked_ring.h"
 #include "fabric_model/stuck_channels.h"
 #include "fabric_model/traffic.h"
 
@@ -83,13 +84,8 @@ void test_ring_collectives_on_a_torus(void**) {
 // way: the buffers fill in a circle and nothing moves. The model says so and
 // names the circle of channels, in place of hanging.
 void test_a_ring_without_dateline_deadlocks_and_the_cycle_is_named(void**) {
-    ModelOptions o = ring8();
-    o.fabric.flags = abi::kFabricNoDateline;
-    o.fabric.slots = 2;
-    Simulation sim(o);
-    model::FabricModel& m = sim.model();
-    for (uint32_t c = 0; c < 8; ++c)
-        sim.write(c, (c + 3) % 8, m.dram(8 << 20), m.dram(4 << 20), 256 * sim.max_payload(), m.dram(0));
+    Simulation sim(test::ring_without_dateline());
+    test::queue_circle_of_writes(sim);
     try {
         sim.finish();
         fail_msg("the traffic finished");
@@ -100,7 +96,7 @@ void test_a_ring_without_dateline_deadlocks_and_the_cycle_is_named(void**) {
         assert_true(what.find("cycle of waits") != std::string::npos);
     }
     // Eight cables in a circle, each one's receiver waiting on the next.
-    assert_int_equal(wait_cycle(m).size(), 8);
+    assert_int_equal(wait_cycle(sim.model()).size(), 8);
 }
 
 // All-to-all on torus4x4 (every chip writes two packets to every other),

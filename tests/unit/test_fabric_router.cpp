@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "driver/paths.h"
 #include "model/fabric_model.h"
+#include "model_helpers.h"
 #include "transport/fabric/control_plane.h"
 #include "transport/fabric/live_reroute.h"
 #include "weft/abi/control_protocol.h"
@@ -31,6 +32,7 @@ extern "C" {
 using namespace weft;
 using model::FabricModel;
 using model::ModelPacket;
+using test::small_options;
 using transport::FabricDirection;
 
 namespace {
@@ -40,14 +42,6 @@ constexpr int kMaxSteps = 200000;
 constexpr uint32_t kSrc = 0x0, kDst = 0x100000, kSems = 0x200000, kIncs = 0x200100, kInline = 0x200200,
                    kScatter = 0x300000;
 constexpr uint32_t kBlock = 16 * 1024;
-
-FabricSpec small_options() {
-    FabricSpec o;
-    o.slots = 4;
-    o.packet_bytes = 4096;
-    o.lanes = 2;
-    return o;
-}
 
 uint8_t pattern(uint32_t from, uint32_t to, uint32_t i) {
     return static_cast<uint8_t>(from * 31 + to * 7 + i * 13 + 1);

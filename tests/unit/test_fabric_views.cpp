@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/graphviz.h"
 #include "common/heat_map.h"
+#include "deadlocked_ring.h"
 #include "fabric_model/cluster_dot.h"
 #include "fabric_model/occupancy.h"
 #include "fabric_model/state_json.h"
@@ -114,10 +115,7 @@ void test_the_state_of_a_torus_has_its_chips_cables_and_routers(void**) {
 
 // A deadlocked ring: each held receiver says where its head packet waits.
 void test_the_state_of_a_deadlock_shows_what_each_channel_waits_for(void**) {
-    ModelOptions o = cluster("ring8");
-    o.fabric.flags = abi::kFabricNoDateline;
-    o.fabric.slots = 2;
-    Simulation sim(o);
+    Simulation sim(test::ring_without_dateline());
     try {
         ring_shift(sim, 3, 8 * 64 * sim.max_payload());
         fail_msg("the traffic finished");
@@ -230,13 +228,9 @@ void test_the_picture_of_four_meshes_has_their_boxes_and_exit_cables(void**) {
 
 // The deadlock test's ring: its cycle of waits, eight cables round, in red.
 void test_a_deadlocks_cycle_is_drawn_in_red(void**) {
-    ModelOptions o = cluster("ring8");
-    o.fabric.flags = abi::kFabricNoDateline;
-    o.fabric.slots = 2;
-    Simulation sim(o);
+    Simulation sim(test::ring_without_dateline());
+    test::queue_circle_of_writes(sim);
     model::FabricModel& m = sim.model();
-    for (uint32_t c = 0; c < 8; ++c)
-        sim.write(c, (c + 3) % 8, m.dram(8 << 20), m.dram(4 << 20), 256 * sim.max_payload(), m.dram(0));
     try {
         sim.finish();
         fail_msg("the traffic finished");

@@ -16,6 +16,7 @@
 #include "driver/paths.h"
 #include "driver/topology.h"
 #include "model/host_cluster.h"
+#include "model_helpers.h"
 #include "transport/fabric/routing2d.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
@@ -28,16 +29,9 @@ extern "C" {
 }
 
 using namespace weft;
+using test::resident_mb;
 
 namespace {
-
-// Resident memory of this process now, in MB (/proc/self/statm: pages).
-double resident_mb() {
-    std::ifstream statm("/proc/self/statm");
-    unsigned long size = 0, resident = 0;
-    statm >> size >> resident;
-    return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1 << 20);
-}
 
 ClusterSpec mesh_spec(uint32_t w, uint32_t h) {
     const std::string path = "/tmp/weft-model-scale-" + std::to_string(getpid()) + ".yaml";
@@ -65,7 +59,7 @@ void test_a_32x32_mesh_machine_is_built_in_bounded_memory_and_time(void**) {
     assert_int_equal(spec.num_chips, 1024);
     assert_int_equal(ring.size(), 1024);
     assert_true(topo.stretch(ring, false) == 1.0);  // the snake: every step one cable
-    assert_int_equal(topo.distance(0, 1023), 62);    // corner to corner
+    assert_int_equal(topo.distance(0, 1023), 62);   // corner to corner
     assert_true(verdict.acyclic);
     assert_true(grown < 200);
     assert_true(seconds < 10);

@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "driver/cluster_topology.h"
 #include "fabric_model/scale_tables.h"
+#include "model_helpers.h"
 #include "small_board.h"
 #include "transport/fabric/control_plane.h"
 #include "transport/fabric/fabric_builder.h"
@@ -33,25 +34,10 @@ extern "C" {
 
 using namespace weft;
 using namespace weft::fabric_model;
+using test::resident_mb;
+using test::small_options;
 
 namespace {
-
-// Router settings small enough for the small board's L1, as test_fabric_router's.
-FabricSpec small_options() {
-    FabricSpec o;
-    o.slots = 4;
-    o.packet_bytes = 4096;
-    o.lanes = 2;
-    return o;
-}
-
-// Resident memory of this process now, in MB (/proc/self/statm: pages).
-double resident_mb() {
-    std::ifstream statm("/proc/self/statm");
-    unsigned long size = 0, resident = 0;
-    statm >> size >> resident;
-    return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1 << 20);
-}
 
 bool same_entry(const RouteEntry& mine, const abi::FabricRouteEntry& built) {
     return mine.hops == built.hops && mine.first == built.first && mine.route == built.route;
