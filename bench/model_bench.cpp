@@ -11,7 +11,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <sstream>
 #include <string>
 
@@ -23,6 +22,7 @@
 #include "fabric_model/grid_cluster.h"
 #include "fabric_model/scale_tables.h"
 #include "fabric_model/traffic.h"
+#include "mpi_reference.h"
 
 namespace {
 
@@ -109,31 +109,31 @@ std::string tables_table() {
     return t.str();
 }
 
-// What a command printed (stdout) and the host seconds it took.
-std::pair<std::string, double> timed_output(const std::string& command) {
-    const auto t0 = std::chrono::steady_clock::now();
-    FILE* p = popen(command.c_str(), "r");
-    if (!p) throw Error("cannot run " + command);
-    std::string out;
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    if (pclose(p) != 0) throw Error(command + " failed: " + out);
-    return {out, seconds_since(t0)};
-}
-
 // The model as MPI ranks: the same all-gather on 256 chips (4 meshes of 8x8)
 // on 1 and 2 ranks of this host, its result identical, its host time.
 std::string ranks_table() {
-    if (std::system("command -v mpirun >/dev/null") != 0) return "\n(no mpirun: the model's MPI ranks not measured)\n";
+    if (bench::find_mpirun().empty()) return "\n(no mpirun: the model's MPI ranks not measured)\n";
     progress("all_gather on 256 chips, 1 and 2 MPI ranks");
-    const std::string model = paths::build_root() + "/bin/weft-fabric-model";
-    const std::string cluster = write_grid_cluster({4, 8, 8, 2});
-    auto command = [&](int ranks) {
-        return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np " +
-               std::to_string(ranks) + " " + model + " run all_gather --cluster " + cluster +
-               " --size 256K --packet-bytes 1024 2>/dev/null";
+    const std::vector<std::string> model = {paths::build_root() + "/bin/weft-fabric-model",
+                                            "run",
+                                            "all_gather",
+                                            "--cluster",
+                                            write_grid_cluster({4, 8, 8, 2}),
+                                            "--size",
+                                            "256K",
+                                            "--packet-bytes",
+                                            "1024"};
+    constexpr int kTimeout = 600;
+    auto timed = [&](int ranks) {
+        const auto t0 = std::chrono::steady_clock::now();
+        bench::MpirunOutput run;
+        std::string why;
+        if (!bench::run_mpirun(model, ranks, kTimeout, false, &run, &why)) throw Error(why);
+        if (!run.ok())
+            throw Error("the model on " + std::to_string(ranks) + " ranks: " + bench::mpirun_failure(run, kTimeout));
+        return std::pair{run.out, seconds_since(t0)};
     };
-    const auto one = timed_output(command(1)), two = timed_output(command(2));
+    const auto one = timed(1), two = timed(2);
     std::ostringstream t;
     t.setf(std::ios::fixed);
     t.precision(2);

@@ -47,12 +47,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct ChildRun {
-    std::string out, err;  // everything on stdout; the last 64 KiB of stderr
-    int status = 0;        // waitpid status
-    bool timed_out = false;
-    bool killed_hard = false;  // SIGTERM was not enough
-};
+using ChildRun = MpirunOutput;
 
 bool executable_file(const std::string& path) {
     struct stat st {};
@@ -283,6 +278,61 @@ std::string find_mpirun() {
     return {};
 }
 
+bool MpirunOutput::ok() const { return !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+
+bool run_mpirun(const std::vector<std::string>& program_args, int ranks, int timeout_sec, bool verbose,
+                MpirunOutput* run, std::string* why) {
+    const std::string mpirun = find_mpirun();
+    if (mpirun.empty()) {
+        *why = "mpirun not found on PATH: install openmpi-bin";
+        return false;
+    }
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+    const bool root = geteuid() == 0;
+    if (root) {
+        set_env(&env, "OMPI_ALLOW_RUN_AS_ROOT", "1");
+        set_env(&env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    }
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        std::vector<std::string> args = {mpirun};
+        if (root) args.push_back("--allow-run-as-root");
+        for (const char* a : {"--oversubscribe", "--bind-to", "none", "--mca", "pml", "ob1", "--mca", "btl",
+                              "self,vader", "--mca", "osc", "^ucx", "--mca", "mpi_yield_when_idle", "1"})
+            args.emplace_back(a);
+        if (attempt == 1)
+            for (const char* a : {"--mca", "btl_vader_single_copy_mechanism", "none"}) args.emplace_back(a);
+        args.insert(args.end(), {"-np", std::to_string(ranks)});
+        args.insert(args.end(), program_args.begin(), program_args.end());
+        if (verbose) {
+            std::string cmd;
+            for (const auto& a : args) cmd += (cmd.empty() ? "" : " ") + a;
+            std::fprintf(stderr, "mpi reference: %s\n", cmd.c_str());
+        }
+        *run = MpirunOutput{};
+        std::string error;
+        if (!run_child(args, env, timeout_sec, run, &error)) {
+            *why = "cannot start mpirun: " + error;
+            return false;
+        }
+        if (attempt == 0 && !run->ok() && !run->timed_out && cma_failed(run->err)) {
+            if (verbose) std::fprintf(stderr, "mpi reference: CMA single-copy failed, retrying without it\n");
+            continue;
+        }
+        break;
+    }
+    return true;
+}
+
+std::string mpirun_failure(const MpirunOutput& run, int timeout_sec) {
+    if (run.timed_out)
+        return "mpirun did not finish within " + std::to_string(timeout_sec) + " s and was killed" +
+               (run.killed_hard ? " (SIGKILL)" : "");
+    const std::string known = explain_failure(run.err);
+    return "mpirun failed (" + describe_status(run.status) + ")" + (known.empty() ? "" : ": " + known) +
+           "; stderr: " + stderr_tail(run.err);
+}
+
 std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, uint64_t min_bytes, uint64_t max_bytes,
                                         int factor, std::string* why) {
     return run_mpi_allreduce(program, ranks, min_bytes, max_bytes, factor, MpiRunOptions{}, why);
@@ -297,8 +347,7 @@ std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, u
         *why = "bad arguments: need ranks >= 1, factor >= 2, 4 <= min_bytes <= max_bytes";
         return {};
     }
-    const std::string mpirun = find_mpirun();
-    if (mpirun.empty()) {
+    if (find_mpirun().empty()) {
         *why = "mpirun not found on PATH: install openmpi-bin";
         return {};
     }
@@ -319,56 +368,24 @@ std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, u
         if (b > max_bytes / static_cast<uint64_t>(factor)) break;
     }
 
-    std::vector<std::string> env;
-    for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
-    const bool root = geteuid() == 0;
-    if (root) {
-        set_env(&env, "OMPI_ALLOW_RUN_AS_ROOT", "1");
-        set_env(&env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    }
-
-    ChildRun run;
-    for (int attempt = 0; attempt < 2; ++attempt) {
-        std::vector<std::string> args = {mpirun};
-        if (root) args.push_back("--allow-run-as-root");
-        for (const char* a : {"--oversubscribe", "--bind-to", "none", "--mca", "pml", "ob1", "--mca", "btl",
-                              "self,vader", "--mca", "osc", "^ucx", "--mca", "mpi_yield_when_idle", "1"})
-            args.emplace_back(a);
-        if (attempt == 1)
-            for (const char* a : {"--mca", "btl_vader_single_copy_mechanism", "none"}) args.emplace_back(a);
-        args.insert(args.end(),
-                    {"-np", std::to_string(ranks), abs_program, "--min", std::to_string(min_bytes), "--max",
-                     std::to_string(max_bytes), "--factor", std::to_string(factor), "--dtype", options.dtype});
-        if (options.iters > 0) args.insert(args.end(), {"--iters", std::to_string(options.iters)});
-        if (options.warmup >= 0) args.insert(args.end(), {"--warmup", std::to_string(options.warmup)});
-        if (options.verbose) {
-            std::string cmd;
-            for (const auto& a : args) cmd += (cmd.empty() ? "" : " ") + a;
-            std::fprintf(stderr, "mpi reference: %s\n", cmd.c_str());
-        }
-        run = ChildRun{};
-        std::string error;
-        if (!run_child(args, env, options.timeout_sec, &run, &error)) {
-            *why = "cannot start mpirun: " + error;
-            return {};
-        }
-        const bool ok = !run.timed_out && WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0;
-        if (attempt == 0 && !ok && !run.timed_out && cma_failed(run.err)) {
-            if (options.verbose) std::fprintf(stderr, "mpi reference: CMA single-copy failed, retrying without it\n");
-            continue;
-        }
-        break;
-    }
+    MpirunOutput run;
+    std::vector<std::string> program_args = {abs_program,
+                                             "--min",
+                                             std::to_string(min_bytes),
+                                             "--max",
+                                             std::to_string(max_bytes),
+                                             "--factor",
+                                             std::to_string(factor),
+                                             "--dtype",
+                                             options.dtype};
+    if (options.iters > 0) program_args.insert(program_args.end(), {"--iters", std::to_string(options.iters)});
+    if (options.warmup >= 0) program_args.insert(program_args.end(), {"--warmup", std::to_string(options.warmup)});
+    if (!run_mpirun(program_args, ranks, options.timeout_sec, options.verbose, &run, why)) return {};
 
     std::vector<MpiPoint> points = parse_points(run.out);
     const std::string done = std::to_string(points.size()) + " of " + std::to_string(expected) + " sizes done";
-    if (run.timed_out) {
-        *why = "mpirun did not finish within " + std::to_string(options.timeout_sec) + " s and was killed" +
-               (run.killed_hard ? " (SIGKILL)" : "") + "; " + done;
-    } else if (!WIFEXITED(run.status) || WEXITSTATUS(run.status) != 0) {
-        std::string known = explain_failure(run.err);
-        *why = "mpirun failed (" + describe_status(run.status) + ")" + (known.empty() ? "" : ": " + known) + "; " +
-               done + "; stderr: " + stderr_tail(run.err);
+    if (!run.ok()) {
+        *why = mpirun_failure(run, options.timeout_sec) + "; " + done;
     } else if (points.size() < expected) {
         *why = "mpirun succeeded but reported " + done + "; stderr: " + stderr_tail(run.err);
     }

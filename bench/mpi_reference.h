@@ -39,4 +39,22 @@ std::vector<MpiPoint> run_mpi_allreduce(const std::string& program, int ranks, u
 // Where mpirun is on PATH, or "" when it is not.
 std::string find_mpirun();
 
+// What an mpirun run left: everything on stdout, the last 64 KiB of stderr.
+struct MpirunOutput {
+    std::string out, err;
+    int status = 0;  // waitpid status
+    bool timed_out = false;
+    bool killed_hard = false;  // SIGTERM was not enough
+    bool ok() const;           // exited 0 in time
+};
+
+// `mpirun -np ranks PROGRAM ARGS...` (program_args: an absolute path first)
+// with the command line mpi_reference.cpp explains (shared memory only, root
+// allowed, no binding), stopped after timeout_sec; once more without CMA if that failed.
+// False, with *why, only when mpirun is missing or cannot start.
+bool run_mpirun(const std::vector<std::string>& program_args, int ranks, int timeout_sec, bool verbose,
+                MpirunOutput* run, std::string* why);
+// Why a run that started did not succeed, in words a reader can act on.
+std::string mpirun_failure(const MpirunOutput& run, int timeout_sec);
+
 }  // namespace weft::bench
