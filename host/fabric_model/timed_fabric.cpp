@@ -299,7 +299,6 @@ void TimedFabric::deliver(uint32_t index) {
     uint8_t* dst = model_.cluster().memory(d.chip).memory().at(d.dst, d.bytes.size());
     if (dst) std::memcpy(dst, d.bytes.data(), d.bytes.size());
     check_watches(d.chip);
-    if (on_cable_delivery) on_cable_delivery(now_, d.from_chip, d.port, d.chip, uint32_t(d.bytes.size()));
     if (on_packet_hop && !d.word && d.bytes.size() >= abi::kFabricHeaderBytes) {
         abi::FabricPacketHeader h;
         std::memcpy(&h, d.bytes.data(), sizeof h);

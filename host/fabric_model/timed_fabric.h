@@ -84,9 +84,6 @@ public:
     // The latest of `watches` over every rank; UINT64_MAX if one is not reached.
     uint64_t latest(const std::vector<size_t>& watches);
 
-    // Called after each delivery over a cable, with its virtual time.
-    std::function<void(uint64_t ns, uint32_t from_chip, uint32_t port, uint32_t to_chip, uint32_t bytes)>
-        on_cable_delivery;
     // Called when a fabric packet lands across a cable (a send of bytes that
     // starts with a packet header; the routers' credit words are not packets).
     std::function<void(const PacketHop&)> on_packet_hop;
