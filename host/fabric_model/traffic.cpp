@@ -80,8 +80,22 @@ void Simulation::restore_cable(uint32_t chip, uint32_t port) {
     control_->cable_up(chip, port);
 }
 
+namespace {
+
+// Chip to chip over the fabric: a chip does not send to itself through it.
+void check_pair(const Simulation& sim, uint32_t from, uint32_t to) {
+    for (uint32_t chip : {from, to})
+        if (chip >= sim.chips())
+            throw Error("chip " + std::to_string(chip) + " is not in the cluster (chips 0-" +
+                        std::to_string(sim.chips() - 1) + ")");
+    if (from == to) throw Error("chip " + std::to_string(from) + " to itself does not cross the fabric");
+}
+
+}  // namespace
+
 Latency packet_latency(const ModelOptions& options, uint32_t from, uint32_t to, uint32_t payload_bytes) {
     Simulation sim(options);
+    check_pair(sim, from, to);
     if (payload_bytes > sim.max_payload())
         throw Error("a packet carries at most " + std::to_string(sim.max_payload()) + " bytes here");
     model::FabricModel& m = sim.model();
@@ -93,6 +107,7 @@ Latency packet_latency(const ModelOptions& options, uint32_t from, uint32_t to, 
 
 Stream stream(const ModelOptions& options, uint32_t from, uint32_t to, uint64_t bytes, uint32_t payload_bytes) {
     Simulation sim(options);
+    check_pair(sim, from, to);
     model::FabricModel& m = sim.model();
     const uint32_t payload = payload_bytes ? std::min(payload_bytes, sim.max_payload()) : sim.max_payload();
     Stream s;

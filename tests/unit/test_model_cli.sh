@@ -1,0 +1,43 @@
+#!/bin/bash
+# weft-fabric-model refuses what it cannot model, naming the problem, with
+# exit status 1 and nothing on stdout; and a good command still answers.
+set -u
+BUILD=$1
+MODEL=$BUILD/bin/weft-fabric-model
+export WEFT_SOURCE_DIR=${WEFT_SOURCE_DIR:-$2}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+passed=0
+failed=0
+refuses() {  # refuses "WORDS IT MUST SAY" ARGS...
+    local says=$1
+    shift
+    "$MODEL" "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    if [ $rc -eq 1 ] && grep -qF -- "$says" "$TMP/err" && [ ! -s "$TMP/out" ]; then
+        passed=$((passed + 1))
+        echo "ok   $* -> $says"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $*: exit $rc, stderr: $(cat "$TMP/err"), stdout: $(head -c 200 "$TMP/out")"
+    fi
+}
+refuses "'8by8' is not a mesh shape" cluster --shape 8by8
+refuses "between 1 and 2 cables join neighbouring meshes of 2x2" cluster --meshes 4 --shape 2x2 --cables 3
+refuses "not 'gather'" run gather --cluster ring8
+refuses "rates must be above 0 GB/s" run all_gather --cluster ring8 --cable-gbps 0
+refuses "cluster file 'nowhere' not found" latency --cluster nowhere
+refuses "at most 1024 random writes at a time" random --cluster ring8 --writes 100000
+refuses "at least one byte per chip (8)" run all_gather --cluster ring8 --size 4
+refuses "chip 9 is not in the cluster (chips 0-7)" latency --cluster ring8 --from 9 --to 1
+refuses "chip 2 to itself does not cross the fabric" latency --cluster ring8 --from 2 --to 2
+refuses "chip 0 to itself does not cross the fabric" stream --cluster ring8 --from 0 --to 0 --size 4K
+if "$MODEL" latency --cluster ring8 --from 0 --to 4 | grep -q "4 hops"; then
+    passed=$((passed + 1))
+    echo "ok   a good command answers"
+else
+    failed=$((failed + 1))
+    echo "FAIL latency 0 -> 4 on ring8"
+fi
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
