@@ -347,6 +347,7 @@ bool Router::send_head(Sender& s, uint64_t now) {
     s.link_vc[s.sent % r.slots] = static_cast<uint8_t>(vc);
     const uint64_t remote = config_.peer_receivers[vc] + uint64_t(config_.slot_size) * (peer_sent_[vc] % peer.slots);
     eth::send_bytes(config_.port, slot, remote, bytes);
+    record(h, vc, now);
     status_.bytes_sent = status_.bytes_sent + bytes;
     status_.vc_bytes_sent[vc] = status_.vc_bytes_sent[vc] + bytes;
     status_.vc_packets_sent[vc] = status_.vc_packets_sent[vc] + 1;
@@ -481,6 +482,27 @@ bool Router::release(uint32_t vc) {
     rx.credited = rx.released;
     eth::send_word(config_.port, peer_word(&link_.acked[vc]), rx.credited);
     return true;
+}
+
+// A few words per packet into this router's own L1, only when the host
+// asked for a log: the header's bytes stay in the slot, which is reused.
+void Router::record(const abi::FabricPacketHeader& h, uint32_t vc, uint64_t now) {
+    if (!config_.record_slots) return;
+    const uint32_t i = status_.recorded;
+    auto& r = reinterpret_cast<abi::FabricPacketRecord*>(config_.records)[i % config_.record_slots];
+    r.src = h.src;
+    r.dst = h.dst;
+    r.seq = h.seq;
+    r.noc_command = h.noc_command;
+    r.send_type = h.send_type;
+    r.vc = static_cast<uint8_t>(vc);
+    r.hops = h.hops;
+    r.payload_bytes = h.payload_bytes;
+    r.inc_value = h.inc_value;
+    r.dst_address = h.dst_address;
+    r.sem_address = h.sem_address;
+    r.sent_ticks = now;
+    status_.recorded = i + 1;
 }
 
 void Router::drop(uint32_t kind, uint32_t channel, const abi::FabricPacketHeader& h) {

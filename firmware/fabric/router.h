@@ -88,6 +88,7 @@ private:
     bool forward(const abi::FabricRing& to, uint64_t slot, uint32_t bytes);
     void execute(const abi::FabricPacketHeader& h, uint64_t payload);
     bool release(uint32_t vc);
+    void record(const abi::FabricPacketHeader& h, uint32_t vc, uint64_t now);
     void drop(uint32_t kind, uint32_t channel, const abi::FabricPacketHeader& h);
     // The head of a channel has not moved since `since`: report it once past
     // the timeout; true if it should be dropped.

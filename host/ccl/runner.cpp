@@ -138,8 +138,9 @@ CollectiveRunner::~CollectiveRunner() = default;
 // message is at most one packet.
 transport::FabricBuilder CollectiveRunner::plan_fabric() {
     std::vector<bool> up = cables_up();
-    transport::FabricBuilder fabric =
-        transport::cluster_fabric(cluster_.board(), cluster_.topology(), cluster_.fabric_spec());
+    FabricSpec spec = cluster_.fabric_spec();
+    spec.record_packets = options_.record_packets;
+    transport::FabricBuilder fabric = transport::cluster_fabric(cluster_.board(), cluster_.topology(), spec);
     const uint32_t payload = fabric.spec().payload_bytes();
     options_.fabric_streams.message_bytes = std::min(options_.fabric_streams.message_bytes, payload);
     planned_cables_ = std::move(up);
@@ -192,6 +193,11 @@ void CollectiveRunner::replan_if_cables_changed() {
 void CollectiveRunner::ensure_fabric() {
     if (fabric_plan_ && !fabric_)
         fabric_ = transport::Fabric::start(cluster_, *fabric_plan_, std::chrono::milliseconds(10000));
+}
+
+transport::PacketLog CollectiveRunner::packet_log() {
+    if (!fabric_) throw Error("no fabric runs: the op went over the EDM (--transport fabric runs it over the fabric)");
+    return transport::read_packet_log(cluster_, fabric_->builder());
 }
 
 OpLayout CollectiveRunner::layout(const OpRequest& r) const {

@@ -27,6 +27,7 @@
 #include "transport/edm/edm_transport.h"
 #include "transport/fabric/fabric.h"
 #include "transport/fabric/fabric_transport.h"
+#include "transport/fabric/packet_log.h"
 
 namespace weft::ccl {
 
@@ -63,6 +64,9 @@ struct RunnerOptions {
     std::string transport = "auto";
     // Messages per fabric stream and their size (at most the cluster file's packet_bytes).
     transport::FabricStreamOptions fabric_streams;
+    // The fabric's routers each log the latest this many packets they sent
+    // over their cables (FabricSpec::record_packets); packet_log() reads them.
+    uint32_t record_packets = 0;
     // WEFT_CCL_SLOTS / WEFT_CCL_SLOT_SIZE override the EDM buffering,
     // WEFT_CCL_WORKERS_PER_LINK the lanes, WEFT_CCL_PLANES the planes.
     static RunnerOptions from_env();
@@ -121,6 +125,10 @@ public:
     PendingOp start(const OpRequest& r);
     OpTiming wait(PendingOp& op);
     OpTiming wait(PendingOp&& op) { return wait(op); }  // runner.wait(all_reduce(...)): a blocking call
+    // Every packet the running fabric's routers sent over their cables since
+    // it started, as they logged it (RunnerOptions::record_packets). Throws
+    // weft::Error when no fabric runs or it keeps no log.
+    transport::PacketLog packet_log();
     const CostModel& cost_model() const { return model_; }
     void set_cost_model(CostModel m) { model_ = std::move(m); }
 

@@ -1,5 +1,6 @@
 // weft run OP: one collective op, checked against the host reference, timed.
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "ccl/op_case.h"
@@ -20,7 +21,7 @@ struct RunArgs {
     uint64_t size = 0;  // 0: 1 MiB, or the shape's
     std::string shape;
     uint32_t dim = 0;
-    std::string trace, send, recv;
+    std::string trace, send, recv, record;
     bool in_place = false;
 };
 
@@ -85,11 +86,27 @@ void print_result(const ccl::OpRequest& r, const ccl::CaseResult& res, uint32_t 
         (unsigned long long)res.traffic.doorbells, double(res.traffic.doorbells) / n / steps, steps);
 }
 
+void write_record(Cluster& cluster, ccl::CollectiveRunner& run, const ccl::OpRequest& r, const std::string& path) {
+    const transport::PacketLog log = run.packet_log();
+    const nlohmann::json about = {{"cluster", cluster.info().value("name", "")},
+                                  {"cluster_file", cluster.info().value("cluster_file", "")},
+                                  {"op", ccl::collective_name(r.op)},
+                                  {"algo", r.algo},
+                                  {"bytes", r.bytes}};
+    std::ofstream out(path);
+    out << transport::packet_log_json(log, about).dump() << "\n";
+    if (!out) throw Error("cannot write the packet log to " + path);
+    std::printf("  record: %zu cable crossings in %s%s\n", log.hops.size(), path.c_str(),
+                log.lost.empty() ? "" : " (routers' logs wrapped: the oldest are lost)");
+}
+
 int run_op(const RunArgs& a, const std::string& run_dir) {
     ccl::OpRequest r = request(a);
     knobs::check(knobs::Reader::kCcl);  // a bad WEFT_CCL_* is a usage error, before any cluster starts
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
-    ccl::CollectiveRunner run(*cluster, runner_options(a.ccl));
+    ccl::RunnerOptions options = runner_options(a.ccl);
+    if (!a.record.empty()) options.record_packets = transport::kDefaultRecordedPackets;
+    ccl::CollectiveRunner run(*cluster, options);
     if (a.in_place) r.send = r.recv = r.send ? r.send : r.recv ? r.recv : cluster->board().dram.base;
     const uint32_t n = static_cast<uint32_t>(cluster->size());
     std::printf("%s on %u chips, ring %s (stretch %.2f)\n", ccl::collective_name(r.op).c_str(), n,
@@ -99,6 +116,7 @@ int run_op(const RunArgs& a, const std::string& run_dir) {
     const ccl::CaseResult res = ccl::run_case(run, *cluster, r, 1);
     if (trace) std::printf("  trace: %zu events in %s (open it in Perfetto)\n", trace->stop(), a.trace.c_str());
     print_result(r, res, n);
+    if (!a.record.empty()) write_record(*cluster, run, r, a.record);
     if (res.check.wrong) {
         std::printf("  check: %llu of %llu elements WRONG; first: %s\n", (unsigned long long)res.check.wrong,
                     (unsigned long long)res.check.checked, res.check.first_wrong.c_str());
@@ -129,6 +147,10 @@ Command add_run(CLI::App& weft, Globals& g) {
                   "output); at --send or --recv, else at the bottom of DRAM");
     cmd->add_option("--trace", a->trace,
                     "a timeline of the op to this file: Chrome trace JSON, a track per chip and core (Perfetto)")
+        ->option_text("FILE");
+    cmd->add_option("--record", a->record,
+                    "with --transport fabric: every packet the routers send over their cables, logged by them, to "
+                    "this file as JSON (replay it with weft-fabric-model replay FILE)")
         ->option_text("FILE");
     add_run_dir(*cmd, g.run_dir);
     cmd->footer(algorithms_help());

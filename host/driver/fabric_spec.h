@@ -28,6 +28,10 @@ struct FabricSpec {
     // fallback channels). Those ports' cores are then the fabric's.
     bool fallback = false;
     uint32_t flags = 0;  // abi::FabricRouterFlags: tests and benches only, not in the file
+    // Records each router keeps of the latest packets it sent over its cable
+    // (abi::FabricPacketRecord): a packet log, as `weft run --record` asks
+    // for and the fabric model replays. 0: none. Not in the file.
+    uint32_t record_packets = 0;
     int line = 0;        // of the file's section, 0: none
 
     static constexpr uint32_t kDefaultPacketBytes = 4096;

@@ -15,6 +15,7 @@
 #include "fabric_model/grid_cluster.h"
 #include "fabric_model/look_commands.h"
 #include "fabric_model/ranks.h"
+#include "fabric_model/replay.h"
 #include "fabric_model/scale_tables.h"
 #include "fabric_model/traffic.h"
 
@@ -38,6 +39,7 @@ struct Args {
     PictureRequest picture;
     RunRequest run;
     uint32_t routes_of = 0;
+    std::string log_file, log_out;
 };
 
 void add_model_options(CLI::App& app, Args& a) {
@@ -182,6 +184,12 @@ int main(int argc, char** argv) {
     random->add_option("--fail", a.failures, "cables to fail while it runs (2D fabrics)")->capture_default_str();
     add_model_options(*random, a);
 
+    CLI::App* replay = app.add_subcommand(
+        "replay", "replay a packet log of weft run --record: does every packet cross the same cables in the model?");
+    replay->add_option("log", a.log_file, "the log (JSON, weft-packet-log/1)")->required();
+    replay->add_option("--out", a.log_out, "write the model's own packet log here");
+    add_model_options(*replay, a);
+
     CLI::App* tables = app.add_subcommand("tables", "build every chip's routing tables and check them for deadlock");
     add_grid_options(*tables, a);
 
@@ -210,6 +218,8 @@ int main(int argc, char** argv) {
                                        board, show_progress);
             print_tables(r);
             if (!r.acyclic) return 1;
+        } else if (*replay) {
+            return replay_command(a.model, replay->count("--cluster") > 0, a.log_file, a.log_out);
         } else if (*random) {
             const RandomRun r = random_traffic(a.model, a.seed, a.writes, a.failures);
             for (const std::string& f : r.failed) printf("failed %s\n", f.c_str());

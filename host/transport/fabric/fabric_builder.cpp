@@ -70,7 +70,8 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
     fallback_ = std::any_of(fallbacks.begin(), fallbacks.end(), [](const auto& f) { return f.has_value(); });
     l1_bytes_ = layout_of(num_vcs_, spec_.lanes + num_vcs_, uint64_t(spec_.slots) * spec_.slot_bytes(),
                           fallback_ ? num_vcs_ : 0)
-                    .end;
+                    .end +
+                record_bytes();
 
     forward_.assign(n, -1);
     backward_.assign(n, -1);
@@ -147,7 +148,8 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
     fallback_ = std::any_of(fallbacks.begin(), fallbacks.end(), [](const auto& f) { return f.has_value(); });
     l1_bytes_ = layout_of(num_vcs_, spec_.lanes + abi::fabric_pass_groups(2, spec_.flags) * num_vcs_,
                           uint64_t(spec_.slots) * spec_.slot_bytes(), fallback_ ? num_vcs_ : 0)
-                    .end;
+                    .end +
+                record_bytes();
     router_at_.assign(size_t(order_.back() + 1) * 4, -1);
     for (const Hop& c : cables_) add_cable_2d(c);
     const size_t primaries = routers_.size();
@@ -429,6 +431,9 @@ void FabricBuilder::check_spec() const {
     if (spec_.payload_bytes() % 64 || spec_.slot_bytes() > (1u << 20))
         throw Error("a fabric packet_bytes must be a multiple of 64, at most 1 MiB with its 64-byte header, not " +
                     std::to_string(spec_.payload_bytes()));
+    if (spec_.record_packets > kMaxRecordedPackets)
+        throw Error("a router's packet log holds at most " + std::to_string(kMaxRecordedPackets) + " packets, not " +
+                    std::to_string(spec_.record_packets));
     if (spec_.lanes == 0 || spec_.lanes > abi::kFabricMaxLanes)
         throw Error("fabric worker lanes must be 1-" + std::to_string(abi::kFabricMaxLanes) + ", not " +
                     std::to_string(spec_.lanes));
@@ -463,6 +468,10 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     for (uint32_t s = 0; s < num_senders; ++s) {
         const uint32_t vc = relay ? s : s < spec_.lanes ? 0 : (s - spec_.lanes) % num_vcs_;
         c.senders[s] = {base + l.senders + s * channel_bytes, base + l.written + 4 * s, 0, spec_.slots, vc};
+    }
+    if (spec_.record_packets) {  // after this router's channels: within l1_bytes_, which counts the most
+        c.records = base + align64(l.end);
+        c.record_slots = spec_.record_packets;
     }
     r.config_address = base + l.config;
 }

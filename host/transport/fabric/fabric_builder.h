@@ -29,6 +29,9 @@
 
 namespace weft::transport {
 
+// A router's packet log at most (FabricSpec::record_packets): 3 MiB of L1.
+inline constexpr uint32_t kMaxRecordedPackets = 65536;
+
 // 2D: out of the chip's north, east, south or west port, numbered as
 // abi::FabricCompass. 1D: along the order (to the next chip) or against it.
 enum class FabricDirection : uint32_t {
@@ -134,6 +137,10 @@ public:
 
 private:
     void check_spec() const;
+    // The packet log's bytes in each router's L1, its alignment included.
+    uint64_t record_bytes() const {
+        return spec_.record_packets ? 64 + uint64_t(spec_.record_packets) * sizeof(abi::FabricPacketRecord) : 0;
+    }
     void place(FabricRouterPlan& r) const;
     void link(FabricRouterPlan& r, const FabricRouterPlan* peer, FabricRouterPlan* opposite, bool dateline) const;
     void add_router_2d(uint32_t chip, uint32_t port, uint32_t compass, uint32_t peer, bool dateline);

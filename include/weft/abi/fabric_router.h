@@ -132,8 +132,10 @@ struct FabricRouterStatus {
     volatile uint32_t vc_packets_sent[kFabricMaxVcs];
     volatile uint64_t vc_bytes_sent[kFabricMaxVcs];
     volatile uint64_t vc_bytes_received[kFabricMaxVcs];
+    volatile uint32_t recorded;  // packets written into the log so far (the latest record_slots are kept)
+    uint32_t pad;
 };
-static_assert(sizeof(FabricRouterStatus) == 16 * (kFabricMaxSenders + kFabricMaxVcs) + 88 + 8 + 32,
+static_assert(sizeof(FabricRouterStatus) == 16 * (kFabricMaxSenders + kFabricMaxVcs) + 88 + 8 + 32 + 8,
               "FabricRouterStatus layout");
 
 struct FabricRouterConfig {
@@ -170,11 +172,39 @@ struct FabricRouterConfig {
     uint32_t fallback_port;  // the relay's port, for events
     uint32_t pad2;
     uint64_t fallback_stage;  // 64 bytes of our L1 where what we tell the peer is staged for the NoC
+    // The packet log, when the host asks for one: record_slots
+    // FabricPacketRecords from here, the latest packets this router sent over
+    // its cable (record i at records + 48 x (i % record_slots); the count in
+    // FabricRouterStatus::recorded). 0 slots: no log.
+    uint64_t records;
+    uint32_t record_slots;
+    uint32_t pad3;
 };
 static_assert(sizeof(FabricRouterConfig) == 56 + 32 * kFabricMaxVcs + 8 * kFabricMaxVcs + 32 * kFabricMaxSenders +
                                                 32 * kFabricMaxDirections * kFabricMaxVcs + 8 + 16 +
-                                                64 * kFabricMaxVcs + 16,
+                                                64 * kFabricMaxVcs + 16 + 16,
               "FabricRouterConfig layout");
+
+// One packet a router sent over its cable, as its log keeps it: enough of the
+// header to tell the packet from others (its source's seq and addresses), the
+// VC it crossed on, and when, on the router's timer. A packet's path is the
+// records it left, chip after chip: the same on a QEMU cluster and in the
+// fabric model, which runs this firmware.
+struct FabricPacketRecord {
+    FabricNodeId src;
+    FabricNodeId dst;
+    uint32_t seq;
+    uint8_t noc_command;
+    uint8_t send_type;
+    uint8_t vc;    // the VC it crossed the cable on
+    uint8_t hops;  // cables still to cross to its (first) destination, this one included
+    uint32_t payload_bytes;
+    uint32_t inc_value;
+    uint64_t dst_address;
+    uint64_t sem_address;
+    uint64_t sent_ticks;  // the router's timer when it sent the packet (the board's timebase)
+};
+static_assert(sizeof(FabricPacketRecord) == 48, "FabricPacketRecord layout");
 
 // What a worker kernel needs to send through one router (one lane of its
 // sender channel 0), from the builder. The lane's counters run on for the

@@ -1,0 +1,116 @@
+#include "fabric_model/replay.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include <map>
+
+#include "common/error.h"
+
+namespace weft::fabric_model {
+namespace {
+
+// The packets that left their source chip: each one's first cable.
+std::vector<transport::LoggedHop> injections(const transport::PacketLog& log, const transport::FabricBuilder& fabric) {
+    std::vector<transport::LoggedHop> first;
+    for (const transport::LoggedHop& h : log.hops) {
+        const abi::FabricNodeId at = fabric.node(h.chip);
+        if (at.mesh == h.record.src.mesh && at.chip == h.record.src.chip) first.push_back(h);
+    }
+    std::stable_sort(first.begin(), first.end(), [](const transport::LoggedHop& a, const transport::LoggedHop& b) {
+        return a.chip != b.chip ? a.chip < b.chip : a.record.sent_ticks < b.record.sent_ticks;
+    });
+    return first;
+}
+
+uint32_t chip_of(const transport::FabricBuilder& fabric, abi::FabricNodeId node) {
+    for (uint32_t chip : fabric.order())
+        if (fabric.node(chip).mesh == node.mesh && fabric.node(chip).chip == node.chip) return chip;
+    throw Error("the log names mesh " + std::to_string(node.mesh) + " chip " + std::to_string(node.chip) +
+                ", which the model's fabric does not have: replay it on the cluster it was recorded on");
+}
+
+model::ModelPacket packet_of(const abi::FabricPacketRecord& r, uint64_t payload) {
+    model::ModelPacket p;
+    p.command = r.noc_command;
+    p.dst = r.dst_address;
+    p.sem = r.sem_address;
+    p.src = payload;
+    p.bytes = r.payload_bytes;
+    p.inc = r.inc_value;
+    return p;
+}
+
+}  // namespace
+
+Replay replay_log(Simulation& sim, const transport::PacketLog& recorded) {
+    if (!recorded.lost.empty())
+        throw Error("the packet log lost records (" + recorded.lost.front() +
+                    "): record with more packets per router to replay it");
+    model::FabricModel& model = sim.model();
+    const transport::FabricBuilder& fabric = model.fabric();
+    Replay out;
+    for (const transport::LoggedHop& h : injections(recorded, fabric)) {
+        if (h.record.send_type != abi::kFabricUnicast)
+            throw Error("the log holds a multicast packet; the model replays unicast packets only");
+        const uint32_t to = chip_of(fabric, h.record.dst);
+        model.send(h.chip, to, packet_of(h.record, model.dram(0)));
+        ++out.packets;
+    }
+    out.run = sim.finish();
+    out.log = transport::read_packet_log(model.cluster(), fabric);
+    out.differs = transport::paths_differ(transport::paths_of(recorded), transport::paths_of(out.log), "the record",
+                                          "the model");
+    return out;
+}
+
+namespace {
+
+nlohmann::json read_json(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw Error("cannot read " + path);
+    try {
+        return nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(path + " is not JSON: " + e.what());
+    }
+}
+
+uint32_t most_per_router(const transport::PacketLog& log) {
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> per;
+    uint32_t most = 0;
+    for (const transport::LoggedHop& h : log.hops) most = std::max(most, ++per[{h.chip, h.port}]);
+    return most;
+}
+
+}  // namespace
+
+int replay_command(ModelOptions options, bool cluster_given, const std::string& log_file, const std::string& out) {
+    const nlohmann::json j = read_json(log_file);
+    const transport::PacketLog recorded = transport::packet_log_from_json(j);
+    const nlohmann::json about = j.value("about", nlohmann::json::object());
+    if (!cluster_given) {
+        options.cluster = about.value("cluster_file", "");
+        if (options.cluster.empty()) options.cluster = about.value("cluster", "");
+        if (options.cluster.empty()) throw Error(log_file + " names no cluster: give --cluster");
+    }
+    options.fabric.record_packets = std::max(transport::kDefaultRecordedPackets, most_per_router(recorded));
+    Simulation sim(options);
+    const Replay r = replay_log(sim, recorded);
+    if (!out.empty()) {
+        std::ofstream o(out);
+        o << transport::packet_log_json(r.log, {{"cluster", options.cluster}, {"replay_of", log_file}}).dump() << "\n";
+        if (!o) throw Error("cannot write " + out);
+    }
+    printf("replayed %llu packets (%zu cable crossings recorded) on %s: %.3f us virtual, %llu events\n",
+           (unsigned long long)r.packets, recorded.hops.size(), options.cluster.c_str(), double(r.run.end_ns) / 1e3,
+           (unsigned long long)r.run.events);
+    if (!r.differs.empty()) {
+        printf("the model differs: %s\n", r.differs.c_str());
+        return 1;
+    }
+    printf("every packet crossed the same cables as recorded (%zu crossings)\n", r.log.hops.size());
+    return 0;
+}
+
+}  // namespace weft::fabric_model

@@ -1,0 +1,132 @@
+#include "transport/fabric/packet_log.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+
+namespace weft::transport {
+namespace {
+
+std::string node_text(abi::FabricNodeId n) {
+    return "mesh " + std::to_string(n.mesh) + " chip " + std::to_string(n.chip);
+}
+
+std::string path_text(const std::vector<std::pair<uint32_t, uint32_t>>& path) {
+    if (path.empty()) return "none";
+    std::string s;
+    for (const auto& [chip, port] : path) s += (s.empty() ? "" : ", ") + std::to_string(chip) + "." + std::to_string(port);
+    return s;
+}
+
+std::string packet_text(const PacketKey& k) {
+    char addr[32];
+    snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(k.dst_address));
+    return "the packets from " + node_text(k.src) + " to " + node_text(k.dst) + " (command " +
+           std::to_string(k.noc_command) + ", " + std::to_string(k.payload_bytes) + " bytes to " + addr + ")";
+}
+
+}  // namespace
+
+PacketLog read_packet_log(Machine& machine, const FabricBuilder& fabric) {
+    PacketLog log;
+    if (!fabric.spec().record_packets) throw Error("the fabric keeps no packet log (FabricSpec::record_packets is 0)");
+    for (const FabricRouterPlan& r : fabric.routers()) {
+        if (!r.config.record_slots) continue;
+        abi::FabricRouterStatus status{};
+        machine.read(r.chip, r.config.status, &status, sizeof status);
+        const uint32_t slots = r.config.record_slots, sent = status.recorded;
+        const uint32_t kept = std::min(sent, slots);
+        if (sent > slots)
+            log.lost.push_back("chip " + std::to_string(r.chip) + " port " + std::to_string(r.port) + ": " +
+                               std::to_string(sent) + " packets sent, the last " + std::to_string(slots) + " kept");
+        std::vector<abi::FabricPacketRecord> records(slots);
+        machine.read(r.chip, r.config.records, records.data(), records.size() * sizeof(abi::FabricPacketRecord));
+        for (uint32_t i = sent - kept; i != sent; ++i)
+            log.hops.push_back({r.chip, r.port, r.peer_chip, records[i % slots]});
+    }
+    return log;
+}
+
+PacketKey key_of(const abi::FabricPacketRecord& r) {
+    PacketKey k;
+    k.src = r.src, k.dst = r.dst;
+    k.noc_command = r.noc_command, k.send_type = r.send_type;
+    k.payload_bytes = r.payload_bytes, k.inc_value = r.inc_value;
+    k.dst_address = r.dst_address, k.sem_address = r.sem_address;
+    return k;
+}
+
+PacketPaths paths_of(const PacketLog& log) {
+    PacketPaths paths;
+    for (const LoggedHop& h : log.hops) paths[key_of(h.record)].emplace_back(h.chip, h.port);
+    for (auto& [key, path] : paths) std::sort(path.begin(), path.end());
+    return paths;
+}
+
+std::string paths_differ(const PacketPaths& a, const PacketPaths& b, const std::string& a_name,
+                         const std::string& b_name) {
+    static const std::vector<std::pair<uint32_t, uint32_t>> kNone;
+    auto ia = a.begin();
+    auto ib = b.begin();
+    while (ia != a.end() || ib != b.end()) {
+        const bool take_a = ib == b.end() || (ia != a.end() && !(ib->first < ia->first));
+        const bool take_b = ia == a.end() || (ib != b.end() && !(ia->first < ib->first));
+        const PacketKey& key = take_a ? ia->first : ib->first;
+        const auto& pa = take_a ? ia->second : kNone;
+        const auto& pb = take_b ? ib->second : kNone;
+        if (pa != pb)
+            return packet_text(key) + " crossed, as chip.port: in " + a_name + " " + path_text(pa) + "; in " + b_name +
+                   " " + path_text(pb);
+        if (take_a) ++ia;
+        if (take_b) ++ib;
+    }
+    return "";
+}
+
+nlohmann::json packet_log_json(const PacketLog& log, const nlohmann::json& about) {
+    nlohmann::json hops = nlohmann::json::array();
+    for (const LoggedHop& h : log.hops) {
+        const abi::FabricPacketRecord& r = h.record;
+        hops.push_back({{"chip", h.chip},
+                        {"port", h.port},
+                        {"to_chip", h.to_chip},
+                        {"src", {r.src.mesh, r.src.chip}},
+                        {"dst", {r.dst.mesh, r.dst.chip}},
+                        {"seq", r.seq},
+                        {"command", r.noc_command},
+                        {"send_type", r.send_type},
+                        {"vc", r.vc},
+                        {"hops", r.hops},
+                        {"bytes", r.payload_bytes},
+                        {"inc", r.inc_value},
+                        {"dst_address", r.dst_address},
+                        {"sem_address", r.sem_address},
+                        {"ticks", r.sent_ticks}});
+    }
+    return {{"schema", kPacketLogSchema}, {"about", about}, {"hops", hops}, {"lost", log.lost}};
+}
+
+PacketLog packet_log_from_json(const nlohmann::json& j) {
+    if (!j.is_object() || j.value("schema", "") != kPacketLogSchema)
+        throw Error(std::string("not a packet log: its schema is not ") + kPacketLogSchema);
+    PacketLog log;
+    try {
+        for (const auto& h : j.at("hops")) {
+            LoggedHop hop;
+            hop.chip = h.at("chip"), hop.port = h.at("port"), hop.to_chip = h.at("to_chip");
+            abi::FabricPacketRecord& r = hop.record;
+            r.src = {h.at("src").at(0), h.at("src").at(1)};
+            r.dst = {h.at("dst").at(0), h.at("dst").at(1)};
+            r.seq = h.at("seq"), r.noc_command = h.at("command"), r.send_type = h.at("send_type");
+            r.vc = h.at("vc"), r.hops = h.at("hops"), r.payload_bytes = h.at("bytes"), r.inc_value = h.at("inc");
+            r.dst_address = h.at("dst_address"), r.sem_address = h.at("sem_address"), r.sent_ticks = h.at("ticks");
+            log.hops.push_back(hop);
+        }
+        log.lost = j.at("lost").get<std::vector<std::string>>();
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(std::string("a packet log hop is incomplete: ") + e.what());
+    }
+    return log;
+}
+
+}  // namespace weft::transport

@@ -1,0 +1,143 @@
+// The routers' packet logs (transport/fabric/packet_log.h) in the fabric
+// model: what the firmware logs is what the model's engine saw cross each
+// cable, a log replays packet for packet on a fresh model, and a replay over
+// a different fabric (a cable failed) is told apart, naming the packet.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "fabric_model/replay.h"
+#include "fabric_model/traffic.h"
+#include "fabric_model/traffic_record.h"
+#include "transport/fabric/packet_log.h"
+
+// cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace weft;
+using namespace weft::fabric_model;
+
+namespace {
+
+constexpr uint32_t kBytes = 9000;  // three packets of 4 KiB
+constexpr uint32_t kPacketsPerWrite = 3;
+
+ModelOptions torus(uint32_t records = 1024) {
+    ModelOptions o;
+    o.cluster = "torus4x4";
+    o.fabric.packet_bytes = 4096;
+    o.fabric.record_packets = records;
+    return o;
+}
+
+// Every chip writes kBytes to every other, each into its own block there.
+void all_to_all(Simulation& sim) {
+    model::FabricModel& m = sim.model();
+    for (uint32_t f = 0; f < sim.chips(); ++f)
+        for (uint32_t t = 0; t < sim.chips(); ++t)
+            if (f != t) sim.write(f, t, m.dram((1u << 20) + f * 16384), m.dram(2u << 20), kBytes, m.dram(4 * f));
+}
+
+transport::PacketLog recorded_all_to_all() {
+    Simulation sim(torus());
+    all_to_all(sim);
+    sim.finish();
+    return transport::read_packet_log(sim.model().cluster(), sim.model().fabric());
+}
+
+uint32_t port_toward(Simulation& sim, abi::FabricCompass way) {
+    for (const PortInfo& p : sim.model().cluster().board().ports)
+        if (p.direction == way && p.plane == 0) return p.id;
+    fail_msg("the board has no port %c", abi::fabric_letter(way));
+    return 0;
+}
+
+void test_the_routers_log_every_cable_the_engine_saw(void**) {
+    Simulation sim(torus());
+    TrafficRecorder engine_saw(sim.engine());
+    all_to_all(sim);
+    sim.finish();
+    const transport::PacketLog log = transport::read_packet_log(sim.model().cluster(), sim.model().fabric());
+    assert_true(log.lost.empty());
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> logged, seen;  // (chip, port) -> packets
+    for (const transport::LoggedHop& h : log.hops) ++logged[{h.chip, h.port}];
+    size_t hops = 0;
+    for (const RecordedPacket& p : engine_saw.packets()) {
+        assert_true(p.arrived);
+        for (const RecordedHop& h : p.hops) ++seen[{h.chip, h.port}], ++hops;
+    }
+    assert_int_equal(engine_saw.packets().size(), 16 * 15 * kPacketsPerWrite);
+    assert_int_equal(log.hops.size(), hops);
+    assert_true(logged == seen);
+    for (const transport::LoggedHop& h : log.hops) {  // the log's fields are the packet's own
+        assert_int_equal(h.record.payload_bytes + 0u, h.record.noc_command == abi::kFabricWriteInc ? kBytes - 8192 : 4096);
+        assert_true(h.record.hops >= 1 && h.record.hops <= 4);  // a 4x4 torus: at most 2 + 2 cables
+    }
+}
+
+void test_a_log_replays_on_a_fresh_model_packet_for_packet(void**) {
+    const transport::PacketLog recorded = recorded_all_to_all();
+    Simulation sim(torus());
+    const Replay r = replay_log(sim, recorded);
+    assert_int_equal(r.packets, 16 * 15 * kPacketsPerWrite);
+    assert_int_equal(r.log.hops.size(), recorded.hops.size());
+    assert_string_equal(r.differs.c_str(), "");
+    assert_true(r.run.finished);
+}
+
+void test_a_replay_round_a_failed_cable_names_a_packet_that_went_another_way(void**) {
+    const transport::PacketLog recorded = recorded_all_to_all();
+    Simulation sim(torus());
+    sim.fail_cable(5, port_toward(sim, abi::kFabricEast));
+    const Replay r = replay_log(sim, recorded);
+    assert_int_equal(r.packets, 16 * 15 * kPacketsPerWrite);  // every packet still arrives, round the cable
+    assert_true(r.differs.find("crossed") != std::string::npos);
+    assert_true(r.differs.find("in the record") != std::string::npos);
+    assert_true(r.differs.find("in the model") != std::string::npos);
+}
+
+void test_a_log_that_wrapped_says_so_and_is_not_replayed(void**) {
+    Simulation sim(torus(8));
+    all_to_all(sim);
+    sim.finish();
+    const transport::PacketLog log = transport::read_packet_log(sim.model().cluster(), sim.model().fabric());
+    assert_false(log.lost.empty());
+    assert_true(log.lost.front().find("the last 8 kept") != std::string::npos);
+    Simulation again(torus());
+    try {
+        replay_log(again, log);
+        fail_msg("a log missing records was replayed");
+    } catch (const Error& e) {
+        assert_true(std::string(e.what()).find("lost records") != std::string::npos);
+    }
+}
+
+void test_a_fabric_without_a_log_says_so(void**) {
+    Simulation sim(torus(0));
+    try {
+        transport::read_packet_log(sim.model().cluster(), sim.model().fabric());
+        fail_msg("a fabric without a log was read");
+    } catch (const Error& e) {
+        assert_true(std::string(e.what()).find("keeps no packet log") != std::string::npos);
+    }
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_the_routers_log_every_cable_the_engine_saw),
+        cmocka_unit_test(test_a_log_replays_on_a_fresh_model_packet_for_packet),
+        cmocka_unit_test(test_a_replay_round_a_failed_cable_names_a_packet_that_went_another_way),
+        cmocka_unit_test(test_a_log_that_wrapped_says_so_and_is_not_replayed),
+        cmocka_unit_test(test_a_fabric_without_a_log_says_so),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
