@@ -336,6 +336,9 @@ void TimedFabric::serve_now(uint32_t chip) {
                      model_.cluster().devices().counters(chip));
     for (uint32_t port = 0; port < ports_; ++port)
         if (reset_pending(control(chip).eth[port])) reset_eth(chip * ports_ + port);
+    // What those commands wrote (another router's channel, a worker's word)
+    // may be what a sleeping poller waits for: each looks again.
+    wake_chip(chip, now_);
 }
 
 void TimedFabric::set_cable(uint32_t chip, uint32_t port, bool up) {
