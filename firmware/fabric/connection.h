@@ -41,6 +41,8 @@ public:
     // Packets that go without waiting for the router (for workers written
     // as poll() state machines, which must not block).
     uint32_t room();
+    // Slots of its lane: room() is this once every packet sent was freed.
+    uint32_t slots() const { return c_->lane.slots; }
     // One packet: `h` as the sender wants it (payload_bytes <= max_payload()),
     // its payload read from local `payload`. Waits for a free slot.
     void send(abi::FabricPacketHeader h, uint64_t payload);

@@ -5,23 +5,38 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ccl/collective.h"
 #include "common/error.h"
 #include "driver/cluster_file.h"
 #include "fabric_model/cluster_dot.h"
 #include "fabric_model/occupancy.h"
+#include "fabric_model/plan_traffic.h"
 #include "fabric_model/state_json.h"
 #include "fabric_model/traffic_record.h"
 
 namespace weft::fabric_model {
 namespace {
 
+bool ring_packets(const Traffic& t) {
+    return t.algo.empty() && (t.op == "all_gather" || t.op == "reduce_scatter" || t.op == "all_reduce");
+}
+
 OpTime run_traffic(Simulation& sim, const Traffic& t) {
     if (t.op == "shift") return ring_shift(sim, t.distance, t.bytes);
-    return ring_collective(sim, t.op, t.bytes);
+    if (ring_packets(t)) return ring_collective(sim, t.op, t.bytes);
+    return planned_collective(sim, t.op, t.algo, t.bytes);
 }
 
 void check_traffic(const Traffic& t) {
-    if (t.op != "shift") check_collective(t.op);
+    if (t.op == "shift") {
+        if (!t.algo.empty()) throw Error("shift has no algorithms: it is every chip writing to one further on");
+        return;
+    }
+    try {
+        ccl::parse_collective(t.op);
+    } catch (const Error& e) {
+        throw Error(std::string(e.what()) + ", or shift");
+    }
 }
 
 // "5.E": chip 5, its port named E (or a port number).
@@ -53,8 +68,8 @@ void fail_cables(Simulation& sim, const Failures& fail) {
 }
 
 std::string describe(const Traffic& t) {
-    return t.op + (t.op == "shift" ? " by " + std::to_string(t.distance) : "") + ", " + std::to_string(t.bytes) +
-           " bytes";
+    return t.op + (t.op == "shift" ? " by " + std::to_string(t.distance) : "") + (t.algo.empty() ? "" : "/" + t.algo) +
+           ", " + std::to_string(t.bytes) + " bytes";
 }
 
 }  // namespace

@@ -20,6 +20,10 @@ struct Traffic {
     std::string op;
     uint64_t bytes = 0;
     uint32_t distance = 1;
+    // The CCL algorithm whose plan runs (plan_traffic.h); "": all_gather,
+    // reduce_scatter and all_reduce run as their ring's packets, the other
+    // ops by their first algorithm's plan.
+    std::string algo;
 };
 // Cables failed at virtual time 0, before any traffic: "5.E" (chip 5's E
 // port, as cluster files name ports).

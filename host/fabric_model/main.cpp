@@ -13,6 +13,7 @@
 #include "common/sizes.h"
 #include "driver/paths.h"
 #include "fabric_model/grid_cluster.h"
+#include "fabric_model/plan_traffic.h"
 #include "fabric_model/look_commands.h"
 #include "fabric_model/ranks.h"
 #include "fabric_model/replay.h"
@@ -28,7 +29,7 @@ struct Args {
     ModelOptions model;
     GridCluster grid;
     std::string shape = "4x4";
-    std::string op, size = "1M", packet = "0";
+    std::string op, size = "1M", packet = "0", algo;
     uint32_t from = 0, to = 1;
     uint64_t seed = 1;
     uint32_t writes = 1000, failures = 0;
@@ -98,6 +99,9 @@ void print_tables(const TablesReport& r) {
 // Traffic for the commands that run some: an op and its size.
 void add_traffic_options(CLI::App& app, Args& a) {
     app.add_option("--size", a.size, "the op's size (nccl-tests' count): 4096, 64K, 1M")->capture_default_str();
+    app.add_option("--algo", a.algo,
+                   "run the op's own plan, lowered as weft run lowers it: " + planned_algorithms() +
+                       " (without it all_gather, reduce_scatter and all_reduce run as their ring's packets)");
     app.add_option("--distance", a.distance, "shift: how many chips on along the ring order")->capture_default_str();
 }
 
@@ -106,7 +110,7 @@ void add_fail_option(CLI::App& app, Args& a) {
         ->allow_extra_args(false);
 }
 
-Traffic traffic_of(const Args& a) { return {a.op, parse_size(a.size), a.distance}; }
+Traffic traffic_of(const Args& a) { return {a.op, parse_size(a.size), a.distance, a.algo}; }
 
 void print_op(const OpTime& t) {
     if (t.op == "shift") {
@@ -115,8 +119,8 @@ void print_op(const OpTime& t) {
         printf("  %llu events\n", (unsigned long long)t.events);
         return;
     }
-    printf("%s on %u chips, %llu bytes: %.3f us virtual, algbw %.2f GB/s, busbw %.2f GB/s (%.2f of a cable)\n",
-           t.op.c_str(), t.chips, (unsigned long long)t.bytes, double(t.ns) / 1e3, t.algbw(), t.busbw(),
+    printf("%s%s on %u chips, %llu bytes: %.3f us virtual, algbw %.2f GB/s, busbw %.2f GB/s (%.2f of a cable)\n",
+           t.op.c_str(), t.algo.empty() ? "" : ("/" + t.algo).c_str(), t.chips, (unsigned long long)t.bytes, double(t.ns) / 1e3, t.algbw(), t.busbw(),
            t.busbw() / 12.5);
     printf("  %llu events\n", (unsigned long long)t.events);
 }
@@ -128,8 +132,8 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     Args a;
 
-    CLI::App* run = app.add_subcommand("run", "a collective's time, algbw and busbw (ring algorithms)");
-    run->add_option("op", a.op, "all_gather, reduce_scatter, all_reduce, or shift (every chip to one further on)")
+    CLI::App* run = app.add_subcommand("run", "a collective's time, algbw and busbw in virtual time");
+    run->add_option("op", a.op, "any op weft run takes (all_gather, broadcast, ...), or shift (every chip to one further on)")
         ->required();
     add_traffic_options(*run, a);
     run->add_option("--occupancy", a.run.occupancy_png, "write a heat map of packets held per router over time (PNG)");

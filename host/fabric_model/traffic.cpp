@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "ccl/collective.h"
 #include "common/error.h"
 #include "driver/topology.h"
 #include "fabric_model/stuck_channels.h"
@@ -133,9 +134,8 @@ void check_collective(const std::string& op) {
 }
 
 double OpTime::busbw() const {
-    const double n = chips;
-    if (op == "all_reduce") return algbw() * 2 * (n - 1) / n;
-    return algbw() * (n - 1) / n;
+    if (op == "shift") return algbw();
+    return algbw() * ccl::bus_factor(ccl::parse_collective(op), chips);
 }
 
 OpTime ring_collective(const ModelOptions& options, const std::string& op, uint64_t bytes) {
@@ -166,7 +166,7 @@ OpTime ring_collective(Simulation& sim, const std::string& op, uint64_t bytes) {
     std::vector<size_t> done;
     for (uint32_t c : order) done.push_back(sim.engine().watch(c, m.dram(kSem), steps));
     const RunResult r = sim.finish();
-    OpTime t{op, n, bytes, 0, r.events};
+    OpTime t{op, "", n, bytes, 0, r.events};
     t.ns = sim.engine().latest(done);
     std::string wrong;  // each rank checks its own chips
     if (op == "all_gather")
@@ -274,7 +274,7 @@ OpTime ring_shift(Simulation& sim, uint32_t distance, uint64_t bytes) {
         landed.push_back(sim.engine().watch(to, m.dram(kSem), 1));
     }
     const RunResult r = sim.finish();
-    OpTime t{"shift", n, bytes, 0, r.events};
+    OpTime t{"shift", "", n, bytes, 0, r.events};
     t.ns = sim.engine().latest(landed);
     return t;
 }

@@ -74,6 +74,7 @@ Stream stream(const ModelOptions& options, uint32_t from, uint32_t to, uint64_t 
 
 struct OpTime {
     std::string op;
+    std::string algo;  // the CCL algorithm whose plan ran ("": the ring's packets, or shift)
     uint32_t chips = 0;
     uint64_t bytes = 0, ns = 0, events = 0;
     double algbw() const { return ns ? double(bytes) / double(ns) : 0; }  // GB/s

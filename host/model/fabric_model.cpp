@@ -113,6 +113,23 @@ size_t FabricModel::add_worker(uint32_t chip, uint32_t core, FabricDirection dir
     return workers_.size() - 1;
 }
 
+size_t FabricModel::add_program(uint32_t chip, uint32_t core, std::function<bool()> step, std::function<bool()> done) {
+    auto w = std::make_unique<Worker>();
+    w->core = &cluster_.core(chip, core);
+    w->chip = chip;
+    w->step = std::move(step);
+    w->done = std::move(done);
+    workers_.push_back(std::move(w));
+    return workers_.size() - 1;
+}
+
+fabric::Connection FabricModel::connect(uint32_t chip, uint32_t core, FabricDirection direction, uint32_t lane) {
+    const uint64_t at = fabric_->connect(cluster_, l1_, chip, direction, lane, core);
+    auto* c = reinterpret_cast<abi::FabricWorkerConnection*>(cluster_.bytes(chip, at, sizeof(abi::FabricWorkerConnection)));
+    relocate(*c, cluster_.memory(chip));
+    return fabric::Connection(*c);
+}
+
 void FabricModel::send(uint32_t from, uint32_t to, ModelPacket p, uint32_t lane) {
     const transport::FabricRoute route = fabric_->route(from, to);
     p.route.dst = fabric_->node(to);
@@ -130,6 +147,7 @@ void FabricModel::send(uint32_t from, uint32_t to, ModelPacket p, uint32_t lane)
 // One API call per poll, and only when the lane has room for all its packets:
 // a worker here must not block, for what it would wait for runs on this thread.
 bool FabricModel::poll(Worker& w) {
+    if (w.step) return host_board::run_as(*w.core, w.step);
     return host_board::run_as(*w.core, [&] {
         fabric::Connection& c = *w.conn;
         if (w.packets.empty()) {
@@ -183,8 +201,8 @@ void FabricModel::step() {
 }
 
 bool FabricModel::idle() {
-    for (auto& w : workers_)
-        if (!w->packets.empty() || !w->closed) return false;
+    for (size_t w = 0; w < workers_.size(); ++w)
+        if (!worker_done(w)) return false;
     return cluster_.rings_idle() && stalled_ > 2;
 }
 

@@ -101,8 +101,21 @@ public:
     host_board::Core& worker_core(size_t w) { return *workers_[w]->core; }
     uint32_t worker_chip(size_t w) const { return workers_[w]->chip; }
     bool poll_worker(size_t w) { return poll(*workers_[w]); }
-    // It sent everything and closed its connection.
-    bool worker_done(size_t w) const { return workers_[w]->packets.empty() && workers_[w]->closed; }
+    // It sent everything and closed its connection (a program: it ended).
+    bool worker_done(size_t w) const {
+        const Worker& k = *workers_[w];
+        return k.done ? k.done() : k.packets.empty() && k.closed;
+    }
+
+    // A worker of the caller's own, a poll() state machine: `step` runs as
+    // `core` of `chip` (one step that never blocks; true when it moved
+    // something), `done` says it has finished. The engines poll it as any
+    // worker. Returns its index.
+    size_t add_program(uint32_t chip, uint32_t core, std::function<bool()> step, std::function<bool()> done);
+    // A connection for such a worker, on `lane` of the router toward `direction`.
+    fabric::Connection connect(uint32_t chip, uint32_t core, transport::FabricDirection direction, uint32_t lane);
+    // Where the fabric and the workers' connections took L1; a program's words go elsewhere.
+    transport::L1Allocator& l1() { return l1_; }
 
 private:
     struct RouterCore {
@@ -117,6 +130,7 @@ private:
         std::unique_ptr<fabric::Connection> conn;
         std::deque<ModelPacket> packets;
         bool closed = false;
+        std::function<bool()> step, done;  // a program's (add_program)
     };
     void start_routers();
     bool poll(Worker& w);

@@ -24,7 +24,9 @@ refuses() {  # refuses "WORDS IT MUST SAY" ARGS...
 }
 refuses "'8by8' is not a mesh shape" cluster --shape 8by8
 refuses "between 1 and 2 cables join neighbouring meshes of 2x2" cluster --meshes 4 --shape 2x2 --cables 3
-refuses "not 'gather'" run gather --cluster ring8
+refuses "unknown op 'gathr'" run gathr --cluster ring8
+refuses "all_gather has no algorithm 'nope'" run all_gather --algo nope --cluster ring8
+refuses "shift has no algorithms" run shift --algo ring --cluster ring8
 refuses "rates must be above 0 GB/s" run all_gather --cluster ring8 --cable-gbps 0
 refuses "cluster file 'nowhere' not found" latency --cluster nowhere
 refuses "at most 1024 random writes at a time" random --cluster ring8 --writes 100000
@@ -38,6 +40,13 @@ if "$MODEL" latency --cluster ring8 --from 0 --to 4 | grep -q "4 hops"; then
 else
     failed=$((failed + 1))
     echo "FAIL latency 0 -> 4 on ring8"
+fi
+if "$MODEL" run gather --cluster ring8 --size 64K | grep -q "gather/direct on 8 chips"; then
+    passed=$((passed + 1))
+    echo "ok   gather runs from its plan"
+else
+    failed=$((failed + 1))
+    echo "FAIL run gather on ring8"
 fi
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -1,0 +1,295 @@
+#include "fabric_model/plan_traffic.h"
+
+#include <algorithm>
+#include <map>
+
+#include "ccl/algorithm_table.h"
+#include "ccl/lowering.h"
+#include "common/error.h"
+#include "driver/topology.h"
+#include "fabric/connection.h"
+#include "hal/noc.h"
+#include "transport/fabric/fabric_transport.h"
+
+namespace weft::fabric_model {
+namespace {
+
+using transport::FabricDirection;
+
+// Each chip's DRAM from its top down: the words the workers count in (what
+// arrived on each stream, the credits back, the signals between workers),
+// then the streams' rings of slots. The op's own buffers sit at the bottom.
+constexpr uint64_t kTopBytes = 64ull << 20;
+constexpr uint64_t kArrived = 0, kCredits = 512 << 10, kSignals = 1 << 20, kRings = 2 << 20;
+
+struct StreamState {
+    uint32_t from = 0, to = 0;  // chips
+    uint32_t slots = 0, message = 0;
+    uint64_t ring = 0;                 // slot i at ring + message * i, on `to`
+    uint64_t arrived = 0, credits = 0;  // words on `to` and on `from`
+    fabric::Route forth, back;
+    FabricDirection forth_way{}, back_way{};
+    uint32_t sent = 0, taken = 0;  // by its sender, by its receiver
+};
+
+// Calls f(address, bytes) for each contiguous run of [offset, offset + n) of `p`.
+template <typename F>
+void runs_of(const abi::Pages& p, uint64_t offset, uint64_t n, F f) {
+    while (n) {
+        const uint64_t page = offset / p.page_size, within = offset % p.page_size;
+        const uint64_t len = std::min(n, p.page_size - within);
+        f(p.base + page * p.stride + within, len);
+        offset += len, n -= len;
+    }
+}
+
+class ProgramWorker {
+public:
+    ProgramWorker(model::FabricModel& m, const ccl::WorkerProgram& p, std::vector<StreamState>& streams,
+                  std::vector<int> stream_of, uint64_t top, uint32_t lane)
+        : m_(m), p_(p), streams_(streams), stream_of_(std::move(stream_of)), top_(top), lane_(lane) {}
+
+    bool step() {
+        if (pc_ == p_.code.size()) return close_all();
+        const abi::CclInstr& in = p_.code[pc_];
+        switch (in.opcode) {
+            case abi::kCclSend: return send(in);
+            case abi::kCclRecv:
+            case abi::kCclRecvReduce: return receive(in);  // arithmetic is not modelled
+            case abi::kCclCopy:
+            case abi::kCclReduce: copy(in.src, in.dst); break;
+            case abi::kCclWait:
+                if (m_.word(p_.chip, signal(p_.index, in.arg)) < in.count) return false;
+                break;
+            case abi::kCclSignal: noc::semaphore_inc(signal(in.arg, p_.index), 1); break;
+            default: throw Error("the model does not know CCL opcode " + std::to_string(in.opcode));
+        }
+        ++pc_;
+        return true;
+    }
+    bool done() const { return pc_ == p_.code.size() && closed_; }
+
+private:
+    uint64_t signal(uint32_t consumer, uint32_t producer) const {
+        return top_ + kSignals + 4 * (uint64_t(consumer) * abi::kCclMaxProducers + producer);
+    }
+    StreamState& stream(const abi::CclInstr& in) {
+        if (in.channel >= stream_of_.size() || stream_of_[in.channel] < 0)
+            throw Error("internal: a CCL instruction names channel " + std::to_string(in.channel) +
+                        " its worker has no stream on");
+        return streams_[size_t(stream_of_[in.channel])];
+    }
+    fabric::Connection& way(FabricDirection d) {
+        auto it = ways_.find(d);
+        if (it == ways_.end()) it = ways_.emplace(d, m_.connect(p_.chip, p_.core, d, lane_)).first;
+        return it->second;
+    }
+    uint32_t message_of(const StreamState& s, uint64_t total) const {
+        return uint32_t(std::min<uint64_t>(s.message, total - uint64_t(part_) * s.message));
+    }
+    bool next_part(uint64_t total, uint32_t message) {
+        if (uint64_t(++part_) * message >= total) part_ = 0, ++pc_;
+        return true;
+    }
+
+    // One message into the receiver's next slot, once a credit says it is free.
+    bool send(const abi::CclInstr& in) {
+        StreamState& s = stream(in);
+        const uint64_t total = in.src.bytes();
+        if (!in.src.contiguous()) throw Error("the model sends contiguous buffers only (no --shape)");
+        fabric::Connection& c = way(s.forth_way);
+        if (s.sent - m_.word(s.from, s.credits) >= s.slots || c.room() == 0) return false;
+        const uint32_t n = message_of(s, total);
+        c.write(s.forth, s.ring + uint64_t(s.message) * (s.sent % s.slots), in.src.base + uint64_t(part_) * s.message,
+                n, s.arrived, 1);
+        ++s.sent;
+        return next_part(total, s.message);
+    }
+
+    // The next message out of its slot into place, and the slot's credit back.
+    bool receive(const abi::CclInstr& in) {
+        StreamState& s = stream(in);
+        const uint64_t total = in.dst.bytes();
+        fabric::Connection& c = way(s.back_way);
+        if (m_.word(s.to, s.arrived) <= s.taken || c.room() == 0) return false;
+        const uint32_t n = message_of(s, total);
+        uint64_t from = s.ring + uint64_t(s.message) * (s.taken % s.slots);
+        runs_of(in.dst, uint64_t(part_) * s.message, n, [&](uint64_t at, uint64_t len) {
+            noc::async_write(from, at, uint32_t(len));
+            from += len;
+        });
+        c.atomic_inc(s.back, s.credits, 1);  // after the copy on this core's NoC queue
+        ++s.taken;
+        return next_part(total, s.message);
+    }
+
+    void copy(const abi::Pages& src, const abi::Pages& dst) {
+        const uint64_t total = std::min(src.bytes(), dst.bytes());
+        for (uint64_t off = 0; off < total;) {
+            const uint64_t len = std::min(src.page_size - off % src.page_size, dst.page_size - off % dst.page_size);
+            const uint64_t n = std::min(len, total - off);
+            noc::async_write(src.base + off / src.page_size * src.stride + off % src.page_size,
+                             dst.base + off / dst.page_size * dst.stride + off % dst.page_size, uint32_t(n));
+            off += n;
+        }
+    }
+
+    // Every packet freed before its connection closes: closing must not wait.
+    bool close_all() {
+        if (closed_) return false;
+        for (auto& [d, c] : ways_)
+            if (c.packets() && c.room() < c.slots()) return false;
+        for (auto& [d, c] : ways_)
+            if (c.packets()) c.close();
+        closed_ = true;
+        return true;
+    }
+
+    model::FabricModel& m_;
+    const ccl::WorkerProgram& p_;
+    std::vector<StreamState>& streams_;
+    std::vector<int> stream_of_;  // by channel
+    uint64_t top_;
+    uint32_t lane_;
+    std::map<FabricDirection, fabric::Connection> ways_;
+    size_t pc_ = 0;
+    uint32_t part_ = 0;  // messages of the current send or receive done
+    bool closed_ = false;
+};
+
+constexpr uint32_t kStreamSlots = transport::FabricStreamOptions{}.slots;  // as weft run's fabric streams
+
+uint8_t pattern(uint32_t rank, uint64_t i) { return uint8_t(rank * 37 + i * 13 + 1); }
+
+fabric::Route route_of(const transport::FabricBuilder& f, uint32_t from, uint32_t to, FabricDirection* way) {
+    const transport::FabricRoute r = f.route(from, to);
+    fabric::Route out;
+    out.dst = f.node(to);
+    out.hops = uint8_t(r.hops);
+    out.route = r.route;
+    *way = r.direction;
+    return out;
+}
+
+std::vector<StreamState> stream_states(model::FabricModel& m, const ccl::LoweredOp& op, uint32_t message,
+                                       uint64_t top) {
+    std::vector<StreamState> states(op.streams.size());
+    std::map<uint32_t, uint32_t> incoming;  // chip -> streams into it so far
+    for (size_t i = 0; i < op.streams.size(); ++i) {
+        const ccl::Stream& x = op.streams[i];
+        StreamState& s = states[i];
+        s.from = x.chip, s.to = x.peer_chip, s.slots = kStreamSlots, s.message = message;
+        s.ring = top + kRings + uint64_t(incoming[x.peer_chip]++) * kStreamSlots * message;
+        s.arrived = top + kArrived + 4 * i;
+        s.credits = top + kCredits + 4 * i;
+        if (s.ring + uint64_t(kStreamSlots) * message > top + kTopBytes || 4 * i >= kCredits)
+            throw Error("the model has no room for the streams of this op (" + std::to_string(op.streams.size()) + ")");
+        s.forth = route_of(m.fabric(), s.from, s.to, &s.forth_way);
+        s.back = route_of(m.fabric(), s.to, s.from, &s.back_way);
+    }
+    return states;
+}
+
+// Which stream each of a worker's channels is, as the runner wires them.
+std::vector<int> streams_of(const ccl::LoweredOp& op, const ccl::WorkerProgram& p) {
+    std::vector<int> of(p.ports.size(), -1);
+    for (size_t i = 0; i < op.streams.size(); ++i) {
+        const ccl::Stream& x = op.streams[i];
+        const uint32_t channel = p.channel_of(p.receives ? x.peer_port : x.port);
+        const bool mine = p.lane == x.lane && (p.receives ? p.chip == x.peer_chip : p.chip == x.chip);
+        if (mine && channel < p.ports.size()) of[channel] = int(i);
+    }
+    return of;
+}
+
+ccl::LoweredOp lower_for(Simulation& sim, const ccl::OpRequest& r, const ccl::OpLayout& l, const Topology& topo,
+                         uint32_t message) {
+    const ccl::PlanContext ctx{r, l, topo, topo.ring_order(), topo.line_order(), ccl::CtringTuning{}};
+    const ccl::Plan plan = ccl::build_plan(ctx, r.algo);
+    ccl::LoweringOptions lo;
+    lo.message_bytes = message;
+    lo.piece_bytes = plan.piece_bytes ? plan.piece_bytes : uint64_t(kStreamSlots) * message;
+    lo.element_size = l.element;
+    lo.workers_per_link = 1;
+    lo.planes = 1;
+    lo.scratch = l.scratch;
+    return ccl::lower(plan, transport::FabricRouting(sim.model().fabric()),
+                      sim.model().cluster().board().cores_with_role(CoreRole::kWorker), lo);
+}
+
+void fill_inputs(model::FabricModel& m, const ccl::OpLayout& l) {
+    for (uint32_t rank = 0; rank < l.ranks; ++rank) {
+        const abi::Pages in = l.input_of(rank);
+        uint64_t i = 0;
+        runs_of(in, 0, in.bytes(), [&](uint64_t at, uint64_t len) {
+            uint8_t* p = m.bytes(rank, at, len);
+            for (uint64_t k = 0; k < len; ++k) p[k] = pattern(rank, i++);
+        });
+    }
+}
+
+// What all_gather and broadcast must leave on every chip; "" when they did.
+std::string check_outputs(model::FabricModel& m, const ccl::OpRequest& r, const ccl::OpLayout& l) {
+    for (uint32_t chip = 0; chip < l.ranks; ++chip)
+        for (uint32_t block = 0; block < l.ranks; ++block) {
+            const bool gathered = r.op == ccl::Collective::kAllGather;
+            const abi::Pages out = gathered ? l.output_block(block) : l.output_of(chip);
+            const uint32_t from = gathered ? block : r.root;
+            uint64_t i = 0;
+            std::string wrong;
+            runs_of(out, 0, out.bytes(), [&](uint64_t at, uint64_t len) {
+                const uint8_t* p = m.bytes(chip, at, len);
+                for (uint64_t k = 0; k < len && wrong.empty(); ++k, ++i)
+                    if (p[k] != pattern(from, i))
+                        wrong = "chip " + std::to_string(chip) + " holds a wrong byte " + std::to_string(i) +
+                                " of rank " + std::to_string(from) + "'s block";
+            });
+            if (!wrong.empty() || !gathered) return wrong;
+        }
+    return "";
+}
+
+}  // namespace
+
+OpTime planned_collective(Simulation& sim, const std::string& op, const std::string& algo, uint64_t bytes) {
+    model::FabricModel& m = sim.model();
+    const Topology topo(m.cluster().topology());
+    ccl::OpRequest r;
+    r.op = ccl::parse_collective(op);
+    r.bytes = bytes;
+    const std::vector<std::string> fits = ccl::algorithms(r.op, ccl::is_grid(topo.cluster()), 0);
+    r.algo = algo.empty() && !fits.empty() ? fits.front() : algo;
+    const ccl::Algorithm* row = ccl::find_algorithm(r.op, r.algo);
+    if (!row) throw Error(op + " has no algorithm '" + r.algo + "'; the model runs: " + planned_algorithms());
+    if (!row->plan) throw Error(op + "/" + r.algo + " is run by the fabric itself (multicast), not from a plan: the "
+                                "model does not run it yet");
+    const BoardInfo& board = m.cluster().board();
+    const ccl::OpLayout l = ccl::layout_op(r, sim.chips(), abi::Pages::run(board.dram.base, board.dram.size - kTopBytes));
+    const uint32_t message = std::min(transport::FabricStreamOptions{}.message_bytes, sim.max_payload());
+    const ccl::LoweredOp lowered = lower_for(sim, r, l, topo, message);
+    const uint64_t top = board.dram.base + board.dram.size - kTopBytes;
+    std::vector<StreamState> streams = stream_states(m, lowered, message, top);
+    fill_inputs(m, l);
+    const std::vector<uint32_t> cores = board.cores_with_role(CoreRole::kWorker);
+    for (const ccl::WorkerProgram& p : lowered.workers) {
+        const uint32_t lane = uint32_t(std::find(cores.begin(), cores.end(), p.core) - cores.begin());
+        auto w = std::make_shared<ProgramWorker>(m, p, streams, streams_of(lowered, p), top, lane);
+        m.add_program(p.chip, p.core, [w] { return w->step(); }, [w] { return w->done(); });
+    }
+    const RunResult run = sim.finish();
+    OpTime t{op, r.algo, sim.chips(), bytes, run.end_ns, run.events};
+    if (r.op == ccl::Collective::kAllGather || r.op == ccl::Collective::kBroadcast) {
+        const std::string wrong = check_outputs(m, r, l);
+        if (!wrong.empty()) throw Error(op + "/" + r.algo + " in the model: " + wrong);
+    }
+    return t;
+}
+
+std::string planned_algorithms() {
+    std::string out;
+    for (const ccl::Algorithm& a : ccl::algorithm_table())
+        if (a.plan) out += (out.empty() ? "" : ", ") + ccl::collective_name(a.op) + "/" + a.name;
+    return out;
+}
+
+}  // namespace weft::fabric_model

@@ -1,0 +1,101 @@
+// The collectives' own plans in the fabric model (host/fabric_model/
+// plan_traffic.h): every algorithm weft run can run on a cluster runs in
+// the model from the same lowering, all_gather's and broadcast's bytes land
+// where they must, and what the model cannot run is refused by name.
+#include <string>
+
+#include "ccl/algorithm_table.h"
+#include "ccl/lowering.h"
+#include "common/error.h"
+#include "driver/topology.h"
+#include "fabric_model/plan_traffic.h"
+
+// cmocka last: its fail() macro would clash with the C++ headers.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace weft;
+using namespace weft::fabric_model;
+
+namespace {
+
+ModelOptions cluster(const char* name) {
+    ModelOptions o;
+    o.cluster = name;
+    return o;
+}
+
+// Every algorithm of every op that runs on `name` from a plan, each on a fresh model.
+void every_plan_runs_on(const char* name) {
+    uint32_t ran = 0, short_of_workers = 0;
+    for (ccl::Collective op : ccl::all_collectives()) {
+        Simulation probe(cluster(name));
+        const bool grid = ccl::is_grid(probe.model().cluster().topology());
+        for (const std::string& algo : ccl::algorithms(op, grid, 0)) {
+            Simulation sim(cluster(name));
+            OpTime t;
+            try {
+                t = planned_collective(sim, ccl::collective_name(op), algo, 96 * 1024);
+            } catch (const ccl::WorkerShortage&) {
+                ++short_of_workers;  // a sender and a receiver per way out: weft run refuses it too
+                continue;
+            }
+            if (t.ns == 0 || t.events == 0) fail_msg("%s/%s on %s took no time", t.op.c_str(), algo.c_str(), name);
+            assert_string_equal(t.algo.c_str(), algo.c_str());
+            assert_int_equal(t.chips, sim.chips());
+            ++ran;
+        }
+    }
+    assert_true(ran >= 15);
+    assert_true(short_of_workers <= 5);
+}
+
+void test_every_plan_runs_on_a_ring(void**) { every_plan_runs_on("ring8"); }
+void test_every_plan_runs_on_a_torus(void**) { every_plan_runs_on("torus4x4"); }
+
+void test_a_larger_all_gather_takes_longer_in_proportion(void**) {
+    Simulation small(cluster("ring8")), large(cluster("ring8"));
+    const OpTime a = planned_collective(small, "all_gather", "ring", 1 << 20);
+    const OpTime b = planned_collective(large, "all_gather", "ring", 4 << 20);
+    assert_true(b.ns > 3 * a.ns && b.ns < 5 * a.ns);  // the cables, not start-up, set its time
+}
+
+void test_an_unknown_algorithm_is_refused_with_the_list(void**) {
+    Simulation sim(cluster("ring8"));
+    try {
+        planned_collective(sim, "all_gather", "nope", 4096);
+        fail_msg("an unknown algorithm ran");
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        assert_true(what.find("'nope'") != std::string::npos);
+        assert_true(what.find("all_gather/ring_bidir") != std::string::npos);
+    }
+}
+
+void test_multicast_is_refused_as_the_fabrics_own(void**) {
+    Simulation sim(cluster("ring8"));
+    try {
+        planned_collective(sim, "all_gather", "multicast", 4096);
+        fail_msg("multicast ran from a plan");
+    } catch (const Error& e) {
+        assert_true(std::string(e.what()).find("run by the fabric itself") != std::string::npos);
+    }
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_plan_runs_on_a_ring),
+        cmocka_unit_test(test_every_plan_runs_on_a_torus),
+        cmocka_unit_test(test_a_larger_all_gather_takes_longer_in_proportion),
+        cmocka_unit_test(test_an_unknown_algorithm_is_refused_with_the_list),
+        cmocka_unit_test(test_multicast_is_refused_as_the_fabrics_own),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
