@@ -158,7 +158,8 @@ json cluster_info(Bridge& bridge) {
             {"chips", chips},
             {"meshes", ClusterTopology::from_spec(spec).meshes_json()},
             {"links", links},
-            {"fabric", spec.fabric.to_json()}};
+            {"fabric", spec.fabric.to_json()},
+            {"systems", spec.systems.to_json()}};
 }
 
 namespace {

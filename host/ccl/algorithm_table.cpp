@@ -48,6 +48,7 @@ const std::vector<Algorithm>& algorithm_table() {
         plan_row(C::kAllReduce, "recursive_doubling", 0, all_reduce_recursive_doubling),
         plan_row(C::kAllReduce, "halving_doubling", 0, all_reduce_halving_doubling),
         plan_row(C::kAllReduce, "2d", kGrid, all_reduce_2d),
+        plan_row(C::kAllReduce, "hierarchical", kSystems, all_reduce_hierarchical),
         plan_row(C::kBroadcast, "chain", kRing | kBothWays, rooted_chain),
         plan_row(C::kBroadcast, "direct", 0, rooted_direct),
         native_row(C::kBroadcast, "multicast", transport::kCanMulticast, native::multicast),
@@ -67,7 +68,20 @@ const Algorithm* find_algorithm(Collective op, const std::string& name) {
 }
 
 bool can_run(const Algorithm& a, bool grid, uint32_t capabilities) {
-    return (grid || !(a.needs & kGrid)) && (a.capabilities & ~capabilities) == 0;
+    return (grid || !(a.needs & (kGrid | kSystems))) && (a.capabilities & ~capabilities) == 0;
+}
+
+uint32_t shape_of(const ClusterTopology& t) {
+    return (is_grid(t) ? uint32_t(kGrid) : 0u) | (t.systems().empty() ? 0u : uint32_t(kSystems));
+}
+
+std::vector<std::string> algorithms_on(Collective op, const ClusterTopology& t, uint32_t capabilities) {
+    const uint32_t shape = shape_of(t);
+    std::vector<std::string> names;
+    for (const Algorithm& a : algorithm_table())
+        if (a.op == op && (a.needs & (kGrid | kSystems) & ~shape) == 0 && (a.capabilities & ~capabilities) == 0)
+            names.emplace_back(a.name);
+    return names;
 }
 
 std::vector<std::string> algorithms(Collective op, bool grid, uint32_t capabilities) {

@@ -23,6 +23,7 @@ enum Need : uint32_t {
     kLine = 1u << 1,      // walks the line order
     kBothWays = 1u << 2,  // sends both ways at once: both directions of each cable
     kGrid = 1u << 3,      // rows, then columns of one mesh or torus
+    kSystems = 1u << 4,   // the meshes as systems: a cluster file with a systems: section
 };
 
 // Lowers an algorithm to sends between workers, which any transport carries.
@@ -43,7 +44,13 @@ struct Algorithm {
 const std::vector<Algorithm>& algorithm_table();
 // op's row named `name`; nullptr if it has none.
 const Algorithm* find_algorithm(Collective op, const std::string& name);
+// `grid`: whether the cluster is one mesh or torus, or (callers checking a
+// name, not a cluster) whatever shape the row needs.
 bool can_run(const Algorithm& a, bool grid, uint32_t capabilities);
+// The Need bits of shape a cluster offers: kGrid, kSystems.
+uint32_t shape_of(const ClusterTopology& t);
+// What op's algorithms run on a cluster of that shape over a transport of these capabilities.
+std::vector<std::string> algorithms_on(Collective op, const ClusterTopology& t, uint32_t capabilities = 0);
 // op's algorithms that can run on a grid (or not) over a transport of these
 // capabilities, in table order.
 std::vector<std::string> algorithms(Collective op, bool grid = false, uint32_t capabilities = 0);

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "ccl/algorithms.h"
+#include "ccl/ring_steps.h"
 #include "common/error.h"
 
 namespace weft::ccl {
@@ -337,37 +338,6 @@ Grid grid_of(const Builder& b) {
     return g;
 }
 
-// Part k of n of the elements [lo, lo + len) of a whole-vector buffer.
-Pages part_of(const Builder& b, uint64_t buf, uint64_t lo, uint64_t len, uint32_t k, uint32_t n) {
-    const uint64_t a = lo + len * k / n, z = lo + len * (k + 1) / n;
-    return Pages::run(buf + a * b.l.element, (z - a) * b.l.element);
-}
-
-// A ring reduce-scatter of `len` elements from `lo` in place in the output
-// among `members` (ring order), from `round`: member i ends with part i of
-// n summed over them all. Returns the next free round.
-uint32_t ring_reduce_scatter(Builder& b, const std::vector<uint32_t>& members, uint64_t lo, uint64_t len,
-                             uint32_t round) {
-    const uint32_t n = static_cast<uint32_t>(members.size());
-    for (uint32_t s = 0; s + 1 < n; ++s)
-        for (uint32_t i = 0; i < n; ++i) {
-            const Pages sh = part_of(b, b.l.output, lo, len, (i + 2 * n - s - 1) % n, n);
-            b.plan.send(round + s, members[i], sh, members[(i + 1) % n], sh, true);
-        }
-    return round + n - 1;
-}
-
-// The matching all-gather: member i starts with part i and ends with all n.
-uint32_t ring_all_gather(Builder& b, const std::vector<uint32_t>& members, uint64_t lo, uint64_t len, uint32_t round) {
-    const uint32_t n = static_cast<uint32_t>(members.size());
-    for (uint32_t t = 0; t + 1 < n; ++t)
-        for (uint32_t i = 0; i < n; ++i) {
-            const Pages sh = part_of(b, b.l.output, lo, len, (i + n - t) % n, n);
-            b.plan.send(round + t, members[i], sh, members[(i + 1) % n], sh);
-        }
-    return round + n - 1;
-}
-
 // All-reduce: a reduce-scatter along every row (chip (x, y) ends with row
 // y's sum of part x of w), an all-reduce of that part down every column
 // (itself a reduce-scatter and an all-gather), then an all-gather along
@@ -388,14 +358,14 @@ void all_reduce_2d(Builder& b) {
     };
     const uint64_t all = b.l.elements;
     uint32_t round = 1;
-    for (uint32_t y = 0; y < g.h; ++y) ring_reduce_scatter(b, row(y), 0, all, round);
+    for (uint32_t y = 0; y < g.h; ++y) ring_reduce_scatter(b.plan, b.l, row(y), 0, all, round);
     round += g.w - 1;
     auto part = [&](uint32_t x) { return std::pair{all * x / g.w, all * (x + 1) / g.w - all * x / g.w}; };
-    for (uint32_t x = 0; x < g.w; ++x) ring_reduce_scatter(b, column(x), part(x).first, part(x).second, round);
+    for (uint32_t x = 0; x < g.w; ++x) ring_reduce_scatter(b.plan, b.l, column(x), part(x).first, part(x).second, round);
     round += g.h - 1;
-    for (uint32_t x = 0; x < g.w; ++x) ring_all_gather(b, column(x), part(x).first, part(x).second, round);
+    for (uint32_t x = 0; x < g.w; ++x) ring_all_gather(b.plan, b.l, column(x), part(x).first, part(x).second, round);
     round += g.h - 1;
-    for (uint32_t y = 0; y < g.h; ++y) ring_all_gather(b, row(y), 0, all, round);
+    for (uint32_t y = 0; y < g.h; ++y) ring_all_gather(b.plan, b.l, row(y), 0, all, round);
 }
 
 // All-gather: along every row, then every row's blocks down every column.

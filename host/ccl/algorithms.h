@@ -1,5 +1,5 @@
 // How each row of the algorithm table (algorithm_table.h) lowers, defined in
-// algorithms.cpp: the plan builders, and the ops a transport runs itself.
+// algorithms.cpp (hierarchical.cpp: seed 003's): the plan builders, and the ops a transport runs itself.
 #pragma once
 #include "ccl/collective.h"
 #include "transport/transport.h"
@@ -22,6 +22,8 @@ Plan all_reduce_naive_ring(const PlanContext& ctx);
 Plan all_reduce_recursive_doubling(const PlanContext& ctx);
 Plan all_reduce_halving_doubling(const PlanContext& ctx);
 Plan all_reduce_2d(const PlanContext& ctx);
+// Seed 003's five phases over a cluster of systems (hierarchical.cpp).
+Plan all_reduce_hierarchical(const PlanContext& ctx);
 // Broadcast and reduce: chains both ways round the ring from the root.
 Plan rooted_chain(const PlanContext& ctx);
 // Broadcast, reduce, gather, scatter: the root and every other chip directly.

@@ -147,6 +147,9 @@ struct PlanContext {
     const Topology& topo;
     std::vector<uint32_t> ring, line;  // chip ids in overlay order
     CtringTuning ctring;
+    // The hierarchical all-reduce's root: the chip at this index of every
+    // system's mesh; -1: the mesh's center (WEFT_HIERARCHICAL_ROOT).
+    int64_t hierarchical_root = -1;
 };
 
 }  // namespace weft::ccl

@@ -88,12 +88,13 @@ uint64_t lcm64(uint64_t a, uint64_t b) { return a / std::gcd(a, b) * b; }
 class PlaneLowering {
 public:
     PlaneLowering(const transport::Routing& routing, const std::vector<uint32_t>& worker_cores,
-                  const LoweringOptions& opt, uint32_t planes, bool share_planes)
+                  const LoweringOptions& opt, uint32_t planes, bool share_planes, bool fold = false)
         : routing_(routing),
           cores_(worker_cores),
           opt_(opt),
           planes_(planes),
           share_planes_(share_planes),
+          fold_(fold),
           n_(routing.chips()),
           ops_(n_),
           scratch_(n_, ScratchRing(opt.scratch)),
@@ -110,7 +111,7 @@ public:
             route_round(order, first, last);
             first = last;
         }
-        assign_lanes(check_worker_counts());
+        assign_lanes(fit_workers());
         assign_workers();
         give_channels();
         gather_streams();
@@ -222,24 +223,47 @@ private:
     }
 
     // Worker cores each chip needs before lanes: one per (role, port) it
-    // uses, or one for copies alone. Throws WorkerShortage past the board's.
-    std::vector<uint32_t> check_worker_counts() const {
+    // uses, or one for copies alone. Folding (the last resort), a chip that
+    // would need more than the board has gets one sender serving all its
+    // ports and one receiver (as
+    // seed 003's pe0 serves every neighbour): each worker still runs its ops
+    // in the one global order, so no cycle of waits can form; the ports'
+    // traffic only takes turns. Throws WorkerShortage past even that.
+    std::vector<uint32_t> fit_workers() {
         std::vector<uint32_t> in_use(n_);
         for (uint32_t c = 0; c < n_; ++c) {
-            std::set<WorkerKey> keys;
-            bool copies = false;
-            for (const LowOp& o : ops_[c]) {
-                if (o.key.role == kCopy) copies = true;
-                else
-                    keys.insert(o.key);
+            in_use[c] = workers_needed(c);
+            if (in_use[c] > cores_.size() && fold_) {
+                fold_ports(c);
+                in_use[c] = workers_needed(c);
             }
-            in_use[c] = static_cast<uint32_t>(keys.size() + (copies && keys.empty() ? 1 : 0));
             if (in_use[c] > cores_.size())
                 throw WorkerShortage("chip " + std::to_string(c) + " would need " + std::to_string(in_use[c]) +
                                      " worker cores (a sender and a receiver per port it uses) but the board has " +
                                      std::to_string(cores_.size()));
         }
         return in_use;
+    }
+
+    uint32_t workers_needed(uint32_t c) const {
+        std::set<WorkerKey> keys;
+        bool copies = false;
+        for (const LowOp& o : ops_[c]) {
+            if (o.key.role == kCopy) copies = true;
+            else
+                keys.insert(o.key);
+        }
+        return static_cast<uint32_t>(keys.size() + (copies && keys.empty() ? 1 : 0));
+    }
+
+    // Every send of chip c on one worker, every receive on another (keyed by
+    // the lowest port of each).
+    void fold_ports(uint32_t c) {
+        uint32_t lowest[2] = {UINT32_MAX, UINT32_MAX};
+        for (const LowOp& o : ops_[c])
+            if (o.key.role != kCopy) lowest[o.key.role] = std::min(lowest[o.key.role], o.key.port);
+        for (LowOp& o : ops_[c])
+            if (o.key.role != kCopy) o.key.port = lowest[o.key.role];
     }
 
     // More lanes where spare cores allow (lanes.h): piece k takes lane k % lanes.
@@ -408,6 +432,7 @@ private:
     const LoweringOptions& opt_;
     const uint32_t planes_;
     const bool share_planes_;
+    const bool fold_;  // a chip short of cores gets one sender and one receiver (fit_workers)
     const uint32_t n_;
     std::vector<std::vector<LowOp>> ops_;
     std::vector<ScratchRing> scratch_;
@@ -439,7 +464,12 @@ LoweredOp lower(const Plan& plan, const transport::Routing& routing, const std::
             } catch (const WorkerShortage&) {
             }
         }
-    return PlaneLowering(routing, worker_cores, opt, 1, false).run(plan);
+    try {
+        return PlaneLowering(routing, worker_cores, opt, 1, false).run(plan);
+    } catch (const WorkerShortage&) {
+    }
+    // Last, a chip short of cores sends on all its ports from one worker.
+    return PlaneLowering(routing, worker_cores, opt, 1, false, true).run(plan);
 }
 
 }  // namespace weft::ccl

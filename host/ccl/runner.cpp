@@ -259,7 +259,8 @@ LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo
 
 LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo, uint32_t message, Via via) const {
     const OpLayout l = layout(r);
-    const PlanContext ctx{r, l, topo_, ring_, line_, CtringTuning::from_env()};
+    const PlanContext ctx{r, l, topo_, ring_, line_, CtringTuning::from_env(),
+                          knobs::integer(knobs::knob("WEFT_HIERARCHICAL_ROOT"))};
     const Plan plan = build_plan(ctx, algo);
     LoweringOptions lo;
     const uint32_t slots = via == Via::kFabric ? options_.fabric_streams.slots : options_.slots;
@@ -345,7 +346,7 @@ CollectiveRunner::Fitted CollectiveRunner::fit_native(const OpRequest& r, const 
 CollectiveRunner::Fitted CollectiveRunner::choose(const OpRequest& r) const {
     if (const Algorithm* a = find_algorithm(r.op, r.algo); a && a->native) return fit_native(r, *a);
     // auto costs lowered ops only: a transport's own ops are no candidates.
-    const std::vector<std::string> algos = algorithms(r.op, is_grid(topo_.cluster()));
+    const std::vector<std::string> algos = algorithms_on(r.op, topo_.cluster());
     if (r.algo != "auto" || algos.size() == 1) {
         const std::string algo = r.algo != "auto" ? r.algo : algos.front();
         try {

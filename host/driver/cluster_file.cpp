@@ -78,7 +78,8 @@ int port_named(const BoardInfo& board, const std::string& name) {
 
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link", "fabric"};
+const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link", "fabric", "systems"};
+const std::vector<std::string> kSystemsKeys = {"topology", "w", "h"};
 const std::vector<std::string> kFabricKeys = {"topology",          "planes",  "slots", "packet_bytes", "lanes",
                                               "router_timeout_ms", "fallback"};
 const std::vector<std::string> kFabricTopologies = {"auto", "line", "ring", "mesh", "torus"};
@@ -226,6 +227,7 @@ public:
         if (auto it = top.find("links"); it != top.end()) parse_links(it->second);
         if (auto it = top.find("link"); it != top.end()) parse_link_model(it->second);
         if (auto it = top.find("fabric"); it != top.end()) parse_fabric(it->second);
+        if (auto it = top.find("systems"); it != top.end()) parse_systems(it->second);
         check_flaps();
         return std::move(spec_);
     }
@@ -644,6 +646,63 @@ private:
                 fail(it->second.line, "the fabric's fallback must be true or false, not " + describe(it->second.value));
             fs.fallback = v == "true";
         }
+    }
+
+    void parse_systems(const Field& f) {
+        SystemsSpec& sy = spec_.systems;
+        sy.line = f.line;
+        const Fields keys = fields(f.value, f.line, "the systems", kSystemsKeys);
+        const Field& topo = required(keys, "topology", f.line, "the systems");
+        sy.topology = word(topo, "the systems' topology");
+        if (std::find(kSystemTopologies.begin(), kSystemTopologies.end(), sy.topology) == kSystemTopologies.end())
+            fail(topo.line, "unknown systems topology '" + sy.topology + "' (known: " + join(kSystemTopologies) + ")");
+        const auto count = static_cast<uint32_t>(spec_.meshes.size());
+        const auto w = keys.find("w"), h = keys.find("h");
+        if (sy.topology == "ring_1d") {
+            if (w != keys.end() || h != keys.end())
+                fail(f.line, "a ring_1d of systems is one row: it takes no w or h");
+            sy.w = count, sy.h = 1;
+        } else if (w != keys.end() || h != keys.end()) {
+            if (w == keys.end() || h == keys.end()) fail(f.line, "give both w and h, or neither (a square grid)");
+            sy.w = integer(w->second.value, w->second.line, "the systems' w", 1, count);
+            sy.h = integer(h->second.value, h->second.line, "the systems' h", 1, count);
+            if (sy.w * sy.h != count)
+                fail(f.line, "a " + std::to_string(sy.w) + "x" + std::to_string(sy.h) + " grid holds " +
+                                 std::to_string(sy.w * sy.h) + " systems, but the file has " + std::to_string(count) +
+                                 " meshes (one per system)");
+        } else {
+            uint32_t side = 0;
+            while ((side + 1) * (side + 1) <= count) ++side;
+            if (side * side != count)
+                fail(f.line, std::to_string(count) + " systems are not a square grid: give w and h (e.g. w: " +
+                                 std::to_string(count) + ", h: 1)");
+            sy.w = sy.h = side;
+        }
+        check_systems();
+    }
+
+    // Systems of one shape, each neighbour pair joined by a cable of its own.
+    void check_systems() const {
+        const SystemsSpec& sy = spec_.systems;
+        const Mesh& first = spec_.meshes.front();
+        for (const Mesh& m : spec_.meshes)
+            if (m.width != first.width || m.height != first.height)
+                fail(sy.line, "every system must have one shape: mesh " + std::to_string(m.id) + " is " +
+                                  std::to_string(m.width) + "x" + std::to_string(m.height) + ", mesh " +
+                                  std::to_string(first.id) + " " + std::to_string(first.width) + "x" +
+                                  std::to_string(first.height));
+        for (const auto& [a, b] : system_neighbours(sy))
+            if (!cabled(spec_.meshes[a], spec_.meshes[b]))
+                fail(sy.line, "systems " + std::to_string(a) + " and " + std::to_string(b) + " are neighbours in a " +
+                                  sy.topology + " but no cable joins mesh " + std::to_string(spec_.meshes[a].id) +
+                                  " to mesh " + std::to_string(spec_.meshes[b].id));
+    }
+
+    bool cabled(const Mesh& a, const Mesh& b) const {
+        auto in = [](const Mesh& m, uint32_t chip) { return chip >= m.first_chip && chip < m.first_chip + m.chips(); };
+        for (const LinkSpec& l : spec_.links)
+            if ((in(a, l.a.chip) && in(b, l.b.chip)) || (in(b, l.a.chip) && in(a, l.b.chip))) return true;
+        return false;
     }
 
     uint32_t milliseconds(const Field& f, const std::string& what) const {

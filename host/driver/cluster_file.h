@@ -40,6 +40,11 @@
 //     packet_bytes: 16384   # payload per packet, a multiple of 64, 64..1 MiB - 64
 //     lanes: 4              # worker lanes per router, 1..4
 //     router_timeout_ms: 2000  # a packet stuck this long is reported; 0: never
+//   systems:                # optional: each mesh is one system (all of one
+//     topology: ring_1d     # shape), joined as ring_1d | torus_2d | mesh_2d_no_wrap
+//     w: 3                  # 2D: systems per row and rows; omitted, a square
+//     h: 2                  # grid (then the count must be one); every pair of
+//                           # neighbouring systems needs a cable between them
 //
 // Chips are numbered mesh by mesh in file order, row-major inside a mesh:
 // chip = first_chip + x + y * width. On each plane p < planes, a mesh cables
@@ -66,6 +71,7 @@
 #include "driver/board.h"
 #include "driver/fabric_spec.h"
 #include "driver/mesh.h"
+#include "driver/systems_spec.h"
 
 namespace weft {
 
@@ -121,6 +127,7 @@ struct ClusterSpec {
     std::vector<LinkSpec> links;
     LinkModel link_model;
     FabricSpec fabric;
+    SystemsSpec systems;  // the meshes as systems (systems_spec.h); empty: none
     std::string path;
 
     // The link attached to (chip, port), or nullptr.

@@ -20,6 +20,7 @@ ClusterTopology ClusterTopology::from_spec(const ClusterSpec& spec) {
     t.chips_ = spec.num_chips;
     t.meshes_ = spec.meshes;
     for (const LinkSpec& l : spec.links) t.links_.push_back({l.a.chip, l.a.port, l.b.chip, l.b.port, true});
+    t.systems_ = spec.systems;
     t.check();
     t.index();
     return t;
@@ -66,6 +67,7 @@ ClusterTopology ClusterTopology::from_json(const nlohmann::json& info) {
             t.links_.push_back({l.at("a").at("chip").get<uint32_t>(), l.at("a").at("port").get<uint32_t>(),
                                 l.at("b").at("chip").get<uint32_t>(), l.at("b").at("port").get<uint32_t>(),
                                 l.at("state").get<std::string>() == "up"});
+        t.systems_ = SystemsSpec::from_json(info.value("systems", nlohmann::json::object()));
     } catch (const nlohmann::json::exception& e) {
         throw Error(std::string("the cluster's info has no usable topology (bridge from another build?): ") + e.what());
     }

@@ -55,6 +55,8 @@ public:
     // The chip at (x, y) of mesh `id`; throws weft::Error outside it.
     uint32_t chip_at(uint32_t id, uint32_t x, uint32_t y) const;
     const std::vector<LinkInfo>& links() const { return links_; }
+    // The meshes as systems (the cluster file's systems: section); empty: none.
+    const SystemsSpec& systems() const { return systems_; }
     // The same meshes with these cables (the same ones, in another state).
     ClusterTopology with_links(std::vector<LinkInfo> links) const;
     // The cables leaving mesh `id`, from its side, by chip then port. Kept
@@ -72,6 +74,7 @@ private:
     uint32_t chips_ = 0;
     std::vector<Mesh> meshes_;
     std::vector<LinkInfo> links_;
+    SystemsSpec systems_;
     std::vector<std::pair<uint32_t, uint32_t>> mesh_ids_;  // (id, index in meshes_), ascending, first of each id
     std::vector<std::vector<ExitNode>> exits_;             // by slot of mesh_ids_
 };

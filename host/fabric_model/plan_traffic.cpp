@@ -257,7 +257,7 @@ OpTime planned_collective(Simulation& sim, const std::string& op, const std::str
     ccl::OpRequest r;
     r.op = ccl::parse_collective(op);
     r.bytes = bytes;
-    const std::vector<std::string> fits = ccl::algorithms(r.op, ccl::is_grid(topo.cluster()), 0);
+    const std::vector<std::string> fits = ccl::algorithms_on(r.op, topo.cluster());
     r.algo = algo.empty() && !fits.empty() ? fits.front() : algo;
     const ccl::Algorithm* row = ccl::find_algorithm(r.op, r.algo);
     if (!row) throw Error(op + " has no algorithm '" + r.algo + "'; the model runs: " + planned_algorithms());

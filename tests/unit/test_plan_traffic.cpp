@@ -35,8 +35,7 @@ void every_plan_runs_on(const char* name) {
     uint32_t ran = 0, short_of_workers = 0;
     for (ccl::Collective op : ccl::all_collectives()) {
         Simulation probe(cluster(name));
-        const bool grid = ccl::is_grid(probe.model().cluster().topology());
-        for (const std::string& algo : ccl::algorithms(op, grid, 0)) {
+        for (const std::string& algo : ccl::algorithms_on(op, probe.model().cluster().topology())) {
             Simulation sim(cluster(name));
             OpTime t;
             try {
