@@ -56,7 +56,7 @@ Hierarchy hierarchy_of(const PlanContext& c) {
     const SystemsSpec& s = t.systems();
     if (s.empty())
         throw Error("the hierarchical algorithm runs on a cluster of systems: its cluster file needs a systems: "
-                    "section (docs/collectives.md)");
+                    "section (docs/collectives-and-fabric.md)");
     if (c.layout.ranks != t.chips() || s.count() != t.meshes().size())
         throw Error("the hierarchical algorithm runs over every chip of the cluster's " + std::to_string(s.count()) +
                     " systems, not a communicator of some of them");
