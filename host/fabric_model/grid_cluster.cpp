@@ -12,6 +12,21 @@
 
 namespace weft::fabric_model {
 
+namespace {
+
+// grid_of_meshes lays the meshes out ceil(sqrt(meshes)) to a row.
+std::string systems_section(uint32_t meshes) {
+    uint32_t w = 1;
+    while (w * w < meshes) ++w;
+    if (meshes % w)
+        throw Error(std::to_string(meshes) + " meshes leave the last row of a grid " + std::to_string(w) +
+                    " wide short: systems need a full grid (a square number, or a multiple of its side)");
+    return "systems:\n  topology: mesh_2d_no_wrap\n  w: " + std::to_string(w) + "\n  h: " + std::to_string(meshes / w) +
+           "\n";
+}
+
+}  // namespace
+
 // The cables between meshes are grid_of_meshes' (the tables at scale are
 // checked on the same layout); the file names only those: a mesh's own
 // cables follow from its `topology: mesh`.
@@ -34,6 +49,7 @@ std::string grid_cluster_yaml(const GridCluster& g) {
         if (t.mesh_of(l.chip_a).id != t.mesh_of(l.chip_b).id)
             out += "  - [" + std::to_string(l.chip_a) + "." + port_name(board, l.port_a) + ", " +
                    std::to_string(l.chip_b) + "." + port_name(board, l.port_b) + "]\n";
+    if (g.systems) out += systems_section(g.meshes);
     return out;
 }
 

@@ -14,10 +14,14 @@ struct GridCluster {
     uint32_t width = 4, height = 4;  // each mesh's chips
     uint32_t cables = 2;             // per pair of neighbouring meshes, at most the shared edge
     std::string board = "qemu-virt";
+    // Add a systems: section (each mesh a system, the grid of meshes a
+    // mesh_2d_no_wrap of systems), for the hierarchical all-reduce.
+    bool systems = false;
 };
 
 // The cluster file's text. Throws weft::Error for a shape the fabric cannot
-// number or cable (no chips, more cables than an edge has chips).
+// number or cable (no chips, more cables than an edge has chips), or systems
+// on a grid of meshes with a short last row.
 std::string grid_cluster_yaml(const GridCluster& grid);
 
 // Writes it to a file of its own under /tmp and returns the path.

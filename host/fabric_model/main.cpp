@@ -66,6 +66,8 @@ void add_grid_options(CLI::App& app, Args& a) {
     app.add_option("--meshes", a.grid.meshes)->capture_default_str();
     app.add_option("--shape", a.shape, "each mesh's chips, WxH")->capture_default_str();
     app.add_option("--cables", a.grid.cables, "between neighbouring meshes")->capture_default_str();
+    app.add_flag("--systems", a.grid.systems,
+                 "cluster: add a systems: section (each mesh a system, the grid a mesh_2d_no_wrap of them)");
 }
 
 // "8x4": 8 chips wide, 4 high.
