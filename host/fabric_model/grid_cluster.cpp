@@ -15,17 +15,29 @@ namespace weft::fabric_model {
 // The cables between meshes are grid_of_meshes' (the tables at scale are
 // checked on the same layout); the file names only those: a mesh's own
 // cables follow from its `topology: mesh`.
-std::string grid_cluster_yaml(const GridCluster& g) {
+namespace {
+
+void check_grid(const GridCluster& g) {
     if (!g.meshes || !g.width || !g.height) throw Error("a grid of meshes needs at least one chip");
     if (!g.cables || g.cables > std::min(g.width, g.height))
         throw Error("between 1 and " + std::to_string(std::min(g.width, g.height)) +
                     " cables join neighbouring meshes of " + std::to_string(g.width) + "x" + std::to_string(g.height));
+}
+
+std::string shape_of(const GridCluster& g) { return std::to_string(g.width) + "x" + std::to_string(g.height); }
+std::string name_of(const GridCluster& g) { return "grid" + std::to_string(g.meshes) + "x" + shape_of(g); }
+
+}  // namespace
+
+std::string grid_cluster_yaml(const GridCluster& g) {
+    check_grid(g);
     const BoardInfo board = paths::load_built_board(g.board);
     const ClusterTopology t = grid_of_meshes(g.meshes, g.width, g.height, board, g.cables);
-    const std::string shape = std::to_string(g.width) + "x" + std::to_string(g.height);
+    const std::string shape = shape_of(g);
     std::string out = "# " + std::to_string(g.meshes) + " meshes of " + shape + " in a grid of meshes; neighbours " +
-                      "joined by " + std::to_string(g.cables) + " cables (weft-fabric-model cluster)\nname: grid" +
-                      std::to_string(g.meshes) + "x" + shape + "\nboard: " + g.board + "\nmeshes:\n";
+                      "joined by " + std::to_string(g.cables) +
+                      " cables (weft-fabric-model cluster)\nname: " + name_of(g) + "\nboard: " + g.board +
+                      "\nmeshes:\n";
     for (uint32_t m = 0; m < g.meshes; ++m)
         out += "  - id: " + std::to_string(m) + "\n    shape: [" + std::to_string(g.width) + ", " +
                std::to_string(g.height) + "]\n    topology: mesh\n";
@@ -35,6 +47,26 @@ std::string grid_cluster_yaml(const GridCluster& g) {
             out += "  - [" + std::to_string(l.chip_a) + "." + port_name(board, l.port_a) + ", " +
                    std::to_string(l.chip_b) + "." + port_name(board, l.port_b) + "]\n";
     return out;
+}
+
+// As the file's parser makes it (its defaults for the links and the fabric),
+// every cable listed: the parser adds a mesh's own from its topology.
+ClusterSpec grid_cluster_spec(const GridCluster& g) {
+    check_grid(g);
+    ClusterSpec spec;
+    spec.name = name_of(g);
+    spec.board_name = g.board;
+    spec.board = paths::load_built_board(g.board);
+    const ClusterTopology t = grid_of_meshes(g.meshes, g.width, g.height, spec.board, g.cables);
+    spec.num_chips = t.chips();
+    spec.meshes = t.meshes();
+    spec.links.reserve(t.links().size());
+    for (const LinkInfo& l : t.links()) {
+        LinkSpec& link = spec.links.emplace_back();
+        link.a = {l.chip_a, l.port_a};
+        link.b = {l.chip_b, l.port_b};
+    }
+    return spec;
 }
 
 std::string write_grid_cluster(const GridCluster& g) {
