@@ -41,6 +41,16 @@ else
     failed=$((failed + 1))
     echo "FAIL run shift --meshes 4 --shape 2x2"
 fi
+# The grid made in memory is the one its cluster file describes: the same run, event for event.
+"$MODEL" cluster --meshes 4 --shape 4x4 >"$TMP/grid.yaml"
+if [ "$("$MODEL" run all_gather --meshes 4 --shape 4x4 --size 64K)" = \
+    "$("$MODEL" run all_gather --cluster "$TMP/grid.yaml" --size 64K)" ]; then
+    passed=$((passed + 1))
+    echo "ok   --meshes runs as the cluster file of the same grid"
+else
+    failed=$((failed + 1))
+    echo "FAIL --meshes 4 --shape 4x4 differs from its cluster file"
+fi
 if "$MODEL" latency --cluster ring8 --from 0 --to 4 | grep -q "4 hops"; then
     passed=$((passed + 1))
     echo "ok   a good command answers"
