@@ -37,6 +37,11 @@ struct Hop {
 // toward its destination's mesh), as a sender would write it.
 inline Decision route_on(abi::FabricPacketHeader& h, const Hop& at) {
     Decision d;
+    if (h.ttl == 0) {
+        d.expired = true;
+        return d;
+    }
+    --h.ttl;
     const abi::FabricRouteEntry e = abi::fabric_route_entry(*at.table, at.self.mesh, h.dst);
     if (e.hops == 0) {
         d.lost = true;
@@ -52,13 +57,20 @@ inline Decision route_on(abi::FabricPacketHeader& h, const Hop& at) {
 // Called once per reception, with the header as it came off the cable; on
 // return the header is what the next router must see. A 2D multicast runs
 // on along a row or column: straight on, chip after chip.
+//
+// The TTL counts receptions, except with tables (many meshes), where it
+// counts the routes a router gives the packet (route_on): a source route is
+// finite, so only a new route can send a packet round a loop, and a packet
+// crossing a grid of hundreds of meshes crosses more cables than 8 bits count.
 inline Decision on_receive(abi::FabricPacketHeader& h, Hop at = {}) {
     Decision d;
-    if (h.ttl == 0) {
-        d.expired = true;
-        return d;
+    if (!at.table) {
+        if (h.ttl == 0) {
+            d.expired = true;
+            return d;
+        }
+        --h.ttl;
     }
-    --h.ttl;
     const uint8_t straight = at.dims == 2 ? static_cast<uint8_t>(at.compass ^ 2) : 0;  // N<->S, E<->W
     if (h.hops > 1) {  // not there yet: everything passes on
         --h.hops;

@@ -66,8 +66,14 @@ private:
     // 2-opt asks distances from every chip, past what the trees kept can hold.
     static constexpr uint32_t kTwoOptChips = 64;
     void two_opt(std::vector<uint32_t>& order, bool wrap) const;
-    // Every chip, each step to the nearest one not yet taken.
+    // Every chip, each step to the nearest one not yet taken (the lowest id
+    // on a tie).
     std::vector<uint32_t> nearest_neighbour_order(uint32_t start) const;
+    // The lowest-numbered chip not `used` nearest to `from`: a search from
+    // it, ring by ring, that stops at the first ring holding one. `seen` is
+    // the caller's, stamped with `stamp` (unique per call) rather than cleared.
+    uint32_t nearest_unused(uint32_t from, const std::vector<bool>& used, std::vector<uint32_t>& seen,
+                            uint32_t stamp) const;
     ClusterTopology cluster_;
     uint32_t n_;
     std::vector<std::vector<Hop>> adjacent_;                    // per chip, by (peer, port)

@@ -15,13 +15,18 @@ namespace weft::fabric_model {
 namespace {
 
 // grid_of_meshes lays the meshes out ceil(sqrt(meshes)) to a row.
-std::string systems_section(uint32_t meshes) {
+SystemsSpec systems_of(uint32_t meshes) {
     uint32_t w = 1;
     while (w * w < meshes) ++w;
     if (meshes % w)
         throw Error(std::to_string(meshes) + " meshes leave the last row of a grid " + std::to_string(w) +
                     " wide short: systems need a full grid (a square number, or a multiple of its side)");
-    return "systems:\n  topology: mesh_2d_no_wrap\n  w: " + std::to_string(w) + "\n  h: " + std::to_string(meshes / w) +
+    return {"mesh_2d_no_wrap", w, meshes / w, 0};
+}
+
+std::string systems_section(uint32_t meshes) {
+    const SystemsSpec s = systems_of(meshes);
+    return "systems:\n  topology: " + s.topology + "\n  w: " + std::to_string(s.w) + "\n  h: " + std::to_string(s.h) +
            "\n";
 }
 
@@ -30,17 +35,29 @@ std::string systems_section(uint32_t meshes) {
 // The cables between meshes are grid_of_meshes' (the tables at scale are
 // checked on the same layout); the file names only those: a mesh's own
 // cables follow from its `topology: mesh`.
-std::string grid_cluster_yaml(const GridCluster& g) {
+namespace {
+
+void check_grid(const GridCluster& g) {
     if (!g.meshes || !g.width || !g.height) throw Error("a grid of meshes needs at least one chip");
     if (!g.cables || g.cables > std::min(g.width, g.height))
         throw Error("between 1 and " + std::to_string(std::min(g.width, g.height)) +
                     " cables join neighbouring meshes of " + std::to_string(g.width) + "x" + std::to_string(g.height));
+}
+
+std::string shape_of(const GridCluster& g) { return std::to_string(g.width) + "x" + std::to_string(g.height); }
+std::string name_of(const GridCluster& g) { return "grid" + std::to_string(g.meshes) + "x" + shape_of(g); }
+
+}  // namespace
+
+std::string grid_cluster_yaml(const GridCluster& g) {
+    check_grid(g);
     const BoardInfo board = paths::load_built_board(g.board);
     const ClusterTopology t = grid_of_meshes(g.meshes, g.width, g.height, board, g.cables);
-    const std::string shape = std::to_string(g.width) + "x" + std::to_string(g.height);
+    const std::string shape = shape_of(g);
     std::string out = "# " + std::to_string(g.meshes) + " meshes of " + shape + " in a grid of meshes; neighbours " +
-                      "joined by " + std::to_string(g.cables) + " cables (weft-fabric-model cluster)\nname: grid" +
-                      std::to_string(g.meshes) + "x" + shape + "\nboard: " + g.board + "\nmeshes:\n";
+                      "joined by " + std::to_string(g.cables) +
+                      " cables (weft-fabric-model cluster)\nname: " + name_of(g) + "\nboard: " + g.board +
+                      "\nmeshes:\n";
     for (uint32_t m = 0; m < g.meshes; ++m)
         out += "  - id: " + std::to_string(m) + "\n    shape: [" + std::to_string(g.width) + ", " +
                std::to_string(g.height) + "]\n    topology: mesh\n";
@@ -51,6 +68,27 @@ std::string grid_cluster_yaml(const GridCluster& g) {
                    std::to_string(l.chip_b) + "." + port_name(board, l.port_b) + "]\n";
     if (g.systems) out += systems_section(g.meshes);
     return out;
+}
+
+// As the file's parser makes it (its defaults for the links and the fabric),
+// every cable listed: the parser adds a mesh's own from its topology.
+ClusterSpec grid_cluster_spec(const GridCluster& g) {
+    check_grid(g);
+    ClusterSpec spec;
+    spec.name = name_of(g);
+    spec.board_name = g.board;
+    spec.board = paths::load_built_board(g.board);
+    const ClusterTopology t = grid_of_meshes(g.meshes, g.width, g.height, spec.board, g.cables);
+    spec.num_chips = t.chips();
+    spec.meshes = t.meshes();
+    spec.links.reserve(t.links().size());
+    for (const LinkInfo& l : t.links()) {
+        LinkSpec& link = spec.links.emplace_back();
+        link.a = {l.chip_a, l.port_a};
+        link.b = {l.chip_b, l.port_b};
+    }
+    if (g.systems) spec.systems = systems_of(g.meshes);
+    return spec;
 }
 
 std::string write_grid_cluster(const GridCluster& g) {

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "driver/cluster_file.h"
+
 namespace weft::fabric_model {
 
 struct GridCluster {
@@ -23,6 +25,12 @@ struct GridCluster {
 // number or cable (no chips, more cables than an edge has chips), or systems
 // on a grid of meshes with a short last row.
 std::string grid_cluster_yaml(const GridCluster& grid);
+
+// The same cluster made in memory, without a file: a cluster file holds at
+// most kMaxClusterChips chips (it guards QEMU clusters against typos), the
+// model runs as many as the fabric's tables address. Throws as
+// grid_cluster_yaml does.
+ClusterSpec grid_cluster_spec(const GridCluster& grid);
 
 // Writes it to a file of its own under /tmp and returns the path.
 std::string write_grid_cluster(const GridCluster& grid);

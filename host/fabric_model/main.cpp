@@ -70,6 +70,19 @@ void add_grid_options(CLI::App& app, Args& a) {
                  "cluster: add a systems: section (each mesh a system, the grid a mesh_2d_no_wrap of them)");
 }
 
+// run, latency, stream and random: a grid of meshes in place of --cluster,
+// made in memory, so it may hold more chips than a cluster file.
+void add_model_grid_options(CLI::App& app, Args& a) {
+    CLI::Option* meshes = app.add_option("--meshes", a.grid.meshes,
+                                         "in place of --cluster: a grid of this many meshes (no file, any size)");
+    app.add_option("--shape", a.shape, "with --meshes: each mesh's chips, WxH")->capture_default_str();
+    app.add_option("--cables", a.grid.cables, "with --meshes: cables between neighbouring meshes")
+        ->capture_default_str();
+    app.add_flag("--systems", a.grid.systems,
+                 "with --meshes: each mesh a system, the grid a mesh_2d_no_wrap of them (--algo hierarchical)");
+    meshes->excludes(app.get_option("--cluster"));
+}
+
 // "8x4": 8 chips wide, 4 high.
 void parse_shape(const std::string& text, GridCluster& g) {
     const size_t x = text.find('x');
@@ -144,6 +157,7 @@ int main(int argc, char** argv) {
                     "draw the cluster (.svg, .png, .pdf) and, if the fabric deadlocks, its cycle of waits");
     add_fail_option(*run, a);
     add_model_options(*run, a);
+    add_model_grid_options(*run, a);
 
     CLI::App* state = app.add_subcommand("state", "print the fabric's state as JSON: chips, cables, routers, tables");
     state->add_flag("--tables", a.state.tables, "each chip's L0 and L1 routes (chips x chips of them)");
@@ -173,6 +187,7 @@ int main(int argc, char** argv) {
     latency->add_option("--to", a.to)->capture_default_str();
     latency->add_option("--bytes", a.packet, "its payload")->capture_default_str();
     add_model_options(*latency, a);
+    add_model_grid_options(*latency, a);
 
     CLI::App* stream_cmd = app.add_subcommand("stream", "one worker's stream of packets: rate and packets/s");
     stream_cmd->add_option("--from", a.from)->capture_default_str();
@@ -180,6 +195,7 @@ int main(int argc, char** argv) {
     stream_cmd->add_option("--size", a.size, "bytes in all")->capture_default_str();
     stream_cmd->add_option("--bytes", a.packet, "payload per packet (0: the largest)")->capture_default_str();
     add_model_options(*stream_cmd, a);
+    add_model_grid_options(*stream_cmd, a);
 
     CLI::App* cluster = app.add_subcommand("cluster", "print a cluster file: a grid of meshes joined by cables");
     add_grid_options(*cluster, a);
@@ -189,6 +205,7 @@ int main(int argc, char** argv) {
     random->add_option("--writes", a.writes)->capture_default_str();
     random->add_option("--fail", a.failures, "cables to fail while it runs (2D fabrics)")->capture_default_str();
     add_model_options(*random, a);
+    add_model_grid_options(*random, a);
 
     CLI::App* replay = app.add_subcommand(
         "replay", "replay a packet log of weft run --record: does every packet cross the same cables in the model?");
@@ -211,6 +228,12 @@ int main(int argc, char** argv) {
         } else if (ranks.size() > 1) {
             fprintf(stderr, "weft-fabric-model: %u ranks\n", ranks.size());
         }
+        for (CLI::App* command : {run, latency, stream_cmd, random})
+            if (*command && command->count("--meshes")) {
+                parse_shape(a.shape, a.grid);
+                a.model.grid = a.grid;
+                a.model.cluster = "grid" + std::to_string(a.grid.meshes) + "x" + a.shape;
+            }
         const Costs& c = a.model.costs;
         if (c.cable_gbps <= 0 || c.noc_gbps <= 0) throw Error("rates must be above 0 GB/s");
         if (*cluster) {

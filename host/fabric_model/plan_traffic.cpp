@@ -16,10 +16,11 @@ namespace {
 
 using transport::FabricDirection;
 
-// Each chip's DRAM from its top down: the words the workers count in (what
-// arrived on each stream, the credits back, the signals between workers),
-// then the streams' rings of slots. The op's own buffers sit at the bottom.
-constexpr uint64_t kTopBytes = 64ull << 20;
+// Each chip's DRAM: the op's own buffers in its first 128 MiB, then the
+// words the workers count in (what arrived on each stream, the credits back,
+// the signals between workers) and the streams' rings of slots, below the
+// 192 MiB a chip of a grid made in memory keeps (traffic.cpp).
+constexpr uint64_t kOpBytes = 128ull << 20, kTopBytes = 64ull << 20;
 constexpr uint64_t kArrived = 0, kCredits = 512 << 10, kSignals = 1 << 20, kRings = 2 << 20;
 
 struct StreamState {
@@ -264,10 +265,10 @@ OpTime planned_collective(Simulation& sim, const std::string& op, const std::str
     if (!row->plan) throw Error(op + "/" + r.algo + " is run by the fabric itself (multicast), not from a plan: the "
                                 "model does not run it yet");
     const BoardInfo& board = m.cluster().board();
-    const ccl::OpLayout l = ccl::layout_op(r, sim.chips(), abi::Pages::run(board.dram.base, board.dram.size - kTopBytes));
+    const ccl::OpLayout l = ccl::layout_op(r, sim.chips(), abi::Pages::run(board.dram.base, kOpBytes));
     const uint32_t message = std::min(transport::FabricStreamOptions{}.message_bytes, sim.max_payload());
     const ccl::LoweredOp lowered = lower_for(sim, r, l, topo, message);
-    const uint64_t top = board.dram.base + board.dram.size - kTopBytes;
+    const uint64_t top = board.dram.base + kOpBytes;
     std::vector<StreamState> streams = stream_states(m, lowered, message, top);
     fill_inputs(m, l);
     const std::vector<uint32_t> cores = board.cores_with_role(CoreRole::kWorker);

@@ -48,7 +48,7 @@ struct RouteEntry {
 inline constexpr uint32_t kMaxRouteHops = 33;
 
 // One chip's tables, sized for its cluster: abi::FabricRouteTable's to[] and
-// to_mesh[] without their fixed 64 chips and 32 meshes.
+// to_mesh[] without their fixed 64 chips and 1024 meshes.
 struct ChipTable {
     std::vector<RouteEntry> to;       // by chip of its mesh (L0)
     std::vector<RouteEntry> to_mesh;  // by mesh id (L1); empty in a cluster of one mesh

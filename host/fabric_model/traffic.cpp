@@ -19,6 +19,10 @@ constexpr uint32_t kSource = 1u << 20;     // what a stream sends (its window re
 constexpr uint32_t kWindow = 1u << 20;     // a stream's bytes land in this much, round and round
 constexpr uint32_t kOutput = 4u << 20;     // a collective's buffer
 constexpr uint32_t kSources = 128u << 20;  // random writes' bytes, each its own
+// What a chip of a grid made in memory keeps of its DRAM (HostCluster's
+// ram_bytes): the traffic above stays below it unless an op's size is
+// hundreds of MB, which such a grid's share per chip never is.
+constexpr uint64_t kGridDram = 192u << 20;
 
 model::FabricModel::Plan plan_for(const ModelOptions& o) {
     return [o](model::HostCluster& cluster) {
@@ -32,10 +36,19 @@ model::FabricModel::Plan plan_for(const ModelOptions& o) {
     };
 }
 
+std::unique_ptr<model::FabricModel> model_for(const ModelOptions& o) {
+    if (o.grid) {
+        ClusterSpec spec = grid_cluster_spec(*o.grid);
+        const uint64_t ram_bytes = spec.board.dram.base - spec.board.ram.base + kGridDram;
+        return std::make_unique<model::FabricModel>(std::move(spec), plan_for(o), ram_bytes);
+    }
+    return std::make_unique<model::FabricModel>(o.cluster, plan_for(o));
+}
+
 }  // namespace
 
 Simulation::Simulation(const ModelOptions& options)
-    : model_(std::make_unique<model::FabricModel>(options.cluster, plan_for(options))),
+    : model_(model_for(options)),
       engine_(std::make_unique<TimedFabric>(*model_, options.costs, options.ranks)),
       control_(std::make_unique<transport::ControlPlane>(model_->cluster().board(), model_->cluster().topology())) {}
 

@@ -6,11 +6,13 @@
 #include <stdint.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "driver/fabric_spec.h"
 #include "fabric_model/costs.h"
+#include "fabric_model/grid_cluster.h"
 #include "fabric_model/ranks.h"
 #include "fabric_model/timed_fabric.h"
 #include "model/fabric_model.h"
@@ -20,7 +22,10 @@ namespace weft::fabric_model {
 
 struct ModelOptions {
     std::string cluster = "ring8";  // a file in clusters/
-    FabricSpec fabric;              // the cluster file's fabric: settings, as weft run takes them
+    // In place of the file: a grid of meshes made in memory (any number of
+    // chips the fabric's tables address; `cluster` then names it).
+    std::optional<GridCluster> grid;
+    FabricSpec fabric;  // the cluster file's fabric: settings, as weft run takes them
     Costs costs;
     Ranks* ranks = nullptr;  // MPI ranks sharing the chips (ranks.h); null: this process alone
 };

@@ -74,8 +74,10 @@ FabricModel::FabricModel(const std::string& cluster, FabricSpec options, const t
     start_routers();
 }
 
-FabricModel::FabricModel(const std::string& cluster, const Plan& plan)
-    : spec_(load(cluster)), cluster_(spec_), l1_(spec_.board) {
+FabricModel::FabricModel(const std::string& cluster, const Plan& plan) : FabricModel(load(cluster), plan) {}
+
+FabricModel::FabricModel(ClusterSpec cluster, const Plan& plan, uint64_t ram_bytes)
+    : spec_(std::move(cluster)), cluster_(spec_, ram_bytes), l1_(spec_.board) {
     fabric_ = std::make_unique<transport::FabricBuilder>(plan(cluster_));
     start_routers();
 }

@@ -49,6 +49,10 @@ public:
     // Any fabric over `cluster`, planned by `plan` on the host-model machine.
     using Plan = std::function<transport::FabricBuilder(HostCluster&)>;
     FabricModel(const std::string& cluster, const Plan& plan);
+    // The same over a cluster made in memory (one no cluster file holds:
+    // more chips than kMaxClusterChips).
+    // `ram_bytes`: what each chip keeps of the board's RAM (HostCluster).
+    FabricModel(ClusterSpec cluster, const Plan& plan, uint64_t ram_bytes = 0);
 
     HostCluster& cluster() { return cluster_; }
     const transport::FabricBuilder& fabric() const { return *fabric_; }

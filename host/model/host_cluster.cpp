@@ -1,5 +1,12 @@
 #include "model/host_cluster.h"
 
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <string>
+
+#include "common/error.h"
 #include "hal/timer.h"
 
 namespace weft::model {
@@ -12,11 +19,27 @@ bool idle(const Ring& ring) {
 
 }  // namespace
 
-HostCluster::HostCluster(const ClusterSpec& spec) : spec_(spec) {
+HostCluster::Arena::~Arena() {
+    if (base) munmap(base, size);
+}
+
+HostCluster::HostCluster(const ClusterSpec& spec, uint64_t ram_bytes) : spec_(spec) {
+    const uint64_t slice = (ram_bytes + 4095) & ~uint64_t(4095);  // each chip's pages its own
+    if (ram_bytes) {
+        arena_.size = slice * spec.num_chips;
+        void* p =
+            mmap(nullptr, arena_.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED)
+            throw Error("cannot map " + std::to_string(arena_.size >> 20) + " MiB for " +
+                        std::to_string(spec.num_chips) + " host chips: " + strerror(errno));
+        arena_.base = static_cast<uint8_t*>(p);
+    }
     std::vector<DeviceChip*> chips;
     const uint32_t cores = static_cast<uint32_t>(spec.board.cores.size());
     for (uint32_t i = 0; i < spec.num_chips; ++i) {
-        memory_.push_back(std::make_unique<HostChip>(spec.board, i, spec.num_chips));
+        memory_.push_back(
+            ram_bytes ? std::make_unique<HostChip>(spec.board, i, spec.num_chips, arena_.base + slice * i, ram_bytes)
+                      : std::make_unique<HostChip>(spec.board, i, spec.num_chips));
         chips.push_back(memory_.back().get());
         harts_.push_back(std::make_unique<host_board::Chip>(memory_.back()->control(), cores, clock_));
         harts_.back()->on_sleep([this] { step_devices(); });

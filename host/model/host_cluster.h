@@ -21,7 +21,10 @@ namespace weft::model {
 
 class HostCluster : public Machine {
 public:
-    explicit HostCluster(const ClusterSpec& spec);
+    // `ram_bytes`: what each chip keeps of the board's RAM, from its start;
+    // 0: all of it, a mapping per chip. Otherwise one arena for every chip
+    // (host_chip.h): for models of thousands of chips, which use little of it.
+    explicit HostCluster(const ClusterSpec& spec, uint64_t ram_bytes = 0);
 
     const ClusterSpec& spec() const { return spec_; }
     uint32_t chip_count() const override { return spec_.num_chips; }
@@ -50,7 +53,18 @@ public:
     bool rings_idle();
 
 private:
+    // One anonymous mapping, unmapped after the chips in it (declared first).
+    struct Arena {
+        uint8_t* base = nullptr;
+        uint64_t size = 0;
+        Arena() = default;
+        Arena(const Arena&) = delete;
+        Arena& operator=(const Arena&) = delete;
+        ~Arena();
+    };
+
     const ClusterSpec& spec_;
+    Arena arena_;
     host_board::Clock clock_;
     std::vector<std::unique_ptr<HostChip>> memory_;
     std::vector<std::unique_ptr<host_board::Chip>> harts_;

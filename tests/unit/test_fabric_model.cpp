@@ -3,12 +3,17 @@
 // router's packets per second), a run is the same every time, a collective's
 // bytes arrive, and a fabric built to deadlock is caught with its cycle.
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "common/error.h"
 #include "deadlocked_ring.h"
+#include "driver/topology.h"
 #include "fabric_model/stuck_channels.h"
 #include "fabric_model/traffic.h"
+#include "model_helpers.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
 #include <setjmp.h>
@@ -183,6 +188,51 @@ void test_bad_input_is_named(void**) {
     assert_true(refused);
 }
 
+// Past a cluster file's 1024 chips and the 32 meshes the routers' table
+// held: 64 meshes of 8x8 (4,096 chips) made in memory, each chip shifting
+// 64 bytes to the next in the ring order (some pairs 14 meshes apart), every
+// byte landing where it should. The chips share one arena and keep the start
+// of the board's RAM: past it an address is refused by name. Bounds generous
+// for a slow machine (here: about 1.5 s and 800 MB).
+void test_4096_chips_in_64_meshes_deliver_every_byte(void**) {
+    ModelOptions o;
+    o.cluster = "grid64x8x8";
+    o.grid = GridCluster{64, 8, 8, 2};
+    o.fabric.packet_bytes = 1024;
+    const double before = test::resident_mb();
+    const auto t0 = std::chrono::steady_clock::now();
+    Simulation sim(o);
+    model::FabricModel& m = sim.model();
+    const uint32_t n = m.chips(), chunk = 64;
+    auto expected = [](uint32_t chip, uint32_t i) { return uint8_t(chip * 131 + i * 7 + 1); };
+    for (uint32_t c = 0; c < n; ++c) {
+        uint8_t* source = m.bytes(c, m.dram(1u << 20), chunk);  // traffic.cpp's kSource
+        for (uint32_t i = 0; i < chunk; ++i) source[i] = expected(c, i);
+    }
+    const OpTime t = ring_shift(sim, 1, uint64_t(chunk) * n);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double grown = test::resident_mb() - before;
+    fprintf(stderr, "4096 chips: shift of %u bytes each in %.2f s, %.0f MB resident more, %llu events\n", chunk,
+            seconds, grown, (unsigned long long)t.events);
+    assert_int_equal(n, 4096);
+    const std::vector<uint32_t> order = Topology(m.cluster().topology()).ring_order();
+    for (uint32_t p = 0; p < n; ++p) {
+        const uint32_t from = order[p], to = order[(p + 1) % n];
+        const uint8_t* got = m.bytes(to, m.dram(4u << 20), chunk);  // traffic.cpp's kOutput
+        for (uint32_t i = 0; i < chunk; ++i)
+            if (got[i] != expected(from, i))
+                fail_msg("chip %u's byte %u from chip %u is %u, not %u", to, i, from, got[i], expected(from, i));
+    }
+    try {
+        m.bytes(0, m.dram(0) + (400u << 20), 4);
+        fail_msg("an address past what the model's chips keep was given");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "all that this model's chips keep"));
+    }
+    assert_true(seconds < 15);
+    assert_true(grown < 2000);
+}
+
 }  // namespace
 
 int main() {
@@ -195,6 +245,7 @@ int main() {
         cmocka_unit_test(test_every_cable_of_a_torus_fails_under_traffic_and_nothing_is_lost),
         cmocka_unit_test(test_random_traffic_with_a_failure_is_reproducible),
         cmocka_unit_test(test_bad_input_is_named),
+        cmocka_unit_test(test_4096_chips_in_64_meshes_deliver_every_byte),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

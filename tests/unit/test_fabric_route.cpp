@@ -101,6 +101,29 @@ void test_ttl_runs_out_where_it_should(void**) {
     assert_int_equal(receptions, 11);  // ten forwarded, the eleventh router drops it
 }
 
+// Between meshes (a router with tables) the TTL counts new routes, not
+// cables: a packet with TTL 1 crosses any number of cables on its route,
+// gets one new route where it enters a mesh, and is dropped at the next.
+void test_between_meshes_ttl_counts_new_routes(void**) {
+    static abi::FabricRouteTable table{};  // a chip of mesh 1: toward mesh 2, one cable east
+    table.meshes = 3;
+    table.to_mesh[2] = abi::FabricRouteEntry{1, abi::kFabricEast, 0, 0};
+    const fabric::Hop at{2, abi::kFabricWest, {1, 0}, &table};
+    abi::FabricPacketHeader h = abi::fabric_unicast_write({0, 0}, {2, 3}, 5, 4, 0, 64);
+    h.ttl = 1;
+    for (int cable = 0; cable < 4; ++cable) {  // along its route: the TTL is not touched
+        const fabric::Decision d = fabric::on_receive(h, at);
+        assert_true(d.forward && !d.expired);
+    }
+    assert_int_equal(h.ttl, 1);
+    fabric::Decision d = fabric::on_receive(h, at);  // its route ends here: a new one
+    assert_true(d.forward && !d.expired);
+    assert_int_equal(d.next, abi::kFabricEast);
+    assert_int_equal(h.ttl, 0);
+    d = fabric::on_receive(h, at);  // and ends again: no TTL left for another
+    assert_true(d.expired);
+}
+
 // Channel dependency graph of every route on a ring of n (both directions,
 // every source and length up to n-1): a packet holding the buffer of channel
 // (cable, direction, vc) waits for the next one's. Deadlock is possible iff
@@ -151,6 +174,7 @@ int main() {
         cmocka_unit_test(test_unicast_is_delivered_once_hops_away),
         cmocka_unit_test(test_multicast_reaches_exactly_its_range),
         cmocka_unit_test(test_ttl_runs_out_where_it_should),
+        cmocka_unit_test(test_between_meshes_ttl_counts_new_routes),
         cmocka_unit_test(test_dateline_breaks_the_ring_cycle),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -34,6 +34,25 @@ refuses "at least one byte per chip (8)" run all_gather --cluster ring8 --size 4
 refuses "chip 9 is not in the cluster (chips 0-7)" latency --cluster ring8 --from 9 --to 1
 refuses "chip 2 to itself does not cross the fabric" latency --cluster ring8 --from 2 --to 2
 refuses "chip 0 to itself does not cross the fabric" stream --cluster ring8 --from 0 --to 0 --size 4K
+refuses "a grid of meshes needs at least one chip" run shift --meshes 0 --shape 2x2
+refuses "chip 16 is not in the cluster (chips 0-15)" latency --meshes 4 --shape 2x2 --from 16 --to 0
+if "$MODEL" run shift --meshes 4 --shape 2x2 --size 64 | grep -q "shift on 16 chips, 64 bytes"; then
+    passed=$((passed + 1))
+    echo "ok   a grid made in memory (--meshes) runs"
+else
+    failed=$((failed + 1))
+    echo "FAIL run shift --meshes 4 --shape 2x2"
+fi
+# The grid made in memory is the one its cluster file describes: the same run, event for event.
+"$MODEL" cluster --meshes 4 --shape 4x4 >"$TMP/grid.yaml"
+if [ "$("$MODEL" run all_gather --meshes 4 --shape 4x4 --size 64K)" = \
+    "$("$MODEL" run all_gather --cluster "$TMP/grid.yaml" --size 64K)" ]; then
+    passed=$((passed + 1))
+    echo "ok   --meshes runs as the cluster file of the same grid"
+else
+    failed=$((failed + 1))
+    echo "FAIL --meshes 4 --shape 4x4 differs from its cluster file"
+fi
 if "$MODEL" latency --cluster ring8 --from 0 --to 4 | grep -q "4 hops"; then
     passed=$((passed + 1))
     echo "ok   a good command answers"

@@ -66,6 +66,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
             throw Error(chip_name(order_[i]) + " appears twice in the fabric's order");
     check_spec();
     register_fabric_wait_decoder();
+    index_chips();
     num_vcs_ = ring ? 2 : 1;
     fallback_ = std::any_of(fallbacks.begin(), fallbacks.end(), [](const auto& f) { return f.has_value(); });
     l1_bytes_ = layout_of(num_vcs_, spec_.lanes + num_vcs_, uint64_t(spec_.slots) * spec_.slot_bytes(),
@@ -144,6 +145,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
     for (const Mesh& m : meshes_)
         for (uint32_t i = 0; i < m.chips(); ++i) order_.push_back(m.first_chip + i);
     std::sort(order_.begin(), order_.end());
+    index_chips();
     num_vcs_ = many || meshes_[0].wraps() ? 2 : 1;
     fallback_ = std::any_of(fallbacks.begin(), fallbacks.end(), [](const auto& f) { return f.has_value(); });
     l1_bytes_ = layout_of(num_vcs_, spec_.lanes + abi::fabric_pass_groups(2, spec_.flags) * num_vcs_,
@@ -186,10 +188,20 @@ void FabricBuilder::check_meshes() const {
     if (chips < 2) throw Error("a 2D fabric needs at least two chips, not " + std::to_string(chips));
 }
 
+void FabricBuilder::index_chips() {
+    const uint32_t top = order_.empty() ? 0 : *std::max_element(order_.begin(), order_.end());
+    position_of_.assign(size_t(top) + 1, kNotHere);
+    for (size_t i = 0; i < order_.size(); ++i) position_of_[order_[i]] = static_cast<uint32_t>(i);
+    mesh_index_.assign(position_of_.size(), kNotHere);
+    for (size_t m = 0; m < meshes_.size(); ++m)
+        for (uint32_t i = 0; i < meshes_[m].chips(); ++i)
+            if (uint32_t& at = mesh_index_[meshes_[m].first_chip + i]; at == kNotHere) at = uint32_t(m);  // the first
+}
+
 const Mesh& FabricBuilder::mesh_of(uint32_t chip) const {
-    for (const Mesh& m : meshes_)
-        if (chip >= m.first_chip && chip < m.first_chip + m.chips()) return m;
-    throw Error(chip_name(chip) + " is not in the fabric");
+    if (chip >= mesh_index_.size() || mesh_index_[chip] == kNotHere)
+        throw Error(chip_name(chip) + " is not in the fabric");
+    return meshes_[mesh_index_[chip]];
 }
 
 abi::FabricNodeId FabricBuilder::node(uint32_t chip) const {
@@ -513,9 +525,9 @@ int FabricBuilder::router_index(uint32_t chip, FabricDirection direction) const 
 }
 
 uint32_t FabricBuilder::position(uint32_t chip) const {
-    const auto it = std::find(order_.begin(), order_.end(), chip);
-    if (it == order_.end()) throw Error(chip_name(chip) + " is not in the fabric");
-    return static_cast<uint32_t>(it - order_.begin());
+    if (chip >= position_of_.size() || position_of_[chip] == kNotHere)
+        throw Error(chip_name(chip) + " is not in the fabric");
+    return position_of_[chip];
 }
 
 FabricRoute FabricBuilder::route(uint32_t from, uint32_t to) const {

@@ -152,6 +152,7 @@ private:
     const Mesh& mesh_of(uint32_t chip) const;
     abi::FabricRouteEntry entry_of(uint32_t from, uint32_t to, const std::string& way) const;
     void fill_tables(const RouteOf& routes, const ExitOf& exits);
+    void index_chips();
     void check_deadlock(const RouteOf& routes) const;
     void link_2d(FabricRouterPlan& r);
     uint32_t senders_of(const FabricRouterPlan& r) const;
@@ -159,6 +160,12 @@ private:
     const BoardInfo& board_;
     std::vector<uint32_t> order_;
     std::vector<Hop> cables_;
+    // By chip id (up to the highest in the fabric): its position in order_
+    // and (2D) the index of its mesh in meshes_, or kNotHere. Built once, so
+    // position() and mesh_of() are O(1): the builder asks them per chip and
+    // route, which at thousands of chips a scan each would make quadratic.
+    static constexpr uint32_t kNotHere = UINT32_MAX;
+    std::vector<uint32_t> position_of_, mesh_index_;
     bool ring_;
     FabricSpec spec_;
     uint32_t num_vcs_ = 1;

@@ -9,6 +9,8 @@
 // one off. `ttl` is counted off the same way and guards against a packet that
 // would circle for ever (a corrupt header, a wrong route): a router that
 // receives a packet with ttl 0 drops it and posts a dropped-packet event.
+// Between meshes (routers with tables) it counts the routes routers give
+// the packet where it enters a mesh instead (fabric::on_receive).
 //
 // 2D routing (a mesh or torus): the sender looks its route up in its chip's
 // L0 table (FabricRouteEntry), sends into the router of the route's first
@@ -55,7 +57,7 @@ struct FabricPacketHeader {
     FabricNodeId dst;        // 4: the (first) destination
     uint8_t noc_command;     // 8: FabricNocCommand
     uint8_t send_type;       // 9: FabricSendType
-    uint8_t ttl;             // 10: receptions left before a router drops it
+    uint8_t ttl;             // 10: receptions (between meshes: new routes) left before a router drops it
     uint8_t hops;            // 11: cables still to cross to the (first) destination
     uint8_t mcast_count;     // 12: multicast: chips that deliver, from the first on
     uint8_t dst_core;        // 13: the destination core (its L1), or 0xff: chip DRAM
@@ -106,7 +108,7 @@ static_assert(sizeof(FabricRouteEntry) == 8, "FabricRouteEntry layout");
 // mesh, where that mesh's router writes the packet's next route. `meshes` 0
 // or 1: one mesh, no L1.
 inline constexpr uint32_t kFabricMaxMeshChips = 64;
-inline constexpr uint32_t kFabricMaxMeshes = 32;
+inline constexpr uint32_t kFabricMaxMeshes = 1024;  // the TT-Fabric spec's largest cluster
 struct FabricRouteTable {
     uint32_t chips;
     uint32_t meshes;
