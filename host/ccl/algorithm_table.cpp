@@ -67,8 +67,10 @@ const Algorithm* find_algorithm(Collective op, const std::string& name) {
     return nullptr;
 }
 
+bool capable(const Algorithm& a, uint32_t capabilities) { return (a.capabilities & ~capabilities) == 0; }
+
 bool can_run(const Algorithm& a, bool grid, uint32_t capabilities) {
-    return (grid || !(a.needs & (kGrid | kSystems))) && (a.capabilities & ~capabilities) == 0;
+    return (grid || !(a.needs & kGrid)) && !(a.needs & kSystems) && capable(a, capabilities);
 }
 
 uint32_t shape_of(const ClusterTopology& t) {
@@ -91,7 +93,12 @@ std::vector<std::string> algorithms(Collective op, bool grid, uint32_t capabilit
     return names;
 }
 
-std::vector<std::string> all_algorithms(Collective op) { return algorithms(op, true, ~0u); }
+std::vector<std::string> all_algorithms(Collective op) {
+    std::vector<std::string> names;
+    for (const Algorithm& a : algorithm_table())
+        if (a.op == op) names.emplace_back(a.name);
+    return names;
+}
 
 std::vector<std::string> grid_algorithms(Collective op) {
     std::vector<std::string> names;

@@ -44,8 +44,10 @@ struct Algorithm {
 const std::vector<Algorithm>& algorithm_table();
 // op's row named `name`; nullptr if it has none.
 const Algorithm* find_algorithm(Collective op, const std::string& name);
-// `grid`: whether the cluster is one mesh or torus, or (callers checking a
-// name, not a cluster) whatever shape the row needs.
+// Whether a transport of these capabilities offers all a needs of it.
+bool capable(const Algorithm& a, uint32_t capabilities);
+// On a cluster that is one mesh or torus (`grid`) or not, without systems
+// (algorithms_on asks of a cluster's whole shape).
 bool can_run(const Algorithm& a, bool grid, uint32_t capabilities);
 // The Need bits of shape a cluster offers: kGrid, kSystems.
 uint32_t shape_of(const ClusterTopology& t);

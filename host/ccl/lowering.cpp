@@ -464,6 +464,7 @@ LoweredOp lower(const Plan& plan, const transport::Routing& routing, const std::
             } catch (const WorkerShortage&) {
             }
         }
+    if (!opt.fold) return PlaneLowering(routing, worker_cores, opt, 1, false).run(plan);
     try {
         return PlaneLowering(routing, worker_cores, opt, 1, false).run(plan);
     } catch (const WorkerShortage&) {

@@ -50,6 +50,10 @@ struct LoweringOptions {
     // planes are tried until the workers fit).
     uint32_t planes = 0;
     Pages scratch;  // per chip: forwarding buffers (same addresses on every chip)
+    // Last resort where a chip is short of worker cores: one sender serving
+    // all its ports and one receiver (lower() says more). Off, the lowering
+    // refuses instead, so that a caller with another transport may take it.
+    bool fold = true;
 };
 
 // A stream of messages out of one chip port on one lane (it carries pieces

@@ -271,6 +271,9 @@ LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo
     lo.workers_per_link = options_.workers_per_link;
     lo.planes = options_.planes;
     lo.scratch = l.scratch;
+    // Under auto, an op the EDM could run only with folded workers goes over
+    // the fabric, where it needs fewer (a route is one way out, not a cable).
+    lo.fold = via == Via::kFabric || vias().size() == 1;
     if (via == Via::kFabric) return lower(plan, transport::FabricRouting(*fabric_plan_), workers(via), lo);
     return lower(plan, transport::CableRouting(topo_), workers(via), lo);
 }

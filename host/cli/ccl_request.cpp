@@ -73,7 +73,7 @@ uint32_t promised_capabilities(const std::string& transport) {
 std::vector<std::string> algorithms_of(const CclArgs& a, bool sweep, bool grid) {
     const ccl::Collective op = ccl::parse_collective(a.op);
     const uint32_t capabilities = promised_capabilities(a.transport);
-    if (const ccl::Algorithm* row = ccl::find_algorithm(op, a.algo); row && !ccl::can_run(*row, true, capabilities)) {
+    if (const ccl::Algorithm* row = ccl::find_algorithm(op, a.algo); row && !ccl::capable(*row, capabilities)) {
         const std::vector<std::string> kinds = ccl::transports_for(*row);
         if (kinds.empty()) throw UsageError("--algo: " + a.op + "'s " + a.algo + " algorithm runs on no transport");
         throw UsageError("--algo: " + a.op + "'s " + a.algo + " algorithm runs on the " + list(kinds) +
@@ -81,8 +81,10 @@ std::vector<std::string> algorithms_of(const CclArgs& a, bool sweep, bool grid) 
     }
     // "all" sweeps the grid's algorithms only where the cluster is one (the bench asks again, knowing).
     if (sweep && a.algo == "all") return ccl::algorithms(op, grid, capabilities);
-    // The runner says where the grid's run.
-    const std::vector<std::string> known = ccl::algorithms(op, true, capabilities);
+    // The runner says where the grid's and the systems' run.
+    std::vector<std::string> known;
+    for (const ccl::Algorithm& row : ccl::algorithm_table())
+        if (row.op == op && ccl::capable(row, capabilities)) known.emplace_back(row.name);
     if (a.algo == "auto" || std::find(known.begin(), known.end(), a.algo) != known.end()) return {a.algo};
     throw UsageError("--algo: " + a.op + " has no algorithm '" + a.algo + "' (auto, " + list(known) +
                      (sweep ? ", all)" : ")"));

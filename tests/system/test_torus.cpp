@@ -38,7 +38,8 @@ void test_auto_picks_an_algorithm_that_fits(void**) {
         r.algo = "auto";
         r.bytes = bytes;
         const ccl::CaseResult res = ccl::run_case(runner, *g_cluster, r, 5);
-        assert_string_not_equal(res.timing.algo.c_str(), "full_mesh");
+        // Over the EDM full_mesh does not fit; over the fabric its folded workers do.
+        if (res.timing.algo == "full_mesh") assert_string_equal(res.timing.transport.c_str(), "fabric");
         assert_true(res.check.checked > 0);
         if (res.check.wrong) fail_msg("%s: %s", res.timing.algo.c_str(), res.check.first_wrong.c_str());
     }
