@@ -346,7 +346,28 @@ CollectiveRunner::Fitted CollectiveRunner::fit_native(const OpRequest& r, const 
     throw Error(lacking);
 }
 
-CollectiveRunner::Fitted CollectiveRunner::choose(const OpRequest& r) const {
+namespace {
+
+// What auto means for r: the tuning's algorithm for all_reduce, where it
+// names one (WEFT_ALL_REDUCE_ALGO), else the cost model's choice.
+OpRequest tuned(const OpRequest& r) {
+    if (r.algo != "auto" || r.op != Collective::kAllReduce) return r;
+    const std::string algo = knobs::text(knobs::knob("WEFT_ALL_REDUCE_ALGO"));
+    if (algo.empty()) return r;
+    if (!find_algorithm(r.op, algo)) {
+        std::string all;
+        for (const std::string& a : all_algorithms(Collective::kAllReduce)) all += (all.empty() ? "" : ", ") + a;
+        throw Error("WEFT_ALL_REDUCE_ALGO names '" + algo + "', which is not an all_reduce algorithm (" + all + ")");
+    }
+    OpRequest out = r;
+    out.algo = algo;
+    return out;
+}
+
+}  // namespace
+
+CollectiveRunner::Fitted CollectiveRunner::choose(const OpRequest& asked) const {
+    const OpRequest r = tuned(asked);
     if (const Algorithm* a = find_algorithm(r.op, r.algo); a && a->native) return fit_native(r, *a);
     // auto costs lowered ops only: a transport's own ops are no candidates.
     const std::vector<std::string> algos = algorithms_on(r.op, topo_.cluster());

@@ -70,8 +70,13 @@ bool flag(const Knob& k) {
 
 std::string text(const Knob& k) {
     if (k.type != Type::kPath) expect(k, Type::kText);
-    const char* v = env(k);
-    return v ? v : std::string(k.text_fallback);
+    if (const char* v = env(k)) return v;
+    if (k.tunable) {
+        const std::string path = text(knob("WEFT_CCL_CONFIG"));
+        if (!path.empty())
+            if (const auto f = tuning_file_value(path, k)) return f->text;
+    }
+    return std::string(k.text_fallback);
 }
 
 bool is_set(const Knob& k) { return env(k) != nullptr; }

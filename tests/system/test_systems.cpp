@@ -112,12 +112,18 @@ void test_the_root_moves_by_its_knob(void**) {
     if (!f.empty()) fail_msg("root 0: %s", f.c_str());
 }
 
+// auto runs an algorithm that fits; the tuning picks hierarchical for it.
 void test_auto_runs_an_algorithm_that_fits(void**) {
     ccl::CollectiveRunner runner(*g_cluster);
     ccl::OpRequest r = hierarchical(256 * 1024);
     r.algo = "auto";
     const std::string f = run_one(runner, r, 321);
     if (!f.empty()) fail_msg("%s", f.c_str());
+    setenv("WEFT_ALL_REDUCE_ALGO", "hierarchical", 1);
+    const ccl::CaseResult res = ccl::run_case(runner, *g_cluster, r, 322);
+    unsetenv("WEFT_ALL_REDUCE_ALGO");
+    assert_string_equal(res.timing.algo.c_str(), "hierarchical");
+    assert_int_equal(res.check.wrong, 0);
 }
 
 }  // namespace

@@ -65,6 +65,22 @@ void test_file_sets_and_variable_wins(void**) {
     unsetenv("WEFT_CCL_SLOTS");
 }
 
+// The tuning file picks the algorithm all_reduce's auto runs, and the root
+// of the hierarchical one; the environment still wins.
+void test_file_picks_all_reduces_algorithm_and_root(void**) {
+    unsetenv("WEFT_ALL_REDUCE_ALGO");
+    unsetenv("WEFT_HIERARCHICAL_ROOT");
+    write_file("all_reduce_algo: hierarchical\nhierarchical_root: 5\n");
+    assert_string_equal(knobs::text(knob("WEFT_ALL_REDUCE_ALGO")).c_str(), "hierarchical");
+    assert_int_equal(knobs::integer(knob("WEFT_HIERARCHICAL_ROOT")), 5);
+    setenv("WEFT_ALL_REDUCE_ALGO", "ring", 1);
+    assert_string_equal(knobs::text(knob("WEFT_ALL_REDUCE_ALGO")).c_str(), "ring");
+    unsetenv("WEFT_ALL_REDUCE_ALGO");
+    write_file("ccl_slots: 4\n");
+    assert_string_equal(knobs::text(knob("WEFT_ALL_REDUCE_ALGO")).c_str(), "");  // unset: the cost model picks
+    assert_int_equal(knobs::integer(knob("WEFT_HIERARCHICAL_ROOT")), -1);      // the center
+}
+
 void test_bad_files_are_named_by_line(void**) {
     const std::string unknown = write_file("ccl_slots: 4\nccl_slotz: 4\n");
     std::string e = error_of_slots();
@@ -92,6 +108,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_without_file_or_variable),
         cmocka_unit_test(test_file_sets_and_variable_wins),
+        cmocka_unit_test(test_file_picks_all_reduces_algorithm_and_root),
         cmocka_unit_test(test_bad_files_are_named_by_line),
     };
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
