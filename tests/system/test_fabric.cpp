@@ -166,6 +166,17 @@ test_abi::FabricTrafficJob job_to(transport::Fabric& fabric, uint32_t from, uint
     return j;
 }
 
+// f's block for t written into t's block for f, counted on t's semaphore for f.
+test_abi::FabricTrafficJob block_write(transport::Fabric& fabric, uint32_t f, uint32_t t, uint32_t bytes) {
+    auto w = job_to(fabric, f, t, abi::kFabricWriteInc);
+    w.src = dram(kSrc + t * kBlock);
+    w.dst = dram(kDst + f * kBlock);
+    w.bytes = bytes;
+    w.sem = dram(kSems + 4 * f);
+    w.inc = 1;
+    return w;
+}
+
 // Packets land after the kernels end (sends are asynchronous): wait for the count.
 bool word_reaches(uint32_t chip, uint64_t addr, uint32_t want) {
     for (int i = 0; i < 5000; ++i) {
@@ -204,13 +215,7 @@ void test_every_chip_to_every_other_with_each_command(void**) {
         for (uint32_t t = 0; t < n; ++t) {
             if (f == t) continue;
             const uint32_t worker = t % workers;
-            auto w = job_to(*fabric, f, t, abi::kFabricWriteInc);
-            w.src = dram(kSrc + t * kBlock);
-            w.dst = dram(kDst + f * kBlock);
-            w.bytes = kBytes;
-            w.sem = dram(kSems + 4 * f);
-            w.inc = 1;
-            traffic.add(f, w, worker);
+            traffic.add(f, block_write(*fabric, f, t, kBytes), worker);
             auto inc = job_to(*fabric, f, t, abi::kFabricAtomicInc);
             inc.sem = dram(kIncs + 4 * f);
             inc.inc = f + 1;
@@ -274,13 +279,7 @@ void test_a_recorded_all_to_all_replays_alike_in_the_model(void**) {
     for (uint32_t f = 0; f < n; ++f)
         for (uint32_t t = 0; t < n; ++t) {
             if (f == t) continue;
-            auto w = job_to(fabric, f, t, abi::kFabricWriteInc);
-            w.src = dram(kSrc + t * kBlock);
-            w.dst = dram(kDst + f * kBlock);
-            w.bytes = kBytes;
-            w.sem = dram(kSems + 4 * f);
-            w.inc = 1;
-            traffic.add(f, w);
+            traffic.add(f, block_write(fabric, f, t, kBytes));
         }
     traffic.run(fabric);
     for (uint32_t t = 0; t < n; ++t)
@@ -628,13 +627,7 @@ void test_the_specs_cyclic_pattern_completes(void**) {
     Traffic traffic;
     for (auto [f, t] : flows)
         for (uint32_t i = 0; i < kPackets; ++i) {
-            auto w = job_to(*fabric, f, t, abi::kFabricWriteInc);
-            w.src = dram(kSrc + t * kBlock);
-            w.dst = dram(kDst + f * kBlock);
-            w.bytes = kBytes;
-            w.sem = dram(kSems + 4 * f);
-            w.inc = 1;
-            traffic.add(f, w);
+            traffic.add(f, block_write(*fabric, f, t, kBytes));
         }
     traffic.run(*fabric);
     for (auto [f, t] : flows) {

@@ -14,13 +14,11 @@
 
 namespace weft::ccl {
 
-// Plays an all-reduce plan on expressions: rank r's input elements are "xr",
-// a reduction writes "(with+incoming)". Returns each rank's output element e.
-inline std::vector<std::string> play_expressions(const Plan& plan, const OpLayout& l, uint64_t e) {
-    const uint32_t n = l.ranks;
-    std::vector<std::map<uint64_t, std::string>> mem(n);  // by chip: element address -> expression
-    for (uint32_t c = 0; c < n; ++c)
-        for (uint64_t i = 0; i < l.elements; ++i) mem[c][l.input + i * l.element] = "x" + std::to_string(c);
+// Plays `plan` round by round on values of T in `mem` (by chip: element
+// address -> value): a round's transfers all read before any writes, as
+// they may run at once; a reduction writes reduce(with, incoming).
+template <typename T, typename Reduce>
+void play(const Plan& plan, const OpLayout& l, std::vector<std::map<uint64_t, T>>& mem, Reduce reduce) {
     auto elements_of = [&](const Pages& s) {
         std::vector<uint64_t> at;
         for (uint64_t pg = 0; pg < s.count; ++pg)
@@ -30,10 +28,10 @@ inline std::vector<std::string> play_expressions(const Plan& plan, const OpLayou
     uint32_t last = 0;
     for (const Transfer& t : plan.transfers) last = std::max(last, t.round);
     for (uint32_t round = 0; round <= last; ++round) {
-        std::vector<std::pair<const Transfer*, std::vector<std::string>>> read;
+        std::vector<std::pair<const Transfer*, std::vector<T>>> read;
         for (const Transfer& t : plan.transfers) {
             if (t.round != round) continue;
-            std::vector<std::string> v;
+            std::vector<T> v;
             for (uint64_t a : elements_of(t.src)) v.push_back(mem[t.src_chip][a]);
             read.push_back({&t, v});
         }
@@ -41,9 +39,19 @@ inline std::vector<std::string> play_expressions(const Plan& plan, const OpLayou
             const std::vector<uint64_t> dst = elements_of(t->dst);
             const std::vector<uint64_t> with = elements_of(t->with.bytes() ? t->with : t->dst);
             for (size_t i = 0; i < dst.size(); ++i)
-                mem[t->dst_chip][dst[i]] = t->reduce ? "(" + mem[t->dst_chip][with[i]] + "+" + v[i] + ")" : v[i];
+                mem[t->dst_chip][dst[i]] = t->reduce ? reduce(mem[t->dst_chip][with[i]], v[i]) : v[i];
         }
     }
+}
+
+// Plays an all-reduce plan on expressions: rank r's input elements are "xr",
+// a reduction writes "(with+incoming)". Returns each rank's output element e.
+inline std::vector<std::string> play_expressions(const Plan& plan, const OpLayout& l, uint64_t e) {
+    const uint32_t n = l.ranks;
+    std::vector<std::map<uint64_t, std::string>> mem(n);
+    for (uint32_t c = 0; c < n; ++c)
+        for (uint64_t i = 0; i < l.elements; ++i) mem[c][l.input + i * l.element] = "x" + std::to_string(c);
+    play(plan, l, mem, [](const std::string& a, const std::string& b) { return "(" + a + "+" + b + ")"; });
     std::vector<std::string> out;
     for (uint32_t c = 0; c < n; ++c) out.push_back(mem[c][l.output + e * l.element]);
     return out;

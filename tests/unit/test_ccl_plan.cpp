@@ -138,30 +138,7 @@ std::string play_all_reduce(const Plan& plan, const OpLayout& l) {
             mem[c][l.input + e * l.element] = 1ull << (8 * c);
             mem[c][l.output + e * l.element] = kPoison;
         }
-    auto elements_of = [&](const Pages& s) {
-        std::vector<uint64_t> at;
-        for (uint64_t pg = 0; pg < s.count; ++pg)
-            for (uint64_t off = 0; off < s.page_size; off += l.element) at.push_back(s.base + pg * s.stride + off);
-        return at;
-    };
-    uint32_t last = 0;
-    for (const Transfer& t : plan.transfers) last = std::max(last, t.round);
-    for (uint32_t round = 0; round <= last; ++round) {
-        // A round's transfers may run at once: all read before any writes.
-        std::vector<std::pair<const Transfer*, std::vector<uint64_t>>> read;
-        for (const Transfer& t : plan.transfers) {
-            if (t.round != round) continue;
-            std::vector<uint64_t> v;
-            for (uint64_t a : elements_of(t.src)) v.push_back(mem[t.src_chip][a]);
-            read.push_back({&t, v});
-        }
-        for (const auto& [t, v] : read) {
-            const std::vector<uint64_t> dst = elements_of(t->dst);
-            const std::vector<uint64_t> with = elements_of(t->with.bytes() ? t->with : t->dst);
-            for (size_t i = 0; i < dst.size(); ++i)
-                mem[t->dst_chip][dst[i]] = (t->reduce ? mem[t->dst_chip][with[i]] : 0) + v[i];
-        }
-    }
+    play(plan, l, mem, [](uint64_t a, uint64_t b) { return a + b; });
     uint64_t want = 0;
     for (uint32_t c = 0; c < n; ++c) want += 1ull << (8 * c);
     for (uint32_t c = 0; c < n; ++c)
