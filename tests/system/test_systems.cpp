@@ -6,6 +6,8 @@
 // checked against the host reference. auto picks an algorithm that runs.
 #include <stdlib.h>
 
+#include <cstring>
+
 #include <string>
 #include <vector>
 
@@ -124,6 +126,12 @@ void test_auto_runs_an_algorithm_that_fits(void**) {
     unsetenv("WEFT_ALL_REDUCE_ALGO");
     assert_string_equal(res.timing.algo.c_str(), "hierarchical");
     assert_int_equal(res.check.wrong, 0);
+    setenv("WEFT_ALL_REDUCE_ALGO", "hierarchial", 1);  // a typo is refused by name, and the cluster stays usable
+    const std::string typo = run_one(runner, r, 323);
+    unsetenv("WEFT_ALL_REDUCE_ALGO");
+    assert_non_null(strstr(typo.c_str(), "WEFT_ALL_REDUCE_ALGO names 'hierarchial', which is not an all_reduce"));
+    const std::string after = run_one(runner, r, 324);
+    if (!after.empty()) fail_msg("after the refusal: %s", after.c_str());
 }
 
 }  // namespace
