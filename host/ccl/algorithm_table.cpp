@@ -17,6 +17,15 @@ Algorithm native_row(C op, const char* name, uint32_t capabilities, NativeBuilde
     return {op, name, 0, capabilities, nullptr, native};
 }
 
+// The names of op's rows that `keep` keeps, in table order.
+template <typename Keep>
+std::vector<std::string> names_of(Collective op, Keep keep) {
+    std::vector<std::string> names;
+    for (const Algorithm& a : algorithm_table())
+        if (a.op == op && keep(a)) names.emplace_back(a.name);
+    return names;
+}
+
 std::string joined(const std::vector<std::string>& words, const char* by) {
     std::string out;
     for (const std::string& w : words) out += (out.empty() ? "" : by) + w;
@@ -79,25 +88,17 @@ uint32_t shape_of(const ClusterTopology& t) {
 
 std::vector<std::string> algorithms_on(Collective op, const ClusterTopology& t, uint32_t capabilities) {
     const uint32_t shape = shape_of(t);
-    std::vector<std::string> names;
-    for (const Algorithm& a : algorithm_table())
-        if (a.op == op && (a.needs & (kGrid | kSystems) & ~shape) == 0 && (a.capabilities & ~capabilities) == 0)
-            names.emplace_back(a.name);
-    return names;
+    return names_of(op, [&](const Algorithm& a) {
+        return (a.needs & (kGrid | kSystems) & ~shape) == 0 && capable(a, capabilities);
+    });
 }
 
 std::vector<std::string> algorithms(Collective op, bool grid, uint32_t capabilities) {
-    std::vector<std::string> names;
-    for (const Algorithm& a : algorithm_table())
-        if (a.op == op && can_run(a, grid, capabilities)) names.emplace_back(a.name);
-    return names;
+    return names_of(op, [&](const Algorithm& a) { return can_run(a, grid, capabilities); });
 }
 
 std::vector<std::string> all_algorithms(Collective op) {
-    std::vector<std::string> names;
-    for (const Algorithm& a : algorithm_table())
-        if (a.op == op) names.emplace_back(a.name);
-    return names;
+    return names_of(op, [](const Algorithm&) { return true; });
 }
 
 std::vector<std::string> grid_algorithms(Collective op) {

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include <map>
+#include <unordered_map>
 
 #include "common/error.h"
 
@@ -23,12 +24,24 @@ std::vector<transport::LoggedHop> injections(const transport::PacketLog& log, co
     return first;
 }
 
-uint32_t chip_of(const transport::FabricBuilder& fabric, abi::FabricNodeId node) {
-    for (uint32_t chip : fabric.order())
-        if (fabric.node(chip).mesh == node.mesh && fabric.node(chip).chip == node.chip) return chip;
-    throw Error("the log names mesh " + std::to_string(node.mesh) + " chip " + std::to_string(node.chip) +
-                ", which the model's fabric does not have: replay it on the cluster it was recorded on");
-}
+// Each fabric node's chip id, to find a packet's destination by its header.
+class ChipOfNode {
+public:
+    explicit ChipOfNode(const transport::FabricBuilder& fabric) {
+        for (uint32_t chip : fabric.order()) chips_[key(fabric.node(chip))] = chip;
+    }
+    uint32_t operator()(abi::FabricNodeId node) const {
+        const auto it = chips_.find(key(node));
+        if (it == chips_.end())
+            throw Error("the log names mesh " + std::to_string(node.mesh) + " chip " + std::to_string(node.chip) +
+                        ", which the model's fabric does not have: replay it on the cluster it was recorded on");
+        return it->second;
+    }
+
+private:
+    static uint32_t key(abi::FabricNodeId n) { return uint32_t(n.mesh) << 16 | n.chip; }
+    std::unordered_map<uint32_t, uint32_t> chips_;
+};
 
 model::ModelPacket packet_of(const abi::FabricPacketRecord& r, uint64_t payload) {
     model::ModelPacket p;
@@ -49,11 +62,12 @@ Replay replay_log(Simulation& sim, const transport::PacketLog& recorded) {
                     "): record with more packets per router to replay it");
     model::FabricModel& model = sim.model();
     const transport::FabricBuilder& fabric = model.fabric();
+    const ChipOfNode chip_of(fabric);
     Replay out;
     for (const transport::LoggedHop& h : injections(recorded, fabric)) {
         if (h.record.send_type != abi::kFabricUnicast)
             throw Error("the log holds a multicast packet; the model replays unicast packets only");
-        const uint32_t to = chip_of(fabric, h.record.dst);
+        const uint32_t to = chip_of(h.record.dst);
         model.send(h.chip, to, packet_of(h.record, model.dram(0)));
         ++out.packets;
     }

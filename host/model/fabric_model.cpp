@@ -100,15 +100,20 @@ void FabricModel::start_routers() {
     worker_of_.assign(spec_.num_chips * transport::kFabricDirections * abi::kFabricMaxLanes, -1);
 }
 
+abi::FabricWorkerConnection* FabricModel::connection_for(uint32_t chip, uint32_t core, FabricDirection direction,
+                                                         uint32_t lane) {
+    const uint64_t at = fabric_->connect(cluster_, l1_, chip, direction, lane, core);
+    auto* c = reinterpret_cast<abi::FabricWorkerConnection*>(cluster_.bytes(chip, at, sizeof(abi::FabricWorkerConnection)));
+    relocate(*c, cluster_.memory(chip));
+    return c;
+}
+
 size_t FabricModel::add_worker(uint32_t chip, uint32_t core, FabricDirection direction, uint32_t lane,
                                std::deque<ModelPacket> packets) {
-    const uint64_t at = fabric_->connect(cluster_, l1_, chip, direction, lane, core);
     auto w = std::make_unique<Worker>();
     w->core = &cluster_.core(chip, core);
     w->chip = chip;
-    w->connection =
-        reinterpret_cast<abi::FabricWorkerConnection*>(cluster_.bytes(chip, at, sizeof(abi::FabricWorkerConnection)));
-    relocate(*w->connection, cluster_.memory(chip));
+    w->connection = connection_for(chip, core, direction, lane);
     w->conn = std::make_unique<fabric::Connection>(*w->connection);
     w->packets = std::move(packets);
     workers_.push_back(std::move(w));
@@ -126,10 +131,7 @@ size_t FabricModel::add_program(uint32_t chip, uint32_t core, std::function<bool
 }
 
 fabric::Connection FabricModel::connect(uint32_t chip, uint32_t core, FabricDirection direction, uint32_t lane) {
-    const uint64_t at = fabric_->connect(cluster_, l1_, chip, direction, lane, core);
-    auto* c = reinterpret_cast<abi::FabricWorkerConnection*>(cluster_.bytes(chip, at, sizeof(abi::FabricWorkerConnection)));
-    relocate(*c, cluster_.memory(chip));
-    return fabric::Connection(*c);
+    return fabric::Connection(*connection_for(chip, core, direction, lane));
 }
 
 void FabricModel::send(uint32_t from, uint32_t to, ModelPacket p, uint32_t lane) {

@@ -137,6 +137,9 @@ private:
         std::function<bool()> step, done;  // a program's (add_program)
     };
     void start_routers();
+    // A worker's connection the builder placed, its addresses made this process's.
+    abi::FabricWorkerConnection* connection_for(uint32_t chip, uint32_t core, transport::FabricDirection direction,
+                                                uint32_t lane);
     bool poll(Worker& w);
     void check_credits();
 

@@ -1292,8 +1292,9 @@ void test_the_next_op_routes_around_a_dead_cable(void**) {
 }
 
 // The default transport (auto) carries over the fabric what the EDM cannot
-// (mesh3x3's 2d and ring all-reduce need more worker cores than the EDM's
-// forwarding leaves) and over the EDM what it can; every element right.
+// without folding its workers (mesh3x3's 2d and ring all-reduce need more
+// worker cores than the EDM's forwarding leaves) and over the EDM what it
+// can; every element right.
 void test_auto_transport_runs_what_the_edm_cannot(void**) {
     g_fabric.reset();
     ccl::RunnerOptions edm_only;
@@ -1301,23 +1302,23 @@ void test_auto_transport_runs_what_the_edm_cannot(void**) {
     ccl::CollectiveRunner edm(*g_cluster, edm_only);
     ccl::CollectiveRunner any(*g_cluster);  // the default: auto
     assert_string_equal(any.transport_name().c_str(), "auto");
+    auto all_reduce = [](const char* algo) {
+        ccl::OpRequest r;
+        r.op = ccl::Collective::kAllReduce;
+        r.algo = algo;
+        r.bytes = 64 * 1024;
+        return r;
+    };
     // The EDM alone runs them all, a chip short of cores folding its ports
     // onto two workers (before auto starts the fabric, whose routers take
     // the ERISC cores the EDM needs).
     for (const char* algo : {"2d", "ring", "naive_ring"}) {
-        ccl::OpRequest r;
-        r.op = ccl::Collective::kAllReduce;
-        r.algo = algo;
-        r.bytes = 64 * 1024;
-        const ccl::CaseResult alone = ccl::run_case(edm, *g_cluster, r, 6);
+        const ccl::CaseResult alone = ccl::run_case(edm, *g_cluster, all_reduce(algo), 6);
         if (alone.check.wrong) fail_msg("%s over the EDM alone: %zu wrong", algo, size_t(alone.check.wrong));
     }
     size_t over_fabric = 0;
     for (const char* algo : {"2d", "ring", "naive_ring"}) {
-        ccl::OpRequest r;
-        r.op = ccl::Collective::kAllReduce;
-        r.algo = algo;
-        r.bytes = 64 * 1024;
+        const ccl::OpRequest r = all_reduce(algo);
         bool edm_refuses = false;  // without folding its workers: auto's EDM
         try {
             any.lower_op(r, algo);

@@ -39,7 +39,7 @@ PacketLog read_packet_log(Machine& machine, const FabricBuilder& fabric) {
         if (sent > slots)
             log.lost.push_back("chip " + std::to_string(r.chip) + " port " + std::to_string(r.port) + ": " +
                                std::to_string(sent) + " packets sent, the last " + std::to_string(slots) + " kept");
-        std::vector<abi::FabricPacketRecord> records(slots);
+        std::vector<abi::FabricPacketRecord> records(kept);  // a log that wrapped fills every slot
         machine.read(r.chip, r.config.records, records.data(), records.size() * sizeof(abi::FabricPacketRecord));
         for (uint32_t i = sent - kept; i != sent; ++i)
             log.hops.push_back({r.chip, r.port, r.peer_chip, records[i % slots]});
