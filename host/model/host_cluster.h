@@ -43,11 +43,11 @@ public:
     uint8_t* bytes(uint32_t chip, uint64_t addr, uint64_t len) { return memory(chip).at(addr, len); }
     // Where a host builder (EdmLinkBuilder::write) puts device configuration.
     void write(uint32_t chip, uint64_t addr, const void* data, size_t len) override {
-        std::memcpy(bytes(chip, addr, len), data, len);
+        if (len) std::memcpy(bytes(chip, addr, len), data, len);  // an empty vector's data() may be null
     }
     void clear(uint32_t chip, uint64_t addr, size_t len) override { std::memset(bytes(chip, addr, len), 0, len); }
     void read(uint32_t chip, uint64_t addr, void* data, size_t len) override {
-        std::memcpy(data, bytes(chip, addr, len), len);
+        if (len) std::memcpy(data, bytes(chip, addr, len), len);
     }
     // Every core and port ring of every chip has no command left.
     bool rings_idle();
