@@ -45,15 +45,18 @@ void play(const Plan& plan, const OpLayout& l, std::vector<std::map<uint64_t, T>
 }
 
 // Plays an all-reduce plan on expressions: rank r's input elements are "xr",
-// a reduction writes "(with+incoming)". Returns each rank's output element e.
-inline std::vector<std::string> play_expressions(const Plan& plan, const OpLayout& l, uint64_t e) {
+// a reduction writes "(with+incoming)". Returns [element][rank]: each rank's
+// output elements (one play serves them all; a play per element made the 2D
+// checks the unit tier's slowest).
+inline std::vector<std::vector<std::string>> play_expressions(const Plan& plan, const OpLayout& l) {
     const uint32_t n = l.ranks;
     std::vector<std::map<uint64_t, std::string>> mem(n);
     for (uint32_t c = 0; c < n; ++c)
         for (uint64_t i = 0; i < l.elements; ++i) mem[c][l.input + i * l.element] = "x" + std::to_string(c);
     play(plan, l, mem, [](const std::string& a, const std::string& b) { return "(" + a + "+" + b + ")"; });
-    std::vector<std::string> out;
-    for (uint32_t c = 0; c < n; ++c) out.push_back(mem[c][l.output + e * l.element]);
+    std::vector<std::vector<std::string>> out(l.elements);
+    for (uint64_t e = 0; e < l.elements; ++e)
+        for (uint32_t c = 0; c < n; ++c) out[e].push_back(mem[c][l.output + e * l.element]);
     return out;
 }
 
