@@ -138,6 +138,7 @@ void print_op(const OpTime& t) {
            t.op.c_str(), t.algo.empty() ? "" : ("/" + t.algo).c_str(), t.chips, (unsigned long long)t.bytes, double(t.ns) / 1e3, t.algbw(), t.busbw(),
            t.busbw() / 12.5);
     printf("  %llu events\n", (unsigned long long)t.events);
+    if (!t.checked.empty()) printf("  check: %s\n", t.checked.c_str());
 }
 
 }  // namespace

@@ -1,13 +1,16 @@
 #include "fabric_model/plan_traffic.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "ccl/algorithm_table.h"
 #include "ccl/lowering.h"
+#include "ccl/reference.h"
 #include "common/error.h"
 #include "driver/topology.h"
 #include "fabric/connection.h"
+#include "hal/math.h"
 #include "hal/noc.h"
 #include "transport/fabric/fabric_transport.h"
 
@@ -56,9 +59,9 @@ public:
         switch (in.opcode) {
             case abi::kCclSend: return send(in);
             case abi::kCclRecv:
-            case abi::kCclRecvReduce: return receive(in);  // arithmetic is not modelled
-            case abi::kCclCopy:
-            case abi::kCclReduce: copy(in.src, in.dst); break;
+            case abi::kCclRecvReduce: return receive(in);
+            case abi::kCclCopy: copy(in.src, in.dst); break;
+            case abi::kCclReduce: reduce(in.src, in.dst, in.arg); break;
             case abi::kCclWait:
                 if (m_.word(p_.chip, signal(p_.index, in.arg)) < in.count) return false;
                 break;
@@ -115,10 +118,16 @@ private:
         if (m_.word(s.to, s.arrived) <= s.taken || c.room() == 0) return false;
         const uint32_t n = message_of(s, total);
         uint64_t from = s.ring + uint64_t(s.message) * (s.taken % s.slots);
-        runs_of(in.dst, uint64_t(part_) * s.message, n, [&](uint64_t at, uint64_t len) {
-            noc::async_write(from, at, uint32_t(len));
-            from += len;
-        });
+        if (in.opcode == abi::kCclRecvReduce) {
+            const uint64_t at = contiguous(in.dst) + uint64_t(part_) * s.message;
+            const uint64_t with = (in.src.count ? contiguous(in.src) : in.dst.base) + uint64_t(part_) * s.message;
+            eltwise(in.arg, with, from, at, n);
+        } else {
+            runs_of(in.dst, uint64_t(part_) * s.message, n, [&](uint64_t at, uint64_t len) {
+                noc::async_write(from, at, uint32_t(len));
+                from += len;
+            });
+        }
         c.atomic_inc(s.back, s.credits, 1);  // after the copy on this core's NoC queue
         ++s.taken;
         return next_part(total, s.message);
@@ -133,6 +142,31 @@ private:
                              dst.base + off / dst.page_size * dst.stride + off % dst.page_size, uint32_t(n));
             off += n;
         }
+    }
+
+    // dst = dst op src, as the firmware's reduce_pages.
+    void reduce(const abi::Pages& src, const abi::Pages& dst, uint32_t arg) {
+        eltwise(arg, contiguous(dst), contiguous(src), dst.base, std::min(src.bytes(), dst.bytes()));
+    }
+
+    // [at, at + bytes) = a op b on the chip's math engine, as the firmware
+    // reduces (arg: the op in its low half, the type in its high). The
+    // engine is drained before going on, so the slot read may be credited
+    // back and a signal after it counts the result (the firmware orders
+    // these on the math ring instead; the model pays the wait).
+    void eltwise(uint32_t arg, uint64_t a, uint64_t b, uint64_t at, uint64_t bytes) {
+        const auto dtype = static_cast<abi::DataType>(arg >> 16);
+        const uint32_t esize = ccl::dtype_size(dtype);
+        if (bytes % esize) throw Error("internal: a reduction of " + std::to_string(bytes) + " bytes of " +
+                                       ccl::dtype_name(dtype) + " cuts an element");
+        noc::barrier();  // earlier copies into a or b have landed
+        math::eltwise(static_cast<abi::MathOp>(arg & 0xffff), dtype, a, b, at, uint32_t(bytes / esize));
+        math::barrier();
+    }
+
+    static uint64_t contiguous(const abi::Pages& p) {
+        if (p.count > 1 && p.stride != p.page_size) throw Error("the model reduces contiguous buffers only");
+        return p.base;
     }
 
     // Every packet freed before its connection closes: closing must not wait.
@@ -160,7 +194,6 @@ private:
 
 constexpr uint32_t kStreamSlots = transport::FabricStreamOptions{}.slots;  // as weft run's fabric streams
 
-uint8_t pattern(uint32_t rank, uint64_t i) { return uint8_t(rank * 37 + i * 13 + 1); }
 
 fabric::Route route_of(const transport::FabricBuilder& f, uint32_t from, uint32_t to, FabricDirection* way) {
     const transport::FabricRoute r = f.route(from, to);
@@ -214,41 +247,41 @@ ccl::LoweredOp lower_for(Simulation& sim, const ccl::OpRequest& r, const ccl::Op
     lo.workers_per_link = 1;
     lo.planes = 1;
     lo.scratch = l.scratch;
+    lo.reduce_arg = uint32_t(r.redop) | uint32_t(r.dtype) << 16;  // as the runner's
     return ccl::lower(plan, transport::FabricRouting(sim.model().fabric()),
                       sim.model().cluster().board().cores_with_role(CoreRole::kWorker), lo);
 }
 
-void fill_inputs(model::FabricModel& m, const ccl::OpLayout& l) {
+// The host reference's inputs on every chip, and poison in every output
+// buffer (as weft run's check: a byte the op forgets to write fails).
+ccl::OpData fill_inputs(model::FabricModel& m, const ccl::OpRequest& r, const ccl::OpLayout& l) {
+    ccl::OpData data = ccl::make_inputs(r, l, 1);
     for (uint32_t rank = 0; rank < l.ranks; ++rank) {
-        const abi::Pages in = l.input_of(rank);
-        uint64_t i = 0;
-        runs_of(in, 0, in.bytes(), [&](uint64_t at, uint64_t len) {
-            uint8_t* p = m.bytes(rank, at, len);
-            for (uint64_t k = 0; k < len; ++k) p[k] = pattern(rank, i++);
-        });
+        const abi::Pages in = l.input_of(rank), out = l.output_of(rank);
+        if (!l.output_in_input) std::memset(m.bytes(rank, out.base, out.bytes()), 0x7f, out.bytes());
+        std::memcpy(m.bytes(rank, in.base, in.bytes()), data.input[rank].data(), in.bytes());
     }
+    return data;
 }
 
-// What all_gather and broadcast must leave on every chip; "" when they did.
-std::string check_outputs(model::FabricModel& m, const ccl::OpRequest& r, const ccl::OpLayout& l) {
-    for (uint32_t chip = 0; chip < l.ranks; ++chip)
-        for (uint32_t block = 0; block < l.ranks; ++block) {
-            const bool gathered = r.op == ccl::Collective::kAllGather;
-            const abi::Pages out = gathered ? l.output_block(block) : l.output_of(chip);
-            const uint32_t from = gathered ? block : r.root;
-            uint64_t i = 0;
-            std::string wrong;
-            runs_of(out, 0, out.bytes(), [&](uint64_t at, uint64_t len) {
-                const uint8_t* p = m.bytes(chip, at, len);
-                for (uint64_t k = 0; k < len && wrong.empty(); ++k, ++i)
-                    if (p[k] != pattern(from, i))
-                        wrong = "chip " + std::to_string(chip) + " holds a wrong byte " + std::to_string(i) +
-                                " of rank " + std::to_string(from) + "'s block";
-            });
-            if (!wrong.empty() || !gathered) return wrong;
-        }
+// "" when every chip's output is what the host reference computes.
+std::string check_outputs(model::FabricModel& m, const ccl::OpRequest& r, const ccl::OpLayout& l,
+                          const ccl::OpData& in, const std::vector<uint32_t>& ring) {
+    std::vector<std::vector<uint8_t>> out(l.ranks);
+    for (uint32_t rank = 0; rank < l.ranks; ++rank) {
+        const abi::Pages p = l.output_of(rank);
+        const uint8_t* at = m.bytes(rank, p.base, p.bytes());
+        out[rank].assign(at, at + p.bytes());
+    }
+    const ccl::CheckResult res = ccl::check_outputs(r, l, in, out, ring);
+    if (res.wrong) return std::to_string(res.wrong) + " of " + std::to_string(res.checked) + " elements wrong, first " +
+                          res.first_wrong;
     return "";
 }
+
+// Inputs and outputs of every chip at once on the host: past this the op
+// runs unchecked (a 512-chip all-reduce of 1 MiB would hold 1 GiB).
+constexpr uint64_t kCheckedBytes = 256ull << 20;
 
 }  // namespace
 
@@ -270,7 +303,8 @@ OpTime planned_collective(Simulation& sim, const std::string& op, const std::str
     const ccl::LoweredOp lowered = lower_for(sim, r, l, topo, message);
     const uint64_t top = board.dram.base + kOpBytes;
     std::vector<StreamState> streams = stream_states(m, lowered, message, top);
-    fill_inputs(m, l);
+    const bool check = uint64_t(l.ranks) * (l.input_bytes + l.output_bytes) <= kCheckedBytes;
+    const ccl::OpData inputs = check ? fill_inputs(m, r, l) : ccl::OpData{};
     const std::vector<uint32_t> cores = board.cores_with_role(CoreRole::kWorker);
     for (const ccl::WorkerProgram& p : lowered.workers) {
         const uint32_t lane = uint32_t(std::find(cores.begin(), cores.end(), p.core) - cores.begin());
@@ -278,10 +312,11 @@ OpTime planned_collective(Simulation& sim, const std::string& op, const std::str
         m.add_program(p.chip, p.core, [w] { return w->step(); }, [w] { return w->done(); });
     }
     const RunResult run = sim.finish();
-    OpTime t{op, r.algo, sim.chips(), bytes, run.end_ns, run.events};
-    if (r.op == ccl::Collective::kAllGather || r.op == ccl::Collective::kBroadcast) {
-        const std::string wrong = check_outputs(m, r, l);
+    OpTime t{op, r.algo, sim.chips(), bytes, run.end_ns, run.events, ""};
+    if (check) {
+        const std::string wrong = check_outputs(m, r, l, inputs, topo.ring_order());
         if (!wrong.empty()) throw Error(op + "/" + r.algo + " in the model: " + wrong);
+        t.checked = "every element matches the host reference";
     }
     return t;
 }

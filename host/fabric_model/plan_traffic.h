@@ -5,9 +5,10 @@
 // streams. A stream is what the fabric transport makes of it on QEMU: its
 // messages go as fabric writes into a ring of slots on the receiving chip,
 // and each slot freed goes back to the sender as a credit over the fabric.
-// Bytes move for real (all_gather, broadcast, gather, scatter and sendrecv
-// are checked against what they must deliver); reductions move their bytes
-// but do no arithmetic.
+// Bytes move for real and reductions run on the chips' math engines, as the
+// firmware's: the outputs are checked element by element against the host
+// reference weft run checks against (while every chip's buffers fit in
+// 256 MiB of host memory at once; OpTime::checked says whether they did).
 #pragma once
 #include <stdint.h>
 
@@ -19,8 +20,8 @@ namespace weft::fabric_model {
 
 // `op` (any of weft run's) with `algo` ("" : the op's first algorithm that
 // runs on this cluster) over `sim`, which carries no traffic yet. Throws weft::Error for an unknown op or algorithm, one the
-// fabric runs natively (multicast), a plan that does not fit, or data that
-// arrived wrong.
+// fabric runs natively (multicast), a plan that does not fit, or an output
+// that differs from the host reference.
 OpTime planned_collective(Simulation& sim, const std::string& op, const std::string& algo, uint64_t bytes);
 
 // The ops and algorithms the model runs from their plans, for help texts.

@@ -331,9 +331,14 @@ void TimedFabric::check_watches(uint32_t chip) {
 // Outside virtual time: what a blocked core waits for on its own chip.
 void TimedFabric::serve_now(uint32_t chip) {
     HostChip& mem = model_.cluster().memory(chip);
-    for (uint32_t core = 0; core < cores_; ++core)
+    // The math engine runs only here: a reduction takes no virtual time of its
+    // own (the worker that waits on it does, by the NoC and the cables).
+    for (uint32_t core = 0; core < cores_; ++core) {
         run_noc_ring(mem.memory(), model_.cluster().board(), control(chip).noc[core], abi::NocRing::kSlots,
                      model_.cluster().devices().counters(chip));
+        run_math_ring(mem.memory(), control(chip).math[core], abi::MathRing::kSlots,
+                      model_.cluster().devices().counters(chip));
+    }
     for (uint32_t port = 0; port < ports_; ++port)
         if (reset_pending(control(chip).eth[port])) reset_eth(chip * ports_ + port);
     // What those commands wrote (another router's channel, a worker's word)

@@ -179,7 +179,7 @@ OpTime ring_collective(Simulation& sim, const std::string& op, uint64_t bytes) {
     std::vector<size_t> done;
     for (uint32_t c : order) done.push_back(sim.engine().watch(c, m.dram(kSem), steps));
     const RunResult r = sim.finish();
-    OpTime t{op, "", n, bytes, 0, r.events};
+    OpTime t{op, "", n, bytes, 0, r.events, ""};
     t.ns = sim.engine().latest(done);
     std::string wrong;  // each rank checks its own chips
     if (op == "all_gather")
@@ -287,7 +287,7 @@ OpTime ring_shift(Simulation& sim, uint32_t distance, uint64_t bytes) {
         landed.push_back(sim.engine().watch(to, m.dram(kSem), 1));
     }
     const RunResult r = sim.finish();
-    OpTime t{"shift", "", n, bytes, 0, r.events};
+    OpTime t{"shift", "", n, bytes, 0, r.events, ""};
     t.ns = sim.engine().latest(landed);
     return t;
 }

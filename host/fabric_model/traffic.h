@@ -82,6 +82,9 @@ struct OpTime {
     std::string algo;  // the CCL algorithm whose plan ran ("": the ring's packets, or shift)
     uint32_t chips = 0;
     uint64_t bytes = 0, ns = 0, events = 0;
+    // What the data check said: "" when none ran (too large, or traffic the
+    // check does not cover), else e.g. "every element matches the host reference".
+    std::string checked;
     double algbw() const { return ns ? double(bytes) / double(ns) : 0; }  // GB/s
     double busbw() const;
 };

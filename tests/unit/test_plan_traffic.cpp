@@ -1,7 +1,8 @@
 // The collectives' own plans in the fabric model (host/fabric_model/
 // plan_traffic.h): every algorithm weft run can run on a cluster runs in
-// the model from the same lowering, all_gather's and broadcast's bytes land
-// where they must, and what the model cannot run is refused by name.
+// the model from the same lowering, every op's outputs (reductions
+// included) equal the host reference's, and what the model cannot run is
+// refused by name.
 #include <string>
 
 #include "ccl/algorithm_table.h"
@@ -47,6 +48,8 @@ void every_plan_runs_on(const char* name) {
             if (t.ns == 0 || t.events == 0) fail_msg("%s/%s on %s took no time", t.op.c_str(), algo.c_str(), name);
             assert_string_equal(t.algo.c_str(), algo.c_str());
             assert_int_equal(t.chips, sim.chips());
+            // Reductions too: the workers' math ran and every element is the host reference's.
+            if (t.checked.empty()) fail_msg("%s/%s on %s was not checked", t.op.c_str(), algo.c_str(), name);
             ++ran;
         }
     }
