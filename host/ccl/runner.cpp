@@ -43,7 +43,20 @@ std::vector<uint32_t> every_chip(const Cluster& cluster) {
     return all;
 }
 
-// The cables among `chips`, renumbered by rank: what a communicator's ops see.
+// The mesh whose chips `chips` are, in their order; null if they are not one.
+const Mesh* whole_mesh(const ClusterTopology& t, const std::vector<uint32_t>& chips) {
+    for (const Mesh& m : t.meshes()) {
+        if (chips.size() != m.chips() || chips.empty() || chips[0] != m.first_chip) continue;
+        for (uint32_t i = 0; i < chips.size(); ++i)
+            if (chips[i] != m.first_chip + i) return nullptr;
+        return &m;
+    }
+    return nullptr;
+}
+
+// The cables among `chips`, renumbered by rank: what a communicator's ops
+// see. A communicator over one whole mesh keeps its shape (a grid the 2D
+// algorithms and a 2D fabric run on).
 ClusterTopology communicator_topology(Cluster& cluster, const std::vector<uint32_t>& chips) {
     const ClusterTopology full = cluster.topology();
     if (chips == every_chip(cluster)) return full;
@@ -60,22 +73,13 @@ ClusterTopology communicator_topology(Cluster& cluster, const std::vector<uint32
     for (const LinkInfo& l : full.links())
         if (rank.count(l.chip_a) && rank.count(l.chip_b))
             links.push_back({rank[l.chip_a], l.port_a, rank[l.chip_b], l.port_b, l.up});
+    if (const Mesh* m = whole_mesh(full, chips)) {
+        Mesh own = *m;
+        own.id = 0, own.first_chip = 0, own.line = 0;
+        return ClusterTopology::from_meshes({own}, std::move(links));
+    }
     return ClusterTopology(static_cast<uint32_t>(chips.size()), links);
 }
-
-// A placed op's writes, addressed by rank, to the ranks' chips.
-class RankWriter final : public ChipWriter {
-public:
-    RankWriter(ChipWriter& to, const std::vector<uint32_t>& chips) : to_(to), chips_(chips) {}
-    void write(uint32_t rank, uint64_t address, const void* data, size_t bytes) override {
-        to_.write(chips_.at(rank), address, data, bytes);
-    }
-    void clear(uint32_t rank, uint64_t address, size_t bytes) override { to_.clear(chips_.at(rank), address, bytes); }
-
-private:
-    ChipWriter& to_;
-    const std::vector<uint32_t>& chips_;
-};
 
 // The chips with an op running, per cluster: communicators over disjoint
 // chips run at once, over shared chips one after the other.
@@ -114,13 +118,17 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips
       model_(CostModel::for_cluster(cluster.info().value("name", std::string()))) {
     cluster.apply_wake_override();
     if (options_.slot_size == 0) options_.slot_size = fits_board_slot_size(cluster.board(), options_.slots);
+    // A fabric spans the whole cluster, or one whole mesh of it (each mesh's
+    // communicator then runs its own fabric, all at once).
+    const bool fabric_fits = chips_ == every_chip(cluster) || whole_mesh(cluster.topology(), chips_);
     if (options_.transport == "fabric") {
-        if (chips_ != every_chip(cluster))
-            throw Error("a communicator over some of the chips runs over the EDM; the fabric spans the whole cluster");
+        if (!fabric_fits)
+            throw Error("a communicator over the fabric is the whole cluster or one whole mesh of it; over other "
+                        "chips it runs over the EDM (--transport edm)");
         fabric_plan_ = std::make_unique<transport::FabricBuilder>(plan_fabric());
     } else if (options_.transport == "auto") {
         // The fabric carries what the EDM cannot, where the cluster has one.
-        if (chips_ == every_chip(cluster) && cluster.size() > 1) {
+        if (fabric_fits && chips_.size() > 1) {
             try {
                 fabric_plan_ = std::make_unique<transport::FabricBuilder>(plan_fabric());
             } catch (const Error& e) {
@@ -140,7 +148,10 @@ transport::FabricBuilder CollectiveRunner::plan_fabric() {
     std::vector<bool> up = cables_up();
     FabricSpec spec = cluster_.fabric_spec();
     spec.record_packets = options_.record_packets;
-    transport::FabricBuilder fabric = transport::cluster_fabric(cluster_.board(), cluster_.topology(), spec);
+    // A mesh's communicator: the fabric of that mesh alone, in its ranks.
+    const ClusterTopology cables =
+        chips_ == every_chip(cluster_) ? cluster_.topology() : communicator_topology(cluster_, chips_);
+    transport::FabricBuilder fabric = transport::cluster_fabric(cluster_.board(), cables, spec);
     const uint32_t payload = fabric.spec().payload_bytes();
     options_.fabric_streams.message_bytes = std::min(options_.fabric_streams.message_bytes, payload);
     planned_cables_ = std::move(up);
@@ -192,11 +203,13 @@ void CollectiveRunner::replan_if_cables_changed() {
 
 void CollectiveRunner::ensure_fabric() {
     if (fabric_plan_ && !fabric_)
-        fabric_ = transport::Fabric::start(cluster_, *fabric_plan_, std::chrono::milliseconds(10000));
+        fabric_ = transport::Fabric::start(cluster_, *fabric_plan_, std::chrono::milliseconds(10000),
+                                           chips_ == every_chip(cluster_) ? std::vector<uint32_t>{} : chips_);
 }
 
 transport::PacketLog CollectiveRunner::packet_log() {
     if (!fabric_) throw Error("no fabric runs: the op went over the EDM (--transport fabric runs it over the fabric)");
+    if (chips_ != every_chip(cluster_)) throw Error("a packet log is read from a fabric over the whole cluster");
     return transport::read_packet_log(cluster_, fabric_->builder());
 }
 
@@ -502,7 +515,7 @@ PendingOp CollectiveRunner::start(const OpRequest& r) {
         fabric_->stop(), fabric_.reset();
     PlacedOp& placed = fitted.placed;
     if (placed.launches.empty()) return pending;
-    RankWriter to_chips(cluster_, chips_);
+    MappedChipWriter to_chips(cluster_, chips_);
     placed.memory.apply(to_chips);
     for (Launch& l : placed.launches) l.chip = chips_[l.chip];
 

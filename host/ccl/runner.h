@@ -93,10 +93,11 @@ public:
     // Throws weft::Error for an unknown transport, or a fabric the cluster's cables cannot form.
     explicit CollectiveRunner(Cluster& cluster, RunnerOptions options = RunnerOptions::from_env());
     // A communicator over some of the chips: rank r is chips[r], the ops
-    // use only the cables between them (over the EDM), and runners over
-    // disjoint chips run their ops at the same time. Throws weft::Error for a
-    // chip out of range or named twice, or the fabric transport (which spans
-    // the whole cluster).
+    // use only the cables between them, and runners over disjoint chips run
+    // their ops at the same time. Over the EDM any chips; over the fabric one
+    // whole mesh of the cluster (its chips in order: the mesh keeps its shape,
+    // and its own fabric runs on its chips alone). Throws weft::Error for a
+    // chip out of range or named twice, or the fabric over other chips.
     CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips, RunnerOptions options = RunnerOptions::from_env());
     // ncclCommSplit: colour[c] is chip c's colour (< 0: in none); one runner
     // per colour over its chips, ranked by chip id.

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "ccl/calls.h"
 #include "ccl/op_case.h"
 #include "common/error.h"
 #include "driver/resident.h"
@@ -1258,6 +1259,57 @@ void test_collectives_run_over_every_mesh(void**) {
     }
 }
 
+// Each mesh of 4mesh3x3 a communicator over the fabric, each with a fabric
+// of its own on its own chips: all four all-reduce at once, each chip left
+// with the sum over its own mesh; a mesh keeps its shape (2d runs in it);
+// chips that are not one whole mesh are refused over the fabric by name.
+void test_each_mesh_runs_its_own_op_at_once(void**) {
+    g_fabric.reset();
+    const ClusterTopology t = g_cluster->topology();
+    ccl::RunnerOptions o;
+    o.transport = "fabric";
+    const uint32_t n = static_cast<uint32_t>(g_cluster->size());
+    std::vector<int> colour(n);
+    for (uint32_t c = 0; c < n; ++c) colour[c] = static_cast<int>(t.mesh_of(c).id);
+    auto comms = ccl::CollectiveRunner::split(*g_cluster, colour, o);
+    assert_int_equal(comms.size(), t.meshes().size());
+    const uint64_t count = 9 * 1000 + 5, addr = g_cluster->board().dram.base + (3 << 20);
+    auto value = [](uint32_t chip, uint64_t i) { return float((chip * 7 + i) % 13); };
+    std::vector<float> v(count);
+    for (uint32_t c = 0; c < n; ++c) {
+        for (uint64_t i = 0; i < count; ++i) v[i] = value(c, i);
+        g_cluster->chip(c).write(addr, v.data(), count * 4);
+    }
+    std::vector<ccl::PendingOp> ops;
+    for (auto& [mesh, comm] : comms) ops.push_back(ccl::all_reduce(*comm, addr, addr, count, abi::kF32, abi::kMathSum));
+    size_t k = 0;
+    for (auto& [mesh, comm] : comms) {
+        const ccl::OpTiming timing = comm->wait(ops[k++]);
+        assert_string_equal(timing.transport.c_str(), "fabric");
+    }
+    for (uint32_t c = 0; c < n; ++c) {
+        g_cluster->chip(c).read(addr, v.data(), count * 4);
+        for (uint64_t i = 0; i < count; ++i) {
+            float want = 0;
+            for (uint32_t other : comms[colour[c]]->chips()) want += value(other, i);
+            if (v[i] != want) fail_msg("chip %u element %llu: %g, not its mesh's sum %g", c, (unsigned long long)i, v[i], want);
+        }
+    }
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllReduce;
+    r.algo = "2d";
+    r.bytes = 9 * 3001 * 4;
+    const ccl::CaseResult res = ccl::run_case(*comms[1], *g_cluster, r, 5);
+    if (res.check.wrong) fail_msg("2d over mesh 1's fabric: %zu wrong", size_t(res.check.wrong));
+    comms.clear();
+    try {
+        ccl::CollectiveRunner part(*g_cluster, {0, 1, 2}, o);
+        fail_msg("a communicator over part of a mesh got a fabric");
+    } catch (const Error& e) {
+        if (!contains(e.what(), "one whole mesh")) fail_msg("got: %s", e.what());
+    }
+}
+
 // A cable that stays down: the next fabric op plans its fabric around it
 // (the control plane's tables), starts no router on it, and is right; with
 // the cable back, a new runner's fabric uses every cable again.
@@ -1420,6 +1472,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_a_routing_loop_is_stopped_by_ttl),
         cmocka_unit_test(test_an_inter_mesh_cable_pulled_under_an_op),
         cmocka_unit_test(test_collectives_run_over_every_mesh),
+        cmocka_unit_test(test_each_mesh_runs_its_own_op_at_once),
     };
     // One group per cluster; an argument runs only that cluster's (ctest runs them one by one, in parallel).
     const std::string only = argc > 1 ? argv[1] : "";

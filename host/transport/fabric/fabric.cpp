@@ -127,11 +127,15 @@ std::vector<FabricBuilder> rows_and_columns(Machine& machine, bool ring, FabricS
     return out;
 }
 
-Fabric::Fabric(Cluster& cluster, FabricBuilder builder)
-    : cluster_(cluster), builder_(std::move(builder)), control_(cluster.board(), cluster.topology()) {}
+Fabric::Fabric(Cluster& cluster, FabricBuilder builder, std::vector<uint32_t> chips)
+    : cluster_(cluster),
+      builder_(std::move(builder)),
+      chips_(std::move(chips)),
+      control_(cluster.board(), cluster.topology()) {}
 
-std::unique_ptr<Fabric> Fabric::start(Cluster& cluster, FabricBuilder builder, std::chrono::milliseconds timeout) {
-    std::unique_ptr<Fabric> fabric(new Fabric(cluster, std::move(builder)));
+std::unique_ptr<Fabric> Fabric::start(Cluster& cluster, FabricBuilder builder, std::chrono::milliseconds timeout,
+                                      std::vector<uint32_t> chips) {
+    std::unique_ptr<Fabric> fabric(new Fabric(cluster, std::move(builder), std::move(chips)));
     const KernelImage& image = kernel_at(paths::firmware_dir(cluster.board().name) + "/resident/fabric_router.elf");
     const FabricBuilder& b = fabric->builder_;
     for (size_t r = 0; r < b.routers().size(); ++r) {
@@ -140,10 +144,11 @@ std::unique_ptr<Fabric> Fabric::start(Cluster& cluster, FabricBuilder builder, s
             if (free.base != plan.l1.base + abi::kResidentControlBytes)
                 throw Error("the fabric router on chip " + std::to_string(plan.chip) + " port " +
                             std::to_string(plan.port) + " was given L1 the builder did not place it in");
-            b.write_router(memory, r);
+            MappedChipWriter mapped(memory, fabric->chips_);
+            b.write_router(fabric->chips_.empty() ? memory : mapped, r);
             return plan.config_address;
         };
-        resident::start(cluster, plan.chip, plan.core, image, b.l1_bytes(), configure, timeout);
+        resident::start(cluster, fabric->chip_id(plan.chip), plan.core, image, b.l1_bytes(), configure, timeout);
         fabric->started_ = r + 1;
     }
     WEFT_INFO("fabric", "%zu routers started", fabric->builder().routers().size());
@@ -151,17 +156,6 @@ std::unique_ptr<Fabric> Fabric::start(Cluster& cluster, FabricBuilder builder, s
 }
 
 namespace {
-
-std::string router_name(const BoardInfo& board, const FabricRouterPlan& p) {
-    return "the fabric router on chip " + std::to_string(p.chip) + " port " + port_name(board, p.port) + " (core " +
-           std::to_string(p.core) + ")";
-}
-
-// "the cable chip 0.E <-> chip 1.W": the router's cable, as its chip's port state names the far end.
-std::string cable_name(const BoardInfo& board, const FabricRouterPlan& p, const abi::PortState& port) {
-    return "the cable chip " + std::to_string(p.chip) + "." + port_name(board, p.port) + " <-> chip " +
-           std::to_string(port.peer_chip) + "." + port_name(board, port.peer_port);
-}
 
 // The channel of `status` whose head packet has not moved the longest, and for how long (us).
 std::pair<uint32_t, uint32_t> most_stuck(const abi::FabricRouterConfig& c, const abi::FabricRouterStatus& status) {
@@ -175,14 +169,25 @@ std::pair<uint32_t, uint32_t> most_stuck(const abi::FabricRouterConfig& c, const
 
 }  // namespace
 
-std::string Fabric::fault() const {
+std::string Fabric::router_name(const FabricRouterPlan& p) const {
+    return "the fabric router on chip " + std::to_string(chip_id(p.chip)) + " port " +
+           port_name(cluster_.board(), p.port) + " (core " + std::to_string(p.core) + ")";
+}
+
+// "the cable chip 0.E <-> chip 1.W": the router's cable, as its chip's port state names the far end.
+std::string Fabric::cable_name(const FabricRouterPlan& p, const abi::PortState& port) const {
     const BoardInfo& board = cluster_.board();
+    return "the cable chip " + std::to_string(chip_id(p.chip)) + "." + port_name(board, p.port) + " <-> chip " +
+           std::to_string(port.peer_chip) + "." + port_name(board, port.peer_port);
+}
+
+std::string Fabric::fault() const {
     for (size_t r = 0; r < started_; ++r) {
         const FabricRouterPlan& plan = builder_.routers()[r];
-        Chip& chip = cluster_.chip(plan.chip);
-        if (!chip.alive()) return router_name(board, plan) + " is gone: chip " + std::to_string(plan.chip) + " died";
+        Chip& chip = cluster_.chip(chip_id(plan.chip));
+        if (!chip.alive()) return router_name(plan) + " is gone: chip " + std::to_string(chip_id(plan.chip)) + " died";
         if (chip.resident_name(plan.core).empty() || chip.status(plan.core).state != abi::kHartRunning)
-            return router_name(board, plan) + " is not running" +
+            return router_name(plan) + " is not running" +
                    (chip.status(plan.core).state == abi::kHartFault ? ": " + chip.describe_fault(plan.core) : "");
         const abi::PortState& port = chip.control().port[plan.port];
         if (port.state == abi::kLinkUp || !plan.config.timeout_us) continue;
@@ -192,13 +197,14 @@ std::string Fabric::fault() const {
         if (us < plan.config.timeout_us) continue;
         char held[32];
         snprintf(held, sizeof held, "%.1f s", us / 1e6);
-        return cable_name(board, plan, port) + " is down: " + router_name(board, plan) +
+        return cable_name(plan, port) + " is down: " + router_name(plan) +
                " has held the head packet of its " + fabric_channel_name(plan.config, channel) + " for " + held;
     }
     return "";
 }
 
 std::string Fabric::tend() {
+    if (!chips_.empty()) return fault();  // its control plane's tables would be the whole cluster's
     for (size_t r = 0; r < started_ && builder_.dims() == 2; ++r) {
         const FabricRouterPlan& plan = builder_.routers()[r];
         Chip& chip = cluster_.chip(plan.chip);
@@ -212,7 +218,7 @@ std::string Fabric::tend() {
         const abi::PortState& port = chip.control().port[plan.port];
         rerouted_.insert({plan.chip, plan.port});  // decided once: fault() reports what was not rerouted
         rerouted_.insert({port.peer_chip, port.peer_port});
-        const std::string cable = cable_name(cluster_.board(), plan, port);
+        const std::string cable = cable_name(plan, port);
         WEFT_INFO("fabric", "%s is down under the fabric: %s%s", cable.c_str(),
                   d.kind == RerouteDecision::kNewTables ? "" : "not rerouted: ", d.why.c_str());
         // No route round it at all: say so now, not once its packets have waited out their timeout.
@@ -226,8 +232,9 @@ std::string Fabric::stop(std::chrono::milliseconds timeout) {
     std::string forced;
     for (; started_ > 0; --started_) {
         const FabricRouterPlan& plan = builder_.routers()[started_ - 1];
-        if (cluster_.chip(plan.chip).resident_name(plan.core).empty()) continue;  // stopped by someone else
-        const std::string how = resident::stop(cluster_, plan.chip, plan.core, timeout);
+        const uint32_t chip = chip_id(plan.chip);
+        if (cluster_.chip(chip).resident_name(plan.core).empty()) continue;  // stopped by someone else
+        const std::string how = resident::stop(cluster_, chip, plan.core, timeout);
         if (!how.empty()) forced += (forced.empty() ? "" : "\n") + how;
     }
     return forced;

@@ -49,7 +49,12 @@ class Fabric {
 public:
     // Throws weft::Error naming the router that did not start; the routers
     // already started are stopped again.
-    static std::unique_ptr<Fabric> start(Cluster& cluster, FabricBuilder builder, std::chrono::milliseconds timeout);
+    // `chips`: the cluster chip of each of the builder's chips where the
+    // fabric spans part of the cluster (a communicator over one mesh, built
+    // in its ranks); empty where the builder's chips are the cluster's. Such
+    // a fabric is not rerouted live: a cable that dies under it fails the op.
+    static std::unique_ptr<Fabric> start(Cluster& cluster, FabricBuilder builder, std::chrono::milliseconds timeout,
+                                         std::vector<uint32_t> chips = {});
     ~Fabric();
     Fabric(const Fabric&) = delete;
     Fabric& operator=(const Fabric&) = delete;
@@ -74,10 +79,14 @@ public:
     std::string stop(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
 private:
-    Fabric(Cluster& cluster, FabricBuilder builder);
+    Fabric(Cluster& cluster, FabricBuilder builder, std::vector<uint32_t> chips);
+    uint32_t chip_id(uint32_t chip) const { return chips_.empty() ? chip : chips_.at(chip); }
+    std::string router_name(const FabricRouterPlan& p) const;
+    std::string cable_name(const FabricRouterPlan& p, const abi::PortState& port) const;
 
     Cluster& cluster_;
     FabricBuilder builder_;
+    std::vector<uint32_t> chips_;  // the builder's chip -> the cluster's; empty: the same
     ControlPlane control_;                              // the cables as the fabric was built, and what died since
     std::set<std::pair<uint32_t, uint32_t>> rerouted_;  // (chip, port) of cables routed round live
     size_t started_ = 0;                                // routers 0..started_-1 run
