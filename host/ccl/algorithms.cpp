@@ -506,8 +506,13 @@ Plan send_recv_ring(const PlanContext& c) { return plan_of(c, ccl::send_recv_rin
 
 namespace native {
 
-// Every chip's block of an all-gather to every other chip; a broadcast's root's whole vector.
 void multicast(const OpRequest& r, const OpLayout& l, transport::Transport& t) {
+    t.multicast()->add_multicast(multicast_parts(r, l));
+}
+
+}  // namespace native
+
+std::vector<transport::MulticastPart> multicast_parts(const OpRequest& r, const OpLayout& l) {
     if (l.outer != 1) throw Error("the multicast all-gather gathers whole blocks: use ring along an inner dimension");
     const bool gather = r.op == Collective::kAllGather;
     std::vector<transport::MulticastPart> parts(l.ranks);
@@ -521,9 +526,7 @@ void multicast(const OpRequest& r, const OpLayout& l, transport::Transport& t) {
         p.dst = gather ? l.output_block(c).base : l.output;
         p.expect = gather ? l.ranks - 1 : (c == r.root ? 0 : 1);
     }
-    t.multicast()->add_multicast(parts);
+    return parts;
 }
-
-}  // namespace native
 
 }  // namespace weft::ccl

@@ -38,3 +38,12 @@ namespace weft::ccl::native {
 void multicast(const OpRequest& r, const OpLayout& l, transport::Transport& t);
 
 }  // namespace weft::ccl::native
+
+namespace weft::ccl {
+
+// Each chip's part of a multicast all-gather (its block to every other chip)
+// or broadcast (the root's whole vector). Throws weft::Error for an
+// all-gather along an inner dimension or a block past 4 GiB.
+std::vector<transport::MulticastPart> multicast_parts(const OpRequest& r, const OpLayout& l);
+
+}  // namespace weft::ccl

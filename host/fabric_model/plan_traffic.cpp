@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "driver/topology.h"
 #include "fabric/connection.h"
+#include "fabric_model/multicast_worker.h"
 #include "hal/math.h"
 #include "hal/noc.h"
 #include "transport/fabric/fabric_transport.h"
@@ -295,21 +296,25 @@ OpTime planned_collective(Simulation& sim, const std::string& op, const std::str
     r.algo = algo.empty() && !fits.empty() ? fits.front() : algo;
     const ccl::Algorithm* row = ccl::find_algorithm(r.op, r.algo);
     if (!row) throw Error(op + " has no algorithm '" + r.algo + "'; the model runs: " + planned_algorithms());
-    if (!row->plan) throw Error(op + "/" + r.algo + " is run by the fabric itself (multicast), not from a plan: the "
-                                "model does not run it yet");
     const BoardInfo& board = m.cluster().board();
     const ccl::OpLayout l = ccl::layout_op(r, sim.chips(), abi::Pages::run(board.dram.base, kOpBytes));
-    const uint32_t message = std::min(transport::FabricStreamOptions{}.message_bytes, sim.max_payload());
-    const ccl::LoweredOp lowered = lower_for(sim, r, l, topo, message);
     const uint64_t top = board.dram.base + kOpBytes;
-    std::vector<StreamState> streams = stream_states(m, lowered, message, top);
     const bool check = uint64_t(l.ranks) * (l.input_bytes + l.output_bytes) <= kCheckedBytes;
     const ccl::OpData inputs = check ? fill_inputs(m, r, l) : ccl::OpData{};
-    const std::vector<uint32_t> cores = board.cores_with_role(CoreRole::kWorker);
-    for (const ccl::WorkerProgram& p : lowered.workers) {
-        const uint32_t lane = uint32_t(std::find(cores.begin(), cores.end(), p.core) - cores.begin());
-        auto w = std::make_shared<ProgramWorker>(m, p, streams, streams_of(lowered, p), top, lane);
-        m.add_program(p.chip, p.core, [w] { return w->step(); }, [w] { return w->done(); });
+    ccl::LoweredOp lowered;             // the workers refer into these until the run ends
+    std::vector<StreamState> streams;
+    if (row->plan) {
+        const uint32_t message = std::min(transport::FabricStreamOptions{}.message_bytes, sim.max_payload());
+        lowered = lower_for(sim, r, l, topo, message);
+        streams = stream_states(m, lowered, message, top);
+        const std::vector<uint32_t> cores = board.cores_with_role(CoreRole::kWorker);
+        for (const ccl::WorkerProgram& p : lowered.workers) {
+            const uint32_t lane = uint32_t(std::find(cores.begin(), cores.end(), p.core) - cores.begin());
+            auto w = std::make_shared<ProgramWorker>(m, p, streams, streams_of(lowered, p), top, lane);
+            m.add_program(p.chip, p.core, [w] { return w->step(); }, [w] { return w->done(); });
+        }
+    } else {
+        add_multicast_workers(m, r, l, top + kArrived);  // the fabric's own (multicast): no streams
     }
     const RunResult run = sim.finish();
     OpTime t{op, r.algo, sim.chips(), bytes, run.end_ns, run.events, ""};
@@ -324,7 +329,7 @@ OpTime planned_collective(Simulation& sim, const std::string& op, const std::str
 std::string planned_algorithms() {
     std::string out;
     for (const ccl::Algorithm& a : ccl::algorithm_table())
-        if (a.plan) out += (out.empty() ? "" : ", ") + ccl::collective_name(a.op) + "/" + a.name;
+        out += (out.empty() ? "" : ", ") + ccl::collective_name(a.op) + "/" + a.name;
     return out;
 }
 

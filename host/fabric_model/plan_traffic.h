@@ -19,12 +19,14 @@
 namespace weft::fabric_model {
 
 // `op` (any of weft run's) with `algo` ("" : the op's first algorithm that
-// runs on this cluster) over `sim`, which carries no traffic yet. Throws weft::Error for an unknown op or algorithm, one the
-// fabric runs natively (multicast), a plan that does not fit, or an output
-// that differs from the host reference.
+// runs on this cluster) over `sim`, which carries no traffic yet; the
+// fabric's own multicast algorithms run as the fabric_multicast kernel does
+// (multicast_worker.h). Throws weft::Error for an unknown op or algorithm,
+// multicast on a 2D fabric, a plan that does not fit, or an output that
+// differs from the host reference.
 OpTime planned_collective(Simulation& sim, const std::string& op, const std::string& algo, uint64_t bytes);
 
-// The ops and algorithms the model runs from their plans, for help texts.
+// The ops and algorithms the model runs, for help texts.
 std::string planned_algorithms();
 
 }  // namespace weft::fabric_model

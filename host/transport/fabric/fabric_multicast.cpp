@@ -24,6 +24,19 @@ uint32_t neighbour(const FabricBuilder& f, uint32_t chip, FabricDirection d) {
 
 }  // namespace
 
+MulticastReach multicast_reach(const FabricBuilder& f, uint32_t chip) {
+    MulticastReach r;
+    const auto [forward, backward] = reach(f, chip);
+    const uint32_t count[2] = {forward, backward};
+    for (uint32_t d = 0; d < 2; ++d) {
+        if (!count[d]) continue;
+        r.count[d] = static_cast<uint8_t>(count[d]);
+        r.first_chip[d] = static_cast<uint16_t>(
+            neighbour(f, chip, d == 0 ? FabricDirection::kForward : FabricDirection::kBackward));
+    }
+    return r;
+}
+
 // Every chip's kernel counts the blocks landed on it in one semaphore, which
 // the senders address without knowing each chip's layout: one address on all.
 uint64_t FabricMulticast::place_semaphore(uint32_t chips, uint32_t core) {
@@ -47,13 +60,12 @@ abi::FabricMulticastArgs FabricMulticast::args_of(uint32_t chip, const Multicast
     a.local_dst = part.sends ? part.dst : 0;
     a.expect = part.expect;
     if (!part.sends) return a;
-    const auto [forward, backward] = reach(fabric_, chip);
-    const uint8_t count[2] = {static_cast<uint8_t>(forward), static_cast<uint8_t>(backward)};
+    const MulticastReach reach = multicast_reach(fabric_, chip);
     for (uint32_t d = 0; d < 2; ++d) {
-        if (!count[d]) continue;
+        if (!reach.count[d]) continue;
         const FabricDirection dir = d == 0 ? FabricDirection::kForward : FabricDirection::kBackward;
-        a.count[d] = count[d];
-        a.first_chip[d] = static_cast<uint16_t>(neighbour(fabric_, chip, dir));
+        a.count[d] = reach.count[d];
+        a.first_chip[d] = reach.first_chip[d];
         a.connection[d] = fabric_.connect(image_, mem_, chip, dir, 0, core);
     }
     return a;

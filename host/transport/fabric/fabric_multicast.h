@@ -12,6 +12,15 @@
 
 namespace weft::transport {
 
+// Where `chip`'s multicast goes each way ([0] forward, [1] backward): how
+// many chips (0: none that way) and the first of them. A line's chips on
+// either side; on a ring, half of the others forward and the rest backward.
+struct MulticastReach {
+    uint8_t count[2] = {0, 0};
+    uint16_t first_chip[2] = {0, 0};
+};
+MulticastReach multicast_reach(const FabricBuilder& fabric, uint32_t chip);
+
 class FabricMulticast final : public Multicast {
 public:
     // Places into `image` and `mem`, those of the transport that owns it.
