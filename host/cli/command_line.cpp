@@ -70,7 +70,7 @@ CommandLine::CommandLine() : app_(kAbout, "weft") {
          {add_up(app_, globals_), add_down(app_, globals_), add_status(app_, globals_), add_linktest(app_, globals_),
           add_link(app_, globals_), add_fault(app_, globals_), add_reset(app_, globals_), add_run(app_, globals_),
           add_bench(app_, globals_), add_launch(app_, globals_), add_console(app_, globals_), add_gdb(app_, globals_),
-          add_fabric(app_, globals_), add_routes(app_), add_completion(app_), add_help(app_)}) {
+          add_fabric(app_, globals_), add_replay(app_, globals_), add_routes(app_), add_completion(app_), add_help(app_)}) {
         runners_[c.app] = c.run;
         c.app->group("Commands");
     }

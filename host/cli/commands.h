@@ -40,6 +40,7 @@ Command add_launch(CLI::App& weft, Globals& g);
 Command add_console(CLI::App& weft, Globals& g);
 Command add_gdb(CLI::App& weft, Globals& g);
 Command add_fabric(CLI::App& weft, Globals& g);
+Command add_replay(CLI::App& weft, Globals& g);
 Command add_routes(CLI::App& weft);
 Command add_help(CLI::App& weft);
 Command add_completion(CLI::App& weft);

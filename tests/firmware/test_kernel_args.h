@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "weft/abi/channel.h"
+#include "weft/abi/fabric_router.h"
 #include "weft/abi/kernel_args.h"
 
 namespace weft::test_abi {
@@ -39,35 +40,11 @@ struct NocMathArgs {
 };
 static_assert(sizeof(NocMathArgs) == 80 && abi::kIsKernelArgs<NocMathArgs>, "NocMathArgs layout");
 
-// fabric_traffic: one worker sending packets through the fabric
-// (firmware/fabric/connection.h), each job one API call.
-struct FabricTrafficJob {
-    uint8_t command;  // abi::FabricNocCommand
-    uint8_t hops;
-    uint8_t count;  // > 1: multicast
-    uint8_t ttl;
-    uint8_t direction;  // the connection it goes on: 1D 0 forward, 1 backward; 2D the abi::FabricCompass
-    uint8_t dst_mesh;
-    uint16_t dst_chip;  // in its mesh
-    uint32_t bytes;     // write: all of it; scatter: each part
-    uint32_t inc;       // increment, or the inline write's value
-    uint64_t dst, sem, src;
-    uint64_t scatter[2];
-    uint32_t route;  // 2D: the directions after the first cable
-    uint32_t pad1;
-};
-static_assert(sizeof(FabricTrafficJob) == 64, "FabricTrafficJob layout");
-
-inline constexpr uint32_t kFabricTrafficMaxJobs = 48;
-
-struct FabricTrafficArgs {
-    uint64_t connection[4];  // abi::FabricWorkerConnection by job direction; 0: none
-    uint32_t job_count;
-    uint32_t pad;
-    FabricTrafficJob jobs[kFabricTrafficMaxJobs];
-};
-static_assert(sizeof(FabricTrafficArgs) == 40 + 64 * kFabricTrafficMaxJobs && abi::kIsKernelArgs<FabricTrafficArgs>,
-              "FabricTrafficArgs layout");
+// fabric_traffic is a product kernel now (firmware/kernels, weft replay):
+// its arguments are abi's.
+using FabricTrafficJob = abi::FabricTrafficJob;
+using FabricTrafficArgs = abi::FabricTrafficArgs;
+inline constexpr uint32_t kFabricTrafficMaxJobs = abi::kFabricTrafficMaxJobs;
 
 // fabric_ping: `count` round trips of one atomic increment through the
 // fabric: the initiator bumps the peer's word and waits for its own to come

@@ -234,6 +234,14 @@ for track, slices in tracks.items():
         assert not open_slices or end <= open_slices[-1][1], (track, name, begin, end, open_slices[-1])
         open_slices.append((begin, end, name))
 "
+$WEFT run all_gather --size 64K --transport fabric --record "$TMP/rec.json" >"$TMP/out" 2>&1
+check "weft run --record writes the routers' packet log" has "$TMP/out" "record: [0-9]* cable crossings in"
+$WEFT replay "$TMP/rec.json" >"$TMP/out" 2>&1
+check "weft replay sends a log's packets again over the same cables" has "$TMP/out" "every packet crossed the same cables"
+echo 'not json' >"$TMP/bad-log.json"
+$WEFT replay "$TMP/bad-log.json" >"$TMP/out" 2>&1
+check "weft replay of a file that is not JSON fails" test $? -eq 1
+check "... naming the file" has "$TMP/out" "bad-log.json is not JSON"
 WEFT_DEBUG=info $WEFT run all_reduce --size 4K >"$TMP/out" 2>"$TMP/err"
 check "WEFT_DEBUG=info logs each op, as NCCL_DEBUG does" grep -q "weft INFO \[ccl\] all_reduce of 4096 bytes (f32 sum): algorithm" "$TMP/err"
 WEFT_DEBUG=trace WEFT_DEBUG_FILE="$TMP/log.%p" $WEFT run all_gather --size 4K >/dev/null 2>&1

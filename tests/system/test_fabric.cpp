@@ -19,6 +19,7 @@
 #include "test_kernels.h"
 #include "transport/fabric/fabric.h"
 #include "transport/fabric/packet_log.h"
+#include "transport/fabric/replay_traffic.h"
 #include "transport/fabric/router_telemetry.h"
 #include "transport/fabric/socket.h"
 #include "transport/l1_allocator.h"
@@ -141,7 +142,7 @@ struct Traffic {
                         a.connection[i] = fabric.builder().connect(*g_cluster, l1, c, d, w, worker_core(w));
                 }
                 launches.push_back(
-                    {c, worker_core(w), &test_kernel(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
+                    {c, worker_core(w), &kernel_named(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
             }
         return launches;
     }
@@ -303,8 +304,8 @@ void test_a_recorded_all_to_all_replays_alike_in_the_model(void**) {
 
 // The other way: random writes generated in the model, logged by its
 // routers, then each packet the model sent sent again from the same chip on
-// QEMU (one fabric_traffic job each): QEMU's routers log every packet on the
-// same cables.
+// QEMU (weft replay's plan_replay and replay_on): QEMU's routers log every
+// packet on the same cables.
 void test_traffic_from_the_model_replays_alike_on_qemu(void**) {
     FabricSpec spec = g_cluster->fabric_spec();
     spec.record_packets = 1024;
@@ -327,27 +328,15 @@ void test_traffic_from_the_model_replays_alike_on_qemu(void**) {
     g_fabric = transport::Fabric::start(
         *g_cluster, transport::cluster_fabric(g_cluster->board(), g_cluster->topology(), spec), milliseconds(10000));
     transport::Fabric& fabric = *g_fabric;
-    Traffic traffic(4);
-    uint32_t jobs = 0;
-    for (const transport::LoggedHop& h : model_log.hops) {
-        const abi::FabricPacketRecord& r = h.record;
-        if (fabric.builder().node(h.chip).chip != r.src.chip) continue;  // not where it started
-        auto j = job_to(fabric, h.chip, r.dst.chip, r.noc_command);  // torus4x4 is one mesh: chip ids are ids
-        j.src = dram(kSrc), j.dst = r.dst_address, j.bytes = r.payload_bytes, j.sem = r.sem_address, j.inc = r.inc_value;
-        traffic.add(h.chip, j, jobs++ % 4);
-    }
-    traffic.run(fabric);
-    // The kernels end once their packets are on the cables; the last hops land soon after.
-    transport::PacketLog qemu_log;
-    for (int i = 0; i < 500 && qemu_log.hops.size() < model_log.hops.size(); ++i) {
-        std::this_thread::sleep_for(milliseconds(10));
-        qemu_log = transport::read_packet_log(*g_cluster, fabric.builder());
-    }
+    const transport::ReplayPlan plan = transport::plan_replay(fabric.builder(), g_cluster->board(), model_log);
+    const transport::PacketLog qemu_log = transport::replay_on(*g_cluster, fabric, plan, milliseconds(30000));
     fabric.stop();
     assert_true(qemu_log.lost.empty());
-    assert_true(jobs > 8 * n);  // some writes were several packets
-    const std::string differs = transport::paths_differ(transport::paths_of(model_log), transport::paths_of(qemu_log),
-                                                        "the model", "QEMU");
+    assert_true(plan.packets > 8 * n);  // some writes were several packets
+    assert_int_equal(qemu_log.hops.size(), model_log.hops.size());
+    const std::string differs =
+        transport::paths_differ(transport::paths_of(transport::as_replayed(model_log)),
+                                transport::paths_of(transport::as_replayed(qemu_log)), "the model", "QEMU");
     if (!differs.empty()) fail_msg("%s", differs.c_str());
 }
 
@@ -893,7 +882,7 @@ void test_galaxy_as_row_and_column_rings(void**) {
             sent.push_back({c, t});
         }
         launches.push_back(
-            {c, worker_core(0), &test_kernel(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
+            {c, worker_core(0), &kernel_named(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
     }
     g_cluster->run(launches, milliseconds(60000));
     for (auto [f, t] : sent) {

@@ -268,4 +268,35 @@ struct FabricMulticastArgs {
 };
 static_assert(sizeof(FabricMulticastArgs) == 64 && kIsKernelArgs<FabricMulticastArgs>, "FabricMulticastArgs layout");
 
+// firmware/kernels/fabric_traffic's arguments: one worker sending packets
+// through the fabric (firmware/fabric/connection.h), each job one API call
+// (the system tests' traffic, and weft replay's).
+struct FabricTrafficJob {
+    uint8_t command;  // abi::FabricNocCommand
+    uint8_t hops;
+    uint8_t count;  // > 1: multicast
+    uint8_t ttl;
+    uint8_t direction;  // the connection it goes on: 1D 0 forward, 1 backward; 2D the abi::FabricCompass
+    uint8_t dst_mesh;
+    uint16_t dst_chip;  // in its mesh
+    uint32_t bytes;     // write: all of it; scatter: each part
+    uint32_t inc;       // increment, or the inline write's value
+    uint64_t dst, sem, src;
+    uint64_t scatter[2];
+    uint32_t route;  // 2D: the directions after the first cable
+    uint32_t pad1;
+};
+static_assert(sizeof(FabricTrafficJob) == 64, "FabricTrafficJob layout");
+
+inline constexpr uint32_t kFabricTrafficMaxJobs = 48;
+
+struct FabricTrafficArgs {
+    uint64_t connection[4];  // abi::FabricWorkerConnection by job direction; 0: none
+    uint32_t job_count;
+    uint32_t pad;
+    FabricTrafficJob jobs[kFabricTrafficMaxJobs];
+};
+static_assert(sizeof(FabricTrafficArgs) == 40 + 64 * kFabricTrafficMaxJobs && kIsKernelArgs<FabricTrafficArgs>,
+              "FabricTrafficArgs layout");
+
 }  // namespace weft::abi

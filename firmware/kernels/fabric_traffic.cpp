@@ -1,15 +1,15 @@
 // Sends packets through the fabric with the worker API, one job per call,
-// then closes its connections (every packet has left its router).
-// Arguments: test_abi::FabricTrafficArgs.
+// then closes its connections (every packet has left its router): the
+// system tests' traffic, and weft replay's.
+// Arguments: abi::FabricTrafficArgs.
 #include "fabric/connection.h"
 #include "kernels/kernel.h"
-#include "test_kernel_args.h"
 
 using namespace weft;
 
 extern "C" int kernel_main(KernelArgs a) {
-    const auto& args = a.as<test_abi::FabricTrafficArgs>();
-    if (args.job_count > test_abi::kFabricTrafficMaxJobs) mailbox::panic(abi::kPanicBadArgs, args.job_count);
+    const auto& args = a.as<abi::FabricTrafficArgs>();
+    if (args.job_count > abi::kFabricTrafficMaxJobs) mailbox::panic(abi::kPanicBadArgs, args.job_count);
     static const abi::FabricWorkerConnection none{};  // never used: its jobs are refused above
     auto connection = [&](uint32_t d) -> const abi::FabricWorkerConnection& {
         return args.connection[d] ? *reinterpret_cast<const abi::FabricWorkerConnection*>(args.connection[d]) : none;
@@ -17,7 +17,7 @@ extern "C" int kernel_main(KernelArgs a) {
     fabric::Connection connections[4] = {fabric::Connection(connection(0)), fabric::Connection(connection(1)),
                                          fabric::Connection(connection(2)), fabric::Connection(connection(3))};
     for (uint32_t i = 0; i < args.job_count; ++i) {
-        const test_abi::FabricTrafficJob& j = args.jobs[i];
+        const abi::FabricTrafficJob& j = args.jobs[i];
         if (j.direction >= 4 || !args.connection[j.direction]) mailbox::panic(abi::kPanicBadArgs, 1000 + i);
         fabric::Connection& c = connections[j.direction];
         fabric::Route to;
