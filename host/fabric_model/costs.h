@@ -26,9 +26,11 @@ struct Costs {
     uint64_t router_latency_ns = 266;  // from a router's poll to its packet's commands starting
     uint64_t router_poll_ns = 20;      // a poll that moved only credits or freed slots
     uint64_t worker_packet_ns = 100;   // a worker's API call that writes one packet
+    double math_gbps = 32.0;           // the math engine: result bytes per ns (as fast as the NoC copies them)
 
     uint64_t cable_ns(uint64_t bytes) const { return uint64_t(double(bytes) / cable_gbps + 0.5); }
     uint64_t noc_ns(uint64_t bytes) const { return noc_latency_ns + uint64_t(double(bytes) / noc_gbps + 0.5); }
+    uint64_t math_ns(uint64_t bytes) const { return noc_latency_ns + uint64_t(double(bytes) / math_gbps + 0.5); }
 };
 
 }  // namespace weft::fabric_model

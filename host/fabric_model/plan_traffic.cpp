@@ -25,7 +25,7 @@ using transport::FabricDirection;
 // the signals between workers) and the streams' rings of slots, below the
 // 192 MiB a chip of a grid made in memory keeps (traffic.cpp).
 constexpr uint64_t kOpBytes = 128ull << 20, kTopBytes = 64ull << 20;
-constexpr uint64_t kArrived = 0, kCredits = 512 << 10, kSignals = 1 << 20, kRings = 2 << 20;
+constexpr uint64_t kArrived = 0, kCredits = 512 << 10, kSignals = 1 << 20, kMathDone = 3 << 19, kRings = 2 << 20;
 
 struct StreamState {
     uint32_t from = 0, to = 0;  // chips
@@ -55,6 +55,8 @@ public:
         : m_(m), p_(p), streams_(streams), stream_of_(std::move(stream_of)), top_(top), lane_(lane) {}
 
     bool step() {
+        // A reduction's result (and the slot it read) is ready once the math engine counted it done.
+        if (m_.word(p_.chip, math_done()) < math_issued_) return false;
         if (pc_ == p_.code.size()) return close_all();
         const abi::CclInstr& in = p_.code[pc_];
         switch (in.opcode) {
@@ -75,6 +77,7 @@ public:
     bool done() const { return pc_ == p_.code.size() && closed_; }
 
 private:
+    uint64_t math_done() const { return top_ + kMathDone + 4 * uint64_t(p_.index); }
     uint64_t signal(uint32_t consumer, uint32_t producer) const {
         return top_ + kSignals + 4 * (uint64_t(consumer) * abi::kCclMaxProducers + producer);
     }
@@ -116,13 +119,19 @@ private:
         StreamState& s = stream(in);
         const uint64_t total = in.dst.bytes();
         fabric::Connection& c = way(s.back_way);
-        if (m_.word(s.to, s.arrived) <= s.taken || c.room() == 0) return false;
+        if (!reduced_ && (m_.word(s.to, s.arrived) <= s.taken || c.room() == 0)) return false;
         const uint32_t n = message_of(s, total);
         uint64_t from = s.ring + uint64_t(s.message) * (s.taken % s.slots);
-        if (in.opcode == abi::kCclRecvReduce) {
+        if (in.opcode == abi::kCclRecvReduce && !reduced_) {
+            // The slot is credited back once the math engine has read it: on a later step.
             const uint64_t at = contiguous(in.dst) + uint64_t(part_) * s.message;
             const uint64_t with = (in.src.count ? contiguous(in.src) : in.dst.base) + uint64_t(part_) * s.message;
             eltwise(in.arg, with, from, at, n);
+            reduced_ = true;
+            return true;
+        }
+        if (reduced_) {
+            reduced_ = false;
         } else {
             runs_of(in.dst, uint64_t(part_) * s.message, n, [&](uint64_t at, uint64_t len) {
                 noc::async_write(from, at, uint32_t(len));
@@ -152,9 +161,9 @@ private:
 
     // [at, at + bytes) = a op b on the chip's math engine, as the firmware
     // reduces (arg: the op in its low half, the type in its high). The
-    // engine is drained before going on, so the slot read may be credited
-    // back and a signal after it counts the result (the firmware orders
-    // these on the math ring instead; the model pays the wait).
+    // engine counts it done in math_done(), and step() goes on only then, so
+    // the slot read may be credited back and a signal after it counts the
+    // result (the firmware orders these on the math ring instead).
     void eltwise(uint32_t arg, uint64_t a, uint64_t b, uint64_t at, uint64_t bytes) {
         const auto dtype = static_cast<abi::DataType>(arg >> 16);
         const uint32_t esize = ccl::dtype_size(dtype);
@@ -162,7 +171,8 @@ private:
                                        ccl::dtype_name(dtype) + " cuts an element");
         noc::barrier();  // earlier copies into a or b have landed
         math::eltwise(static_cast<abi::MathOp>(arg & 0xffff), dtype, a, b, at, uint32_t(bytes / esize));
-        math::barrier();
+        math::semaphore_inc(math_done(), 1);
+        ++math_issued_;
     }
 
     static uint64_t contiguous(const abi::Pages& p) {
@@ -190,6 +200,8 @@ private:
     std::map<FabricDirection, fabric::Connection> ways_;
     size_t pc_ = 0;
     uint32_t part_ = 0;  // messages of the current send or receive done
+    uint32_t math_issued_ = 0;  // reductions handed to the math engine
+    bool reduced_ = false;      // the current receive's message is reduced; its credit is next
     bool closed_ = false;
 };
 

@@ -72,6 +72,7 @@ TimedFabric::TimedFabric(model::FabricModel& model, const Costs& costs, Ranks* r
     pollers_of_core_.resize(size_t(chips) * cores_);
     router_of_port_.assign(size_t(chips) * ports_, -1);
     noc_.resize(size_t(chips) * cores_);
+    math_.resize(size_t(chips) * cores_);
     eth_.resize(size_t(chips) * ports_);
     failures_.assign(size_t(chips) * ports_, 0);
     // Firmware that blocks (a reset of a dead cable's queue, a table lookup)
@@ -169,6 +170,7 @@ void TimedFabric::poll(uint32_t index) {
     p.busy_until = now_ + cost;
     const uint64_t start = router ? now_ + std::min(cost, costs_.router_latency_ns) : p.busy_until;
     kick_noc(p.chip, p.core, start);
+    if (!router) kick_math(p.chip, p.core, start);
     if (router) kick_eth(p.chip, p.port, start);
     if (moved) wake(index, p.busy_until);
 }
@@ -181,6 +183,30 @@ void TimedFabric::kick_noc(uint32_t chip, uint32_t core, uint64_t t) {
     const uint64_t start = std::max(t, s.free_at);
     const uint32_t len = reset_pending(ring) ? 0 : head_command(ring).len;
     schedule(start + costs_.noc_ns(len), chip, kNocDone, chip * cores_ + core);
+}
+
+// A worker's reductions take their time on its core's math engine, one
+// command after another, as its NoC copies do on the NoC.
+void TimedFabric::kick_math(uint32_t chip, uint32_t core, uint64_t t) {
+    Server& s = math_[size_t(chip) * cores_ + core];
+    abi::MathRing& ring = control(chip).math[core];
+    if (s.scheduled || !has_command(ring)) return;
+    s.scheduled = true;
+    const abi::MathCommand& c = head_command(ring);
+    const uint64_t bytes = c.op == abi::kMathSemInc ? 0 : uint64_t(c.count) * abi::dtype_size(c.dtype);
+    schedule(std::max(t, s.free_at) + costs_.math_ns(bytes), chip, kMathDone, chip * cores_ + core);
+}
+
+void TimedFabric::math_done(uint32_t slot) {
+    const uint32_t chip = slot / cores_, core = slot % cores_;
+    Server& s = math_[slot];
+    s.scheduled = false;
+    s.free_at = now_;
+    run_math_ring(model_.cluster().memory(chip).memory(), control(chip).math[core], 1,
+                  model_.cluster().devices().counters(chip));
+    check_watches(chip);
+    wake_core(chip, core, now_);
+    kick_math(chip, core, now_);
 }
 
 void TimedFabric::noc_done(uint32_t slot) {
@@ -368,7 +394,7 @@ bool TimedFabric::owned_rings_idle() {
         if (!owns(chip)) continue;
         const abi::ChipControlBlock& cb = control(chip);
         for (uint32_t c = 0; c < cores_; ++c)
-            if (has_command(cb.noc[c])) return false;
+            if (has_command(cb.noc[c]) || has_command(cb.math[c])) return false;
         for (uint32_t p = 0; p < ports_; ++p)
             if (has_command(cb.eth[p])) return false;
     }
@@ -390,6 +416,7 @@ void TimedFabric::run_event(const Event& e) {
     switch (e.kind) {
         case kPoll: poll(e.a); break;
         case kNocDone: noc_done(e.a); break;
+        case kMathDone: math_done(e.a); break;
         case kEthSent: eth_sent(e.a); break;
         case kEthAcked: eth_acked(e.a, e.b); break;
         case kDeliver: deliver(e.a); break;

@@ -93,14 +93,14 @@ public:
     std::function<void(uint64_t from_ns, uint64_t to_ns)> on_advance;
 
 private:
-    enum Kind : uint8_t { kPoll, kNocDone, kEthSent, kDeliver, kEthAcked };
+    enum Kind : uint8_t { kPoll, kNocDone, kEthSent, kDeliver, kEthAcked, kMathDone };
     struct Event {
         uint64_t t;
         uint32_t chip, origin;  // it acts on `chip`; an event of `origin` (or the host) made it
         uint64_t count;         // origin's count of events made (the host's: per chip)
         Kind kind;
         uint32_t
-            a;  // kPoll: the poller; kNocDone: chip's core slot; kEthSent, kEthAcked: port slot; kDeliver: delivery
+            a;  // kPoll: the poller; kNocDone, kMathDone: chip's core slot; kEthSent, kEthAcked: port slot; kDeliver: delivery
         uint32_t b = 0;  // kEthAcked: the cable's failures when the command left
         bool operator>(const Event& o) const {
             if (t != o.t) return t > o.t;
@@ -115,7 +115,7 @@ private:
         uint64_t busy_until = 0, work = 0;               // work: packets it sent or handled so far
         bool scheduled = false;
     };
-    // A core's NoC ring or a port's Ethernet ring.
+    // A core's NoC or math ring, or a port's Ethernet ring.
     struct Server {
         uint64_t free_at = 0;
         bool scheduled = false;
@@ -147,6 +147,8 @@ private:
     void kick_noc(uint32_t chip, uint32_t core, uint64_t t);
     void kick_eth(uint32_t chip, uint32_t port, uint64_t t);
     void noc_done(uint32_t slot);
+    void kick_math(uint32_t chip, uint32_t core, uint64_t t);
+    void math_done(uint32_t slot);
     void eth_sent(uint32_t slot);
     void eth_acked(uint32_t slot, uint32_t cable_life);
     void reset_eth(uint32_t slot);
@@ -174,7 +176,7 @@ private:
     std::vector<std::vector<uint32_t>> pollers_of_chip_;
     std::vector<std::vector<uint32_t>> pollers_of_core_;  // chip * cores + core
     std::vector<int> router_of_port_;                     // chip * ports + port -> poller, -1: none
-    std::vector<Server> noc_, eth_;                       // chip * cores + core, chip * ports + port
+    std::vector<Server> noc_, math_, eth_;                // chip * cores + core (NoC, math), chip * ports + port
     std::vector<uint32_t> failures_;                      // chip * ports + port: times its cable failed
     std::vector<Delivery> deliveries_;
     std::vector<uint32_t> free_deliveries_;
