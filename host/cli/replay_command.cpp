@@ -1,9 +1,7 @@
 // weft replay: a packet log's traffic (weft run --record, or the fabric
 // model's) sent again over the cluster's fabric, packet by packet from where
 // each started, and whether every packet crossed the same cables here.
-#include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -20,29 +18,13 @@ struct ReplayArgs {
     double timeout = 30;
 };
 
-nlohmann::json read_json(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw Error("cannot read the packet log " + path);
-    try {
-        return nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-        throw Error(path + " is not JSON: " + e.what());
-    }
-}
-
-void write_log(const transport::PacketLog& log, const std::string& file, const std::string& path) {
-    std::ofstream out(path);
-    out << transport::packet_log_json(log, {{"replay_of", file}}).dump() << "\n";
-    if (!out) throw Error("cannot write the packet log to " + path);
-}
-
 int replay(const std::string& run_dir, const ReplayArgs& a) {
-    const nlohmann::json j = read_json(a.file);
-    const transport::PacketLog recorded = transport::packet_log_from_json(j);
+    nlohmann::json about;
+    const transport::PacketLog recorded = transport::read_packet_log_file(a.file, &about);
     if (!recorded.lost.empty())
         throw Error(a.file + " is not whole (" + recorded.lost.front() + "): its packets cannot all be sent again");
     // The log's own cluster, unless one runs or --cluster names another.
-    const std::string logged = j.contains("about") ? j["about"].value("cluster", "") : "";
+    const std::string logged = about.value("cluster", "");
     auto cluster = attach_or_start(run_dir, a.cluster, logged.empty() ? "ring8" : logged);
     FabricSpec spec = cluster->fabric_spec();
     spec.record_packets = transport::kDefaultRecordedPackets;
@@ -56,7 +38,8 @@ int replay(const std::string& run_dir, const ReplayArgs& a) {
     const auto timeout = std::chrono::milliseconds(int64_t(a.timeout * 1000));
     const transport::PacketLog got = transport::replay_on(*cluster, *fabric, plan, timeout);
     fabric->stop();
-    if (!a.out.empty()) write_log(got, a.file, a.out);
+    const std::string name = cluster->info().value("name", std::string());
+    if (!a.out.empty()) transport::write_packet_log_file(a.out, got, {{"cluster", name}, {"replay_of", a.file}});
     const std::string differs =
         transport::paths_differ(transport::paths_of(transport::as_replayed(recorded)),
                                 transport::paths_of(transport::as_replayed(got)), a.file, "this cluster");

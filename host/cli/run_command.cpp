@@ -1,6 +1,5 @@
 // weft run OP: one collective op, checked against the host reference, timed.
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "ccl/op_case.h"
@@ -93,9 +92,7 @@ void write_record(Cluster& cluster, ccl::CollectiveRunner& run, const ccl::OpReq
                                   {"op", ccl::collective_name(r.op)},
                                   {"algo", r.algo},
                                   {"bytes", r.bytes}};
-    std::ofstream out(path);
-    out << transport::packet_log_json(log, about).dump() << "\n";
-    if (!out) throw Error("cannot write the packet log to " + path);
+    transport::write_packet_log_file(path, log, about);
     std::printf("  record: %zu cable crossings in %s%s\n", log.hops.size(), path.c_str(),
                 log.lost.empty() ? "" : " (routers' logs wrapped: the oldest are lost)");
 }

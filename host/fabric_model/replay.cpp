@@ -1,7 +1,6 @@
 #include "fabric_model/replay.h"
 
 #include <algorithm>
-#include <fstream>
 
 #include <map>
 #include <unordered_map>
@@ -80,16 +79,6 @@ Replay replay_log(Simulation& sim, const transport::PacketLog& recorded) {
 
 namespace {
 
-nlohmann::json read_json(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw Error("cannot read " + path);
-    try {
-        return nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-        throw Error(path + " is not JSON: " + e.what());
-    }
-}
-
 uint32_t most_per_router(const transport::PacketLog& log) {
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> per;
     uint32_t most = 0;
@@ -100,9 +89,8 @@ uint32_t most_per_router(const transport::PacketLog& log) {
 }  // namespace
 
 int replay_command(ModelOptions options, bool cluster_given, const std::string& log_file, const std::string& out) {
-    const nlohmann::json j = read_json(log_file);
-    const transport::PacketLog recorded = transport::packet_log_from_json(j);
-    const nlohmann::json about = j.value("about", nlohmann::json::object());
+    nlohmann::json about;
+    const transport::PacketLog recorded = transport::read_packet_log_file(log_file, &about);
     if (!cluster_given) {
         options.cluster = about.value("cluster_file", "");
         if (options.cluster.empty()) options.cluster = about.value("cluster", "");
@@ -111,11 +99,8 @@ int replay_command(ModelOptions options, bool cluster_given, const std::string& 
     options.fabric.record_packets = std::max(transport::kDefaultRecordedPackets, most_per_router(recorded));
     Simulation sim(options);
     const Replay r = replay_log(sim, recorded);
-    if (!out.empty()) {
-        std::ofstream o(out);
-        o << transport::packet_log_json(r.log, {{"cluster", options.cluster}, {"replay_of", log_file}}).dump() << "\n";
-        if (!o) throw Error("cannot write " + out);
-    }
+    if (!out.empty())
+        transport::write_packet_log_file(out, r.log, {{"cluster", options.cluster}, {"replay_of", log_file}});
     printf("replayed %llu packets (%zu cable crossings recorded) on %s: %.3f us virtual, %llu events\n",
            (unsigned long long)r.packets, recorded.hops.size(), options.cluster.c_str(), double(r.run.end_ns) / 1e3,
            (unsigned long long)r.run.events);

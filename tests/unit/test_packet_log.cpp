@@ -2,6 +2,10 @@
 // model: what the firmware logs is what the model's engine saw cross each
 // cable, a log replays packet for packet on a fresh model, and a replay over
 // a different fabric (a cable failed) is told apart, naming the packet.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -11,6 +15,7 @@
 #include "fabric_model/traffic.h"
 #include "fabric_model/traffic_record.h"
 #include "transport/fabric/packet_log.h"
+#include "transport/fabric/replay_traffic.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
 #include <setjmp.h>
@@ -129,6 +134,63 @@ void test_a_fabric_without_a_log_says_so(void**) {
     }
 }
 
+// A log's file keeps its hops and its `about`; a file that is not a log is
+// refused naming the file and what is wrong.
+void test_a_log_file_round_trips_and_a_bad_one_is_named(void**) {
+    const transport::PacketLog recorded = recorded_all_to_all();
+    char path[] = "/tmp/weft-packet-log-XXXXXX";
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    transport::write_packet_log_file(path, recorded, {{"cluster", "torus4x4"}});
+    nlohmann::json about;
+    const transport::PacketLog back = transport::read_packet_log_file(path, &about);
+    assert_int_equal(back.hops.size(), recorded.hops.size());
+    assert_string_equal(about.value("cluster", "").c_str(), "torus4x4");
+    assert_string_equal(transport::paths_differ(transport::paths_of(recorded), transport::paths_of(back)).c_str(), "");
+    std::ofstream(path) << R"({"schema": "weft-trace/1"})";
+    try {
+        transport::read_packet_log_file(path);
+        fail_msg("a file of another schema was read as a packet log");
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        assert_true(what.find(path) != std::string::npos && what.find("weft-packet-log/1") != std::string::npos);
+    }
+    std::remove(path);
+    try {
+        transport::read_packet_log_file(path);
+        fail_msg("a missing file was read");
+    } catch (const Error& e) {
+        assert_true(std::string(e.what()).find("cannot read the packet log") != std::string::npos);
+    }
+}
+
+// weft replay's plan: one job per packet where it left its source, each
+// into the landing area at the end of DRAM; a write that had no semaphore
+// gets none (else it would become a write-and-increment).
+void test_a_replay_plan_sends_each_packet_once_from_its_source(void**) {
+    const transport::PacketLog recorded = recorded_all_to_all();
+    Simulation sim(torus());
+    const BoardInfo& board = sim.model().cluster().board();
+    const transport::ReplayPlan plan = transport::plan_replay(sim.model().fabric(), board, recorded);
+    assert_int_equal(plan.packets, 16 * 15 * kPacketsPerWrite);
+    assert_int_equal(plan.hops, recorded.hops.size());
+    assert_int_equal(plan.multicast, 0);
+    size_t jobs = 0;
+    for (const auto& round : plan.rounds)
+        for (const transport::ReplayKernel& k : round)
+            for (uint32_t i = 0; i < k.args.job_count; ++i) {
+                const abi::FabricTrafficJob& j = k.args.jobs[i];
+                ++jobs;
+                assert_true(j.dst >= board.dram.base && j.dst + j.bytes <= board.dram.end());
+                if (j.command == abi::kFabricWrite) assert_int_equal(j.sem, 0);
+                else assert_true(j.sem >= board.dram.base && j.sem + 4 <= board.dram.end());
+            }
+    assert_int_equal(jobs, plan.packets);
+    const transport::PacketLog bare = transport::as_replayed(recorded);
+    for (const transport::LoggedHop& h : bare.hops) assert_true(h.record.dst_address == 0 && h.record.sem_address == 0);
+}
+
 }  // namespace
 
 int main() {
@@ -138,6 +200,8 @@ int main() {
         cmocka_unit_test(test_a_replay_round_a_failed_cable_names_a_packet_that_went_another_way),
         cmocka_unit_test(test_a_log_that_wrapped_says_so_and_is_not_replayed),
         cmocka_unit_test(test_a_fabric_without_a_log_says_so),
+        cmocka_unit_test(test_a_log_file_round_trips_and_a_bad_one_is_named),
+        cmocka_unit_test(test_a_replay_plan_sends_each_packet_once_from_its_source),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

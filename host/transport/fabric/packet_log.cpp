@@ -1,6 +1,7 @@
 #include "transport/fabric/packet_log.h"
 
 #include <algorithm>
+#include <fstream>
 
 #include "common/error.h"
 
@@ -127,6 +128,30 @@ PacketLog packet_log_from_json(const nlohmann::json& j) {
         throw Error(std::string("a packet log hop is incomplete: ") + e.what());
     }
     return log;
+}
+
+PacketLog read_packet_log_file(const std::string& path, nlohmann::json* about) {
+    std::ifstream in(path);
+    if (!in) throw Error("cannot read the packet log " + path);
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(path + " is not JSON: " + e.what());
+    }
+    try {
+        PacketLog log = packet_log_from_json(j);
+        if (about) *about = j.is_object() ? j.value("about", nlohmann::json::object()) : nlohmann::json::object();
+        return log;
+    } catch (const Error& e) {
+        throw Error(path + ": " + e.what());
+    }
+}
+
+void write_packet_log_file(const std::string& path, const PacketLog& log, const nlohmann::json& about) {
+    std::ofstream out(path);
+    out << packet_log_json(log, about).dump() << "\n";
+    if (!out) throw Error("cannot write the packet log to " + path);
 }
 
 }  // namespace weft::transport

@@ -72,5 +72,11 @@ inline constexpr const char* kPacketLogSchema = "weft-packet-log/1";
 nlohmann::json packet_log_json(const PacketLog& log, const nlohmann::json& about = nlohmann::json::object());
 // Throws weft::Error naming what is missing or of the wrong schema.
 PacketLog packet_log_from_json(const nlohmann::json& j);
+// A log's file (weft run --record, weft replay --out, weft-fabric-model
+// replay --out) and its `about` (an empty object if it has none). Throw
+// weft::Error naming a file that cannot be read or written, is not JSON or
+// not of the schema.
+PacketLog read_packet_log_file(const std::string& path, nlohmann::json* about = nullptr);
+void write_packet_log_file(const std::string& path, const PacketLog& log, const nlohmann::json& about);
 
 }  // namespace weft::transport
