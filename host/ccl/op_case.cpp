@@ -1,6 +1,7 @@
 #include "ccl/op_case.h"
 
 #include <cstring>
+#include <memory>
 
 namespace weft::ccl {
 namespace {
@@ -14,15 +15,16 @@ struct InputKey {
     bool operator==(const InputKey&) const = default;
 };
 
-const OpData& inputs_for(const OpRequest& r, const OpLayout& l, uint32_t seed) {
+// Shared, not a reference to the cache: a case run while another waits (a
+// communicator's op started in another's `meanwhile`) makes its own inputs,
+// and the first still checks against its own.
+std::shared_ptr<const OpData> inputs_for(const OpRequest& r, const OpLayout& l, uint32_t seed) {
     static InputKey last_key{};
-    static OpData last;
-    static bool valid = false;
+    static std::shared_ptr<const OpData> last;
     const InputKey key{uint32_t(r.dtype), uint32_t(r.redop), l.ranks, seed, l.input_bytes, l.element};
-    if (!valid || !(key == last_key)) {
-        last = make_inputs(r, l, seed);
+    if (!last || !(key == last_key)) {
+        last = std::make_shared<const OpData>(make_inputs(r, l, seed));
         last_key = key;
-        valid = true;
     }
     return last;
 }
@@ -46,7 +48,8 @@ CaseResult run_case_with(CollectiveRunner& runner, Cluster& cluster, const OpReq
     CaseResult res;
     res.layout = runner.layout(r);
     const OpLayout& l = res.layout;
-    const OpData& data = inputs_for(r, l, seed);
+    const std::shared_ptr<const OpData> inputs = inputs_for(r, l, seed);
+    const OpData& data = *inputs;
     for (uint32_t c = 0; c < l.ranks; ++c) {
         Chip& chip = cluster.chip(runner.chip_of(c));
         // Poison: 0x7f bytes are ~3e38 or NaN in every float type and 2139062143 as

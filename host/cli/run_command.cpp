@@ -1,6 +1,10 @@
 // weft run OP: one collective op, checked against the host reference, timed.
+#include <chrono>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <sstream>
+#include <vector>
 
 #include "ccl/op_case.h"
 #include "cli/arguments.h"
@@ -21,6 +25,7 @@ struct RunArgs {
     std::string shape;
     uint32_t dim = 0;
     std::string trace, send, recv, record;
+    std::string mesh;  // "": the whole cluster; a mesh id, or "all": each mesh its own op, all at once
     bool in_place = false;
 };
 
@@ -97,10 +102,71 @@ void write_record(Cluster& cluster, ccl::CollectiveRunner& run, const ccl::OpReq
                 log.lost.empty() ? "" : " (routers' logs wrapped: the oldest are lost)");
 }
 
+// The meshes --mesh names: one by id, or every mesh of the cluster.
+std::vector<Mesh> meshes_named(const ClusterTopology& t, const std::string& mesh) {
+    if (mesh == "all") return t.meshes();
+    std::string known;
+    for (const Mesh& m : t.meshes()) {
+        if (std::to_string(m.id) == mesh) return {m};
+        known += (known.empty() ? "" : ", ") + std::to_string(m.id);
+    }
+    throw UsageError("--mesh " + mesh + ": this cluster's meshes are " + known + " (or all)");
+}
+
+// One case per communicator, all started before any is waited for: each
+// mesh runs its own op while the others run theirs, on inputs of its own.
+std::vector<ccl::CaseResult> run_at_once(std::vector<std::unique_ptr<ccl::CollectiveRunner>>& runs, Cluster& cluster,
+                                         const ccl::OpRequest& r) {
+    std::vector<ccl::CaseResult> results(runs.size());
+    std::function<void(size_t)> from = [&](size_t i) {
+        if (i == runs.size()) return;
+        results[i] = ccl::run_case(*runs[i], cluster, r, uint32_t(1 + i), [&] { from(i + 1); });
+    };
+    from(0);
+    return results;
+}
+
+// weft run --mesh: the op over one mesh's chips, or over every mesh at once
+// (a communicator a mesh; over the fabric each mesh's own).
+int run_on_meshes(const RunArgs& a, ccl::OpRequest r, Cluster& cluster, const ccl::RunnerOptions& options) {
+    if (!a.record.empty()) throw UsageError("--record logs the fabric of the whole cluster: leave out --mesh");
+    std::vector<std::unique_ptr<ccl::CollectiveRunner>> runs;
+    const std::vector<Mesh> meshes = meshes_named(cluster.topology(), a.mesh);
+    for (const Mesh& m : meshes) {
+        std::vector<uint32_t> chips(m.chips());
+        for (uint32_t i = 0; i < chips.size(); ++i) chips[i] = m.first_chip + i;
+        runs.push_back(std::make_unique<ccl::CollectiveRunner>(cluster, chips, options));
+    }
+    if (a.in_place) r.send = r.recv = r.send ? r.send : r.recv ? r.recv : cluster.board().dram.base;
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<ccl::CaseResult> results = run_at_once(runs, cluster, r);
+    std::printf("%s on %zu mesh%s at once: %.3f ms in all\n", ccl::collective_name(r.op).c_str(), meshes.size(),
+                meshes.size() == 1 ? "" : "es", seconds_since(t0) * 1e3);
+    int rc = kOk;
+    for (size_t i = 0; i < meshes.size(); ++i) {
+        const ccl::CaseResult& res = results[i];
+        std::printf("  mesh %u (chips %u-%u): algo %s over the %s, %llu bytes; ", meshes[i].id, meshes[i].first_chip,
+                    meshes[i].first_chip + meshes[i].chips() - 1, res.timing.algo.c_str(),
+                    res.timing.transport.c_str(), (unsigned long long)(res.layout.elements * res.layout.element));
+        if (res.check.wrong) {
+            std::printf("%llu of %llu elements WRONG; first: %s\n", (unsigned long long)res.check.wrong,
+                        (unsigned long long)res.check.checked, res.check.first_wrong.c_str());
+            rc = kFailed;
+        } else {
+            std::printf("%llu elements match the host reference\n", (unsigned long long)res.check.checked);
+        }
+    }
+    return rc;
+}
+
 int run_op(const RunArgs& a, const std::string& run_dir) {
     ccl::OpRequest r = request(a);
     knobs::check(knobs::Reader::kCcl);  // a bad WEFT_CCL_* is a usage error, before any cluster starts
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
+    if (!a.mesh.empty()) {
+        ccl::RunnerOptions options = runner_options(a.ccl);
+        return run_on_meshes(a, r, *cluster, options);
+    }
     ccl::RunnerOptions options = runner_options(a.ccl);
     if (!a.record.empty()) options.record_packets = transport::kDefaultRecordedPackets;
     ccl::CollectiveRunner run(*cluster, options);
@@ -149,6 +215,10 @@ Command add_run(CLI::App& weft, Globals& g) {
                     "with --transport fabric: every packet the routers send over their cables, logged by them, to "
                     "this file as JSON (replay it with weft-fabric-model replay FILE)")
         ->option_text("FILE");
+    cmd->add_option("--mesh", a->mesh,
+                    "run the op over one mesh's chips (its id, as weft routes shows them), or 'all': over every mesh "
+                    "at once, each its own op (over the fabric, each mesh's own fabric)")
+        ->option_text("M|all");
     add_run_dir(*cmd, g.run_dir);
     cmd->footer(algorithms_help());
     return {cmd, [a, &g] { return run_op(*a, g.run_dir); }};

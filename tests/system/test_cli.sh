@@ -317,10 +317,32 @@ $WEFT launch reloc_probe --core 99 >"$TMP/out" 2>&1
 check "weft launch on a core the board lacks fails by name, not hung" has "$TMP/out" "has no core 99"
 $WEFT bench all_reduce -b 1K -c 2 >"$TMP/out" 2>&1
 check "weft bench -c takes 0 or 1 only" test $? -eq 2
+$WEFT run all_reduce --mesh 3 >"$TMP/out" 2>&1
+check "weft run --mesh of a mesh the cluster lacks is usage" test $? -eq 2
+check "... naming the meshes there are" has "$TMP/out" "this cluster's meshes are 0 (or all)"
 $WEFT down >"$TMP/out" 2>&1
 check "weft down" has "$TMP/out" "cluster down"
 check "no QEMU left after weft down" no_chip_processes
 check "no socket left after weft down" test ! -e "$WEFT_RUN_DIR/control.sock"
+
+# Two 2x2 meshes cabled at one exit: each mesh its own op, all at once, over
+# its own fabric.
+cat >"$TMP/two-meshes.yaml" <<'YAML'
+name: two-meshes
+board: qemu-virt
+meshes:
+  - id: 0
+    shape: [2, 2]
+    topology: mesh
+  - id: 1
+    shape: [2, 2]
+    topology: mesh
+links:
+  - [1.E, 4.W]
+YAML
+$WEFT run all_reduce --cluster "$TMP/two-meshes.yaml" --mesh all --transport fabric --size 16K >"$TMP/out" 2>&1
+check "weft run --mesh all runs an op on each mesh at once" has "$TMP/out" "all_reduce on 2 meshes at once"
+check "... each over its own fabric, right" test "$(grep -c 'over the fabric, .* elements match the host reference' "$TMP/out")" -eq 2
 
 # Ctrl-C on a bridge in the foreground.
 "$BUILD/bin/weft-bridge" --cluster "$SRC/clusters/pair.yaml" --run-dir "$WEFT_RUN_DIR" 2>"$TMP/fg.log" &
