@@ -145,9 +145,10 @@ int run_on_meshes(const RunArgs& a, ccl::OpRequest r, Cluster& cluster, const cc
     int rc = kOk;
     for (size_t i = 0; i < meshes.size(); ++i) {
         const ccl::CaseResult& res = results[i];
+        const uint64_t bytes = res.layout.elements * res.layout.element;
         std::printf("  mesh %u (chips %u-%u): algo %s over the %s, %llu bytes; ", meshes[i].id, meshes[i].first_chip,
                     meshes[i].first_chip + meshes[i].chips() - 1, res.timing.algo.c_str(),
-                    res.timing.transport.c_str(), (unsigned long long)(res.layout.elements * res.layout.element));
+                    res.timing.transport.c_str(), (unsigned long long)bytes);
         if (res.check.wrong) {
             std::printf("%llu of %llu elements WRONG; first: %s\n", (unsigned long long)res.check.wrong,
                         (unsigned long long)res.check.checked, res.check.first_wrong.c_str());
