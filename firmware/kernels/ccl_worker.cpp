@@ -70,7 +70,7 @@ void run(const abi::CclInstr& in, uint32_t i, transport::Channel* channel, uint6
         case abi::kCclSend: transport::stream_send(*channel, in.src); break;
         case abi::kCclRecv: transport::stream_receive(*channel, in.dst); break;
         case abi::kCclRecvReduce:
-            transport::stream_receive_reduce(*channel, in.src, in.dst, in.arg & 0xffff, in.arg >> 16);
+            transport::stream_receive_reduce(*channel, in.src, in.dst, abi::ccl_reduce_op(in.arg), abi::ccl_reduce_dtype(in.arg));
             break;
         case abi::kCclCopy: transport::copy_pages(in.src, in.dst); break;
         case abi::kCclWait:
@@ -79,7 +79,7 @@ void run(const abi::CclInstr& in, uint32_t i, transport::Channel* channel, uint6
             break;
         case abi::kCclSignal: signal(in.dst.base, last_op); break;
         case abi::kCclReduce:
-            transport::reduce_pages(in.src, in.dst, in.arg & 0xffff, in.arg >> 16);
+            transport::reduce_pages(in.src, in.dst, abi::ccl_reduce_op(in.arg), abi::ccl_reduce_dtype(in.arg));
             break;
         default: mailbox::panic(abi::kPanicBadArgs, i);
     }

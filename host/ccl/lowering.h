@@ -39,7 +39,7 @@ struct LoweringOptions {
     uint64_t piece_bytes = 64 * 1024;    // pipelining unit: a stream's buffering by default
     uint32_t message_bytes = 16 * 1024;  // the transport's largest message (streams count in them)
     uint32_t element_size = 4;           // pieces of a reduced transfer cut on element boundaries
-    uint32_t reduce_arg = 0;             // abi::MathOp | abi::DataType << 16 for reductions
+    uint32_t reduce_arg = 0;             // abi::ccl_reduce_arg(op, dtype) for reductions
     // Lanes per hop direction at most (lanes.h): each gets its own sender
     // and receiver worker and stream while spare worker cores allow.
     uint32_t workers_per_link = 1;

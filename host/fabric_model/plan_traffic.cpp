@@ -160,17 +160,17 @@ private:
     }
 
     // [at, at + bytes) = a op b on the chip's math engine, as the firmware
-    // reduces (arg: the op in its low half, the type in its high). The
+    // reduces (arg: abi::ccl_reduce_arg's). The
     // engine counts it done in math_done(), and step() goes on only then, so
     // the slot read may be credited back and a signal after it counts the
     // result (the firmware orders these on the math ring instead).
     void eltwise(uint32_t arg, uint64_t a, uint64_t b, uint64_t at, uint64_t bytes) {
-        const auto dtype = static_cast<abi::DataType>(arg >> 16);
+        const auto dtype = static_cast<abi::DataType>(abi::ccl_reduce_dtype(arg));
         const uint32_t esize = ccl::dtype_size(dtype);
         if (bytes % esize) throw Error("internal: a reduction of " + std::to_string(bytes) + " bytes of " +
                                        ccl::dtype_name(dtype) + " cuts an element");
         noc::barrier();  // earlier copies into a or b have landed
-        math::eltwise(static_cast<abi::MathOp>(arg & 0xffff), dtype, a, b, at, uint32_t(bytes / esize));
+        math::eltwise(static_cast<abi::MathOp>(abi::ccl_reduce_op(arg)), dtype, a, b, at, uint32_t(bytes / esize));
         math::semaphore_inc(math_done(), 1);
         ++math_issued_;
     }
@@ -260,7 +260,7 @@ ccl::LoweredOp lower_for(Simulation& sim, const ccl::OpRequest& r, const ccl::Op
     lo.workers_per_link = 1;
     lo.planes = 1;
     lo.scratch = l.scratch;
-    lo.reduce_arg = uint32_t(r.redop) | uint32_t(r.dtype) << 16;  // as the runner's
+    lo.reduce_arg = abi::ccl_reduce_arg(r.redop, r.dtype);
     return ccl::lower(plan, transport::FabricRouting(sim.model().fabric()),
                       sim.model().cluster().board().cores_with_role(CoreRole::kWorker), lo);
 }

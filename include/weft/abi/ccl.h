@@ -40,6 +40,12 @@ struct CclInstr {
 };
 static_assert(sizeof(CclInstr) == 80, "CclInstr layout");
 
+// kCclRecvReduce's and kCclReduce's arg: the reduction (MathOp) in the low
+// half, the element type (DataType) in the high half.
+constexpr uint32_t ccl_reduce_arg(uint32_t math_op, uint32_t dtype) { return math_op | dtype << 16; }
+constexpr uint32_t ccl_reduce_op(uint32_t arg) { return arg & 0xffff; }
+constexpr uint32_t ccl_reduce_dtype(uint32_t arg) { return arg >> 16; }
+
 // firmware/kernels/ccl_worker's arguments.
 struct CclWorkerArgs {
     uint64_t program;   // CclInstr[instructions]
