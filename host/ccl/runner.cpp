@@ -111,6 +111,7 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips
     : cluster_(cluster),
       options_(options),
       chips_(std::move(chips)),
+      whole_(chips_ == every_chip(cluster)),
       topo_(communicator_topology(cluster, chips_)),
       ring_(topo_.ring_order()),
       line_(topo_.line_order()),
@@ -120,7 +121,7 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips
     if (options_.slot_size == 0) options_.slot_size = fits_board_slot_size(cluster.board(), options_.slots);
     // A fabric spans the whole cluster, or one whole mesh of it (each mesh's
     // communicator then runs its own fabric, all at once).
-    const bool fabric_fits = chips_ == every_chip(cluster) || whole_mesh(cluster.topology(), chips_);
+    const bool fabric_fits = whole_ || whole_mesh(cluster.topology(), chips_);
     if (options_.transport == "fabric") {
         if (!fabric_fits)
             throw Error("a communicator over the fabric is the whole cluster or one whole mesh of it; over other "
@@ -149,9 +150,8 @@ transport::FabricBuilder CollectiveRunner::plan_fabric() {
     FabricSpec spec = cluster_.fabric_spec();
     spec.record_packets = options_.record_packets;
     // A mesh's communicator: the fabric of that mesh alone, in its ranks.
-    const ClusterTopology cables =
-        chips_ == every_chip(cluster_) ? cluster_.topology() : communicator_topology(cluster_, chips_);
-    transport::FabricBuilder fabric = transport::cluster_fabric(cluster_.board(), cables, spec);
+    transport::FabricBuilder fabric =
+        transport::cluster_fabric(cluster_.board(), communicator_topology(cluster_, chips_), spec);
     const uint32_t payload = fabric.spec().payload_bytes();
     options_.fabric_streams.message_bytes = std::min(options_.fabric_streams.message_bytes, payload);
     planned_cables_ = std::move(up);
@@ -204,12 +204,12 @@ void CollectiveRunner::replan_if_cables_changed() {
 void CollectiveRunner::ensure_fabric() {
     if (fabric_plan_ && !fabric_)
         fabric_ = transport::Fabric::start(cluster_, *fabric_plan_, std::chrono::milliseconds(10000),
-                                           chips_ == every_chip(cluster_) ? std::vector<uint32_t>{} : chips_);
+                                           whole_ ? std::vector<uint32_t>{} : chips_);
 }
 
 transport::PacketLog CollectiveRunner::packet_log() {
     if (!fabric_) throw Error("no fabric runs: the op went over the EDM (--transport fabric runs it over the fabric)");
-    if (chips_ != every_chip(cluster_)) throw Error("a packet log is read from a fabric over the whole cluster");
+    if (!whole_) throw Error("a packet log is read from a fabric over the whole cluster");
     return transport::read_packet_log(cluster_, fabric_->builder());
 }
 
@@ -280,7 +280,7 @@ LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo
     lo.message_bytes = message;
     lo.piece_bytes = plan.piece_bytes ? plan.piece_bytes : uint64_t(slots) * message;
     lo.element_size = l.element;
-    lo.reduce_arg = uint32_t(r.redop) | uint32_t(r.dtype) << 16;
+    lo.reduce_arg = abi::ccl_reduce_arg(r.redop, r.dtype);
     lo.workers_per_link = options_.workers_per_link;
     lo.planes = options_.planes;
     lo.scratch = l.scratch;

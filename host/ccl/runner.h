@@ -184,6 +184,7 @@ private:
     Cluster& cluster_;
     RunnerOptions options_;
     std::vector<uint32_t> chips_;                            // rank -> chip
+    bool whole_;                                             // chips_ are the cluster's, rank r chip r
     Topology topo_;                                          // in ranks
     std::unique_ptr<transport::FabricBuilder> fabric_plan_;  // transport "fabric"
     std::vector<bool> planned_cables_;                       // each cable up when it was planned
