@@ -142,8 +142,7 @@ std::unique_ptr<Fabric> Fabric::start(Cluster& cluster, FabricBuilder builder, s
         const FabricRouterPlan& plan = b.routers()[r];
         auto configure = [&](ChipWriter& memory, uint32_t, Region free) {
             if (free.base != plan.l1.base + abi::kResidentControlBytes)
-                throw Error("the fabric router on chip " + std::to_string(plan.chip) + " port " +
-                            std::to_string(plan.port) + " was given L1 the builder did not place it in");
+                throw Error(fabric->router_name(plan) + " was given L1 the builder did not place it in");
             MappedChipWriter mapped(memory, fabric->chips_);
             b.write_router(fabric->chips_.empty() ? memory : mapped, r);
             return plan.config_address;
