@@ -126,18 +126,28 @@ std::vector<ccl::CaseResult> run_at_once(std::vector<std::unique_ptr<ccl::Collec
     return results;
 }
 
+// The check's line after `lead`, and the exit code it makes.
+int print_check(const ccl::CheckResult& c, const char* lead) {
+    if (c.wrong) {
+        std::printf("%s%llu of %llu elements WRONG; first: %s\n", lead, (unsigned long long)c.wrong,
+                    (unsigned long long)c.checked, c.first_wrong.c_str());
+        return kFailed;
+    }
+    std::printf("%s%llu elements match the host reference\n", lead, (unsigned long long)c.checked);
+    return kOk;
+}
+
 // weft run --mesh: the op over one mesh's chips, or over every mesh at once
 // (a communicator a mesh; over the fabric each mesh's own).
-int run_on_meshes(const RunArgs& a, ccl::OpRequest r, Cluster& cluster, const ccl::RunnerOptions& options) {
-    if (!a.record.empty()) throw UsageError("--record logs the fabric of the whole cluster: leave out --mesh");
+int run_on_meshes(const std::string& mesh, const ccl::OpRequest& r, Cluster& cluster,
+                  const ccl::RunnerOptions& options) {
     std::vector<std::unique_ptr<ccl::CollectiveRunner>> runs;
-    const std::vector<Mesh> meshes = meshes_named(cluster.topology(), a.mesh);
+    const std::vector<Mesh> meshes = meshes_named(cluster.topology(), mesh);
     for (const Mesh& m : meshes) {
         std::vector<uint32_t> chips(m.chips());
         for (uint32_t i = 0; i < chips.size(); ++i) chips[i] = m.first_chip + i;
         runs.push_back(std::make_unique<ccl::CollectiveRunner>(cluster, chips, options));
     }
-    if (a.in_place) r.send = r.recv = r.send ? r.send : r.recv ? r.recv : cluster.board().dram.base;
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<ccl::CaseResult> results = run_at_once(runs, cluster, r);
     std::printf("%s on %zu mesh%s at once: %.3f ms in all\n", ccl::collective_name(r.op).c_str(), meshes.size(),
@@ -149,13 +159,7 @@ int run_on_meshes(const RunArgs& a, ccl::OpRequest r, Cluster& cluster, const cc
         std::printf("  mesh %u (chips %u-%u): algo %s over the %s, %llu bytes; ", meshes[i].id, meshes[i].first_chip,
                     meshes[i].first_chip + meshes[i].chips() - 1, res.timing.algo.c_str(),
                     res.timing.transport.c_str(), (unsigned long long)bytes);
-        if (res.check.wrong) {
-            std::printf("%llu of %llu elements WRONG; first: %s\n", (unsigned long long)res.check.wrong,
-                        (unsigned long long)res.check.checked, res.check.first_wrong.c_str());
-            rc = kFailed;
-        } else {
-            std::printf("%llu elements match the host reference\n", (unsigned long long)res.check.checked);
-        }
+        if (print_check(res.check, "") != kOk) rc = kFailed;
     }
     return rc;
 }
@@ -163,15 +167,14 @@ int run_on_meshes(const RunArgs& a, ccl::OpRequest r, Cluster& cluster, const cc
 int run_op(const RunArgs& a, const std::string& run_dir) {
     ccl::OpRequest r = request(a);
     knobs::check(knobs::Reader::kCcl);  // a bad WEFT_CCL_* is a usage error, before any cluster starts
+    if (!a.mesh.empty() && (!a.record.empty() || !a.trace.empty()))
+        throw UsageError("--record and --trace follow one op over the whole cluster: leave out --mesh");
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
-    if (!a.mesh.empty()) {
-        ccl::RunnerOptions options = runner_options(a.ccl);
-        return run_on_meshes(a, r, *cluster, options);
-    }
     ccl::RunnerOptions options = runner_options(a.ccl);
+    if (a.in_place) r.send = r.recv = r.send ? r.send : r.recv ? r.recv : cluster->board().dram.base;
+    if (!a.mesh.empty()) return run_on_meshes(a.mesh, r, *cluster, options);
     if (!a.record.empty()) options.record_packets = transport::kDefaultRecordedPackets;
     ccl::CollectiveRunner run(*cluster, options);
-    if (a.in_place) r.send = r.recv = r.send ? r.send : r.recv ? r.recv : cluster->board().dram.base;
     const uint32_t n = static_cast<uint32_t>(cluster->size());
     std::printf("%s on %u chips, ring %s (stretch %.2f)\n", ccl::collective_name(r.op).c_str(), n,
                 ring_text(run).c_str(), run.ring_stretch());
@@ -181,13 +184,7 @@ int run_op(const RunArgs& a, const std::string& run_dir) {
     if (trace) std::printf("  trace: %zu events in %s (open it in Perfetto)\n", trace->stop(), a.trace.c_str());
     print_result(r, res, n);
     if (!a.record.empty()) write_record(*cluster, run, r, a.record);
-    if (res.check.wrong) {
-        std::printf("  check: %llu of %llu elements WRONG; first: %s\n", (unsigned long long)res.check.wrong,
-                    (unsigned long long)res.check.checked, res.check.first_wrong.c_str());
-        return 1;
-    }
-    std::printf("  check: %llu elements match the host reference\n", (unsigned long long)res.check.checked);
-    return 0;
+    return print_check(res.check, "  check: ");
 }
 
 }  // namespace

@@ -320,6 +320,8 @@ check "weft bench -c takes 0 or 1 only" test $? -eq 2
 $WEFT run all_reduce --mesh 3 >"$TMP/out" 2>&1
 check "weft run --mesh of a mesh the cluster lacks is usage" test $? -eq 2
 check "... naming the meshes there are" has "$TMP/out" "this cluster's meshes are 0 (or all)"
+$WEFT run all_reduce --mesh 0 --record "$TMP/mesh.json" >"$TMP/out" 2>&1
+check "weft run --mesh with --record is usage, not a silently dropped log" test $? -eq 2
 $WEFT down >"$TMP/out" 2>&1
 check "weft down" has "$TMP/out" "cluster down"
 check "no QEMU left after weft down" no_chip_processes
