@@ -12,7 +12,7 @@ extern "C" int weft_image_main() {
     auto* buffer = reinterpret_cast<uint32_t*>(WEFT_DRAM_BASE);
     example::fill(buffer, kWords, 3);
     const uint32_t wrong = example::mismatches(buffer, kWords, 3);
-    weft::console::printf("hello_image: board %s, %u cores; %" PRIu32 " of %" PRIu32 " words wrong\n", WEFT_BOARD_NAME,
+    weft::console::printf("hello_image: chip %s, %u cores; %" PRIu32 " of %" PRIu32 " words wrong\n", WEFT_CHIP_NAME,
                           WEFT_NUM_CORES, wrong, kWords);
     return static_cast<int>(wrong);
 }

@@ -158,7 +158,7 @@ extern "C" [[noreturn]] void weft_boot_main(unsigned long hart) {
     wake::init_core();
     boot::post_ready(cb.host.launch[core], st);
     if (core == 0)
-        console::printf("weft boot: chip %" PRIu32 " ready (%" PRIu32 " cores, board " WEFT_BOARD_NAME ")\n",
+        console::printf("weft boot: chip %" PRIu32 " ready (" WEFT_CHIP_NAME ", %" PRIu32 " cores)\n",
                         cb.host.chip_id, board::kNumCores);
     serve_launches(core);
 }

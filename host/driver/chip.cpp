@@ -111,11 +111,12 @@ void Chip::check_built_for_board(const KernelImage& image) const {
                     " code, but chip " + std::to_string(id_) + "'s cores are RV" + std::to_string(board_.xlen()) +
                     " (board '" + board_.name + "', isa " + board_.isa + "): load the kernel built for that board");
     const FirmwareLayout& built = image.layout;
-    if (built.board == board_.name && built.hash == layout_hash_ && built.abi_version == abi::kAbiVersion) return;
-    throw Error("kernel '" + image.name + "' (" + image.path + ") was built for board '" + built.board + "' (layout " +
+    if (built.chip == board_.chip && built.hash == layout_hash_ && built.abi_version == abi::kAbiVersion) return;
+    throw Error("kernel '" + image.name + "' (" + image.path + ") was built for chip '" + built.chip + "' (layout " +
                 hex(built.hash) + ", ABI v" + std::to_string(built.abi_version) + "), but chip " + std::to_string(id_) +
-                " is board '" + board_.name + "' (layout " + hex(layout_hash_) + ", ABI v" +
-                std::to_string(abi::kAbiVersion) + "): load the kernel of the cluster's board, rebuilt ('make')");
+                " is board '" + board_.name + "' of chip '" + board_.chip + "' (layout " + hex(layout_hash_) +
+                ", ABI v" + std::to_string(abi::kAbiVersion) +
+                "): load the kernel built for the cluster's chip, rebuilt ('make')");
 }
 
 LoadedKernel Chip::load(uint32_t core, const KernelImage& image) {

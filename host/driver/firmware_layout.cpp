@@ -18,11 +18,13 @@
 namespace weft {
 namespace {
 
-// The layout as text, one value after another: what changes it changes the hash.
+// The chip's layout as text, one value after another: what changes it changes
+// the hash. The board's ports are left out: firmware finds where they face at
+// run time, so boards of one chip share its firmware.
 std::string describe(const BoardInfo& b) {
     std::ostringstream o;
     auto region = [&](const char* name, const Region& r) { o << name << '=' << r.base << '+' << r.size << ';'; };
-    o << "board=" << b.name << ";chip=" << b.chip << ";isa=" << b.isa << ";abi=" << b.abi << ';';
+    o << "chip=" << b.chip << ";isa=" << b.isa << ";abi=" << b.abi << ';';
     region("ram", b.ram);
     region("boot", b.boot_firmware);
     region("control", b.control_block);
@@ -38,13 +40,11 @@ std::string describe(const BoardInfo& b) {
         o << "core" << c.id << '=' << role_name(c.role) << ',' << c.port << ',';
         region("l1", c.l1);
     }
-    for (const PortInfo& p : b.ports)
-        o << "port" << p.id << '=' << abi::fabric_letter(p.direction) << ',' << p.plane << ',' << p.core << ';';
     return o.str();
 }
 
-std::string describe_layout(const std::string& board, uint64_t hash, uint32_t abi) {
-    return "board '" + board + "', layout " + hex(hash) + ", ABI v" + std::to_string(abi);
+std::string describe_layout(const std::string& chip, uint64_t hash, uint32_t abi) {
+    return "chip '" + chip + "', layout " + hex(hash) + ", ABI v" + std::to_string(abi);
 }
 
 }  // namespace
@@ -80,17 +80,18 @@ FirmwareLayout read_firmware_layout(const std::string& path) {
                     " has no layout record (section .weft_layout): built before weft recorded "
                     "layouts, or not weft firmware; rebuild it ('make')");
     memcpy(&rec, bytes.data(), sizeof rec);
-    if (rec.magic != abi::kLayoutMagic || memchr(rec.board, 0, sizeof rec.board) == nullptr)
+    if (rec.magic != abi::kLayoutMagic || memchr(rec.chip, 0, sizeof rec.chip) == nullptr)
         throw Error("firmware " + path + ": its layout record (section .weft_layout) is garbled");
-    return FirmwareLayout{rec.board, rec.layout_hash, rec.abi_version};
+    return FirmwareLayout{rec.chip, rec.layout_hash, rec.abi_version};
 }
 
 void check_firmware_layout(const BoardInfo& board, const std::string& dtb_path, const std::string& elf_path) {
     const FirmwareLayout fw = read_firmware_layout(elf_path);
     const uint64_t hash = layout_hash(board);
-    if (fw.board == board.name && fw.hash == hash && fw.abi_version == abi::kAbiVersion) return;
-    throw Error("firmware " + elf_path + " was built for " + describe_layout(fw.board, fw.hash, fw.abi_version) +
-                ", but " + dtb_path + " is " + describe_layout(board.name, hash, abi::kAbiVersion) +
+    if (fw.chip == board.chip && fw.hash == hash && fw.abi_version == abi::kAbiVersion) return;
+    throw Error("firmware " + elf_path + " was built for " + describe_layout(fw.chip, fw.hash, fw.abi_version) +
+                ", but " + dtb_path + " is board '" + board.name + "' of " +
+                describe_layout(board.chip, hash, abi::kAbiVersion) +
                 ": the firmware does not fit this board; rebuild it ('make')");
 }
 

@@ -32,6 +32,8 @@ check "the tools, library, headers, package files and man pages are installed" t
     -f "$PREFIX/lib/pkgconfig/weft.pc" -a -f "$PREFIX/share/man/man1/weft-launch.1" -a \
     -f "$PREFIX/share/bash-completion/completions/weft" -a -f "$PREFIX/share/weft/clusters/pair.yaml" -a \
     -f "$PREFIX/share/weft/firmware/qemu-virt/sdk/kernel.ld" -a -f "$PREFIX/share/doc/weft/CHANGELOG.md"
+check "a board of an installed chip finds the chip's one firmware" test -L "$PREFIX/share/weft/firmware/qemu-virt-2plane" -a \
+    -f "$PREFIX/share/weft/firmware/qemu-virt-2plane/sdk/kernel.ld"
 check "only public headers: no bridge or CLI header" test ! -e "$PREFIX/include/weft/host/bridge" -a \
     ! -e "$PREFIX/include/weft/host/cli"
 check "the tools are stripped" bash -c "! readelf -S '$PREFIX/bin/weft' | grep -q debug_info"

@@ -373,7 +373,7 @@ check "no QEMU left at the end" no_chip_processes
 # flash-and-run: one chip, its console on the terminal, an external timeout.
 "$SRC/scripts/flash-and-run" --timeout 3 </dev/null >"$TMP/out" 2>&1
 rc=$?
-check "flash-and-run shows the chip console" has "$TMP/out" "weft boot: chip 0 ready (8 cores, board qemu-virt)"
+check "flash-and-run shows the chip console" has "$TMP/out" "weft boot: chip 0 ready (qemu-virt, 8 cores)"
 check "flash-and-run ends at its timeout" test $rc -eq 124
 "$SRC/scripts/flash-and-run" /nonexistent.elf >"$TMP/out" 2>&1
 check "flash-and-run names a missing image" has "$TMP/out" "no image '/nonexistent.elf'"

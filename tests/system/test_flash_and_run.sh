@@ -39,12 +39,12 @@ check "... and is the header comment only, no code" test "$(tail -1 "$TMP/out")"
 
 "$FLASH" "$IMAGE32" --timeout 5 </dev/null >"$TMP/out" 2>&1
 check "an RV32 image on the RV64 board is refused" test $? -eq 2
-check "... by name, with the board it is for" \
-    has "$TMP/out" "was built for board qemu-virt32, not qemu-virt: boot it with --board qemu-virt32"
-check "... before it boots" lacks "$TMP/out" "hello_image: board"
+check "... by name, with the chip it is for and its board" \
+    has "$TMP/out" "was built for chip qemu-virt32, not board qemu-virt's chip qemu-virt: boot it with --board qemu-virt32"
+check "... before it boots" lacks "$TMP/out" "hello_image: chip"
 "$FLASH" "$IMAGE32" --board qemu-virt32 --timeout 30 </dev/null >"$TMP/out" 2>&1
 check "on its own board it runs and passes" test $? -eq 0
-check "... showing its console" has "$TMP/out" "hello_image: board qemu-virt32"
+check "... showing its console" has "$TMP/out" "hello_image: chip qemu-virt32"
 
 check "the image's entry weft_image_main is a function of its own (not inlined by LTO)" \
     sh -c "riscv64-unknown-elf-nm '$IMAGE' | grep -qE ' [Tt] weft_image_main\$'"

@@ -229,5 +229,19 @@ check "docs/cli.md lists every WEFT_* variable as weft help env does (scripts/up
 for page in $(grep -o '](docs/[a-z/-]*\.md)\|](examples/README.md)\|](CHANGELOG.md)' "$SRC/README.md" | sed 's/^](//; s/)$//'); do
     check "the README's link to $page leads somewhere" test -f "$SRC/$page"
 done
+# The firmware is built once per chip: boards that carry one chip must lay it
+# out alike, else the header tool names both (and builds nothing).
+cp "$BUILD/boards/qemu-virt/board.dtb" "$TMP/edited.dtb"
+fdtput -t x "$TMP/edited.dtb" /chip code-size 8000
+"$BUILD/bin/weft-board-header" "$TMP/layout.h" "$BUILD/boards/qemu-virt-2plane/board.dtb" "$TMP/edited.dtb" \
+    >"$TMP/out" 2>&1
+check "boards of one chip laid out differently are refused by the header tool" test $? -eq 1
+check "... naming both boards" has "$TMP/out" \
+    "board 'qemu-virt' ($TMP/edited.dtb) lays out chip 'qemu-virt' unlike board 'qemu-virt-2plane' lays out chip 'qemu-virt'"
+check "... and writing no header" test ! -e "$TMP/layout.h"
+"$BUILD/bin/weft-board-header" "$TMP/layout.h" "$BUILD/boards/qemu-virt/board.dtb" \
+    "$BUILD/boards/qemu-virt-2plane/board.dtb" >"$TMP/out" 2>&1
+check "boards of one chip laid out alike make one header, naming the chip" has "$TMP/layout.h" '#define WEFT_CHIP_NAME "qemu-virt"'
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

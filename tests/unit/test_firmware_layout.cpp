@@ -3,6 +3,7 @@
 // differs from what the firmware was built for is refused, the message
 // naming both.
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -27,6 +28,7 @@ extern "C" {
 }
 
 using namespace weft;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -59,11 +61,11 @@ BoardInfo edited_qemu_virt() {
 }
 
 void test_every_built_board_matches_its_firmware(void**) {
-    for (const char* board : {"qemu-virt", "qemu-virt-2plane"}) {
+    for (const char* board : {"qemu-virt", "qemu-virt-2plane", "qemu-virt32"}) {
         const BoardInfo b = load_board(dtb(board));
         assert_string_equal(error_of(b, dtb(board), boot_elf(board)).c_str(), "");
         const FirmwareLayout fw = read_firmware_layout(boot_elf(board));
-        assert_string_equal(fw.board.c_str(), board);
+        assert_string_equal(fw.chip.c_str(), b.chip.c_str());
         assert_true(fw.hash == layout_hash(b));
         // Kernels carry the same record as the boot firmware.
         const KernelImage k = load_kernel_image(build() + "/firmware/" + board + "/kernels/edm.elf");
@@ -71,13 +73,23 @@ void test_every_built_board_matches_its_firmware(void**) {
     }
 }
 
+// The build compiles a chip once: its boards' firmware is one set of files.
+void test_boards_of_one_chip_share_its_firmware(void**) {
+    const BoardInfo one = load_board(dtb("qemu-virt"));
+    const BoardInfo two = load_board(dtb("qemu-virt-2plane"));
+    assert_string_equal(one.chip.c_str(), two.chip.c_str());
+    assert_true(layout_hash(one) == layout_hash(two));  // the ports differ; the chip does not
+    assert_true(fs::equivalent(boot_elf("qemu-virt"), boot_elf("qemu-virt-2plane")));
+    assert_string_equal(error_of(two, dtb("qemu-virt-2plane"), boot_elf("qemu-virt")).c_str(), "");
+}
+
 void test_edited_board_is_refused_naming_both(void**) {
     const BoardInfo edited = edited_qemu_virt();
     const uint64_t built = layout_hash(load_board(dtb("qemu-virt")));
     assert_true(layout_hash(edited) != built);
     const std::string e = error_of(edited, dtb("qemu-virt"), boot_elf("qemu-virt"));
-    expect_in(e, "firmware " + boot_elf("qemu-virt") + " was built for board 'qemu-virt'");
-    expect_in(e, "but " + dtb("qemu-virt") + " is board 'qemu-virt'");
+    expect_in(e, "firmware " + boot_elf("qemu-virt") + " was built for chip 'qemu-virt'");
+    expect_in(e, "but " + dtb("qemu-virt") + " is board 'qemu-virt' of chip 'qemu-virt'");
     char hashes[64];
     snprintf(hashes, sizeof hashes, "layout 0x%llx", static_cast<unsigned long long>(built));
     expect_in(e, hashes);
@@ -85,11 +97,11 @@ void test_edited_board_is_refused_naming_both(void**) {
     expect_in(e, hashes);
 }
 
-void test_other_boards_firmware_is_refused(void**) {
-    const BoardInfo two = load_board(dtb("qemu-virt-2plane"));
-    const std::string e = error_of(two, dtb("qemu-virt-2plane"), boot_elf("qemu-virt"));
-    expect_in(e, "was built for board 'qemu-virt'");
-    expect_in(e, "is board 'qemu-virt-2plane'");
+void test_other_chips_firmware_is_refused(void**) {
+    const BoardInfo b32 = load_board(dtb("qemu-virt32"));
+    const std::string e = error_of(b32, dtb("qemu-virt32"), boot_elf("qemu-virt"));
+    expect_in(e, "was built for chip 'qemu-virt'");
+    expect_in(e, "is board 'qemu-virt32' of chip 'qemu-virt32'");
 }
 
 void test_image_without_record_is_refused(void**) {
@@ -109,8 +121,9 @@ void test_image_without_record_is_refused(void**) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_built_board_matches_its_firmware),
+        cmocka_unit_test(test_boards_of_one_chip_share_its_firmware),
         cmocka_unit_test(test_edited_board_is_refused_naming_both),
-        cmocka_unit_test(test_other_boards_firmware_is_refused),
+        cmocka_unit_test(test_other_chips_firmware_is_refused),
         cmocka_unit_test(test_image_without_record_is_refused),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
