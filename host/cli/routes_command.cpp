@@ -1,7 +1,9 @@
-// weft routes CLUSTER [--chip N] [--json]: the 2D fabric's L0 routing tables
-// of every mesh of a cluster file (host/transport/fabric/routing2d.h), and
-// the control plane's deadlock verdict on them. Reads the file only: no
-// cluster starts.
+// weft routes CLUSTER [--chip N] [--remove-row M:Y] [--remove-column M:X] [--json]:
+// the 2D fabric's L0 routing tables of every mesh of a cluster file, as the
+// control plane holds them (host/transport/fabric/control_plane.h), and its
+// deadlock verdict on them; with a row or column taken out of a mesh (the
+// spec's downshifted mesh), the tables the control plane gives the chips left.
+// Reads the file only: no cluster starts.
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +13,7 @@
 #include "common/error.h"
 #include "driver/cluster_file.h"
 #include "driver/paths.h"
+#include "transport/fabric/control_plane.h"
 #include "transport/fabric/fabric.h"
 #include "transport/fabric/l1_routing.h"
 #include "transport/fabric/routing2d.h"
@@ -22,16 +25,92 @@ struct RoutesArgs {
     std::string cluster;
     uint32_t chip = 0;
     const CLI::Option* chip_option = nullptr;
+    std::vector<std::string> remove_rows, remove_columns;  // "M:Y", or "Y" in a cluster of one mesh
     bool json = false;
 };
+
+// A row or column of a mesh to take out, as --remove-row/--remove-column name it.
+struct LineOut {
+    bool row = true;
+    uint32_t mesh = 0, at = 0;
+};
+
+LineOut parse_line(const std::string& word, bool row, const ClusterSpec& spec) {
+    const std::string option = row ? "--remove-row" : "--remove-column";
+    LineOut l;
+    l.row = row;
+    const size_t colon = word.find(':');
+    try {
+        if (colon == std::string::npos) {
+            if (spec.meshes.size() > 1)
+                throw Error(spec.name + " has " + std::to_string(spec.meshes.size()) + " meshes: name one, MESH:" +
+                            (row ? "Y" : "X"));
+            l.at = static_cast<uint32_t>(parse_whole(word, 0, UINT32_MAX));
+        } else {
+            l.mesh = static_cast<uint32_t>(parse_whole(word.substr(0, colon), 0, UINT32_MAX));
+            l.at = static_cast<uint32_t>(parse_whole(word.substr(colon + 1), 0, UINT32_MAX));
+        }
+        if (l.mesh >= spec.meshes.size())
+            throw Error(spec.name + " has no mesh " + std::to_string(l.mesh) + " (meshes 0-" +
+                        std::to_string(spec.meshes.size() - 1) + ")");
+    } catch (const Error& e) {
+        throw UsageError(option + " '" + word + "': " + e.what());
+    }
+    return l;
+}
+
+// The control plane of the cluster file, with the lines taken out in the
+// order given; what it decided for each, and whether every decision stands.
+struct Downshift {
+    transport::ControlPlane control;
+    std::vector<std::string> decisions;
+    bool usable = true;
+};
+
+const char* decision_kind(transport::RerouteDecision::Kind k) {
+    switch (k) {
+    case transport::RerouteDecision::kNewTables: return "new tables";
+    case transport::RerouteDecision::kCutOff: return "CUT OFF";
+    case transport::RerouteDecision::kRefused: return "REFUSED";
+    case transport::RerouteDecision::kFallback: return "fallback";
+    case transport::RerouteDecision::kNone: break;
+    }
+    return "unchanged";
+}
+
+void take_out(Downshift& d, const LineOut& l) {
+    transport::RerouteDecision r;
+    try {
+        r = l.row ? d.control.remove_row(l.mesh, l.at) : d.control.remove_column(l.mesh, l.at);
+    } catch (const Error& e) {
+        throw UsageError(std::string(l.row ? "--remove-row" : "--remove-column") + ": " + e.what());
+    }
+    const Mesh& m = d.control.topology().mesh(l.mesh);  // the topology changed with the removal
+    std::string chips;
+    for (uint32_t i = 0; i < (l.row ? m.width : m.height); ++i)
+        chips += (chips.empty() ? "" : ", ") + std::to_string(l.row ? d.control.topology().chip_at(l.mesh, i, l.at)
+                                                                    : d.control.topology().chip_at(l.mesh, l.at, i));
+    d.usable &= r.kind != transport::RerouteDecision::kCutOff && r.kind != transport::RerouteDecision::kRefused;
+    d.decisions.push_back(std::string(l.row ? "row " : "column ") + std::to_string(l.at) + " of mesh " +
+                          std::to_string(l.mesh) + " taken out (chips " + chips + "): " + decision_kind(r.kind) +
+                          (r.why.empty() ? "" : ": " + r.why));
+}
+
+Downshift downshift(const ClusterSpec& spec, const RoutesArgs& a) {
+    Downshift d{transport::ControlPlane(spec.board, ClusterTopology::from_spec(spec)), {}, true};
+    for (const std::string& w : a.remove_rows) take_out(d, parse_line(w, true, spec));
+    for (const std::string& w : a.remove_columns) take_out(d, parse_line(w, false, spec));
+    return d;
+}
 
 // Every row of a mesh this large would be chips² routes: only --chip's is printed.
 constexpr uint32_t kMaxTableChips = 64;
 
-void print_table(const Mesh& mesh, int only) {
+void print_table(const Mesh& mesh, int only, const transport::ControlPlane& control) {
     const uint32_t n = mesh.chips();
-    std::printf("mesh %u (%ux%u %s), chips %u-%u; row: a source chip's L0 table, X first then Y\n", mesh.id, mesh.width,
-                mesh.height, mesh.topology.c_str(), mesh.first_chip, mesh.first_chip + n - 1);
+    std::printf("mesh %u (%ux%u %s), chips %u-%u; row: a source chip's L0 table, X first then Y where no cable is "
+                "down; x: a chip taken out\n",
+                mesh.id, mesh.width, mesh.height, mesh.topology.c_str(), mesh.first_chip, mesh.first_chip + n - 1);
     if (only < 0 && n > kMaxTableChips) {
         std::printf("(%u chips: %u routes are too many to print; --chip N prints one chip's row)\n", n, n * n);
         return;
@@ -44,14 +123,19 @@ void print_table(const Mesh& mesh, int only) {
     for (uint32_t a = 0; a < n; ++a) {
         if (only >= 0 && a != static_cast<uint32_t>(only)) continue;
         std::printf("| %u |", a);
-        for (uint32_t b = 0; b < n; ++b) std::printf(" %s |", a == b ? "-" : transport::dor_route(mesh, a, b).c_str());
+        const bool out = control.removed(mesh.first_chip + a);
+        for (uint32_t b = 0; b < n; ++b) {
+            const bool gone = out || control.removed(mesh.first_chip + b);
+            std::printf(" %s |", a == b ? "-" : gone ? "x" : control.l0_route(mesh, a, b).c_str());
+        }
         std::printf("\n");
     }
 }
 
 // L1: a row per source mesh and chip (its number in its mesh), a column per
 // destination mesh; each cell the exit node's number in the source mesh.
-void print_l1_tables(const transport::MeshRouting& routing, int only_chip) {
+void print_l1_tables(const transport::ControlPlane& control, int only_chip) {
+    const transport::MeshRouting& routing = control.l1();
     const auto& meshes = routing.topology().meshes();
     std::printf("L1 tables: row: a source chip's exit node toward each mesh (its number in its own mesh)\n");
     std::printf("| src mesh | node |");
@@ -66,6 +150,8 @@ void print_l1_tables(const transport::MeshRouting& routing, int only_chip) {
             std::printf("| %u | %u |", src.id, i);
             for (const Mesh& dst : meshes) {
                 if (dst.id == src.id) std::printf(" - |");
+                else if (control.removed(chip))
+                    std::printf(" x |");
                 else
                     std::printf(" %u |", routing.exit_toward(chip, dst.id) - src.first_chip);
             }
@@ -77,13 +163,15 @@ void print_l1_tables(const transport::MeshRouting& routing, int only_chip) {
         std::printf("mesh graph: CYCLE %s\n\n", nlohmann::json(v.cycle).dump().c_str());
 }
 
-nlohmann::json l1_json(const transport::MeshRouting& routing, int only_chip) {
+nlohmann::json l1_json(const transport::ControlPlane& control, int only_chip) {
+    const transport::MeshRouting& routing = control.l1();
     nlohmann::json rows = nlohmann::json::object();
     const auto& meshes = routing.topology().meshes();
     for (const Mesh& src : meshes)
         for (uint32_t i = 0; i < src.chips(); ++i) {
             const uint32_t chip = src.first_chip + i;
             if (only_chip >= 0 ? chip != uint32_t(only_chip) : src.chips() > kMaxTableChips) continue;
+            if (control.removed(chip)) continue;
             nlohmann::json row = nlohmann::json::object();
             for (const Mesh& dst : meshes)
                 if (dst.id != src.id) row[std::to_string(dst.id)] = routing.exit_toward(chip, dst.id);
@@ -94,8 +182,12 @@ nlohmann::json l1_json(const transport::MeshRouting& routing, int only_chip) {
 
 int routes(const RoutesArgs& a) {
     const ClusterSpec spec = load_cluster(paths::cluster_file(a.cluster), paths::load_built_board);
+    const Downshift shifted = downshift(spec, a);
+    const transport::ControlPlane& control = shifted.control;
     nlohmann::json out = nlohmann::json::array();
-    bool any_cycle = false;
+    bool any_cycle = !shifted.usable;
+    if (!a.json)
+        for (const std::string& d : shifted.decisions) std::printf("control plane: %s\n\n", d.c_str());
     const bool one_chip = a.chip_option && a.chip_option->count();
     if (one_chip && a.chip >= spec.num_chips)
         throw UsageError("--chip: " + spec.name + " has no chip " + std::to_string(a.chip) + " (chips 0-" +
@@ -103,16 +195,26 @@ int routes(const RoutesArgs& a) {
     for (const Mesh& m : spec.meshes) {
         const int only = one_chip ? static_cast<int>(a.chip) - int(m.first_chip) : -1;
         if (one_chip && (only < 0 || only >= int(m.chips()))) continue;
-        const transport::DependencyVerdict v = transport::check_dependencies(
-            m, [&](uint32_t x, uint32_t y) { return transport::dor_route(m, x, y); }, m.wraps());
+        // A mesh the control plane could not route (cut, refused) keeps its last tables; its verdict is above.
+        const auto route = [&](uint32_t x, uint32_t y) {
+            return control.removed(m.first_chip + x) || control.removed(m.first_chip + y) ? std::string(transport::kNoRoute)
+                                                                                          : control.l0_route(m, x, y);
+        };
+        const transport::DependencyVerdict v = transport::check_dependencies(m, route, m.wraps());
         any_cycle |= !v.acyclic;
+        if (a.json && !control.unusable(m).empty()) {
+            out.push_back({{"mesh", m.id}, {"unusable", control.unusable(m)}});
+            continue;
+        }
         if (a.json) {
             nlohmann::json rows = nlohmann::json::object();
             const bool all = only < 0 && m.chips() <= kMaxTableChips;
+            nlohmann::json removed = nlohmann::json::array();
             for (uint32_t s = 0; s < m.chips(); ++s) {
-                if (!all && s != uint32_t(only)) continue;
+                if (control.removed(m.first_chip + s)) removed.push_back(m.first_chip + s);
+                if ((!all && s != uint32_t(only)) || control.removed(m.first_chip + s)) continue;
                 nlohmann::json row = nlohmann::json::array();
-                for (uint32_t t = 0; t < m.chips(); ++t) row.push_back(transport::dor_route(m, s, t));
+                for (uint32_t t = 0; t < m.chips(); ++t) row.push_back(s == t ? std::string() : route(s, t));
                 rows[std::to_string(m.first_chip + s)] = row;
             }
             out.push_back({{"mesh", m.id},
@@ -121,18 +223,24 @@ int routes(const RoutesArgs& a) {
                            {"first_chip", m.first_chip},
                            {"routes", rows},
                            {"routes_omitted", only < 0 && !all},
+                           {"removed", removed},
                            {"acyclic", v.acyclic},
                            {"cycle", v.cycle}});
             continue;
         }
-        print_table(m, only);
+        if (const std::string why = control.unusable(m); !why.empty()) {
+            std::printf("mesh %u (%ux%u %s): no tables: %s\n\n", m.id, m.width, m.height, m.topology.c_str(),
+                        why.c_str());
+            continue;
+        }
+        print_table(m, only, control);
         if (v.acyclic)
             std::printf("channel dependency graph: acyclic%s\n\n", m.wraps() ? " (a dateline VC per dimension)" : "");
         else
             std::printf("channel dependency graph: CYCLE %s\n\n", nlohmann::json(v.cycle).dump().c_str());
     }
     if (spec.meshes.size() > 1) {
-        const transport::MeshRouting l1(ClusterTopology::from_spec(spec));
+        const transport::MeshRouting& l1 = control.l1();
         const int only_chip = one_chip ? static_cast<int>(a.chip) : -1;
         any_cycle |= !l1.check().acyclic;
         // The fabric the cluster would run: its builder walks every pair through the routers' own
@@ -144,17 +252,24 @@ int routes(const RoutesArgs& a) {
             whole = e.what();
             any_cycle = true;
         }
+        const std::string as_filed = shifted.decisions.empty()
+                                         ? ""
+                                         : " (as the file cables it; with chips taken out, the control plane's "
+                                           "checks above stand for it)";
         if (a.json) {
             out = {{"meshes", out},
-                   {"l1", l1_json(l1, only_chip)},
+                   {"l1", l1_json(control, only_chip)},
                    {"fabric", {{"acyclic", whole.empty()}, {"why", whole}}}};
         } else {
-            print_l1_tables(l1, only_chip);
-            std::printf("whole fabric (every pair walked through the routers' decisions, both VC classes): %s\n",
-                        whole.empty() ? "acyclic" : whole.c_str());
+            print_l1_tables(control, only_chip);
+            std::printf("whole fabric (every pair walked through the routers' decisions, both VC classes): %s%s\n",
+                        whole.empty() ? "acyclic" : whole.c_str(), as_filed.c_str());
         }
     }
-    if (a.json) std::printf("%s\n", out.dump(2).c_str());
+    if (a.json) {
+        if (!shifted.decisions.empty()) out = {{"tables", out}, {"control_plane", shifted.decisions}};
+        std::printf("%s\n", out.dump(2).c_str());
+    }
     return any_cycle ? kFailed : kOk;
 }
 
@@ -169,6 +284,14 @@ Command add_routes(CLI::App& weft) {
         "a cluster file or name")
         ->required();
     a->chip_option = add_whole(*cmd, "--chip", "N", a->chip, kIds, "only this chip's table");
+    cmd->add_option("--remove-row", a->remove_rows,
+                    "take row Y of mesh M out of the fabric (the spec's downshifted mesh) and print the tables the "
+                    "control plane gives the chips left, or why it cannot (exit 1); Y alone in a one-mesh cluster")
+        ->type_name("M:Y")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd->add_option("--remove-column", a->remove_columns, "the same for column X of mesh M")
+        ->type_name("M:X")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->add_flag("--json", a->json, "JSON for scripts");
     return {cmd, [a] { return routes(*a); }};
 }

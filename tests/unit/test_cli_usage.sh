@@ -243,5 +243,26 @@ check "... and writing no header" test ! -e "$TMP/layout.h"
     "$BUILD/boards/qemu-virt-2plane/board.dtb" >"$TMP/out" 2>&1
 check "boards of one chip laid out alike make one header, naming the chip" has "$TMP/layout.h" '#define WEFT_CHIP_NAME "qemu-virt"'
 
+# A row or column taken out of a mesh (the spec's downshifted mesh): the
+# control plane's tables for the chips left, or why there are none.
+"$WEFT" routes mesh3x3 --remove-column 2 >"$TMP/out" 2>&1
+check "weft routes --remove-column: the chips left get tables" test $? -eq 0
+check "... routed round the column, its chips marked x" has "$TMP/out" "| 1 | W | - | x | WS | S | x | WSS | SS | x |"
+check "... the control plane's decision named" has "$TMP/out" "column 2 of mesh 0 taken out (chips 2, 5, 8): new tables"
+check "... and their verdict" has "$TMP/out" "channel dependency graph: acyclic"
+"$WEFT" routes torus4x4 --remove-row 1 >"$TMP/out" 2>&1
+check "on a torus the rows round the removed one go the other way" has "$TMP/out" "| 0 | - | E | EE | W | x | x | x | x | NN |"
+"$WEFT" routes mesh3x3 --remove-row 1 >"$TMP/out" 2>&1
+check "a mesh the removal cuts in two fails (exit 1)" test $? -eq 1
+check "... naming the chips on each side" has "$TMP/out" "CUT OFF: mesh 0 is cut: chips 0, 1, 2 cannot reach chips 6, 7, 8"
+"$WEFT" routes 4mesh3x3 --remove-column 0:2 >"$TMP/out" 2>&1
+check "removing a column of exit nodes gives mesh 0 new L1 exits" has "$TMP/out" "| 0 | 0 | - | 6 | 6 | 6 |"
+check "... and none to its removed chips" has "$TMP/out" "| 0 | 2 | - | x | x | x |"
+"$WEFT" routes 4mesh3x3 --remove-row 5 >"$TMP/out" 2>&1
+check "a row without its mesh in a cluster of several is a usage error" test $? -eq 2
+check "... asking for MESH:Y" has "$TMP/out" "--remove-row '5': 4mesh3x3 has 4 meshes: name one, MESH:Y"
+"$WEFT" routes 4mesh3x3 --remove-row 0:7 >"$TMP/out" 2>&1
+check "a row past the mesh is a usage error naming its rows" has "$TMP/out" "--remove-row: mesh 0 has no row 7 (rows 0-2)"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -198,6 +198,25 @@ void test_an_inter_mesh_cable_failure_gets_new_exits(void**) {
     assert_true(d.why.find("mesh 1 is cut off") != std::string::npos);
 }
 
+// A removed column that holds exit nodes takes their cables between meshes
+// with it: 4mesh3x3 without mesh 0's column 2 (chips 2, 5, 8) has lost the
+// cable to mesh 1 (chip 5) and one of two to mesh 2 (chip 8), so every chip
+// of mesh 0 leaves by chip 6, toward mesh 1 the long way; no chip routes
+// toward a removed one.
+void test_a_removed_column_of_exit_nodes_gets_new_exits(void**) {
+    const ClusterSpec spec = load_cluster(paths::cluster_file("4mesh3x3"), paths::load_built_board);
+    ControlPlane cp(spec.board, ClusterTopology::from_spec(spec));
+    const RerouteDecision d = cp.remove_column(0, 2);
+    assert_int_equal(d.kind, RerouteDecision::kNewTables);
+    assert_true(d.why.find("new L1 exits") != std::string::npos);
+    for (uint32_t chip : {0u, 1u, 3u, 4u, 6u, 7u})
+        for (uint32_t mesh : {1u, 2u, 3u}) assert_int_equal(cp.l1().exit_toward(chip, mesh), 6);
+    assert_int_equal(cp.l1().mesh_path(0, 1).size(), 4);  // 0 -> 2 -> 3 -> 1
+    assert_true(cp.l1().check().acyclic);
+    assert_string_equal(cp.exit_route(0, 1).c_str(), "SSS");
+    assert_string_equal(cp.exit_route(2, 1).c_str(), transport::kNoRoute);  // a removed chip has none
+}
+
 void test_an_unknown_cable_is_refused_by_name(void**) {
     const ClusterSpec spec = grid("qemu-virt", 4, 1, "line", 1);
     ControlPlane cp(spec.board, ClusterTopology::from_spec(spec));
@@ -219,6 +238,7 @@ int main() {
         cmocka_unit_test(test_a_cut_line_names_the_chips_cut_off),
         cmocka_unit_test(test_a_removed_row_or_column_is_routed_around),
         cmocka_unit_test(test_an_inter_mesh_cable_failure_gets_new_exits),
+        cmocka_unit_test(test_a_removed_column_of_exit_nodes_gets_new_exits),
         cmocka_unit_test(test_an_unknown_cable_is_refused_by_name),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

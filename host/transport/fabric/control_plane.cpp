@@ -268,7 +268,7 @@ RerouteDecision ControlPlane::decide_tables(const Mesh& mesh, RerouteDecision d)
     ++epoch_;
     d.kind = RerouteDecision::kNewTables;
     d.why = "new tables for mesh " + std::to_string(mesh.id) + " (epoch " + std::to_string(epoch_) +
-            "): " + std::to_string(d.changed.size()) + " route(s) moved off the cable";
+            "): " + std::to_string(d.changed.size()) + " route(s) changed";
     return d;
 }
 
@@ -338,14 +338,26 @@ RerouteDecision ControlPlane::decide_exits(RerouteDecision d) {
     return d;
 }
 
-RerouteDecision ControlPlane::remove_chips(const Mesh& mesh, const std::vector<uint32_t>& chips) {
+// The chips' cables die with them; an exit node among them takes its cables
+// between meshes away too, so the L1 exits are chosen again.
+RerouteDecision ControlPlane::remove_chips(uint32_t mesh_id, const std::vector<uint32_t>& chips) {
     for (uint32_t c : chips) removed_.insert(c);
-    for (const LinkInfo& l : topology_.links())
-        if (removed(l.chip_a) || removed(l.chip_b))
+    std::vector<LinkInfo> links = topology_.links();
+    bool exits_changed = false;
+    for (LinkInfo& l : links)
+        if (removed(l.chip_a) || removed(l.chip_b)) {
             dead_.insert({l.chip_a, l.port_a}), dead_.insert({l.chip_b, l.port_b});
+            exits_changed |= l.up && topology_.mesh_of(l.chip_a).id != topology_.mesh_of(l.chip_b).id;
+            l.up = false;
+        }
+    topology_ = topology_.with_links(std::move(links));  // a Mesh& from before would dangle: by id from here
     RerouteDecision d;
     d.chip = chips.empty() ? 0 : chips.front();
-    return reroute_mesh(mesh, d);
+    d = reroute_mesh(topology_.mesh(mesh_id), d);
+    if (!exits_changed || d.kind == RerouteDecision::kCutOff || d.kind == RerouteDecision::kRefused) return d;
+    l1_ = MeshRouting(topology_);
+    ++epoch_;
+    return decide_exits(d);
 }
 
 RerouteDecision ControlPlane::remove_row(uint32_t mesh_id, uint32_t y) { return remove_line(mesh_id, true, y); }
@@ -363,7 +375,7 @@ RerouteDecision ControlPlane::remove_line(uint32_t mesh_id, bool row, uint32_t a
     std::vector<uint32_t> chips;
     for (uint32_t i = 0; i < along; ++i)
         chips.push_back(row ? topology_.chip_at(mesh_id, i, at) : topology_.chip_at(mesh_id, at, i));
-    return remove_chips(m, chips);
+    return remove_chips(mesh_id, chips);
 }
 
 void ControlPlane::cable_up(uint32_t chip, uint32_t port) {

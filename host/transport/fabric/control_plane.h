@@ -82,7 +82,7 @@ private:
     RerouteDecision reroute_mesh(const Mesh& mesh, RerouteDecision d);
     RerouteDecision decide_tables(const Mesh& mesh, RerouteDecision d);
     RerouteDecision decide_exits(RerouteDecision d);
-    RerouteDecision remove_chips(const Mesh& mesh, const std::vector<uint32_t>& chips);
+    RerouteDecision remove_chips(uint32_t mesh_id, const std::vector<uint32_t>& chips);
     RerouteDecision remove_line(uint32_t mesh_id, bool row, uint32_t at);
     bool crosses_dead(const Mesh& mesh, uint32_t from, const std::string& route) const;
     void index_cables();
