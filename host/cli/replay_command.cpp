@@ -33,7 +33,7 @@ int replay(const std::string& run_dir, const ReplayArgs& a) {
     const transport::ReplayPlan plan = transport::plan_replay(fabric->builder(), cluster->board(), recorded);
     std::printf("replaying %zu packets (%zu cable crossings) of %s on %s", plan.packets, plan.hops, a.file.c_str(),
                 cluster->info().value("name", std::string("the cluster")).c_str());
-    if (plan.multicast) std::printf(" (%zu multicast packets left out)", plan.multicast);
+    if (plan.multicast) std::printf(" (%zu of them multicast)", plan.multicast);
     std::printf("\n");
     const auto timeout = std::chrono::milliseconds(int64_t(a.timeout * 1000));
     const transport::PacketLog got = transport::replay_on(*cluster, *fabric, plan, timeout);

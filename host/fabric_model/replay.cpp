@@ -13,10 +13,8 @@ namespace {
 // The packets that left their source chip: each one's first cable.
 std::vector<transport::LoggedHop> injections(const transport::PacketLog& log, const transport::FabricBuilder& fabric) {
     std::vector<transport::LoggedHop> first;
-    for (const transport::LoggedHop& h : log.hops) {
-        const abi::FabricNodeId at = fabric.node(h.chip);
-        if (at.mesh == h.record.src.mesh && at.chip == h.record.src.chip) first.push_back(h);
-    }
+    for (const transport::LoggedHop& h : log.hops)
+        if (transport::is_injection(h, fabric)) first.push_back(h);
     std::stable_sort(first.begin(), first.end(), [](const transport::LoggedHop& a, const transport::LoggedHop& b) {
         return a.chip != b.chip ? a.chip < b.chip : a.record.sent_ticks < b.record.sent_ticks;
     });
@@ -62,12 +60,15 @@ Replay replay_log(Simulation& sim, const transport::PacketLog& recorded) {
     model::FabricModel& model = sim.model();
     const transport::FabricBuilder& fabric = model.fabric();
     const ChipOfNode chip_of(fabric);
+    const transport::MulticastCounts reach = transport::multicast_counts(recorded, fabric);
     Replay out;
     for (const transport::LoggedHop& h : injections(recorded, fabric)) {
-        if (h.record.send_type != abi::kFabricUnicast)
-            throw Error("the log holds a multicast packet; the model replays unicast packets only");
-        const uint32_t to = chip_of(h.record.dst);
-        model.send(h.chip, to, packet_of(h.record, model.dram(0)));
+        model::ModelPacket p = packet_of(h.record, model.dram(0));
+        if (h.record.send_type == abi::kFabricMulticast) {
+            if (fabric.dims() != 1) throw Error("the log holds a multicast packet on a 2D fabric, which has none");
+            p.route.count = static_cast<uint8_t>(reach.at({transport::key_of(h.record), h.record.seq}));
+        }
+        model.send(h.chip, chip_of(h.record.dst), p);  // a multicast: to its first destination, then on
         ++out.packets;
     }
     out.run = sim.finish();

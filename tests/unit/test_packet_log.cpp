@@ -191,6 +191,61 @@ void test_a_replay_plan_sends_each_packet_once_from_its_source(void**) {
     for (const transport::LoggedHop& h : bare.hops) assert_true(h.record.dst_address == 0 && h.record.sem_address == 0);
 }
 
+ModelOptions ring8() {
+    ModelOptions o;
+    o.cluster = "ring8";
+    o.fabric.record_packets = 1024;
+    return o;
+}
+
+// On ring8's 1D fabric every chip multicasts a write each way, to its
+// neighbour and 1 + chip % 3 chips on; its own block on each chip reached.
+transport::PacketLog recorded_multicasts() {
+    Simulation sim(ring8());
+    model::FabricModel& m = sim.model();
+    const uint32_t n = sim.chips();
+    for (uint32_t f = 0; f < n; ++f)
+        for (uint32_t next : {(f + 1) % n, (f + n - 1) % n}) {
+            model::ModelPacket p;
+            p.command = abi::kFabricWriteInc;
+            p.src = m.dram(2u << 20);
+            p.dst = m.dram((1u << 20) + f * 4096);
+            p.sem = m.dram(4 * f);
+            p.bytes = 1000;
+            p.inc = 1;
+            p.route.count = static_cast<uint8_t>(2 + f % 3);
+            m.send(f, next, p);
+        }
+    sim.finish();
+    return transport::read_packet_log(m.cluster(), m.fabric());
+}
+
+// A multicast's record does not keep how many chips it reached: the replay
+// counts them from its crossings, so a fresh model sends every multicast to
+// the same chips over the same cables.
+void test_multicasts_replay_to_the_chips_they_reached(void**) {
+    const transport::PacketLog recorded = recorded_multicasts();
+    size_t crossings = 0;
+    for (uint32_t f = 0; f < 8; ++f) crossings += 2 * (2 + f % 3);  // a cable for each chip reached, both ways
+    assert_int_equal(recorded.hops.size(), crossings);
+    Simulation sim(ring8());
+    const transport::MulticastCounts reach = transport::multicast_counts(recorded, sim.model().fabric());
+    assert_int_equal(reach.size(), 16);
+    for (const auto& [packet, count] : reach) assert_int_equal(count, 2 + packet.first.src.chip % 3);
+    const Replay r = replay_log(sim, recorded);
+    assert_int_equal(r.packets, 16);
+    assert_string_equal(r.differs.c_str(), "");
+    assert_int_equal(r.log.hops.size(), recorded.hops.size());
+    const transport::ReplayPlan plan =
+        transport::plan_replay(sim.model().fabric(), sim.model().cluster().board(), recorded);
+    assert_int_equal(plan.packets, 16);
+    assert_int_equal(plan.multicast, 16);
+    for (const auto& round : plan.rounds)
+        for (const transport::ReplayKernel& k : round)
+            for (uint32_t i = 0; i < k.args.job_count; ++i)
+                assert_int_equal(k.args.jobs[i].count, 2 + k.chip % 3);
+}
+
 }  // namespace
 
 int main() {
@@ -202,6 +257,7 @@ int main() {
         cmocka_unit_test(test_a_fabric_without_a_log_says_so),
         cmocka_unit_test(test_a_log_file_round_trips_and_a_bad_one_is_named),
         cmocka_unit_test(test_a_replay_plan_sends_each_packet_once_from_its_source),
+        cmocka_unit_test(test_multicasts_replay_to_the_chips_they_reached),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

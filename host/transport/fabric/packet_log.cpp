@@ -57,6 +57,29 @@ PacketKey key_of(const abi::FabricPacketRecord& r) {
     return k;
 }
 
+bool is_injection(const LoggedHop& h, const FabricBuilder& fabric) {
+    const abi::FabricNodeId at = fabric.node(h.chip);
+    return at.mesh == h.record.src.mesh && at.chip == h.record.src.chip;
+}
+
+MulticastCounts multicast_counts(const PacketLog& log, const FabricBuilder& fabric) {
+    struct Seen {
+        uint32_t crossings = 0, injections = 0, to_first = 0;
+    };
+    std::map<std::pair<PacketKey, uint32_t>, Seen> seen;
+    for (const LoggedHop& h : log.hops) {
+        if (h.record.send_type != abi::kFabricMulticast) continue;
+        Seen& s = seen[{key_of(h.record), h.record.seq}];
+        ++s.crossings;
+        if (is_injection(h, fabric)) ++s.injections, s.to_first = h.record.hops;
+    }
+    MulticastCounts counts;
+    for (const auto& [packet, s] : seen)
+        if (s.injections && s.crossings / s.injections >= s.to_first)
+            counts[packet] = s.crossings / s.injections - s.to_first + 1;
+    return counts;
+}
+
 PacketPaths paths_of(const PacketLog& log) {
     PacketPaths paths;
     for (const LoggedHop& h : log.hops) paths[key_of(h.record)].emplace_back(h.chip, h.port);

@@ -56,6 +56,15 @@ struct PacketKey {
 };
 PacketKey key_of(const abi::FabricPacketRecord& r);
 
+// How many chips each multicast packet of `log` was delivered to (its
+// header's count, which the record does not keep): its cable crossings, less
+// those before its first destination, plus one. By the packet's key and
+// sequence number; packets alike in both count as one each.
+using MulticastCounts = std::map<std::pair<PacketKey, uint32_t>, uint32_t>;
+MulticastCounts multicast_counts(const PacketLog& log, const FabricBuilder& fabric);
+// Whether `h` is a packet leaving its source chip (its first cable).
+bool is_injection(const LoggedHop& h, const FabricBuilder& fabric);
+
 // Each kind of packet's cable crossings, as (chip, port), sorted: equal for
 // two runs exactly when packets alike crossed the same cables as often.
 using PacketPaths = std::map<PacketKey, std::vector<std::pair<uint32_t, uint32_t>>>;

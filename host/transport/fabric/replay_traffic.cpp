@@ -25,15 +25,16 @@ std::string packet_name(const abi::FabricPacketRecord& r) {
            std::to_string(r.dst.chip);
 }
 
-// The job that sends `r` again from `from` to `to`, into the replay's landing area.
+// The job that sends `r` again from `from` to `to` (a multicast: to its
+// first destination and `count` chips on), into the replay's landing area.
 abi::FabricTrafficJob job_for(const FabricBuilder& f, const BoardInfo& board, const abi::FabricPacketRecord& r,
-                              uint32_t from, uint32_t to) {
+                              uint32_t from, uint32_t to, uint32_t count) {
     const FabricRoute route = f.route(from, to);
     const uint64_t landing = board.dram.end() - kLanding;
     abi::FabricTrafficJob j{};
     j.command = r.noc_command;
     j.hops = static_cast<uint8_t>(route.hops);
-    j.count = 1;
+    j.count = static_cast<uint8_t>(count);
     j.ttl = abi::kFabricDefaultTtl;
     j.direction = connection_of(f, route.direction);
     j.route = route.route;
@@ -60,14 +61,14 @@ ReplayPlan plan_replay(const FabricBuilder& fabric, const BoardInfo& board, cons
                                              std::to_string(n.chip) + " is not a chip of this cluster's fabric");
         return it->second;
     };
+    const MulticastCounts reach = multicast_counts(log, fabric);
     ReplayPlan plan;
     std::map<uint32_t, std::vector<abi::FabricTrafficJob>> jobs;  // by source chip
     for (const LoggedHop& h : log.hops) {
         const abi::FabricPacketRecord& r = h.record;
-        if (r.send_type == abi::kFabricMulticast) {
-            plan.multicast += chip(r.src, r) == h.chip;
-            continue;
-        }
+        const bool multicast = r.send_type == abi::kFabricMulticast;
+        if (multicast && fabric.dims() != 1)
+            throw Error(packet_name(r) + " is a multicast, which this 2D fabric does not carry");
         ++plan.hops;
         const uint32_t from = chip(r.src, r);
         if (h.chip != from) continue;  // a later hop of a packet sent again from its source
@@ -75,8 +76,10 @@ ReplayPlan plan_replay(const FabricBuilder& fabric, const BoardInfo& board, cons
             throw Error(packet_name(r) + " carries " + std::to_string(r.payload_bytes) +
                         " bytes: more than this fabric's packets (" + std::to_string(fabric.spec().payload_bytes()) +
                         ")");
-        jobs[from].push_back(job_for(fabric, board, r, from, chip(r.dst, r)));
+        const uint32_t count = multicast ? reach.at({key_of(r), r.seq}) : 1;
+        jobs[from].push_back(job_for(fabric, board, r, from, chip(r.dst, r), count));
         ++plan.packets;
+        plan.multicast += multicast;
     }
     const uint32_t lanes = std::min<uint32_t>(fabric.spec().lanes,
                                               uint32_t(board.cores_with_role(CoreRole::kWorker).size()));
@@ -97,7 +100,6 @@ ReplayPlan plan_replay(const FabricBuilder& fabric, const BoardInfo& board, cons
 }
 
 PacketLog as_replayed(PacketLog log) {
-    std::erase_if(log.hops, [](const LoggedHop& h) { return h.record.send_type == abi::kFabricMulticast; });
     for (LoggedHop& h : log.hops) h.record.dst_address = h.record.sem_address = 0;
     return log;
 }

@@ -23,7 +23,7 @@ struct ReplayPlan {
     std::vector<std::vector<ReplayKernel>> rounds;  // one after another; a round's kernels at once
     size_t packets = 0;                              // sent again
     size_t hops = 0;                                 // the cables they crossed in the log
-    size_t multicast = 0;  // left out: a record does not say how many chips a multicast reached
+    size_t multicast = 0;  // of the packets, multicasts (their reach counted from their crossings)
 };
 
 // The kernels that send `log`'s packets again over `fabric` (one job per
@@ -35,8 +35,7 @@ struct ReplayPlan {
 // weft::Error naming a packet whose ends are not chips of the fabric.
 ReplayPlan plan_replay(const FabricBuilder& fabric, const BoardInfo& board, const PacketLog& log);
 
-// The log as a replay repeats it: its unicast packets, their addresses
-// cleared. Two logs' paths compare on it: paths_of(as_replayed(a)) against
+// The log as a replay repeats it: every packet, its addresses cleared. Two logs' paths compare on it: paths_of(as_replayed(a)) against
 // paths_of(as_replayed(b)).
 PacketLog as_replayed(PacketLog log);
 
