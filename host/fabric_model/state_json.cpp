@@ -14,8 +14,6 @@ using transport::FabricDirection;
 // Receivers and senders of a router in one map: senders' keys start here.
 constexpr uint32_t kSenderBase = 1000;
 
-json node_json(abi::FabricNodeId n) { return {{"mesh", n.mesh}, {"chip", n.chip}}; }
-
 std::string direction_name(FabricDirection d) {
     switch (d) {
         case FabricDirection::kForward: return "forward";
@@ -146,6 +144,8 @@ json tables_json(model::FabricModel& model, const ClusterTopology& t) {
 }
 
 }  // namespace
+
+json node_json(abi::FabricNodeId n) { return {{"mesh", n.mesh}, {"chip", n.chip}}; }
 
 const abi::FabricRouteTable& live_table(model::FabricModel& model, uint32_t chip) {
     for (size_t r = 0; r < model.router_count(); ++r)

@@ -28,6 +28,9 @@ nlohmann::json state_json(Simulation& sim, const StateOptions& options = {});
 // rewrites them round a failed cable); the builder's for a chip without one.
 const abi::FabricRouteTable& live_table(model::FabricModel& model, uint32_t chip);
 
+// A fabric node as the model's JSON writes it: {"mesh": M, "chip": C}.
+nlohmann::json node_json(abi::FabricNodeId n);
+
 // A route as the spec's compass letters ("EES"), first cable first; "" for
 // an entry of no hops (the chip itself, or no route).
 std::string route_letters(const abi::FabricRouteEntry& entry);

@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <ostream>
 
+#include "fabric_model/state_json.h"
+
 namespace weft::fabric_model {
 namespace {
 
 using nlohmann::json;
 
 uint32_t node_word(abi::FabricNodeId n) { return uint32_t(n.mesh) << 16 | n.chip; }
-
-json node_json(abi::FabricNodeId n) { return {{"mesh", n.mesh}, {"chip", n.chip}}; }
 
 const char* command_name(uint8_t command) {
     switch (command) {
