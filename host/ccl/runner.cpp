@@ -43,42 +43,10 @@ std::vector<uint32_t> every_chip(const Cluster& cluster) {
     return all;
 }
 
-// The mesh whose chips `chips` are, in their order; null if they are not one.
-const Mesh* whole_mesh(const ClusterTopology& t, const std::vector<uint32_t>& chips) {
-    for (const Mesh& m : t.meshes()) {
-        if (chips.size() != m.chips() || chips.empty() || chips[0] != m.first_chip) continue;
-        for (uint32_t i = 0; i < chips.size(); ++i)
-            if (chips[i] != m.first_chip + i) return nullptr;
-        return &m;
-    }
-    return nullptr;
-}
-
-// The cables among `chips`, renumbered by rank: what a communicator's ops
-// see. A communicator over one whole mesh keeps its shape (a grid the 2D
-// algorithms and a 2D fabric run on).
+// The cables among `chips`, renumbered by rank: what a communicator's ops see.
 ClusterTopology communicator_topology(Cluster& cluster, const std::vector<uint32_t>& chips) {
-    const ClusterTopology full = cluster.topology();
-    if (chips == every_chip(cluster)) return full;
-    if (chips.empty()) throw Error("a communicator needs at least one chip");
-    std::map<uint32_t, uint32_t> rank;
-    for (uint32_t r = 0; r < chips.size(); ++r) {
-        if (chips[r] >= full.chips())
-            throw Error("chip " + std::to_string(chips[r]) + " is not a chip of this " + std::to_string(full.chips()) +
-                        "-chip cluster");
-        if (!rank.emplace(chips[r], r).second)
-            throw Error("chip " + std::to_string(chips[r]) + " is in the communicator twice");
-    }
-    std::vector<LinkInfo> links;
-    for (const LinkInfo& l : full.links())
-        if (rank.count(l.chip_a) && rank.count(l.chip_b))
-            links.push_back({rank[l.chip_a], l.port_a, rank[l.chip_b], l.port_b, l.up});
-    if (const Mesh* m = whole_mesh(full, chips)) {
-        Mesh own = *m;
-        own.id = 0, own.first_chip = 0, own.line = 0;
-        return ClusterTopology::from_meshes({own}, std::move(links));
-    }
-    return ClusterTopology(static_cast<uint32_t>(chips.size()), links);
+    ClusterTopology full = cluster.topology();
+    return chips == every_chip(cluster) ? full : full.among(chips);
 }
 
 // The chips with an op running, per cluster: communicators over disjoint
@@ -121,7 +89,7 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips
     if (options_.slot_size == 0) options_.slot_size = fits_board_slot_size(cluster.board(), options_.slots);
     // A fabric spans the whole cluster, or one whole mesh of it (each mesh's
     // communicator then runs its own fabric, all at once).
-    const bool fabric_fits = whole_ || whole_mesh(cluster.topology(), chips_);
+    const bool fabric_fits = whole_ || cluster.topology().whole_mesh(chips_);
     if (options_.transport == "fabric") {
         if (!fabric_fits)
             throw Error("a communicator over the fabric is the whole cluster or one whole mesh of it; over other "

@@ -1,6 +1,7 @@
 #include "driver/cluster_topology.h"
 
 #include <algorithm>
+#include <map>
 
 #include "common/error.h"
 
@@ -34,6 +35,38 @@ ClusterTopology ClusterTopology::from_meshes(std::vector<Mesh> meshes, std::vect
     t.check();
     t.index();
     return t;
+}
+
+const Mesh* ClusterTopology::whole_mesh(const std::vector<uint32_t>& chips) const {
+    for (const Mesh& m : meshes_) {
+        if (chips.size() != m.chips() || chips.empty() || chips[0] != m.first_chip) continue;
+        for (uint32_t i = 0; i < chips.size(); ++i)
+            if (chips[i] != m.first_chip + i) return nullptr;
+        return &m;
+    }
+    return nullptr;
+}
+
+ClusterTopology ClusterTopology::among(const std::vector<uint32_t>& chips) const {
+    if (chips.empty()) throw Error("a communicator needs at least one chip");
+    std::map<uint32_t, uint32_t> rank;
+    for (uint32_t r = 0; r < chips.size(); ++r) {
+        if (chips[r] >= chips_)
+            throw Error("chip " + std::to_string(chips[r]) + " is not a chip of this " + std::to_string(chips_) +
+                        "-chip cluster");
+        if (!rank.emplace(chips[r], r).second)
+            throw Error("chip " + std::to_string(chips[r]) + " is in the communicator twice");
+    }
+    std::vector<LinkInfo> links;
+    for (const LinkInfo& l : links_)
+        if (rank.count(l.chip_a) && rank.count(l.chip_b))
+            links.push_back({rank[l.chip_a], l.port_a, rank[l.chip_b], l.port_b, l.up});
+    if (const Mesh* m = whole_mesh(chips)) {
+        Mesh own = *m;
+        own.id = 0, own.first_chip = 0, own.line = 0;
+        return from_meshes({own}, std::move(links));
+    }
+    return ClusterTopology(static_cast<uint32_t>(chips.size()), links);
 }
 
 ClusterTopology ClusterTopology::with_links(std::vector<LinkInfo> links) const {

@@ -59,6 +59,14 @@ public:
     const SystemsSpec& systems() const { return systems_; }
     // The same meshes with these cables (the same ones, in another state).
     ClusterTopology with_links(std::vector<LinkInfo> links) const;
+    // The mesh whose chips `chips` are, in their order; null if they are not one.
+    const Mesh* whole_mesh(const std::vector<uint32_t>& chips) const;
+    // The cables among `chips`, renumbered by their index (a communicator's
+    // ranks, a per-mesh fabric's chips). One whole mesh, in order, keeps its
+    // shape (a grid 2D algorithms and a 2D fabric run on); other chips are
+    // one mesh in a line of their order. Throws weft::Error for a chip the
+    // cluster lacks or one named twice.
+    ClusterTopology among(const std::vector<uint32_t>& chips) const;
     // The cables leaving mesh `id`, from its side, by chip then port. Kept
     // with the topology (routing asks for them per chip and mesh pair), so
     // the reference lives as long as the topology does.

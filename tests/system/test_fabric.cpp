@@ -1343,6 +1343,47 @@ void test_each_mesh_runs_its_own_op_at_once(void**) {
     }
 }
 
+// A mesh's own fabric is rerouted live like the whole cluster's: mesh 1's
+// centre chip loses its east cable under a ring all-reduce over mesh 1's
+// fabric; its control plane, in the mesh's numbers, routes round it, the op
+// is right, and the two routers of the cable say they were rerouted.
+void test_a_meshs_own_fabric_is_rerouted_live(void**) {
+    g_fabric.reset();
+    const ClusterTopology t = g_cluster->topology();
+    const Mesh& mesh = t.mesh(1);
+    std::vector<uint32_t> chips;
+    for (uint32_t i = 0; i < mesh.chips(); ++i) chips.push_back(mesh.first_chip + i);
+    const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
+    const uint32_t chip = t.chip_at(1, 1, 1);
+    const size_t before = events_at("rerouted", chip, "E").size();
+    {
+        ccl::CollectiveRunner run(*g_cluster, chips, over_fabric());
+        warm_up(run);
+        ccl::OpRequest r;
+        r.op = ccl::Collective::kAllReduce;
+        r.algo = "ring";
+        r.bytes = 4 << 20;
+        const ccl::CaseResult res =
+            ccl::run_case(run, *g_cluster, r, 3, [&] { g_cluster->set_link(chip, east, false); });
+        if (res.check.wrong) fail_msg("ring over mesh 1 with a cable pulled: %zu wrong", size_t(res.check.wrong));
+        size_t rerouted = 0;
+        for (const transport::RouterView& v : transport::read_routers(*g_cluster)) {
+            rerouted += v.status.state == abi::kFabricRouterRerouted;
+            if (v.status.state == abi::kFabricRouterRerouted && t.mesh_of(v.chip).id != 1)
+                fail_msg("a router of mesh %u was rerouted", t.mesh_of(v.chip).id);
+        }
+        assert_int_equal(rerouted, 2);  // both ends of the cable
+    }
+    g_cluster->set_link(chip, east, true);
+    std::vector<nlohmann::json> events;
+    for (int i = 0; i < 100 && events.size() <= before; ++i) {
+        events = events_at("rerouted", chip, "E");
+        std::this_thread::sleep_for(milliseconds(20));
+    }
+    assert_true(events.size() > before);
+    all_reduce_is_right("fabric");
+}
+
 // A cable that stays down: the next fabric op plans its fabric around it
 // (the control plane's tables), starts no router on it, and is right; with
 // the cable back, a new runner's fabric uses every cable again.
@@ -1507,6 +1548,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_an_inter_mesh_cable_pulled_under_an_op),
         cmocka_unit_test(test_collectives_run_over_every_mesh),
         cmocka_unit_test(test_each_mesh_runs_its_own_op_at_once),
+        cmocka_unit_test(test_a_meshs_own_fabric_is_rerouted_live),
     };
     // One group per cluster; an argument runs only that cluster's (ctest runs them one by one, in parallel).
     const std::string only = argc > 1 ? argv[1] : "";

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "common/error.h"
 #include "common/log.h"
@@ -131,7 +132,14 @@ Fabric::Fabric(Cluster& cluster, FabricBuilder builder, std::vector<uint32_t> ch
     : cluster_(cluster),
       builder_(std::move(builder)),
       chips_(std::move(chips)),
-      control_(cluster.board(), cluster.topology()) {}
+      control_(cluster.board(), chips_.empty() ? cluster.topology() : cluster.topology().among(chips_)) {}
+
+uint32_t Fabric::index_of(uint32_t cluster_chip) const {
+    if (chips_.empty()) return cluster_chip;
+    for (uint32_t i = 0; i < chips_.size(); ++i)
+        if (chips_[i] == cluster_chip) return i;
+    throw Error("chip " + std::to_string(cluster_chip) + " is not a chip of this fabric");
+}
 
 std::unique_ptr<Fabric> Fabric::start(Cluster& cluster, FabricBuilder builder, std::chrono::milliseconds timeout,
                                       std::vector<uint32_t> chips) {
@@ -203,20 +211,25 @@ std::string Fabric::fault() const {
 }
 
 std::string Fabric::tend() {
-    if (!chips_.empty()) return fault();  // its control plane's tables would be the whole cluster's
+    // A fabric over some chips is rerouted in its own numbers: its control
+    // plane holds the cables among them, and reads and writes go to the chips they stand for.
+    std::optional<MappedMachine> mapped;
+    if (!chips_.empty()) mapped.emplace(cluster_, chips_, control_.topology());
+    Machine& machine = mapped ? static_cast<Machine&>(*mapped) : cluster_;
     for (size_t r = 0; r < started_ && builder_.dims() == 2; ++r) {
         const FabricRouterPlan& plan = builder_.routers()[r];
-        Chip& chip = cluster_.chip(plan.chip);
+        Chip& chip = cluster_.chip(chip_id(plan.chip));
         // A router with a fallback relay moves onto it by itself; a relay is no route of its own.
         if (plan.config.fallback[0].slots || plan.relay_for >= 0) continue;
         if (rerouted_.count({plan.chip, plan.port}) || !chip.alive() ||
             chip.control().port[plan.port].state == abi::kLinkUp)
             continue;
-        const RerouteDecision d = reroute_live(cluster_, builder_, control_, plan.chip, plan.port,
-                                               [&](uint32_t c, uint32_t core) { cluster_.ring_core(c, core); });
+        const RerouteDecision d =
+            reroute_live(machine, builder_, control_, plan.chip, plan.port,
+                         [&](uint32_t c, uint32_t core) { cluster_.ring_core(chip_id(c), core); });
         const abi::PortState& port = chip.control().port[plan.port];
         rerouted_.insert({plan.chip, plan.port});  // decided once: fault() reports what was not rerouted
-        rerouted_.insert({port.peer_chip, port.peer_port});
+        rerouted_.insert({index_of(port.peer_chip), port.peer_port});
         const std::string cable = cable_name(plan, port);
         WEFT_INFO("fabric", "%s is down under the fabric: %s%s", cable.c_str(),
                   d.kind == RerouteDecision::kNewTables ? "" : "not rerouted: ", d.why.c_str());

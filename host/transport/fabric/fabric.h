@@ -52,7 +52,8 @@ public:
     // `chips`: the cluster chip of each of the builder's chips where the
     // fabric spans part of the cluster (a communicator over one mesh, built
     // in its ranks); empty where the builder's chips are the cluster's. Such
-    // a fabric is not rerouted live: a cable that dies under it fails the op.
+    // a fabric's control plane holds the cables among its chips, in its
+    // numbers, and reroutes round one that dies as over the whole cluster.
     static std::unique_ptr<Fabric> start(Cluster& cluster, FabricBuilder builder, std::chrono::milliseconds timeout,
                                          std::vector<uint32_t> chips = {});
     ~Fabric();
@@ -81,14 +82,15 @@ public:
 private:
     Fabric(Cluster& cluster, FabricBuilder builder, std::vector<uint32_t> chips);
     uint32_t chip_id(uint32_t chip) const { return chips_.empty() ? chip : chips_.at(chip); }
+    uint32_t index_of(uint32_t cluster_chip) const;  // chip_id's inverse
     std::string router_name(const FabricRouterPlan& p) const;
     std::string cable_name(const FabricRouterPlan& p, const abi::PortState& port) const;
 
     Cluster& cluster_;
     FabricBuilder builder_;
     std::vector<uint32_t> chips_;  // the builder's chip -> the cluster's; empty: the same
-    ControlPlane control_;                              // the cables as the fabric was built, and what died since
-    std::set<std::pair<uint32_t, uint32_t>> rerouted_;  // (chip, port) of cables routed round live
+    ControlPlane control_;  // the cables among its chips as the fabric was built (its numbers), and what died since
+    std::set<std::pair<uint32_t, uint32_t>> rerouted_;  // (chip, port) of cables routed round live, its numbers
     size_t started_ = 0;                                // routers 0..started_-1 run
 };
 
