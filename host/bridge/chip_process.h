@@ -11,7 +11,7 @@
 
 namespace weft {
 
-class ChipProcess : public DeviceChip {
+class ChipProcess final : public DeviceChip {
 public:
     ChipProcess(uint32_t id, const BoardInfo& board, const std::string& run_dir);
     ~ChipProcess();

@@ -15,7 +15,7 @@
 
 namespace weft {
 
-class HostChip : public DeviceChip {
+class HostChip final : public DeviceChip {
 public:
     // The control block is filled in as the bridge does when it starts a chip.
     HostChip(const BoardInfo& board, uint32_t id, uint32_t num_chips);
