@@ -71,6 +71,20 @@ void Simulation::write(uint32_t from, uint32_t to, uint64_t dst, uint64_t src, u
     } while (bytes);
 }
 
+void Simulation::multicast(uint32_t from, uint32_t first, uint8_t count, uint64_t dst, uint64_t src, uint32_t bytes,
+                           uint64_t sem) {
+    if (model_->fabric().dims() != 1) throw Error("a multicast runs on a 1D fabric");
+    if (bytes > max_payload())
+        throw Error("a multicast of " + std::to_string(bytes) + " bytes: a packet carries " +
+                    std::to_string(max_payload()));
+    if (!engine_->owns(from)) return;  // its rank queues it
+    model::ModelPacket p;
+    p.command = abi::kFabricWriteInc;
+    p.dst = dst, p.src = src, p.bytes = bytes, p.sem = sem, p.inc = 1;
+    p.route.count = count;
+    model_->send(from, first, p);
+}
+
 RunResult Simulation::finish(uint64_t limit_ns) {
     const RunResult r = engine_->run(limit_ns);
     if (r.stuck)

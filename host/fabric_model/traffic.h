@@ -45,6 +45,12 @@ public:
     // waits until the word at `after` on `from` reaches `after_value` (0: none).
     void write(uint32_t from, uint32_t to, uint64_t dst, uint64_t src, uint64_t bytes, uint64_t sem, uint64_t after = 0,
                uint32_t after_value = 0);
+    // 1D: one packet of `bytes` (at most max_payload()) from `src` on `from`
+    // to `dst` on `count` chips in a row, from `first` (a neighbour of
+    // `from`) on away from it, adding 1 to `sem` on each. Throws weft::Error
+    // on a 2D fabric or for a payload larger than a packet.
+    void multicast(uint32_t from, uint32_t first, uint8_t count, uint64_t dst, uint64_t src, uint32_t bytes,
+                   uint64_t sem);
     // Runs to the end; throws weft::Error with the stuck channels if the
     // fabric deadlocks or `limit_ns` of virtual time pass first.
     RunResult finish(uint64_t limit_ns = 60'000'000'000ull);

@@ -353,17 +353,9 @@ void test_model_multicasts_replay_alike_on_qemu(void**) {
     model::FabricModel& m = sim.model();
     const uint32_t n = sim.chips();
     for (uint32_t f = 0; f < n; ++f)
-        for (uint32_t next : {(f + 1) % n, (f + n - 1) % n}) {
-            model::ModelPacket p;
-            p.command = abi::kFabricWriteInc;
-            p.src = m.dram(kSrc);
-            p.dst = m.dram(kDst + f * kBlock);
-            p.sem = m.dram(kSems + 4 * f);
-            p.bytes = 1000 + 7 * f;
-            p.inc = 1;
-            p.route.count = static_cast<uint8_t>(2 + f % 3);
-            m.send(f, next, p);
-        }
+        for (uint32_t next : {(f + 1) % n, (f + n - 1) % n})
+            sim.multicast(f, next, uint8_t(2 + f % 3), m.dram(kDst + f * kBlock), m.dram(kSrc), 1000 + 7 * f,
+                          m.dram(kSems + 4 * f));
     sim.finish();
     const transport::PacketLog model_log = transport::read_packet_log(m.cluster(), m.fabric());
 
@@ -758,6 +750,16 @@ std::vector<nlohmann::json> events_at(const char* kind, uint32_t chip, const cha
 }
 
 // A runner over the fabric, its fabric started over every cable by a small op.
+// The event log gains a `kind` event at (chip, port) beyond the `before` it
+// had, within 2 s (the bridge drains the chips' events as it goes).
+void expect_more_events(const char* kind, uint32_t chip, const char* port, size_t before) {
+    for (int i = 0; i < 100; ++i) {
+        if (events_at(kind, chip, port).size() > before) return;
+        std::this_thread::sleep_for(milliseconds(20));
+    }
+    fail_msg("no new %s event at chip %u port %s", kind, chip, port);
+}
+
 void warm_up(ccl::CollectiveRunner& run) {
     ccl::OpRequest warm;
     warm.op = ccl::Collective::kAllReduce;
@@ -1068,12 +1070,7 @@ void test_a_pulled_cable_is_routed_round_live(void**) {
         }
         assert_int_equal(on_cable, 1);
     }
-    std::vector<nlohmann::json> events;
-    for (int i = 0; i < 100 && events.size() <= before; ++i) {
-        events = events_at("rerouted", chip, "E");
-        std::this_thread::sleep_for(milliseconds(20));
-    }
-    assert_true(events.size() > before);
+    expect_more_events("rerouted", chip, "E", before);
     all_reduce_is_right("fabric");
 }
 
@@ -1375,12 +1372,7 @@ void test_a_meshs_own_fabric_is_rerouted_live(void**) {
         assert_int_equal(rerouted, 2);  // both ends of the cable
     }
     g_cluster->set_link(chip, east, true);
-    std::vector<nlohmann::json> events;
-    for (int i = 0; i < 100 && events.size() <= before; ++i) {
-        events = events_at("rerouted", chip, "E");
-        std::this_thread::sleep_for(milliseconds(20));
-    }
-    assert_true(events.size() > before);
+    expect_more_events("rerouted", chip, "E", before);
     all_reduce_is_right("fabric");
 }
 

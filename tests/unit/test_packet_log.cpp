@@ -205,17 +205,9 @@ transport::PacketLog recorded_multicasts() {
     model::FabricModel& m = sim.model();
     const uint32_t n = sim.chips();
     for (uint32_t f = 0; f < n; ++f)
-        for (uint32_t next : {(f + 1) % n, (f + n - 1) % n}) {
-            model::ModelPacket p;
-            p.command = abi::kFabricWriteInc;
-            p.src = m.dram(2u << 20);
-            p.dst = m.dram((1u << 20) + f * 4096);
-            p.sem = m.dram(4 * f);
-            p.bytes = 1000;
-            p.inc = 1;
-            p.route.count = static_cast<uint8_t>(2 + f % 3);
-            m.send(f, next, p);
-        }
+        for (uint32_t next : {(f + 1) % n, (f + n - 1) % n})
+            sim.multicast(f, next, uint8_t(2 + f % 3), m.dram((1u << 20) + f * 4096), m.dram(2u << 20), 1000,
+                          m.dram(4 * f));
     sim.finish();
     return transport::read_packet_log(m.cluster(), m.fabric());
 }
