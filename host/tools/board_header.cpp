@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
           << ". Do not edit: change the chip's chip.dtsi.\n"
           << "#pragma once\n\n";
         o << "#define WEFT_CHIP_NAME \"" << b.chip << "\"\n";
+        // Deprecated in 0.8.0 (firmware is built per chip, so it cannot know the board); removed in 0.9.
+        o << "#define WEFT_BOARD_NAME _Pragma(\"GCC warning \\\"WEFT_BOARD_NAME is deprecated: firmware is built "
+             "per chip; use WEFT_CHIP_NAME\\\"\") WEFT_CHIP_NAME\n";
         // Recorded in every image (weft/abi/layout_record.h) for the host to check.
         o << "#define WEFT_LAYOUT_HASH 0x" << std::hex << weft::layout_hash(b) << std::dec << "ull\n";
         mac("WEFT_RAM_BASE", b.ram.base);

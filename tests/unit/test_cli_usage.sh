@@ -242,6 +242,10 @@ check "... and writing no header" test ! -e "$TMP/layout.h"
 "$BUILD/bin/weft-board-header" "$TMP/layout.h" "$BUILD/boards/qemu-virt/board.dtb" \
     "$BUILD/boards/qemu-virt-2plane/board.dtb" >"$TMP/out" 2>&1
 check "boards of one chip laid out alike make one header, naming the chip" has "$TMP/layout.h" '#define WEFT_CHIP_NAME "qemu-virt"'
+printf 'const char* chip = "board " WEFT_BOARD_NAME;\n' >"$TMP/old.c"
+riscv64-unknown-elf-gcc -include "$TMP/layout.h" -c "$TMP/old.c" -o "$TMP/old.o" >"$TMP/out" 2>&1
+check "a kernel that names WEFT_BOARD_NAME still builds (deprecated, the chip's name)" test $? -eq 0
+check "... warned to use WEFT_CHIP_NAME" has "$TMP/out" "WEFT_BOARD_NAME is deprecated: firmware is built per chip; use WEFT_CHIP_NAME"
 
 # A row or column taken out of a mesh (the spec's downshifted mesh): the
 # control plane's tables for the chips left, or why there are none.

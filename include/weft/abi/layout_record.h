@@ -11,13 +11,19 @@ namespace weft::abi {
 
 inline constexpr uint64_t kLayoutMagic = 0x0059414c54464557;  // "WEFTLAY" in memory
 inline constexpr uint32_t kLayoutChipChars = 48;
+[[deprecated("use kLayoutChipChars: the record names its chip")]] inline constexpr uint32_t kLayoutBoardChars =
+    kLayoutChipChars;
 
 struct LayoutRecord {
     uint64_t magic;        // kLayoutMagic
     uint32_t abi_version;  // kAbiVersion the image was built with
     uint32_t pad;
-    uint64_t layout_hash;          // WEFT_LAYOUT_HASH of the chip's generated header
-    char chip[kLayoutChipChars];  // the chip's name, NUL-terminated
+    uint64_t layout_hash;  // WEFT_LAYOUT_HASH of the chip's generated header
+    union {
+        char chip[kLayoutChipChars];  // the chip's name, NUL-terminated
+        [[deprecated("firmware is built per chip: the record names its chip (LayoutRecord::chip)")]] char
+            board[kLayoutChipChars];
+    };
 };
 static_assert(sizeof(LayoutRecord) == 72, "LayoutRecord layout");
 
