@@ -43,12 +43,6 @@ std::vector<uint32_t> every_chip(const Cluster& cluster) {
     return all;
 }
 
-// The cables among `chips`, renumbered by rank: what a communicator's ops see.
-ClusterTopology communicator_topology(Cluster& cluster, const std::vector<uint32_t>& chips) {
-    ClusterTopology full = cluster.topology();
-    return chips == every_chip(cluster) ? full : full.among(chips);
-}
-
 // The chips with an op running, per cluster: communicators over disjoint
 // chips run at once, over shared chips one after the other.
 std::map<const Cluster*, std::set<uint32_t>>& busy_chips() {
@@ -80,7 +74,7 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips
       options_(options),
       chips_(std::move(chips)),
       whole_(chips_ == every_chip(cluster)),
-      topo_(communicator_topology(cluster, chips_)),
+      topo_(cables()),
       ring_(topo_.ring_order()),
       line_(topo_.line_order()),
       workers_(cluster.board().cores_with_role(CoreRole::kWorker)),
@@ -111,6 +105,11 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips
 
 CollectiveRunner::~CollectiveRunner() = default;
 
+ClusterTopology CollectiveRunner::cables() const {
+    ClusterTopology now = cluster_.topology();
+    return whole_ ? now : now.among(chips_);
+}
+
 // The cluster file's fabric: section, sized to the board. A stream's
 // message is at most one packet.
 transport::FabricBuilder CollectiveRunner::plan_fabric() {
@@ -119,7 +118,7 @@ transport::FabricBuilder CollectiveRunner::plan_fabric() {
     spec.record_packets = options_.record_packets;
     // A mesh's communicator: the fabric of that mesh alone, in its ranks.
     transport::FabricBuilder fabric =
-        transport::cluster_fabric(cluster_.board(), communicator_topology(cluster_, chips_), spec);
+        transport::cluster_fabric(cluster_.board(), cables(), spec);
     const uint32_t payload = fabric.spec().payload_bytes();
     options_.fabric_streams.message_bytes = std::min(options_.fabric_streams.message_bytes, payload);
     planned_cables_ = std::move(up);

@@ -179,6 +179,9 @@ private:
     // (of its own type) with what stopping it took.
     [[noreturn]] void drop_fabric(const Error& e);
     transport::FabricBuilder plan_fabric();
+    // The cables among the communicator's chips now, renumbered by rank
+    // (the cluster's own where it spans the whole cluster).
+    ClusterTopology cables() const;
     std::chrono::milliseconds deadline(const LoweredOp& op) const;
 
     Cluster& cluster_;
