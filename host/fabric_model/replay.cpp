@@ -66,7 +66,7 @@ Replay replay_log(Simulation& sim, const transport::PacketLog& recorded) {
         model::ModelPacket p = packet_of(h.record, model.dram(0));
         if (h.record.send_type == abi::kFabricMulticast) {
             if (fabric.dims() != 1) throw Error("the log holds a multicast packet on a 2D fabric, which has none");
-            p.route.count = static_cast<uint8_t>(reach.at({transport::key_of(h.record), h.record.seq}));
+            p.route.count = static_cast<uint8_t>(transport::multicast_count(reach, h.record));
         }
         model.send(h.chip, chip_of(h.record.dst), p);  // a multicast: to its first destination, then on
         ++out.packets;

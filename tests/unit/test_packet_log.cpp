@@ -4,6 +4,7 @@
 // a different fabric (a cable failed) is told apart, naming the packet.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -238,6 +239,29 @@ void test_multicasts_replay_to_the_chips_they_reached(void**) {
                 assert_int_equal(k.args.jobs[i].count, 2 + k.chip % 3);
 }
 
+// A log whose multicast says it crossed more cables to its first
+// destination than it crossed in all (a log edited or garbled) does not say
+// how many chips it reached: the replay names the packet instead of guessing.
+void test_a_multicast_the_log_cannot_count_is_refused_by_name(void**) {
+    transport::PacketLog recorded = recorded_multicasts();
+    Simulation sim(ring8());
+    const auto first = std::find_if(recorded.hops.begin(), recorded.hops.end(), [&](const transport::LoggedHop& h) {
+        return transport::is_injection(h, sim.model().fabric()) && h.record.src.chip == 2;
+    });
+    assert_true(first != recorded.hops.end());
+    first->record.hops = 9;  // it crossed 3 or 4 cables in all
+    for (int model = 0; model < 2; ++model)
+        try {
+            if (model) replay_log(sim, recorded);
+            else transport::plan_replay(sim.model().fabric(), sim.model().cluster().board(), recorded);
+            fail_msg("a multicast the log cannot count was replayed");
+        } catch (const Error& e) {
+            if (!std::string(e.what()).starts_with("the multicast packet ") ||
+                std::string(e.what()).find("from mesh 0 chip 2: the log does not say how many chips") == std::string::npos)
+                fail_msg("got: %s", e.what());
+        }
+}
+
 }  // namespace
 
 int main() {
@@ -250,6 +274,7 @@ int main() {
         cmocka_unit_test(test_a_log_file_round_trips_and_a_bad_one_is_named),
         cmocka_unit_test(test_a_replay_plan_sends_each_packet_once_from_its_source),
         cmocka_unit_test(test_multicasts_replay_to_the_chips_they_reached),
+        cmocka_unit_test(test_a_multicast_the_log_cannot_count_is_refused_by_name),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -80,6 +80,15 @@ MulticastCounts multicast_counts(const PacketLog& log, const FabricBuilder& fabr
     return counts;
 }
 
+uint32_t multicast_count(const MulticastCounts& counts, const abi::FabricPacketRecord& r) {
+    const auto it = counts.find({key_of(r), r.seq});
+    if (it == counts.end())
+        throw Error("the multicast packet " + std::to_string(r.seq) + " from mesh " + std::to_string(r.src.mesh) +
+                    " chip " + std::to_string(r.src.chip) + ": the log does not say how many chips it reached "
+                    "(its crossings do not start at its source or do not reach its first destination)");
+    return it->second;
+}
+
 PacketPaths paths_of(const PacketLog& log) {
     PacketPaths paths;
     for (const LoggedHop& h : log.hops) paths[key_of(h.record)].emplace_back(h.chip, h.port);

@@ -62,6 +62,10 @@ PacketKey key_of(const abi::FabricPacketRecord& r);
 // sequence number; packets alike in both count as one each.
 using MulticastCounts = std::map<std::pair<PacketKey, uint32_t>, uint32_t>;
 MulticastCounts multicast_counts(const PacketLog& log, const FabricBuilder& fabric);
+// The count of the multicast `r` in `counts`; throws weft::Error naming the
+// packet where the log does not say it (its first cable's record missing,
+// or fewer crossings than cables to its first destination).
+uint32_t multicast_count(const MulticastCounts& counts, const abi::FabricPacketRecord& r);
 // Whether `h` is a packet leaving its source chip (its first cable).
 bool is_injection(const LoggedHop& h, const FabricBuilder& fabric);
 

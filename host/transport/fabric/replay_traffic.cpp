@@ -76,7 +76,7 @@ ReplayPlan plan_replay(const FabricBuilder& fabric, const BoardInfo& board, cons
             throw Error(packet_name(r) + " carries " + std::to_string(r.payload_bytes) +
                         " bytes: more than this fabric's packets (" + std::to_string(fabric.spec().payload_bytes()) +
                         ")");
-        const uint32_t count = multicast ? reach.at({key_of(r), r.seq}) : 1;
+        const uint32_t count = multicast ? multicast_count(reach, r) : 1;
         jobs[from].push_back(job_for(fabric, board, r, from, chip(r.dst, r), count));
         ++plan.packets;
         plan.multicast += multicast;
