@@ -5,6 +5,7 @@
 // spec's downshifted mesh), the tables the control plane gives the chips left.
 // Reads the file only: no cluster starts.
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "cli/arguments.h"
@@ -33,7 +34,8 @@ struct RoutesArgs {
 // Every row of a mesh this large would be chips² routes: only --chip's is printed.
 constexpr uint32_t kMaxTableChips = 64;
 
-void print_table(const Mesh& mesh, int only, const transport::ControlPlane& control) {
+// `route(a, b)` in the mesh's numbers: kNoRoute where a chip was taken out.
+void print_table(const Mesh& mesh, int only, const std::function<std::string(uint32_t, uint32_t)>& route) {
     const uint32_t n = mesh.chips();
     std::printf("mesh %u (%ux%u %s), chips %u-%u; row: a source chip's L0 table, X first then Y where no cable is "
                 "down; x: a chip taken out\n",
@@ -50,10 +52,9 @@ void print_table(const Mesh& mesh, int only, const transport::ControlPlane& cont
     for (uint32_t a = 0; a < n; ++a) {
         if (only >= 0 && a != static_cast<uint32_t>(only)) continue;
         std::printf("| %u |", a);
-        const bool out = control.removed(mesh.first_chip + a);
         for (uint32_t b = 0; b < n; ++b) {
-            const bool gone = out || control.removed(mesh.first_chip + b);
-            std::printf(" %s |", a == b ? "-" : gone ? "x" : control.l0_route(mesh, a, b).c_str());
+            const std::string way = a == b ? "-" : route(a, b);
+            std::printf(" %s |", a != b && way == transport::kNoRoute ? "x" : way.c_str());
         }
         std::printf("\n");
     }
@@ -122,17 +123,21 @@ int routes(const RoutesArgs& a) {
     for (const Mesh& m : spec.meshes) {
         const int only = one_chip ? static_cast<int>(a.chip) - int(m.first_chip) : -1;
         if (one_chip && (only < 0 || only >= int(m.chips()))) continue;
-        // A mesh the control plane could not route (cut, refused) keeps its last tables; its verdict is above.
+        // A mesh the control plane could not route (cut, refused) has no tables; its decision is above.
+        if (const std::string why = control.unusable(m); !why.empty()) {
+            any_cycle = true;
+            if (a.json) out.push_back({{"mesh", m.id}, {"unusable", why}});
+            else
+                std::printf("mesh %u (%ux%u %s): no tables: %s\n\n", m.id, m.width, m.height, m.topology.c_str(),
+                            why.c_str());
+            continue;
+        }
         const auto route = [&](uint32_t x, uint32_t y) {
             return control.removed(m.first_chip + x) || control.removed(m.first_chip + y) ? std::string(transport::kNoRoute)
                                                                                           : control.l0_route(m, x, y);
         };
         const transport::DependencyVerdict v = transport::check_dependencies(m, route, m.wraps());
         any_cycle |= !v.acyclic;
-        if (a.json && !control.unusable(m).empty()) {
-            out.push_back({{"mesh", m.id}, {"unusable", control.unusable(m)}});
-            continue;
-        }
         if (a.json) {
             nlohmann::json rows = nlohmann::json::object();
             const bool all = only < 0 && m.chips() <= kMaxTableChips;
@@ -155,12 +160,7 @@ int routes(const RoutesArgs& a) {
                            {"cycle", v.cycle}});
             continue;
         }
-        if (const std::string why = control.unusable(m); !why.empty()) {
-            std::printf("mesh %u (%ux%u %s): no tables: %s\n\n", m.id, m.width, m.height, m.topology.c_str(),
-                        why.c_str());
-            continue;
-        }
-        print_table(m, only, control);
+        print_table(m, only, route);
         if (v.acyclic)
             std::printf("channel dependency graph: acyclic%s\n\n", m.wraps() ? " (a dateline VC per dimension)" : "");
         else
