@@ -367,7 +367,7 @@ void shape_every_cable(Cluster& c, double gbps) {
 }
 
 // The 2D cluster with every cable shaped, at a rate and at half of it: the
-// snake ring against 2d, over the EDM and over the 2D fabric.
+// snake ring against 2d and Swing, over the EDM and over the 2D fabric.
 std::string shaped_grid_table(Cluster& c, const std::string& cluster_name, uint64_t bytes) {
     const double rates[2] = {0.004, 0.002};
     struct Row {
@@ -378,7 +378,8 @@ std::string shaped_grid_table(Cluster& c, const std::string& cluster_name, uint6
     std::vector<Row> rows;
     for (ccl::Collective op : {ccl::Collective::kAllReduce, ccl::Collective::kAllGather})
         for (const char* tr : {"edm", "fabric"})
-            for (const char* algo : {"ring", "2d"}) rows.push_back({op, tr, algo});
+            for (const char* algo : {"ring", "2d", "swing"})
+                if (op == ccl::Collective::kAllReduce || std::string(algo) != "swing") rows.push_back({op, tr, algo});
     for (int k = 0; k < 2; ++k) {
         shape_every_cable(c, rates[k]);
         for (Row& row : rows) {
@@ -396,16 +397,18 @@ std::string shaped_grid_table(Cluster& c, const std::string& cluster_name, uint6
     t.precision(3);
     t << "\n"
       << (bytes >> 20) << " MiB on " << cluster_name
-      << " with every cable shaped: busbw as a fraction of the link rate, 2d against the snake ring on the same "
+      << " with every cable shaped: busbw as a fraction of the link rate, 2d and swing against the snake ring on the "
+         "same "
          "transport, and how much longer it took at half the rate (2.0: the link is the bottleneck)\n\n"
       << "| op | transport | algorithm | at " << rates[0] << " GB/s | at " << rates[1]
-      << " GB/s | 2d / ring | time at half rate |\n|---|---|---|---|---|---|---|\n";
-    for (size_t i = 0; i < rows.size(); ++i) {
-        const Row& row = rows[i];
+      << " GB/s | / ring | time at half rate |\n|---|---|---|---|---|---|---|\n";
+    const Row* ring = nullptr;
+    for (const Row& row : rows) {
+        if (row.algo == "ring") ring = &row;
         const double slower = row.busbw[0] / row.busbw[1];
         t << "| " << ccl::collective_name(row.op) << " | " << row.transport << " | " << row.algo << " | "
           << row.busbw[0] / rates[0] << " | " << row.busbw[1] / rates[1] << " | ";
-        if (row.algo == "2d") t << row.busbw[1] / rows[i - 1].busbw[1] << "x";
+        if (&row != ring) t << row.busbw[1] / ring->busbw[1] << "x";
         t << " | " << slower << "x" << (slower < 1.8 ? " (host-bound)" : "") << " |\n";
     }
     return t.str();

@@ -56,6 +56,7 @@ const std::vector<Algorithm>& algorithm_table() {
         plan_row(C::kAllReduce, "naive_ring", kRing, all_reduce_naive_ring),
         plan_row(C::kAllReduce, "recursive_doubling", 0, all_reduce_recursive_doubling),
         plan_row(C::kAllReduce, "halving_doubling", 0, all_reduce_halving_doubling),
+        plan_row(C::kAllReduce, "swing", 0, all_reduce_swing),
         plan_row(C::kAllReduce, "2d", kGrid, all_reduce_2d),
         plan_row(C::kAllReduce, "hierarchical", kSystems, all_reduce_hierarchical),
         plan_row(C::kBroadcast, "chain", kRing | kBothWays, rooted_chain),

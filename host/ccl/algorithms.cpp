@@ -5,30 +5,17 @@
 #include <functional>
 
 #include "ccl/algorithms.h"
+#include "ccl/plan_builder.h"
 #include "ccl/ring_steps.h"
 #include "common/error.h"
 
 namespace weft::ccl {
 namespace {
 
-struct Builder {
-    const PlanContext& c;
-    const OpLayout& l;
-    uint32_t n;
-    Plan plan;
-
-    explicit Builder(const PlanContext& ctx) : c(ctx), l(ctx.layout), n(ctx.layout.ranks) {}
-    uint32_t ring(int64_t pos) const { return c.ring[static_cast<size_t>(((pos % n) + n) % n)]; }
-    uint32_t ring_pos(uint32_t chip) const {
-        return static_cast<uint32_t>(std::find(c.ring.begin(), c.ring.end(), chip) - c.ring.begin());
-    }
-    // Cuts a span in two at a grain boundary near the middle (halves of a block).
-    std::pair<uint64_t, uint64_t> halves(const Pages& s) const {
-        const uint64_t grain = std::max<uint64_t>(s.grain(), l.element);
-        const uint64_t first = s.bytes() / grain / 2 * grain;
-        return {first, s.bytes() - first};
-    }
-};
+using planning::Builder;
+using planning::Grid;
+using planning::grid_of;
+using planning::PowerOfTwo;
 
 // ---- all-gather (tt-metal's CCL developer guide "(Ring/Line) All Gather") ----
 
@@ -185,45 +172,6 @@ void all_reduce_full_mesh(Builder& b) {
         }
 }
 
-// The power-of-two core of recursive doubling and halving-doubling: rank
-// counts that are not a power of two fold their first 2r ranks in pairs first
-// (the even position's vector reduced into the odd one's) and hand the sum
-// back last (MPICH's way); the p2 = n - r ranks left take part as virtual
-// ranks 0..p2-1. Swaps land in work and are reduced after, so a rank never
-// overwrites what it is still sending.
-struct PowerOfTwo {
-    Builder& b;
-    Pages in, out, work;
-    uint32_t p2 = 1, extra = 0, round = 1;
-
-    explicit PowerOfTwo(Builder& builder)
-        : b(builder), in(b.l.whole(b.l.input)), out(b.l.whole(b.l.output)), work(b.l.whole(b.l.work)) {
-        while (p2 * 2 <= b.n) p2 *= 2;
-        extra = b.n - p2;
-    }
-    uint32_t chip(uint32_t v) const { return b.ring(v < extra ? 2 * v + 1 : v + extra); }
-    // Bytes [off, off + len) of a whole-vector span.
-    static Pages part(const Pages& s, uint64_t off, uint64_t len) { return Pages::run(s.base + off, len); }
-    void send_into_work(uint32_t from, uint32_t to, uint64_t off, uint64_t len) {
-        if (len) b.plan.send(round, from, part(out, off, len), to, part(work, off, len));
-    }
-    void reduce_work(uint32_t on, uint64_t off, uint64_t len) {
-        if (len) b.plan.reduce_local(round + 1, on, part(work, off, len), part(out, off, len));
-    }
-    void fold() {
-        for (uint32_t r = 0; r < b.n; ++r) b.plan.copy(0, r, in, out);
-        if (!extra) return;
-        for (uint32_t v = 0; v < extra; ++v) {
-            send_into_work(b.ring(2 * v), b.ring(2 * v + 1), 0, out.bytes());
-            reduce_work(b.ring(2 * v + 1), 0, out.bytes());
-        }
-        round += 2;
-    }
-    void unfold() {
-        for (uint32_t v = 0; v < extra; ++v) b.plan.send(round, b.ring(2 * v + 1), out, b.ring(2 * v), out);
-    }
-};
-
 // Recursive doubling (Thakur, Rabenseifner and Gropp): log2(p) rounds in
 // which each rank swaps its partial sum with the rank whose virtual rank
 // differs in one bit and adds it to its own. Few steps, whole vectors: for
@@ -320,24 +268,6 @@ void all_reduce_naive_ring(Builder& b) {
 // ---- 2D: rows, then columns, on one mesh or torus (each phase a ring op
 // among the chips of a row or a column, all rows or columns at once) ----
 
-struct Grid {
-    uint32_t w = 0, h = 0;
-    std::vector<uint32_t> chip;  // x + y * w -> chip id
-    uint32_t at(uint32_t x, uint32_t y) const { return chip[(x % w) + (y % h) * w]; }
-};
-
-Grid grid_of(const Builder& b) {
-    const ClusterTopology& t = b.c.topo.cluster();
-    const auto& ms = t.meshes();
-    if (ms.size() != 1 || (ms[0].topology != "mesh" && ms[0].topology != "torus") || ms[0].width < 2 ||
-        ms[0].height < 2 || ms[0].chips() != b.n)
-        throw Error("the 2d algorithm runs on a cluster of one mesh or torus of at least 2x2 chips");
-    Grid g{ms[0].width, ms[0].height, {}};
-    for (uint32_t y = 0; y < g.h; ++y)
-        for (uint32_t x = 0; x < g.w; ++x) g.chip.push_back(t.chip_at(ms[0].id, x, y));
-    return g;
-}
-
 // All-reduce: a reduce-scatter along every row (chip (x, y) ends with row
 // y's sum of part x of w), an all-reduce of that part down every column
 // (itself a reduce-scatter and an all-gather), then an all-gather along
@@ -361,7 +291,8 @@ void all_reduce_2d(Builder& b) {
     for (uint32_t y = 0; y < g.h; ++y) ring_reduce_scatter(b.plan, b.l, row(y), 0, all, round);
     round += g.w - 1;
     auto part = [&](uint32_t x) { return std::pair{all * x / g.w, all * (x + 1) / g.w - all * x / g.w}; };
-    for (uint32_t x = 0; x < g.w; ++x) ring_reduce_scatter(b.plan, b.l, column(x), part(x).first, part(x).second, round);
+    for (uint32_t x = 0; x < g.w; ++x)
+        ring_reduce_scatter(b.plan, b.l, column(x), part(x).first, part(x).second, round);
     round += g.h - 1;
     for (uint32_t x = 0; x < g.w; ++x) ring_all_gather(b.plan, b.l, column(x), part(x).first, part(x).second, round);
     round += g.h - 1;
@@ -464,6 +395,22 @@ Plan plan_of(const PlanContext& ctx, Build build) {
 }
 
 }  // namespace
+
+namespace planning {
+
+Grid grid_of(const Builder& b) {
+    const ClusterTopology& t = b.c.topo.cluster();
+    const auto& ms = t.meshes();
+    if (ms.size() != 1 || (ms[0].topology != "mesh" && ms[0].topology != "torus") || ms[0].width < 2 ||
+        ms[0].height < 2 || ms[0].chips() != b.n)
+        throw Error("the 2d algorithm runs on a cluster of one mesh or torus of at least 2x2 chips");
+    Grid g{ms[0].width, ms[0].height, {}};
+    for (uint32_t y = 0; y < g.h; ++y)
+        for (uint32_t x = 0; x < g.w; ++x) g.chip.push_back(t.chip_at(ms[0].id, x, y));
+    return g;
+}
+
+}  // namespace planning
 
 // The table's rows' builders: qualified, the builders above, whose names they share.
 namespace plans {

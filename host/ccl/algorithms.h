@@ -22,6 +22,8 @@ Plan all_reduce_naive_ring(const PlanContext& ctx);
 Plan all_reduce_recursive_doubling(const PlanContext& ctx);
 Plan all_reduce_halving_doubling(const PlanContext& ctx);
 Plan all_reduce_2d(const PlanContext& ctx);
+// Swing's partners a short way off on a ring or torus (swing.cpp).
+Plan all_reduce_swing(const PlanContext& ctx);
 // Seed 003's five phases over a cluster of systems (hierarchical.cpp).
 Plan all_reduce_hierarchical(const PlanContext& ctx);
 // Broadcast and reduce: chains both ways round the ring from the root.

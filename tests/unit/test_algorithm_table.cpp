@@ -87,9 +87,9 @@ void test_multicast_needs_the_multicast_capability(void**) {
 // What help, completion and --algo's errors list, in the order they always had.
 void test_the_lists_users_see_keep_their_order(void**) {
     assert_string_equal(words(algorithms(Collective::kAllReduce, true)).c_str(),
-                        "ring full_mesh reduce_root tree naive_ring recursive_doubling halving_doubling 2d");
+                        "ring full_mesh reduce_root tree naive_ring recursive_doubling halving_doubling swing 2d");
     assert_string_equal(words(all_algorithms(Collective::kAllReduce)).c_str(),
-                        "ring full_mesh reduce_root tree naive_ring recursive_doubling halving_doubling 2d hierarchical");
+                        "ring full_mesh reduce_root tree naive_ring recursive_doubling halving_doubling swing 2d hierarchical");
     assert_string_equal(words(algorithms(Collective::kAllGather)).c_str(), "ring ring_bidir ring_halfway line");
     assert_string_equal(words(all_algorithms(Collective::kAllGather)).c_str(),
                         "ring ring_bidir ring_halfway line multicast 2d");

@@ -532,6 +532,24 @@ void test_all_reduce_algorithms_lower_without_a_race(void**) {
         }
 }
 
+// Every rank ends with the same bits, each rank's input summed in exactly once.
+void assert_sums_once(const Plan& plan, const OpLayout& l, const char* what) {
+    const uint32_t n = l.ranks;
+    const std::vector<std::vector<std::string>> played = play_expressions(plan, l);
+    for (uint64_t e = 0; e < l.elements; ++e) {
+        std::vector<std::string> got = played[e];
+        for (std::string& g : got) g = commuted(g);
+        for (uint32_t c = 0; c < n; ++c) {
+            if (got[c] != got[0])
+                fail_msg("%s, element %llu: rank %u has %s, rank 0 %s", what, (unsigned long long)e, c, got[c].c_str(),
+                         got[0].c_str());
+            for (uint32_t k = 0; k < n; ++k)
+                if (terms_of(got[c], k) != 1)
+                    fail_msg("%s: rank %u's %s has x%u %zu times", what, c, got[c].c_str(), k, terms_of(got[c], k));
+        }
+    }
+}
+
 // The 2d all-reduce (rows, then columns) on meshes and tori: every rank
 // ends with the same bits, every rank's input summed in exactly once; and on
 // a line it is refused by name.
@@ -546,21 +564,8 @@ void test_2d_all_reduce_sums_once_in_one_order(void**) {
         const OpLayout l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
         const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
         const Plan plan = build_plan(ctx, "2d");
-        const std::vector<std::vector<std::string>> played = play_expressions(plan, l);
-        for (uint64_t e = 0; e < l.elements; ++e) {
-            std::vector<std::string> got = played[e];
-            for (std::string& g : got) g = commuted(g);
-            for (uint32_t c = 0; c < n; ++c) {
-                if (got[c] != got[0])
-                    fail_msg("2d on %ux%u, element %llu: rank %u has %s, rank 0 %s", w, h, (unsigned long long)e, c,
-                             got[c].c_str(), got[0].c_str());
-                for (uint32_t k = 0; k < n; ++k) {
-                    const size_t count = terms_of(got[c], k);
-                    if (count != 1)
-                        fail_msg("2d on %ux%u: rank %u's %s has x%u %zu times", w, h, c, got[c].c_str(), k, count);
-                }
-            }
-        }
+        const std::string what = "2d on " + std::to_string(w) + "x" + std::to_string(h);
+        assert_sums_once(plan, l, what.c_str());
         // Lowered onto the grid's cables, four workers a chip: the model
         // finishes without a race. On a torus (and 2x2) each row and column
         // is a ring of cables: a sender and a receiver per dimension. A mesh
@@ -584,6 +589,69 @@ void test_2d_all_reduce_sums_once_in_one_order(void**) {
     } catch (const Error& e) {
         assert_non_null(strstr(e.what(), "one mesh or torus of at least 2x2"));
     }
+}
+
+// Swing on meshes and tori whose sides are powers of two: every step within
+// one row or one column, and on a square one in every round both
+// dimensions carry data (the parts start on different dimensions); on
+// torus4x4 every cable carries data both ways in every round. Other shapes run
+// the ring schedule, folded onto a power of two. Each sums once, lowers
+// without a race, and on a ring moves fewer bytes over cables than
+// halving-doubling, whose partners are 4, 2, 1 places away on ring8 where
+// Swing's are 1, 1, 3.
+void test_swing_sums_once_and_stays_near(void**) {
+    for (auto [w, h, torus] : {std::tuple{2u, 2u, false}, std::tuple{4u, 4u, true}, std::tuple{8u, 4u, true},
+                               std::tuple{4u, 2u, false}, std::tuple{3u, 3u, false}, std::tuple{3u, 2u, false}}) {
+        const uint32_t n = w * h;
+        Topology t = grid(w, h, torus);
+        OpRequest r;
+        r.op = Collective::kAllReduce;
+        r.bytes = 9 * n * 4;
+        const OpLayout l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
+        const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
+        const Plan plan = build_plan(ctx, "swing");
+        const std::string what = "swing on " + std::to_string(w) + "x" + std::to_string(h);
+        assert_sums_once(plan, l, what.c_str());
+        LoweringOptions o = options(4096);
+        o.scratch = l.scratch;
+        const std::string race = run_model(lower(plan, transport::CableRouting(t), {4, 5, 6, 7}, o));
+        if (!race.empty()) fail_msg("%s: %s", what.c_str(), race.c_str());
+        if ((w & (w - 1)) || (h & (h - 1))) continue;
+        std::map<uint32_t, std::set<char>> dims_of_round;
+        std::map<uint32_t, std::set<std::pair<uint32_t, uint32_t>>> sends_of_round;
+        for (const Transfer& x : plan.transfers) {
+            if (x.src_chip == x.dst_chip) continue;
+            const bool same_row = x.src_chip / w == x.dst_chip / w, same_column = x.src_chip % w == x.dst_chip % w;
+            if (!same_row && !same_column)
+                fail_msg("%s: chip %u sends to chip %u, off its row and column", what.c_str(), x.src_chip, x.dst_chip);
+            dims_of_round[x.round].insert(same_row ? 'x' : 'y');
+            sends_of_round[x.round].insert({x.src_chip, x.dst_chip});
+        }
+        // On torus4x4 every step's partners are neighbours, and the four
+        // parts together use all 64 cable directions in every round.
+        if (w == 4 && h == 4)
+            for (const auto& [round, sends] : sends_of_round)
+                if (sends.size() != 64)
+                    fail_msg("%s: round %u sends over %zu of 64 cable directions", what.c_str(), round, sends.size());
+        // On 8x4 the longer side's last step has no partner step on the other.
+        for (const auto& [round, dims] : dims_of_round)
+            if (w == h && dims.size() != 2) fail_msg("%s: round %u uses one dimension only", what.c_str(), round);
+    }
+    Topology ring8(8, ring_links(8));
+    OpRequest r;
+    r.op = Collective::kAllReduce;
+    r.bytes = 64 * 1024;
+    const OpLayout l = layout_op(r, 8, Pages::run(0x81000000, 64 << 20));
+    const PlanContext ctx{r, l, ring8, ring8.ring_order(), ring8.line_order(), CtringTuning{}};
+    LoweringOptions o = options(4096);
+    o.scratch = l.scratch;
+    const uint64_t swing =
+        lower(build_plan(ctx, "swing"), transport::CableRouting(ring8), {4, 5, 6, 7}, o).bytes_on_links;
+    const uint64_t halving =
+        lower(build_plan(ctx, "halving_doubling"), transport::CableRouting(ring8), {4, 5, 6, 7}, o).bytes_on_links;
+    fprintf(stderr, "ring8, 64 KiB: swing puts %llu bytes on cables, halving-doubling %llu\n",
+            (unsigned long long)swing, (unsigned long long)halving);
+    assert_true(swing < halving);
 }
 
 // ---- planes: neighbours joined by two cables ----
@@ -731,6 +799,7 @@ int main() {
         cmocka_unit_test(test_reverse_reduce_scatter_ends_at_the_same_owner),
         cmocka_unit_test(test_ctring_reduces_every_rank_once_either_way),
         cmocka_unit_test(test_2d_all_reduce_sums_once_in_one_order),
+        cmocka_unit_test(test_swing_sums_once_and_stays_near),
         cmocka_unit_test(test_ctring_auto_tune_tiers),
         cmocka_unit_test(test_all_reduce_ranks_sum_in_one_order),
         cmocka_unit_test(test_ring_orders_and_stretch),

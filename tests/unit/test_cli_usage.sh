@@ -194,7 +194,7 @@ offered() {  # offered WORD...: what the completion offers for the last word (''
         "$TMP/weft.bash" weft "$@"
 }
 check "... the op's algorithms after --algo" test "$(offered run all_reduce --size 4K --algo '')" = \
-    "auto ring full_mesh reduce_root tree naive_ring recursive_doubling halving_doubling 2d hierarchical"
+    "auto ring full_mesh reduce_root tree naive_ring recursive_doubling halving_doubling swing 2d hierarchical"
 check "... another op's, the fabric's among them" test "$(offered run all_gather --algo r)" = \
     "ring ring_bidir ring_halfway"
 check "... and the fabric's multicast" test "$(offered run all_gather --algo m)" = "multicast"
