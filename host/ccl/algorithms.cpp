@@ -271,32 +271,43 @@ void all_reduce_naive_ring(Builder& b) {
 // All-reduce: a reduce-scatter along every row (chip (x, y) ends with row
 // y's sum of part x of w), an all-reduce of that part down every column
 // (itself a reduce-scatter and an all-gather), then an all-gather along
-// every row. Every element is summed on one chain and copied from there, so
-// every chip ends with the same bits.
+// every row. The vector is cut in quarters run at once: two go rows first
+// and two columns first, one of each pair forward round its rings and the
+// other backward, so all four directions of a chip's cables carry data in
+// every phase. Every element is summed on one chain and copied from there,
+// so every chip ends with the same bits.
 void all_reduce_2d(Builder& b) {
     const Grid g = grid_of(b);
     for (uint32_t r = 0; r < b.n; ++r) b.plan.copy(0, r, b.l.whole(b.l.input), b.l.whole(b.l.output));
-    auto row = [&](uint32_t y) {
-        std::vector<uint32_t> m;
-        for (uint32_t x = 0; x < g.w; ++x) m.push_back(g.at(x, y));
-        return m;
-    };
-    auto column = [&](uint32_t x) {
-        std::vector<uint32_t> m;
-        for (uint32_t y = 0; y < g.h; ++y) m.push_back(g.at(x, y));
-        return m;
-    };
+    using Lines = std::vector<std::vector<uint32_t>>;
+    Lines rows(g.h), columns(g.w);
+    for (uint32_t y = 0; y < g.h; ++y)
+        for (uint32_t x = 0; x < g.w; ++x) rows[y].push_back(g.at(x, y)), columns[x].push_back(g.at(x, y));
     const uint64_t all = b.l.elements;
-    uint32_t round = 1;
-    for (uint32_t y = 0; y < g.h; ++y) ring_reduce_scatter(b.plan, b.l, row(y), 0, all, round);
-    round += g.w - 1;
-    auto part = [&](uint32_t x) { return std::pair{all * x / g.w, all * (x + 1) / g.w - all * x / g.w}; };
-    for (uint32_t x = 0; x < g.w; ++x)
-        ring_reduce_scatter(b.plan, b.l, column(x), part(x).first, part(x).second, round);
-    round += g.h - 1;
-    for (uint32_t x = 0; x < g.w; ++x) ring_all_gather(b.plan, b.l, column(x), part(x).first, part(x).second, round);
-    round += g.h - 1;
-    for (uint32_t y = 0; y < g.h; ++y) ring_all_gather(b.plan, b.l, row(y), 0, all, round);
+    for (uint32_t q = 0; q < 4; ++q) {
+        const bool backward = q % 2;
+        Lines first = q < 2 ? rows : columns;
+        if (backward)
+            for (auto& line : first) std::reverse(line.begin(), line.end());
+        const auto m = static_cast<uint32_t>(first.front().size());
+        Lines second(m);  // second[i]: the chips that hold part i after the first phase
+        for (const auto& line : first)
+            for (uint32_t i = 0; i < m; ++i) second[i].push_back(line[i]);
+        if (backward)
+            for (auto& line : second) std::reverse(line.begin(), line.end());
+        const uint64_t lo = all * q / 4, len = all * (q + 1) / 4 - lo;
+        auto part = [&](uint32_t i) { return std::pair{lo + len * i / m, len * (i + 1) / m - len * i / m}; };
+        uint32_t round = 1;
+        for (const auto& line : first) ring_reduce_scatter(b.plan, b.l, line, lo, len, round);
+        round += m - 1;
+        const uint32_t k = static_cast<uint32_t>(second.front().size());
+        for (uint32_t i = 0; i < m; ++i)
+            ring_reduce_scatter(b.plan, b.l, second[i], part(i).first, part(i).second, round);
+        round += k - 1;
+        for (uint32_t i = 0; i < m; ++i) ring_all_gather(b.plan, b.l, second[i], part(i).first, part(i).second, round);
+        round += k - 1;
+        for (const auto& line : first) ring_all_gather(b.plan, b.l, line, lo, len, round);
+    }
 }
 
 // All-gather: along every row, then every row's blocks down every column.

@@ -550,9 +550,10 @@ void assert_sums_once(const Plan& plan, const OpLayout& l, const char* what) {
     }
 }
 
-// The 2d all-reduce (rows, then columns) on meshes and tori: every rank
-// ends with the same bits, every rank's input summed in exactly once; and on
-// a line it is refused by name.
+// The 2d all-reduce (rows, then columns, and columns, then rows, each both
+// ways) on meshes and tori: every rank ends with the same bits, every rank's
+// input summed in exactly once, every cable busy both ways from the start;
+// and on a line it is refused by name.
 void test_2d_all_reduce_sums_once_in_one_order(void**) {
     for (auto [w, h, torus] : {std::tuple{2u, 2u, false}, std::tuple{3u, 3u, false}, std::tuple{4u, 4u, true},
                                std::tuple{8u, 4u, true}, std::tuple{3u, 2u, false}}) {
@@ -566,6 +567,12 @@ void test_2d_all_reduce_sums_once_in_one_order(void**) {
         const Plan plan = build_plan(ctx, "2d");
         const std::string what = "2d on " + std::to_string(w) + "x" + std::to_string(h);
         assert_sums_once(plan, l, what.c_str());
+        // On torus4x4 the four quarters send over all 64 cable directions at once.
+        std::set<std::pair<uint32_t, uint32_t>> first_round;
+        for (const Transfer& x : plan.transfers)
+            if (x.round == 1 && x.src_chip != x.dst_chip) first_round.insert({x.src_chip, x.dst_chip});
+        if (w == 4 && h == 4 && first_round.size() != 64)
+            fail_msg("2d on torus4x4: its first round sends over %zu of 64 cable directions", first_round.size());
         // Lowered onto the grid's cables, four workers a chip: the model
         // finishes without a race. On a torus (and 2x2) each row and column
         // is a ring of cables: a sender and a receiver per dimension. A mesh
