@@ -73,7 +73,7 @@ double fabric_cable_gbps(Cluster& c, transport::Fabric& fabric, uint32_t workers
         j.bytes = static_cast<uint32_t>(per);
         j.sem = sem;
         j.inc = 1;
-        launches.push_back({0, 4 + w, &test::test_kernel(b, "fabric_traffic"), KernelArgWords::of(a)});
+        launches.push_back({0, 4 + w, &kernel_named(b, "fabric_traffic"), KernelArgWords::of(a)});
     }
     const std::vector<KernelResult> r = c.run(launches, std::chrono::seconds(300));
     return double(kCableBytes) / (double(r[0].ticks) / b.timebase_hz) / 1e9;

@@ -74,7 +74,7 @@ public:
             j.dst = b.dram.base + kChunk;
             j.bytes = static_cast<uint32_t>(std::min(left, kChunk));
         }
-        running_ = c.launch_all({{k.from, 4, &test::test_kernel(b, "fabric_traffic"), KernelArgWords::of(a)}});
+        running_ = c.launch_all({{k.from, 4, &kernel_named(b, "fabric_traffic"), KernelArgWords::of(a)}});
     }
     // Bytes delivered at k.to so far, by any of its routers.
     uint64_t delivered() {
