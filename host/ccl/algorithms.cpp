@@ -3,6 +3,7 @@
 // the chip (rank) that owns them.
 #include <algorithm>
 #include <functional>
+#include <map>
 
 #include "ccl/algorithms.h"
 #include "ccl/plan_builder.h"
@@ -268,6 +269,28 @@ void all_reduce_naive_ring(Builder& b) {
 // ---- 2D: rows, then columns, on one mesh or torus (each phase a ring op
 // among the chips of a row or a column, all rows or columns at once) ----
 
+// A grid's rows and columns as rings of chips; for one quarter of the 2d
+// algorithms, the rings its first phase runs round (rows or columns, forward
+// or backward) and, for each place i on those rings, the ring of the chips
+// at place i that its middle phase runs round (the same way).
+struct GridRings {
+    using Lines = std::vector<std::vector<uint32_t>>;
+    Lines first, second;
+    GridRings(const Grid& g, bool rows_first, bool backward) {
+        Lines rows(g.h), columns(g.w);
+        for (uint32_t y = 0; y < g.h; ++y)
+            for (uint32_t x = 0; x < g.w; ++x) rows[y].push_back(g.at(x, y)), columns[x].push_back(g.at(x, y));
+        first = rows_first ? rows : columns;
+        if (backward)
+            for (auto& line : first) std::reverse(line.begin(), line.end());
+        second.resize(first.front().size());
+        for (const auto& line : first)
+            for (size_t i = 0; i < line.size(); ++i) second[i].push_back(line[i]);
+        if (backward)
+            for (auto& line : second) std::reverse(line.begin(), line.end());
+    }
+};
+
 // All-reduce: a reduce-scatter along every row (chip (x, y) ends with row
 // y's sum of part x of w), an all-reduce of that part down every column
 // (itself a reduce-scatter and an all-gather), then an all-gather along
@@ -279,56 +302,64 @@ void all_reduce_naive_ring(Builder& b) {
 void all_reduce_2d(Builder& b) {
     const Grid g = grid_of(b);
     for (uint32_t r = 0; r < b.n; ++r) b.plan.copy(0, r, b.l.whole(b.l.input), b.l.whole(b.l.output));
-    using Lines = std::vector<std::vector<uint32_t>>;
-    Lines rows(g.h), columns(g.w);
-    for (uint32_t y = 0; y < g.h; ++y)
-        for (uint32_t x = 0; x < g.w; ++x) rows[y].push_back(g.at(x, y)), columns[x].push_back(g.at(x, y));
     const uint64_t all = b.l.elements;
     for (uint32_t q = 0; q < 4; ++q) {
-        const bool backward = q % 2;
-        Lines first = q < 2 ? rows : columns;
-        if (backward)
-            for (auto& line : first) std::reverse(line.begin(), line.end());
-        const auto m = static_cast<uint32_t>(first.front().size());
-        Lines second(m);  // second[i]: the chips that hold part i after the first phase
-        for (const auto& line : first)
-            for (uint32_t i = 0; i < m; ++i) second[i].push_back(line[i]);
-        if (backward)
-            for (auto& line : second) std::reverse(line.begin(), line.end());
+        const GridRings rings(g, q < 2, q % 2);
+        const auto m = static_cast<uint32_t>(rings.first.front().size());
+        const auto k = static_cast<uint32_t>(rings.second.front().size());
         const uint64_t lo = all * q / 4, len = all * (q + 1) / 4 - lo;
         auto part = [&](uint32_t i) { return std::pair{lo + len * i / m, len * (i + 1) / m - len * i / m}; };
         uint32_t round = 1;
-        for (const auto& line : first) ring_reduce_scatter(b.plan, b.l, line, lo, len, round);
+        for (const auto& line : rings.first) ring_reduce_scatter(b.plan, b.l, line, lo, len, round);
         round += m - 1;
-        const uint32_t k = static_cast<uint32_t>(second.front().size());
         for (uint32_t i = 0; i < m; ++i)
-            ring_reduce_scatter(b.plan, b.l, second[i], part(i).first, part(i).second, round);
+            ring_reduce_scatter(b.plan, b.l, rings.second[i], part(i).first, part(i).second, round);
         round += k - 1;
-        for (uint32_t i = 0; i < m; ++i) ring_all_gather(b.plan, b.l, second[i], part(i).first, part(i).second, round);
+        for (uint32_t i = 0; i < m; ++i)
+            ring_all_gather(b.plan, b.l, rings.second[i], part(i).first, part(i).second, round);
         round += k - 1;
-        for (const auto& line : first) ring_all_gather(b.plan, b.l, line, lo, len, round);
+        for (const auto& line : rings.first) ring_all_gather(b.plan, b.l, line, lo, len, round);
     }
 }
 
 // All-gather: along every row, then every row's blocks down every column.
+// Each block is cut in quarters moved at once, as the all-reduce's vector:
+// two rows first and two columns first, each pair one forward and one
+// backward, so every cable carries blocks both ways in both phases.
 void all_gather_2d(Builder& b) {
     const Grid g = grid_of(b);
     for (uint32_t r = 0; r < b.n; ++r) b.plan.copy(0, r, b.l.own_input(r), b.l.output_block(r));
-    for (uint32_t t = 0; t + 1 < g.w; ++t)
-        for (uint32_t y = 0; y < g.h; ++y)
-            for (uint32_t x = 0; x < g.w; ++x) {
-                const uint32_t owner = g.at(x + g.w - t, y);
-                const Pages src = t == 0 ? b.l.own_input(owner) : b.l.output_block(owner);
-                b.plan.send(1 + t, g.at(x, y), src, g.at(x + 1, y), b.l.output_block(owner));
-            }
-    const uint32_t base = g.w;
-    for (uint32_t t = 0; t + 1 < g.h; ++t)
-        for (uint32_t x = 0; x < g.w; ++x)
-            for (uint32_t y = 0; y < g.h; ++y)
-                for (uint32_t k = 0; k < g.w; ++k) {
-                    const Pages blk = b.l.output_block(g.at(k, y + g.h - t));
-                    b.plan.send(base + t, g.at(x, y), blk, g.at(x, y + 1), blk);
+    for (uint32_t q = 0; q < 4; ++q) {
+        const GridRings rings(g, q < 2, q % 2);
+        // Bytes [lo, hi) of a block (cut where its pages allow), and of its source the same bytes.
+        auto bounds = [&](const Pages& block) {
+            const uint64_t grain = std::max<uint64_t>(block.grain(), b.l.element), grains = block.bytes() / grain;
+            const uint64_t lo = grains * q / 4 * grain, hi = q == 3 ? block.bytes() : grains * (q + 1) / 4 * grain;
+            return std::pair{lo, hi - lo};
+        };
+        auto quarter = [&](const Pages& of, const Pages& block) {
+            return cut(of, bounds(block).first, bounds(block).second);
+        };
+        std::map<uint32_t, uint32_t> line_of;  // chip -> its first-phase ring
+        for (uint32_t j = 0; j < rings.first.size(); ++j)
+            for (uint32_t chip : rings.first[j]) line_of[chip] = j;
+        const auto m = static_cast<uint32_t>(rings.first.front().size());
+        for (uint32_t t = 0; t + 1 < m; ++t)
+            for (const auto& line : rings.first)
+                for (uint32_t i = 0; i < m; ++i) {
+                    const uint32_t owner = line[(i + m - t) % m];
+                    const Pages dst = b.l.output_block(owner), src = t == 0 ? b.l.own_input(owner) : dst;
+                    b.plan.send(1 + t, line[i], quarter(src, dst), line[(i + 1) % m], quarter(dst, dst));
                 }
+        const auto k = static_cast<uint32_t>(rings.second.front().size());
+        for (uint32_t t = 0; t + 1 < k; ++t)
+            for (const auto& line : rings.second)
+                for (uint32_t i = 0; i < k; ++i)
+                    for (uint32_t owner : rings.first[line_of.at(line[(i + k - t) % k])]) {
+                        const Pages blk = quarter(b.l.output_block(owner), b.l.output_block(owner));
+                        b.plan.send(m + t, line[i], blk, line[(i + 1) % k], blk);
+                    }
+    }
 }
 
 // ---- rooted ops and send/recv ----

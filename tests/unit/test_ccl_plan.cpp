@@ -661,6 +661,44 @@ void test_swing_sums_once_and_stays_near(void**) {
     assert_true(swing < halving);
 }
 
+// The 2d all-gather on meshes and tori: every rank ends with every rank's
+// block, each of the four quarters having travelled its own way.
+void test_2d_all_gather_delivers_every_block(void**) {
+    for (auto [w, h, torus] :
+         {std::tuple{2u, 2u, false}, std::tuple{3u, 3u, false}, std::tuple{4u, 4u, true}, std::tuple{3u, 2u, false}}) {
+        const uint32_t n = w * h;
+        Topology t = grid(w, h, torus);
+        OpRequest r;
+        r.op = Collective::kAllGather;
+        r.bytes = (5 * n + 3) * 4;  // blocks of different sizes
+        const OpLayout l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
+        const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), CtringTuning{}};
+        const Plan plan = build_plan(ctx, "2d");
+        auto at = [&](const Pages& p) {
+            std::vector<uint64_t> v;
+            for (uint64_t pg = 0; pg < p.count; ++pg)
+                for (uint64_t off = 0; off < p.page_size; off += l.element) v.push_back(p.base + pg * p.stride + off);
+            return v;
+        };
+        std::vector<std::map<uint64_t, int64_t>> mem(n);
+        for (uint32_t c = 0; c < n; ++c) {
+            const std::vector<uint64_t> in = at(l.own_input(c));
+            for (size_t i = 0; i < in.size(); ++i) mem[c][in[i]] = int64_t(c) << 32 | int64_t(i);
+        }
+        play(plan, l, mem, [](int64_t, int64_t) -> int64_t { return -1; });
+        for (uint32_t c = 0; c < n; ++c)
+            for (uint32_t k = 0; k < n; ++k) {
+                const std::vector<uint64_t> out = at(l.output_block(k));
+                for (size_t i = 0; i < out.size(); ++i)
+                    if (mem[c][out[i]] != (int64_t(k) << 32 | int64_t(i)))
+                        fail_msg("2d all-gather on %ux%u: rank %u's element %zu of block %u is wrong", w, h, c, i, k);
+            }
+        LoweringOptions o = options(4096);
+        const std::string race = run_model(lower(plan, transport::CableRouting(t), {4, 5, 6, 7}, o));
+        if (!race.empty()) fail_msg("2d all-gather on %ux%u: %s", w, h, race.c_str());
+    }
+}
+
 // ---- planes: neighbours joined by two cables ----
 
 // A ring whose neighbours are joined by two cables: plane 0 on ports E/W
@@ -807,6 +845,7 @@ int main() {
         cmocka_unit_test(test_ctring_reduces_every_rank_once_either_way),
         cmocka_unit_test(test_2d_all_reduce_sums_once_in_one_order),
         cmocka_unit_test(test_swing_sums_once_and_stays_near),
+        cmocka_unit_test(test_2d_all_gather_delivers_every_block),
         cmocka_unit_test(test_ctring_auto_tune_tiers),
         cmocka_unit_test(test_all_reduce_ranks_sum_in_one_order),
         cmocka_unit_test(test_ring_orders_and_stretch),
