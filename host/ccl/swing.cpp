@@ -20,7 +20,6 @@
 // a butterfly); blocks are numbered in an order that makes every class one
 // run of blocks, so each step sends one contiguous half of what a rank holds.
 #include <algorithm>
-#include <functional>
 #include <numeric>
 #include <string>
 
@@ -132,56 +131,80 @@ struct Part {
     uint64_t first = 0, count = 0;
 };
 
-void all_reduce_swing(Builder& b) {
-    PowerOfTwo p(b);
-    std::vector<Part> parts;
-    std::function<uint32_t(uint32_t)> chip = [&p](uint32_t v) { return p.chip(v); };
-    const uint64_t elements = b.l.elements, element = b.l.element;
-    planning::Grid g;
+// The sides Swing runs over: the cluster's mesh or torus where both are
+// powers of two, else the ring order folded onto a power of two.
+std::vector<uint32_t> sides_of(const Builder& b, const PowerOfTwo& p) {
     const auto& meshes = b.c.topo.cluster().meshes();
-    const bool grid = meshes.size() == 1 && meshes[0].width >= 2 && meshes[0].height >= 2 &&
-                      (meshes[0].topology == "mesh" || meshes[0].topology == "torus") &&
-                      is_power_of_two(meshes[0].width) && is_power_of_two(meshes[0].height);
-    std::vector<uint32_t> dims{p.p2};
-    if (grid) {
-        g = planning::grid_of(b);
-        chip = [&g](uint32_t v) { return g.chip[v]; };
-        dims = {g.w, g.h};
-    }
-    const size_t count = dims.size() * 2;
-    for (size_t first = 0; first < dims.size(); ++first)
+    if (meshes.size() == 1 && (meshes[0].topology == "mesh" || meshes[0].topology == "torus") && meshes[0].width >= 2 &&
+        meshes[0].height >= 2 && is_power_of_two(meshes[0].width) && is_power_of_two(meshes[0].height) &&
+        meshes[0].chips() == b.n)
+        return {meshes[0].width, meshes[0].height};
+    return {p.p2};
+}
+
+// One part for each first dimension and mirror image, in equal shares.
+std::vector<Part> parts_of(const std::vector<uint32_t>& sides, uint32_t ranks, uint64_t elements) {
+    std::vector<Part> parts;
+    const size_t count = sides.size() * 2;
+    for (size_t first = 0; first < sides.size(); ++first)
         for (bool mirrored : {false, true}) {
             const size_t i = parts.size();
-            parts.push_back({schedule_of(partners(dims, first, mirrored), p.p2), elements * i / count,
+            parts.push_back({schedule_of(partners(sides, first, mirrored), ranks), elements * i / count,
                              elements * (i + 1) / count - elements * i / count});
         }
-    const uint32_t ranks = p.p2;
-    const size_t steps = parts.front().sched.peer.size();
-    // Byte offset of block k of a part.
-    auto at = [&](const Part& h, uint32_t k) { return (h.first + k * h.count / ranks) * element; };
-    p.fold();
+    return parts;
+}
+
+struct Swing {
+    Builder& b;
+    PowerOfTwo p;
+    std::vector<uint32_t> sides;
+    std::vector<uint32_t> chip_of;  // rank (grid place or folded rank) -> chip
+    std::vector<Part> parts;
+
+    explicit Swing(Builder& builder) : b(builder), p(builder), sides(sides_of(builder, p)) {
+        if (sides.size() == 2) {
+            chip_of = planning::grid_of(b).chip;
+        } else {
+            for (uint32_t v = 0; v < p.p2; ++v) chip_of.push_back(p.chip(v));
+        }
+        parts = parts_of(sides, p.p2, b.l.elements);
+    }
+    size_t steps() const { return parts.front().sched.peer.size(); }
+    // Bytes of blocks [lo, hi) of a part, in the output.
+    Pages blocks(const Part& h, uint32_t lo, uint32_t hi) const {
+        auto at = [&](uint32_t k) { return (h.first + k * h.count / p.p2) * b.l.element; };
+        return PowerOfTwo::part(p.out, at(lo), at(hi) - at(lo));
+    }
+    void send(const Pages& s, uint32_t from, uint32_t to, bool reduce) {
+        if (s.bytes()) b.plan.send(p.round, chip_of[from], s, chip_of[to], s, reduce);
+    }
     // A rank's data for its partner's half goes straight into the partner's
     // output, reduced on arrival: the half a rank keeps is not the half it
     // sends, so nothing it still sends is overwritten, and each step is one
     // round where a swap through work would take two.
-    for (size_t s = 0; s < steps; ++s, ++p.round)
-        for (const Part& h : parts)
-            for (uint32_t v = 0; v < ranks; ++v) {
-                const uint32_t peer = h.sched.peer[s][v];
-                const uint64_t off = at(h, h.sched.lo[s + 1][peer]), len = at(h, h.sched.hi[s + 1][peer]) - off;
-                if (len)
-                    b.plan.send(p.round, chip(v), PowerOfTwo::part(p.out, off, len), chip(peer),
-                                PowerOfTwo::part(p.out, off, len), true);
-            }
-    for (size_t s = steps; s-- > 0; ++p.round)
-        for (const Part& h : parts)
-            for (uint32_t v = 0; v < ranks; ++v) {
-                const uint64_t off = at(h, h.sched.lo[s + 1][v]), len = at(h, h.sched.hi[s + 1][v]) - off;
-                if (len)
-                    b.plan.send(p.round, chip(v), PowerOfTwo::part(p.out, off, len), chip(h.sched.peer[s][v]),
-                                PowerOfTwo::part(p.out, off, len));
-            }
-    p.unfold();
+    void reduce_scatter() {
+        for (size_t s = 0; s < steps(); ++s, ++p.round)
+            for (const Part& h : parts)
+                for (uint32_t v = 0; v < p.p2; ++v) {
+                    const uint32_t peer = h.sched.peer[s][v];
+                    send(blocks(h, h.sched.lo[s + 1][peer], h.sched.hi[s + 1][peer]), v, peer, true);
+                }
+    }
+    void all_gather() {
+        for (size_t s = steps(); s-- > 0; ++p.round)
+            for (const Part& h : parts)
+                for (uint32_t v = 0; v < p.p2; ++v)
+                    send(blocks(h, h.sched.lo[s + 1][v], h.sched.hi[s + 1][v]), v, h.sched.peer[s][v], false);
+    }
+};
+
+void all_reduce_swing(Builder& b) {
+    Swing swing(b);
+    swing.p.fold();
+    swing.reduce_scatter();
+    swing.all_gather();
+    swing.p.unfold();
 }
 
 }  // namespace
