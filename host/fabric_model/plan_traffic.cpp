@@ -30,7 +30,7 @@ constexpr uint64_t kArrived = 0, kCredits = 512 << 10, kSignals = 1 << 20, kMath
 struct StreamState {
     uint32_t from = 0, to = 0;  // chips
     uint32_t slots = 0, message = 0;
-    uint64_t ring = 0;                 // slot i at ring + message * i, on `to`
+    uint64_t ring = 0;                  // slot i at ring + message * i, on `to`
     uint64_t arrived = 0, credits = 0;  // words on `to` and on `from`
     fabric::Route forth, back;
     FabricDirection forth_way{}, back_way{};
@@ -167,8 +167,9 @@ private:
     void eltwise(uint32_t arg, uint64_t a, uint64_t b, uint64_t at, uint64_t bytes) {
         const auto dtype = static_cast<abi::DataType>(abi::ccl_reduce_dtype(arg));
         const uint32_t esize = ccl::dtype_size(dtype);
-        if (bytes % esize) throw Error("internal: a reduction of " + std::to_string(bytes) + " bytes of " +
-                                       ccl::dtype_name(dtype) + " cuts an element");
+        if (bytes % esize)
+            throw Error("internal: a reduction of " + std::to_string(bytes) + " bytes of " + ccl::dtype_name(dtype) +
+                        " cuts an element");
         noc::barrier();  // earlier copies into a or b have landed
         math::eltwise(static_cast<abi::MathOp>(abi::ccl_reduce_op(arg)), dtype, a, b, at, uint32_t(bytes / esize));
         math::semaphore_inc(math_done(), 1);
@@ -199,14 +200,13 @@ private:
     uint32_t lane_;
     std::map<FabricDirection, fabric::Connection> ways_;
     size_t pc_ = 0;
-    uint32_t part_ = 0;  // messages of the current send or receive done
+    uint32_t part_ = 0;         // messages of the current send or receive done
     uint32_t math_issued_ = 0;  // reductions handed to the math engine
     bool reduced_ = false;      // the current receive's message is reduced; its credit is next
     bool closed_ = false;
 };
 
 constexpr uint32_t kStreamSlots = transport::FabricStreamOptions{}.slots;  // as weft run's fabric streams
-
 
 fabric::Route route_of(const transport::FabricBuilder& f, uint32_t from, uint32_t to, FabricDirection* way) {
     const transport::FabricRoute r = f.route(from, to);
@@ -278,8 +278,8 @@ ccl::OpData fill_inputs(model::FabricModel& m, const ccl::OpRequest& r, const cc
 }
 
 // "" when every chip's output is what the host reference computes.
-std::string check_outputs(model::FabricModel& m, const ccl::OpRequest& r, const ccl::OpLayout& l,
-                          const ccl::OpData& in, const std::vector<uint32_t>& ring) {
+std::string check_outputs(model::FabricModel& m, const ccl::OpRequest& r, const ccl::OpLayout& l, const ccl::OpData& in,
+                          const std::vector<uint32_t>& ring) {
     std::vector<std::vector<uint8_t>> out(l.ranks);
     for (uint32_t rank = 0; rank < l.ranks; ++rank) {
         const abi::Pages p = l.output_of(rank);
@@ -287,8 +287,9 @@ std::string check_outputs(model::FabricModel& m, const ccl::OpRequest& r, const 
         out[rank].assign(at, at + p.bytes());
     }
     const ccl::CheckResult res = ccl::check_outputs(r, l, in, out, ring);
-    if (res.wrong) return std::to_string(res.wrong) + " of " + std::to_string(res.checked) + " elements wrong, first " +
-                          res.first_wrong;
+    if (res.wrong)
+        return std::to_string(res.wrong) + " of " + std::to_string(res.checked) + " elements wrong, first " +
+               res.first_wrong;
     return "";
 }
 
@@ -305,15 +306,22 @@ OpTime planned_collective(Simulation& sim, const std::string& op, const std::str
     r.op = ccl::parse_collective(op);
     r.bytes = bytes;
     const std::vector<std::string> fits = ccl::algorithms_on(r.op, topo.cluster());
-    r.algo = algo.empty() && !fits.empty() ? fits.front() : algo;
+    // The help names them as op/algorithm: either form is taken.
+    const std::string prefix = ccl::collective_name(r.op) + "/";
+    r.algo = algo.rfind(prefix, 0) == 0 ? algo.substr(prefix.size()) : algo;
+    if (r.algo.empty() && !fits.empty()) r.algo = fits.front();
     const ccl::Algorithm* row = ccl::find_algorithm(r.op, r.algo);
-    if (!row) throw Error(op + " has no algorithm '" + r.algo + "'; the model runs: " + planned_algorithms());
+    if (!row) {
+        std::string own;
+        for (const std::string& a : ccl::all_algorithms(r.op)) own += (own.empty() ? "" : ", ") + a;
+        throw Error(op + " has no algorithm '" + algo + "'; its algorithms: " + own);
+    }
     const BoardInfo& board = m.cluster().board();
     const ccl::OpLayout l = ccl::layout_op(r, sim.chips(), abi::Pages::run(board.dram.base, kOpBytes));
     const uint64_t top = board.dram.base + kOpBytes;
     const bool check = uint64_t(l.ranks) * (l.input_bytes + l.output_bytes) <= kCheckedBytes;
     const ccl::OpData inputs = check ? fill_inputs(m, r, l) : ccl::OpData{};
-    ccl::LoweredOp lowered;             // the workers refer into these until the run ends
+    ccl::LoweredOp lowered;  // the workers refer into these until the run ends
     std::vector<StreamState> streams;
     if (row->plan) {
         const uint32_t message = std::min(transport::FabricStreamOptions{}.message_bytes, sim.max_payload());
@@ -323,7 +331,8 @@ OpTime planned_collective(Simulation& sim, const std::string& op, const std::str
         for (const ccl::WorkerProgram& p : lowered.workers) {
             const uint32_t lane = uint32_t(std::find(cores.begin(), cores.end(), p.core) - cores.begin());
             auto w = std::make_shared<ProgramWorker>(m, p, streams, streams_of(lowered, p), top, lane);
-            m.add_program(p.chip, p.core, [w] { return w->step(); }, [w] { return w->done(); });
+            m.add_program(
+                p.chip, p.core, [w] { return w->step(); }, [w] { return w->done(); });
         }
     } else {
         add_multicast_workers(m, r, l, top + kArrived);  // the fabric's own (multicast): no streams

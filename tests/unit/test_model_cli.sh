@@ -25,7 +25,7 @@ refuses() {  # refuses "WORDS IT MUST SAY" ARGS...
 refuses "'8by8' is not a mesh shape" cluster --shape 8by8
 refuses "between 1 and 2 cables join neighbouring meshes of 2x2" cluster --meshes 4 --shape 2x2 --cables 3
 refuses "unknown op 'gathr'" run gathr --cluster ring8
-refuses "all_gather has no algorithm 'nope'" run all_gather --algo nope --cluster ring8
+refuses "all_gather has no algorithm 'nope'; its algorithms: ring, ring_bidir" run all_gather --algo nope --cluster ring8
 refuses "shift has no algorithms" run shift --algo ring --cluster ring8
 refuses "rates must be above 0 GB/s" run all_gather --cluster ring8 --cable-gbps 0
 refuses "cluster file 'nowhere' not found" latency --cluster nowhere
@@ -52,6 +52,14 @@ if [ "$("$MODEL" run all_gather --meshes 4 --shape 4x4 --size 64K)" = \
 else
     failed=$((failed + 1))
     echo "FAIL --meshes 4 --shape 4x4 differs from its cluster file"
+fi
+# --algo as the help lists it (op/algorithm) or bare.
+if "$MODEL" run all_reduce --algo all_reduce/swing --cluster ring8 --size 4K | grep -q "all_reduce/swing on 8 chips"; then
+    passed=$((passed + 1))
+    echo "ok   --algo all_reduce/swing runs"
+else
+    failed=$((failed + 1))
+    echo "FAIL run all_reduce --algo all_reduce/swing"
 fi
 if "$MODEL" latency --cluster ring8 --from 0 --to 4 | grep -q "4 hops"; then
     passed=$((passed + 1))

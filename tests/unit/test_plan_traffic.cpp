@@ -75,8 +75,10 @@ void test_an_unknown_algorithm_is_refused_with_the_list(void**) {
     } catch (const Error& e) {
         const std::string what = e.what();
         assert_true(what.find("'nope'") != std::string::npos);
-        assert_true(what.find("all_gather/ring_bidir") != std::string::npos);
+        assert_true(what.find("its algorithms: ring, ring_bidir") != std::string::npos);
     }
+    // Named as the help lists it, op/algorithm, it runs.
+    assert_true(planned_collective(sim, "all_gather", "all_gather/ring_bidir", 4096).ns > 0);
 }
 
 // The fabric's own algorithms: all_gather's and broadcast's multicast run on
