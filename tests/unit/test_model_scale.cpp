@@ -15,8 +15,11 @@
 #include "driver/cluster_topology.h"
 #include "driver/paths.h"
 #include "driver/topology.h"
+#include "fabric_model/grid_cluster.h"
 #include "model/host_cluster.h"
 #include "model_helpers.h"
+#include "transport/fabric/fabric_builder.h"
+#include "transport/fabric/fabric_transport.h"
 #include "transport/fabric/routing2d.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
@@ -65,11 +68,37 @@ void test_a_32x32_mesh_machine_is_built_in_bounded_memory_and_time(void**) {
     assert_true(seconds < 10);
 }
 
+// A fabric of 1,024 chips (16 meshes of 8x8, as weft-fabric-model plans
+// it) and the routing the collectives lower onto it: every pair of chips is
+// one worker hop apart, but only the pairs an op asks for are kept.
+void test_a_1024_chip_fabric_and_its_routing_stay_small(void**) {
+    fabric_model::GridCluster grid;
+    grid.meshes = 16;
+    grid.width = grid.height = 8;
+    const ClusterSpec spec = fabric_model::grid_cluster_spec(grid);
+    const ClusterTopology topology = ClusterTopology::from_spec(spec);
+    const double before = resident_mb();
+    const auto t0 = std::chrono::steady_clock::now();
+    const transport::FabricBuilder fabric = transport::multi_mesh_fabric(spec.board, topology);
+    const transport::FabricRouting routing(fabric);
+    const Hop far = routing.worker_hops(0, 1023).front();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double grown = resident_mb() - before;
+    fprintf(stderr, "1024-chip fabric and routing: %.2f s, %.1f MB resident more\n", seconds, grown);
+    assert_int_equal(spec.num_chips, 1024);
+    assert_int_equal(far.to_chip, 1023);
+    assert_true(routing.parallel(5, 5).empty());  // a chip is no hop from itself
+    // Every pair kept (one hop each) came to 24 MB; the pairs asked for, 0.4 MB with the fabric.
+    assert_true(grown < 8);
+    assert_true(seconds < 5);
+}
+
 }  // namespace
 
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_32x32_mesh_machine_is_built_in_bounded_memory_and_time),
+        cmocka_unit_test(test_a_1024_chip_fabric_and_its_routing_stay_small),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

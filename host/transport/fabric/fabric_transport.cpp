@@ -11,16 +11,22 @@ namespace {}  // namespace
 FabricRouting::FabricRouting(const FabricBuilder& fabric) : fabric_(fabric) {
     const std::vector<uint32_t>& order = fabric.order();
     chips_ = order.empty() ? 0 : *std::max_element(order.begin(), order.end()) + 1;
-    hops_.assign(chips_, std::vector<std::vector<Hop>>(chips_));
-    for (uint32_t a : order)
-        for (uint32_t b : order)
-            if (a != b) hops_[a][b] = {Hop{a, kFabricPortBase + b, b, kFabricPortBase + a}};
+    spans_.assign(chips_, false);
+    for (uint32_t c : order) spans_[c] = true;
+}
+
+const std::vector<Hop>& FabricRouting::hops(uint32_t from, uint32_t to) const {
+    static const std::vector<Hop> kNone;
+    if (from >= chips_ || to >= chips_ || from == to || !spans_[from] || !spans_[to]) return kNone;
+    std::vector<Hop>& hop = asked_[uint64_t(from) << 32 | to];
+    if (hop.empty()) hop = {Hop{from, kFabricPortBase + to, to, kFabricPortBase + from}};
+    return hop;
 }
 
 const std::vector<Hop>& FabricRouting::worker_hops(uint32_t from, uint32_t to) const {
-    if (from >= chips_ || to >= chips_ || hops_[from][to].empty())
-        throw Error("the fabric does not join " + chip_name(from) + " and " + chip_name(to));
-    return hops_[from][to];
+    const std::vector<Hop>& hop = hops(from, to);
+    if (hop.empty()) throw Error("the fabric does not join " + chip_name(from) + " and " + chip_name(to));
+    return hop;
 }
 
 const Hop& FabricRouting::hop_at(uint32_t chip, uint32_t port) const {

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "driver/memory_image.h"
@@ -22,13 +23,14 @@ inline constexpr uint32_t kFabricPortBase = 0x100;
 // The worker serving every virtual port behind one router: + the FabricDirection.
 inline constexpr uint32_t kFabricWorkerPortBase = 0x10000;
 
-// Every pair of fabric chips is one hop apart.
+// Every pair of fabric chips is one hop apart. Asked from one thread (its
+// cache of the pairs asked for is not locked).
 class FabricRouting final : public Routing {
 public:
     explicit FabricRouting(const FabricBuilder& fabric);
     uint32_t chips() const override { return chips_; }
     const std::vector<Hop>& worker_hops(uint32_t from, uint32_t to) const override;
-    const std::vector<Hop>& parallel(uint32_t from, uint32_t to) const override { return hops_.at(from).at(to); }
+    const std::vector<Hop>& parallel(uint32_t from, uint32_t to) const override { return hops(from, to); }
     const Hop& hop_at(uint32_t chip, uint32_t port) const override;
     uint32_t max_parallel() const override { return 1; }
     // One worker per router direction: every peer that way shares it.
@@ -36,9 +38,15 @@ public:
     uint32_t cables_crossed(const Hop& hop) const override { return fabric_.route(hop.from_chip, hop.to_chip).hops; }
 
 private:
+    // The one hop from `from` to `to`, or none (the same chip, or one the fabric does not span).
+    const std::vector<Hop>& hops(uint32_t from, uint32_t to) const;
+
     const FabricBuilder& fabric_;
     uint32_t chips_ = 0;
-    std::vector<std::vector<std::vector<Hop>>> hops_;  // [from][to]: the one hop, or none
+    std::vector<bool> spans_;  // by chip: the fabric's
+    // The pairs asked for so far, by from << 32 | to: an op asks for a few
+    // a chip, and a fabric of thousands of chips must not keep every pair.
+    mutable std::unordered_map<uint64_t, std::vector<Hop>> asked_;
 };
 
 struct FabricStreamOptions {
