@@ -224,11 +224,11 @@ private:
 
     // Worker cores each chip needs before lanes: one per (role, port) it
     // uses, or one for copies alone. Folding (the last resort), a chip that
-    // would need more than the board has gets one sender serving all its
-    // ports and one receiver (as
-    // seed 003's pe0 serves every neighbour): each worker still runs its ops
-    // in the one global order, so no cycle of waits can form; the ports'
-    // traffic only takes turns. Throws WorkerShortage past even that.
+    // would need more than the board has gets a few senders, each serving
+    // several ports, and as many receivers (as seed 003's pe0 serves every
+    // neighbour): each worker still runs its ops in the one global order, so
+    // no cycle of waits can form; the ports' traffic only takes turns.
+    // Throws WorkerShortage past even that.
     std::vector<uint32_t> fit_workers() {
         std::vector<uint32_t> in_use(n_);
         for (uint32_t c = 0; c < n_; ++c) {
@@ -256,14 +256,22 @@ private:
         return static_cast<uint32_t>(keys.size() + (copies && keys.empty() ? 1 : 0));
     }
 
-    // Every send of chip c on one worker, every receive on another (keyed by
-    // the lowest port of each).
+    // Chip c's sends shared among half the board's worker cores and its
+    // receives among the other half, ports dealt round in order (each group
+    // keyed by its lowest port): four sending and four receiving ports on
+    // four cores make two senders and two receivers, not one of each.
     void fold_ports(uint32_t c) {
-        uint32_t lowest[2] = {UINT32_MAX, UINT32_MAX};
+        std::set<uint32_t> ports[2];
         for (const LowOp& o : ops_[c])
-            if (o.key.role != kCopy) lowest[o.key.role] = std::min(lowest[o.key.role], o.key.port);
+            if (o.key.role != kCopy) ports[o.key.role].insert(o.key.port);
+        std::map<uint32_t, uint32_t> key_of[2];
+        for (uint32_t role = 0; role < 2; ++role) {
+            const std::vector<uint32_t> sorted(ports[role].begin(), ports[role].end());
+            const size_t groups = std::max<size_t>(1, std::min(sorted.size(), cores_.size() / 2));
+            for (size_t i = 0; i < sorted.size(); ++i) key_of[role][sorted[i]] = sorted[i % groups];
+        }
         for (LowOp& o : ops_[c])
-            if (o.key.role != kCopy) o.key.port = lowest[o.key.role];
+            if (o.key.role != kCopy) o.key.port = key_of[o.key.role].at(o.key.port);
     }
 
     // More lanes where spare cores allow (lanes.h): piece k takes lane k % lanes.

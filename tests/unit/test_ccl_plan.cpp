@@ -364,26 +364,30 @@ void test_lowering_routes_and_orders_workers(void**) {
 }
 
 // The centre of a 3x3 mesh sending and receiving on all four ports would
-// need 8 workers: it gets one sender serving the four ports and one
-// receiver, and the chips' model finishes without a race. With one worker
-// core not even that fits, and the chip is named.
-void test_a_chip_with_too_many_ports_folds_them_onto_two_workers(void**) {
+// need 8 workers: on four worker cores it gets two senders and two
+// receivers, each serving two ports, and on two cores one of each serving
+// all four; the chips' model finishes without a race either way. With one
+// worker core not even that fits, and the chip is named.
+void test_a_chip_with_too_many_ports_folds_them_onto_its_workers(void**) {
     Topology t(9, mesh_links(3, 3));
     Plan p;
     for (uint32_t to : {1u, 3u, 5u, 7u}) {
         p.send(0, 4, Pages::run(0x100000, 64), to, Pages::run(0x200000, 64));
         p.send(0, to, Pages::run(0x100000, 64), 4, Pages::run(0x300000 + to * 64, 64));
     }
-    const LoweredOp op = lower(p, transport::CableRouting(t), {4, 5, 6, 7}, options(1 << 20));
-    uint32_t on_centre = 0;
-    for (const WorkerProgram& w : op.workers)
-        if (w.chip == 4) {
-            ++on_centre;
-            assert_int_equal(w.ports.size(), 4);
-        }
-    assert_int_equal(on_centre, 2);
-    const std::string race = run_model(op);
-    if (!race.empty()) fail_msg("%s", race.c_str());
+    for (auto [cores, ports] :
+         {std::pair{std::vector<uint32_t>{4, 5, 6, 7}, 2u}, std::pair{std::vector<uint32_t>{4, 5}, 4u}}) {
+        const LoweredOp op = lower(p, transport::CableRouting(t), cores, options(1 << 20));
+        uint32_t on_centre = 0;
+        for (const WorkerProgram& w : op.workers)
+            if (w.chip == 4) {
+                ++on_centre;
+                assert_int_equal(w.ports.size(), ports);
+            }
+        assert_int_equal(on_centre, std::min<size_t>(cores.size(), 4));
+        const std::string race = run_model(op);
+        if (!race.empty()) fail_msg("%s", race.c_str());
+    }
     try {
         lower(p, transport::CableRouting(t), {4}, options(1 << 20));
         fail_msg("lowered onto one worker core");
@@ -852,7 +856,7 @@ int main() {
         cmocka_unit_test(test_disconnected_cluster_is_named),
         cmocka_unit_test(test_slicer_cuts_pieces_within_bounds),
         cmocka_unit_test(test_lowering_routes_and_orders_workers),
-        cmocka_unit_test(test_a_chip_with_too_many_ports_folds_them_onto_two_workers),
+        cmocka_unit_test(test_a_chip_with_too_many_ports_folds_them_onto_its_workers),
         cmocka_unit_test(test_layout_splits_remainders_to_the_first_ranks),
         cmocka_unit_test(test_ring_reduce_scatter_strides_pieces_over_two_workers),
         cmocka_unit_test(test_ctring_both_ways_lowers_without_a_race),
