@@ -142,12 +142,20 @@ std::vector<uint32_t> sides_of(const Builder& b, const PowerOfTwo& p) {
     return {p.p2};
 }
 
-// One part for each first dimension and mirror image, in equal shares.
-std::vector<Part> parts_of(const std::vector<uint32_t>& sides, uint32_t ranks, uint64_t elements) {
+// Below this many bytes a block of a part, the op is paid in steps and
+// doorbells, not in bytes on cables: one part does as many steps with a
+// quarter of the messages.
+constexpr uint64_t kMinPartBlock = 128;
+
+// One part for each first dimension and mirror image, in equal shares; one
+// part alone for a small vector.
+std::vector<Part> parts_of(const std::vector<uint32_t>& sides, uint32_t ranks, uint64_t elements, uint64_t element) {
     std::vector<Part> parts;
-    const size_t count = sides.size() * 2;
-    for (size_t first = 0; first < sides.size(); ++first)
+    const size_t many = sides.size() * 2;
+    const size_t count = elements * element >= many * ranks * kMinPartBlock ? many : 1;
+    for (size_t first = 0; first < sides.size() && parts.size() < count; ++first)
         for (bool mirrored : {false, true}) {
+            if (parts.size() == count) break;
             const size_t i = parts.size();
             parts.push_back({schedule_of(partners(sides, first, mirrored), ranks), elements * i / count,
                              elements * (i + 1) / count - elements * i / count});
@@ -168,7 +176,7 @@ struct Swing {
         } else {
             for (uint32_t v = 0; v < p.p2; ++v) chip_of.push_back(p.chip(v));
         }
-        parts = parts_of(sides, p.p2, b.l.elements);
+        parts = parts_of(sides, p.p2, b.l.elements, b.l.element);
     }
     size_t steps() const { return parts.front().sched.peer.size(); }
     // Bytes of blocks [lo, hi) of a part, in the output.
