@@ -11,9 +11,10 @@
 // the dimensions, each step within one row or one column. The vector is cut
 // into parts run at once, one for each first dimension and mirror image, so
 // every cable carries data both ways in every step (the paper's multiport
-// Swing): four parts on a grid, two on a ring. Any other rank count runs the
-// one-dimensional schedule over the ring order, its first ranks folded in
-// pairs onto a power of two first, as recursive doubling does.
+// Swing): four parts on a grid, two on a ring, one for a vector too small
+// for its bytes to matter. Any other rank count runs the one-dimensional
+// schedule over the ring order, its first ranks folded in pairs onto a power
+// of two first, as recursive doubling does.
 //
 // Which ranks a rank's data can still reach from step s on forms, for every
 // s, a partition of the ranks into classes of 2^(steps - s) (the schedule is
