@@ -185,6 +185,24 @@ void test_ctring_reduces_every_rank_once_either_way(void**) {
 // sum of every rank's input once, associated the same way up to the order of
 // a sum's two operands (float sums are not associative; replicas that drift
 // apart are a correctness bug).
+// Every rank ends with the same bits, each rank's input summed in exactly once.
+void assert_sums_once(const Plan& plan, const OpLayout& l, const char* what) {
+    const uint32_t n = l.ranks;
+    const std::vector<std::vector<std::string>> played = play_expressions(plan, l);
+    for (uint64_t e = 0; e < l.elements; ++e) {
+        std::vector<std::string> got = played[e];
+        for (std::string& g : got) g = commuted(g);
+        for (uint32_t c = 0; c < n; ++c) {
+            if (got[c] != got[0])
+                fail_msg("%s, element %llu: rank %u has %s, rank 0 %s", what, (unsigned long long)e, c, got[c].c_str(),
+                         got[0].c_str());
+            for (uint32_t k = 0; k < n; ++k)
+                if (terms_of(got[c], k) != 1)
+                    fail_msg("%s: rank %u's %s has x%u %zu times", what, c, got[c].c_str(), k, terms_of(got[c], k));
+        }
+    }
+}
+
 void test_all_reduce_ranks_sum_in_one_order(void**) {
     for (uint32_t n : {2u, 3u, 4u, 5u, 8u}) {
         Topology t(n, ring_links(n));
@@ -197,23 +215,8 @@ void test_all_reduce_ranks_sum_in_one_order(void**) {
         const PlanContext ctx{r, l, t, t.ring_order(), t.line_order(), tune};
         for (const std::string& algo : algorithms(r.op)) {
             if (algo == "auto") continue;
-            const Plan plan = build_plan(ctx, algo);
-            const std::vector<std::vector<std::string>> played = play_expressions(plan, l);
-            for (uint64_t e = 0; e < l.elements; ++e) {
-                std::vector<std::string> got = played[e];
-                for (std::string& g : got) g = commuted(g);
-                for (uint32_t c = 0; c < n; ++c) {
-                    if (got[c] != got[0])
-                        fail_msg("%s on %u ranks, element %llu: rank %u has %s, rank 0 %s", algo.c_str(), n,
-                                 (unsigned long long)e, c, got[c].c_str(), got[0].c_str());
-                    for (uint32_t k = 0; k < n; ++k) {
-                        const size_t count = terms_of(got[c], k);
-                        if (count != 1)
-                            fail_msg("%s on %u ranks: rank %u's %s has x%u %zu times", algo.c_str(), n, c,
-                                     got[c].c_str(), k, count);
-                    }
-                }
-            }
+            const std::string what = algo + " on " + std::to_string(n) + " ranks";
+            assert_sums_once(build_plan(ctx, algo), l, what.c_str());
         }
     }
 }
@@ -534,24 +537,6 @@ void test_all_reduce_algorithms_lower_without_a_race(void**) {
                              n, got.c_str());
             }
         }
-}
-
-// Every rank ends with the same bits, each rank's input summed in exactly once.
-void assert_sums_once(const Plan& plan, const OpLayout& l, const char* what) {
-    const uint32_t n = l.ranks;
-    const std::vector<std::vector<std::string>> played = play_expressions(plan, l);
-    for (uint64_t e = 0; e < l.elements; ++e) {
-        std::vector<std::string> got = played[e];
-        for (std::string& g : got) g = commuted(g);
-        for (uint32_t c = 0; c < n; ++c) {
-            if (got[c] != got[0])
-                fail_msg("%s, element %llu: rank %u has %s, rank 0 %s", what, (unsigned long long)e, c, got[c].c_str(),
-                         got[0].c_str());
-            for (uint32_t k = 0; k < n; ++k)
-                if (terms_of(got[c], k) != 1)
-                    fail_msg("%s: rank %u's %s has x%u %zu times", what, c, got[c].c_str(), k, terms_of(got[c], k));
-        }
-    }
 }
 
 // The 2d all-reduce (rows, then columns, and columns, then rows, each both
