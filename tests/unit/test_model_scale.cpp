@@ -77,19 +77,19 @@ void test_a_1024_chip_fabric_and_its_routing_stay_small(void**) {
     grid.width = grid.height = 8;
     const ClusterSpec spec = fabric_model::grid_cluster_spec(grid);
     const ClusterTopology topology = ClusterTopology::from_spec(spec);
-    const double before = resident_mb();
     const auto t0 = std::chrono::steady_clock::now();
     const transport::FabricBuilder fabric = transport::multi_mesh_fabric(spec.board, topology);
+    // The routing alone: kept for every pair (one hop each) it came to 24 MB.
+    const double before = resident_mb();
     const transport::FabricRouting routing(fabric);
     const Hop far = routing.worker_hops(0, 1023).front();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double grown = resident_mb() - before;
-    fprintf(stderr, "1024-chip fabric and routing: %.2f s, %.1f MB resident more\n", seconds, grown);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fprintf(stderr, "1024-chip fabric and routing: %.2f s; the routing %.1f MB resident more\n", seconds, grown);
     assert_int_equal(spec.num_chips, 1024);
     assert_int_equal(far.to_chip, 1023);
     assert_true(routing.parallel(5, 5).empty());  // a chip is no hop from itself
-    // Every pair kept (one hop each) came to 24 MB; the pairs asked for, 0.4 MB with the fabric.
-    assert_true(grown < 8);
+    assert_true(grown < 4);
     assert_true(seconds < 5);
 }
 
