@@ -92,8 +92,13 @@ uint8_t* Chip::host_ptr(uint64_t addr, uint64_t len) const {
     return mem_ + (addr - board_.ram.base);
 }
 
-void Chip::write(uint64_t addr, const void* src, uint64_t len) { memcpy(host_ptr(addr, len), src, len); }
-void Chip::read(uint64_t addr, void* dst, uint64_t len) const { memcpy(dst, host_ptr(addr, len), len); }
+// An empty vector's data() may be null, which memcpy may not be given even for 0 bytes.
+void Chip::write(uint64_t addr, const void* src, uint64_t len) {
+    if (len) memcpy(host_ptr(addr, len), src, len);
+}
+void Chip::read(uint64_t addr, void* dst, uint64_t len) const {
+    if (len) memcpy(dst, host_ptr(addr, len), len);
+}
 uint32_t Chip::read32(uint64_t addr) const {
     return __atomic_load_n(reinterpret_cast<uint32_t*>(host_ptr(addr, 4)), __ATOMIC_ACQUIRE);
 }

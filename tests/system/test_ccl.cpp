@@ -275,7 +275,8 @@ void test_planes_carry_every_hop(void**) {
     if (!planes) return;  // one cable per neighbour: nothing to stripe
     auto bytes_per_cable = [] {
         std::vector<uint64_t> v;
-        for (const auto& l : g_cluster->counters()["links"]) v.push_back(l["a_to_b"]["bytes"].get<uint64_t>());
+        const nlohmann::json counters = g_cluster->counters();  // kept: the loop refers into it
+        for (const auto& l : counters["links"]) v.push_back(l["a_to_b"]["bytes"].get<uint64_t>());
         return v;
     };
     const uint32_t n = static_cast<uint32_t>(g_cluster->size());
