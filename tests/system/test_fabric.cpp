@@ -271,8 +271,9 @@ void test_a_recorded_all_to_all_replays_alike_in_the_model(void**) {
     FabricSpec spec = g_cluster->fabric_spec();
     spec.record_packets = 1024;
     g_fabric.reset();
-    g_fabric = transport::Fabric::start(
-        *g_cluster, transport::cluster_fabric(g_cluster->board(), g_cluster->topology(), spec), milliseconds(10000));
+    g_fabric = transport::Fabric::start(*g_cluster,
+                                        transport::cluster_fabric(g_cluster->board(), g_cluster->topology(), spec),
+                                        milliseconds(10000));
     transport::Fabric& fabric = *g_fabric;
     constexpr uint32_t kBytes = 9000;
     prepare(kBytes);
@@ -325,8 +326,9 @@ void test_traffic_from_the_model_replays_alike_on_qemu(void**) {
     const transport::PacketLog model_log = transport::read_packet_log(sim.model().cluster(), sim.model().fabric());
 
     g_fabric.reset();
-    g_fabric = transport::Fabric::start(
-        *g_cluster, transport::cluster_fabric(g_cluster->board(), g_cluster->topology(), spec), milliseconds(10000));
+    g_fabric = transport::Fabric::start(*g_cluster,
+                                        transport::cluster_fabric(g_cluster->board(), g_cluster->topology(), spec),
+                                        milliseconds(10000));
     transport::Fabric& fabric = *g_fabric;
     const transport::ReplayPlan plan = transport::plan_replay(fabric.builder(), g_cluster->board(), model_log);
     const transport::PacketLog qemu_log = transport::replay_on(*g_cluster, fabric, plan, milliseconds(30000));
@@ -334,9 +336,9 @@ void test_traffic_from_the_model_replays_alike_on_qemu(void**) {
     assert_true(qemu_log.lost.empty());
     assert_true(plan.packets > 8 * n);  // some writes were several packets
     assert_int_equal(qemu_log.hops.size(), model_log.hops.size());
-    const std::string differs =
-        transport::paths_differ(transport::paths_of(transport::as_replayed(model_log)),
-                                transport::paths_of(transport::as_replayed(qemu_log)), "the model", "QEMU");
+    const std::string differs = transport::paths_differ(transport::paths_of(transport::as_replayed(model_log)),
+                                                        transport::paths_of(transport::as_replayed(qemu_log)),
+                                                        "the model", "QEMU");
     if (!differs.empty()) fail_msg("%s", differs.c_str());
 }
 
@@ -360,8 +362,9 @@ void test_model_multicasts_replay_alike_on_qemu(void**) {
     const transport::PacketLog model_log = transport::read_packet_log(m.cluster(), m.fabric());
 
     g_fabric.reset();
-    g_fabric = transport::Fabric::start(
-        *g_cluster, transport::cluster_fabric(g_cluster->board(), g_cluster->topology(), spec), milliseconds(10000));
+    g_fabric = transport::Fabric::start(*g_cluster,
+                                        transport::cluster_fabric(g_cluster->board(), g_cluster->topology(), spec),
+                                        milliseconds(10000));
     transport::Fabric& fabric = *g_fabric;
     const transport::ReplayPlan plan = transport::plan_replay(fabric.builder(), g_cluster->board(), model_log);
     assert_int_equal(plan.multicast, 2 * n);
@@ -370,9 +373,9 @@ void test_model_multicasts_replay_alike_on_qemu(void**) {
     g_fabric.reset();
     assert_true(qemu_log.lost.empty());
     assert_int_equal(qemu_log.hops.size(), model_log.hops.size());
-    const std::string differs =
-        transport::paths_differ(transport::paths_of(transport::as_replayed(model_log)),
-                                transport::paths_of(transport::as_replayed(qemu_log)), "the model", "QEMU");
+    const std::string differs = transport::paths_differ(transport::paths_of(transport::as_replayed(model_log)),
+                                                        transport::paths_of(transport::as_replayed(qemu_log)),
+                                                        "the model", "QEMU");
     if (!differs.empty()) fail_msg("%s", differs.c_str());
 }
 
@@ -1322,7 +1325,8 @@ void test_each_mesh_runs_its_own_op_at_once(void**) {
         for (uint64_t i = 0; i < count; ++i) {
             float want = 0;
             for (uint32_t other : comms[colour[c]]->chips()) want += value(other, i);
-            if (v[i] != want) fail_msg("chip %u element %llu: %g, not its mesh's sum %g", c, (unsigned long long)i, v[i], want);
+            if (v[i] != want)
+                fail_msg("chip %u element %llu: %g, not its mesh's sum %g", c, (unsigned long long)i, v[i], want);
         }
     }
     ccl::OpRequest r;
@@ -1467,7 +1471,9 @@ void test_routers_a_gone_client_left_are_stopped_by_the_next(void**) {
     {
         std::unique_ptr<Cluster> other = Cluster::attach(g_cluster->run_dir());
         auto builder = g_2d ? fabric_2d(*other, {}) : transport::fabric_over(*other, g_ring);
-        transport::Fabric::start(*other, builder, milliseconds(10000)).release();  // never stopped
+        // Never stopped, as by a client that died: kept where the leak checker sees it on purpose.
+        static auto* abandoned = new std::vector<transport::Fabric*>;  // never destroyed, so still seen at exit
+        abandoned->push_back(transport::Fabric::start(*other, builder, milliseconds(10000)).release());
     }
     const size_t left = resident::list(*g_cluster).size();
     assert_true(left > 2);
