@@ -1288,7 +1288,8 @@ void test_collectives_run_over_every_mesh(void**) {
         r.algo = "ring";
         r.bytes = 36 * 1000 * 4;
         const ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 23);
-        if (res.check.wrong) fail_msg("%s over 4 meshes: %zu wrong", ccl::collective_name(op), size_t(res.check.wrong));
+        if (res.check.wrong)
+            fail_msg("%s over 4 meshes: %zu wrong", ccl::collective_name(op).c_str(), size_t(res.check.wrong));
     }
 }
 
