@@ -4,7 +4,8 @@
 //     and of the raw link, unshaped and with the cable shaped to 0.25 GB/s
 //   - one packet through 1, 3 and 7 hops and back: latency and doorbells per hop
 //   - all-gather 1-64 MiB over the fabric and over the EDM: busbw side by side (and a chart)
-//   - torus4x4: the snake ring against 2d (unshaped and shaped), hop latency through 1-6 hops
+//   - torus4x4: the snake ring against 2d (unshaped and shaped) and swing (shaped), hop
+//     latency through 1-6 hops, and every all-reduce shaped from 1 KiB to 16 MiB against the ring
 //   - a stream across a cable pulled under it, before, rerouted and after: ring8x2 over the
 //     fallback relays, torus4x4 by new tables
 #include <unistd.h>
@@ -414,6 +415,42 @@ std::string shaped_grid_table(Cluster& c, const std::string& cluster_name, uint6
     return t.str();
 }
 
+// All-reduce on the 2D cluster over the EDM with every cable shaped, from
+// 1 KiB to 16 MiB: each algorithm's busbw against the snake ring's, where
+// the small sizes are paid in steps and the large ones in bytes on cables.
+std::string shaped_size_sweep(Cluster& c, const std::string& cluster_name, bool quick) {
+    const double rate = 0.004;
+    const std::vector<std::string> algos = {"ring", "2d", "swing", "recursive_doubling", "halving_doubling"};
+    std::vector<uint64_t> sizes = {1ull << 10, 16ull << 10, 256ull << 10, 4ull << 20};
+    if (!quick) sizes.push_back(16ull << 20);
+    shape_every_cable(c, rate);
+    std::ostringstream t;
+    t.precision(3);
+    t << "\nAll-reduce on " << cluster_name << " over the EDM with every cable shaped to " << rate
+      << " GB/s: the snake ring's busbw as a fraction of the link rate, and each algorithm's busbw against the "
+         "ring's\n\n| size | ring |";
+    for (size_t a = 1; a < algos.size(); ++a) t << " " << algos[a] << " |";
+    t << "\n|---|---|";
+    for (size_t a = 1; a < algos.size(); ++a) t << "---|";
+    t << "\n";
+    ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+    o.transport = "edm";
+    ccl::CollectiveRunner run(c, o);
+    for (uint64_t bytes : sizes) {
+        std::vector<double> busbw;
+        for (const std::string& algo : algos) {
+            std::fprintf(stderr, "\r  fabric bench: %s shaped, all_reduce %s of %llu KiB ...     ",
+                         cluster_name.c_str(), algo.c_str(), (unsigned long long)(bytes >> 10));
+            busbw.push_back(best_busbw(run, c, bytes, algo, ccl::Collective::kAllReduce));
+        }
+        t << "| " << (bytes >> 10) << " KiB | " << busbw[0] / rate << " |";
+        for (size_t a = 1; a < algos.size(); ++a) t << " " << busbw[a] / busbw[0] << "x |";
+        t << "\n";
+    }
+    shape_every_cable(c, 0);
+    return t.str();
+}
+
 }  // namespace
 
 int main() {
@@ -446,6 +483,7 @@ int main() {
                 Cluster::start(paths::cluster_file("torus4x4"), "/tmp/weft-bench-fabric-" + std::to_string(getpid()));
             std::printf("%s", grid_hop_table(*torus, "torus4x4").c_str());
             std::printf("%s", shaped_grid_table(*torus, "torus4x4", quick ? (1ull << 20) : (4ull << 20)).c_str());
+            std::printf("%s", shaped_size_sweep(*torus, "torus4x4", quick).c_str());
         }
         std::printf("%s", bench::reroute_table(quick).c_str());
         std::fprintf(stderr, "\r%70s\r", "");
