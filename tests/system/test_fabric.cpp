@@ -1048,7 +1048,9 @@ void test_a_pulled_cable_is_routed_round_live(void**) {
         ccl::OpRequest r;
         r.op = ccl::Collective::kAllReduce;
         r.algo = "ring";
-        r.bytes = 4 << 20;
+        // Long enough that the pull lands mid-op on a loaded host too (at 4 MiB
+        // the op once ended before the bridge had taken the cable down).
+        r.bytes = 16 << 20;
         ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 3, [&] { g_cluster->set_link(chip, east, false); });
         if (res.check.wrong) fail_msg("ring with the cable pulled under it: %zu wrong", size_t(res.check.wrong));
         size_t rerouted = 0;
