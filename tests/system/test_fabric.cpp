@@ -1049,7 +1049,7 @@ void test_a_pulled_cable_is_routed_round_live(void**) {
         r.op = ccl::Collective::kAllReduce;
         r.algo = "ring";
         // Long enough that the pull lands mid-op on a loaded host too (at 4 MiB
-        // the op once ended before the bridge had taken the cable down).
+        // a loaded run once found nothing rerouted, the op most likely over before the pull).
         r.bytes = 16 << 20;
         ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 3, [&] { g_cluster->set_link(chip, east, false); });
         if (res.check.wrong) fail_msg("ring with the cable pulled under it: %zu wrong", size_t(res.check.wrong));
