@@ -399,8 +399,7 @@ std::string shaped_grid_table(Cluster& c, const std::string& cluster_name, uint6
     t << "\n"
       << (bytes >> 20) << " MiB on " << cluster_name
       << " with every cable shaped: busbw as a fraction of the link rate, 2d and swing against the snake ring on the "
-         "same "
-         "transport, and how much longer it took at half the rate (2.0: the link is the bottleneck)\n\n"
+         "same transport, and how much longer it took at half the rate (2.0: the link is the bottleneck)\n\n"
       << "| op | transport | algorithm | at " << rates[0] << " GB/s | at " << rates[1]
       << " GB/s | / ring | time at half rate |\n|---|---|---|---|---|---|---|\n";
     const Row* ring = nullptr;
