@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "ccl/algorithms.h"
 #include "ccl/plan_builder.h"
@@ -331,14 +332,10 @@ void all_gather_2d(Builder& b) {
     for (uint32_t r = 0; r < b.n; ++r) b.plan.copy(0, r, b.l.own_input(r), b.l.output_block(r));
     for (uint32_t q = 0; q < 4; ++q) {
         const GridRings rings(g, q < 2, q % 2);
-        // Bytes [lo, hi) of a block (cut where its pages allow), and of its source the same bytes.
-        auto bounds = [&](const Pages& block) {
-            const uint64_t grain = std::max<uint64_t>(block.grain(), b.l.element), grains = block.bytes() / grain;
-            const uint64_t lo = grains * q / 4 * grain, hi = q == 3 ? block.bytes() : grains * (q + 1) / 4 * grain;
-            return std::pair{lo, hi - lo};
-        };
+        // This quarter of a block (cut where its pages allow), and of its source the same bytes.
         auto quarter = [&](const Pages& of, const Pages& block) {
-            return cut(of, bounds(block).first, bounds(block).second);
+            const auto [lo, len] = b.share(block, q, 4);
+            return cut(of, lo, len);
         };
         std::map<uint32_t, uint32_t> line_of;  // chip -> its first-phase ring
         for (uint32_t j = 0; j < rings.first.size(); ++j)
@@ -440,16 +437,22 @@ Plan plan_of(const PlanContext& ctx, Build build) {
 
 namespace planning {
 
-Grid grid_of(const Builder& b) {
+std::optional<Grid> find_grid(const Builder& b) {
     const ClusterTopology& t = b.c.topo.cluster();
     const auto& ms = t.meshes();
     if (ms.size() != 1 || (ms[0].topology != "mesh" && ms[0].topology != "torus") || ms[0].width < 2 ||
         ms[0].height < 2 || ms[0].chips() != b.n)
-        throw Error("the 2d algorithm runs on a cluster of one mesh or torus of at least 2x2 chips");
+        return std::nullopt;
     Grid g{ms[0].width, ms[0].height, {}};
     for (uint32_t y = 0; y < g.h; ++y)
         for (uint32_t x = 0; x < g.w; ++x) g.chip.push_back(t.chip_at(ms[0].id, x, y));
     return g;
+}
+
+Grid grid_of(const Builder& b) {
+    std::optional<Grid> g = find_grid(b);
+    if (!g) throw Error("the 2d algorithm runs on a cluster of one mesh or torus of at least 2x2 chips");
+    return std::move(*g);
 }
 
 }  // namespace planning

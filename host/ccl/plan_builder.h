@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -23,10 +24,16 @@ struct Builder {
     uint32_t ring_pos(uint32_t chip) const {
         return static_cast<uint32_t>(std::find(c.ring.begin(), c.ring.end(), chip) - c.ring.begin());
     }
-    // Cuts a span in two at a grain boundary near the middle (halves of a block).
+    // Share k of `shares` of a span, cut at grain boundaries: its offset and length.
+    std::pair<uint64_t, uint64_t> share(const Pages& s, uint32_t k, uint32_t shares) const {
+        const uint64_t grain = std::max<uint64_t>(s.grain(), l.element), grains = s.bytes() / grain;
+        const uint64_t lo = grains * k / shares * grain,
+                       hi = k + 1 == shares ? s.bytes() : grains * (k + 1) / shares * grain;
+        return {lo, hi - lo};
+    }
+    // Cuts a span in two at a grain boundary near the middle (halves of a block): the two lengths.
     std::pair<uint64_t, uint64_t> halves(const Pages& s) const {
-        const uint64_t grain = std::max<uint64_t>(s.grain(), l.element);
-        const uint64_t first = s.bytes() / grain / 2 * grain;
+        const uint64_t first = share(s, 0, 2).second;
         return {first, s.bytes() - first};
     }
 };
@@ -76,8 +83,9 @@ struct Grid {
     uint32_t at(uint32_t x, uint32_t y) const { return chip[(x % w) + (y % h) * w]; }
 };
 
-// The cluster's one mesh or torus of at least 2x2 chips; throws weft::Error
-// naming the need on any other cluster.
+// The cluster's one mesh or torus of at least 2x2 chips, if it is one.
+std::optional<Grid> find_grid(const Builder& b);
+// The same; throws weft::Error naming the need on any other cluster.
 Grid grid_of(const Builder& b);
 
 }  // namespace weft::ccl::planning

@@ -22,6 +22,7 @@
 // run of blocks, so each step sends one contiguous half of what a rank holds.
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include "ccl/algorithms.h"
@@ -132,17 +133,6 @@ struct Part {
     uint64_t first = 0, count = 0;
 };
 
-// The sides Swing runs over: the cluster's mesh or torus where both are
-// powers of two, else the ring order folded onto a power of two.
-std::vector<uint32_t> sides_of(const Builder& b, const PowerOfTwo& p) {
-    const auto& meshes = b.c.topo.cluster().meshes();
-    if (meshes.size() == 1 && (meshes[0].topology == "mesh" || meshes[0].topology == "torus") && meshes[0].width >= 2 &&
-        meshes[0].height >= 2 && is_power_of_two(meshes[0].width) && is_power_of_two(meshes[0].height) &&
-        meshes[0].chips() == b.n)
-        return {meshes[0].width, meshes[0].height};
-    return {p.p2};
-}
-
 // Below this many bytes a block of a part, the op is paid in steps and
 // doorbells, not in bytes on cables: one part does as many steps with a
 // quarter of the messages.
@@ -154,13 +144,9 @@ std::vector<Part> parts_of(const std::vector<uint32_t>& sides, uint32_t ranks, u
     std::vector<Part> parts;
     const size_t many = sides.size() * 2;
     const size_t count = elements * element >= many * ranks * kMinPartBlock ? many : 1;
-    for (size_t first = 0; first < sides.size() && parts.size() < count; ++first)
-        for (bool mirrored : {false, true}) {
-            if (parts.size() == count) break;
-            const size_t i = parts.size();
-            parts.push_back({schedule_of(partners(sides, first, mirrored), ranks), elements * i / count,
-                             elements * (i + 1) / count - elements * i / count});
-        }
+    for (size_t i = 0; i < count; ++i)  // part i: dimension i / 2 first, mirrored if i is odd
+        parts.push_back({schedule_of(partners(sides, i / 2, i % 2), ranks), elements * i / count,
+                         elements * (i + 1) / count - elements * i / count});
     return parts;
 }
 
@@ -171,10 +157,15 @@ struct Swing {
     std::vector<uint32_t> chip_of;  // rank (grid place or folded rank) -> chip
     std::vector<Part> parts;
 
-    explicit Swing(Builder& builder) : b(builder), p(builder), sides(sides_of(builder, p)) {
-        if (sides.size() == 2) {
-            chip_of = planning::grid_of(b).chip;
+    // Over the cluster's mesh or torus where both its sides are powers of
+    // two, else over the ring order folded onto a power of two.
+    explicit Swing(Builder& builder) : b(builder), p(builder) {
+        if (std::optional<planning::Grid> g = planning::find_grid(b);
+            g && is_power_of_two(g->w) && is_power_of_two(g->h)) {
+            sides = {g->w, g->h};
+            chip_of = std::move(g->chip);
         } else {
+            sides = {p.p2};
             for (uint32_t v = 0; v < p.p2; ++v) chip_of.push_back(p.chip(v));
         }
         parts = parts_of(sides, p.p2, b.l.elements, b.l.element);
