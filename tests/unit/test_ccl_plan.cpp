@@ -635,11 +635,11 @@ void test_swing_sums_once_and_stays_near(void**) {
             small.bytes = 1024;
             const OpLayout sl = layout_op(small, n, Pages::run(0x81000000, 64 << 20));
             const Plan one = build_plan({small, sl, t, t.ring_order(), t.line_order(), CtringTuning{}}, "swing");
-            std::set<std::pair<uint32_t, uint32_t>> first;
+            std::set<std::pair<uint32_t, uint32_t>> last_round;  // the all-gather's last step: step 0's partners
             for (const Transfer& x : one.transfers)
                 if (x.src_chip != x.dst_chip && x.round == one.transfers.back().round)
-                    first.insert({x.src_chip, x.dst_chip});
-            assert_int_equal(first.size(), 16);
+                    last_round.insert({x.src_chip, x.dst_chip});
+            assert_int_equal(last_round.size(), 16);
         }
         for (const auto& [round, dims] : dims_of_round)
             if (w == h && dims.size() != 2) fail_msg("%s: round %u uses one dimension only", what.c_str(), round);
