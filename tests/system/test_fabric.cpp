@@ -37,6 +37,8 @@ bool g_2d = false;   // a mesh or torus: transport::mesh_fabric
 bool g_wrap = true;  // 2D: use the torus's wrap cables (false: downshifted to a mesh)
 std::unique_ptr<transport::Fabric> g_fabric;
 // Regions of each chip's DRAM (offsets from its base).
+// A cable back to how the cluster file made it: no faults, no shaping, plugged in.
+const nlohmann::json kUnfaulted = {{"clear", true}, {"bandwidth_gbps", 0}, {"latency_us", 0}};
 constexpr uint32_t kSrc = 0x0, kDst = 0x100000, kSems = 0x200000, kIncs = 0x200100, kInline = 0x200200,
                    kDone = 0x200300, kScatter = 0x300000, kBlock = 16 * 1024;
 
@@ -83,6 +85,17 @@ int setup_4mesh3x3(void**) {
     g_ring = false;
     g_2d = true;
     return start_for_group("4mesh3x3", &g_cluster);
+}
+// After every test, passed or not: every cable up, unfaulted and unshaped,
+// so a test that fails half-way (cmocka jumps past its own clean-up) does not
+// fail the ones after it.
+int heal_cables(void**) {
+    if (!g_cluster) return 0;
+    for (const LinkInfo& l : g_cluster->links()) {
+        if (!l.up) g_cluster->set_link(l.chip_a, l.port_a, true);
+        g_cluster->set_fault(l.chip_a, l.port_a, kUnfaulted);
+    }
+    return 0;
 }
 int teardown(void**) {
     g_fabric.reset();
@@ -866,7 +879,7 @@ void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
     assert_string_equal(events.back().value("fallback_port_name", "").c_str(), "E1");
     assert_true(events_at("rerouted", 1, "W").size() > 0);
     g_cluster->set_link(0, east, true);
-    g_cluster->set_fault(0, east, {{"clear", true}});
+    g_cluster->set_fault(0, east, kUnfaulted);
     fabric->stop();
     g_fabric.reset();
     all_reduce_is_right("fabric");
@@ -1018,7 +1031,7 @@ void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**)
         g_cluster->set_fault(0, east, {{"bandwidth_gbps", 0.02}});
         const auto [e, seconds] = failure_of(run, [&] { g_cluster->set_link(0, east, false); });
         g_cluster->set_link(0, east, true);
-        g_cluster->set_fault(0, east, {{"clear", true}});
+        g_cluster->set_fault(0, east, kUnfaulted);
         fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
         // Named from whichever end's router saw its packets stuck first.
         assert_true(contains(e, "the cable chip 0.E <-> chip 1.W is down") ||
@@ -1089,10 +1102,13 @@ void test_a_cut_mesh_fails_the_op_naming_the_chips(void**) {
     {
         ccl::CollectiveRunner run(*g_cluster, over_fabric());
         all_reduce_is_right("fabric");
+        // Slowed, chip 0's cables still carry the op when the cut lands (as above).
+        for (uint32_t port : {east, south}) g_cluster->set_fault(0, port, {{"bandwidth_gbps", 0.02}});
         const auto [e, seconds] = failure_of(run, [&] {
             g_cluster->set_link(0, east, false);
             g_cluster->set_link(0, south, false);
         });
+        for (uint32_t port : {east, south}) g_cluster->set_fault(0, port, kUnfaulted);
         fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
         assert_true(contains(e, "cannot route round it: mesh 0 is cut: chips 0 cannot reach chips 1, 2"));
         assert_true(seconds < 10);
@@ -1490,66 +1506,69 @@ void test_routers_a_gone_client_left_are_stopped_by_the_next(void**) {
 
 }  // namespace
 
+// Every test heals the cables after itself (heal_cables).
+#define healed_test(f) cmocka_unit_test_teardown(f, heal_cables)
+
 int main(int argc, char** argv) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
-        cmocka_unit_test(test_multicast_reaches_exactly_its_range),
-        cmocka_unit_test(test_ttl_one_across_two_hops_is_dropped_and_reported),
-        cmocka_unit_test(test_routers_hold_their_cores_until_stopped),
-        cmocka_unit_test(test_hang_report_names_every_router),
-        cmocka_unit_test(test_a_stuck_packet_is_reported_where_it_stands),
+        healed_test(test_every_chip_to_every_other_with_each_command),
+        healed_test(test_multicast_reaches_exactly_its_range),
+        healed_test(test_ttl_one_across_two_hops_is_dropped_and_reported),
+        healed_test(test_routers_hold_their_cores_until_stopped),
+        healed_test(test_hang_report_names_every_router),
+        healed_test(test_a_stuck_packet_is_reported_where_it_stands),
     };
     const struct CMUnitTest ring_tests[] = {
-        cmocka_unit_test(test_random_packets_arrive_exactly_once),
-        cmocka_unit_test(test_a_ring_full_both_ways_completes),
-        cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
-        cmocka_unit_test(test_multicast_reaches_exactly_its_range),
-        cmocka_unit_test(test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable),
-        cmocka_unit_test(test_routers_a_gone_client_left_are_stopped_by_the_next),
-        cmocka_unit_test(test_routers_publish_their_state_and_obey_commands),
-        cmocka_unit_test(test_a_socket_streams_between_the_farthest_chips),
-        cmocka_unit_test(test_model_multicasts_replay_alike_on_qemu),
+        healed_test(test_random_packets_arrive_exactly_once),
+        healed_test(test_a_ring_full_both_ways_completes),
+        healed_test(test_every_chip_to_every_other_with_each_command),
+        healed_test(test_multicast_reaches_exactly_its_range),
+        healed_test(test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable),
+        healed_test(test_routers_a_gone_client_left_are_stopped_by_the_next),
+        healed_test(test_routers_publish_their_state_and_obey_commands),
+        healed_test(test_a_socket_streams_between_the_farthest_chips),
+        healed_test(test_model_multicasts_replay_alike_on_qemu),
     };
     const struct CMUnitTest mesh_tests[] = {
-        cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
-        cmocka_unit_test(test_the_specs_cyclic_pattern_completes),
-        cmocka_unit_test(test_2d_multicast_reaches_exactly_its_span),
-        cmocka_unit_test(test_auto_transport_runs_what_the_edm_cannot),
-        cmocka_unit_test(test_a_pulled_cable_is_routed_round_live),
-        cmocka_unit_test(test_a_cut_mesh_fails_the_op_naming_the_chips),
-        cmocka_unit_test(test_the_next_op_routes_around_a_dead_cable),
-        cmocka_unit_test(test_routers_a_gone_client_left_are_stopped_by_the_next),
+        healed_test(test_every_chip_to_every_other_with_each_command),
+        healed_test(test_the_specs_cyclic_pattern_completes),
+        healed_test(test_2d_multicast_reaches_exactly_its_span),
+        healed_test(test_auto_transport_runs_what_the_edm_cannot),
+        healed_test(test_a_pulled_cable_is_routed_round_live),
+        healed_test(test_a_cut_mesh_fails_the_op_naming_the_chips),
+        healed_test(test_the_next_op_routes_around_a_dead_cable),
+        healed_test(test_routers_a_gone_client_left_are_stopped_by_the_next),
     };
     const struct CMUnitTest torus_tests[] = {
-        cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
-        cmocka_unit_test(test_a_recorded_all_to_all_replays_alike_in_the_model),
-        cmocka_unit_test(test_traffic_from_the_model_replays_alike_on_qemu),
-        cmocka_unit_test(test_a_pulled_cable_is_routed_round_live),
-        cmocka_unit_test(test_the_next_op_routes_around_a_dead_cable),
+        healed_test(test_every_chip_to_every_other_with_each_command),
+        healed_test(test_a_recorded_all_to_all_replays_alike_in_the_model),
+        healed_test(test_traffic_from_the_model_replays_alike_on_qemu),
+        healed_test(test_a_pulled_cable_is_routed_round_live),
+        healed_test(test_the_next_op_routes_around_a_dead_cable),
     };
     const struct CMUnitTest plane_tests[] = {
-        cmocka_unit_test(test_planes_are_independent_fabrics),
-        cmocka_unit_test(test_a_pulled_cable_moves_onto_its_fallback_live),
+        healed_test(test_planes_are_independent_fabrics),
+        healed_test(test_a_pulled_cable_moves_onto_its_fallback_live),
     };
     const struct CMUnitTest galaxy_tests[] = {
-        cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
-        cmocka_unit_test(test_galaxy_as_a_mesh),
-        cmocka_unit_test(test_galaxy_as_a_ring),
-        cmocka_unit_test(test_galaxy_as_row_and_column_rings),
-        cmocka_unit_test(test_galaxy_all_reduce_and_all_gather),
+        healed_test(test_every_chip_to_every_other_with_each_command),
+        healed_test(test_galaxy_as_a_mesh),
+        healed_test(test_galaxy_as_a_ring),
+        healed_test(test_galaxy_as_row_and_column_rings),
+        healed_test(test_galaxy_all_reduce_and_all_gather),
     };
     // Two planes of N, E, S, W ports (the 32-bit chip's board): the 2D fabric's fallback.
     const struct CMUnitTest two_plane_mesh_tests[] = {
-        cmocka_unit_test(test_a_pulled_cable_moves_onto_its_fallback_live),
+        healed_test(test_a_pulled_cable_moves_onto_its_fallback_live),
     };
     const struct CMUnitTest meshes_tests[] = {
-        cmocka_unit_test(test_every_chip_to_every_other_with_each_command),
-        cmocka_unit_test(test_a_socket_streams_across_meshes),
-        cmocka_unit_test(test_a_routing_loop_is_stopped_by_ttl),
-        cmocka_unit_test(test_an_inter_mesh_cable_pulled_under_an_op),
-        cmocka_unit_test(test_collectives_run_over_every_mesh),
-        cmocka_unit_test(test_each_mesh_runs_its_own_op_at_once),
-        cmocka_unit_test(test_a_meshs_own_fabric_is_rerouted_live),
+        healed_test(test_every_chip_to_every_other_with_each_command),
+        healed_test(test_a_socket_streams_across_meshes),
+        healed_test(test_a_routing_loop_is_stopped_by_ttl),
+        healed_test(test_an_inter_mesh_cable_pulled_under_an_op),
+        healed_test(test_collectives_run_over_every_mesh),
+        healed_test(test_each_mesh_runs_its_own_op_at_once),
+        healed_test(test_a_meshs_own_fabric_is_rerouted_live),
     };
     // One group per cluster; an argument runs only that cluster's (ctest runs them one by one, in parallel).
     const std::string only = argc > 1 ? argv[1] : "";
