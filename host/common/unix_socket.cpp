@@ -94,42 +94,70 @@ size_t send_some(int fd, const char* data, size_t len, const std::vector<int>& f
     }
 }
 
-bool recv_line(int fd, std::string* line, std::vector<int>* fds, int timeout_ms) {
-    line->clear();
+namespace {
+
+// One recvmsg of up to `len` bytes after waiting for them; the fds that came
+// along go to *fds (closed if nobody wants them). Returns 0 at EOF.
+size_t receive_some(int fd, char* buf, size_t len, std::vector<int>* fds, int timeout_ms) {
     for (;;) {
         pollfd p{fd, POLLIN, 0};
-        int r = poll(&p, 1, timeout_ms);
+        const int r = poll(&p, 1, timeout_ms);
         if (r < 0 && errno == EINTR) continue;
         if (r == 0) throw TimeoutError("no answer on the control socket within " + std::to_string(timeout_ms) + " ms");
-        char buf[4096];
-        iovec iov{buf, 1};  // one byte at a time: never read past the line's end
+        iovec iov{buf, len};
         msghdr msg{};
         msg.msg_iov = &iov;
         msg.msg_iovlen = 1;
         char control[CMSG_SPACE(sizeof(int) * 64)];
         msg.msg_control = control;
         msg.msg_controllen = sizeof(control);
-        ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+        const ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
         if (n < 0) {
             if (errno == EINTR) continue;
             throw Error("control socket receive failed: " + std::string(strerror(errno)));
         }
-        if (n == 0) return !line->empty();
         for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-                size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                for (size_t i = 0; i < count; ++i) {
-                    int got;
-                    memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-                    if (fds) fds->push_back(got);
-                    else
-                        close(got);
-                }
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+            const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < count; ++i) {
+                int got;
+                memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                if (fds) fds->push_back(got);
+                else
+                    close(got);
             }
         }
-        if (buf[0] == '\n') return true;
-        line->push_back(buf[0]);
+        return static_cast<size_t>(n);
     }
+}
+
+}  // namespace
+
+bool recv_line(int fd, std::string* line, std::vector<int>* fds, int timeout_ms) {
+    line->clear();
+    for (;;) {
+        char c;
+        if (receive_some(fd, &c, 1, fds, timeout_ms) == 0) return !line->empty();
+        if (c == '\n') return true;
+        line->push_back(c);
+    }
+}
+
+bool LineReader::read(int fd, std::string* line, std::vector<int>* fds, int timeout_ms) {
+    size_t end;
+    while ((end = pending_.find('\n')) == std::string::npos) {
+        char buf[65536];
+        const size_t n = receive_some(fd, buf, sizeof buf, fds, timeout_ms);
+        if (n == 0) {
+            *line = std::move(pending_);
+            pending_.clear();
+            return !line->empty();
+        }
+        pending_.append(buf, n);
+    }
+    line->assign(pending_, 0, end);
+    pending_.erase(0, end + 1);
+    return true;
 }
 
 }  // namespace weft::net

@@ -42,10 +42,10 @@ nlohmann::json ControlClient::exchange(const nlohmann::json& req, std::vector<in
     } catch (const Error& e) {
         // The bridge may have refused this client and closed before the
         // request went out; its reason is still waiting to be read.
-        if (net::recv_line(fd_, &line, nullptr, 200)) return parse_reply(line);
+        if (reader_.read(fd_, &line, nullptr, 200)) return parse_reply(line);
         throw;
     }
-    if (!net::recv_line(fd_, &line, fds, timeout_ms)) throw Error("weft-bridge closed the control socket");
+    if (!reader_.read(fd_, &line, fds, timeout_ms)) throw Error("weft-bridge closed the control socket");
     return parse_reply(line);
 }
 

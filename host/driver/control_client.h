@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/unix_socket.h"
 
 namespace weft {
 
@@ -34,6 +35,7 @@ public:
 private:
     static nlohmann::json parse_reply(const std::string& line);
     int fd_ = -1;
+    net::LineReader reader_;  // the replies, read in large reads
     std::string run_dir_;
     // One request and its reply at a time: a program's threads share the
     // connection (a test pulls a cable while an op runs).
