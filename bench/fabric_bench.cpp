@@ -28,6 +28,7 @@
 #include "edm_bench.h"
 #include "link_rate.h"
 #include "reroute_bench.h"
+#include "shaped_planes.h"
 #include "test_kernels.h"
 #include "transport/fabric/fabric.h"
 #include "transport/fabric/routing2d.h"
@@ -464,6 +465,10 @@ int main() {
             std::printf("%s", bench::reroute_table(quick).c_str());
             return 0;
         }
+        if (knobs::flag(knobs::knob("WEFT_BENCH_PLANES_ONLY"))) {
+            std::printf("%s", bench::shaped_planes_table(quick).c_str());
+            return 0;
+        }
         auto cluster =
             Cluster::start(paths::cluster_file("ring8"), "/tmp/weft-bench-fabric-" + std::to_string(getpid()));
         bench::link_gbps(*cluster, kPayload, kCableBytes);  // warm the DRAM pages
@@ -484,6 +489,7 @@ int main() {
             std::printf("%s", shaped_grid_table(*torus, "torus4x4", quick ? (1ull << 20) : (4ull << 20)).c_str());
             std::printf("%s", shaped_size_sweep(*torus, "torus4x4", quick).c_str());
         }
+        std::printf("%s", bench::shaped_planes_table(quick).c_str());
         std::printf("%s", bench::reroute_table(quick).c_str());
         std::fprintf(stderr, "\r%70s\r", "");
         return 0;

@@ -37,7 +37,7 @@ public:
     }
 
 private:
-    static constexpr uint32_t kMax = 4;
+    static constexpr uint32_t kMax = 8;  // a router per way out (up to 4) on each of two planes
     const abi::FabricWorkerConnection* described_[kMax] = {};
     Connection connections_[kMax];
     uint32_t count_ = 0;

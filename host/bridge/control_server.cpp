@@ -40,7 +40,9 @@ json link_json(Bridge& bridge, size_t i, bool with_counters) {
               // The cluster file's spelling; "mode_pending" while a change drains.
               {"mode", l.cable->compliance_mode() ? "compliance" : "ttlink"},
               {"mode_pending", l.cable->mode_change_pending()},
-              {"line", l.line}};
+              {"line", l.line},
+              // Whether the collectives see a silicon-like wire (ccl/runner.cpp's pieces).
+              {"shaped", l.cable->faults().shaped()}};
     if (with_counters) {
         for (int d = 0; d < 2; ++d) {
             const CableDirectionCounters& c = l.cable->counters(d);

@@ -126,14 +126,14 @@ private:
         uint64_t grain = lcm64(lcm64(x.src.grain(), x.dst.grain()), x.reduce ? opt_.element_size : 1);
         if (x.with.bytes()) grain = lcm64(grain, x.with.grain());
         if (x.src_chip == x.dst_chip) return x.src.bytes();  // a local copy is one NoC command stream
-        // Pieces keep their size on several planes: a transfer of one piece
-        // stays on one cable (cut smaller, the pieces' fixed costs outweigh
-        // the second cable: make bench, planes).
+        // Striped over several cables, pieces are what the caller asked for
+        // then (LoweringOptions::stripe_piece_bytes).
         // Tiny messages (a fabric of 64-byte packets) would cut a transfer
         // into so many pieces that planning alone takes minutes: a piece
         // then carries several messages.
         const uint64_t at_least = (x.src.bytes() + kMaxPieces - 1) / kMaxPieces;
-        return std::max(grain, std::max(opt_.piece_bytes, at_least + grain - 1) / grain * grain);
+        const uint64_t wanted = planes_ > 1 && opt_.stripe_piece_bytes ? opt_.stripe_piece_bytes : opt_.piece_bytes;
+        return std::max(grain, std::max(wanted, at_least + grain - 1) / grain * grain);
     }
     static constexpr uint64_t kMaxPieces = 256;  // per transfer
 

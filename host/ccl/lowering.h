@@ -37,6 +37,12 @@ using transport::Hop;
 
 struct LoweringOptions {
     uint64_t piece_bytes = 64 * 1024;    // pipelining unit: a stream's buffering by default
+    // The pieces of a transfer striped over several cables, where smaller
+    // ones pay (0: piece_bytes). A worker serving a neighbour's cables in
+    // turn sends a piece on one, then the next: a piece as large as a
+    // stream's buffering blocks it on one cable's credits while the others
+    // run dry.
+    uint64_t stripe_piece_bytes = 0;
     uint32_t message_bytes = 16 * 1024;  // the transport's largest message (streams count in them)
     uint32_t element_size = 4;           // pieces of a reduced transfer cut on element boundaries
     uint32_t reduce_arg = 0;             // abi::ccl_reduce_arg(op, dtype) for reductions

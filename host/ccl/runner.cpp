@@ -88,12 +88,12 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips
         if (!fabric_fits)
             throw Error("a communicator over the fabric is the whole cluster or one whole mesh of it; over other "
                         "chips it runs over the EDM (--transport edm)");
-        fabric_plan_ = std::make_unique<transport::FabricBuilder>(plan_fabric());
+        fabric_plan_ = plan_fabric();
     } else if (options_.transport == "auto") {
         // The fabric carries what the EDM cannot, where the cluster has one.
         if (fabric_fits && chips_.size() > 1) {
             try {
-                fabric_plan_ = std::make_unique<transport::FabricBuilder>(plan_fabric());
+                fabric_plan_ = plan_fabric();
             } catch (const Error& e) {
                 WEFT_INFO("ccl", "no fabric for --transport auto: %s", e.what());
             }
@@ -112,36 +112,66 @@ ClusterTopology CollectiveRunner::cables() const {
 
 // The cluster file's fabric: section, sized to the board. A stream's
 // message is at most one packet.
-transport::FabricBuilder CollectiveRunner::plan_fabric() {
+std::vector<transport::FabricBuilder> CollectiveRunner::plan_fabric() {
     std::vector<bool> up = cables_up();
     FabricSpec spec = cluster_.fabric_spec();
     spec.record_packets = options_.record_packets;
     // A mesh's communicator: the fabric of that mesh alone, in its ranks.
-    transport::FabricBuilder fabric =
-        transport::cluster_fabric(cluster_.board(), cables(), spec);
-    const uint32_t payload = fabric.spec().payload_bytes();
-    options_.fabric_streams.message_bytes = std::min(options_.fabric_streams.message_bytes, payload);
+    const ClusterTopology topology = cables();
+    std::vector<transport::FabricBuilder> planes;
+    std::string first_error;
+    for (uint32_t plane = 0; plane < spec.planes_on(cluster_.board().planes()); ++plane) {
+        try {
+            planes.push_back(transport::cluster_fabric(cluster_.board(), topology, spec, "", plane));
+        } catch (const Error& e) {
+            if (first_error.empty()) first_error = e.what();
+            WEFT_INFO("ccl", "no fabric on plane %u: %s", plane, e.what());
+        }
+    }
+    if (planes.empty()) throw Error(first_error);
+    for (const transport::FabricBuilder& f : planes)
+        options_.fabric_streams.message_bytes =
+            std::min(options_.fabric_streams.message_bytes, f.spec().payload_bytes());
     planned_cables_ = std::move(up);
-    return fabric;
+    return planes;
+}
+
+std::vector<const transport::FabricBuilder*> CollectiveRunner::fabric_planes() const {
+    std::vector<const transport::FabricBuilder*> planes;
+    for (const transport::FabricBuilder& f : fabric_plan_) planes.push_back(&f);
+    return planes;
+}
+
+std::string CollectiveRunner::stop_fabrics() {
+    std::string forced;
+    for (auto& f : fabric_) forced += f->stop();
+    fabric_.clear();
+    return forced;
+}
+
+std::string CollectiveRunner::tend_fabrics() {
+    for (size_t p = 0; p < fabric_.size(); ++p)
+        if (std::string why = p == 0 ? fabric_[p]->tend() : fabric_[p]->fault(); !why.empty()) return why;
+    return "";
 }
 
 void CollectiveRunner::drop_fabric(const Error& e) {
     // Packets of the failed op may still sit in the routers: the next op gets
     // a fabric started afresh.
-    const std::string forced = fabric_->stop();
-    fabric_.reset();
+    const std::string forced = stop_fabrics();
     const std::string what = std::string(e.what()) + (forced.empty() ? "" : "\nstopping the fabric: " + forced);
     if (dynamic_cast<const TimeoutError*>(&e)) throw TimeoutError(what);
     if (dynamic_cast<const FaultError*>(&e)) throw FaultError(what);
     throw Error(what);
 }
 
-std::vector<bool> CollectiveRunner::cables_up() {
+std::vector<bool> CollectiveRunner::up_of(const ClusterTopology& now) {
     std::vector<bool> up;
-    const ClusterTopology now = cluster_.topology();  // a temporary would end before the loop
     for (const LinkInfo& l : now.links()) up.push_back(l.up);
     return up;
 }
+
+std::vector<bool> CollectiveRunner::cables_up() { return up_of(cluster_.topology()); }
 
 // A fabric is planned for the cables up then: after a cable went down (or
 // came back) the next fabric not yet running is planned afresh, its tables
@@ -151,33 +181,39 @@ std::vector<bool> CollectiveRunner::cables_up() {
 // changed since it was planned (one died and was routed round live, or came
 // back) is stopped and planned again: the routes the cables allow now, and
 // a cable that returned carries traffic again.
-void CollectiveRunner::replan_if_cables_changed() {
-    if (!fabric_plan_ || cables_up() == planned_cables_) return;
-    if (fabric_) {
+void CollectiveRunner::replan_if_cables_changed(const ClusterTopology& now) {
+    if (fabric_plan_.empty() || up_of(now) == planned_cables_) return;
+    if (!fabric_.empty()) {
         WEFT_INFO("ccl", "the cables changed under the running fabric: stopping it to plan it again");
-        fabric_->stop();
-        fabric_.reset();
+        stop_fabrics();
     }
     WEFT_INFO("ccl", "the cables changed since the fabric was planned: planning it again");
     try {
-        fabric_plan_ = std::make_unique<transport::FabricBuilder>(plan_fabric());
+        fabric_plan_ = plan_fabric();
     } catch (const Error& e) {
         if (options_.transport == "fabric") throw;  // and the next op tries again
-        fabric_plan_.reset();
+        fabric_plan_.clear();
         WEFT_INFO("ccl", "no fabric for --transport auto now: %s", e.what());
     }
 }
 
 void CollectiveRunner::ensure_fabric() {
-    if (fabric_plan_ && !fabric_)
-        fabric_ = transport::Fabric::start(cluster_, *fabric_plan_, std::chrono::milliseconds(10000),
-                                           whole_ ? std::vector<uint32_t>{} : chips_);
+    if (fabric_plan_.empty() || !fabric_.empty()) return;
+    try {
+        for (const transport::FabricBuilder& plane : fabric_plan_)
+            fabric_.push_back(transport::Fabric::start(cluster_, plane, std::chrono::milliseconds(10000),
+                                                       whole_ ? std::vector<uint32_t>{} : chips_));
+    } catch (const Error&) {
+        stop_fabrics();  // the planes that started
+        throw;
+    }
 }
 
 transport::PacketLog CollectiveRunner::packet_log() {
-    if (!fabric_) throw Error("no fabric runs: the op went over the EDM (--transport fabric runs it over the fabric)");
+    if (fabric_.empty())
+        throw Error("no fabric runs: the op went over the EDM (--transport fabric runs it over the fabric)");
     if (!whole_) throw Error("a packet log is read from a fabric over the whole cluster");
-    return transport::read_packet_log(cluster_, fabric_->builder());
+    return transport::read_packet_log(cluster_, fabric_.front()->builder());  // plane 0's
 }
 
 OpLayout CollectiveRunner::layout(const OpRequest& r) const {
@@ -195,7 +231,7 @@ transport::EdmOptions CollectiveRunner::edm_options() const {
 
 std::vector<CollectiveRunner::Via> CollectiveRunner::vias() const {
     if (options_.transport == "fabric") return {Via::kFabric};
-    if (options_.transport == "auto" && fabric_plan_) return {Via::kEdm, Via::kFabric};
+    if (options_.transport == "auto" && !fabric_plan_.empty()) return {Via::kEdm, Via::kFabric};
     return {Via::kEdm};
 }
 
@@ -203,7 +239,8 @@ std::vector<uint32_t> CollectiveRunner::workers(Via via) const {
     std::vector<uint32_t> w = workers_;
     // A worker reaches the routers through a lane of its own: those past the
     // routers' lanes sit a fabric op out.
-    if (via == Via::kFabric && w.size() > fabric_plan_->spec().lanes) w.resize(fabric_plan_->spec().lanes);
+    const uint32_t lanes = fabric_plan_.empty() ? 0 : fabric_plan_.front().spec().lanes;
+    if (via == Via::kFabric && w.size() > lanes) w.resize(lanes);
     return w;
 }
 
@@ -216,7 +253,7 @@ std::unique_ptr<transport::Transport> CollectiveRunner::make_transport(transport
     if (via == Via::kFabric) {
         transport::FabricStreamOptions so = options_.fabric_streams;
         so.message_bytes = message_bytes;
-        return std::make_unique<transport::FabricTransport>(*fabric_plan_, cluster_.board(), mem, so);
+        return std::make_unique<transport::FabricTransport>(fabric_planes(), cluster_.board(), mem, so);
     }
     return std::make_unique<transport::EdmTransport>(topo_, cluster_.board(), mem, edm_options());
 }
@@ -228,7 +265,8 @@ transport::L1Allocator CollectiveRunner::allocator(Via via) const {
     for (const resident::Running& r : resident::list(cluster_))
         if (auto it = rank_of.find(r.chip); it != rank_of.end()) mem.keep_out(it->second, r.core, r.l1);
     if (via == Via::kFabric)  // where its routers run, or will once the op starts them
-        for (const transport::FabricRouterPlan& r : fabric_plan_->routers()) mem.keep_out(r.chip, r.core, r.l1);
+        for (const transport::FabricBuilder& plane : fabric_plan_)
+            for (const transport::FabricRouterPlan& r : plane.routers()) mem.keep_out(r.chip, r.core, r.l1);
     return mem;
 }
 
@@ -246,6 +284,11 @@ LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo
     const uint32_t slots = via == Via::kFabric ? options_.fabric_streams.slots : options_.slots;
     lo.message_bytes = message;
     lo.piece_bytes = plan.piece_bytes ? plan.piece_bytes : uint64_t(slots) * message;
+    // On silicon-like (shaped) cables a hop striped over two planes runs
+    // 1.8-2x one plane with pieces of two messages, and no faster than one
+    // with a stream's whole buffering (ring8x2, 16 MiB at 0.005 GB/s); where
+    // the host is the bottleneck (unshaped) their fixed costs make it 2x slower.
+    if (shaped_) lo.stripe_piece_bytes = 2ull * message;
     lo.element_size = l.element;
     lo.reduce_arg = abi::ccl_reduce_arg(r.redop, r.dtype);
     lo.workers_per_link = options_.workers_per_link;
@@ -254,7 +297,7 @@ LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo
     // Under auto, an op the EDM could run only with folded workers goes over
     // the fabric, where it needs fewer (a route is one way out, not a cable).
     lo.fold = via == Via::kFabric || vias().size() == 1;
-    if (via == Via::kFabric) return lower(plan, transport::FabricRouting(*fabric_plan_), workers(via), lo);
+    if (via == Via::kFabric) return lower(plan, transport::FabricRouting(fabric_planes()), workers(via), lo);
     return lower(plan, transport::CableRouting(topo_), workers(via), lo);
 }
 
@@ -408,7 +451,7 @@ CollectiveRunner::Fitted CollectiveRunner::choose(const OpRequest& asked) const 
             why_not += "\n  " + c.algo + ": " + e.what();
         }
     }
-    if (fabric_plan_ && workers(Via::kFabric).size() < workers_.size())
+    if (!fabric_plan_.empty() && workers(Via::kFabric).size() < workers_.size())
         why_not += "\n(the fabric's " + std::to_string(workers(Via::kFabric).size()) +
                    " lane(s) let that many of the board's " + std::to_string(workers_.size()) +
                    " worker cores reach its routers: raise the cluster file's fabric lanes)";
@@ -458,7 +501,9 @@ PendingOp CollectiveRunner::start(const OpRequest& r) {
             throw Error("chip " + std::to_string(c) +
                         " is running another communicator's op: wait for it first (communicators over disjoint chips "
                         "run at once)");
-    replan_if_cables_changed();
+    const ClusterTopology now = cluster_.topology();
+    shaped_ = std::any_of(now.links().begin(), now.links().end(), [](const LinkInfo& l) { return l.shaped; });
+    replan_if_cables_changed(now);
     PendingOp pending;
     OpTiming& timing = pending.timing;
     Fitted fitted = choose(r);
@@ -478,8 +523,8 @@ PendingOp CollectiveRunner::start(const OpRequest& r) {
               redop_name(r.redop).c_str(), algo.c_str(), r.algo == "auto" ? " (auto)" : "", timing.transport.c_str(),
               timing.workers, timing.streams, fitted.message_bytes);
     if (fitted.via == Via::kFabric) ensure_fabric();
-    else if (fabric_)  // the EDM runs on the ERISC cores its routers hold
-        fabric_->stop(), fabric_.reset();
+    else  // the EDM runs on the ERISC cores its routers hold
+        stop_fabrics();
     PlacedOp& placed = fitted.placed;
     if (placed.launches.empty()) return pending;
     MappedChipWriter to_chips(cluster_, chips_);
@@ -505,10 +550,10 @@ OpTiming CollectiveRunner::wait(PendingOp& op) {
     std::vector<KernelResult> results;
     try {
         Cluster::Watch watch;
-        if (fabric_) watch = [this] { return fabric_->tend(); };
+        if (!fabric_.empty()) watch = [this] { return tend_fabrics(); };
         results = cluster_.wait_all(op.launched, op.deadline, watch);
     } catch (const Error& e) {
-        if (!fabric_) throw;
+        if (fabric_.empty()) throw;
         drop_fabric(e);
     }
     OpTiming& timing = op.timing;

@@ -178,7 +178,17 @@ private:
     // After an op over the fabric failed: stops the fabric, then rethrows `e`
     // (of its own type) with what stopping it took.
     [[noreturn]] void drop_fabric(const Error& e);
-    transport::FabricBuilder plan_fabric();
+    // A fabric per routing plane the cluster file's fabric runs on, plane 0
+    // first; a plane whose cables cannot carry one is left out while another
+    // can. Throws plane 0's reason when none can.
+    std::vector<transport::FabricBuilder> plan_fabric();
+    // The planes' fabrics as the transport and its routing take them.
+    std::vector<const transport::FabricBuilder*> fabric_planes() const;
+    // Stops every plane's fabric; returns what was forced ("" for a clean stop).
+    std::string stop_fabrics();
+    // What an op's wait asks as it goes: plane 0's fabric is rerouted live
+    // (its control plane's), the other planes' report their faults.
+    std::string tend_fabrics();
     // The cables among the communicator's chips now, renumbered by rank
     // (the cluster's own where it spans the whole cluster).
     ClusterTopology cables() const;
@@ -189,11 +199,13 @@ private:
     std::vector<uint32_t> chips_;                            // rank -> chip
     bool whole_;                                             // chips_ are the cluster's, rank r chip r
     Topology topo_;                                          // in ranks
-    std::unique_ptr<transport::FabricBuilder> fabric_plan_;  // transport "fabric"
+    std::vector<transport::FabricBuilder> fabric_plan_;     // by plane; empty: no fabric
     std::vector<bool> planned_cables_;                       // each cable up when it was planned
+    static std::vector<bool> up_of(const ClusterTopology& now);
     std::vector<bool> cables_up();
-    void replan_if_cables_changed();
-    std::unique_ptr<transport::Fabric> fabric_;  // running once an op needed it
+    void replan_if_cables_changed(const ClusterTopology& now);
+    bool shaped_ = false;  // some cable was shaped when the last op started
+    std::vector<std::unique_ptr<transport::Fabric>> fabric_;  // by plane, running once an op needed them
     std::vector<uint32_t> ring_, line_, workers_;
     CostModel model_;
     bool busy_ = false;  // an op started and not yet waited for

@@ -126,6 +126,8 @@ inline constexpr Knob kKnobs[] = {
                 "the build tree, so a copied build tree never writes into the source it came from"},
     {.name = "WEFT_BENCH_REROUTE_ONLY", .type = Type::kFlag, .reader = Reader::kBench,
      .meaning = "weft-bench-fabric runs only its reroute table (a cable pulled under a stream)"},
+    {.name = "WEFT_BENCH_PLANES_ONLY", .type = Type::kFlag, .reader = Reader::kBench,
+     .meaning = "weft-bench-fabric runs only its table of ring8x2's two planes against one, shaped"},
     {.name = "WEFT_BENCH_SKIP_EDM", .type = Type::kFlag, .reader = Reader::kBench,
      .meaning = "weft-bench-platform leaves out the EDM link table"},
     {.name = "WEFT_BENCH_LINK_GBPS", .type = Type::kReal, .reader = Reader::kBench,

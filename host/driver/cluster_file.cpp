@@ -621,11 +621,12 @@ private:
                                           (fs.topology == "mesh" ? "mesh or torus" : "torus"));
         }
         if (auto it = keys.find("planes"); it != keys.end()) {
+            const uint32_t have = std::max(1u, spec_.board.planes());
             fs.planes = integer(it->second.value, it->second.line, "the fabric's planes", 1, 64);
-            if (fs.planes > 1)
-                fail(it->second.line, "a fabric over " + std::to_string(fs.planes) +
-                                          " planes is not supported yet by the collectives: they run over plane 0 "
-                                          "(programs run a fabric per plane with transport::fabric_over)");
+            if (fs.planes > have)
+                fail(it->second.line, "the fabric's planes " + std::to_string(fs.planes) + " is out of range: board " +
+                                          spec_.board_name + " has " + std::to_string(have) +
+                                          " plane(s), so planes must be 1.." + std::to_string(have));
         }
         if (auto it = keys.find("slots"); it != keys.end())
             fs.slots = integer(it->second.value, it->second.line, "the fabric's slots", 1, 64);
@@ -646,6 +647,9 @@ private:
                 fail(it->second.line, "the fabric's fallback must be true or false, not " + describe(it->second.value));
             fs.fallback = v == "true";
         }
+        if (fs.fallback && fs.planes > 1)
+            fail(keys.at("planes").line, "the fabric's fallback relays run on the other planes' cables: a fabric "
+                                         "with fallback: true runs on one plane (planes: 1, or no planes key)");
     }
 
     void parse_systems(const Field& f) {

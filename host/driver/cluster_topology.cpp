@@ -60,7 +60,7 @@ ClusterTopology ClusterTopology::among(const std::vector<uint32_t>& chips) const
     std::vector<LinkInfo> links;
     for (const LinkInfo& l : links_)
         if (rank.count(l.chip_a) && rank.count(l.chip_b))
-            links.push_back({rank[l.chip_a], l.port_a, rank[l.chip_b], l.port_b, l.up});
+            links.push_back({rank[l.chip_a], l.port_a, rank[l.chip_b], l.port_b, l.up, l.shaped});
     if (const Mesh* m = whole_mesh(chips)) {
         Mesh own = *m;
         own.id = 0, own.first_chip = 0, own.line = 0;
@@ -99,7 +99,7 @@ ClusterTopology ClusterTopology::from_json(const nlohmann::json& info) {
         for (const auto& l : info.at("links"))
             t.links_.push_back({l.at("a").at("chip").get<uint32_t>(), l.at("a").at("port").get<uint32_t>(),
                                 l.at("b").at("chip").get<uint32_t>(), l.at("b").at("port").get<uint32_t>(),
-                                l.at("state").get<std::string>() == "up"});
+                                l.at("state").get<std::string>() == "up", l.value("shaped", false)});
         t.systems_ = SystemsSpec::from_json(info.value("systems", nlohmann::json::object()));
     } catch (const nlohmann::json::exception& e) {
         throw Error(std::string("the cluster's info has no usable topology (bridge from another build?): ") + e.what());

@@ -20,6 +20,7 @@ namespace weft {
 struct LinkInfo {
     uint32_t chip_a, port_a, chip_b, port_b;
     bool up;
+    bool shaped = false;  // its wire has a bandwidth or latency set (weft fault ... shape)
 };
 
 // A chip with a cable to another mesh.

@@ -14,7 +14,10 @@ namespace weft {
 
 struct FabricSpec {
     std::string topology = "auto";  // auto | line | ring | mesh | torus
-    uint32_t planes = 1;
+    // Routing planes the collectives' fabric runs on, a fabric each (0: every
+    // plane of the board, or 1 with fallback relays, which take the other
+    // planes' cables).
+    uint32_t planes = 0;
     uint32_t slots = 8;  // per channel
     // A packet's payload, a multiple of 64. 0 in a cluster file: the largest
     // up to 16 KiB with which the routers fit the board (transport::cluster_fabric);
@@ -35,6 +38,10 @@ struct FabricSpec {
     int line = 0;        // of the file's section, 0: none
 
     static constexpr uint32_t kDefaultPacketBytes = 4096;
+    uint32_t planes_on(uint32_t board_planes) const {
+        if (planes) return planes;
+        return fallback || board_planes == 0 ? 1 : board_planes;
+    }
     uint32_t payload_bytes() const { return packet_bytes ? packet_bytes : kDefaultPacketBytes; }
     // A router slot: one packet, header included.
     uint32_t slot_bytes() const { return payload_bytes() + abi::kFabricHeaderBytes; }

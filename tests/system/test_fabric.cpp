@@ -3,6 +3,7 @@
 // resident image on every port the fabric uses, worker kernels sending with
 // the worker API (fabric_traffic), and the host checking every byte and every
 // count where the packets land.
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -788,6 +789,48 @@ ccl::RunnerOptions over_fabric() {
     return o;
 }
 
+// Payload bytes each plane's cables carried so far, both ways (ring8x2).
+std::array<uint64_t, 2> bytes_by_plane() {
+    std::array<uint64_t, 2> by{};
+    const nlohmann::json counters = g_cluster->counters();  // a temporary would end before the loop
+    for (const nlohmann::json& l : counters["links"]) {
+        const uint32_t plane = g_cluster->board().ports.at(l["a"]["port"].get<uint32_t>()).plane;
+        by.at(plane) += l["a_to_b"]["bytes"].get<uint64_t>() + l["b_to_a"]["bytes"].get<uint64_t>();
+    }
+    return by;
+}
+
+// The collectives over the fabric of every plane (ring8x2: a fabric on each):
+// a hop's pieces go over both planes' cables, about half on each; with a
+// plane-1 cable pulled, the next op runs right on plane 0 alone, and with it
+// back, on both again.
+void test_collectives_stripe_over_both_planes(void**) {
+    g_fabric.reset();
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllReduce;
+    r.algo = "ring";
+    r.bytes = 4 << 20;
+    ccl::CollectiveRunner run(*g_cluster, over_fabric());
+    const std::array<uint64_t, 2> before = bytes_by_plane();
+    ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 11);
+    assert_int_equal(res.check.wrong, 0);
+    assert_int_equal(res.timing.planes, 2);
+    const std::array<uint64_t, 2> after = bytes_by_plane();
+    const double plane0 = double(after[0] - before[0]), plane1 = double(after[1] - before[1]);
+    fprintf(stderr, "plane 0 carried %.0f bytes, plane 1 %.0f\n", plane0, plane1);
+    assert_true(plane1 > 0.3 * (plane0 + plane1) && plane0 > 0.3 * (plane0 + plane1));
+
+    const uint32_t east1 = static_cast<uint32_t>(g_cluster->board().port_for(abi::kFabricEast, 1));
+    g_cluster->set_link(3, east1, false);
+    res = ccl::run_case(run, *g_cluster, r, 12);
+    assert_int_equal(res.check.wrong, 0);
+    assert_int_equal(res.timing.planes, 1);
+    g_cluster->set_link(3, east1, true);
+    res = ccl::run_case(run, *g_cluster, r, 13);
+    assert_int_equal(res.check.wrong, 0);
+    assert_int_equal(res.timing.planes, 2);
+}
+
 // Ethernet fallback, live (ring8x2's 1D fabric, mesh2x2-rv32's 2D one): a
 // plane-0 fabric with relays on plane 1. While
 // every chip streams to every other, chip 0's plane-0 east cable is pulled:
@@ -1548,6 +1591,7 @@ int main(int argc, char** argv) {
     };
     const struct CMUnitTest plane_tests[] = {
         healed_test(test_planes_are_independent_fabrics),
+        healed_test(test_collectives_stripe_over_both_planes),
         healed_test(test_a_pulled_cable_moves_onto_its_fallback_live),
     };
     const struct CMUnitTest galaxy_tests[] = {

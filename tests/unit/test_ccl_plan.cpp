@@ -749,6 +749,20 @@ void test_ring_all_gather_stripes_every_hop_over_both_planes(void**) {
         return b;
     }());
     assert_int_equal(big_pieces.planes, 1);
+    // Asked for pieces of one message where a hop stripes (the runner does on
+    // shaped cables), the same blocks go over both, half on each.
+    const LoweredOp striped = lower(build_plan(ctx, "ring"), transport::CableRouting(t), {4, 5, 6, 7}, [&] {
+        LoweringOptions b = o;
+        b.piece_bytes = 6 * 16384;
+        b.stripe_piece_bytes = 16384;
+        return b;
+    }());
+    assert_int_equal(striped.planes, 2);
+    std::map<uint32_t, uint64_t> striped_messages;
+    for (const Stream& s : striped.streams) striped_messages[s.port] += s.messages;
+    assert_int_equal(striped_messages.size(), 2);
+    assert_int_equal(striped_messages[0], striped_messages[1]);
+    assert_string_equal(run_model(striped).c_str(), "");
 
     // Asked for one plane: every hop on one cable, three workers a chip.
     o.planes = 1;

@@ -873,10 +873,18 @@ void test_fabric_section(void**) {
     assert_int_equal(s.fabric.router_timeout_ms, 500);
     assert_int_equal(s.fabric.line, 8);  // where its keys start
     assert_false(s.fabric.fallback);
+    assert_int_equal(s.fabric.planes, 1);
+    // Unset: every plane of the board, or one beside fallback relays.
+    assert_int_equal(d.fabric.planes, 0);
+    assert_int_equal(d.fabric.planes_on(2), 2);
+    ClusterSpec two = PARSE(head("two-plane") + mesh(0, 4, 1, "ring") + "fabric:\n  planes: 2\n");
+    assert_int_equal(two.fabric.planes, 2);
+    assert_int_equal(weft::FabricSpec::from_json(two.fabric.to_json()).planes, 2);
     // The fallback relays: off unless asked, and carried in the bridge's info to the runner.
     ClusterSpec f = PARSE(head() + mesh(0, 4, 1, "ring") + "fabric:\n  fallback: true\n");
     assert_true(f.fabric.fallback);
     assert_true(weft::FabricSpec::from_json(f.fabric.to_json()).fallback);
+    assert_int_equal(f.fabric.planes_on(2), 1);
 }
 
 void test_fabric_section_errors(void**) {
@@ -893,7 +901,10 @@ void test_fabric_section_errors(void**) {
     EXPECT_ERROR(ring + "fabric:\n  packet_bytes: 100\n", 8, "multiple of 64, not 100");
     EXPECT_ERROR(ring + "fabric:\n  packet_bytes: 32\n", 8, "the fabric's packet_bytes must be");
     EXPECT_ERROR(ring + "fabric:\n  lanes: 5\n", 8, "the fabric's lanes must be");
-    EXPECT_ERROR(ring + "fabric:\n  planes: 2\n", 8, "2 planes is not supported yet");
+    EXPECT_ERROR(ring + "fabric:\n  planes: 2\n", 8, "the fabric's planes 2 is out of range", "board qemu-virt",
+                 "1..1");
+    const std::string two = head("two-plane") + mesh(0, 4, 1, "ring");
+    EXPECT_ERROR(two + "fabric:\n  planes: 2\n  fallback: true\n", 8, "fallback: true runs on one plane");
     EXPECT_ERROR(ring + "fabric: [ring]\n", 7, "the fabric must be a map");
     EXPECT_ERROR(ring + "fabric:\n  fallback: maybe\n", 8, "the fabric's fallback must be true or false, not");
     EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "fabric:\n  topology: ring\n", 8,

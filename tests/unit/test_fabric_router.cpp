@@ -17,6 +17,8 @@
 #include "model/fabric_model.h"
 #include "model_helpers.h"
 #include "transport/fabric/control_plane.h"
+#include "transport/fabric/fabric.h"
+#include "transport/fabric/fabric_transport.h"
 #include "transport/fabric/live_reroute.h"
 #include "weft/abi/control_protocol.h"
 
@@ -794,6 +796,51 @@ void test_the_builder_refuses_bad_fabrics(void**) {
     EXPECT_REFUSED(f.route(0, 9), "chip 9 is not in the fabric");
 }
 
+
+// ring8x2's two planes, a fabric each, as the collectives' routing: every
+// pair is one hop apart on each plane, the hops' virtual ports say which,
+// and each plane's routers get workers of their own.
+void test_two_planes_are_two_hops_between_every_pair(void**) {
+    FabricModel m("ring8x2", true, small_options());
+    const ClusterTopology topology = m.cluster().topology();
+    FabricSpec spec = small_options();
+    const transport::FabricBuilder plane0 = transport::cluster_fabric(m.cluster().board(), topology, spec, "", 0);
+    const transport::FabricBuilder plane1 = transport::cluster_fabric(m.cluster().board(), topology, spec, "", 1);
+    for (const transport::FabricRouterPlan& r : plane1.routers())
+        assert_int_equal(m.cluster().board().ports.at(r.port).plane, 1);
+    const transport::FabricRouting routing({&plane0, &plane1});
+    assert_int_equal(routing.max_parallel(), 2);
+    const std::vector<Hop>& both = routing.parallel(2, 5);
+    assert_int_equal(both.size(), 2);
+    assert_int_equal(routing.worker_hops(2, 5).size(), 1);  // one worker hop: the lowering stripes it
+    for (uint32_t p = 0; p < 2; ++p) {
+        assert_int_equal(both[p].to_chip, 5);
+        assert_int_equal(routing.plane_of(both[p].from_port), p);
+        assert_ptr_equal(&routing.fabric_of(both[p].from_port), p ? &plane1 : &plane0);
+        assert_int_equal(routing.hop_at(2, both[p].from_port).to_port, both[p].to_port);
+    }
+    assert_int_not_equal(routing.worker_port(2, both[0].from_port), routing.worker_port(2, both[1].from_port));
+    try {
+        routing.hop_at(2, transport::kFabricPortBase + 2 * routing.chips() + 5);  // a third plane
+        fail_msg("a port past the planes was taken");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "no fabric port"));
+    }
+    // One plane's cable down: that plane has no fabric, the other still does.
+    std::vector<LinkInfo> links = topology.links();
+    for (LinkInfo& l : links)
+        if (l.chip_a == 3 && m.cluster().board().ports.at(l.port_a).plane == 1) l.up = false;
+    const ClusterTopology cut = topology.with_links(links);
+    assert_int_equal(transport::cluster_fabric(m.cluster().board(), cut, spec, "", 0).routers().size(),
+                     plane0.routers().size());
+    try {
+        (void)transport::cluster_fabric(m.cluster().board(), cut, spec, "", 1);
+        fail_msg("a fabric was planned over a plane with a cable down");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "plane 1"));
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -806,6 +853,7 @@ int main() {
         cmocka_unit_test(test_torus4x4_every_chip_to_every_other),
         cmocka_unit_test(test_4mesh3x3_every_chip_to_every_other),
         cmocka_unit_test(test_a_pulled_cable_moves_onto_its_fallback),
+        cmocka_unit_test(test_two_planes_are_two_hops_between_every_pair),
         cmocka_unit_test(test_a_pulled_torus_cable_is_routed_round_live),
         cmocka_unit_test(test_an_inter_mesh_move_that_could_deadlock_is_refused),
         cmocka_unit_test(test_a_move_onto_cables_the_fabric_lacks_is_refused),

@@ -46,36 +46,39 @@ FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topolog
 
 namespace {
 
-FabricBuilder fabric_of(const BoardInfo& board, const ClusterTopology& t, const FabricSpec& spec) {
+FabricBuilder fabric_of(const BoardInfo& board, const ClusterTopology& t, const FabricSpec& spec, uint32_t plane) {
     const auto& meshes = t.meshes();
     const bool grid = meshes.size() == 1 && (meshes[0].topology == "mesh" || meshes[0].topology == "torus") &&
                       meshes[0].width >= 2 && meshes[0].height >= 2;
     const bool several = meshes.size() > 1 && std::all_of(meshes.begin(), meshes.end(), [](const Mesh& m) {
                              return m.topology == "mesh" && m.chips() >= 2;
                          });
-    if ((spec.topology == "auto" || spec.topology == "mesh") && several) return multi_mesh_fabric(board, t, spec);
+    if ((spec.topology == "auto" || spec.topology == "mesh") && several) {
+        if (plane != 0) throw Error("a fabric of several meshes runs on plane 0 only");
+        return multi_mesh_fabric(board, t, spec);
+    }
     if (spec.topology == "mesh" || spec.topology == "torus" || (spec.topology == "auto" && grid))
-        return mesh_fabric(board, t, spec, spec.topology != "mesh");
+        return mesh_fabric(board, t, spec, spec.topology != "mesh", {}, plane);
     bool ring = spec.topology == "ring";
     if (spec.topology == "auto") {
         const Topology topo(t);
         const std::vector<uint32_t> order = topo.ring_order();
         ring = order.size() >= 3 && topo.stretch(order, true) == 1.0;
     }
-    return fabric_over(board, t, ring, spec);
+    return fabric_over(board, t, ring, spec, plane);
 }
 
 }  // namespace
 
 FabricBuilder cluster_fabric(const BoardInfo& board, const ClusterTopology& topology, const FabricSpec& spec,
-                             const std::string& where) {
+                             const std::string& where, uint32_t plane) {
     FabricSpec sized = spec;
     constexpr uint32_t kLargest = 16384, kSmallest = 1024;
     uint32_t payload = spec.packet_bytes ? spec.packet_bytes : kLargest;
     for (;;) {
         sized.packet_bytes = payload;
         try {
-            return fabric_of(board, topology, sized);
+            return fabric_of(board, topology, sized, plane);
         } catch (const L1Shortage& e) {
             if (!spec.packet_bytes && payload / 2 >= kSmallest) {
                 payload /= 2;

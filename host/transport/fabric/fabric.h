@@ -34,9 +34,10 @@ FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topolog
 // (unset) is the largest power of two up to 16 KiB with which every router's
 // channels fit its ERISC core's free L1, as the EDM's slots are sized to the
 // board. Throws weft::Error, prefixed with `where` ("FILE:LINE: "), naming
-// the settings when they cannot fit the board.
+// the settings when they cannot fit the board. `plane`: the routing plane
+// whose cables it runs on (a fabric of several meshes runs on plane 0 only).
 FabricBuilder cluster_fabric(const BoardInfo& board, const ClusterTopology& topology, const FabricSpec& spec,
-                             const std::string& where = "");
+                             const std::string& where = "", uint32_t plane = 0);
 
 // The spec's downshifted 1D topologies on one mesh or torus: a fabric per
 // row (over its E/W cables) and one per column (N/S), each a ring where its

@@ -602,7 +602,7 @@ std::optional<Hop> fallback_of(const BoardInfo& board, const ClusterTopology& t,
 }  // namespace
 
 FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec, bool wrap,
-                          const RouteOf& routes) {
+                          const RouteOf& routes, uint32_t plane) {
     const auto& meshes = topology.meshes();
     if (meshes.size() != 1 || (meshes[0].topology != "mesh" && meshes[0].topology != "torus"))
         throw Error("a 2D fabric needs a cluster of one mesh or torus" +
@@ -614,9 +614,10 @@ FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topolog
     std::optional<ControlPlane> control;
     RouteOf route = routes;
     const bool any_down = std::any_of(topology.links().begin(), topology.links().end(), [&](const LinkInfo& l) {
-        return !l.up && board.ports.at(l.port_a).plane == 0 && topology.mesh_of(l.chip_a).id == m.id;
+        return !l.up && board.ports.at(l.port_a).plane == plane && topology.mesh_of(l.chip_a).id == m.id;
     });
-    if (!route && any_down && mesh.wraps() == m.wraps()) {
+    // The control plane's tables are plane 0's.
+    if (!route && any_down && mesh.wraps() == m.wraps() && plane == 0) {
         control.emplace(board, topology);
         if (const std::string why = control->unusable(m); !why.empty())
             throw Error("the 2D fabric cannot route around the cables that are down: " + why);
@@ -626,7 +627,7 @@ FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topolog
     std::vector<Hop> cables;
     std::vector<std::optional<Hop>> fallbacks;
     for (const LinkInfo& l : topology.links()) {
-        if (board.ports.at(l.port_a).plane != 0 || board.ports.at(l.port_b).plane != 0) continue;
+        if (board.ports.at(l.port_a).plane != plane || board.ports.at(l.port_b).plane != plane) continue;
         const uint32_t a = l.chip_a - m.first_chip, b = l.chip_b - m.first_chip;
         bool wraps = false;
         for (abi::FabricCompass d : {abi::kFabricEast, abi::kFabricSouth, abi::kFabricWest, abi::kFabricNorth})

@@ -179,12 +179,13 @@ private:
     std::vector<abi::FabricRouteTable> tables_;       // 2D: per chip, by position
 };
 
-// The 2D fabric over a cluster of one mesh or torus (its first routing
-// plane's cables); `wrap` false makes a mesh of a torus (its wrap cables
+// The 2D fabric over a cluster of one mesh or torus (the cables of routing
+// plane `plane`); `wrap` false makes a mesh of a torus (its wrap cables
 // unused: the spec's downshifted topologies). Throws weft::Error for a
-// cluster that is not one 2D grid, or one with a cable down.
+// cluster that is not one 2D grid, or one with a cable down (on plane 0 the
+// control plane's tables route round it instead, where they can).
 FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec = {},
-                          bool wrap = true, const RouteOf& routes = {});
+                          bool wrap = true, const RouteOf& routes = {}, uint32_t plane = 0);
 
 // The 2D fabric over a cluster of several meshes and the cables between their
 // exit nodes (first routing plane), with the control plane's tables (L0 per

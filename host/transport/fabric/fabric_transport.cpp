@@ -8,8 +8,13 @@
 namespace weft::transport {
 namespace {}  // namespace
 
-FabricRouting::FabricRouting(const FabricBuilder& fabric) : fabric_(fabric) {
-    const std::vector<uint32_t>& order = fabric.order();
+FabricRouting::FabricRouting(std::vector<const FabricBuilder*> planes) : planes_(std::move(planes)) {
+    if (planes_.empty()) throw Error("internal: a fabric routing over no plane");
+    const std::vector<uint32_t>& order = planes_[0]->order();
+    for (const FabricBuilder* p : planes_)
+        if (p->order().size() != order.size() ||
+            !std::is_permutation(order.begin(), order.end(), p->order().begin()))
+            throw Error("internal: a fabric's planes span different chips");
     chips_ = order.empty() ? 0 : *std::max_element(order.begin(), order.end()) + 1;
     spans_.assign(chips_, false);
     for (uint32_t c : order) spans_[c] = true;
@@ -19,30 +24,46 @@ const std::vector<Hop>& FabricRouting::hops(uint32_t from, uint32_t to) const {
     static const std::vector<Hop> kNone;
     if (from >= chips_ || to >= chips_ || from == to || !spans_[from] || !spans_[to]) return kNone;
     std::vector<Hop>& hop = asked_[uint64_t(from) << 32 | to];
-    if (hop.empty()) hop = {Hop{from, kFabricPortBase + to, to, kFabricPortBase + from}};
+    for (uint32_t p = static_cast<uint32_t>(hop.size()); p < planes_.size(); ++p)
+        hop.push_back(Hop{from, kFabricPortBase + p * chips_ + to, to, kFabricPortBase + p * chips_ + from});
     return hop;
 }
+
+const std::vector<Hop>& FabricRouting::parallel(uint32_t from, uint32_t to) const { return hops(from, to); }
 
 const std::vector<Hop>& FabricRouting::worker_hops(uint32_t from, uint32_t to) const {
     const std::vector<Hop>& hop = hops(from, to);
     if (hop.empty()) throw Error("the fabric does not join " + chip_name(from) + " and " + chip_name(to));
-    return hop;
+    std::vector<Hop>& first = first_[uint64_t(from) << 32 | to];
+    if (first.empty()) first = {hop.front()};
+    return first;
+}
+
+uint32_t FabricRouting::plane_of(uint32_t port) const {
+    const uint32_t plane = port < kFabricPortBase || !chips_ ? UINT32_MAX : (port - kFabricPortBase) / chips_;
+    if (plane >= planes_.size()) throw Error("no fabric port " + std::to_string(port));
+    return plane;
 }
 
 const Hop& FabricRouting::hop_at(uint32_t chip, uint32_t port) const {
     if (port < kFabricPortBase) throw Error(chip_name(chip) + " has no fabric port " + std::to_string(port));
-    return worker_hops(chip, port - kFabricPortBase).front();
+    const uint32_t plane = plane_of(port);
+    const std::vector<Hop>& hop = hops(chip, (port - kFabricPortBase) % chips_);
+    if (hop.empty()) throw Error(chip_name(chip) + " has no fabric port " + std::to_string(port));
+    return hop[plane];
 }
 
 uint32_t FabricRouting::worker_port(uint32_t chip, uint32_t port) const {
     const Hop& h = hop_at(chip, port);
-    return kFabricWorkerPortBase + static_cast<uint32_t>(fabric_.route(chip, h.to_chip).direction);
+    const uint32_t plane = plane_of(port);
+    return kFabricWorkerPortBase + plane * kFabricDirections +
+           static_cast<uint32_t>(planes_[plane]->route(chip, h.to_chip).direction);
 }
 
-FabricTransport::FabricTransport(const FabricBuilder& fabric, const BoardInfo& board, L1Allocator& mem,
+FabricTransport::FabricTransport(std::vector<const FabricBuilder*> planes, const BoardInfo& board, L1Allocator& mem,
                                  FabricStreamOptions options)
-    : fabric_(fabric), board_(board), mem_(mem), options_(options), routing_(fabric) {
-    const uint32_t payload = fabric.spec().payload_bytes();
+    : fabric_(*planes.at(0)), board_(board), mem_(mem), options_(options), routing_(std::move(planes)) {
+    const uint32_t payload = fabric_.spec().payload_bytes();
     if (options_.message_bytes == 0 || options_.message_bytes > payload)
         throw Error("a fabric stream's message of " + std::to_string(options_.message_bytes) +
                     " bytes does not fit the fabric's " + std::to_string(payload) + "-byte packets");
@@ -68,10 +89,11 @@ std::string FabricTransport::cannot_connect(const StreamSpec& s) const {
     return "";
 }
 
-uint64_t FabricTransport::connection(uint32_t chip, uint32_t core, uint32_t peer) {
-    const FabricDirection d = fabric_.route(chip, peer).direction;
-    uint64_t& at = connections_[{chip, core, static_cast<uint32_t>(d)}];
-    if (!at) at = fabric_.connect(image_, mem_, chip, d, lane_of(core), core);
+uint64_t FabricTransport::connection(const FabricBuilder& fabric, uint32_t plane, uint32_t chip, uint32_t core,
+                                     uint32_t peer) {
+    const FabricDirection d = fabric.route(chip, peer).direction;
+    uint64_t& at = connections_[{chip, core, plane * kFabricDirections + static_cast<uint32_t>(d)}];
+    if (!at) at = fabric.connect(image_, mem_, chip, d, lane_of(core), core);
     return at;
 }
 
@@ -97,30 +119,32 @@ StreamEnds FabricTransport::add_stream(const StreamSpec& s) {
     const uint64_t credits = mem_.allocate(s.chip, s.sender_core, 4, 64, "fabric stream credits");
     image_.clear(s.peer_chip, filled, 4);
     image_.clear(s.chip, credits, 4);
+    const uint32_t plane = routing_.plane_of(s.port);
+    const FabricBuilder& fabric = routing_.fabric_of(s.port);  // the stream's plane
 
     abi::FabricStreamEnd tx{};
-    tx.connection = connection(s.chip, s.sender_core, s.peer_chip);
+    tx.connection = connection(fabric, plane, s.chip, s.sender_core, s.peer_chip);
     tx.buffer = staging;
     tx.remote_buffer = landing;
     tx.counter = credits;
     tx.remote_counter = filled;
-    tx.peer = fabric_.node(s.peer_chip);
+    tx.peer = fabric.node(s.peer_chip);
     tx.role = abi::kFabricStreamSender;
     tx.slots = options_.slots;
     tx.message_bytes = options_.message_bytes;
-    tx.hops = fabric_.route(s.chip, s.peer_chip).hops;
-    tx.route = fabric_.route(s.chip, s.peer_chip).route;
+    tx.hops = fabric.route(s.chip, s.peer_chip).hops;
+    tx.route = fabric.route(s.chip, s.peer_chip).route;
 
     abi::FabricStreamEnd rx = tx;
-    rx.connection = connection(s.peer_chip, s.receiver_core, s.chip);
+    rx.connection = connection(fabric, plane, s.peer_chip, s.receiver_core, s.chip);
     rx.buffer = landing;
     rx.remote_buffer = 0;
     rx.counter = filled;
     rx.remote_counter = credits;
-    rx.peer = fabric_.node(s.chip);
+    rx.peer = fabric.node(s.chip);
     rx.role = abi::kFabricStreamReceiver;
-    rx.hops = fabric_.route(s.peer_chip, s.chip).hops;
-    rx.route = fabric_.route(s.peer_chip, s.chip).route;
+    rx.hops = fabric.route(s.peer_chip, s.chip).hops;
+    rx.route = fabric.route(s.peer_chip, s.chip).route;
 
     StreamEnds ends;
     ends.sender = {abi::kTransportFabric, 0, place_end(s.chip, s.sender_core, tx)};
