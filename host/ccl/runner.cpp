@@ -120,7 +120,9 @@ std::vector<transport::FabricBuilder> CollectiveRunner::plan_fabric() {
     const ClusterTopology topology = cables();
     std::vector<transport::FabricBuilder> planes;
     std::string first_error;
-    for (uint32_t plane = 0; plane < spec.planes_on(cluster_.board().planes()); ++plane) {
+    // A packet log is one fabric's (the model replays it on that one): recorded, the op runs on plane 0.
+    const uint32_t wanted = spec.record_packets ? 1 : spec.planes_on(cluster_.board().planes());
+    for (uint32_t plane = 0; plane < wanted; ++plane) {
         try {
             planes.push_back(transport::cluster_fabric(cluster_.board(), topology, spec, "", plane));
         } catch (const Error& e) {

@@ -66,6 +66,7 @@ struct RunnerOptions {
     transport::FabricStreamOptions fabric_streams;
     // The fabric's routers each log the latest this many packets they sent
     // over their cables (FabricSpec::record_packets); packet_log() reads them.
+    // The fabric then runs on plane 0 alone, so the log holds every packet.
     uint32_t record_packets = 0;
     // WEFT_CCL_SLOTS / WEFT_CCL_SLOT_SIZE override the EDM buffering,
     // WEFT_CCL_WORKERS_PER_LINK the lanes, WEFT_CCL_PLANES the planes.
