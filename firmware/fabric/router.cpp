@@ -269,6 +269,12 @@ bool Router::release_fallback(uint32_t vc) {
 
 // Paused: nothing goes over the cable. Draining: the worker lanes (the first
 // senders) wait, what passes through goes on.
+uint32_t Router::needs_bubble(uint32_t sender) const {
+    // A packet entering the ring (from a worker's lane), not one going on round it.
+    const uint32_t passes = abi::fabric_pass_groups(config_.dims, config_.flags) * config_.num_vcs;
+    return (config_.flags & abi::kFabricBubble) && sender + passes < config_.num_senders ? 1 : 0;
+}
+
 bool Router::may_send(uint32_t sender) const {
     const uint32_t passes = abi::fabric_pass_groups(config_.dims, config_.flags) * config_.num_vcs;
     if (status_.state == abi::kFabricRouterPaused) return false;
@@ -313,7 +319,7 @@ bool Router::send_head(Sender& s, uint64_t now) {
     if (path_ == Path::kSyncing) return false;  // until the peer says what arrived
     const uint64_t slot = slot_of(r, config_.slot_size, s.sent);
     abi::FabricPacketHeader& h = header_at(slot);
-    const bool cross = config_.dateline && !(config_.flags & abi::kFabricNoDateline);
+    const bool cross = abi::fabric_crosses_dateline(config_.dateline, config_.flags);
     const uint32_t vc = cross ? 1 : r.vc;
     if (path_ != Path::kCable) {  // round the dead cable: by the new tables, or over the fallback relay
         if (path_ == Path::kFallback) {
@@ -333,7 +339,7 @@ bool Router::send_head(Sender& s, uint64_t now) {
         return true;
     }
     const abi::FabricRing& peer = config_.receivers[vc];  // the peer's receiver VC has our layout
-    const bool room = peer_sent_[vc] - link_.acked[vc] < peer.slots && tx_room(2 + config_.num_vcs);
+    const bool room = peer_sent_[vc] - link_.acked[vc] + needs_bubble(index) < peer.slots && tx_room(2 + config_.num_vcs);
     if (!room) {
         overdue(index, s.since, now, s.reported, h, status_.senders[index].stuck_us);
         return false;

@@ -80,6 +80,8 @@ private:
     bool send_over_fallback(Sender& s, abi::FabricPacketHeader& h, uint64_t slot, uint32_t bytes);
     bool release_fallback(uint32_t vc);
     bool may_send(uint32_t sender) const;
+    // 1 where sender's packets need a slot free beyond their own (kFabricBubble), else 0.
+    uint32_t needs_bubble(uint32_t sender) const;
     bool poll_senders(uint64_t now);
     bool send_head(Sender& s, uint64_t now);
     bool free_sent(Sender& s, uint64_t now);

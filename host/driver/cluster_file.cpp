@@ -81,7 +81,7 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link", "fabric", "systems"};
 const std::vector<std::string> kSystemsKeys = {"topology", "w", "h"};
 const std::vector<std::string> kFabricKeys = {"topology",          "planes",  "slots", "packet_bytes", "lanes",
-                                              "router_timeout_ms", "fallback"};
+                                              "router_timeout_ms", "fallback", "flow_control"};
 const std::vector<std::string> kFabricTopologies = {"auto", "line", "ring", "mesh", "torus"};
 const std::vector<std::string> kMeshKeys = {"id", "shape", "topology", "planes", "board"};
 const std::vector<std::string> kLinkModelKeys = {"mtu",       "bandwidth_gbps", "latency_us",
@@ -647,6 +647,19 @@ private:
                 fail(it->second.line, "the fabric's fallback must be true or false, not " + describe(it->second.value));
             fs.fallback = v == "true";
         }
+        if (auto it = keys.find("flow_control"); it != keys.end()) {
+            const std::string v = word(it->second, "the fabric's flow_control");
+            if (v != "dateline" && v != "bubble")
+                fail(it->second.line,
+                     "the fabric's flow_control must be dateline or bubble, not " + describe(it->second.value));
+            fs.bubble = v == "bubble";
+            const bool one_grid = spec_.meshes.size() == 1 && spec_.meshes[0].width >= 2 &&
+                                  spec_.meshes[0].height >= 2 &&
+                                  (spec_.meshes[0].topology == "mesh" || spec_.meshes[0].topology == "torus");
+            if (fs.bubble && (fs.topology == "mesh" || fs.topology == "torus" || (fs.topology == "auto" && one_grid)))
+                fail(it->second.line, "the fabric's flow_control: bubble runs on a 1D fabric; this one is 2D (set "
+                                      "topology: ring or line, or keep flow_control: dateline)");
+        }
         if (fs.fallback && fs.planes > 1)
             fail(keys.at("planes").line, "the fabric's fallback relays run on the other planes' cables: a fabric "
                                          "with fallback: true runs on one plane (planes: 1, or no planes key)");
@@ -795,7 +808,7 @@ ClusterSpec load_cluster(const std::string& path, const BoardSource& boards) {
 nlohmann::json FabricSpec::to_json() const {
     return {{"topology", topology},         {"planes", planes}, {"slots", slots},
             {"packet_bytes", packet_bytes}, {"lanes", lanes},   {"router_timeout_ms", router_timeout_ms},
-            {"fallback", fallback}};
+            {"fallback", fallback},         {"flow_control", bubble ? "bubble" : "dateline"}};
 }
 
 FabricSpec FabricSpec::from_json(const nlohmann::json& j) {
@@ -807,6 +820,7 @@ FabricSpec FabricSpec::from_json(const nlohmann::json& j) {
     f.lanes = j.value("lanes", f.lanes);
     f.router_timeout_ms = j.value("router_timeout_ms", f.router_timeout_ms);
     f.fallback = j.value("fallback", f.fallback);
+    f.bubble = j.value("flow_control", std::string("dateline")) == "bubble";
     return f;
 }
 

@@ -30,6 +30,9 @@ struct FabricSpec {
     // traffic moves onto it, nothing lost or sent twice (the spec's Ethernet
     // fallback channels). Those ports' cores are then the fabric's.
     bool fallback = false;
+    // Flow control on a ring: false, the dateline VC; true, bubble flow
+    // control (abi::kFabricBubble; 1D fabrics). The file's flow_control: dateline | bubble.
+    bool bubble = false;
     uint32_t flags = 0;  // abi::FabricRouterFlags: tests and benches only, not in the file
     // Records each router keeps of the latest packets it sent over its cable
     // (abi::FabricPacketRecord): a packet log, as `weft run --record` asks

@@ -31,6 +31,7 @@ model::FabricModel::Plan plan_for(const ModelOptions& o) {
         if (o.fabric.packet_bytes) spec.packet_bytes = o.fabric.packet_bytes;
         if (o.fabric.slots) spec.slots = o.fabric.slots;
         spec.flags |= o.fabric.flags;
+        spec.bubble |= o.fabric.bubble;
         spec.record_packets = o.fabric.record_packets;
         return transport::cluster_fabric(cluster.board(), cluster.topology(), spec, "the model's fabric: ");
     };

@@ -885,6 +885,13 @@ void test_fabric_section(void**) {
     assert_true(f.fabric.fallback);
     assert_true(weft::FabricSpec::from_json(f.fabric.to_json()).fallback);
     assert_int_equal(f.fabric.planes_on(2), 1);
+    // Bubble flow control on a ring, carried in the info; the dateline by default.
+    assert_false(d.fabric.bubble);
+    ClusterSpec b = PARSE(head() + mesh(0, 4, 1, "ring") + "fabric:\n  flow_control: bubble\n");
+    assert_true(b.fabric.bubble);
+    assert_true(weft::FabricSpec::from_json(b.fabric.to_json()).bubble);
+    assert_true(PARSE(head() + mesh(0, 3, 3, "torus") + "fabric:\n  topology: ring\n  flow_control: bubble\n")
+                    .fabric.bubble);
 }
 
 void test_fabric_section_errors(void**) {
@@ -907,6 +914,9 @@ void test_fabric_section_errors(void**) {
     EXPECT_ERROR(two + "fabric:\n  planes: 2\n  fallback: true\n", 8, "fallback: true runs on one plane");
     EXPECT_ERROR(ring + "fabric: [ring]\n", 7, "the fabric must be a map");
     EXPECT_ERROR(ring + "fabric:\n  fallback: maybe\n", 8, "the fabric's fallback must be true or false, not");
+    EXPECT_ERROR(ring + "fabric:\n  flow_control: credit\n", 8, "flow_control must be dateline or bubble, not");
+    EXPECT_ERROR(head() + mesh(0, 3, 3, "torus") + "fabric:\n  flow_control: bubble\n", 8,
+                 "flow_control: bubble runs on a 1D fabric", "topology: ring or line");
     EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "fabric:\n  topology: ring\n", 8,
                  "a fabric ring needs at least 3 chips, not 2");
 }

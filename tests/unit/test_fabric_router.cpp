@@ -747,6 +747,18 @@ void test_without_the_dateline_the_ring_deadlocks(void**) {
     assert_true(timeouts > 0);
 }
 
+// Bubble flow control instead of the dateline: the same saturating traffic
+// completes with every packet on VC 0, a worker's packet entering the ring
+// only while the next receiver has two slots free.
+void test_bubble_flow_control_keeps_a_saturated_ring_moving(void**) {
+    Saturated s(abi::kFabricBubble);
+    run_to_completion(s.m);
+    assert_int_equal(s.delivered(), s.expected);
+    for (uint32_t c = 0; c < 8; ++c)
+        for (FabricDirection d : {FabricDirection::kForward, FabricDirection::kBackward})
+            assert_int_equal(s.m.status(c, d).receivers[1].done, 0);
+}
+
 std::string builder_error(const std::function<void()>& f) {
     try {
         f();
@@ -778,6 +790,14 @@ void test_the_builder_refuses_bad_fabrics(void**) {
     o = small_options();
     o.lanes = 5;
     EXPECT_REFUSED(FabricBuilder(board, order, cables, false, o), "fabric worker lanes must be 1-4, not 5");
+    o = small_options();
+    o.bubble = true;
+    o.slots = 1;
+    EXPECT_REFUSED(FabricBuilder(board, order, cables, false, o), "bubble flow control needs at least 2 slots");
+    o.slots = 2;
+    EXPECT_REFUSED(transport::mesh_fabric(FabricModel("mesh3x3", small_options()).cluster().board(),
+                                          FabricModel("mesh3x3", small_options()).cluster().topology(), o),
+                   "bubble flow control runs on a 1D fabric");
     EXPECT_REFUSED(FabricBuilder(board, {0, 1}, {{0, 1, 1, 3}, {1, 1, 0, 3}}, true, small_options()),
                    "a fabric ring needs at least three chips");
     EXPECT_REFUSED(FabricBuilder(board, {0, 1, 0}, {cables[0], {1, 1, 0, 3}}, false, small_options()),
@@ -871,6 +891,7 @@ int main() {
         cmocka_unit_test(test_random_packets_arrive_exactly_once),
         cmocka_unit_test(test_dateline_vc_keeps_a_saturated_ring_moving),
         cmocka_unit_test(test_without_the_dateline_the_ring_deadlocks),
+        cmocka_unit_test(test_bubble_flow_control_keeps_a_saturated_ring_moving),
         cmocka_unit_test(test_the_builder_refuses_bad_fabrics),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -64,6 +64,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
     for (size_t i = 0; i < n; ++i)
         if (std::count(order_.begin(), order_.end(), order_[i]) > 1)
             throw Error(chip_name(order_[i]) + " appears twice in the fabric's order");
+    if (spec_.bubble) spec_.flags |= abi::kFabricBubble;
     check_spec();
     register_fabric_wait_decoder();
     index_chips();
@@ -140,6 +141,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
     check_meshes();
     const bool many = meshes_.size() > 1;
     if (many) spec_.flags |= abi::kFabricMeshClasses;
+    if (spec_.bubble) spec_.flags |= abi::kFabricBubble;
     check_spec();
     register_fabric_wait_decoder();
     for (const Mesh& m : meshes_)
@@ -449,6 +451,11 @@ void FabricBuilder::check_spec() const {
     if (spec_.lanes == 0 || spec_.lanes > abi::kFabricMaxLanes)
         throw Error("fabric worker lanes must be 1-" + std::to_string(abi::kFabricMaxLanes) + ", not " +
                     std::to_string(spec_.lanes));
+    if ((spec_.flags & abi::kFabricBubble) && dims() == 2)
+        throw Error("bubble flow control runs on a 1D fabric (a ring or a line); a 2D fabric keeps its datelines");
+    if ((spec_.flags & abi::kFabricBubble) && spec_.slots < 2)
+        throw Error("bubble flow control needs at least 2 slots a channel (a packet enters the ring only while 2 are "
+                    "free), not " + std::to_string(spec_.slots));
 }
 
 // The channels' own addresses; those of its peer and opposite router come in link().

@@ -80,7 +80,7 @@ void Walker::go(abi::FabricPacketHeader h, uint32_t chip, uint32_t dir, uint32_t
                     ", which the fabric does not have");
     const uint32_t channel = channel_id(chip, dir, vc);
     if (held != UINT32_MAX) next_[held] |= uint8_t(1u << (channel % 8));
-    if (out->config.dateline && !(flags & abi::kFabricNoDateline)) vc = 1;
+    if (abi::fabric_crosses_dateline(out->config.dateline, flags)) vc = 1;
     const uint32_t at = out->peer_chip, compass = dir ^ 2;  // the receiving router's
     for (int table = moved ? 1 : 0; table < (move_ && classes ? 2 : 1); ++table) {
         abi::FabricPacketHeader next = h;
@@ -171,7 +171,7 @@ RouteWalker::Landing RouteWalker::follow(abi::FabricPacketHeader& h, uint32_t ch
                         ", which the fabric does not have");
         const uint32_t channel = channel_id(chip, dir, vc);
         if (held != kNone) next_[held] |= uint8_t(1u << (channel % 8));
-        if (out->config.dateline && !(flags & abi::kFabricNoDateline)) vc = 1;
+        if (abi::fabric_crosses_dateline(out->config.dateline, flags)) vc = 1;
         const uint32_t at = out->peer_chip, compass = dir ^ 2;
         if (h.hops <= 1) return {at, compass, vc, channel};
         const fabric::Decision d = fabric::on_receive(h, hop_at(at, compass));  // on along its route

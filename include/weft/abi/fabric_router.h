@@ -49,7 +49,17 @@ enum FabricRouterFlags : uint32_t {
     // cable, and passes all it receives to forward[0][vc], that router's
     // fallback_in: a second cable for it while its own is down.
     kFabricRelay = 8,
+    // Bubble flow control (1D rings) instead of the dateline VC: every packet
+    // stays on VC 0, and a worker's packet enters the ring only while the
+    // peer's receiver has two free slots, so a cycle of the ring's buffers
+    // always keeps one free and some packet can always move.
+    kFabricBubble = 16,
 };
+
+// Whether a packet leaving on a router's dateline cable moves to VC 1.
+constexpr bool fabric_crosses_dateline(bool dateline, uint32_t flags) {
+    return dateline && !(flags & (kFabricNoDateline | kFabricBubble));
+}
 
 // A router's pass-through channels come in groups of one per VC: 1D one
 // group (from the opposite router); 2D one from each of the chip's other
