@@ -285,8 +285,8 @@ int main() {
         std::printf("weft fabric model bench (host: %ld cores; the model runs on one)\n",
                     sysconf(_SC_NPROCESSORS_ONLN));
         std::printf("%s", silicon_table().c_str());
+        if (!quick) std::printf("%s", tables_table().c_str());  // early: its peak memory is its own
         std::printf("%s", flow_control_table(quick).c_str());
-        if (!quick) std::printf("%s", tables_table().c_str());  // first: its peak memory is its own
         std::printf("%s", speed_table(quick).c_str());
         std::printf("%s", ranks_table().c_str());
         std::printf("%s", emulator_table(1 << 20).c_str());
