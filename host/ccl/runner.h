@@ -188,7 +188,8 @@ private:
     // Stops every plane's fabric; returns what was forced ("" for a clean stop).
     std::string stop_fabrics();
     // What an op's wait asks as it goes: plane 0's fabric is rerouted live
-    // (its control plane's), the other planes' report their faults.
+    // (the control plane's tables are plane 0's), the other planes' report
+    // their faults.
     std::string tend_fabrics();
     // The cables among the communicator's chips now, renumbered by rank
     // (the cluster's own where it spans the whole cluster).
