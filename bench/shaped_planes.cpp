@@ -20,8 +20,7 @@ void shape_every_cable(Cluster& c, double gbps) {
 // The median time of three runs of `r` on a runner of its own (over the
 // fabric a runner starts its fabrics, one a plane: two runners' would
 // share the routers' cores, so they take no turns).
-double seconds_of(Cluster& c, const ccl::OpRequest& r, const std::string& transport, uint32_t planes,
-                  uint64_t* wrong) {
+double seconds_of(Cluster& c, const ccl::OpRequest& r, const std::string& transport, uint32_t planes, uint64_t* wrong) {
     ccl::RunnerOptions o;
     o.transport = transport;
     o.planes = planes;

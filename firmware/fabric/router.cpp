@@ -339,7 +339,8 @@ bool Router::send_head(Sender& s, uint64_t now) {
         return true;
     }
     const abi::FabricRing& peer = config_.receivers[vc];  // the peer's receiver VC has our layout
-    const bool room = peer_sent_[vc] - link_.acked[vc] + needs_bubble(index) < peer.slots && tx_room(2 + config_.num_vcs);
+    const bool room = peer_sent_[vc] - link_.acked[vc] + needs_bubble(index) < peer.slots &&
+                      tx_room(2 + config_.num_vcs);
     if (!room) {
         overdue(index, s.since, now, s.reported, h, status_.senders[index].stuck_us);
         return false;

@@ -36,7 +36,7 @@ namespace weft::ccl {
 using transport::Hop;
 
 struct LoweringOptions {
-    uint64_t piece_bytes = 64 * 1024;    // pipelining unit: a stream's buffering by default
+    uint64_t piece_bytes = 64 * 1024;  // pipelining unit: a stream's buffering by default
     // The pieces of a transfer striped over several cables, where smaller
     // ones pay (0: piece_bytes). A worker serving a neighbour's cables in
     // turn sends a piece on one, then the next: a piece as large as a

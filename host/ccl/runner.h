@@ -198,15 +198,15 @@ private:
 
     Cluster& cluster_;
     RunnerOptions options_;
-    std::vector<uint32_t> chips_;                            // rank -> chip
-    bool whole_;                                             // chips_ are the cluster's, rank r chip r
-    Topology topo_;                                          // in ranks
-    std::vector<transport::FabricBuilder> fabric_plan_;     // by plane; empty: no fabric
-    std::vector<bool> planned_cables_;                       // each cable up when it was planned
+    std::vector<uint32_t> chips_;                        // rank -> chip
+    bool whole_;                                         // chips_ are the cluster's, rank r chip r
+    Topology topo_;                                      // in ranks
+    std::vector<transport::FabricBuilder> fabric_plan_;  // by plane; empty: no fabric
+    std::vector<bool> planned_cables_;                   // each cable up when it was planned
     static std::vector<bool> up_of(const ClusterTopology& now);
     std::vector<bool> cables_up();
     void replan_if_cables_changed(const ClusterTopology& now);
-    bool shaped_ = false;  // some cable was shaped when the last op started
+    bool shaped_ = false;                                     // some cable was shaped when the last op started
     std::vector<std::unique_ptr<transport::Fabric>> fabric_;  // by plane, running once an op needed them
     std::vector<uint32_t> ring_, line_, workers_;
     CostModel model_;

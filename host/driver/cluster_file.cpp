@@ -80,7 +80,7 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "board", "meshes", "links", "link", "fabric", "systems"};
 const std::vector<std::string> kSystemsKeys = {"topology", "w", "h"};
-const std::vector<std::string> kFabricKeys = {"topology",          "planes",  "slots", "packet_bytes", "lanes",
+const std::vector<std::string> kFabricKeys = {"topology",          "planes",   "slots",       "packet_bytes", "lanes",
                                               "router_timeout_ms", "fallback", "flow_control"};
 const std::vector<std::string> kFabricTopologies = {"auto", "line", "ring", "mesh", "torus"};
 const std::vector<std::string> kMeshKeys = {"id", "shape", "topology", "planes", "board"};
@@ -676,8 +676,7 @@ private:
         const auto count = static_cast<uint32_t>(spec_.meshes.size());
         const auto w = keys.find("w"), h = keys.find("h");
         if (sy.topology == "ring_1d") {
-            if (w != keys.end() || h != keys.end())
-                fail(f.line, "a ring_1d of systems is one row: it takes no w or h");
+            if (w != keys.end() || h != keys.end()) fail(f.line, "a ring_1d of systems is one row: it takes no w or h");
             sy.w = count, sy.h = 1;
         } else if (w != keys.end() || h != keys.end()) {
             if (w == keys.end() || h == keys.end()) fail(f.line, "give both w and h, or neither (a square grid)");
@@ -806,9 +805,10 @@ ClusterSpec load_cluster(const std::string& path, const BoardSource& boards) {
 }
 
 nlohmann::json FabricSpec::to_json() const {
-    return {{"topology", topology},         {"planes", planes}, {"slots", slots},
-            {"packet_bytes", packet_bytes}, {"lanes", lanes},   {"router_timeout_ms", router_timeout_ms},
-            {"fallback", fallback},         {"flow_control", bubble ? "bubble" : "dateline"}};
+    return {{"topology", topology}, {"planes", planes},
+            {"slots", slots},       {"packet_bytes", packet_bytes},
+            {"lanes", lanes},       {"router_timeout_ms", router_timeout_ms},
+            {"fallback", fallback}, {"flow_control", bubble ? "bubble" : "dateline"}};
 }
 
 FabricSpec FabricSpec::from_json(const nlohmann::json& j) {

@@ -890,8 +890,8 @@ void test_fabric_section(void**) {
     ClusterSpec b = PARSE(head() + mesh(0, 4, 1, "ring") + "fabric:\n  flow_control: bubble\n");
     assert_true(b.fabric.bubble);
     assert_true(weft::FabricSpec::from_json(b.fabric.to_json()).bubble);
-    assert_true(PARSE(head() + mesh(0, 3, 3, "torus") + "fabric:\n  topology: ring\n  flow_control: bubble\n")
-                    .fabric.bubble);
+    assert_true(
+        PARSE(head() + mesh(0, 3, 3, "torus") + "fabric:\n  topology: ring\n  flow_control: bubble\n").fabric.bubble);
 }
 
 void test_fabric_section_errors(void**) {

@@ -816,7 +816,6 @@ void test_the_builder_refuses_bad_fabrics(void**) {
     EXPECT_REFUSED(f.route(0, 9), "chip 9 is not in the fabric");
 }
 
-
 // ring8x2's two planes, a fabric each, as the collectives' routing: every
 // pair is one hop apart on each plane, the hops' virtual ports say which,
 // and each plane's routers get workers of their own.

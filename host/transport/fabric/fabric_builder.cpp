@@ -455,7 +455,8 @@ void FabricBuilder::check_spec() const {
         throw Error("bubble flow control runs on a 1D fabric (a ring or a line); a 2D fabric keeps its datelines");
     if ((spec_.flags & abi::kFabricBubble) && spec_.slots < 2)
         throw Error("bubble flow control needs at least 2 slots a channel (a packet enters the ring only while 2 are "
-                    "free), not " + std::to_string(spec_.slots));
+                    "free), not " +
+                    std::to_string(spec_.slots));
 }
 
 // The channels' own addresses; those of its peer and opposite router come in link().

@@ -12,8 +12,7 @@ FabricRouting::FabricRouting(std::vector<const FabricBuilder*> planes) : planes_
     if (planes_.empty()) throw Error("internal: a fabric routing over no plane");
     const std::vector<uint32_t>& order = planes_[0]->order();
     for (const FabricBuilder* p : planes_)
-        if (p->order().size() != order.size() ||
-            !std::is_permutation(order.begin(), order.end(), p->order().begin()))
+        if (p->order().size() != order.size() || !std::is_permutation(order.begin(), order.end(), p->order().begin()))
             throw Error("internal: a fabric's planes span different chips");
     chips_ = order.empty() ? 0 : *std::max_element(order.begin(), order.end()) + 1;
     spans_.assign(chips_, false);

@@ -23,7 +23,8 @@
 namespace weft::transport {
 
 inline constexpr uint32_t kFabricPortBase = 0x100;
-// The worker serving every virtual port behind one router: + the FabricDirection.
+// The worker serving every virtual port behind one router: + plane *
+// kFabricDirections + the FabricDirection.
 inline constexpr uint32_t kFabricWorkerPortBase = 0x10000;
 
 // Every pair of fabric chips is one hop apart, on every plane. Asked from one
@@ -44,7 +45,8 @@ public:
     uint32_t cables_crossed(const Hop& hop) const override {
         return fabric_of(hop.from_port).route(hop.from_chip, hop.to_chip).hops;
     }
-    // The plane's fabric a virtual port (of a hop of this routing) is on.
+    // Which of the fabrics (its index, 0 the first given) a virtual port of
+    // this routing's hops is on; throws weft::Error for another port.
     uint32_t plane_of(uint32_t port) const;
     const FabricBuilder& fabric_of(uint32_t port) const { return *planes_[plane_of(port)]; }
 
