@@ -1066,6 +1066,32 @@ std::pair<std::string, double> failure_of(ccl::CollectiveRunner& run, const std:
     return {"", duration<double>(steady_clock::now() - t0).count()};
 }
 
+// A plane-1 cable pulled under an op striped over both planes (ring8x2): the
+// op fails within seconds naming the cable, and the next op, with the cable
+// still out, runs right on plane 0 alone; back in, on both again.
+void test_a_plane_that_loses_a_cable_under_an_op_is_left_out(void**) {
+    g_fabric.reset();
+    const uint32_t east1 = static_cast<uint32_t>(g_cluster->board().port_for(abi::kFabricEast, 1));
+    ccl::CollectiveRunner run(*g_cluster, over_fabric());
+    // Slowed, the cable still carries the op when the pull lands.
+    g_cluster->set_fault(3, east1, {{"bandwidth_gbps", 0.02}});
+    const auto [e, seconds] = failure_of(run, [&] { g_cluster->set_link(3, east1, false); });
+    fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
+    assert_true(contains(e, "chip 3.E1") && contains(e, "is down"));
+    assert_true(seconds < 10);
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllReduce;
+    r.algo = "ring";
+    r.bytes = 1 << 20;
+    ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 21);
+    assert_int_equal(res.check.wrong, 0);
+    assert_int_equal(res.timing.planes, 1);
+    g_cluster->set_fault(3, east1, kUnfaulted);  // plugged back in, unshaped
+    res = ccl::run_case(run, *g_cluster, r, 22);
+    assert_int_equal(res.check.wrong, 0);
+    assert_int_equal(res.timing.planes, 2);
+}
+
 // A cable pulled under a fabric op: the op fails within seconds naming the
 // cable, the router reports the link down (an event, not a panic), no
 // router stays resident, and once the cable is back EDM and fabric ops are
@@ -1601,6 +1627,7 @@ int main(int argc, char** argv) {
     const struct CMUnitTest plane_tests[] = {
         healed_test(test_planes_are_independent_fabrics),
         healed_test(test_collectives_stripe_over_both_planes),
+        healed_test(test_a_plane_that_loses_a_cable_under_an_op_is_left_out),
         healed_test(test_a_pulled_cable_moves_onto_its_fallback_live),
     };
     const struct CMUnitTest galaxy_tests[] = {
