@@ -87,11 +87,14 @@ int setup_4mesh3x3(void**) {
     g_2d = true;
     return start_for_group("4mesh3x3", &g_cluster);
 }
-// After every test, passed or not: every cable up, unfaulted and unshaped,
-// so a test that fails half-way (cmocka jumps past its own clean-up) does not
-// fail the ones after it.
+// After every test, passed or not: no router left running and every cable
+// up, unfaulted and unshaped, so a test that fails half-way (cmocka jumps
+// past its own clean-up, a runner's destructor among it) does not fail the
+// ones after it.
 int heal_cables(void**) {
     if (!g_cluster) return 0;
+    g_fabric.reset();
+    for (const resident::Running& r : resident::list(*g_cluster)) resident::stop(*g_cluster, r.chip, r.core, seconds(5));
     for (const LinkInfo& l : g_cluster->links()) {
         if (!l.up) g_cluster->set_link(l.chip_a, l.port_a, true);
         g_cluster->set_fault(l.chip_a, l.port_a, kUnfaulted);
@@ -1073,8 +1076,9 @@ void test_a_plane_that_loses_a_cable_under_an_op_is_left_out(void**) {
     g_fabric.reset();
     const uint32_t east1 = static_cast<uint32_t>(g_cluster->board().port_for(abi::kFabricEast, 1));
     ccl::CollectiveRunner run(*g_cluster, over_fabric());
-    // Slowed, the cable still carries the op when the pull lands.
-    g_cluster->set_fault(3, east1, {{"bandwidth_gbps", 0.02}});
+    // Slowed, the cable still carries the op when the pull lands (its ~1.8
+    // MB take ~2 s; at 0.02 GB/s a loaded host once pulled it too late).
+    g_cluster->set_fault(3, east1, {{"bandwidth_gbps", 0.001}});
     const auto [e, seconds] = failure_of(run, [&] { g_cluster->set_link(3, east1, false); });
     fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
     assert_true(contains(e, "chip 3.E1") && contains(e, "is down"));
