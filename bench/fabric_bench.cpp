@@ -6,6 +6,8 @@
 //   - all-gather 1-64 MiB over the fabric and over the EDM: busbw side by side (and a chart)
 //   - torus4x4: the snake ring against 2d (unshaped and shaped) and swing (shaped), hop
 //     latency through 1-6 hops, and every all-reduce shaped from 1 KiB to 16 MiB against the ring
+//     (over the EDM, then over the fabric)
+//   - ring8x2: the ring all-reduce over one plane and over both, EDM and fabric, shaped
 //   - a stream across a cable pulled under it, before, rerouted and after: ring8x2 over the
 //     fallback relays, torus4x4 by new tables
 #include <unistd.h>
@@ -415,10 +417,10 @@ std::string shaped_grid_table(Cluster& c, const std::string& cluster_name, uint6
     return t.str();
 }
 
-// All-reduce on the 2D cluster over the EDM with every cable shaped, from
+// All-reduce on the 2D cluster over `transport` (edm or fabric) with every cable shaped, from
 // 1 KiB to 16 MiB: each algorithm's busbw against the snake ring's, where
 // the small sizes are paid in steps and the large ones in bytes on cables.
-std::string shaped_size_sweep(Cluster& c, const std::string& cluster_name, bool quick) {
+std::string shaped_size_sweep(Cluster& c, const std::string& cluster_name, bool quick, const std::string& transport) {
     const double rate = 0.004;
     const std::vector<std::string> algos = {"ring", "2d", "swing", "recursive_doubling", "halving_doubling"};
     std::vector<uint64_t> sizes = {1ull << 10, 16ull << 10, 256ull << 10, 4ull << 20};
@@ -426,7 +428,8 @@ std::string shaped_size_sweep(Cluster& c, const std::string& cluster_name, bool 
     shape_every_cable(c, rate);
     std::ostringstream t;
     t.precision(3);
-    t << "\nAll-reduce on " << cluster_name << " over the EDM with every cable shaped to " << rate
+    t << "\nAll-reduce on " << cluster_name << " over the " << (transport == "edm" ? "EDM" : "fabric")
+      << " with every cable shaped to " << rate
       << " GB/s: the snake ring's busbw as a fraction of the link rate, and each algorithm's busbw against the "
          "ring's\n\n| size | ring |";
     for (size_t a = 1; a < algos.size(); ++a) t << " " << algos[a] << " |";
@@ -434,13 +437,13 @@ std::string shaped_size_sweep(Cluster& c, const std::string& cluster_name, bool 
     for (size_t a = 1; a < algos.size(); ++a) t << "---|";
     t << "\n";
     ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
-    o.transport = "edm";
+    o.transport = transport;
     ccl::CollectiveRunner run(c, o);
     for (uint64_t bytes : sizes) {
         std::vector<double> busbw;
         for (const std::string& algo : algos) {
-            std::fprintf(stderr, "\r  fabric bench: %s shaped, all_reduce %s of %llu KiB ...     ",
-                         cluster_name.c_str(), algo.c_str(), (unsigned long long)(bytes >> 10));
+            std::fprintf(stderr, "\r  fabric bench: %s shaped, all_reduce %s of %llu KiB over %s ...     ",
+                         cluster_name.c_str(), algo.c_str(), (unsigned long long)(bytes >> 10), transport.c_str());
             busbw.push_back(best_busbw(run, c, bytes, algo, ccl::Collective::kAllReduce));
         }
         t << "| " << (bytes >> 10) << " KiB | " << busbw[0] / rate << " |";
@@ -487,7 +490,8 @@ int main() {
                 Cluster::start(paths::cluster_file("torus4x4"), "/tmp/weft-bench-fabric-" + std::to_string(getpid()));
             std::printf("%s", grid_hop_table(*torus, "torus4x4").c_str());
             std::printf("%s", shaped_grid_table(*torus, "torus4x4", quick ? (1ull << 20) : (4ull << 20)).c_str());
-            std::printf("%s", shaped_size_sweep(*torus, "torus4x4", quick).c_str());
+            for (const char* transport : {"edm", "fabric"})
+                std::printf("%s", shaped_size_sweep(*torus, "torus4x4", quick, transport).c_str());
         }
         std::printf("%s", bench::shaped_planes_table(quick).c_str());
         std::printf("%s", bench::reroute_table(quick).c_str());
