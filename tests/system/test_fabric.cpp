@@ -1143,9 +1143,14 @@ void test_a_pulled_cable_is_routed_round_live(void**) {
         r.op = ccl::Collective::kAllReduce;
         r.algo = "ring";
         // Long enough that the pull lands mid-op on a loaded host too (at 4 MiB
-        // a loaded run once found nothing rerouted, the op most likely over before the pull).
+        // a loaded run once found nothing rerouted, the op most likely over
+        // before the pull), and the cable slowed so that its share of the op
+        // is still queued on it when it goes (at 16 MiB unshaped, a fresh
+        // clone's torus4x4 once found nothing rerouted too).
         r.bytes = 16 << 20;
+        g_cluster->set_fault(chip, east, {{"bandwidth_gbps", 0.02}});
         ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 3, [&] { g_cluster->set_link(chip, east, false); });
+        g_cluster->set_fault(chip, east, {{"bandwidth_gbps", 0}, {"latency_us", 0}});  // still pulled
         if (res.check.wrong) fail_msg("ring with the cable pulled under it: %zu wrong", size_t(res.check.wrong));
         size_t rerouted = 0;
         for (const transport::RouterView& v : transport::read_routers(*g_cluster))
