@@ -31,6 +31,7 @@
 #include "link_rate.h"
 #include "reroute_bench.h"
 #include "shaped_planes.h"
+#include "shaping.h"
 #include "test_kernels.h"
 #include "transport/fabric/fabric.h"
 #include "transport/fabric/routing2d.h"
@@ -185,6 +186,7 @@ std::string hop_table(Cluster& c) {
 }
 
 using bench::best_busbw;
+using bench::shape_every_cable;
 
 struct SmallOp {
     std::string algo;
@@ -364,10 +366,6 @@ std::string grid_hop_table(Cluster& c, const std::string& cluster_name) {
           << " us | " << p.doorbells_per_hop << " |\n";
     }
     return t.str();
-}
-
-void shape_every_cable(Cluster& c, double gbps) {
-    for (const LinkInfo& l : c.links()) c.set_fault(l.chip_a, l.port_a, {{"bandwidth_gbps", gbps}, {"latency_us", 0}});
 }
 
 // The 2D cluster with every cable shaped, at a rate and at half of it: the

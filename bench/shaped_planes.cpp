@@ -8,14 +8,11 @@
 #include "ccl/collective.h"
 #include "ccl/op_case.h"
 #include "driver/paths.h"
+#include "shaping.h"
 #include "timing.h"
 
 namespace weft::bench {
 namespace {
-
-void shape_every_cable(Cluster& c, double gbps) {
-    for (const LinkInfo& l : c.links()) c.set_fault(l.chip_a, l.port_a, {{"bandwidth_gbps", gbps}, {"latency_us", 0}});
-}
 
 // The median time of three runs of `r` on a runner of its own (over the
 // fabric a runner starts its fabrics, one a plane: two runners' would

@@ -21,8 +21,10 @@
 #include "driver/paths.h"
 #include "fabric_model/grid_cluster.h"
 #include "fabric_model/plan_traffic.h"
+#include "shaping.h"
 
 using namespace weft;
+using bench::shape_every_cable;
 
 namespace {
 
@@ -48,10 +50,6 @@ double best_seconds(ccl::CollectiveRunner& run, Cluster& c, const ccl::OpRequest
         best = std::min(best, res.timing.seconds);
     }
     return best;
-}
-
-void shape_every_cable(Cluster& c, double gbps) {
-    for (const LinkInfo& l : c.links()) c.set_fault(l.chip_a, l.port_a, {{"bandwidth_gbps", gbps}, {"latency_us", 0}});
 }
 
 struct Measured {
