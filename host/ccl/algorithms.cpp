@@ -440,9 +440,7 @@ namespace planning {
 std::optional<Grid> find_grid(const Builder& b) {
     const ClusterTopology& t = b.c.topo.cluster();
     const auto& ms = t.meshes();
-    if (ms.size() != 1 || (ms[0].topology != "mesh" && ms[0].topology != "torus") || ms[0].width < 2 ||
-        ms[0].height < 2 || ms[0].chips() != b.n)
-        return std::nullopt;
+    if (!is_2d_grid(ms) || ms[0].chips() != b.n) return std::nullopt;
     Grid g{ms[0].width, ms[0].height, {}};
     for (uint32_t y = 0; y < g.h; ++y)
         for (uint32_t x = 0; x < g.w; ++x) g.chip.push_back(t.chip_at(ms[0].id, x, y));

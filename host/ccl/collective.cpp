@@ -53,11 +53,7 @@ Collective parse_collective(const std::string& name) {
     throw Error("unknown op '" + name + "' (ops: " + known + ")");
 }
 
-bool is_grid(const ClusterTopology& t) {
-    const auto& ms = t.meshes();
-    return ms.size() == 1 && (ms[0].topology == "mesh" || ms[0].topology == "torus") && ms[0].width >= 2 &&
-           ms[0].height >= 2;
-}
+bool is_grid(const ClusterTopology& t) { return is_2d_grid(t.meshes()); }
 bool reduces(Collective c) { return info(c).reduces; }
 
 double bus_factor(Collective c, uint32_t n) {

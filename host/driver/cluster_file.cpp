@@ -653,10 +653,8 @@ private:
                 fail(it->second.line,
                      "the fabric's flow_control must be dateline or bubble, not " + describe(it->second.value));
             fs.bubble = v == "bubble";
-            const bool one_grid = spec_.meshes.size() == 1 && spec_.meshes[0].width >= 2 &&
-                                  spec_.meshes[0].height >= 2 &&
-                                  (spec_.meshes[0].topology == "mesh" || spec_.meshes[0].topology == "torus");
-            if (fs.bubble && (fs.topology == "mesh" || fs.topology == "torus" || (fs.topology == "auto" && one_grid)))
+            if (fs.bubble && (fs.topology == "mesh" || fs.topology == "torus" ||
+                              (fs.topology == "auto" && is_2d_grid(spec_.meshes))))
                 fail(it->second.line, "the fabric's flow_control: bubble runs on a 1D fabric; this one is 2D (set "
                                       "topology: ring or line, or keep flow_control: dateline)");
         }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include <string>
+#include <vector>
 
 namespace weft {
 
@@ -29,5 +30,12 @@ struct Mesh {
         return m;
     }
 };
+
+// One mesh or torus of at least 2x2 chips: what a 2D fabric and the 2D
+// algorithms run on.
+inline bool is_2d_grid(const std::vector<Mesh>& meshes) {
+    return meshes.size() == 1 && (meshes[0].topology == "mesh" || meshes[0].topology == "torus") &&
+           meshes[0].width >= 2 && meshes[0].height >= 2;
+}
 
 }  // namespace weft

@@ -48,8 +48,7 @@ namespace {
 
 FabricBuilder fabric_of(const BoardInfo& board, const ClusterTopology& t, const FabricSpec& spec, uint32_t plane) {
     const auto& meshes = t.meshes();
-    const bool grid = meshes.size() == 1 && (meshes[0].topology == "mesh" || meshes[0].topology == "torus") &&
-                      meshes[0].width >= 2 && meshes[0].height >= 2;
+    const bool grid = is_2d_grid(meshes);
     const bool several = meshes.size() > 1 && std::all_of(meshes.begin(), meshes.end(), [](const Mesh& m) {
                              return m.topology == "mesh" && m.chips() >= 2;
                          });
