@@ -6,7 +6,6 @@
 #include "common/names.h"
 
 namespace weft::transport {
-namespace {}  // namespace
 
 FabricRouting::FabricRouting(std::vector<const FabricBuilder*> planes) : planes_(std::move(planes)) {
     if (planes_.empty()) throw Error("internal: a fabric routing over no plane");
@@ -19,23 +18,28 @@ FabricRouting::FabricRouting(std::vector<const FabricBuilder*> planes) : planes_
     for (uint32_t c : order) spans_[c] = true;
 }
 
-const std::vector<Hop>& FabricRouting::hops(uint32_t from, uint32_t to) const {
-    static const std::vector<Hop> kNone;
-    if (from >= chips_ || to >= chips_ || from == to || !spans_[from] || !spans_[to]) return kNone;
-    std::vector<Hop>& hop = asked_[uint64_t(from) << 32 | to];
-    for (uint32_t p = static_cast<uint32_t>(hop.size()); p < planes_.size(); ++p)
-        hop.push_back(Hop{from, kFabricPortBase + p * chips_ + to, to, kFabricPortBase + p * chips_ + from});
-    return hop;
+const FabricRouting::PairHops* FabricRouting::hops(uint32_t from, uint32_t to) const {
+    if (from >= chips_ || to >= chips_ || from == to || !spans_[from] || !spans_[to]) return nullptr;
+    PairHops& pair = asked_[uint64_t(from) << 32 | to];
+    if (pair.by_plane.empty()) {
+        for (uint32_t p = 0; p < planes_.size(); ++p)
+            pair.by_plane.push_back(
+                Hop{from, kFabricPortBase + p * chips_ + to, to, kFabricPortBase + p * chips_ + from});
+        pair.first = {pair.by_plane.front()};
+    }
+    return &pair;
 }
 
-const std::vector<Hop>& FabricRouting::parallel(uint32_t from, uint32_t to) const { return hops(from, to); }
+const std::vector<Hop>& FabricRouting::parallel(uint32_t from, uint32_t to) const {
+    static const std::vector<Hop> kNone;
+    const PairHops* pair = hops(from, to);
+    return pair ? pair->by_plane : kNone;
+}
 
 const std::vector<Hop>& FabricRouting::worker_hops(uint32_t from, uint32_t to) const {
-    const std::vector<Hop>& hop = hops(from, to);
-    if (hop.empty()) throw Error("the fabric does not join " + chip_name(from) + " and " + chip_name(to));
-    std::vector<Hop>& first = first_[uint64_t(from) << 32 | to];
-    if (first.empty()) first = {hop.front()};
-    return first;
+    const PairHops* pair = hops(from, to);
+    if (!pair) throw Error("the fabric does not join " + chip_name(from) + " and " + chip_name(to));
+    return pair->first;
 }
 
 uint32_t FabricRouting::plane_of(uint32_t port) const {
@@ -47,9 +51,9 @@ uint32_t FabricRouting::plane_of(uint32_t port) const {
 const Hop& FabricRouting::hop_at(uint32_t chip, uint32_t port) const {
     if (port < kFabricPortBase) throw Error(chip_name(chip) + " has no fabric port " + std::to_string(port));
     const uint32_t plane = plane_of(port);
-    const std::vector<Hop>& hop = hops(chip, (port - kFabricPortBase) % chips_);
-    if (hop.empty()) throw Error(chip_name(chip) + " has no fabric port " + std::to_string(port));
-    return hop[plane];
+    const PairHops* pair = hops(chip, (port - kFabricPortBase) % chips_);
+    if (!pair) throw Error(chip_name(chip) + " has no fabric port " + std::to_string(port));
+    return pair->by_plane[plane];
 }
 
 uint32_t FabricRouting::worker_port(uint32_t chip, uint32_t port) const {

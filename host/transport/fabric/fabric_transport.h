@@ -51,16 +51,19 @@ public:
     const FabricBuilder& fabric_of(uint32_t port) const { return *planes_[plane_of(port)]; }
 
 private:
-    // The hops from `from` to `to`, by plane, or none (the same chip, or one the fabric does not span).
-    const std::vector<Hop>& hops(uint32_t from, uint32_t to) const;
+    // A pair's hops: one a plane, and the first plane's alone (its worker hop).
+    struct PairHops {
+        std::vector<Hop> by_plane, first;
+    };
+    // The pair's hops, or null (the same chip, or one the fabric does not span).
+    const PairHops* hops(uint32_t from, uint32_t to) const;
 
     std::vector<const FabricBuilder*> planes_;
     uint32_t chips_ = 0;
     std::vector<bool> spans_;  // by chip: the fabric's
     // The pairs asked for so far, by from << 32 | to: an op asks for a few
     // a chip, and a fabric of thousands of chips must not keep every pair.
-    mutable std::unordered_map<uint64_t, std::vector<Hop>> asked_;
-    mutable std::unordered_map<uint64_t, std::vector<Hop>> first_;  // plane 0's hop alone
+    mutable std::unordered_map<uint64_t, PairHops> asked_;
 };
 
 struct FabricStreamOptions {
