@@ -267,18 +267,22 @@ bool Router::release_fallback(uint32_t vc) {
     return true;
 }
 
-// Paused: nothing goes over the cable. Draining: the worker lanes (the first
-// senders) wait, what passes through goes on.
-uint32_t Router::needs_bubble(uint32_t sender) const {
-    // A packet entering the ring (from a worker's lane), not one going on round it.
+// The worker lanes are the first senders; the pass-through channels follow.
+bool Router::is_lane(uint32_t sender) const {
     const uint32_t passes = abi::fabric_pass_groups(config_.dims, config_.flags) * config_.num_vcs;
-    return (config_.flags & abi::kFabricBubble) && sender + passes < config_.num_senders ? 1 : 0;
+    return sender + passes < config_.num_senders;
 }
 
+// A packet entering the ring (from a worker's lane), not one going on round it.
+uint32_t Router::needs_bubble(uint32_t sender) const {
+    return (config_.flags & abi::kFabricBubble) && is_lane(sender) ? 1 : 0;
+}
+
+// Paused: nothing goes over the cable. Draining: the worker lanes wait, what
+// passes through goes on.
 bool Router::may_send(uint32_t sender) const {
-    const uint32_t passes = abi::fabric_pass_groups(config_.dims, config_.flags) * config_.num_vcs;
     if (status_.state == abi::kFabricRouterPaused) return false;
-    return status_.state != abi::kFabricRouterDraining || sender + passes >= config_.num_senders;
+    return status_.state != abi::kFabricRouterDraining || !is_lane(sender);
 }
 
 bool Router::poll_senders(uint64_t now) {

@@ -79,6 +79,7 @@ private:
     bool push(const abi::FabricRing& to, uint32_t& count, uint64_t slot, uint32_t bytes);
     bool send_over_fallback(Sender& s, abi::FabricPacketHeader& h, uint64_t slot, uint32_t bytes);
     bool release_fallback(uint32_t vc);
+    bool is_lane(uint32_t sender) const;
     bool may_send(uint32_t sender) const;
     // 1 where sender's packets need a slot free beyond their own (kFabricBubble), else 0.
     uint32_t needs_bubble(uint32_t sender) const;
