@@ -95,10 +95,7 @@ int heal_cables(void**) {
     if (!g_cluster) return 0;
     g_fabric.reset();
     for (const resident::Running& r : resident::list(*g_cluster)) resident::stop(*g_cluster, r.chip, r.core, seconds(5));
-    for (const LinkInfo& l : g_cluster->links()) {
-        if (!l.up) g_cluster->set_link(l.chip_a, l.port_a, true);
-        g_cluster->set_fault(l.chip_a, l.port_a, kUnfaulted);
-    }
+    for (const LinkInfo& l : g_cluster->links()) g_cluster->set_fault(l.chip_a, l.port_a, kUnfaulted);
     return 0;
 }
 int teardown(void**) {
@@ -793,6 +790,14 @@ void warm_up(ccl::CollectiveRunner& run) {
     warm.bytes = 4096;
     ccl::run_case(run, *g_cluster, warm, 2);
 }
+// A ring all-reduce of `bytes`, the op most of these tests run.
+ccl::OpRequest ring_all_reduce(uint64_t bytes) {
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllReduce;
+    r.algo = "ring";
+    r.bytes = bytes;
+    return r;
+}
 ccl::RunnerOptions over_fabric() {
     ccl::RunnerOptions o;
     o.transport = "fabric";
@@ -816,10 +821,7 @@ std::array<uint64_t, 2> bytes_by_plane() {
 // back, on both again.
 void test_collectives_stripe_over_both_planes(void**) {
     g_fabric.reset();
-    ccl::OpRequest r;
-    r.op = ccl::Collective::kAllReduce;
-    r.algo = "ring";
-    r.bytes = 4 << 20;
+    const ccl::OpRequest r = ring_all_reduce(4 << 20);
     ccl::CollectiveRunner run(*g_cluster, over_fabric());
     const std::array<uint64_t, 2> before = bytes_by_plane();
     ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 11);
@@ -1056,10 +1058,7 @@ void all_reduce_is_right(const char* transport) {
 // An op that fails under `meanwhile` (a fault injected while it runs): its
 // error and how long it took to fail.
 std::pair<std::string, double> failure_of(ccl::CollectiveRunner& run, const std::function<void()>& meanwhile) {
-    ccl::OpRequest r;
-    r.op = ccl::Collective::kAllReduce;
-    r.algo = "ring";
-    r.bytes = 4 << 20;
+    const ccl::OpRequest r = ring_all_reduce(4 << 20);
     const auto t0 = steady_clock::now();
     try {
         ccl::run_case(run, *g_cluster, r, 3, meanwhile);
@@ -1083,10 +1082,7 @@ void test_a_plane_that_loses_a_cable_under_an_op_is_left_out(void**) {
     fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
     assert_true(contains(e, "chip 3.E1") && contains(e, "is down"));
     assert_true(seconds < 10);
-    ccl::OpRequest r;
-    r.op = ccl::Collective::kAllReduce;
-    r.algo = "ring";
-    r.bytes = 1 << 20;
+    const ccl::OpRequest r = ring_all_reduce(1 << 20);
     ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 21);
     assert_int_equal(res.check.wrong, 0);
     assert_int_equal(res.timing.planes, 1);
@@ -1465,10 +1461,7 @@ void test_a_meshs_own_fabric_is_rerouted_live(void**) {
     {
         ccl::CollectiveRunner run(*g_cluster, chips, over_fabric());
         warm_up(run);
-        ccl::OpRequest r;
-        r.op = ccl::Collective::kAllReduce;
-        r.algo = "ring";
-        r.bytes = 4 << 20;
+        const ccl::OpRequest r = ring_all_reduce(4 << 20);
         const ccl::CaseResult res =
             ccl::run_case(run, *g_cluster, r, 3, [&] { g_cluster->set_link(chip, east, false); });
         if (res.check.wrong) fail_msg("ring over mesh 1 with a cable pulled: %zu wrong", size_t(res.check.wrong));
