@@ -795,8 +795,8 @@ void test_the_builder_refuses_bad_fabrics(void**) {
     o.slots = 1;
     EXPECT_REFUSED(FabricBuilder(board, order, cables, false, o), "bubble flow control needs at least 2 slots");
     o.slots = 2;
-    EXPECT_REFUSED(transport::mesh_fabric(FabricModel("mesh3x3", small_options()).cluster().board(),
-                                          FabricModel("mesh3x3", small_options()).cluster().topology(), o),
+    FabricModel mesh("mesh3x3", small_options());
+    EXPECT_REFUSED(transport::mesh_fabric(mesh.cluster().board(), mesh.cluster().topology(), o),
                    "bubble flow control runs on a 1D fabric");
     EXPECT_REFUSED(FabricBuilder(board, {0, 1}, {{0, 1, 1, 3}, {1, 1, 0, 3}}, true, small_options()),
                    "a fabric ring needs at least three chips");
@@ -822,7 +822,7 @@ void test_the_builder_refuses_bad_fabrics(void**) {
 void test_two_planes_are_two_hops_between_every_pair(void**) {
     FabricModel m("ring8x2", true, small_options());
     const ClusterTopology topology = m.cluster().topology();
-    FabricSpec spec = small_options();
+    const FabricSpec spec = small_options();
     const transport::FabricBuilder plane0 = transport::cluster_fabric(m.cluster().board(), topology, spec, "", 0);
     const transport::FabricBuilder plane1 = transport::cluster_fabric(m.cluster().board(), topology, spec, "", 1);
     for (const transport::FabricRouterPlan& r : plane1.routers())
