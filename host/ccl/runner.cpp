@@ -88,12 +88,12 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips
         if (!fabric_fits)
             throw Error("a communicator over the fabric is the whole cluster or one whole mesh of it; over other "
                         "chips it runs over the EDM (--transport edm)");
-        fabric_plan_ = plan_fabric();
+        fabric_plan_ = plan_fabric(cluster.topology());
     } else if (options_.transport == "auto") {
         // The fabric carries what the EDM cannot, where the cluster has one.
         if (fabric_fits && chips_.size() > 1) {
             try {
-                fabric_plan_ = plan_fabric();
+                fabric_plan_ = plan_fabric(cluster.topology());
             } catch (const Error& e) {
                 WEFT_INFO("ccl", "no fabric for --transport auto: %s", e.what());
             }
@@ -105,19 +105,17 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips
 
 CollectiveRunner::~CollectiveRunner() = default;
 
-ClusterTopology CollectiveRunner::cables() const {
-    ClusterTopology now = cluster_.topology();
-    return whole_ ? now : now.among(chips_);
-}
+ClusterTopology CollectiveRunner::cables() const { return ours(cluster_.topology()); }
+
+ClusterTopology CollectiveRunner::ours(const ClusterTopology& now) const { return whole_ ? now : now.among(chips_); }
 
 // The cluster file's fabric: section, sized to the board. A stream's
 // message is at most one packet.
-std::vector<transport::FabricBuilder> CollectiveRunner::plan_fabric() {
-    std::vector<bool> up = cables_up();
+std::vector<transport::FabricBuilder> CollectiveRunner::plan_fabric(const ClusterTopology& now) {
     FabricSpec spec = cluster_.fabric_spec();
     spec.record_packets = options_.record_packets;
     // A mesh's communicator: the fabric of that mesh alone, in its ranks.
-    const ClusterTopology topology = cables();
+    const ClusterTopology topology = ours(now);
     std::vector<transport::FabricBuilder> planes;
     std::string first_error;
     // A packet log is one fabric's (the model replays it on that one): recorded, the op runs on plane 0.
@@ -134,7 +132,7 @@ std::vector<transport::FabricBuilder> CollectiveRunner::plan_fabric() {
     for (const transport::FabricBuilder& f : planes)
         options_.fabric_streams.message_bytes =
             std::min(options_.fabric_streams.message_bytes, f.spec().payload_bytes());
-    planned_cables_ = std::move(up);
+    planned_cables_ = up_of(now);
     return planes;
 }
 
@@ -186,8 +184,6 @@ std::vector<bool> CollectiveRunner::up_of(const ClusterTopology& now) {
     return up;
 }
 
-std::vector<bool> CollectiveRunner::cables_up() { return up_of(cluster_.topology()); }
-
 // A fabric is planned for the cables up then: after a cable went down (or
 // came back) the next fabric not yet running is planned afresh, its tables
 // routed around the dead ones by the control plane (auto falls back to the
@@ -204,7 +200,7 @@ void CollectiveRunner::replan_if_cables_changed(const ClusterTopology& now) {
     }
     WEFT_INFO("ccl", "the cables changed since the fabric was planned: planning it again");
     try {
-        fabric_plan_ = plan_fabric();
+        fabric_plan_ = plan_fabric(now);
     } catch (const Error& e) {
         if (options_.transport == "fabric") throw;  // and the next op tries again
         fabric_plan_.clear();

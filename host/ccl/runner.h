@@ -181,8 +181,9 @@ private:
     [[noreturn]] void drop_fabric(const Error& e);
     // A fabric per routing plane the cluster file's fabric runs on, plane 0
     // first; a plane whose cables cannot carry one is left out while another
-    // can. Throws plane 0's reason when none can.
-    std::vector<transport::FabricBuilder> plan_fabric();
+    // can. Throws plane 0's reason when none can. `now`: the cluster's
+    // cables (Cluster::topology).
+    std::vector<transport::FabricBuilder> plan_fabric(const ClusterTopology& now);
     // The planes' fabrics as the transport and its routing take them.
     std::vector<const transport::FabricBuilder*> fabric_planes() const;
     // Stops every plane's fabric; returns what was forced ("" for a clean stop).
@@ -194,6 +195,8 @@ private:
     // The cables among the communicator's chips now, renumbered by rank
     // (the cluster's own where it spans the whole cluster).
     ClusterTopology cables() const;
+    // `now` (the whole cluster's) the same way.
+    ClusterTopology ours(const ClusterTopology& now) const;
     std::chrono::milliseconds deadline(const LoweredOp& op) const;
 
     Cluster& cluster_;
@@ -204,7 +207,6 @@ private:
     std::vector<transport::FabricBuilder> fabric_plan_;  // by plane; empty: no fabric
     std::vector<bool> planned_cables_;                   // each cable up when it was planned
     static std::vector<bool> up_of(const ClusterTopology& now);
-    std::vector<bool> cables_up();
     void replan_if_cables_changed(const ClusterTopology& now);
     bool shaped_ = false;                                     // some cable was shaped when the last op started
     std::vector<std::unique_ptr<transport::Fabric>> fabric_;  // by plane, running once an op needed them
