@@ -3,6 +3,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <string>
@@ -64,6 +65,22 @@ std::optional<DecodedFrame> decode_frame(const uint8_t* bytes, size_t len) {
 
 // ---------------------------------------------------------------------------
 // TtLinkEndpoint
+
+TtLinkEndpoint::OutgoingFrame& TtLinkEndpoint::FrameQueue::push_back() {
+    if (count_ == slots_.size()) {
+        if (count_ == capacity_) throw Error("TT-link frame queue is full: the caller must check can_send()");
+        std::vector<OutgoingFrame> grown(std::min(capacity_, std::max<size_t>(4, 2 * slots_.size())));
+        for (size_t i = 0; i < count_; ++i) {
+            OutgoingFrame& from = (*this)[i];
+            const bool small = from.data == from.small;  // points into the frame itself
+            grown[i] = std::move(from);
+            if (small) grown[i].data = grown[i].small;
+        }
+        slots_ = std::move(grown);
+        first_ = 0;
+    }
+    return (*this)[count_++];
+}
 
 void TtLinkEndpoint::FrameQueue::pop_front(size_t n) {
     for (size_t i = 0; i < n; ++i) {

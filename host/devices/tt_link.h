@@ -165,21 +165,23 @@ private:
         bool sent_before = false;
     };
 
-    // The unacknowledged frames, oldest first: a ring of `window` slots made
-    // once, so queueing a frame never allocates (a deque would, per block).
+    // The unacknowledged frames, oldest first: a ring that grows, by doubling,
+    // only as far as the traffic fills it (at most `window` slots), and is
+    // reused after that, so a busy link never allocates to queue a frame and
+    // a model of thousands of idle cables does not hold a window for each.
     class FrameQueue {
     public:
-        explicit FrameQueue(size_t capacity) : slots_(capacity) {}
+        explicit FrameQueue(size_t capacity) : capacity_(capacity) {}
         size_t size() const { return count_; }
         bool empty() const { return count_ == 0; }
         OutgoingFrame& operator[](size_t i) { return slots_[(first_ + i) % slots_.size()]; }
         OutgoingFrame& front() { return (*this)[0]; }
-        OutgoingFrame& push_back() { return (*this)[count_++]; }
+        OutgoingFrame& push_back();
         void pop_front(size_t n);
 
     private:
         std::vector<OutgoingFrame> slots_;
-        size_t first_ = 0, count_ = 0;
+        size_t capacity_, first_ = 0, count_ = 0;
     };
 
     OutgoingFrame& queue(uint64_t dst, const uint8_t* payload, size_t len);
