@@ -9,7 +9,10 @@
 // meshes' traffic shares included.
 #pragma once
 
+#include <stdint.h>
+
 #include <functional>
+#include <vector>
 
 #include "transport/fabric/routing2d.h"
 #include "weft/abi/fabric.h"
@@ -34,5 +37,8 @@ struct TableMove {
     uint32_t peer_chip = 0;      // its other end (facing dir ^ 2)
 };
 DependencyVerdict check_table_move(const FabricBuilder& fabric, const TableMove& move);
+// The graph that check walks (routing2d.h's find_cycle form: per channel id,
+// a bit per channel of the chip its cable leads to that it may wait for).
+std::vector<uint8_t> table_move_dependencies(const FabricBuilder& fabric, const TableMove& move);
 
 }  // namespace weft::transport

@@ -36,6 +36,19 @@ void command_reroute(Machine& m, const FabricRouterPlan& p, const std::array<uin
 
 }  // namespace
 
+std::vector<abi::FabricRouteTable> control_plane_tables(const FabricBuilder& fabric, const ControlPlane& control) {
+    const RouteOf routes = [&](uint32_t from, uint32_t to) {
+        const Mesh& m = control.topology().mesh_of(from);
+        return control.l0_route(m, from - m.first_chip, to - m.first_chip);
+    };
+    ExitOf exits;
+    if (fabric.meshes().size() > 1)
+        exits = [&](uint32_t from, uint32_t to_mesh) { return control.exit_route(from, to_mesh); };
+    std::vector<abi::FabricRouteTable> tables;
+    for (uint32_t c : fabric.order()) tables.push_back(fabric.table_with(c, routes, exits));
+    return tables;
+}
+
 RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
                              uint32_t port, const std::function<void(uint32_t chip, uint32_t core)>& wake) {
     const FabricRouterPlan* a = router_on(fabric, chip, port);
@@ -49,16 +62,9 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     const FabricRouterPlan& b = fabric.routers()[size_t(b_index)];
     RerouteDecision d = control.cable_down(chip, port);
     if (d.kind != RerouteDecision::kNewTables) return d;
-    const RouteOf routes = [&](uint32_t from, uint32_t to) {
-        const Mesh& m = control.topology().mesh_of(from);
-        return control.l0_route(m, from - m.first_chip, to - m.first_chip);
-    };
-    ExitOf exits;
-    if (fabric.meshes().size() > 1)
-        exits = [&](uint32_t from, uint32_t to_mesh) { return control.exit_route(from, to_mesh); };
     std::vector<abi::FabricRouteTable> next;
     try {
-        for (uint32_t c : fabric.order()) next.push_back(fabric.table_with(c, routes, exits));
+        next = control_plane_tables(fabric, control);
     } catch (const Error& e) {  // a fabric planned narrower than the cluster (a torus run as a mesh)
         d.kind = RerouteDecision::kRefused;
         d.why = std::string("the control plane's tables without it need cables the running fabric does not use: ") +

@@ -10,12 +10,18 @@
 #include <stdint.h>
 
 #include <functional>
+#include <vector>
 
 #include "driver/machine.h"
 #include "transport/fabric/control_plane.h"
 #include "transport/fabric/fabric_builder.h"
 
 namespace weft::transport {
+
+// The routing table of each chip of `fabric` (in its order) as the control
+// plane routes now. Throws weft::Error where a route needs a cable the fabric
+// does not use (one planned narrower than the cluster: a torus run as a mesh).
+std::vector<abi::FabricRouteTable> control_plane_tables(const FabricBuilder& fabric, const ControlPlane& control);
 
 // `wake(chip, core)` rings a router that may sleep (none on a host model).
 // Returns the control plane's decision: kNewTables when the routers were
