@@ -28,6 +28,7 @@
 #include "fabric_model/scale_tables.h"
 #include "fabric_model/traffic.h"
 #include "mpi_reference.h"
+#include "reroute_check.h"
 
 namespace {
 
@@ -286,6 +287,7 @@ int main() {
                     sysconf(_SC_NPROCESSORS_ONLN));
         std::printf("%s", silicon_table().c_str());
         if (!quick) std::printf("%s", tables_table().c_str());  // early: its peak memory is its own
+        if (!quick) std::printf("%s", bench::reroute_check_table(progress).c_str());
         std::printf("%s", flow_control_table(quick).c_str());
         std::printf("%s", speed_table(quick).c_str());
         std::printf("%s", ranks_table().c_str());
