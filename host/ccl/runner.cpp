@@ -149,22 +149,10 @@ std::string CollectiveRunner::stop_fabrics() {
     return forced;
 }
 
-namespace {
-
-// The routing plane of a fabric's routers (its relays sit on another).
-uint32_t plane_of(const BoardInfo& board, const transport::FabricBuilder& f) {
-    for (const transport::FabricRouterPlan& r : f.routers())
-        if (r.relay_for < 0) return board.ports.at(r.port).plane;
-    return 0;
-}
-
-}  // namespace
-
+// Each plane's fabric is rerouted round its own dead cables by its own control plane.
 std::string CollectiveRunner::tend_fabrics() {
-    for (const auto& f : fabric_) {
-        const bool plane0 = plane_of(cluster_.board(), f->builder()) == 0;  // the control plane's tables are plane 0's
-        if (std::string why = plane0 ? f->tend() : f->fault(); !why.empty()) return why;
-    }
+    for (const auto& f : fabric_)
+        if (std::string why = f->tend(); !why.empty()) return why;
     return "";
 }
 

@@ -98,6 +98,32 @@ void test_a_two_plane_mesh_falls_back_to_the_other_plane(void**) {
     }
 }
 
+// A fabric per plane without relays (the collectives striped over both
+// planes): each plane's control plane routes its own fabric round its own
+// dead cable with new tables, and another plane's cable changes no route.
+void test_each_plane_of_a_mesh_without_relays_gets_new_tables(void**) {
+    const ClusterSpec spec = grid("qemu-virt32", 3, 3, "mesh", 2);
+    const Mesh& m = spec.meshes[0];
+    size_t own = 0, other = 0;
+    for (uint32_t plane = 0; plane < 2; ++plane)
+        for (const LinkSpec& l : spec.links) {
+            ControlPlane cp(spec.board, ClusterTopology::from_spec(spec), plane, false);
+            const RerouteDecision d = cp.cable_down(l.a.chip, l.a.port);
+            if (spec.board.ports[l.a.port].plane != plane) {
+                assert_true(d.changed.empty());
+                ++other;
+                continue;
+            }
+            if (d.kind != RerouteDecision::kNewTables)
+                fail_msg("plane %u, cable %u-%u: decision %d (%s)", plane, l.a.chip, l.b.chip, d.kind, d.why.c_str());
+            assert_false(d.changed.empty());
+            check_tables_avoid(cp, m, l.a.chip, l.b.chip);
+            ++own;
+        }
+    assert_int_equal(own, spec.links.size());
+    assert_int_equal(other, spec.links.size());
+}
+
 // Dimension order cannot avoid a mesh's cable for a chip on its row or
 // column, and mixing the orders could deadlock: the routes go up*/down*.
 void test_every_mesh_cable_failure_gets_new_tables(void**) {
@@ -234,6 +260,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_torus_cable_failure_gets_new_tables),
         cmocka_unit_test(test_a_two_plane_mesh_falls_back_to_the_other_plane),
+        cmocka_unit_test(test_each_plane_of_a_mesh_without_relays_gets_new_tables),
         cmocka_unit_test(test_every_mesh_cable_failure_gets_new_tables),
         cmocka_unit_test(test_a_cut_line_names_the_chips_cut_off),
         cmocka_unit_test(test_a_removed_row_or_column_is_routed_around),

@@ -38,14 +38,15 @@ std::string chip_list(const std::vector<uint32_t>& chips) {
 
 }  // namespace
 
-ControlPlane::ControlPlane(const BoardInfo& board, ClusterTopology topology)
-    : board_(board), topology_(std::move(topology)), l1_(topology_) {
+ControlPlane::ControlPlane(const BoardInfo& board, ClusterTopology topology, uint32_t plane, bool relays)
+    : board_(board), plane_(plane), relays_(relays), topology_(std::move(topology)), l1_(topology_) {
     index_cables();
     for (const LinkInfo& l : topology_.links())
         if (!l.up) dead_.insert({l.chip_a, l.port_a}), dead_.insert({l.chip_b, l.port_b});
     for (const Mesh& m : topology_.meshes())
-        if (std::any_of(dead_.begin(), dead_.end(),
-                        [&](const auto& c) { return topology_.mesh_of(c.first).id == m.id; }))
+        if (std::any_of(dead_.begin(), dead_.end(), [&](const auto& c) {
+                return topology_.mesh_of(c.first).id == m.id && board_.ports.at(c.second).plane == plane_;
+            }))
             reroute_mesh(m, RerouteDecision{});
 }
 
@@ -103,12 +104,12 @@ bool ControlPlane::crosses_dead(const Mesh& mesh, uint32_t from, const std::stri
         const int next = neighbor(mesh, at, dir);
         if (next < 0) return true;
         const uint32_t chip = mesh.first_chip + at, peer = mesh.first_chip + uint32_t(next);
-        bool alive = false;  // some plane-0 cable that way, up
+        bool alive = false;  // some cable of our plane that way, up
         for (uint32_t i = cable_start_[chip]; i < cable_start_[chip + 1]; ++i) {
             const LinkInfo& l = topology_.links()[cable_index_[i]];
             const bool here = l.chip_a == chip && l.chip_b == peer, there = l.chip_b == chip && l.chip_a == peer;
             const uint32_t port = here ? l.port_a : l.port_b;
-            if ((here || there) && board_.ports.at(port).direction == dir && board_.ports.at(port).plane == 0 &&
+            if ((here || there) && board_.ports.at(port).direction == dir && board_.ports.at(port).plane == plane_ &&
                 !dead_.count({chip, port}))
                 alive = true;
         }
@@ -290,7 +291,7 @@ RerouteDecision ControlPlane::cable_down(uint32_t chip, uint32_t port) {
     for (const LinkInfo& o : topology_.links()) {
         const bool here = o.chip_a == chip && o.chip_b == peer, there = o.chip_b == chip && o.chip_a == peer;
         const uint32_t mine = here ? o.port_a : o.port_b;
-        if ((here || there) && mine != port && board_.ports.at(mine).direction == way.direction &&
+        if (relays_ && (here || there) && mine != port && board_.ports.at(mine).direction == way.direction &&
             !dead_.count({chip, mine})) {
             d.kind = RerouteDecision::kFallback;
             d.fallback_port = mine;

@@ -6,9 +6,9 @@
 // host model of the fabric.
 //
 // When a cable dies the control plane decides how traffic goes on:
-//  - another plane's cable joins the same two chips the same way: the
-//    routers fall back to it (the spec's Ethernet fallback channel), the
-//    tables stay;
+//  - another plane's cable joins the same two chips the same way and the
+//    fabric has relays on it: the routers fall back to it (the spec's
+//    Ethernet fallback channel), the tables stay;
 //  - else new L0 tables for its mesh that avoid the cable (on a torus the
 //    other way round a ring; on a mesh the other dimension first, or, where
 //    mixing the orders could deadlock, up*/down* routes over the live
@@ -44,7 +44,11 @@ struct RerouteDecision {
 class ControlPlane {
 public:
     // Cables already down in `topology` are routed around from the start.
-    ControlPlane(const BoardInfo& board, ClusterTopology topology);
+    // `plane`: the routing plane whose cables the tables use (a fabric runs
+    // on one). `relays`: the fabric has fallback relays on another plane, so
+    // a cable with a twin on another plane falls back to it; without them
+    // (a fabric per plane, the collectives striped over all) it gets new tables.
+    ControlPlane(const BoardInfo& board, ClusterTopology topology, uint32_t plane = 0, bool relays = true);
 
     uint32_t epoch() const { return epoch_; }
     const ClusterTopology& topology() const { return topology_; }
@@ -89,6 +93,8 @@ private:
     const LinkInfo* link_at(uint32_t chip, uint32_t port) const;
 
     const BoardInfo& board_;
+    uint32_t plane_;
+    bool relays_;
     ClusterTopology topology_;
     // Per chip, its cables' indices in topology_.links(): from
     // cable_index_[cable_start_[chip]] to before cable_start_[chip + 1]. The

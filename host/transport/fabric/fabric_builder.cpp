@@ -609,6 +609,18 @@ std::optional<Hop> fallback_of(const BoardInfo& board, const ClusterTopology& t,
 
 }  // namespace
 
+uint32_t routing_plane(const BoardInfo& board, const FabricBuilder& fabric) {
+    for (const FabricRouterPlan& r : fabric.routers())
+        if (r.relay_for < 0) return board.ports.at(r.port).plane;
+    return 0;
+}
+
+bool has_relays(const FabricBuilder& fabric) {
+    for (const FabricRouterPlan& r : fabric.routers())
+        if (r.relay_for >= 0) return true;
+    return false;
+}
+
 FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec, bool wrap,
                           const RouteOf& routes, uint32_t plane) {
     const auto& meshes = topology.meshes();

@@ -179,6 +179,11 @@ private:
     std::vector<abi::FabricRouteTable> tables_;       // 2D: per chip, by position
 };
 
+// The routing plane of a fabric's routers (its relays, if any, sit on another).
+uint32_t routing_plane(const BoardInfo& board, const FabricBuilder& fabric);
+// Whether the fabric has fallback relays (FabricSpec::fallback).
+bool has_relays(const FabricBuilder& fabric);
+
 // The 2D fabric over a cluster of one mesh or torus (the cables of routing
 // plane `plane`); `wrap` false makes a mesh of a torus (its wrap cables
 // unused: the spec's downshifted topologies). Throws weft::Error for a
