@@ -29,15 +29,13 @@
 #include "fabric_model/traffic.h"
 #include "mpi_reference.h"
 #include "reroute_check.h"
+#include "timing.h"
 
 namespace {
 
 using namespace weft;
 using namespace weft::fabric_model;
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using weft::bench::seconds_since;
 
 void progress(const std::string& what) { std::fprintf(stderr, "\r  model bench: %-60s", what.c_str()); }
 

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "driver/cluster_topology.h"
 #include "fabric_model/grid_cluster.h"
+#include "timing.h"
 #include "transport/fabric/control_plane.h"
 #include "transport/fabric/fabric.h"
 #include "transport/fabric/fabric_dependencies.h"
@@ -14,10 +15,6 @@
 
 namespace weft::bench {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 struct CheckTimes {
     uint32_t chips = 0;

@@ -4,12 +4,18 @@
 #include <stdint.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace weft::bench {
+
+// Seconds of wall time since `t0`.
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 // The middle value (the mean of the middle two for an even count).
 inline double median(std::vector<double> v) {

@@ -188,9 +188,9 @@ private:
     std::vector<const transport::FabricBuilder*> fabric_planes() const;
     // Stops every plane's fabric; returns what was forced ("" for a clean stop).
     std::string stop_fabrics();
-    // What an op's wait asks as it goes: plane 0's fabric is rerouted live
-    // (the control plane's tables are plane 0's), the other planes' report
-    // their faults.
+    // What an op's wait asks as it goes: each plane's fabric is rerouted
+    // live round its own dead cables (Fabric::tend); what cannot be is the
+    // op's fault.
     std::string tend_fabrics();
     // The cables among the communicator's chips now, renumbered by rank
     // (the cluster's own where it spans the whole cluster).

@@ -636,7 +636,8 @@ FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topolog
     const bool any_down = std::any_of(topology.links().begin(), topology.links().end(), [&](const LinkInfo& l) {
         return !l.up && board.ports.at(l.port_a).plane == plane && topology.mesh_of(l.chip_a).id == m.id;
     });
-    // The control plane's tables are plane 0's.
+    // Only plane 0's fabric is planned round its dead cables; another plane
+    // that lost one is refused here, and the runner leaves that plane out.
     if (!route && any_down && mesh.wraps() == m.wraps() && plane == 0) {
         control.emplace(board, topology);
         if (const std::string why = control->unusable(m); !why.empty())

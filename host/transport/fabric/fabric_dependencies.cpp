@@ -73,15 +73,28 @@ private:
         return move_ &&
                ((chip == move_->chip && dir == move_->dir) || (chip == move_->peer_chip && dir == (move_->dir ^ 2)));
     }
-    // The tables a packet may be routed by where a route ends at `chip`: the
-    // old (unless it moved already) and, during a move, the new; the bool
+    // The tables a packet may be routed by where a route ends at a chip: the
+    // old (unless it moved already) and, during a move, the new; `is_new`
     // says which. One mesh: none, its routes end only at their destinations.
-    std::vector<std::pair<const abi::FabricRouteTable*, bool>> tables_at(uint32_t chip, bool moved) const {
-        if (!classes()) return {{nullptr, false}};
-        std::vector<std::pair<const abi::FabricRouteTable*, bool>> t;
-        if (!moved) t.push_back({&f_.table(chip), false});
-        if (move_) t.push_back({&move_->next(chip), true});
-        return t;
+    // At most two, kept in place: the walk asks at every route's end.
+    struct Choice {
+        const abi::FabricRouteTable* table;
+        bool is_new;
+    };
+    struct Choices {
+        Choice at[2];
+        size_t count = 0;
+        const Choice* begin() const { return at; }
+        const Choice* end() const { return at + count; }
+    };
+    Choices tables_at(uint32_t chip, bool moved) const {
+        Choices c;
+        if (!classes()) c.at[c.count++] = {nullptr, false};
+        else {
+            if (!moved) c.at[c.count++] = {&f_.table(chip), false};
+            if (move_) c.at[c.count++] = {&move_->next(chip), true};
+        }
+        return c;
     }
     const Mesh& mesh(uint16_t id) const { return f_.meshes()[mesh_index_.at(id)]; }
     std::string pair(const abi::FabricPacketHeader& h, bool any_chip) const {
