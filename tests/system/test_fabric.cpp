@@ -1210,6 +1210,9 @@ void test_a_cable_of_either_plane_pulled_under_an_op_is_routed_round_live(void**
         expect_more_events("rerouted", 0, way.c_str(), before);
         g_cluster->set_fault(0, east, kUnfaulted);  // plugged back in, unshaped
     }
+    // With both cables back, the cluster runs ops right on both transports.
+    all_reduce_is_right("edm");
+    all_reduce_is_right("fabric");
 }
 
 // A mesh cut in two under a running op (both of chip 0's cables): the op
