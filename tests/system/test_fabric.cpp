@@ -44,6 +44,12 @@ constexpr uint32_t kSrc = 0x0, kDst = 0x100000, kSems = 0x200000, kIncs = 0x2001
                    kDone = 0x200300, kScatter = 0x300000, kBlock = 16 * 1024;
 
 uint64_t dram(uint32_t offset) { return g_cluster->board().dram.base + offset; }
+// A cable to be pulled under an op is first slowed to a crawl, so that its
+// share of the op is still queued on it when the pull lands. Shaping runs on
+// the wall clock while a loaded host slows the chips: at 2-20 MB/s a loaded
+// host has more than once carried the whole share across before the pull (the
+// op right, nothing rerouted). At 200 KB/s a 16 KiB message takes ~80 ms.
+void slow_to_a_crawl(uint32_t chip, uint32_t port) { g_cluster->set_fault(chip, port, {{"bandwidth_gbps", 0.0002}}); }
 // The board's worker core number `w` (qemu-virt: cores 4-7; qemu-virt32: 8-11).
 uint32_t worker_core(uint32_t w) { return g_cluster->board().cores_with_role(CoreRole::kWorker).at(w); }
 uint8_t pattern(uint32_t from, uint32_t to, uint32_t i) {
@@ -885,10 +891,8 @@ void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
             }
         }
     const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
-    // The cable pulled carries its share slowly (~0.5 s): unshaped, or at
-    // 0.01 GB/s on a loaded host (mesh2x2-rv32 once), all of it could be over
-    // before the pull, leaving the relays nothing to carry.
-    g_cluster->set_fault(0, east, {{"bandwidth_gbps", 0.002}});
+    // Crawling, the cable still holds its share for the relays to carry.
+    slow_to_a_crawl(0, east);
     const size_t rerouted_before = events_at("rerouted", 0, "E").size();
     transport::L1Allocator l1(g_cluster->board());
     std::vector<Launch> launches = traffic.launches(*fabric, l1);
@@ -1056,16 +1060,21 @@ void all_reduce_is_right(const char* transport) {
 }
 
 // An op that fails under `meanwhile` (a fault injected while it runs): its
-// error and how long it took to fail.
+// error and how long it took to fail from the fault (not from before its
+// inputs were written: 4 MiB on each of 36 chips took seconds on a loaded host).
 std::pair<std::string, double> failure_of(ccl::CollectiveRunner& run, const std::function<void()>& meanwhile) {
     const ccl::OpRequest r = ring_all_reduce(4 << 20);
-    const auto t0 = steady_clock::now();
+    auto faulted = steady_clock::now();
+    const auto since_fault = [&] { return duration<double>(steady_clock::now() - faulted).count(); };
     try {
-        ccl::run_case(run, *g_cluster, r, 3, meanwhile);
+        ccl::run_case(run, *g_cluster, r, 3, [&] {
+            meanwhile();
+            faulted = steady_clock::now();
+        });
     } catch (const std::exception& x) {
-        return {x.what(), duration<double>(steady_clock::now() - t0).count()};
+        return {x.what(), since_fault()};
     }
-    return {"", duration<double>(steady_clock::now() - t0).count()};
+    return {"", since_fault()};
 }
 
 // A plane-1 cable pulled under an op striped over both planes (ring8x2): the
@@ -1075,9 +1084,7 @@ void test_a_plane_that_loses_a_cable_under_an_op_is_left_out(void**) {
     g_fabric.reset();
     const uint32_t east1 = static_cast<uint32_t>(g_cluster->board().port_for(abi::kFabricEast, 1));
     ccl::CollectiveRunner run(*g_cluster, over_fabric());
-    // Slowed, the cable still carries the op when the pull lands (its ~1.8
-    // MB take ~2 s; at 0.02 GB/s a loaded host once pulled it too late).
-    g_cluster->set_fault(3, east1, {{"bandwidth_gbps", 0.001}});
+    slow_to_a_crawl(3, east1);
     const auto [e, seconds] = failure_of(run, [&] { g_cluster->set_link(3, east1, false); });
     fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
     assert_true(contains(e, "chip 3.E1") && contains(e, "is down"));
@@ -1103,9 +1110,7 @@ void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**)
     {
         ccl::CollectiveRunner run(*g_cluster, over_fabric());
         warm_up(run);
-        // Slowed, the cable still carries the op when the pull lands; unshaped,
-        // the op could end first and nothing would fail.
-        g_cluster->set_fault(0, east, {{"bandwidth_gbps", 0.02}});
+        slow_to_a_crawl(0, east);  // else the op could end first and nothing would fail
         const auto [e, seconds] = failure_of(run, [&] { g_cluster->set_link(0, east, false); });
         g_cluster->set_link(0, east, true);
         g_cluster->set_fault(0, east, kUnfaulted);
@@ -1140,16 +1145,8 @@ void test_a_pulled_cable_is_routed_round_live(void**) {
     {
         ccl::CollectiveRunner run(*g_cluster, over_fabric());
         warm_up(run);
-        ccl::OpRequest r;
-        r.op = ccl::Collective::kAllReduce;
-        r.algo = "ring";
-        // Long enough that the pull lands mid-op on a loaded host too (at 4 MiB
-        // a loaded run once found nothing rerouted, the op most likely over
-        // before the pull), and the cable slowed so that its share of the op
-        // is still queued on it when it goes (at 16 MiB unshaped, a fresh
-        // clone's torus4x4 once found nothing rerouted too).
-        r.bytes = 16 << 20;
-        g_cluster->set_fault(chip, east, {{"bandwidth_gbps", 0.02}});
+        ccl::OpRequest r = ring_all_reduce(4 << 20);
+        slow_to_a_crawl(chip, east);
         ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 3, [&] { g_cluster->set_link(chip, east, false); });
         g_cluster->set_fault(chip, east, {{"bandwidth_gbps", 0}, {"latency_us", 0}});  // still pulled
         if (res.check.wrong) fail_msg("ring with the cable pulled under it: %zu wrong", size_t(res.check.wrong));
@@ -1195,8 +1192,7 @@ void test_a_cable_of_either_plane_pulled_under_an_op_is_routed_round_live(void**
         {
             ccl::CollectiveRunner run(*g_cluster, over_fabric());
             warm_up(run);
-            // Slowed, the cable's share is still queued on it when it goes.
-            g_cluster->set_fault(0, east, {{"bandwidth_gbps", 0.002}});
+            slow_to_a_crawl(0, east);
             const ccl::CaseResult res = ccl::run_case(run, *g_cluster, ring_all_reduce(4 << 20), 31 + plane,
                                                       [&] { g_cluster->set_link(0, east, false); });
             if (res.check.wrong)
@@ -1225,8 +1221,7 @@ void test_a_cut_mesh_fails_the_op_naming_the_chips(void**) {
     {
         ccl::CollectiveRunner run(*g_cluster, over_fabric());
         all_reduce_is_right("fabric");
-        // Slowed, chip 0's cables still carry the op when the cut lands (as above).
-        for (uint32_t port : {east, south}) g_cluster->set_fault(0, port, {{"bandwidth_gbps", 0.02}});
+        for (uint32_t port : {east, south}) slow_to_a_crawl(0, port);
         const auto [e, seconds] = failure_of(run, [&] {
             g_cluster->set_link(0, east, false);
             g_cluster->set_link(0, south, false);
@@ -1505,9 +1500,7 @@ void test_a_meshs_own_fabric_is_rerouted_live(void**) {
         ccl::CollectiveRunner run(*g_cluster, chips, over_fabric());
         warm_up(run);
         const ccl::OpRequest r = ring_all_reduce(4 << 20);
-        // Slowed while the op runs, the cable still holds its share when it
-        // goes (unshaped, a loaded host once found nothing rerouted).
-        g_cluster->set_fault(chip, east, {{"bandwidth_gbps", 0.02}});
+        slow_to_a_crawl(chip, east);
         const ccl::CaseResult res =
             ccl::run_case(run, *g_cluster, r, 3, [&] { g_cluster->set_link(chip, east, false); });
         g_cluster->set_fault(chip, east, {{"bandwidth_gbps", 0}, {"latency_us", 0}});  // still pulled
