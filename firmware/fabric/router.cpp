@@ -217,11 +217,11 @@ uint32_t Router::settle(const uint32_t took[abi::kFabricMaxVcs]) {
 
 // A packet for the dead cable gets a new route from this chip, by its
 // tables, through the router of its first direction (a pass-through channel
-// from us: VC 0, as a fresh packet; between meshes its class's VC, which a
-// packet never leaves for a lower one). One with no other way, or a
+// from us, on vc_round_dead_cable's VC). One with no other way, or a
 // multicast (its run of chips lies beyond the cable), is dropped and reported.
 bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
-    const auto& table = *reinterpret_cast<const abi::FabricRouteTable*>(config_.route_table);
+    const uint64_t at = config_.detour_table ? config_.detour_table : config_.route_table;
+    const auto& table = *reinterpret_cast<const abi::FabricRouteTable*>(at);
     const abi::FabricRouteEntry e = abi::fabric_route_entry(table, config_.self.mesh, h.dst);
     const uint32_t command = noc::issued();
     if (h.send_type != abi::kFabricUnicast || e.hops == 0 || e.first == config_.compass ||
@@ -230,7 +230,7 @@ bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
         s.eth_command[s.sent % s.ring->slots] = command - 1;  // nothing to wait for
         return true;
     }
-    const uint32_t vc = (config_.flags & abi::kFabricMeshClasses) ? s.ring->vc : 0;
+    const uint32_t vc = vc_round_dead_cable(s.ring->vc, config_.flags);
     h.hops = e.hops;
     h.route = e.route;
     h.vc = static_cast<uint16_t>(vc);

@@ -22,8 +22,8 @@ uint64_t align64(uint64_t v) { return (v + 63) & ~uint64_t(63); }
 // its fallback relay writes: fallback_words (fallback_in's written per VC,
 // then fallback's freed per VC).
 struct Layout {
-    uint64_t config, link_words, status, written, forward_freed, fallback_words, fallback_stage, route_table, receivers,
-        fallback_in, senders, end;
+    uint64_t config, link_words, status, written, forward_freed, fallback_words, fallback_stage, route_table,
+        detour_table, receivers, fallback_in, senders, end;
 };
 
 Layout layout_of(uint32_t num_vcs, uint32_t num_senders, uint64_t channel_bytes, uint32_t fallback_in = 0) {
@@ -36,7 +36,8 @@ Layout layout_of(uint32_t num_vcs, uint32_t num_senders, uint64_t channel_bytes,
     l.fallback_words = l.forward_freed + 4 * abi::kFabricMaxDirections * abi::kFabricMaxVcs;
     l.fallback_stage = align64(l.fallback_words + 8 * abi::kFabricMaxVcs);
     l.route_table = l.fallback_stage + abi::kFabricHeaderBytes;
-    l.receivers = align64(l.route_table + sizeof(abi::FabricRouteTable));
+    l.detour_table = l.route_table + sizeof(abi::FabricRouteTable);
+    l.receivers = align64(l.detour_table + abi::kFabricDetourTableBytes);
     l.fallback_in = l.receivers + num_vcs * channel_bytes;
     l.senders = l.fallback_in + fallback_in * channel_bytes;
     l.end = l.senders + num_senders * channel_bytes;
@@ -141,6 +142,8 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
     check_meshes();
     const bool many = meshes_.size() > 1;
     if (many) spec_.flags |= abi::kFabricMeshClasses;
+    else if (!meshes_[0].wraps())
+        spec_.flags |= abi::kFabricEscapeVc;
     if (spec_.bubble) spec_.flags |= abi::kFabricBubble;
     check_spec();
     register_fabric_wait_decoder();
@@ -148,7 +151,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
         for (uint32_t i = 0; i < m.chips(); ++i) order_.push_back(m.first_chip + i);
     std::sort(order_.begin(), order_.end());
     index_chips();
-    num_vcs_ = many || meshes_[0].wraps() ? 2 : 1;
+    num_vcs_ = 2;  // a torus's dateline, the class of packets from another mesh, or the escape class
     fallback_ = std::any_of(fallbacks.begin(), fallbacks.end(), [](const auto& f) { return f.has_value(); });
     l1_bytes_ = layout_of(num_vcs_, spec_.lanes + abi::fabric_pass_groups(2, spec_.flags) * num_vcs_,
                           uint64_t(spec_.slots) * spec_.slot_bytes(), fallback_ ? num_vcs_ : 0)
@@ -480,6 +483,7 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     if (c.dims == 2) {
         c.compass = static_cast<uint32_t>(r.direction);
         c.route_table = base + l.route_table;
+        if (spec_.flags & abi::kFabricEscapeVc) c.detour_table = base + l.detour_table;
     }
     c.link_words = base + l.link_words;
     c.status = base + l.status;
@@ -520,6 +524,13 @@ void FabricBuilder::write_router(ChipWriter& memory, size_t index) const {
     const Layout l = layout_of(num_vcs_, r.config.num_senders, 0);
     memory.clear(r.chip, r.l1.base + l.link_words, l.route_table - l.link_words);
     if (r.config.route_table) memory.write(r.chip, r.config.route_table, &table(r.chip), sizeof(abi::FabricRouteTable));
+    if (r.config.detour_table) write_detour_table(memory, r, table(r.chip));
+}
+
+void write_detour_table(ChipWriter& memory, const FabricRouterPlan& r, const abi::FabricRouteTable& table) {
+    abi::FabricRouteTable one_mesh = table;
+    one_mesh.meshes = 0;
+    memory.write(r.chip, r.config.detour_table, &one_mesh, abi::kFabricDetourTableBytes);
 }
 
 int FabricBuilder::router_index(uint32_t chip, FabricDirection direction) const {

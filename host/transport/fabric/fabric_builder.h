@@ -183,6 +183,9 @@ private:
 uint32_t routing_plane(const BoardInfo& board, const FabricBuilder& fabric);
 // Whether the fabric has fallback relays (FabricSpec::fallback).
 bool has_relays(const FabricBuilder& fabric);
+// Writes `table`'s routes inside the mesh as router r's detour table
+// (abi::FabricRouterConfig::detour_table, which r must have).
+void write_detour_table(ChipWriter& memory, const FabricRouterPlan& r, const abi::FabricRouteTable& table);
 
 // The 2D fabric over a cluster of one mesh or torus (the cables of routing
 // plane `plane`); `wrap` false makes a mesh of a torus (its wrap cables

@@ -128,7 +128,7 @@ RouteWalker::Landing RouteWalker::follow(abi::FabricPacketHeader& h, uint32_t ch
             const abi::FabricRouteEntry e = abi::fabric_route_entry(move_->next(chip), f_.node(chip).mesh, h.dst);
             if (e.hops == 0 || e.first == dir) return {chip, 0, vc, held, true, true};  // dropped, holding nothing more
             h.hops = e.hops, h.route = e.route;
-            dir = e.first, vc = classes() ? vc : 0, moved = true;
+            dir = e.first, vc = fabric::vc_round_dead_cable(vc, f_.spec().flags), moved = true;
             continue;
         }
         const FabricRouterPlan* out = router(chip, dir);
@@ -230,9 +230,12 @@ void RouteWalker::walk_route(const abi::FabricPacketHeader& h0, const abi::Fabri
 void RouteWalker::walk_from(uint32_t from) {
     const abi::FabricNodeId self = f_.node(from);
     // The new table only where it differs: a packet that starts by the same
-    // route as the old table's takes, from there, a subset of the old walk's ways.
+    // route as the old table's takes, from there, a subset of the old walk's
+    // ways. With an escape class no packet starts by the new tables (only the
+    // dead cable's routers have them).
     std::vector<std::pair<const abi::FabricRouteTable*, bool>> tables = {{&f_.table(from), false}};
-    if (move_ && std::memcmp(&move_->next(from), &f_.table(from), sizeof(abi::FabricRouteTable)) != 0)
+    if (move_ && !(f_.spec().flags & abi::kFabricEscapeVc) &&
+        std::memcmp(&move_->next(from), &f_.table(from), sizeof(abi::FabricRouteTable)) != 0)
         tables.push_back({&move_->next(from), true});
     for (const auto& [table, is_new] : tables) {
         for (uint32_t c = 0; c < mesh(self.mesh).chips(); ++c) {

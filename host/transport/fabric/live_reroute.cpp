@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/names.h"
 #include "transport/fabric/fabric_dependencies.h"
 
 namespace weft::transport {
@@ -34,6 +35,32 @@ void command_reroute(Machine& m, const FabricRouterPlan& p, const std::array<uin
     m.write(p.chip, status + offsetof(abi::FabricRouterStatus, command), &command, sizeof command);
 }
 
+// Another of the fabric's cables than (chip, port)'s that the control plane
+// holds as down, named; "" if none. The fabric was built over cables that
+// were up, so it went down under this fabric and was routed round already.
+std::string earlier_move(const FabricBuilder& fabric, const ControlPlane& control, uint32_t chip, uint32_t port) {
+    for (const LinkInfo& l : control.topology().links()) {
+        if (l.up || (l.chip_a == chip && l.port_a == port) || (l.chip_b == chip && l.port_b == port)) continue;
+        if (router_on(fabric, l.chip_a, l.port_a)) return chip_name(l.chip_a) + " port " + std::to_string(l.port_a);
+    }
+    return "";
+}
+
+// With an escape class only the dead cable's two routers take the new
+// tables, as their detour tables: every other route stays as it was, so no
+// new route mixes with the old ones on VC 0. Else every router's chip tables.
+void write_tables(Machine& m, const FabricBuilder& fabric, const std::vector<abi::FabricRouteTable>& next,
+                  const FabricRouterPlan& a, const FabricRouterPlan& b) {
+    if (fabric.spec().flags & abi::kFabricEscapeVc) {
+        for (const FabricRouterPlan* end : {&a, &b}) write_detour_table(m, *end, next[fabric.position(end->chip)]);
+        return;
+    }
+    for (uint32_t c : fabric.order())
+        for (const FabricRouterPlan& p : fabric.routers())
+            if (p.chip == c && p.config.route_table)
+                m.write(c, p.config.route_table, &next[fabric.position(c)], sizeof(abi::FabricRouteTable));
+}
+
 }  // namespace
 
 std::vector<abi::FabricRouteTable> control_plane_tables(const FabricBuilder& fabric, const ControlPlane& control) {
@@ -60,8 +87,16 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     const int b_index = fabric.router_index(a->peer_chip, compass_direction(static_cast<uint32_t>(a->direction) ^ 2));
     if (b_index < 0) throw Error("the fabric's router on chip " + std::to_string(chip) + " has no peer router");
     const FabricRouterPlan& b = fabric.routers()[size_t(b_index)];
+    const std::string before = earlier_move(fabric, control, chip, port);
     RerouteDecision d = control.cable_down(chip, port);
     if (d.kind != RerouteDecision::kNewTables) return d;
+    // The detours of the first move took its tables, which the second's check does not cover.
+    if ((fabric.spec().flags & abi::kFabricEscapeVc) && !before.empty()) {
+        d.kind = RerouteDecision::kRefused;
+        d.why = "the running fabric was routed round its cable at " + before +
+                " already (one move per fabric on a mesh); the next fabric is planned without both";
+        return d;
+    }
     std::vector<abi::FabricRouteTable> next;
     try {
         next = control_plane_tables(fabric, control);
@@ -86,10 +121,7 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
                 "; the next fabric is planned without it";
         return d;
     }
-    for (uint32_t c : fabric.order())
-        for (const FabricRouterPlan& p : fabric.routers())
-            if (p.chip == c && p.config.route_table)
-                machine.write(c, p.config.route_table, &next[fabric.position(c)], sizeof(abi::FabricRouteTable));
+    write_tables(machine, fabric, next, *a, b);
     const auto at_a = filled(machine, *a), at_b = filled(machine, b);
     command_reroute(machine, *a, at_b, at_a);
     command_reroute(machine, b, at_a, at_b);

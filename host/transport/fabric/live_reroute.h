@@ -1,11 +1,21 @@
 // Rerouting a running 2D fabric round a cable that died under it, where no
 // fallback relay stands beside the cable (the control plane's side of the
 // routers' kFabricReroute): the control plane computes tables without the
-// cable, they are written into every router of the mesh, and the cable's two
-// routers are told which of their packets the other took off it (counts
-// read at both ends while it is down), so each sends the rest again round
-// the new routes and gives every later packet for the cable a new route from
-// its chip. Nothing arrives twice; traffic goes on without the cable.
+// cable, and the cable's two routers are told which of their packets the
+// other took off it (counts read at both ends while it is down), so each
+// sends the rest again round the new routes and gives every later packet for
+// the cable a new route from its chip. Nothing arrives twice; traffic goes on
+// without the cable.
+//
+// Where the new tables go: a fabric of one mesh (no wraps) has an escape
+// class (abi::kFabricEscapeVc), and only the cable's two routers take them,
+// as detour tables; their detours travel on VC 1 to the end while every
+// other packet keeps its old route on VC 0. Old routes and detours mixed on
+// one VC close cycles of turns (8 of mesh3x3's 12 single-cable moves), and
+// on two they cannot: every move is safe, one per fabric (a second cable
+// is refused: the first's detours are not in its check). Otherwise (a torus,
+// several meshes: VC 1 is taken) every router of the fabric takes the new
+// tables, and check_table_move refuses a move that could deadlock.
 #pragma once
 #include <stdint.h>
 

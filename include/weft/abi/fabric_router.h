@@ -20,6 +20,7 @@
 // increments it once it is done with a slot): the writer never has more than
 // `slots` packets outstanding, so a full channel back-pressures its writer.
 #pragma once
+#include <stddef.h>
 #include <stdint.h>
 
 #include "weft/abi/fabric.h"
@@ -54,6 +55,11 @@ enum FabricRouterFlags : uint32_t {
     // peer's receiver has two free slots, so a cycle of the ring's buffers
     // always keeps one free and some packet can always move.
     kFabricBubble = 16,
+    // One mesh, no wraps: VC 1 is the escape class of the packets a dead
+    // cable's router sends round it by the new tables. They keep it to the
+    // end, so the detours never wait on the old routes still in use on VC 0
+    // (the mixes that close a cycle of turns: live_reroute.h).
+    kFabricEscapeVc = 32,
 };
 
 // Whether a packet leaving on a router's dateline cable moves to VC 1.
@@ -189,11 +195,17 @@ struct FabricRouterConfig {
     uint64_t records;
     uint32_t record_slots;
     uint32_t pad3;
+    // With kFabricEscapeVc: the tables this router routes a packet for its
+    // dead cable by (route_round), written by the control plane while the
+    // chip's own (route_table, which its workers read) stay as they were.
+    // The `to` entries only (kFabricDetourTableBytes, meshes 0). 0: route_table.
+    uint64_t detour_table;
 };
 static_assert(sizeof(FabricRouterConfig) == 56 + 32 * kFabricMaxVcs + 8 * kFabricMaxVcs + 32 * kFabricMaxSenders +
                                                 32 * kFabricMaxDirections * kFabricMaxVcs + 8 + 16 +
-                                                64 * kFabricMaxVcs + 16 + 16,
+                                                64 * kFabricMaxVcs + 16 + 16 + 8,
               "FabricRouterConfig layout");
+inline constexpr uint32_t kFabricDetourTableBytes = offsetof(FabricRouteTable, to_mesh);
 
 // One packet a router sent over its cable, as its log keeps it: enough of the
 // header to tell the packet from others (its source's seq and addresses), the
