@@ -1183,7 +1183,8 @@ void test_a_pulled_cable_is_routed_round_live(void**) {
 // The collectives striped over both planes of a 2D fabric (mesh2x2-rv32, no
 // relays: a fabric per plane): a cable of either plane pulled under a running
 // op is routed round live by its own plane's control plane; the op completes
-// right on both planes and both ends of the cable report rerouted. (A plane-1
+// right on both planes and both ends of the cable report rerouted, and the
+// next op, the cable still out, runs right on both planes. (A plane-1
 // cable failed the op once its packets had waited out their timeout, only
 // plane 0 being tended; a plane-0 one too, its control plane choosing a
 // fallback relay the striped fabric does not have.)
@@ -1206,6 +1207,11 @@ void test_a_cable_of_either_plane_pulled_under_an_op_is_routed_round_live(void**
             for (const transport::RouterView& v : transport::read_routers(*g_cluster))
                 rerouted += v.status.state == abi::kFabricRouterRerouted;
             assert_int_equal(rerouted, 2);  // both ends of the cable
+            // The next op, the cable still out: each plane's fabric planned
+            // round its own dead cables, both planes carry it.
+            const ccl::CaseResult next = ccl::run_case(run, *g_cluster, ring_all_reduce(1 << 20), 33 + plane);
+            assert_int_equal(next.check.wrong, 0);
+            assert_int_equal(next.timing.planes, 2);
         }
         expect_more_events("rerouted", 0, way.c_str(), before);
         g_cluster->set_fault(0, east, kUnfaulted);  // plugged back in, unshaped

@@ -11,6 +11,8 @@
 #include "driver/cluster_topology.h"
 #include "driver/paths.h"
 #include "transport/fabric/control_plane.h"
+#include "transport/fabric/fabric.h"
+#include "transport/fabric/fabric_builder.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
 #include <setjmp.h>
@@ -122,6 +124,32 @@ void test_each_plane_of_a_mesh_without_relays_gets_new_tables(void**) {
         }
     assert_int_equal(own, spec.links.size());
     assert_int_equal(other, spec.links.size());
+}
+
+// The fabric the runner plans on plane 1 of a two-plane mesh with one of
+// that plane's cables down routes round it by that plane's control plane
+// (it was refused, and the op ran on plane 0 alone): no router on the dead
+// cable, one at each end of every other plane-1 cable.
+void test_each_planes_fabric_is_planned_round_its_own_dead_cable(void**) {
+    const ClusterSpec spec = grid("qemu-virt32", 3, 3, "mesh", 2);
+    const ClusterTopology topology = ClusterTopology::from_spec(spec);
+    std::vector<LinkInfo> links = topology.links();
+    const LinkInfo* dead = nullptr;
+    size_t on_plane_1 = 0;
+    for (LinkInfo& l : links) {
+        if (spec.board.ports[l.port_a].plane != 1) continue;
+        ++on_plane_1;
+        if (!dead && l.chip_a == 4) l.up = false, dead = &l;  // the centre chip's first plane-1 cable
+    }
+    assert_non_null(dead);
+    const transport::FabricBuilder f =
+        transport::cluster_fabric(spec.board, topology.with_links(links), FabricSpec{}, "", 1);
+    assert_int_equal(f.routers().size(), 2 * (on_plane_1 - 1));
+    for (const transport::FabricRouterPlan& r : f.routers()) {
+        assert_int_equal(spec.board.ports[r.port].plane, 1);
+        assert_false((r.chip == dead->chip_a && r.port == dead->port_a) ||
+                     (r.chip == dead->chip_b && r.port == dead->port_b));
+    }
 }
 
 // Dimension order cannot avoid a mesh's cable for a chip on its row or
@@ -262,6 +290,7 @@ int main() {
         cmocka_unit_test(test_a_two_plane_mesh_falls_back_to_the_other_plane),
         cmocka_unit_test(test_each_plane_of_a_mesh_without_relays_gets_new_tables),
         cmocka_unit_test(test_every_mesh_cable_failure_gets_new_tables),
+        cmocka_unit_test(test_each_planes_fabric_is_planned_round_its_own_dead_cable),
         cmocka_unit_test(test_a_cut_line_names_the_chips_cut_off),
         cmocka_unit_test(test_a_removed_row_or_column_is_routed_around),
         cmocka_unit_test(test_an_inter_mesh_cable_failure_gets_new_exits),

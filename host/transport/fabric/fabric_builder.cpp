@@ -647,10 +647,9 @@ FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topolog
     const bool any_down = std::any_of(topology.links().begin(), topology.links().end(), [&](const LinkInfo& l) {
         return !l.up && board.ports.at(l.port_a).plane == plane && topology.mesh_of(l.chip_a).id == m.id;
     });
-    // Only plane 0's fabric is planned round its dead cables; another plane
-    // that lost one is refused here, and the runner leaves that plane out.
-    if (!route && any_down && mesh.wraps() == m.wraps() && plane == 0) {
-        control.emplace(board, topology);
+    // Each plane's fabric is planned round its own dead cables.
+    if (!route && any_down && mesh.wraps() == m.wraps()) {
+        control.emplace(board, topology, plane, spec.fallback);
         if (const std::string why = control->unusable(m); !why.empty())
             throw Error("the 2D fabric cannot route around the cables that are down: " + why);
         route = [&](uint32_t a, uint32_t b) { return control->l0_route(m, a, b); };

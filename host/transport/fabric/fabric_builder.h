@@ -190,8 +190,8 @@ void write_detour_table(ChipWriter& memory, const FabricRouterPlan& r, const abi
 // The 2D fabric over a cluster of one mesh or torus (the cables of routing
 // plane `plane`); `wrap` false makes a mesh of a torus (its wrap cables
 // unused: the spec's downshifted topologies). Throws weft::Error for a
-// cluster that is not one 2D grid, or one with a cable down (on plane 0 the
-// control plane's tables route round it instead, where they can).
+// cluster that is not one 2D grid, or one with a cable down where the plane's
+// control plane finds no tables round it (a cut mesh, or a torus run as a mesh).
 FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec = {},
                           bool wrap = true, const RouteOf& routes = {}, uint32_t plane = 0);
 
