@@ -38,6 +38,7 @@ void relocate(abi::FabricRouterConfig& c, const HostChip& self, const HostChip& 
         if (c.fallback_in[v].slots) relocate(c.fallback_in[v], self);
     }
     relocate(c.route_table, self);
+    relocate(c.detour_table, self);
     relocate(c.fallback_stage, self);
     if (c.record_slots) relocate(c.records, self);
     for (uint32_t s = 0; s < c.num_senders; ++s) relocate(c.senders[s], self);

@@ -283,38 +283,73 @@ void test_a_pulled_cable_moves_onto_its_fallback(void**) {
     assert_true(resent > 0);  // some pull caught packets on the wire, which went again
 }
 
-// Live rerouting where no other plane's cable exists: a torus4x4 cable
-// pulled under all-pairs traffic; the control plane's new tables go into
-// every router, the cable's two routers settle which packets crossed (counts
-// read at both ends) and send the rest, and every later packet for the
-// cable, round by the new routes. Everything arrives exactly once.
-void test_a_pulled_torus_cable_is_routed_round_live(void**) {
+// Live rerouting where no other plane's cable exists: chip `chip`'s east
+// cable pulled under all-pairs traffic, at several points of it; the control
+// plane's new tables go into the routers, the cable's two routers settle
+// which packets crossed (counts read at both ends) and send the rest, and
+// every later packet for the cable, round by the new routes. Everything
+// arrives exactly once. Returns the packets the routers sent on VC 1.
+uint64_t pull_under_all_pairs(const char* cluster, uint32_t chip, std::initializer_list<int> pulls_at) {
     uint32_t resent = 0;
-    for (int pull_at : {5, 20, 40, 70}) {
-        FabricModel m("torus4x4", small_options());
+    uint64_t on_vc1 = 0;
+    for (int pull_at : pulls_at) {
+        FabricModel m(cluster, small_options());
         const BoardInfo& board = m.cluster().board();
         const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
         transport::ControlPlane control(board, m.cluster().topology());
         Ethernet& eth = m.cluster().devices().ethernet();
-        const int cable = eth.link_index(5, east);
+        const int cable = eth.link_index(chip, east);
         int steps = 0;
         transport::RerouteDecision d;
         m.on_step = [&] {
             ++steps;
             if (steps == pull_at) eth.set_link_up(size_t(cable), false);
-            if (steps == pull_at + 3) d = transport::reroute_live(m.cluster(), m.fabric(), control, 5, east);
+            if (steps == pull_at + 3) d = transport::reroute_live(m.cluster(), m.fabric(), control, chip, east);
         };
         every_chip_to_every_other(m);
-        assert_true(steps > pull_at + 3);
-        assert_int_equal(d.kind, transport::RerouteDecision::kNewTables);
-        for (auto [chip, way] : {std::pair{5u, FabricDirection::kEast}, std::pair{6u, FabricDirection::kWest}}) {
-            const abi::FabricRouterStatus& s = m.status(chip, way);
+        if (steps <= pull_at + 3) fail_msg("%s: all of it arrived in %d steps, before the pull", cluster, steps);
+        if (d.kind != transport::RerouteDecision::kNewTables) fail_msg("%s: %s", cluster, d.why.c_str());
+        for (auto [at, way] : {std::pair{chip, FabricDirection::kEast}, std::pair{chip + 1, FabricDirection::kWest}}) {
+            const abi::FabricRouterStatus& s = m.status(at, way);
             assert_int_equal(s.state, abi::kFabricRouterRerouted);
-            assert_int_equal(m.events(chip, abi::kEventRerouted), 1);
+            assert_int_equal(m.events(at, abi::kEventRerouted), 1);
             resent += s.resent;
         }
+        for (const transport::FabricRouterPlan& r : m.fabric().routers())
+            on_vc1 += m.status(r.chip, r.direction).vc_packets_sent[1];
     }
-    fprintf(stderr, "packets sent again round the dead cable, over four pulls: %u\n", resent);
+    fprintf(stderr, "%s: packets sent again round the dead cable, over %zu pulls: %u\n", cluster, pulls_at.size(),
+            resent);
+    return on_vc1;
+}
+
+void test_a_pulled_torus_cable_is_routed_round_live(void**) { pull_under_all_pairs("torus4x4", 5, {5, 20, 40, 70}); }
+
+// On a mesh the detours round the centre chip's east cable travel on the
+// escape VC (a mesh's routes use VC 0 only), by detour tables the cable's
+// two routers alone hold: every chip's own tables stay as they were. A
+// second cable under the same fabric is refused: the first's detours are
+// not in its check.
+void test_a_pulled_mesh_cable_is_routed_round_on_the_escape_vc(void**) {
+    assert_true(pull_under_all_pairs("mesh3x3", 4, {3, 10, 20, 40}) > 0);
+    FabricModel m("mesh3x3", small_options());
+    const BoardInfo& board = m.cluster().board();
+    transport::ControlPlane control(board, m.cluster().topology());
+    Ethernet& eth = m.cluster().devices().ethernet();
+    const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
+    const auto south = static_cast<uint32_t>(board.port_for(abi::kFabricSouth, 0));
+    eth.set_link_up(size_t(eth.link_index(4, east)), false);
+    assert_int_equal(transport::reroute_live(m.cluster(), m.fabric(), control, 4, east).kind,
+                     transport::RerouteDecision::kNewTables);
+    for (const transport::FabricRouterPlan& r : m.fabric().routers()) {
+        const auto* held = reinterpret_cast<const abi::FabricRouteTable*>(
+            m.bytes(r.chip, r.config.route_table, sizeof(abi::FabricRouteTable)));
+        assert_memory_equal(held, &m.fabric().table(r.chip), sizeof(abi::FabricRouteTable));
+    }
+    eth.set_link_up(size_t(eth.link_index(0, south)), false);
+    const transport::RerouteDecision second = transport::reroute_live(m.cluster(), m.fabric(), control, 0, south);
+    assert_int_equal(second.kind, transport::RerouteDecision::kRefused);
+    assert_true(second.why.find("routed round its cable at chip 4") != std::string::npos);
 }
 
 // A fabric planned narrower than its cluster (torus4x4 run as a mesh, its
@@ -874,6 +909,7 @@ int main() {
         cmocka_unit_test(test_a_pulled_cable_moves_onto_its_fallback),
         cmocka_unit_test(test_two_planes_are_two_hops_between_every_pair),
         cmocka_unit_test(test_a_pulled_torus_cable_is_routed_round_live),
+        cmocka_unit_test(test_a_pulled_mesh_cable_is_routed_round_on_the_escape_vc),
         cmocka_unit_test(test_an_inter_mesh_move_that_could_deadlock_is_refused),
         cmocka_unit_test(test_a_move_onto_cables_the_fabric_lacks_is_refused),
         cmocka_unit_test(test_4mesh3x3_routes_are_rewritten_at_each_mesh_entry),

@@ -69,6 +69,8 @@ public:
     // with the decision (and the epoch with them).
     RerouteDecision cable_down(uint32_t chip, uint32_t port);
     void cable_up(uint32_t chip, uint32_t port);
+    // Whether the cable on (chip, port) is down, as the control plane knows it.
+    bool is_down(uint32_t chip, uint32_t port) const { return dead_.count({chip, port}) != 0; }
     // Takes a failed row (y) or column (x) of a mesh out of the fabric (the
     // spec's downshifted mesh): every cable of its chips is dead, the other
     // chips get tables among themselves (a removed chip's entries are kNoRoute).

@@ -35,14 +35,13 @@ void command_reroute(Machine& m, const FabricRouterPlan& p, const std::array<uin
     m.write(p.chip, status + offsetof(abi::FabricRouterStatus, command), &command, sizeof command);
 }
 
-// Another of the fabric's cables than (chip, port)'s that the control plane
-// holds as down, named; "" if none. The fabric was built over cables that
-// were up, so it went down under this fabric and was routed round already.
-std::string earlier_move(const FabricBuilder& fabric, const ControlPlane& control, uint32_t chip, uint32_t port) {
-    for (const LinkInfo& l : control.topology().links()) {
-        if (l.up || (l.chip_a == chip && l.port_a == port) || (l.chip_b == chip && l.port_b == port)) continue;
-        if (router_on(fabric, l.chip_a, l.port_a)) return chip_name(l.chip_a) + " port " + std::to_string(l.port_a);
-    }
+// A cable of the fabric the control plane holds as down already, named; ""
+// if none. The fabric was built over cables that were up, so it went down
+// under this fabric and was routed round.
+std::string earlier_move(const FabricBuilder& fabric, const ControlPlane& control) {
+    for (const FabricRouterPlan& p : fabric.routers())
+        if (p.relay_for < 0 && control.is_down(p.chip, p.port))
+            return chip_name(p.chip) + " port " + std::to_string(p.port);
     return "";
 }
 
@@ -87,7 +86,7 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     const int b_index = fabric.router_index(a->peer_chip, compass_direction(static_cast<uint32_t>(a->direction) ^ 2));
     if (b_index < 0) throw Error("the fabric's router on chip " + std::to_string(chip) + " has no peer router");
     const FabricRouterPlan& b = fabric.routers()[size_t(b_index)];
-    const std::string before = earlier_move(fabric, control, chip, port);
+    const std::string before = earlier_move(fabric, control);  // before this cable is down too
     RerouteDecision d = control.cable_down(chip, port);
     if (d.kind != RerouteDecision::kNewTables) return d;
     // The detours of the first move took its tables, which the second's check does not cover.
