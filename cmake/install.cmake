@@ -20,7 +20,7 @@ install(FILES LICENSE CHANGELOG.md DESTINATION share/doc/weft)
 # The library, a static archive per layer, exported with what it needs;
 # weft::weft is all of them.
 set_target_properties(weftlib PROPERTIES EXPORT_NAME weft)
-set(WEFT_LIBRARIES weft_common weft_board weft_driver weft_transport weft_ccl weft_plot)
+set(WEFT_LIBRARIES weft_common weft_board weft_driver weft_transport weft_ccl weft_tensor weft_plot)
 install(TARGETS weftlib ${WEFT_LIBRARIES} EXPORT weftTargets ARCHIVE DESTINATION lib)
 install(EXPORT weftTargets NAMESPACE weft:: DESTINATION lib/cmake/weft)
 configure_file(cmake/install/weftConfig.cmake.in ${CMAKE_BINARY_DIR}/install/weftConfig.cmake @ONLY)
@@ -72,7 +72,7 @@ install(CODE "
 # are stripped of it (the firmware keeps its own: fault reports name source lines).
 install(CODE "
   foreach(f bin/weft bin/weft-bridge bin/weft-check-firmware lib/libweft_common.a lib/libweft_board.a
-            lib/libweft_driver.a lib/libweft_transport.a lib/libweft_ccl.a lib/libweft_plot.a lib/libweft_fw_host.a
+            lib/libweft_driver.a lib/libweft_transport.a lib/libweft_ccl.a lib/libweft_tensor.a lib/libweft_plot.a lib/libweft_fw_host.a
             lib/libweft_fw_host_edm.a lib/libweft_fw_host_fabric.a)
     execute_process(COMMAND ${CMAKE_STRIP} --strip-debug \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/\${f}\"
                     COMMAND_ERROR_IS_FATAL ANY)

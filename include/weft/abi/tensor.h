@@ -1,0 +1,131 @@
+// A tensor as the chips hold it (the CCL document's layouts), and where each
+// of its pages lives: the host places and reads tensors with it, and a worker
+// kernel finds a page's bank or core and offset with the same functions.
+//
+// The tensor is seen as 2-D: rows = shape[0] * shape[1] * shape[2] (each
+// shape[2] padded to 32 with tiles), cols = shape[3] (padded to 32 with
+// tiles). It is cut into pages: a 32x32 tile, or a run of one row (the whole
+// width, or a shard's width when sharded by width or block). Pages are
+// numbered row-major over that grid of pages, whatever the memory, so two
+// layouts with the same grid of pages reshard page for page.
+//
+// Memory: interleaved, page p in bank p % banks at (p / banks) * page bytes
+// of that bank's share; or sharded over a grid of cores, each core's L1
+// holding one shard (a block of rows, of columns, or both) with its pages in
+// row-major order within the shard. A place is a unit (bank or core, in grid
+// order: y * grid_x + x) and an offset in that unit's buffer; the caller adds
+// the unit's base address.
+#pragma once
+#include <stdint.h>
+
+#include "weft/abi/commands.h"
+
+namespace weft::abi {
+
+inline constexpr uint32_t kTileSide = 32;  // a tile is 32x32 elements
+inline constexpr uint32_t kFaceSide = 16;  // stored as four 16x16 faces, row-major each
+inline constexpr uint32_t kTensorDims = 4;
+
+enum TensorLayout : uint8_t { kRowMajorPages = 0, kTilePages = 1 };
+enum TensorMemory : uint8_t { kInterleaved = 0, kHeightSharded = 1, kWidthSharded = 2, kBlockSharded = 3 };
+
+struct TensorSpec {
+    uint32_t shape[kTensorDims];  // outermost first; a matrix is {1, 1, rows, cols}
+    uint16_t dtype;               // DataType
+    uint8_t layout;               // TensorLayout
+    uint8_t memory;               // TensorMemory
+    uint32_t banks;               // interleaved: DRAM banks the pages go round
+    uint16_t grid_x, grid_y;      // sharded: the core grid (units y * grid_x + x)
+    uint32_t shard_rows;          // sharded: a shard's rows and columns, in elements
+    uint32_t shard_cols;          //   (whole pages: multiples of 32 with tiles)
+    uint32_t pad;
+};
+static_assert(sizeof(TensorSpec) == 40, "TensorSpec layout");
+
+// Where a page lives: its bank or core, and the offset in that unit's buffer.
+struct TensorPlace {
+    uint32_t unit;
+    uint64_t offset;
+};
+
+constexpr uint32_t tensor_round_up(uint32_t v, uint32_t to) { return (v + to - 1) / to * to; }
+
+constexpr bool tensor_sharded(const TensorSpec& t) { return t.memory != kInterleaved; }
+constexpr uint64_t tensor_rows(const TensorSpec& t) {
+    const uint32_t h = t.layout == kTilePages ? tensor_round_up(t.shape[2], kTileSide) : t.shape[2];
+    return uint64_t(t.shape[0]) * t.shape[1] * h;
+}
+constexpr uint32_t tensor_cols(const TensorSpec& t) {
+    return t.layout == kTilePages ? tensor_round_up(t.shape[3], kTileSide) : t.shape[3];
+}
+// A page's extent in elements.
+constexpr uint32_t page_rows(const TensorSpec& t) { return t.layout == kTilePages ? kTileSide : 1; }
+constexpr uint32_t page_cols(const TensorSpec& t) {
+    if (t.layout == kTilePages) return kTileSide;
+    return t.memory == kWidthSharded || t.memory == kBlockSharded ? t.shard_cols : tensor_cols(t);
+}
+constexpr uint32_t page_bytes(const TensorSpec& t) { return page_rows(t) * page_cols(t) * dtype_size(t.dtype); }
+// The grid of pages: rows of pages, and pages in a row.
+constexpr uint64_t page_grid_rows(const TensorSpec& t) { return tensor_rows(t) / page_rows(t); }
+constexpr uint32_t page_grid_cols(const TensorSpec& t) {
+    return page_cols(t) ? (tensor_cols(t) + page_cols(t) - 1) / page_cols(t) : 0;
+}
+constexpr uint64_t tensor_pages(const TensorSpec& t) { return page_grid_rows(t) * page_grid_cols(t); }
+
+// A shard's extent: a whole column of rows or row of columns where the
+// memory does not cut that way.
+constexpr uint64_t shard_rows_of(const TensorSpec& t) {
+    return t.memory == kWidthSharded ? tensor_rows(t) : t.shard_rows;
+}
+constexpr uint32_t shard_cols_of(const TensorSpec& t) {
+    return t.memory == kHeightSharded ? tensor_cols(t) : t.shard_cols;
+}
+// How many shards the tensor cuts into, down and across.
+constexpr uint64_t shards_down(const TensorSpec& t) {
+    return shard_rows_of(t) ? (tensor_rows(t) + shard_rows_of(t) - 1) / shard_rows_of(t) : 0;
+}
+constexpr uint32_t shards_across(const TensorSpec& t) {
+    return shard_cols_of(t) ? (tensor_cols(t) + shard_cols_of(t) - 1) / shard_cols_of(t) : 0;
+}
+
+// The unit holding the shard `down` blocks of rows and `across` blocks of
+// columns in: height and width shards go to the cores in grid order, block
+// shards to the core at (x = across, y = down).
+constexpr uint32_t shard_unit(const TensorSpec& t, uint64_t down, uint32_t across) {
+    if (t.memory == kHeightSharded) return uint32_t(down);
+    if (t.memory == kWidthSharded) return across;
+    return uint32_t(down) * t.grid_x + across;
+}
+
+constexpr TensorPlace tensor_page_place(const TensorSpec& t, uint64_t page) {
+    if (!tensor_sharded(t)) return {uint32_t(page % t.banks), page / t.banks * page_bytes(t)};
+    const uint64_t row = page / page_grid_cols(t) * page_rows(t);            // its first element's row
+    const uint64_t col = uint64_t(page % page_grid_cols(t)) * page_cols(t);  // and column
+    const uint64_t down = row / shard_rows_of(t), across = col / shard_cols_of(t);
+    // Its place among the shard's pages, row-major in the shard.
+    const uint64_t in_row = (row - down * shard_rows_of(t)) / page_rows(t);
+    const uint64_t in_col = (col - across * shard_cols_of(t)) / page_cols(t);
+    const uint64_t per_row = shard_cols_of(t) / page_cols(t);
+    return {shard_unit(t, down, uint32_t(across)), (in_row * per_row + in_col) * page_bytes(t)};
+}
+
+// The bytes each unit must hold: a bank's share of the pages, or a whole shard.
+constexpr uint64_t tensor_unit_bytes(const TensorSpec& t) {
+    if (!tensor_sharded(t)) return t.banks ? (tensor_pages(t) + t.banks - 1) / t.banks * page_bytes(t) : 0;
+    return shard_rows_of(t) / page_rows(t) * (shard_cols_of(t) / page_cols(t)) * uint64_t(page_bytes(t));
+}
+// The units that hold pages.
+constexpr uint32_t tensor_units(const TensorSpec& t) {
+    if (!tensor_sharded(t)) return t.banks;
+    if (t.memory == kBlockSharded) return uint32_t(shards_down(t) - 1) * t.grid_x + shards_across(t);
+    return uint32_t(shards_down(t) * shards_across(t));
+}
+
+// Element (r, c) of a 32x32 tile: its index in the tile's four 16x16 faces
+// (top-left, top-right, bottom-left, bottom-right, each row-major).
+constexpr uint32_t tile_index(uint32_t r, uint32_t c) {
+    const uint32_t face = (r / kFaceSide) * 2 + c / kFaceSide;
+    return face * kFaceSide * kFaceSide + (r % kFaceSide) * kFaceSide + c % kFaceSide;
+}
+
+}  // namespace weft::abi
