@@ -120,6 +120,10 @@ void read_memory_map(const Reader& r, int chip, BoardInfo& b) {
     b.boot_firmware = r.region(chip, "boot-firmware");
     b.control_block = r.region(chip, "control-block");
     b.dram = r.region(chip, "dram");
+    if (fdt_getprop(r.fdt, chip, "dram-banks", nullptr)) b.dram_banks = r.u32(chip, "dram-banks");
+    if (b.dram_banks == 0 || b.dram.size % (uint64_t(b.dram_banks) * 4096))
+        r.fail("dram-banks " + std::to_string(b.dram_banks) + " does not cut dram (" + hex(b.dram.size) +
+               " bytes) into equal banks of whole 4 KiB pages");
     b.timebase_hz = r.u32(chip, "timebase-frequency");
     if (b.control_block.size < sizeof(abi::ChipControlBlock))
         r.fail("control-block is " + hex(b.control_block.size) + " bytes; the ABI needs " +

@@ -57,6 +57,7 @@ struct BoardInfo {
     std::string isa, abi;  // its cores': "rv64imac", "lp64"
     uint32_t xlen() const { return isa.rfind("rv32", 0) == 0 ? 32 : 64; }
     Region ram, boot_firmware, control_block, dram;
+    uint32_t dram_banks = 1;  // equal slices of dram (/chip/dram-banks; 1 without it)
     uint32_t timebase_hz = 0;
     uint32_t code_size = 0, stack_size = 0, args_size = 0;
     std::vector<CoreInfo> cores;
@@ -69,6 +70,10 @@ struct BoardInfo {
     // The part of a core's L1 free for buffers and semaphores.
     Region l1_free(uint32_t core) const {
         return Region{cores.at(core).l1.base + code_size, args_base(core) - cores.at(core).l1.base - code_size};
+    }
+    Region dram_bank(uint32_t bank) const {
+        const uint64_t size = dram.size / dram_banks;
+        return Region{dram.base + bank * size, size};
     }
     uint32_t planes() const;
     // Port serving (direction, plane), or -1.

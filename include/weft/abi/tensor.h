@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "weft/abi/commands.h"
+#include "weft/abi/kernel_args.h"
 
 namespace weft::abi {
 
@@ -120,6 +121,29 @@ constexpr uint32_t tensor_units(const TensorSpec& t) {
     if (t.memory == kBlockSharded) return uint32_t(shards_down(t) - 1) * t.grid_x + shards_across(t);
     return uint32_t(shards_down(t) * shards_across(t));
 }
+
+// A tensor where a kernel finds it: unit u's buffer at base + u * unit_stride
+// (a DRAM bank, or a worker core's L1 at the same offset in each: both
+// boards space banks and worker L1s evenly).
+struct TensorAt {
+    TensorSpec spec;
+    uint64_t base;
+    uint64_t unit_stride;
+};
+static_assert(sizeof(TensorAt) == 56, "TensorAt layout");
+
+constexpr uint64_t tensor_page_address(const TensorAt& t, uint64_t page) {
+    const TensorPlace p = tensor_page_place(t.spec, page);
+    return t.base + p.unit * t.unit_stride + p.offset;
+}
+
+// The tensor_reshard kernel: copies every page of `from` to its place in `to`
+// (the same tensor and grid of pages, in another memory) by the NoC.
+struct ReshardArgs {
+    TensorAt from;
+    TensorAt to;
+};
+static_assert(kIsKernelArgs<ReshardArgs> && sizeof(ReshardArgs) == 112, "ReshardArgs layout");
 
 // Element (r, c) of a 32x32 tile: its index in the tile's four 16x16 faces
 // (top-left, top-right, bottom-left, bottom-right, each row-major).

@@ -1,0 +1,82 @@
+#include "tensor/tensor_io.h"
+
+#include <cstring>
+#include <string>
+
+#include "common/error.h"
+#include "driver/kernel_args.h"
+#include "tensor/tensor_layout.h"
+
+namespace weft::tensor {
+namespace {
+
+uint64_t unit_address(const abi::TensorAt& at, uint32_t unit) { return at.base + unit * at.unit_stride; }
+
+}  // namespace
+
+abi::TensorAt interleaved_at(const BoardInfo& board, abi::TensorSpec t, uint64_t offset) {
+    t.memory = abi::kInterleaved;
+    t.banks = board.dram_banks;
+    check_spec(t);
+    const Region bank = board.dram_bank(0);
+    if (offset > bank.size || abi::tensor_unit_bytes(t) > bank.size - offset)
+        throw Error(describe(t) + ": " + std::to_string(abi::tensor_unit_bytes(t)) + " bytes a bank from offset " +
+                    std::to_string(offset) + " overrun board " + board.name + "'s DRAM banks of " +
+                    std::to_string(bank.size) + " bytes");
+    return {t, bank.base + offset, bank.size};
+}
+
+abi::TensorAt sharded_at(const BoardInfo& board, const abi::TensorSpec& t, uint64_t offset) {
+    check_spec(t);
+    if (!abi::tensor_sharded(t)) throw Error(describe(t) + ": not sharded");
+    const std::vector<uint32_t> workers = board.cores_with_role(CoreRole::kWorker);
+    const uint32_t units = abi::tensor_units(t);
+    if (uint64_t(t.grid_x) * t.grid_y > workers.size())
+        throw Error(describe(t) + ": a " + std::to_string(t.grid_x) + " x " + std::to_string(t.grid_y) +
+                    " core grid, but board " + board.name + " has " + std::to_string(workers.size()) +
+                    " worker cores");
+    const uint64_t base = board.l1_free(workers[0]).base + offset;
+    const uint64_t stride = workers.size() > 1 ? board.cores[workers[1]].l1.base - board.cores[workers[0]].l1.base : 0;
+    for (uint32_t k = 0; k < units; ++k) {
+        const Region free = board.l1_free(workers[k]);
+        const uint64_t at = base + k * stride;
+        if (board.cores[workers[k]].l1.base != board.cores[workers[0]].l1.base + k * stride)
+            throw Error("board " + board.name + "'s worker L1s are not evenly spaced");
+        if (!free.contains(at, abi::tensor_unit_bytes(t)))
+            throw Error(describe(t) + ": a shard of " + std::to_string(abi::tensor_unit_bytes(t)) +
+                        " bytes at offset " + std::to_string(offset) + " overruns worker core " +
+                        std::to_string(workers[k]) + "'s free L1 of " + std::to_string(free.size) + " bytes");
+    }
+    return {t, base, stride};
+}
+
+void write_tensor(Chip& chip, const abi::TensorAt& at, const void* data) {
+    const UnitImages units = place(at.spec, data);
+    for (uint32_t u = 0; u < units.size(); ++u) chip.write(unit_address(at, u), units[u].data(), units[u].size());
+}
+
+std::vector<uint8_t> read_tensor(Chip& chip, const abi::TensorAt& at) {
+    UnitImages units(abi::tensor_units(at.spec), std::vector<uint8_t>(abi::tensor_unit_bytes(at.spec)));
+    for (uint32_t u = 0; u < units.size(); ++u) chip.read(unit_address(at, u), units[u].data(), units[u].size());
+    return gather(at.spec, units);
+}
+
+void check_reshard(const abi::TensorAt& from, const abi::TensorAt& to) {
+    const abi::TensorSpec &a = from.spec, &b = to.spec;
+    check_spec(a);
+    check_spec(b);
+    const std::string both = describe(a) + " to " + describe(b);
+    if (std::memcmp(a.shape, b.shape, sizeof a.shape) || a.dtype != b.dtype || a.layout != b.layout)
+        throw Error(both + ": not the same tensor (shape, dtype and page layout must agree)");
+    if (abi::page_cols(a) != abi::page_cols(b) || abi::tensor_pages(a) != abi::tensor_pages(b))
+        throw Error(both + ": their pages differ (rows of " + std::to_string(abi::page_cols(a)) + " and " +
+                    std::to_string(abi::page_cols(b)) + " elements), so no page maps to one page");
+}
+
+Launch reshard_launch(const BoardInfo& board, uint32_t chip, uint32_t core, const abi::TensorAt& from,
+                      const abi::TensorAt& to) {
+    check_reshard(from, to);
+    return {chip, core, &kernel_named(board, "tensor_reshard"), KernelArgWords::of(abi::ReshardArgs{from, to})};
+}
+
+}  // namespace weft::tensor

@@ -1,0 +1,115 @@
+// Tensors on a real QEMU chip (pair, pair-rv32): host data written into a
+// layout, moved to another memory by the tensor_reshard kernel (the page
+// accessor of include/weft/abi/tensor.h, on the chip's own cores), and read
+// back as the host array it was, every element checked.
+#include "system_test.h"
+#include "tensor/tensor_io.h"
+#include "tensor/tensor_layout.h"
+
+using namespace weft;
+using namespace weft::test;
+using std::chrono::milliseconds;
+
+namespace {
+
+std::unique_ptr<Cluster> g_cluster;
+std::string g_name = "pair";  // argv[1]: pair, pair-rv32
+
+int setup(void**) { return start_for_group(g_name, &g_cluster); }
+int teardown(void**) {
+    g_cluster.reset();
+    return 0;
+}
+
+std::vector<uint8_t> some_data(const abi::TensorSpec& t, uint32_t seed) {
+    std::vector<uint8_t> d(tensor::elements(t) * abi::dtype_size(t.dtype));
+    for (size_t i = 0; i < d.size(); ++i) d[i] = uint8_t((i * 131 + seed * 7 + (i >> 8)) ^ (i >> 13));
+    return d;
+}
+
+// Moves `from` to `to` on chip 0 with the kernel; `to` must then read back as `data`.
+void reshard(const abi::TensorAt& from, const abi::TensorAt& to, const std::vector<uint8_t>& data) {
+    Cluster& c = *g_cluster;
+    const Launch l = tensor::reshard_launch(c.board(), 0, c.board().worker_core(0), from, to);
+    const auto r = c.run({l}, milliseconds(20000));
+    assert_int_equal(r[0].return_code, 0);
+    if (tensor::read_tensor(c.chip(0), to) != data)
+        fail_msg("%s -> %s: the tensor read back differs", tensor::describe(from.spec).c_str(),
+                 tensor::describe(to.spec).c_str());
+}
+
+// Tiles of a 2 x 50 x 70 tensor (padded to 2 x 64 x 96: 12 tiles) from the
+// DRAM banks into 2 x 2 block shards in the workers' L1, and back into the
+// banks elsewhere.
+void test_tiles_move_between_dram_banks_and_block_shards(void**) {
+    Cluster& c = *g_cluster;
+    abi::TensorSpec t = tensor::matrix(50, 70, abi::kF32, abi::kTilePages);
+    t.shape[1] = 2;
+    const abi::TensorAt banks = tensor::interleaved_at(c.board(), t, 0);
+    assert_int_equal(banks.spec.banks, c.board().dram_banks);
+    abi::TensorSpec blocks = t;
+    blocks.memory = abi::kBlockSharded, blocks.grid_x = 2, blocks.grid_y = 2, blocks.shard_rows = 64,
+    blocks.shard_cols = 64;
+    const abi::TensorAt shards = tensor::sharded_at(c.board(), blocks, 0);
+    const abi::TensorAt back = tensor::interleaved_at(c.board(), t, 1 << 20);
+    const std::vector<uint8_t> data = some_data(t, 1);
+    tensor::write_tensor(c.chip(0), banks, data.data());
+    assert_true(tensor::read_tensor(c.chip(0), banks) == data);
+    reshard(banks, shards, data);
+    reshard(shards, back, data);
+}
+
+// Row-major bf16 rows (37 of 40 elements) between the banks and height
+// shards of 10 rows on four cores, the last shard partly padding.
+void test_rows_move_between_dram_banks_and_height_shards(void**) {
+    Cluster& c = *g_cluster;
+    const abi::TensorSpec t = tensor::matrix(37, 40, abi::kBF16, abi::kRowMajorPages);
+    abi::TensorSpec rows = t;
+    rows.memory = abi::kHeightSharded, rows.grid_x = 4, rows.grid_y = 1, rows.shard_rows = 10;
+    const abi::TensorAt banks = tensor::interleaved_at(c.board(), t, 2 << 20);
+    const abi::TensorAt shards = tensor::sharded_at(c.board(), rows, 64 * 1024);
+    const std::vector<uint8_t> data = some_data(t, 2);
+    tensor::write_tensor(c.chip(0), shards, data.data());
+    reshard(shards, banks, data);
+}
+
+// What cannot move page for page, or does not fit the board, is refused by name.
+void test_what_does_not_fit_is_refused(void**) {
+    Cluster& c = *g_cluster;
+    const abi::TensorSpec t = tensor::matrix(8, 64, abi::kF32, abi::kRowMajorPages);
+    abi::TensorSpec cols = t;
+    cols.memory = abi::kWidthSharded, cols.grid_x = 2, cols.grid_y = 1, cols.shard_cols = 32;
+    try {
+        tensor::reshard_launch(c.board(), 0, c.board().worker_core(0), tensor::interleaved_at(c.board(), t, 0),
+                               tensor::sharded_at(c.board(), cols, 0));
+        fail_msg("rows of 64 moved into shards of 32 columns");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "their pages differ (rows of 64 and 32 elements)"));
+    }
+    abi::TensorSpec wide = t;
+    wide.memory = abi::kWidthSharded, wide.grid_x = 64, wide.grid_y = 1, wide.shard_cols = 1;
+    try {
+        tensor::sharded_at(c.board(), wide, 0);
+        fail_msg("a 64-core grid was placed");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "worker cores"));
+    }
+    try {
+        tensor::interleaved_at(c.board(), t, c.board().dram_bank(0).size);
+        fail_msg("a tensor past the banks was placed");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "overrun board"));
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc > 1) g_name = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tiles_move_between_dram_banks_and_block_shards),
+        cmocka_unit_test(test_rows_move_between_dram_banks_and_height_shards),
+        cmocka_unit_test(test_what_does_not_fit_is_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
