@@ -127,6 +127,23 @@ std::vector<uint8_t> gather(const abi::TensorSpec& t, const UnitImages& units) {
     return out;
 }
 
+std::vector<uint8_t> concatenate(const abi::TensorSpec& part, uint32_t dim,
+                                 const std::vector<std::vector<uint8_t>>& parts) {
+    if (dim >= abi::kTensorDims) throw Error("concatenate: dimension " + std::to_string(dim) + " of a 4-D tensor");
+    uint64_t step = abi::dtype_size(part.dtype);  // bytes of one step along dim
+    for (uint32_t d = dim + 1; d < abi::kTensorDims; ++d) step *= part.shape[d];
+    uint64_t outer = 1;
+    for (uint32_t d = 0; d < dim; ++d) outer *= part.shape[d];
+    const uint64_t block = step * part.shape[dim];
+    for (const std::vector<uint8_t>& p : parts)
+        if (p.size() != outer * block) throw Error("concatenate: a part is not " + describe(part));
+    std::vector<uint8_t> out;
+    out.reserve(outer * block * parts.size());
+    for (uint64_t o = 0; o < outer; ++o)
+        for (const std::vector<uint8_t>& p : parts) out.insert(out.end(), p.begin() + o * block, p.begin() + (o + 1) * block);
+    return out;
+}
+
 std::vector<uint8_t> tilize(const void* rows, uint32_t elem_bytes) {
     std::vector<uint8_t> tile(abi::kTileSide * abi::kTileSide * elem_bytes);
     const auto* in = static_cast<const uint8_t*>(rows);

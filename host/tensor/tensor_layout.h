@@ -30,6 +30,11 @@ std::string describe(const abi::TensorSpec& t);
 UnitImages place(const abi::TensorSpec& t, const void* data);
 std::vector<uint8_t> gather(const abi::TensorSpec& t, const UnitImages& units);
 
+// Row-major host arrays of tensors shaped `part`, concatenated along
+// shape[dim] (what an all-gather's result holds, in the host's terms).
+std::vector<uint8_t> concatenate(const abi::TensorSpec& part, uint32_t dim,
+                                 const std::vector<std::vector<uint8_t>>& parts);
+
 // One 32x32 tile: row-major elements to the four-face order and back.
 std::vector<uint8_t> tilize(const void* rows, uint32_t elem_bytes);
 std::vector<uint8_t> untilize(const void* tile, uint32_t elem_bytes);

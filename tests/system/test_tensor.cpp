@@ -5,6 +5,8 @@
 #include "system_test.h"
 #include "tensor/tensor_io.h"
 #include "tensor/tensor_layout.h"
+#include "tensor/tensor_ops.h"
+#include "transport/fabric/fabric.h"
 
 using namespace weft;
 using namespace weft::test;
@@ -73,6 +75,46 @@ void test_rows_move_between_dram_banks_and_height_shards(void**) {
     reshard(shards, banks, data);
 }
 
+// All-gather over the fabric on every chip of the cluster: each chip's part,
+// in DRAM banks, gathered into another memory (block shards of tiles along
+// the width; height shards of bf16 rows along the height) on every chip,
+// every element checked on every chip against the parts concatenated.
+void test_all_gather_reshards_in_flight(void**) {
+    Cluster& c = *g_cluster;
+    const uint32_t n = c.size();
+    std::vector<uint32_t> chips(n);
+    for (uint32_t i = 0; i < n; ++i) chips[i] = i;
+    auto fabric = transport::Fabric::start(c, transport::cluster_fabric(c.board(), c.topology(), FabricSpec{}),
+                                           milliseconds(10000));
+    const std::vector<uint32_t> workers = c.board().cores_with_role(CoreRole::kWorker);
+    const uint32_t core = workers.back();  // holds no shard: the grids below use the first two workers
+    struct Case {
+        abi::TensorSpec part, memory;
+        uint32_t dim;
+    };
+    abi::TensorSpec tiles_out{}, rows_out{};
+    tiles_out.memory = abi::kBlockSharded, tiles_out.grid_x = 2, tiles_out.grid_y = 1, tiles_out.shard_rows = 64;
+    tiles_out.shard_cols = 32 * n / 2;
+    rows_out.memory = abi::kHeightSharded, rows_out.grid_x = 2, rows_out.grid_y = 1, rows_out.shard_rows = 3 * n;
+    for (const Case& k : {Case{tensor::matrix(64, 32, abi::kF32, abi::kTilePages), tiles_out, 3},
+                          Case{tensor::matrix(6, 24, abi::kBF16, abi::kRowMajorPages), rows_out, 2}}) {
+        const abi::TensorAt in = tensor::interleaved_at(c.board(), k.part, 4 << 20);
+        const abi::TensorAt out = tensor::sharded_at(c.board(), tensor::gathered(k.part, k.dim, n, k.memory), 0);
+        std::vector<std::vector<uint8_t>> parts;
+        for (uint32_t chip = 0; chip < n; ++chip) {
+            parts.push_back(some_data(k.part, 10 + chip));
+            tensor::write_tensor(c.chip(chip), in, parts.back().data());
+        }
+        tensor::all_gather(c, *fabric, chips, in, out, k.dim, core, milliseconds(30000));
+        const std::vector<uint8_t> want = tensor::concatenate(k.part, k.dim, parts);
+        for (uint32_t chip = 0; chip < n; ++chip)
+            if (tensor::read_tensor(c.chip(chip), out) != want)
+                fail_msg("chip %u: %s gathered along %u into %s differs", chip, tensor::describe(k.part).c_str(),
+                         k.dim, tensor::describe(out.spec).c_str());
+    }
+    fabric->stop();
+}
+
 // What cannot move page for page, or does not fit the board, is refused by name.
 void test_what_does_not_fit_is_refused(void**) {
     Cluster& c = *g_cluster;
@@ -110,6 +152,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_tiles_move_between_dram_banks_and_block_shards),
         cmocka_unit_test(test_rows_move_between_dram_banks_and_height_shards),
         cmocka_unit_test(test_what_does_not_fit_is_refused),
+        cmocka_unit_test(test_all_gather_reshards_in_flight),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

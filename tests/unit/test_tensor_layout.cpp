@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "tensor/tensor_layout.h"
+#include "tensor/tensor_ops.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
 #include <setjmp.h>
@@ -177,6 +178,72 @@ void test_layouts_with_one_page_grid_reshard_page_for_page(void**) {
     assert_true(b == want);
 }
 
+// Every rank's pages moved as the all-gather kernel moves them (by
+// gathered_page, into the gathered layout's places) give the parts
+// concatenated, for tiles and rows, each dimension, memories that differ.
+void test_all_gather_pages_land_where_the_concatenation_says(void**) {
+    struct Case {
+        std::vector<uint32_t> shape;
+        abi::TensorLayout layout;
+        uint32_t dim;
+        abi::TensorMemory out;
+    };
+    for (const Case& c : {Case{{1, 1, 64, 32}, abi::kTilePages, 3, abi::kBlockSharded},
+                          Case{{2, 1, 40, 64}, abi::kTilePages, 0, abi::kInterleaved},
+                          Case{{1, 2, 32, 96}, abi::kTilePages, 2, abi::kHeightSharded},
+                          Case{{1, 3, 5, 7}, abi::kRowMajorPages, 3, abi::kInterleaved},
+                          Case{{1, 1, 9, 16}, abi::kRowMajorPages, 3, abi::kWidthSharded},
+                          Case{{2, 1, 5, 8}, abi::kRowMajorPages, 2, abi::kHeightSharded}}) {
+        const uint32_t n = 3;
+        TensorSpec part = spec(c.shape, c.layout, abi::kInterleaved);
+        part.banks = 2;
+        TensorSpec memory{};
+        memory.memory = c.out, memory.banks = 3, memory.grid_x = 8, memory.grid_y = 8;
+        memory.shard_rows = c.layout == abi::kTilePages ? 64 : 4;
+        memory.shard_cols = c.layout == abi::kTilePages ? 32 : c.shape[3];  // a part's width: its rows fit a page
+        const TensorSpec whole = tensor::gathered(part, c.dim, n, memory);
+        tensor::check_all_gather(part, whole, c.dim, n);
+        std::vector<std::vector<uint8_t>> parts;
+        tensor::UnitImages out(abi::tensor_units(whole), std::vector<uint8_t>(abi::tensor_unit_bytes(whole)));
+        for (uint32_t k = 0; k < n; ++k) {
+            std::vector<uint8_t> d = counting(part);
+            for (uint8_t& b : d) b = uint8_t(b * 3 + k * 101);
+            parts.push_back(d);
+            const tensor::UnitImages in = tensor::place(part, d.data());
+            for (uint64_t p = 0; p < abi::tensor_pages(part); ++p) {
+                const abi::GatheredPage g = abi::gathered_page(part, whole, c.dim, k, p);
+                const abi::TensorPlace s = abi::tensor_page_place(part, p), t = abi::tensor_page_place(whole, g.page);
+                memcpy(&out[t.unit][t.offset + g.offset], &in[s.unit][s.offset], g.bytes);
+            }
+        }
+        if (tensor::gather(whole, out) != tensor::concatenate(part, c.dim, parts))
+            fail_msg("%s along %u into %s: not the concatenation", tensor::describe(part).c_str(), c.dim,
+                     tensor::describe(whole).c_str());
+    }
+}
+
+void test_an_all_gather_that_would_split_pages_is_refused(void**) {
+    TensorSpec part = spec({1, 1, 32, 40}, abi::kTilePages, abi::kInterleaved);
+    part.banks = 1;
+    TensorSpec memory{};
+    memory.banks = 1;
+    try {  // 40 columns: the second part's tiles would start mid-tile
+        tensor::check_all_gather(part, tensor::gathered(part, 3, 2, memory), 3, 2);
+        fail_msg("tiles split across the gathered tensor's pages were accepted");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "must be a multiple of 32"));
+    }
+    TensorSpec rows = spec({1, 1, 4, 16}, abi::kRowMajorPages, abi::kInterleaved);
+    rows.banks = 1;
+    memory.memory = abi::kWidthSharded, memory.grid_x = 8, memory.grid_y = 1, memory.shard_cols = 8;
+    try {  // a part's row of 16 into pages of 8
+        tensor::check_all_gather(rows, tensor::gathered(rows, 3, 2, memory), 3, 2);
+        fail_msg("a row across two pages was accepted");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "does not fit inside one page"));
+    }
+}
+
 void expect_refused(const TensorSpec& t, const char* says) {
     try {
         tensor::check_spec(t);
@@ -214,6 +281,8 @@ int main() {
         cmocka_unit_test(test_tiles_are_four_faces),
         cmocka_unit_test(test_layouts_with_one_page_grid_reshard_page_for_page),
         cmocka_unit_test(test_specs_that_cannot_fit_are_refused_by_name),
+        cmocka_unit_test(test_all_gather_pages_land_where_the_concatenation_says),
+        cmocka_unit_test(test_an_all_gather_that_would_split_pages_is_refused),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

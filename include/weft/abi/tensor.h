@@ -145,6 +145,59 @@ struct ReshardArgs {
 };
 static_assert(kIsKernelArgs<ReshardArgs> && sizeof(ReshardArgs) == 112, "ReshardArgs layout");
 
+// Where the page `p` of rank `k`'s part lands when the parts are concatenated
+// along shape[dim] into `whole` (an all-gather, resharding as it goes): the
+// whole's page, the byte offset in it, and the bytes of the part's page that
+// belong to the tensor (a row-major page may end in padding). The host
+// checks every page of a pair of specs lands inside one page
+// (tensor_ops.h); the kernel then trusts it.
+struct GatheredPage {
+    uint64_t page;
+    uint32_t offset, bytes;
+};
+constexpr GatheredPage gathered_page(const TensorSpec& part, const TensorSpec& whole, uint32_t dim, uint32_t k,
+                                     uint64_t p) {
+    const uint64_t part_h = tensor_rows(part) / (uint64_t(part.shape[0]) * part.shape[1]);
+    const uint64_t whole_h = tensor_rows(whole) / (uint64_t(whole.shape[0]) * whole.shape[1]);
+    const uint64_t row = p / page_grid_cols(part) * page_rows(part);
+    const uint64_t col = uint64_t(p % page_grid_cols(part)) * page_cols(part);
+    uint64_t at[kTensorDims] = {row / part_h / part.shape[1], row / part_h % part.shape[1], row % part_h, col};
+    at[dim] += uint64_t(k) * part.shape[dim];
+    const uint64_t r = (at[0] * whole.shape[1] + at[1]) * whole_h + at[2], c = at[3];
+    const uint32_t eb = dtype_size(part.dtype);
+    const uint64_t left = part.layout == kTilePages || col + page_cols(part) <= part.shape[3]
+                              ? page_cols(part)
+                              : part.shape[3] - col;
+    return {r / page_rows(whole) * page_grid_cols(whole) + c / page_cols(whole),
+            uint32_t(c % page_cols(whole) * eb), uint32_t(left * page_rows(part) * eb)};
+}
+
+// The tensor_all_gather kernel's way to one peer over the fabric (its route
+// as the fabric builder gives it).
+struct TensorPeerRoute {
+    uint16_t mesh, chip;
+    uint8_t direction;  // the connection: 2D by compass; 1D forward (0), backward (1)
+    uint8_t hops, ttl, pad;
+    uint32_t route;
+};
+static_assert(sizeof(TensorPeerRoute) == 12, "TensorPeerRoute layout");
+inline constexpr uint32_t kTensorMaxPeers = 32;
+
+// The tensor_all_gather kernel: this chip's `input` (rank `rank` of
+// `ranks`) is written into `output` at the same addresses on every chip,
+// concatenated along shape[dim], by the fabric; `done_sem` (this core's L1)
+// counts the peers whose last page has landed.
+struct TensorAllGatherArgs {
+    TensorAt input;
+    TensorAt output;
+    uint32_t rank, ranks, dim, pad;
+    uint64_t done_sem;
+    uint64_t connection[4];  // abi::FabricWorkerConnection per direction; 0: none
+    TensorPeerRoute peers[kTensorMaxPeers];  // by rank
+};
+static_assert(kIsKernelArgs<TensorAllGatherArgs> && sizeof(TensorAllGatherArgs) == 552,
+              "TensorAllGatherArgs layout");
+
 // Element (r, c) of a 32x32 tile: its index in the tile's four 16x16 faces
 // (top-left, top-right, bottom-left, bottom-right, each row-major).
 constexpr uint32_t tile_index(uint32_t r, uint32_t c) {

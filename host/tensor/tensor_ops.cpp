@@ -1,0 +1,109 @@
+#include "tensor/tensor_ops.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "common/error.h"
+#include "driver/kernel_args.h"
+#include "tensor/tensor_layout.h"
+#include "transport/l1_allocator.h"
+
+namespace weft::tensor {
+namespace {
+
+// The connection index of a fabric direction, as tensor_all_gather's
+// connections are ordered: 2D by compass, 1D forward then backward.
+uint8_t way_of(const transport::FabricBuilder& f, transport::FabricDirection d) {
+    if (f.dims() == 2) return static_cast<uint8_t>(d);
+    return d == transport::FabricDirection::kBackward ? 1 : 0;
+}
+
+std::vector<transport::FabricDirection> directions(const transport::FabricBuilder& f) {
+    if (f.dims() == 2) return {transport::compass_direction(0), transport::compass_direction(1),
+                               transport::compass_direction(2), transport::compass_direction(3)};
+    return {transport::FabricDirection::kForward, transport::FabricDirection::kBackward};
+}
+
+// Whether `core` holds a shard of `t` (its unit's L1).
+bool holds_shard(const BoardInfo& board, const abi::TensorAt& t, uint32_t core) {
+    if (!abi::tensor_sharded(t.spec)) return false;
+    const std::vector<uint32_t> workers = board.cores_with_role(CoreRole::kWorker);
+    for (uint32_t u = 0; u < abi::tensor_units(t.spec) && u < workers.size(); ++u)
+        if (workers[u] == core) return true;
+    return false;
+}
+
+}  // namespace
+
+abi::TensorSpec gathered(const abi::TensorSpec& part, uint32_t dim, uint32_t ranks, abi::TensorSpec memory) {
+    if (dim >= abi::kTensorDims) throw Error("all_gather: dimension " + std::to_string(dim) + " of a 4-D tensor");
+    std::copy(std::begin(part.shape), std::end(part.shape), memory.shape);
+    memory.shape[dim] *= ranks;
+    memory.dtype = part.dtype;
+    memory.layout = part.layout;
+    return memory;
+}
+
+void check_all_gather(const abi::TensorSpec& part, const abi::TensorSpec& whole, uint32_t dim, uint32_t ranks) {
+    check_spec(part);
+    check_spec(whole);
+    const std::string what = "all_gather of " + describe(part) + " along dimension " + std::to_string(dim) +
+                             " into " + describe(whole);
+    if (dim >= abi::kTensorDims || whole.dtype != part.dtype || whole.layout != part.layout)
+        throw Error(what + ": the gathered tensor must have the part's dtype and page layout");
+    for (uint32_t d = 0; d < abi::kTensorDims; ++d)
+        if (whole.shape[d] != part.shape[d] * (d == dim ? ranks : 1))
+            throw Error(what + ": its shape must be the part's with dimension " + std::to_string(dim) + " times " +
+                        std::to_string(ranks));
+    const std::string hint = whole.layout == abi::kTilePages && dim >= 2
+                                 ? " (with tiles the part's dimension " + std::to_string(dim) + " must be a multiple of 32)"
+                                 : "";
+    const uint64_t pb = abi::page_bytes(whole);
+    std::vector<std::pair<uint64_t, uint64_t>> spans;  // (first byte in the whole's pages, bytes)
+    for (uint32_t k = 0; k < ranks; ++k)
+        for (uint64_t p = 0; p < abi::tensor_pages(part); ++p) {
+            const abi::GatheredPage g = abi::gathered_page(part, whole, dim, k, p);
+            if (g.page >= abi::tensor_pages(whole) || g.offset + uint64_t(g.bytes) > pb)
+                throw Error(what + ": a page of the part does not fit inside one page of the gathered tensor" + hint);
+            spans.push_back({g.page * pb + g.offset, g.bytes});
+        }
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i)
+        if (spans[i - 1].first + spans[i - 1].second > spans[i].first)
+            throw Error(what + ": two parts' pages land on the same bytes" + hint);
+}
+
+void all_gather(Cluster& cluster, transport::Fabric& fabric, const std::vector<uint32_t>& chips,
+                const abi::TensorAt& input, const abi::TensorAt& output, uint32_t dim, uint32_t core,
+                std::chrono::milliseconds timeout) {
+    const uint32_t ranks = static_cast<uint32_t>(chips.size());
+    if (ranks < 2 || ranks > abi::kTensorMaxPeers)
+        throw Error("all_gather: " + std::to_string(ranks) + " chips; 2 to " + std::to_string(abi::kTensorMaxPeers));
+    check_all_gather(input.spec, output.spec, dim, ranks);
+    const BoardInfo& board = cluster.board();
+    if (holds_shard(board, input, core) || holds_shard(board, output, core))
+        throw Error("all_gather: core " + std::to_string(core) + " holds a shard; run it on another worker");
+    const transport::FabricBuilder& f = fabric.builder();
+    transport::L1Allocator l1(board);
+    std::vector<Launch> launches;
+    for (uint32_t rank = 0; rank < ranks; ++rank) {
+        const uint32_t chip = chips[rank];
+        abi::TensorAllGatherArgs a{};
+        a.input = input, a.output = output, a.rank = rank, a.ranks = ranks, a.dim = dim;
+        a.done_sem = l1.allocate(chip, core, 4, 64, "all_gather's done semaphore");
+        cluster.chip(chip).write32(a.done_sem, 0);
+        for (transport::FabricDirection d : directions(f))
+            if (f.router_index(chip, d) >= 0) a.connection[way_of(f, d)] = f.connect(cluster, l1, chip, d, 0, core);
+        for (uint32_t k = 0; k < ranks; ++k) {
+            if (k == rank) continue;
+            const transport::FabricRoute r = f.route(chip, chips[k]);
+            a.peers[k] = {static_cast<uint16_t>(f.node(chips[k]).mesh), f.node(chips[k]).chip, way_of(f, r.direction),
+                          static_cast<uint8_t>(r.hops), abi::kFabricDefaultTtl, 0, r.route};
+        }
+        launches.push_back({chip, core, &kernel_named(board, "tensor_all_gather"), KernelArgWords::of(a)});
+    }
+    cluster.run(launches, timeout);
+}
+
+}  // namespace weft::tensor

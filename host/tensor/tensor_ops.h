@@ -1,0 +1,34 @@
+// Collective ops on tensors in any layout (include/weft/abi/tensor.h), over a
+// running fabric: all-gather concatenates each chip's part along a dimension
+// into a gathered tensor whose memory may differ from the parts' (resharding
+// in flight: each page goes straight to its place in the gathered layout).
+#pragma once
+#include <stdint.h>
+
+#include <chrono>
+#include <vector>
+
+#include "driver/cluster.h"
+#include "transport/fabric/fabric.h"
+#include "weft/abi/tensor.h"
+
+namespace weft::tensor {
+
+// The gathered tensor's spec: `part`'s shape with shape[dim] x ranks, in
+// `memory` (its banks, grid and shard shape; its shape, dtype and layout are
+// replaced).
+abi::TensorSpec gathered(const abi::TensorSpec& part, uint32_t dim, uint32_t ranks, abi::TensorSpec memory);
+// Throws weft::Error unless every page of every rank's part lands inside one
+// page of `whole`, and together they fill it without overlap (a tile split by
+// a dimension not a multiple of 32, a row-major page across two, ...).
+void check_all_gather(const abi::TensorSpec& part, const abi::TensorSpec& whole, uint32_t dim, uint32_t ranks);
+
+// All-gather over `fabric` on `chips` (rank order): every chip holds its part
+// at `input` and gets the gathered tensor at `output` (the same addresses on
+// each). The kernel runs on `core` of each chip (a worker holding no shard of
+// either). Throws weft::Error on a bad request, TimeoutError past `timeout`.
+void all_gather(Cluster& cluster, transport::Fabric& fabric, const std::vector<uint32_t>& chips,
+                const abi::TensorAt& input, const abi::TensorAt& output, uint32_t dim, uint32_t core,
+                std::chrono::milliseconds timeout);
+
+}  // namespace weft::tensor
