@@ -34,6 +34,27 @@ bool holds_shard(const BoardInfo& board, const abi::TensorAt& t, uint32_t core) 
     return false;
 }
 
+// Rank `rank` of `chips`' tensor_all_gather: its connections both (or all
+// four) ways, its done semaphore cleared, and its route to every peer.
+Launch gather_launch(Cluster& cluster, const transport::FabricBuilder& f, transport::L1Allocator& l1,
+                     const std::vector<uint32_t>& chips, uint32_t rank, const abi::TensorAt& input,
+                     const abi::TensorAt& output, uint32_t dim, uint32_t core) {
+    const uint32_t chip = chips[rank];
+    abi::TensorAllGatherArgs a{};
+    a.input = input, a.output = output, a.rank = rank, a.ranks = static_cast<uint32_t>(chips.size()), a.dim = dim;
+    a.done_sem = l1.allocate(chip, core, 4, 64, "all_gather's done semaphore");
+    cluster.chip(chip).write32(a.done_sem, 0);
+    for (transport::FabricDirection d : directions(f))
+        if (f.router_index(chip, d) >= 0) a.connection[way_of(f, d)] = f.connect(cluster, l1, chip, d, 0, core);
+    for (uint32_t k = 0; k < chips.size(); ++k) {
+        if (k == rank) continue;
+        const transport::FabricRoute r = f.route(chip, chips[k]);
+        a.peers[k] = {static_cast<uint16_t>(f.node(chips[k]).mesh), f.node(chips[k]).chip, way_of(f, r.direction),
+                      static_cast<uint8_t>(r.hops), abi::kFabricDefaultTtl, 0, r.route};
+    }
+    return {chip, core, &kernel_named(cluster.board(), "tensor_all_gather"), KernelArgWords::of(a)};
+}
+
 }  // namespace
 
 abi::TensorSpec gathered(const abi::TensorSpec& part, uint32_t dim, uint32_t ranks, abi::TensorSpec memory) {
@@ -77,31 +98,37 @@ void check_all_gather(const abi::TensorSpec& part, const abi::TensorSpec& whole,
 void all_gather(Cluster& cluster, transport::Fabric& fabric, const std::vector<uint32_t>& chips,
                 const abi::TensorAt& input, const abi::TensorAt& output, uint32_t dim, uint32_t core,
                 std::chrono::milliseconds timeout) {
-    const uint32_t ranks = static_cast<uint32_t>(chips.size());
-    if (ranks < 2 || ranks > abi::kTensorMaxPeers)
-        throw Error("all_gather: " + std::to_string(ranks) + " chips; 2 to " + std::to_string(abi::kTensorMaxPeers));
-    check_all_gather(input.spec, output.spec, dim, ranks);
+    all_gather_groups(cluster, fabric, {chips}, input, output, dim, core, timeout);
+}
+
+std::vector<std::vector<uint32_t>> mesh_axis_groups(const ClusterTopology& topology, MeshAxis axis) {
+    const auto& meshes = topology.meshes();
+    if (meshes.size() != 1 || (meshes[0].topology != "mesh" && meshes[0].topology != "torus"))
+        throw Error("a mesh axis needs a cluster of one 2D mesh or torus");
+    const Mesh& m = meshes[0];
+    const bool rows = axis == MeshAxis::kRows;
+    std::vector<std::vector<uint32_t>> groups(rows ? m.height : m.width);
+    for (uint32_t y = 0; y < m.height; ++y)
+        for (uint32_t x = 0; x < m.width; ++x) groups[rows ? y : x].push_back(m.first_chip + y * m.width + x);
+    return groups;
+}
+
+void all_gather_groups(Cluster& cluster, transport::Fabric& fabric, const std::vector<std::vector<uint32_t>>& groups,
+                       const abi::TensorAt& input, const abi::TensorAt& output, uint32_t dim, uint32_t core,
+                       std::chrono::milliseconds timeout) {
     const BoardInfo& board = cluster.board();
     if (holds_shard(board, input, core) || holds_shard(board, output, core))
         throw Error("all_gather: core " + std::to_string(core) + " holds a shard; run it on another worker");
-    const transport::FabricBuilder& f = fabric.builder();
     transport::L1Allocator l1(board);
     std::vector<Launch> launches;
-    for (uint32_t rank = 0; rank < ranks; ++rank) {
-        const uint32_t chip = chips[rank];
-        abi::TensorAllGatherArgs a{};
-        a.input = input, a.output = output, a.rank = rank, a.ranks = ranks, a.dim = dim;
-        a.done_sem = l1.allocate(chip, core, 4, 64, "all_gather's done semaphore");
-        cluster.chip(chip).write32(a.done_sem, 0);
-        for (transport::FabricDirection d : directions(f))
-            if (f.router_index(chip, d) >= 0) a.connection[way_of(f, d)] = f.connect(cluster, l1, chip, d, 0, core);
-        for (uint32_t k = 0; k < ranks; ++k) {
-            if (k == rank) continue;
-            const transport::FabricRoute r = f.route(chip, chips[k]);
-            a.peers[k] = {static_cast<uint16_t>(f.node(chips[k]).mesh), f.node(chips[k]).chip, way_of(f, r.direction),
-                          static_cast<uint8_t>(r.hops), abi::kFabricDefaultTtl, 0, r.route};
-        }
-        launches.push_back({chip, core, &kernel_named(board, "tensor_all_gather"), KernelArgWords::of(a)});
+    for (const std::vector<uint32_t>& chips : groups) {
+        const uint32_t ranks = static_cast<uint32_t>(chips.size());
+        if (ranks < 2 || ranks > abi::kTensorMaxPeers)
+            throw Error("all_gather: " + std::to_string(ranks) + " chips; 2 to " +
+                        std::to_string(abi::kTensorMaxPeers));
+        check_all_gather(input.spec, output.spec, dim, ranks);
+        for (uint32_t rank = 0; rank < ranks; ++rank)
+            launches.push_back(gather_launch(cluster, fabric.builder(), l1, chips, rank, input, output, dim, core));
     }
     cluster.run(launches, timeout);
 }

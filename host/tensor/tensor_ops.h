@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "driver/cluster.h"
+#include "driver/cluster_topology.h"
 #include "transport/fabric/fabric.h"
 #include "weft/abi/tensor.h"
 
@@ -30,5 +31,17 @@ void check_all_gather(const abi::TensorSpec& part, const abi::TensorSpec& whole,
 void all_gather(Cluster& cluster, transport::Fabric& fabric, const std::vector<uint32_t>& chips,
                 const abi::TensorAt& input, const abi::TensorAt& output, uint32_t dim, uint32_t core,
                 std::chrono::milliseconds timeout);
+
+// One axis of a 2D mesh: its rows (each row's chips, west to east) or its
+// columns (north to south).
+enum class MeshAxis { kRows, kColumns };
+// The groups of chips along `axis` of the cluster's one mesh; throws
+// weft::Error for a cluster that is not one 2D mesh or torus.
+std::vector<std::vector<uint32_t>> mesh_axis_groups(const ClusterTopology& topology, MeshAxis axis);
+// An all-gather in every group at once (each chip in at most one group,
+// each group its own ranks), as all_gather does for one.
+void all_gather_groups(Cluster& cluster, transport::Fabric& fabric, const std::vector<std::vector<uint32_t>>& groups,
+                       const abi::TensorAt& input, const abi::TensorAt& output, uint32_t dim, uint32_t core,
+                       std::chrono::milliseconds timeout);
 
 }  // namespace weft::tensor

@@ -94,7 +94,7 @@ void test_all_gather_reshards_in_flight(void**) {
     };
     abi::TensorSpec tiles_out{}, rows_out{};
     tiles_out.memory = abi::kBlockSharded, tiles_out.grid_x = 2, tiles_out.grid_y = 1, tiles_out.shard_rows = 64;
-    tiles_out.shard_cols = 32 * n / 2;
+    tiles_out.shard_cols = 32 * ((n + 1) / 2);  // two blocks across, whole tiles
     rows_out.memory = abi::kHeightSharded, rows_out.grid_x = 2, rows_out.grid_y = 1, rows_out.shard_rows = 3 * n;
     for (const Case& k : {Case{tensor::matrix(64, 32, abi::kF32, abi::kTilePages), tiles_out, 3},
                           Case{tensor::matrix(6, 24, abi::kBF16, abi::kRowMajorPages), rows_out, 2}}) {
@@ -111,6 +111,41 @@ void test_all_gather_reshards_in_flight(void**) {
             if (tensor::read_tensor(c.chip(chip), out) != want)
                 fail_msg("chip %u: %s gathered along %u into %s differs", chip, tensor::describe(k.part).c_str(),
                          k.dim, tensor::describe(out.spec).c_str());
+    }
+    fabric->stop();
+}
+
+// On a 2D mesh, every row gathers along the width at once, then every
+// column along the height: each chip holds its own row's (column's) parts
+// concatenated, no more.
+void test_all_gather_along_each_mesh_axis_at_once(void**) {
+    Cluster& c = *g_cluster;
+    auto fabric = transport::Fabric::start(c, transport::cluster_fabric(c.board(), c.topology(), FabricSpec{}),
+                                           milliseconds(10000));
+    const uint32_t core = c.board().cores_with_role(CoreRole::kWorker).back();
+    const abi::TensorSpec part = tensor::matrix(32, 32, abi::kF32, abi::kTilePages);
+    abi::TensorSpec banks{};
+    banks.banks = c.board().dram_banks;
+    for (tensor::MeshAxis axis : {tensor::MeshAxis::kRows, tensor::MeshAxis::kColumns}) {
+        const uint32_t dim = axis == tensor::MeshAxis::kRows ? 3 : 2;
+        const auto groups = tensor::mesh_axis_groups(c.topology(), axis);
+        const uint32_t n = uint32_t(groups[0].size());
+        const abi::TensorAt in = tensor::interleaved_at(c.board(), part, 8 << 20);
+        const abi::TensorAt out = tensor::interleaved_at(c.board(), tensor::gathered(part, dim, n, banks), 9 << 20);
+        std::vector<std::vector<uint8_t>> parts(c.size());
+        for (uint32_t chip = 0; chip < c.size(); ++chip) {
+            parts[chip] = some_data(part, 20 + chip + 31 * dim);
+            tensor::write_tensor(c.chip(chip), in, parts[chip].data());
+        }
+        tensor::all_gather_groups(c, *fabric, groups, in, out, dim, core, milliseconds(30000));
+        for (const std::vector<uint32_t>& g : groups) {
+            std::vector<std::vector<uint8_t>> mine;
+            for (uint32_t chip : g) mine.push_back(parts[chip]);
+            const std::vector<uint8_t> want = tensor::concatenate(part, dim, mine);
+            for (uint32_t chip : g)
+                if (tensor::read_tensor(c.chip(chip), out) != want)
+                    fail_msg("chip %u: its %s's all-gather differs", chip, dim == 3 ? "row" : "column");
+        }
     }
     fabric->stop();
 }
@@ -154,5 +189,10 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_what_does_not_fit_is_refused),
         cmocka_unit_test(test_all_gather_reshards_in_flight),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    const struct CMUnitTest on_a_mesh[] = {
+        cmocka_unit_test(test_all_gather_along_each_mesh_axis_at_once),
+    };
+    const int failed = cmocka_run_group_tests(tests, setup, teardown);
+    // A mesh's axes: on a cluster of one 2D mesh only.
+    return failed + (g_name.rfind("mesh", 0) == 0 ? cmocka_run_group_tests(on_a_mesh, setup, teardown) : 0);
 }
