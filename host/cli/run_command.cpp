@@ -11,6 +11,7 @@
 #include "cli/ccl_request.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/tensor_run.h"
 #include "common/error.h"
 #include "common/hex.h"
 #include "common/knobs.h"
@@ -27,6 +28,7 @@ struct RunArgs {
     std::string trace, send, recv, record;
     std::string mesh;  // "": the whole cluster; a mesh id, or "all": each mesh its own op, all at once
     bool in_place = false;
+    TensorRunArgs tensor;
 };
 
 constexpr const char* kShapeRange = "four whole numbers a,b,c,d of at least 1, at most 2^40 elements in all";
@@ -164,9 +166,22 @@ int run_on_meshes(const std::string& mesh, const ccl::OpRequest& r, Cluster& clu
     return rc;
 }
 
+// --layout: the tensor all-gather, over the fabric.
+int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run_dir) {
+    if (r.op != ccl::Collective::kAllGather)
+        throw UsageError("--layout: " + ccl::collective_name(r.op) + " on tensor layouts is not built yet; all_gather is");
+    if (a.ccl.transport == "edm") throw UsageError("--layout: the tensor all_gather runs over the fabric, not the EDM");
+    if (!a.mesh.empty() || !a.trace.empty() || !a.record.empty() || a.in_place || !a.send.empty() || !a.recv.empty())
+        throw UsageError("--layout places its tensors itself and runs one op: leave out --mesh, --trace, --record, "
+                         "--in-place, --send and --recv");
+    auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
+    return run_tensor_all_gather(a.tensor, r.shape, r.dim, r.dtype, *cluster);
+}
+
 int run_op(const RunArgs& a, const std::string& run_dir) {
     ccl::OpRequest r = request(a);
     knobs::check(knobs::Reader::kCcl);  // a bad WEFT_CCL_* is a usage error, before any cluster starts
+    if (tensor_asked(a.tensor)) return run_tensor(a, r, run_dir);
     if (!a.mesh.empty() && (!a.record.empty() || !a.trace.empty()))
         throw UsageError("--record and --trace follow one op over the whole cluster: leave out --mesh");
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
@@ -217,6 +232,21 @@ Command add_run(CLI::App& weft, Globals& g) {
                     "run the op over one mesh's chips (its id, as weft routes shows them), or 'all': over every mesh "
                     "at once, each its own op (over the fabric, each mesh's own fabric)")
         ->option_text("M|all");
+    cmd->add_option("--layout", a->tensor.layout,
+                    "all_gather of a tensor (--shape: each chip's part) in row-major or 32x32-tile pages, over the "
+                    "fabric, resharded in flight into --out-memory")
+        ->option_text("row|tile");
+    cmd->add_option("--memory", a->tensor.memory,
+                    "with --layout: the part interleaved over the DRAM banks, or sharded by height, width or block "
+                    "over --shard-grid worker cores (default interleaved)")
+        ->option_text("interleaved|height|width|block");
+    cmd->add_option("--out-memory", a->tensor.out_memory, "with --layout: the gathered tensor's memory (default --memory)")
+        ->option_text("interleaved|height|width|block");
+    cmd->add_option("--shard-grid", a->tensor.shard_grid, "with --layout: the worker cores shards go to (default 2x1)")
+        ->option_text("XxY");
+    cmd->add_option("--mesh-axis", a->tensor.mesh_axis,
+                    "with --layout, on a 2D mesh: one all_gather per row (rows) or column (cols), all at once")
+        ->option_text("rows|cols");
     add_run_dir(*cmd, g.run_dir);
     cmd->footer(algorithms_help());
     return {cmd, [a, &g] { return run_op(*a, g.run_dir); }};

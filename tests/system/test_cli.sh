@@ -203,6 +203,17 @@ check "... and its title the reduction" has "$TMP/out" "(all_reduce on pair (2 c
 $WEFT run all_gather --size 64K --in-place --send 0x81a00004 >"$TMP/out" 2>&1
 check "weft run --in-place runs on the given buffer" has "$TMP/out" "input at 0x81a00004, output at 0x81a00004 (in place)"
 check "... and checks it" has "$TMP/out" "elements match the host reference"
+$WEFT run all_gather --shape 1,2,50,32 --dim 3 --dtype bf16 --layout tile --out-memory block --shard-grid 2x1 \
+    >"$TMP/out" 2>&1
+check "weft run all_gather --layout tile gathers tiles into block shards" \
+    has "$TMP/out" "elements on every chip match the parts concatenated"
+check "... and says what it gathered into what" has "$TMP/out" "tensor \[1,2,50,64\] tiles block-sharded"
+$WEFT run all_reduce --shape 1,1,64,32 --layout tile >"$TMP/out" 2>&1
+check "weft run refuses a tensor op not built yet by name" has "$TMP/out" "all_reduce on tensor layouts is not built yet"
+$WEFT run all_gather --shape 1,1,32,40 --dim 3 --layout tile >"$TMP/out" 2>&1
+check "a tensor all_gather that would split tiles is refused" has "$TMP/out" "must be a multiple of 32"
+$WEFT run all_gather --shape 1,1,32,32 --memory width >"$TMP/out" 2>&1
+check "a tensor memory without --layout is refused" has "$TMP/out" "give --layout row or tile"
 $WEFT run all_reduce --size 64K --send 0x81900000 --recv 0x81900010 >"$TMP/out" 2>&1
 check "weft run refuses overlapping buffers by name" has "$TMP/out" "recv buffer \[0x81900010, 0x81910010) overlaps the send buffer"
 $WEFT run all_gather --size 64K --algo ring --trace "$TMP/trace.json" >"$TMP/out" 2>&1

@@ -1,0 +1,144 @@
+#include "cli/tensor_run.h"
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "cli/exit_codes.h"
+#include "common/error.h"
+#include "tensor/tensor_io.h"
+#include "tensor/tensor_layout.h"
+#include "tensor/tensor_ops.h"
+#include "transport/fabric/fabric.h"
+
+namespace weft::cli {
+namespace {
+
+abi::TensorMemory memory_named(const std::string& flag, const std::string& name) {
+    if (name == "interleaved") return abi::kInterleaved;
+    if (name == "height") return abi::kHeightSharded;
+    if (name == "width") return abi::kWidthSharded;
+    if (name == "block") return abi::kBlockSharded;
+    throw UsageError(flag + " must be interleaved, height, width or block, not '" + name + "'");
+}
+
+// "XxY": the shard grid's columns and rows of worker cores.
+std::pair<uint16_t, uint16_t> grid_of(const std::string& text) {
+    unsigned x = 0, y = 0;
+    char by = 0, extra = 0;
+    if (std::sscanf(text.c_str(), "%u%c%u%c", &x, &by, &y, &extra) != 3 || by != 'x' || x == 0 || y == 0 || x > 64 ||
+        y > 64)
+        throw UsageError("--shard-grid must be XxY, each 1 to 64 (e.g. 2x1), not '" + text + "'");
+    return {uint16_t(x), uint16_t(y)};
+}
+
+uint64_t up_to(uint64_t v, uint64_t grain) { return (v + grain - 1) / grain * grain; }
+
+// `t` in `memory` over the grid, its shards as even as whole pages allow.
+abi::TensorSpec in_memory(abi::TensorSpec t, abi::TensorMemory memory, std::pair<uint16_t, uint16_t> grid) {
+    t.memory = memory;
+    t.grid_x = grid.first, t.grid_y = grid.second;
+    const uint64_t cores = uint64_t(grid.first) * grid.second;
+    const uint64_t down = memory == abi::kBlockSharded ? grid.second : cores;
+    const uint64_t across = memory == abi::kBlockSharded ? grid.first : cores;
+    t.shard_rows = uint32_t(up_to((abi::tensor_rows(t) + down - 1) / down, abi::page_rows(t)));
+    const uint32_t grain = t.layout == abi::kTilePages ? abi::kTileSide : 1;
+    t.shard_cols = uint32_t(up_to((abi::tensor_cols(t) + across - 1) / across, grain));
+    return t;
+}
+
+abi::TensorAt placed(const BoardInfo& board, const abi::TensorSpec& t, uint64_t offset) {
+    return abi::tensor_sharded(t) ? tensor::sharded_at(board, t, offset) : tensor::interleaved_at(board, t, offset);
+}
+
+std::vector<uint8_t> random_bytes(const abi::TensorSpec& t, uint32_t seed) {
+    std::mt19937 gen(seed);
+    std::vector<uint8_t> d(tensor::elements(t) * abi::dtype_size(t.dtype));
+    for (uint8_t& b : d) b = uint8_t(gen());
+    return d;
+}
+
+std::vector<std::vector<uint32_t>> groups_of(const std::string& axis, Cluster& cluster) {
+    if (axis.empty()) {
+        std::vector<uint32_t> all(cluster.size());
+        for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+        return {all};
+    }
+    if (axis != "rows" && axis != "cols") throw UsageError("--mesh-axis must be rows or cols, not '" + axis + "'");
+    try {
+        return tensor::mesh_axis_groups(cluster.topology(),
+                                        axis == "rows" ? tensor::MeshAxis::kRows : tensor::MeshAxis::kColumns);
+    } catch (const Error& e) {
+        throw UsageError(std::string("--mesh-axis: ") + e.what());
+    }
+}
+
+}  // namespace
+
+bool tensor_asked(const TensorRunArgs& t) {
+    return !t.layout.empty() || t.memory != "interleaved" || !t.out_memory.empty() || t.shard_grid != "2x1" ||
+           !t.mesh_axis.empty();
+}
+
+int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, uint32_t dim,
+                          abi::DataType dtype, Cluster& cluster) {
+    if (t.layout != "row" && t.layout != "tile")
+        throw UsageError("--memory, --out-memory, --shard-grid and --mesh-axis describe a tensor: give --layout row or "
+                         "tile (and --shape)");
+    if (shape[0] == 0) throw UsageError("--layout: give the tensor's --shape a,b,c,d (each chip's part)");
+    abi::TensorSpec part = tensor::matrix(1, 1, dtype, t.layout == "tile" ? abi::kTilePages : abi::kRowMajorPages);
+    for (uint32_t d = 0; d < abi::kTensorDims; ++d) {
+        if (shape[d] > UINT32_MAX) throw UsageError("--shape: a dimension past 2^32");
+        part.shape[d] = uint32_t(shape[d]);
+    }
+    const auto grid = grid_of(t.shard_grid);
+    const auto groups = groups_of(t.mesh_axis, cluster);
+    const uint32_t ranks = uint32_t(groups[0].size());
+    const BoardInfo& board = cluster.board();
+    const size_t workers = board.cores_with_role(CoreRole::kWorker).size();
+    if (size_t(grid.first) * grid.second >= workers)
+        throw UsageError("--shard-grid " + t.shard_grid + ": the all_gather's kernel needs a worker core of its own, "
+                         "so at most " + std::to_string(workers - 1) + " of board " + board.name + "'s " +
+                         std::to_string(workers) + " worker cores hold shards");
+    part = in_memory(part, memory_named("--memory", t.memory), grid);
+    const abi::TensorSpec whole =
+        in_memory(tensor::gathered(part, dim, ranks, part), memory_named("--out-memory", t.out_memory.empty() ? t.memory : t.out_memory), grid);
+    const abi::TensorAt in = placed(board, part, 0);
+    // The output after the input: in the banks past its share, in L1 past its shards.
+    const uint64_t after = abi::tensor_sharded(part) == abi::tensor_sharded(whole) ? up_to(abi::tensor_unit_bytes(part), 4096) : 0;
+    const abi::TensorAt out = placed(board, whole, after);
+    auto fabric = transport::Fabric::start(cluster, transport::cluster_fabric(board, cluster.topology(), FabricSpec{}),
+                                           std::chrono::milliseconds(10000));
+    std::vector<std::vector<uint8_t>> parts(cluster.size());
+    for (uint32_t chip = 0; chip < cluster.size(); ++chip) {
+        parts[chip] = random_bytes(part, 1 + chip);
+        tensor::write_tensor(cluster.chip(chip), in, parts[chip].data());
+    }
+    const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
+    const auto t0 = std::chrono::steady_clock::now();
+    tensor::all_gather_groups(cluster, *fabric, groups, in, out, dim, core, std::chrono::milliseconds(60000));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fabric->stop();
+    std::printf("all_gather of %s along dimension %u into %s, over the fabric: %zu group(s) of %u chips at once\n",
+                tensor::describe(part).c_str(), dim, tensor::describe(whole).c_str(), groups.size(), ranks);
+    const uint64_t bytes = tensor::elements(whole) * abi::dtype_size(dtype);
+    std::printf("  time %.3f ms, algbw %.3f GB/s per group\n", seconds * 1e3, seconds > 0 ? bytes / seconds / 1e9 : 0);
+    uint64_t checked = 0;
+    for (const std::vector<uint32_t>& g : groups) {
+        std::vector<std::vector<uint8_t>> mine;
+        for (uint32_t chip : g) mine.push_back(parts[chip]);
+        const std::vector<uint8_t> want = tensor::concatenate(part, dim, mine);
+        for (uint32_t chip : g) {
+            if (tensor::read_tensor(cluster.chip(chip), out) != want) {
+                std::printf("  check: chip %u's gathered tensor is WRONG\n", chip);
+                return kFailed;
+            }
+            checked += tensor::elements(whole);
+        }
+    }
+    std::printf("  check: %llu elements on every chip match the parts concatenated\n", (unsigned long long)checked);
+    return kOk;
+}
+
+}  // namespace weft::cli

@@ -1,0 +1,29 @@
+// weft run all_gather with a tensor layout (--layout): the tensor op of
+// host/tensor over the fabric, each chip's part from random data, checked
+// against the parts concatenated on every chip.
+#pragma once
+#include <stdint.h>
+
+#include <array>
+#include <string>
+
+#include "driver/cluster.h"
+#include "weft/abi/tensor.h"
+
+namespace weft::cli {
+
+struct TensorRunArgs {
+    std::string layout;            // row | tile; "" for the flat vector ops
+    std::string memory = "interleaved", out_memory;  // interleaved | height | width | block
+    std::string shard_grid = "2x1";                  // XxY worker cores
+    std::string mesh_axis;         // rows | cols: one op per row or column of a 2D mesh at once
+};
+
+// Whether any tensor option was given (then --layout must be too).
+bool tensor_asked(const TensorRunArgs& t);
+// Runs it and prints what happened; returns the exit code. Throws UsageError
+// for options that do not fit each other or the cluster.
+int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, uint32_t dim,
+                          abi::DataType dtype, Cluster& cluster);
+
+}  // namespace weft::cli
