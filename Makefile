@@ -8,7 +8,7 @@ CTEST_ARGS ?=
 CMAKE_FLAGS ?=
 SAN_BUILD ?= build-asan
 
-.PHONY: all deps demo test check bench-tools sanitize tidy unit-test system-test bench bench-ccl bench-boards bench-model bench-systems clean configure help
+.PHONY: all deps demo test check bench-tools sanitize tidy unit-test system-test bench bench-ccl bench-boards bench-model bench-systems bench-tensor clean configure help
 
 # Ninja, quiet: a no-op build prints nothing, a build prints only what fails.
 all: configure
@@ -29,6 +29,7 @@ help:
 	@echo "  make bench-ccl    the CCL benchmark only"
 	@echo "  make bench-model  the fabric model: virtual-time figures beside silicon's, its speed, tables at scale"
 	@echo "  make bench-systems the hierarchical all-reduce on a cluster of systems, on QEMU and in the model"
+	@echo "  make bench-tensor the tensor all-gather in each layout beside the flat vector's, on shaped ring8"
 	@echo "  make bench-boards ring8-rv32 (the 32-bit chip) beside ring8, shaped and unshaped"
 	@echo "  make clean        remove $(BUILD)/"
 	@echo "Variables: BUILD=$(BUILD) JOBS=$(JOBS) CTEST_ARGS='-R pattern' (make test CTEST_ARGS='-R ccl')"
@@ -81,7 +82,8 @@ system-test: all
 RESULTS := bench/results
 # The benches write their charts and the fitted cost model into this tree.
 export WEFT_BENCH_OUT := $(CURDIR)
-BENCHES := weft-bench-platform weft-bench-ccl weft-bench-fabric weft-bench-boards weft-bench-model weft-bench-systems
+BENCHES := weft-bench-platform weft-bench-ccl weft-bench-fabric weft-bench-boards weft-bench-model weft-bench-systems \
+    weft-bench-tensor
 bench-tools: all
 	@ninja -C $(BUILD) --quiet -j $(JOBS) $(BENCHES)
 
@@ -92,6 +94,10 @@ bench: bench-tools
 	@set -o pipefail; $(BUILD)/bin/weft-bench-boards | tee $(RESULTS)/boards_ring8.txt
 	@set -o pipefail; $(BUILD)/bin/weft-bench-model | tee $(RESULTS)/fabric_model.txt
 	@set -o pipefail; $(BUILD)/bin/weft-bench-systems | tee $(RESULTS)/systems.txt
+	@set -o pipefail; $(BUILD)/bin/weft-bench-tensor | tee $(RESULTS)/tensor_ring8.txt
+
+bench-tensor: bench-tools
+	@set -o pipefail; $(BUILD)/bin/weft-bench-tensor | tee $(RESULTS)/tensor_ring8.txt
 
 bench-systems: bench-tools
 	@set -o pipefail; $(BUILD)/bin/weft-bench-systems | tee $(RESULTS)/systems.txt

@@ -1,0 +1,131 @@
+// weft-bench-tensor: the tensor all-gather (host/tensor, over the fabric) in
+// each layout beside the flat-vector all-gather over the same fabric, on
+// ring8 with every cable shaped (the cables, not the host, the bottleneck),
+// in one run: busbw as a fraction of a cable's rate, as a fraction of the
+// flat op's, and the time at half the rate (2.0: link-bound).
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "ccl/op_case.h"
+#include "common/error.h"
+#include "driver/paths.h"
+#include "shaping.h"
+#include "tensor/tensor_io.h"
+#include "tensor/tensor_layout.h"
+#include "tensor/tensor_ops.h"
+#include "timing.h"
+#include "transport/fabric/fabric.h"
+
+using namespace weft;
+
+namespace {
+
+constexpr double kRate = 0.005;  // GB/s a cable: link-bound for both ops here
+constexpr uint32_t kReps = 3;
+
+struct Layout {
+    const char* name;
+    abi::TensorLayout pages;
+    abi::TensorMemory memory;
+};
+
+// The flat all-gather of `bytes` (ring, over the fabric): the median time.
+double flat_seconds(Cluster& c, uint64_t bytes) {
+    ccl::RunnerOptions o;
+    o.transport = "fabric";
+    ccl::CollectiveRunner run(c, o);
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllGather;
+    r.algo = "ring";
+    r.bytes = bytes;
+    if (ccl::run_case(run, c, r, 1, true).check.wrong) throw Error("the flat all_gather gave wrong results");
+    return bench::medians_in_turns({[&] { return ccl::run_case(run, c, r, 1, false).timing.seconds; }}, kReps)[0];
+}
+
+// The part (each rank's: bytes / ranks of f32, 512 rows) in `l`, sharded
+// over three workers where it is sharded; gathered along its rows into the
+// DRAM banks. Checked once, then timed.
+double tensor_seconds(Cluster& c, transport::Fabric& fabric, uint64_t bytes, const Layout& l) {
+    const uint32_t n = uint32_t(c.size());
+    const uint32_t cols = uint32_t(bytes / n / 4 / 512);
+    abi::TensorSpec part = tensor::matrix(512, cols, abi::kF32, l.pages);
+    part.memory = l.memory;
+    part.grid_x = 3, part.grid_y = 1, part.shard_cols = (cols / 3 + 31) / 32 * 32;
+    const abi::TensorAt in = l.memory == abi::kInterleaved ? tensor::interleaved_at(c.board(), part, 0)
+                                                           : tensor::sharded_at(c.board(), part, 0);
+    abi::TensorSpec banks{};
+    const abi::TensorAt out = tensor::interleaved_at(c.board(), tensor::gathered(part, 2, n, banks), 16 << 20);
+    std::vector<std::vector<uint8_t>> parts(n);
+    std::vector<uint32_t> chips(n);
+    for (uint32_t chip = 0; chip < n; ++chip) {
+        chips[chip] = chip;
+        parts[chip].resize(tensor::elements(part) * 4);
+        for (size_t i = 0; i < parts[chip].size(); ++i) parts[chip][i] = uint8_t(i * 7 + chip * 13 + (i >> 12));
+        tensor::write_tensor(c.chip(chip), in, parts[chip].data());
+    }
+    const uint32_t core = c.board().cores_with_role(CoreRole::kWorker).back();
+    const auto once = [&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        tensor::all_gather(c, fabric, chips, in, out, 2, core, std::chrono::milliseconds(600000));
+        return bench::seconds_since(t0);
+    };
+    once();
+    const std::vector<uint8_t> want = tensor::concatenate(part, 2, parts);
+    for (uint32_t chip = 0; chip < n; ++chip)
+        if (tensor::read_tensor(c.chip(chip), out) != want)
+            throw Error(std::string("the tensor all_gather (") + l.name + ") gave wrong results on chip " +
+                        std::to_string(chip));
+    return bench::medians_in_turns({once}, kReps)[0];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+        const uint64_t bytes = quick ? (4ull << 20) : (16ull << 20);
+        auto c = Cluster::start(paths::cluster_file("ring8"), "/tmp/weft-bench-tensor-" + std::to_string(getpid()));
+        const uint32_t n = uint32_t(c->size());
+        const double bus = double(n - 1) / n;
+        const std::vector<Layout> layouts = {{"row-major, interleaved", abi::kRowMajorPages, abi::kInterleaved},
+                                             {"tiles, interleaved", abi::kTilePages, abi::kInterleaved},
+                                             {"tiles, width-sharded on 3 cores", abi::kTilePages, abi::kWidthSharded}};
+        std::printf("All-gather of %llu MiB on ring8 over the fabric, every cable shaped to %.3f GB/s: busbw as a "
+                    "fraction of a cable's rate, the tensor op (each page sent straight to its place on every chip; "
+                    "the result in DRAM banks) beside the flat-vector ring all-gather, and the time at half the rate "
+                    "(2.0: the cables are the bottleneck)\n\n| op | busbw / cable | / flat | time at half rate |\n"
+                    "|---|---|---|---|\n",
+                    (unsigned long long)(bytes >> 20), kRate);
+        const auto fraction = [&](double s) { return double(bytes) / s / 1e9 * bus / kRate; };
+        double flat[2];
+        for (int half = 0; half < 2; ++half) {
+            bench::shape_every_cable(*c, half ? kRate / 2 : kRate);
+            std::fprintf(stderr, "\r  tensor bench: the flat all_gather%s ...          ", half ? " at half rate" : "");
+            flat[half] = flat_seconds(*c, bytes);
+        }
+        std::printf("| flat vector (ring) | %.3f | 1.00 | %.2fx%s |\n", fraction(flat[0]), flat[1] / flat[0],
+                    flat[1] / flat[0] < 1.8 ? " (host-bound)" : "");
+        auto fabric = transport::Fabric::start(*c, transport::cluster_fabric(c->board(), c->topology(), FabricSpec{}),
+                                               std::chrono::milliseconds(10000));
+        for (const Layout& l : layouts) {
+            double s[2];
+            for (int half = 0; half < 2; ++half) {
+                bench::shape_every_cable(*c, half ? kRate / 2 : kRate);
+                std::fprintf(stderr, "\r  tensor bench: %s%s ...          ", l.name, half ? " at half rate" : "");
+                s[half] = tensor_seconds(*c, *fabric, bytes, l);
+            }
+            std::printf("| tensor: %s | %.3f | %.2f | %.2fx%s |\n", l.name, fraction(s[0]), flat[0] / s[0],
+                        s[1] / s[0], s[1] / s[0] < 1.8 ? " (host-bound)" : "");
+            std::fflush(stdout);
+        }
+        std::fprintf(stderr, "\r%60s\r", "");
+        fabric->stop();
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "weft-bench-tensor: %s\n", e.what());
+        return 1;
+    }
+}
