@@ -66,7 +66,7 @@ void check_reshard(const abi::TensorAt& from, const abi::TensorAt& to) {
     check_spec(a);
     check_spec(b);
     const std::string both = describe(a) + " to " + describe(b);
-    if (std::memcmp(a.shape, b.shape, sizeof a.shape) || a.dtype != b.dtype || a.layout != b.layout)
+    if (std::memcmp(a.shape, b.shape, sizeof a.shape) != 0 || a.dtype != b.dtype || a.layout != b.layout)
         throw Error(both + ": not the same tensor (shape, dtype and page layout must agree)");
     if (abi::page_cols(a) != abi::page_cols(b) || abi::tensor_pages(a) != abi::tensor_pages(b))
         throw Error(both + ": their pages differ (rows of " + std::to_string(abi::page_cols(a)) + " and " +
