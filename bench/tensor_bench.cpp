@@ -94,8 +94,8 @@ int main(int argc, char** argv) {
                                              {"tiles, interleaved", abi::kTilePages, abi::kInterleaved},
                                              {"tiles, width-sharded on 3 cores", abi::kTilePages, abi::kWidthSharded}};
         std::printf("All-gather of %llu MiB on ring8 over the fabric, every cable shaped to %.3f GB/s: busbw as a "
-                    "fraction of a cable's rate, the tensor op (each page sent straight to its place on every chip; "
-                    "the result in DRAM banks) beside the flat-vector ring all-gather, and the time at half the rate "
+                    "fraction of a cable's rate, the tensor op (round the ring, half the pages each way, each page "
+                    "to its place in the result, in DRAM banks) beside the flat-vector ring all-gather, and the time at half the rate "
                     "(2.0: the cables are the bottleneck)\n\n| op | busbw / cable | / flat | time at half rate |\n"
                     "|---|---|---|---|\n",
                     (unsigned long long)(bytes >> 20), kRate);

@@ -1,9 +1,11 @@
 // All-gather of a tensor in any layout over the fabric: every page of this
 // chip's part goes, by the shared accessor, to its place in the gathered
 // tensor on every chip (its own by the NoC), resharding as it goes: the
-// gathered tensor's memory may differ from the part's. The last page to each
-// peer carries an increment of that peer's done semaphore; the kernel ends
-// once every peer's pages have landed here. Arguments: abi::TensorAllGatherArgs.
+// gathered tensor's memory may differ from the part's. Directly, each page
+// goes to every peer; round a ring, each chip passes on what it received,
+// half the pages each way. The last page of a stream increments the
+// receiver's semaphore, which is what the receiver waits on before it passes
+// those pages on or ends. Arguments: abi::TensorAllGatherArgs.
 #include "fabric/connection.h"
 #include "hal/noc.h"
 #include "kernels/kernel.h"
@@ -23,11 +25,69 @@ fabric::Route route_of(const abi::TensorPeerRoute& p) {
     return to;
 }
 
+struct Gather {
+    const abi::TensorAllGatherArgs& args;
+    fabric::Connection* ways;
+
+    uint64_t pages() const { return abi::tensor_pages(args.input.spec); }
+    abi::GatheredPage place(uint32_t k, uint64_t p) const {
+        return abi::gathered_page(args.input.spec, args.output.spec, args.dim, k, p);
+    }
+    uint64_t out_address(const abi::GatheredPage& g) const {
+        return abi::tensor_page_address(args.output, g.page) + g.offset;
+    }
+    // Part k's pages [from, to) from their places in our output to the same
+    // places on `peer`; the last increments `sem` there (alone if there are none).
+    void pass_on(uint32_t peer, uint32_t k, uint64_t from, uint64_t to, uint64_t sem) {
+        const abi::TensorPeerRoute& r = args.peers[peer];
+        if (from == to) return ways[r.direction].atomic_inc(route_of(r), sem, 1);
+        for (uint64_t p = from; p < to; ++p) {
+            const abi::GatheredPage g = place(k, p);
+            const uint64_t at = out_address(g);
+            ways[r.direction].write(route_of(r), at, at, g.bytes, p + 1 == to ? sem : 0, 1);
+        }
+    }
+
+    // Each page to its place here by the NoC, and to every peer.
+    void direct() {
+        for (uint64_t p = 0; p < pages(); ++p) {
+            const abi::GatheredPage g = place(args.rank, p);
+            const uint64_t src = abi::tensor_page_address(args.input, p), dst = out_address(g);
+            noc::async_write(src, dst, g.bytes);
+            for (uint32_t k = 0; k < args.ranks; ++k)
+                if (k != args.rank)
+                    ways[args.peers[k].direction].write(route_of(args.peers[k]), dst, src, g.bytes,
+                                                        p + 1 == pages() ? args.done_sem : 0, 1);
+        }
+        noc::semaphore_wait(args.done_sem, args.ranks - 1);
+    }
+
+    // Our part into place, then ranks - 1 steps: the first half of part
+    // rank - s goes to rank + 1 and the second half of part rank + s to
+    // rank - 1, each received the step before (or our own at step 0).
+    void ring() {
+        const uint32_t n = args.ranks, next = (args.rank + 1) % n, prev = (args.rank + n - 1) % n;
+        for (uint64_t p = 0; p < pages(); ++p) {
+            const abi::GatheredPage g = place(args.rank, p);
+            noc::async_write(abi::tensor_page_address(args.input, p), out_address(g), g.bytes);
+        }
+        noc::barrier();
+        const uint64_t half = pages() / 2;
+        for (uint32_t s = 0; s + 1 < n; ++s) {
+            pass_on(next, (args.rank + n - s) % n, 0, half, args.done_sem);
+            pass_on(prev, (args.rank + s) % n, half, pages(), args.done_sem + 4);
+            noc::semaphore_wait_min(args.done_sem, s + 1);
+            noc::semaphore_wait_min(args.done_sem + 4, s + 1);
+        }
+    }
+};
+
 }  // namespace
 
 extern "C" int kernel_main(KernelArgs a) {
     const auto& args = a.as<abi::TensorAllGatherArgs>();
-    if (args.ranks > abi::kTensorMaxPeers || args.rank >= args.ranks || args.dim >= abi::kTensorDims)
+    if (args.ranks > abi::kTensorMaxPeers || args.rank >= args.ranks || args.dim >= abi::kTensorDims ||
+        args.algo > abi::kGatherRing)
         mailbox::panic(abi::kPanicBadArgs, args.ranks);
     static const abi::FabricWorkerConnection none{};
     auto connection = [&](uint32_t d) -> const abi::FabricWorkerConnection& {
@@ -38,23 +98,12 @@ extern "C" int kernel_main(KernelArgs a) {
     for (uint32_t k = 0; k < args.ranks; ++k)
         if (k != args.rank && (args.peers[k].direction >= 4 || !args.connection[args.peers[k].direction]))
             mailbox::panic(abi::kPanicBadArgs, 1000 + k);
-    const abi::TensorSpec& part = args.input.spec;
-    const uint64_t pages = abi::tensor_pages(part);
-    for (uint64_t p = 0; p < pages; ++p) {
-        const abi::GatheredPage g = abi::gathered_page(part, args.output.spec, args.dim, args.rank, p);
-        const uint64_t src = abi::tensor_page_address(args.input, p);
-        const uint64_t dst = abi::tensor_page_address(args.output, g.page) + g.offset;
-        const bool last = p + 1 == pages;
-        noc::async_write(src, dst, g.bytes);
-        for (uint32_t k = 0; k < args.ranks; ++k) {
-            if (k == args.rank) continue;
-            const abi::TensorPeerRoute& peer = args.peers[k];
-            ways[peer.direction].write(route_of(peer), dst, src, g.bytes, last ? args.done_sem : 0, 1);
-        }
-    }
+    Gather g{args, ways};
+    if (args.algo == abi::kGatherRing) g.ring();
+    else
+        g.direct();
     noc::barrier();
     for (uint32_t d = 0; d < 4; ++d)
         if (args.connection[d]) ways[d].close();
-    noc::semaphore_wait(args.done_sem, args.ranks - 1);
     return 0;
 }

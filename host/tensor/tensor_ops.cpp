@@ -35,15 +35,17 @@ bool holds_shard(const BoardInfo& board, const abi::TensorAt& t, uint32_t core) 
 }
 
 // Rank `rank` of `chips`' tensor_all_gather: its connections both (or all
-// four) ways, its done semaphore cleared, and its route to every peer.
+// four) ways, its semaphores cleared, and its route to every peer.
 Launch gather_launch(Cluster& cluster, const transport::FabricBuilder& f, transport::L1Allocator& l1,
                      const std::vector<uint32_t>& chips, uint32_t rank, const abi::TensorAt& input,
                      const abi::TensorAt& output, uint32_t dim, uint32_t core) {
     const uint32_t chip = chips[rank];
     abi::TensorAllGatherArgs a{};
     a.input = input, a.output = output, a.rank = rank, a.ranks = static_cast<uint32_t>(chips.size()), a.dim = dim;
-    a.done_sem = l1.allocate(chip, core, 4, 64, "all_gather's done semaphore");
+    a.algo = gather_algo(f, chips);
+    a.done_sem = l1.allocate(chip, core, 8, 64, "all_gather's semaphores");
     cluster.chip(chip).write32(a.done_sem, 0);
+    cluster.chip(chip).write32(a.done_sem + 4, 0);
     for (transport::FabricDirection d : directions(f))
         if (f.router_index(chip, d) >= 0) a.connection[way_of(f, d)] = f.connect(cluster, l1, chip, d, 0, core);
     for (uint32_t k = 0; k < chips.size(); ++k) {
@@ -93,6 +95,18 @@ void check_all_gather(const abi::TensorSpec& part, const abi::TensorSpec& whole,
     for (size_t i = 1; i < spans.size(); ++i)
         if (spans[i - 1].first + spans[i - 1].second > spans[i].first)
             throw Error(what + ": two parts' pages land on the same bytes" + hint);
+}
+
+// Round a ring where it can: on a ring of 8, sending each page straight to
+// every peer puts 10 parts on each cable forward (1 + 2 + 3 + 4 hops), the
+// ring 3.5 each way.
+abi::TensorGatherAlgo gather_algo(const transport::FabricBuilder& f, const std::vector<uint32_t>& chips) {
+    const size_t n = chips.size();
+    if (n < 3) return abi::kGatherDirect;
+    for (size_t r = 0; r < n; ++r)
+        if (f.route(chips[r], chips[(r + 1) % n]).hops != 1 || f.route(chips[r], chips[(r + n - 1) % n]).hops != 1)
+            return abi::kGatherDirect;
+    return abi::kGatherRing;
 }
 
 void all_gather(Cluster& cluster, transport::Fabric& fabric, const std::vector<uint32_t>& chips,

@@ -24,6 +24,11 @@ abi::TensorSpec gathered(const abi::TensorSpec& part, uint32_t dim, uint32_t ran
 // a dimension not a multiple of 32, a row-major page across two, ...).
 void check_all_gather(const abi::TensorSpec& part, const abi::TensorSpec& whole, uint32_t dim, uint32_t ranks);
 
+// How all_gather moves the parts among `chips`: round a ring where each
+// chip's neighbours in the list are one cable away (a fabric ring, a torus's
+// row; at least 3 chips), else each page straight to every peer.
+abi::TensorGatherAlgo gather_algo(const transport::FabricBuilder& fabric, const std::vector<uint32_t>& chips);
+
 // All-gather over `fabric` on `chips` (rank order): every chip holds its part
 // at `input` and gets the gathered tensor at `output` (the same addresses on
 // each). The kernel runs on `core` of each chip (a worker holding no shard of
