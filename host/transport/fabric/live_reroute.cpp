@@ -54,10 +54,9 @@ void write_tables(Machine& m, const FabricBuilder& fabric, const std::vector<abi
         for (const FabricRouterPlan* end : {&a, &b}) write_detour_table(m, *end, next[fabric.position(end->chip)]);
         return;
     }
-    for (uint32_t c : fabric.order())
-        for (const FabricRouterPlan& p : fabric.routers())
-            if (p.chip == c && p.config.route_table)
-                m.write(c, p.config.route_table, &next[fabric.position(c)], sizeof(abi::FabricRouteTable));
+    for (const FabricRouterPlan& p : fabric.routers())
+        if (p.config.route_table)
+            m.write(p.chip, p.config.route_table, &next[fabric.position(p.chip)], sizeof(abi::FabricRouteTable));
 }
 
 }  // namespace
@@ -86,11 +85,12 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     const int b_index = fabric.router_index(a->peer_chip, compass_direction(static_cast<uint32_t>(a->direction) ^ 2));
     if (b_index < 0) throw Error("the fabric's router on chip " + std::to_string(chip) + " has no peer router");
     const FabricRouterPlan& b = fabric.routers()[size_t(b_index)];
-    const std::string before = earlier_move(fabric, control);  // before this cable is down too
+    const bool escape = fabric.spec().flags & abi::kFabricEscapeVc;
+    const std::string before = escape ? earlier_move(fabric, control) : "";  // before this cable is down too
     RerouteDecision d = control.cable_down(chip, port);
     if (d.kind != RerouteDecision::kNewTables) return d;
     // The detours of the first move took its tables, which the second's check does not cover.
-    if ((fabric.spec().flags & abi::kFabricEscapeVc) && !before.empty()) {
+    if (!before.empty()) {
         d.kind = RerouteDecision::kRefused;
         d.why = "the running fabric was routed round its cable at " + before +
                 " already (one move per fabric on a mesh); the next fabric is planned without both";
