@@ -71,4 +71,25 @@ private:
     bool open_ = false;
 };
 
+// A kernel's connections every way out of its chip, from the addresses the
+// host's FabricBuilder::connect_every_way gave it (0: no router that way).
+class Connections {
+public:
+    explicit Connections(const uint64_t (&addresses)[4]) : addresses_(addresses) {
+        for (uint32_t d = 0; d < 4; ++d)
+            if (addresses[d]) ways_[d] = Connection(*reinterpret_cast<const abi::FabricWorkerConnection*>(addresses[d]));
+    }
+    bool has(uint32_t way) const { return way < 4 && addresses_[way] != 0; }
+    Connection& operator[](uint32_t way) { return ways_[way]; }
+    // Closes every connection there is.
+    void close() {
+        for (uint32_t d = 0; d < 4; ++d)
+            if (addresses_[d]) ways_[d].close();
+    }
+
+private:
+    const uint64_t (&addresses_)[4];
+    Connection ways_[4];
+};
+
 }  // namespace weft::fabric

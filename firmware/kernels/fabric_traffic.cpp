@@ -10,15 +10,10 @@ using namespace weft;
 extern "C" int kernel_main(KernelArgs a) {
     const auto& args = a.as<abi::FabricTrafficArgs>();
     if (args.job_count > abi::kFabricTrafficMaxJobs) mailbox::panic(abi::kPanicBadArgs, args.job_count);
-    static const abi::FabricWorkerConnection none{};  // never used: its jobs are refused above
-    auto connection = [&](uint32_t d) -> const abi::FabricWorkerConnection& {
-        return args.connection[d] ? *reinterpret_cast<const abi::FabricWorkerConnection*>(args.connection[d]) : none;
-    };
-    fabric::Connection connections[4] = {fabric::Connection(connection(0)), fabric::Connection(connection(1)),
-                                         fabric::Connection(connection(2)), fabric::Connection(connection(3))};
+    fabric::Connections connections(args.connection);
     for (uint32_t i = 0; i < args.job_count; ++i) {
         const abi::FabricTrafficJob& j = args.jobs[i];
-        if (j.direction >= 4 || !args.connection[j.direction]) mailbox::panic(abi::kPanicBadArgs, 1000 + i);
+        if (!connections.has(j.direction)) mailbox::panic(abi::kPanicBadArgs, 1000 + i);
         fabric::Connection& c = connections[j.direction];
         fabric::Route to;
         to.dst = {j.dst_mesh, j.dst_chip};
@@ -39,7 +34,6 @@ extern "C" int kernel_main(KernelArgs a) {
             default: mailbox::panic(abi::kPanicBadArgs, 2000 + i);
         }
     }
-    for (uint32_t d = 0; d < 4; ++d)
-        if (args.connection[d]) connections[d].close();
+    connections.close();
     return 0;
 }

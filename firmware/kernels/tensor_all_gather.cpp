@@ -27,7 +27,7 @@ fabric::Route route_of(const abi::TensorPeerRoute& p) {
 
 struct Gather {
     const abi::TensorAllGatherArgs& args;
-    fabric::Connection* ways;
+    fabric::Connections& ways;
 
     uint64_t pages() const { return abi::tensor_pages(args.input.spec); }
     abi::GatheredPage place(uint32_t k, uint64_t p) const {
@@ -89,21 +89,14 @@ extern "C" int kernel_main(KernelArgs a) {
     if (args.ranks > abi::kTensorMaxPeers || args.rank >= args.ranks || args.dim >= abi::kTensorDims ||
         args.algo > abi::kGatherRing)
         mailbox::panic(abi::kPanicBadArgs, args.ranks);
-    static const abi::FabricWorkerConnection none{};
-    auto connection = [&](uint32_t d) -> const abi::FabricWorkerConnection& {
-        return args.connection[d] ? *reinterpret_cast<const abi::FabricWorkerConnection*>(args.connection[d]) : none;
-    };
-    fabric::Connection ways[4] = {fabric::Connection(connection(0)), fabric::Connection(connection(1)),
-                                  fabric::Connection(connection(2)), fabric::Connection(connection(3))};
+    fabric::Connections ways(args.connection);
     for (uint32_t k = 0; k < args.ranks; ++k)
-        if (k != args.rank && (args.peers[k].direction >= 4 || !args.connection[args.peers[k].direction]))
-            mailbox::panic(abi::kPanicBadArgs, 1000 + k);
+        if (k != args.rank && !ways.has(args.peers[k].direction)) mailbox::panic(abi::kPanicBadArgs, 1000 + k);
     Gather g{args, ways};
     if (args.algo == abi::kGatherRing) g.ring();
     else
         g.direct();
     noc::barrier();
-    for (uint32_t d = 0; d < 4; ++d)
-        if (args.connection[d]) ways[d].close();
+    ways.close();
     return 0;
 }

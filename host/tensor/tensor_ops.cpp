@@ -12,19 +12,6 @@
 namespace weft::tensor {
 namespace {
 
-// The connection index of a fabric direction, as tensor_all_gather's
-// connections are ordered: 2D by compass, 1D forward then backward.
-uint8_t way_of(const transport::FabricBuilder& f, transport::FabricDirection d) {
-    if (f.dims() == 2) return static_cast<uint8_t>(d);
-    return d == transport::FabricDirection::kBackward ? 1 : 0;
-}
-
-std::vector<transport::FabricDirection> directions(const transport::FabricBuilder& f) {
-    if (f.dims() == 2) return {transport::compass_direction(0), transport::compass_direction(1),
-                               transport::compass_direction(2), transport::compass_direction(3)};
-    return {transport::FabricDirection::kForward, transport::FabricDirection::kBackward};
-}
-
 // Whether `core` holds a shard of `t` (its unit's L1).
 bool holds_shard(const BoardInfo& board, const abi::TensorAt& t, uint32_t core) {
     if (!abi::tensor_sharded(t.spec)) return false;
@@ -34,24 +21,23 @@ bool holds_shard(const BoardInfo& board, const abi::TensorAt& t, uint32_t core) 
     return false;
 }
 
-// Rank `rank` of `chips`' tensor_all_gather: its connections both (or all
-// four) ways, its semaphores cleared, and its route to every peer.
+// Rank `rank` of `chips`' tensor_all_gather by `algo`: its connections
+// both (or all four) ways, its semaphores cleared, its route to every peer.
 Launch gather_launch(Cluster& cluster, const transport::FabricBuilder& f, transport::L1Allocator& l1,
-                     const std::vector<uint32_t>& chips, uint32_t rank, const abi::TensorAt& input,
-                     const abi::TensorAt& output, uint32_t dim, uint32_t core) {
+                     const std::vector<uint32_t>& chips, uint32_t rank, abi::TensorGatherAlgo algo,
+                     const abi::TensorAt& input, const abi::TensorAt& output, uint32_t dim, uint32_t core) {
     const uint32_t chip = chips[rank];
     abi::TensorAllGatherArgs a{};
     a.input = input, a.output = output, a.rank = rank, a.ranks = static_cast<uint32_t>(chips.size()), a.dim = dim;
-    a.algo = gather_algo(f, chips);
+    a.algo = algo;
     a.done_sem = l1.allocate(chip, core, 8, 64, "all_gather's semaphores");
     cluster.chip(chip).write32(a.done_sem, 0);
     cluster.chip(chip).write32(a.done_sem + 4, 0);
-    for (transport::FabricDirection d : directions(f))
-        if (f.router_index(chip, d) >= 0) a.connection[way_of(f, d)] = f.connect(cluster, l1, chip, d, 0, core);
+    f.connect_every_way(cluster, l1, chip, 0, core, a.connection);
     for (uint32_t k = 0; k < chips.size(); ++k) {
         if (k == rank) continue;
         const transport::FabricRoute r = f.route(chip, chips[k]);
-        a.peers[k] = {static_cast<uint16_t>(f.node(chips[k]).mesh), f.node(chips[k]).chip, way_of(f, r.direction),
+        a.peers[k] = {static_cast<uint16_t>(f.node(chips[k]).mesh), f.node(chips[k]).chip, f.connection_slot(r.direction),
                       static_cast<uint8_t>(r.hops), abi::kFabricDefaultTtl, 0, r.route};
     }
     return {chip, core, &kernel_named(cluster.board(), "tensor_all_gather"), KernelArgWords::of(a)};
@@ -141,8 +127,10 @@ void all_gather_groups(Cluster& cluster, transport::Fabric& fabric, const std::v
             throw Error("all_gather: " + std::to_string(ranks) + " chips; 2 to " +
                         std::to_string(abi::kTensorMaxPeers));
         check_all_gather(input.spec, output.spec, dim, ranks);
+        const abi::TensorGatherAlgo algo = gather_algo(fabric.builder(), chips);
         for (uint32_t rank = 0; rank < ranks; ++rank)
-            launches.push_back(gather_launch(cluster, fabric.builder(), l1, chips, rank, input, output, dim, core));
+            launches.push_back(
+                gather_launch(cluster, fabric.builder(), l1, chips, rank, algo, input, output, dim, core));
     }
     cluster.run(launches, timeout);
 }

@@ -154,13 +154,7 @@ struct Traffic {
             for (uint32_t w = 0; w < workers; ++w) {
                 test_abi::FabricTrafficArgs& a = args[c * workers + w];
                 if (!a.job_count) continue;
-                for (uint32_t i = 0; i < (g_2d ? 4 : 2); ++i) {
-                    const FabricDirection d = g_2d ? transport::compass_direction(i)
-                                              : i  ? FabricDirection::kBackward
-                                                   : FabricDirection::kForward;
-                    if (fabric.builder().router_index(c, d) >= 0)
-                        a.connection[i] = fabric.builder().connect(*g_cluster, l1, c, d, w, worker_core(w));
-                }
+                fabric.builder().connect_every_way(*g_cluster, l1, c, w, worker_core(w), a.connection);
                 launches.push_back(
                     {c, worker_core(w), &kernel_named(g_cluster->board(), "fabric_traffic"), KernelArgWords::of(a)});
             }

@@ -563,6 +563,21 @@ FabricRoute FabricBuilder::route(uint32_t from, uint32_t to) const {
     return {FabricDirection::kBackward, n - ahead};
 }
 
+uint8_t FabricBuilder::connection_slot(FabricDirection direction) const {
+    if (dims() == 2) return static_cast<uint8_t>(direction);
+    return direction == FabricDirection::kBackward ? 1 : 0;
+}
+
+void FabricBuilder::connect_every_way(ChipWriter& memory, L1Allocator& l1, uint32_t chip, uint32_t lane,
+                                      uint32_t worker_core, uint64_t (&slots)[4]) const {
+    for (uint32_t i = 0; i < (dims() == 2 ? 4u : 2u); ++i) {
+        const FabricDirection d = dims() == 2 ? compass_direction(i)
+                                  : i         ? FabricDirection::kBackward
+                                              : FabricDirection::kForward;
+        slots[connection_slot(d)] = router_index(chip, d) >= 0 ? connect(memory, l1, chip, d, lane, worker_core) : 0;
+    }
+}
+
 uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t chip, FabricDirection direction,
                                 uint32_t lane, uint32_t worker_core) const {
     const int index = router_index(chip, direction);

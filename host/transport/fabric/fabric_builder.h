@@ -134,6 +134,13 @@ public:
     // abi::FabricWorkerConnection there and returns its address.
     uint64_t connect(ChipWriter& memory, L1Allocator& l1, uint32_t chip, FabricDirection direction, uint32_t lane,
                      uint32_t worker_core) const;
+    // A kernel's connection slots, one per way out (fabric::Connections:
+    // 2D by compass, 1D forward then backward): the slot of `direction`.
+    uint8_t connection_slot(FabricDirection direction) const;
+    // Lane `lane` of every router of `chip`, for a worker on `worker_core`,
+    // into `slots` by connection_slot (0 where the chip has no router that way).
+    void connect_every_way(ChipWriter& memory, L1Allocator& l1, uint32_t chip, uint32_t lane, uint32_t worker_core,
+                           uint64_t (&slots)[4]) const;
 
 private:
     void check_spec() const;

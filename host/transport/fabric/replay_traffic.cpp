@@ -13,12 +13,6 @@ namespace {
 
 constexpr uint64_t kLanding = 64 << 10;  // the last bytes of DRAM a replay writes into
 
-// The kernel's connection for a direction: 2D by compass, 1D forward then backward.
-uint8_t connection_of(const FabricBuilder& f, FabricDirection d) {
-    if (f.dims() == 2) return static_cast<uint8_t>(d);
-    return d == FabricDirection::kBackward ? 1 : 0;
-}
-
 std::string packet_name(const abi::FabricPacketRecord& r) {
     return "packet " + std::to_string(r.seq) + " from mesh " + std::to_string(r.src.mesh) + " chip " +
            std::to_string(r.src.chip) + " to mesh " + std::to_string(r.dst.mesh) + " chip " +
@@ -36,7 +30,7 @@ abi::FabricTrafficJob job_for(const FabricBuilder& f, const BoardInfo& board, co
     j.hops = static_cast<uint8_t>(route.hops);
     j.count = static_cast<uint8_t>(count);
     j.ttl = abi::kFabricDefaultTtl;
-    j.direction = connection_of(f, route.direction);
+    j.direction = f.connection_slot(route.direction);
     j.route = route.route;
     j.dst_mesh = static_cast<uint8_t>(r.dst.mesh);
     j.dst_chip = r.dst.chip;
@@ -113,12 +107,7 @@ PacketLog replay_on(Cluster& cluster, Fabric& fabric, const ReplayPlan& plan, st
         std::vector<Launch> launches;
         for (ReplayKernel k : round) {
             const uint32_t core = board.worker_core(k.lane);
-            for (uint32_t i = 0; i < (f.dims() == 2 ? 4u : 2u); ++i) {
-                const FabricDirection d = f.dims() == 2 ? compass_direction(i)
-                                          : i           ? FabricDirection::kBackward
-                                                        : FabricDirection::kForward;
-                if (f.router_index(k.chip, d) >= 0) k.args.connection[i] = f.connect(cluster, l1, k.chip, d, k.lane, core);
-            }
+            f.connect_every_way(cluster, l1, k.chip, k.lane, core, k.args.connection);
             launches.push_back({k.chip, core, &image, KernelArgWords::of(k.args)});
         }
         cluster.run(launches, timeout);
