@@ -57,10 +57,14 @@ check: all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L check $(CTEST_ARGS)
 
 # The host code under AddressSanitizer and UndefinedBehaviorSanitizer, in a
-# tree of its own, running the unit tests (CI runs it).
+# tree of its own, running the unit tests (CI runs it). -O1 and line tables
+# only: half the build time of -O0 -g and twice the speed, and a report still
+# names file and line. Unity batches, no precompiled headers (clang-tidy reads
+# this tree's compile commands, and cannot read gcc's).
+SAN_FLAGS := -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_C_FLAGS_DEBUG="-O1 -g1"
 sanitize:
 	@scripts/install-deps
-	@cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=ON -DWEFT_UNITY=OFF \
+	@cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug $(SAN_FLAGS) -DWEFT_SANITIZE=ON -DWEFT_UNITY=ON \
 	    -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON $(CMAKE_FLAGS) >/dev/null
 	@ninja -C $(SAN_BUILD) --quiet -j $(JOBS)
 	cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
