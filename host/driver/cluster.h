@@ -121,6 +121,9 @@ public:
     // Lets another client have the cluster between this one's ops.
     void release();
 
+    // The bridge's and the chips' QEMU processes: a StallClock's, so that a
+    // wait counts the cluster's own time (driver/stall_clock.h).
+    std::vector<int> processes() const;
     // The resident images this process started (driver/resident.h): any other
     // one found when the claim is granted was left by a process that is gone.
     void adopt_resident(uint32_t chip, uint32_t core) { residents_.insert({chip, core}); }
@@ -146,8 +149,6 @@ private:
     // A sum of every chip's ring heads, cores' progress words and finished
     // launches: it changes whenever anything on the cluster moves.
     uint64_t activity() const;
-    // The bridge's and the chips' QEMU processes (a StallClock's).
-    std::vector<int> processes() const;
     // Throws weft::Error once the bridge has exited or has not beaten for
     // long in its own time (a busy host's delay does not count).
     class BridgeWatch {

@@ -6,12 +6,10 @@
 #include "common/error.h"
 #include "common/names.h"
 #include "driver/kernel_args.h"
+#include "driver/stall_clock.h"
 
 namespace weft::resident {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
 
 void record(Chip& chip, uint32_t core, const Region& l1) {
     abi::CoreImage& held = chip.control().host.image[core];
@@ -22,11 +20,13 @@ void record(Chip& chip, uint32_t core, const Region& l1) {
 
 void forget(Chip& chip, uint32_t core) { record(chip, core, Region{}); }
 
-// Until the image says it runs; its launch ending first is a failure.
+// Until the image says it runs; its launch ending first is a failure. The
+// timeout is in the cluster's own time (driver/stall_clock.h): on a busy host
+// a chip that has not been given the CPU has not failed to start.
 void wait_running(Cluster& cluster, uint32_t chip_id, uint32_t core, uint32_t seq, std::chrono::milliseconds timeout) {
     Chip& chip = cluster.chip(chip_id);
     const uint64_t state = chip.image(core).resident_control + offsetof(abi::ResidentControl, state);
-    const auto deadline = Clock::now() + timeout;
+    StallClock clock(cluster.processes());
     while (chip.read32(state) != abi::kResidentRunning) {
         if (chip.finished(core, seq)) {
             forget(chip, core);
@@ -36,7 +36,8 @@ void wait_running(Cluster& cluster, uint32_t chip_id, uint32_t core, uint32_t se
                         std::to_string(r.return_code) + " before it ran");
         }
         if (!chip.alive()) throw Error("chip " + std::to_string(chip_id) + " died starting a resident image");
-        if (Clock::now() > deadline) {
+        clock.look(false);
+        if (clock.total() > timeout) {
             const std::string report = cluster.hang_report({{chip_id, core}});
             const std::string stopped = cluster.stop_kernels({{{chip_id, core}, seq}});
             forget(chip, core);

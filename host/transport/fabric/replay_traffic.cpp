@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "driver/kernel_args.h"
+#include "driver/stall_clock.h"
 #include "transport/l1_allocator.h"
 
 namespace weft::transport {
@@ -112,11 +113,13 @@ PacketLog replay_on(Cluster& cluster, Fabric& fabric, const ReplayPlan& plan, st
         }
         cluster.run(launches, timeout);
     }
-    // The kernels end once their packets are on the cables; the last hops land soon after.
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    // The kernels end once their packets are on the cables; the last hops land soon after
+    // (in the cluster's own time: a busy host only delays them).
+    StallClock clock(cluster.processes());
     PacketLog log = read_packet_log(cluster, f);
-    while (log.hops.size() < plan.hops && std::chrono::steady_clock::now() < deadline) {
+    while (log.hops.size() < plan.hops && clock.total() < timeout) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        clock.look(false);
         log = read_packet_log(cluster, f);
     }
     return log;
