@@ -85,21 +85,25 @@ void test_every_op_algorithm_and_type(void**) {
     size_t cases = 0;
     uint32_t seed = 1;
     const bool grid = ccl::is_grid(g_cluster->topology());
-    // Every type on one cluster of each shape (pair, line4, mesh2x2: the smallest of each); on the
-    // others f32 and one more, a different one for each algorithm in turn,
-    // so every type still meets every algorithm on every cluster kind.
+    // Every type at both sizes on one cluster of each shape (pair, line4, mesh2x2: the smallest of
+    // each). On the others each size runs one type: f32 at one, the next of the others at the
+    // other, the two swapped from one algorithm to the next, so every type still meets every
+    // algorithm on every cluster kind.
     const bool every_type = g_name == "pair" || g_name == "line4" || g_name == "mesh2x2";
     uint32_t turn = 0;
     for (ccl::Collective op : ccl::all_collectives()) {
         const std::vector<std::string> algos = ccl::algorithms(op, grid);  // a grid's: rows, then columns
         for (const std::string& algo : algos) {
+            const abi::DataType other = kTypes[1 + turn % 3];
+            const bool f32_small = turn++ % 2 == 0;
             std::vector<abi::DataType> types(std::begin(kTypes), std::end(kTypes));
-            if (!every_type) types = {abi::kF32, kTypes[1 + turn++ % 3]};
+            if (!every_type) types = {abi::kF32, other};
             if (g_name == "ring8-rv32") types = {abi::kF32};  // mesh2x2-rv32 meets the rv32 chip's other types
             for (abi::DataType t : types) {
                 const uint32_t es = ccl::dtype_size(t);
                 // One element per rank, then a size no rank count divides (odd elements).
                 for (uint64_t elements : {uint64_t(n), uint64_t(3000 * n + n / 2 + 1)}) {
+                    if (types.size() == 2 && (t == abi::kF32) != (f32_small == (elements == n))) continue;
                     std::vector<abi::MathOp> redops{abi::kMathSum};
                     if (ccl::reduces(op) && elements > n) redops.push_back(abi::MathOp(abi::kMathMax + (seed % 3)));
                     for (abi::MathOp redop : redops) {
@@ -615,20 +619,25 @@ void test_every_op_and_algorithm_over_the_fabric(void**) {
         const bool grid = ccl::is_grid(g_cluster->topology());
         const std::vector<std::string> algos =
             ccl::algorithms(op, grid, grid ? 0u : uint32_t(transport::kCanMulticast));
-        for (const std::string& algo : algos)
-            for (abi::DataType t : {abi::kF32, abi::kI32})
-                for (uint64_t elements : {uint64_t(n), uint64_t(3000 * n + n / 2 + 1)}) {
-                    if (sampled() && (t != abi::kF32 || elements == n)) continue;
-                    ccl::OpRequest r;
-                    r.op = op;
-                    r.algo = algo;
-                    r.dtype = t;
-                    r.bytes = elements * ccl::dtype_size(t);
-                    r.root = seed % n;
-                    ++cases;
-                    const std::string f = run_one(r, seed++, g_fabric.get());
-                    if (!f.empty()) failures.push_back("fabric " + f);
-                }
+        // The type is the workers' business, not the transport's: each size of each algorithm
+        // runs one type, the pairing swapped from one algorithm to the next.
+        uint32_t turn = 0;
+        for (const std::string& algo : algos) {
+            ++turn;
+            for (uint64_t elements : {uint64_t(n), uint64_t(3000 * n + n / 2 + 1)}) {
+                const abi::DataType t = turn++ % 2 ? abi::kI32 : abi::kF32;
+                if (sampled() && elements == n) continue;
+                ccl::OpRequest r;
+                r.op = op;
+                r.algo = algo;
+                r.dtype = t;
+                r.bytes = elements * ccl::dtype_size(t);
+                r.root = seed % n;
+                ++cases;
+                const std::string f = run_one(r, seed++, g_fabric.get());
+                if (!f.empty()) failures.push_back("fabric " + f);
+            }
+        }
     }
     if (ccl::is_grid(g_cluster->topology())) {
         ccl::OpRequest r;
