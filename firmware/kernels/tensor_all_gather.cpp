@@ -9,21 +9,12 @@
 #include "fabric/connection.h"
 #include "hal/noc.h"
 #include "kernels/kernel.h"
+#include "kernels/tensor_peer.h"
 #include "weft/abi/tensor.h"
 
 using namespace weft;
 
 namespace {
-
-fabric::Route route_of(const abi::TensorPeerRoute& p) {
-    fabric::Route to;
-    to.dst = {p.mesh, p.chip};
-    to.hops = p.hops;
-    to.count = 1;
-    to.ttl = p.ttl;
-    to.route = p.route;
-    return to;
-}
 
 struct Gather {
     const abi::TensorAllGatherArgs& args;
@@ -40,11 +31,11 @@ struct Gather {
     // places on `peer`; the last increments `sem` there (alone if there are none).
     void pass_on(uint32_t peer, uint32_t k, uint64_t from, uint64_t to, uint64_t sem) {
         const abi::TensorPeerRoute& r = args.peers[peer];
-        if (from == to) return ways[r.direction].atomic_inc(route_of(r), sem, 1);
+        if (from == to) return ways[r.direction].atomic_inc(kernels::route_to(r), sem, 1);
         for (uint64_t p = from; p < to; ++p) {
             const abi::GatheredPage g = place(k, p);
             const uint64_t at = out_address(g);
-            ways[r.direction].write(route_of(r), at, at, g.bytes, p + 1 == to ? sem : 0, 1);
+            ways[r.direction].write(kernels::route_to(r), at, at, g.bytes, p + 1 == to ? sem : 0, 1);
         }
     }
 
@@ -56,7 +47,7 @@ struct Gather {
             noc::async_write(src, dst, g.bytes);
             for (uint32_t k = 0; k < args.ranks; ++k)
                 if (k != args.rank)
-                    ways[args.peers[k].direction].write(route_of(args.peers[k]), dst, src, g.bytes,
+                    ways[args.peers[k].direction].write(kernels::route_to(args.peers[k]), dst, src, g.bytes,
                                                         p + 1 == pages() ? args.done_sem : 0, 1);
         }
         noc::semaphore_wait(args.done_sem, args.ranks - 1);

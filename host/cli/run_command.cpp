@@ -169,7 +169,8 @@ int run_on_meshes(const std::string& mesh, const ccl::OpRequest& r, Cluster& clu
 // --layout: the tensor all-gather, over the fabric.
 int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run_dir) {
     if (r.op != ccl::Collective::kAllGather)
-        throw UsageError("--layout: " + ccl::collective_name(r.op) + " on tensor layouts is not built yet; all_gather is");
+        throw UsageError("--layout: " + ccl::collective_name(r.op) + " on tensor layouts is not built yet; all_gather is" +
+                         (r.op == ccl::Collective::kSendRecv ? " (one chip's tensor to another: tensor::send_recv in the C++ API)" : ""));
     if (a.ccl.transport == "edm") throw UsageError("--layout: the tensor all_gather runs over the fabric, not the EDM");
     if (!a.mesh.empty() || !a.trace.empty() || !a.record.empty() || a.in_place || !a.send.empty() || !a.recv.empty())
         throw UsageError("--layout places its tensors itself and runs one op: leave out --mesh, --trace, --record, "

@@ -43,6 +43,40 @@ Launch gather_launch(Cluster& cluster, const transport::FabricBuilder& f, transp
     return {chip, core, &kernel_named(cluster.board(), "tensor_all_gather"), KernelArgWords::of(a)};
 }
 
+// Throws unless every page of every rank's part lands inside one page of
+// `whole`, and together they fill it without overlap.
+void check_pages_fit(const std::string& what, const abi::TensorSpec& part, const abi::TensorSpec& whole, uint32_t dim,
+                     uint32_t ranks, const std::string& hint) {
+    const uint64_t pb = abi::page_bytes(whole);
+    std::vector<std::pair<uint64_t, uint64_t>> spans;  // (first byte in the whole's pages, bytes)
+    for (uint32_t k = 0; k < ranks; ++k)
+        for (uint64_t p = 0; p < abi::tensor_pages(part); ++p) {
+            const abi::GatheredPage g = abi::gathered_page(part, whole, dim, k, p);
+            if (g.page >= abi::tensor_pages(whole) || g.offset + uint64_t(g.bytes) > pb)
+                throw Error(what + ": a page of " + (ranks > 1 ? "the part" : "the sent tensor") +
+                            " does not fit inside one page of " + (ranks > 1 ? "the gathered tensor" : "the received one") +
+                            hint);
+            spans.push_back({g.page * pb + g.offset, g.bytes});
+        }
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i)
+        if (spans[i - 1].first + spans[i - 1].second > spans[i].first)
+            throw Error(what + ": two parts' pages land on the same bytes" + hint);
+}
+
+// One end of tensor_send_recv; the sender's connections every way and route to the receiver.
+Launch send_recv_launch(Cluster& cluster, const transport::FabricBuilder& f, transport::L1Allocator& l1,
+                        abi::TensorSendRecvArgs a, uint32_t from, uint32_t to, uint32_t core) {
+    const bool sender = a.role == abi::kTensorSend;
+    if (sender) {
+        f.connect_every_way(cluster, l1, from, 0, core, a.connection);
+        const transport::FabricRoute r = f.route(from, to);
+        a.peer = {static_cast<uint16_t>(f.node(to).mesh), f.node(to).chip, f.connection_slot(r.direction),
+                  static_cast<uint8_t>(r.hops), abi::kFabricDefaultTtl, 0, r.route};
+    }
+    return {sender ? from : to, core, &kernel_named(cluster.board(), "tensor_send_recv"), KernelArgWords::of(a)};
+}
+
 }  // namespace
 
 abi::TensorSpec gathered(const abi::TensorSpec& part, uint32_t dim, uint32_t ranks, abi::TensorSpec memory) {
@@ -68,19 +102,17 @@ void check_all_gather(const abi::TensorSpec& part, const abi::TensorSpec& whole,
     const std::string hint = whole.layout == abi::kTilePages && dim >= 2
                                  ? " (with tiles the part's dimension " + std::to_string(dim) + " must be a multiple of 32)"
                                  : "";
-    const uint64_t pb = abi::page_bytes(whole);
-    std::vector<std::pair<uint64_t, uint64_t>> spans;  // (first byte in the whole's pages, bytes)
-    for (uint32_t k = 0; k < ranks; ++k)
-        for (uint64_t p = 0; p < abi::tensor_pages(part); ++p) {
-            const abi::GatheredPage g = abi::gathered_page(part, whole, dim, k, p);
-            if (g.page >= abi::tensor_pages(whole) || g.offset + uint64_t(g.bytes) > pb)
-                throw Error(what + ": a page of the part does not fit inside one page of the gathered tensor" + hint);
-            spans.push_back({g.page * pb + g.offset, g.bytes});
-        }
-    std::sort(spans.begin(), spans.end());
-    for (size_t i = 1; i < spans.size(); ++i)
-        if (spans[i - 1].first + spans[i - 1].second > spans[i].first)
-            throw Error(what + ": two parts' pages land on the same bytes" + hint);
+    check_pages_fit(what, part, whole, dim, ranks, hint);
+}
+
+void check_send_recv(const abi::TensorSpec& sent, const abi::TensorSpec& received) {
+    check_spec(sent);
+    check_spec(received);
+    const std::string what = "send_recv of " + describe(sent) + " into " + describe(received);
+    if (received.dtype != sent.dtype || received.layout != sent.layout ||
+        !std::equal(std::begin(sent.shape), std::end(sent.shape), std::begin(received.shape)))
+        throw Error(what + ": the received tensor must have the sent one's shape, dtype and page layout");
+    check_pages_fit(what, sent, received, 0, 1, "");
 }
 
 // Round a ring where it can: on a ring of 8, sending each page straight to
@@ -99,6 +131,26 @@ void all_gather(Cluster& cluster, transport::Fabric& fabric, const std::vector<u
                 const abi::TensorAt& input, const abi::TensorAt& output, uint32_t dim, uint32_t core,
                 std::chrono::milliseconds timeout) {
     all_gather_groups(cluster, fabric, {chips}, input, output, dim, core, timeout);
+}
+
+void send_recv(Cluster& cluster, transport::Fabric& fabric, uint32_t from, uint32_t to, const abi::TensorAt& input,
+               const abi::TensorAt& output, uint32_t core, std::chrono::milliseconds timeout) {
+    const BoardInfo& board = cluster.board();
+    if (from >= cluster.size() || to >= cluster.size() || from == to)
+        throw Error("send_recv: from chip " + std::to_string(from) + " to chip " + std::to_string(to) +
+                    ": two different chips of the " + std::to_string(cluster.size()));
+    if (holds_shard(board, input, core) || holds_shard(board, output, core))
+        throw Error("send_recv: core " + std::to_string(core) + " holds a shard; run it on another worker");
+    check_send_recv(input.spec, output.spec);
+    transport::L1Allocator l1(board);
+    abi::TensorSendRecvArgs a{};
+    a.input = input, a.output = output;
+    a.done_sem = l1.allocate(to, core, 8, 64, "send_recv's semaphore");
+    cluster.chip(to).write32(a.done_sem, 0);
+    a.role = abi::kTensorReceive;
+    const Launch receive = send_recv_launch(cluster, fabric.builder(), l1, a, from, to, core);
+    a.role = abi::kTensorSend;
+    cluster.run({receive, send_recv_launch(cluster, fabric.builder(), l1, a, from, to, core)}, timeout);
 }
 
 std::vector<std::vector<uint32_t>> mesh_axis_groups(const ClusterTopology& topology, MeshAxis axis) {

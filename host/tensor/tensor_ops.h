@@ -1,7 +1,8 @@
-// Collective ops on tensors in any layout (include/weft/abi/tensor.h), over a
-// running fabric: all-gather concatenates each chip's part along a dimension
-// into a gathered tensor whose memory may differ from the parts' (resharding
-// in flight: each page goes straight to its place in the gathered layout).
+// Ops on tensors in any layout (include/weft/abi/tensor.h), over a running
+// fabric: all-gather concatenates each chip's part along a dimension into a
+// gathered tensor whose memory may differ from the parts' (resharding in
+// flight: each page goes straight to its place in the gathered layout);
+// send/recv moves one chip's tensor into another memory on another chip.
 #pragma once
 #include <stdint.h>
 
@@ -36,6 +37,15 @@ abi::TensorGatherAlgo gather_algo(const transport::FabricBuilder& fabric, const 
 void all_gather(Cluster& cluster, transport::Fabric& fabric, const std::vector<uint32_t>& chips,
                 const abi::TensorAt& input, const abi::TensorAt& output, uint32_t dim, uint32_t core,
                 std::chrono::milliseconds timeout);
+
+// Throws weft::Error unless `sent` moves page for page into `received`: the
+// same shape, dtype and page layout, in any memory.
+void check_send_recv(const abi::TensorSpec& sent, const abi::TensorSpec& received);
+// Send/recv over `fabric`: chip `from`'s tensor at `input` into `output` on
+// chip `to` (resharding in flight), by a kernel on `core` of each. Throws
+// weft::Error on a bad request, TimeoutError past `timeout`.
+void send_recv(Cluster& cluster, transport::Fabric& fabric, uint32_t from, uint32_t to, const abi::TensorAt& input,
+               const abi::TensorAt& output, uint32_t core, std::chrono::milliseconds timeout);
 
 // One axis of a 2D mesh: its rows (each row's chips, west to east) or its
 // columns (north to south).

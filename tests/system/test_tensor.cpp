@@ -1,7 +1,8 @@
-// Tensors on a real QEMU chip (pair, pair-rv32): host data written into a
-// layout, moved to another memory by the tensor_reshard kernel (the page
-// accessor of include/weft/abi/tensor.h, on the chip's own cores), and read
-// back as the host array it was, every element checked.
+// Tensors on real QEMU chips (pair, pair-rv32, line4, ring8, mesh3x3): host
+// data written into a layout, moved to another memory by the tensor_reshard
+// kernel (the page accessor of include/weft/abi/tensor.h, on the chip's own
+// cores), gathered and sent to other chips over the fabric, and read back as
+// the host array it was, every element checked.
 #include "system_test.h"
 #include "tensor/tensor_io.h"
 #include "tensor/tensor_layout.h"
@@ -118,6 +119,49 @@ void test_all_gather_reshards_in_flight(void**) {
     fabric->stop();
 }
 
+// Send/recv over the fabric from chip 0 to the chip farthest from it: tiles
+// from the DRAM banks into block shards there, bf16 rows from height shards
+// into the banks, every element checked; rows that would have to split
+// across the received tensor's pages are refused by name.
+void test_send_recv_reshards_in_flight(void**) {
+    Cluster& c = *g_cluster;
+    auto fabric = transport::Fabric::start(c, transport::cluster_fabric(c.board(), c.topology(), FabricSpec{}),
+                                           milliseconds(10000));
+    uint32_t far = 1;
+    for (uint32_t chip = 2; chip < c.size(); ++chip)
+        if (fabric->builder().route(0, chip).hops > fabric->builder().route(0, far).hops) far = chip;
+    const uint32_t core = c.board().cores_with_role(CoreRole::kWorker).back();
+    abi::TensorSpec tiles = tensor::matrix(64, 96, abi::kF32, abi::kTilePages), blocks = tiles;
+    blocks.memory = abi::kBlockSharded, blocks.grid_x = 3, blocks.grid_y = 1, blocks.shard_rows = 64,
+    blocks.shard_cols = 32;  // three workers: the last runs the kernels
+    const abi::TensorSpec rows = tensor::matrix(21, 40, abi::kBF16, abi::kRowMajorPages);
+    abi::TensorSpec height = rows;
+    height.memory = abi::kHeightSharded, height.grid_x = 3, height.grid_y = 1, height.shard_rows = 8;
+    struct Case {
+        abi::TensorAt from, to;
+    };
+    for (const Case& k : {Case{tensor::interleaved_at(c.board(), tiles, 4 << 20), tensor::sharded_at(c.board(), blocks, 0)},
+                          Case{tensor::sharded_at(c.board(), height, 32 * 1024),
+                               tensor::interleaved_at(c.board(), rows, 6 << 20)}}) {
+        const std::vector<uint8_t> data = some_data(k.from.spec, 40 + far);
+        tensor::write_tensor(c.chip(0), k.from, data.data());
+        tensor::send_recv(c, *fabric, 0, far, k.from, k.to, core, milliseconds(30000));
+        if (tensor::read_tensor(c.chip(far), k.to) != data)
+            fail_msg("chip 0 -> %u: %s received as %s differs", far, tensor::describe(k.from.spec).c_str(),
+                     tensor::describe(k.to.spec).c_str());
+    }
+    abi::TensorSpec narrow = rows;
+    narrow.memory = abi::kWidthSharded, narrow.grid_x = 2, narrow.grid_y = 1, narrow.shard_cols = 20;
+    try {
+        tensor::send_recv(c, *fabric, 0, far, tensor::interleaved_at(c.board(), rows, 4 << 20),
+                          tensor::sharded_at(c.board(), narrow, 0), core, milliseconds(30000));
+        fail_msg("rows of 40 were sent into pages of 20");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "does not fit inside one page of the received one"));
+    }
+    fabric->stop();
+}
+
 // On a 2D mesh, every row gathers along the width at once, then every
 // column along the height: each chip holds its own row's (column's) parts
 // concatenated, no more.
@@ -191,6 +235,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_rows_move_between_dram_banks_and_height_shards),
         cmocka_unit_test(test_what_does_not_fit_is_refused),
         cmocka_unit_test(test_all_gather_reshards_in_flight),
+        cmocka_unit_test(test_send_recv_reshards_in_flight),
     };
     const struct CMUnitTest on_a_mesh[] = {
         cmocka_unit_test(test_all_gather_along_each_mesh_axis_at_once),

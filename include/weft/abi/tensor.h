@@ -204,6 +204,24 @@ struct TensorAllGatherArgs {
 static_assert(kIsKernelArgs<TensorAllGatherArgs> && sizeof(TensorAllGatherArgs) == 552,
               "TensorAllGatherArgs layout");
 
+// The tensor_send_recv kernel, one on each end: the sender writes each page
+// of `input` (its chip's) by the fabric to its place in `output` on the
+// receiver's chip, resharding in flight as all-gather does (the two may
+// differ in memory, not in shape, dtype or page layout); its last page
+// increments `done_sem` (the receiver's core's L1), which the receiver waits on.
+enum TensorSendRecvRole : uint32_t { kTensorSend = 0, kTensorReceive = 1 };
+struct TensorSendRecvArgs {
+    TensorAt input;
+    TensorAt output;
+    uint32_t role, pad;
+    uint64_t done_sem;
+    uint64_t connection[4];  // the sender's: abi::FabricWorkerConnection per direction; 0: none
+    TensorPeerRoute peer;    // the sender's route to the receiver
+    uint32_t pad2;
+};
+static_assert(kIsKernelArgs<TensorSendRecvArgs> && sizeof(TensorSendRecvArgs) == 176,
+              "TensorSendRecvArgs layout");
+
 // Element (r, c) of a 32x32 tile: its index in the tile's four 16x16 faces
 // (top-left, top-right, bottom-left, bottom-right, each row-major).
 constexpr uint32_t tile_index(uint32_t r, uint32_t c) {
