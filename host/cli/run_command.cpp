@@ -166,16 +166,17 @@ int run_on_meshes(const std::string& mesh, const ccl::OpRequest& r, Cluster& clu
     return rc;
 }
 
-// --layout: the tensor all-gather, over the fabric.
+// --layout: the tensor all-gather or sendrecv, over the fabric.
 int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run_dir) {
-    if (r.op != ccl::Collective::kAllGather)
-        throw UsageError("--layout: " + ccl::collective_name(r.op) + " on tensor layouts is not built yet; all_gather is" +
-                         (r.op == ccl::Collective::kSendRecv ? " (one chip's tensor to another: tensor::send_recv in the C++ API)" : ""));
-    if (a.ccl.transport == "edm") throw UsageError("--layout: the tensor all_gather runs over the fabric, not the EDM");
+    if (r.op != ccl::Collective::kAllGather && r.op != ccl::Collective::kSendRecv)
+        throw UsageError("--layout: " + ccl::collective_name(r.op) +
+                         " on tensor layouts is not built yet; all_gather and sendrecv are");
+    if (a.ccl.transport == "edm") throw UsageError("--layout: the tensor ops run over the fabric, not the EDM");
     if (!a.mesh.empty() || !a.trace.empty() || !a.record.empty() || a.in_place || !a.send.empty() || !a.recv.empty())
         throw UsageError("--layout places its tensors itself and runs one op: leave out --mesh, --trace, --record, "
                          "--in-place, --send and --recv");
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
+    if (r.op == ccl::Collective::kSendRecv) return run_tensor_send_recv(a.tensor, r.shape, r.dtype, *cluster);
     return run_tensor_all_gather(a.tensor, r.shape, r.dim, r.dtype, *cluster);
 }
 
@@ -234,14 +235,14 @@ Command add_run(CLI::App& weft, Globals& g) {
                     "at once, each its own op (over the fabric, each mesh's own fabric)")
         ->option_text("M|all");
     cmd->add_option("--layout", a->tensor.layout,
-                    "all_gather of a tensor (--shape: each chip's part) in row-major or 32x32-tile pages, over the "
-                    "fabric, resharded in flight into --out-memory")
+                    "all_gather or sendrecv of a tensor (--shape: each chip's) in row-major or 32x32-tile pages, "
+                    "over the fabric, resharded in flight into --out-memory")
         ->option_text("row|tile");
     cmd->add_option("--memory", a->tensor.memory,
                     "with --layout: the part interleaved over the DRAM banks, or sharded by height, width or block "
                     "over --shard-grid worker cores (default interleaved)")
         ->option_text("interleaved|height|width|block");
-    cmd->add_option("--out-memory", a->tensor.out_memory, "with --layout: the gathered tensor's memory (default --memory)")
+    cmd->add_option("--out-memory", a->tensor.out_memory, "with --layout: the gathered (received) tensor's memory (default --memory)")
         ->option_text("interleaved|height|width|block");
     cmd->add_option("--shard-grid", a->tensor.shard_grid, "with --layout: the worker cores shards go to (default 2x1)")
         ->option_text("XxY");

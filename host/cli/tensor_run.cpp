@@ -7,6 +7,7 @@
 
 #include "cli/exit_codes.h"
 #include "common/error.h"
+#include "driver/topology.h"
 #include "tensor/tensor_io.h"
 #include "tensor/tensor_layout.h"
 #include "tensor/tensor_ops.h"
@@ -74,6 +75,31 @@ std::vector<std::vector<uint32_t>> groups_of(const std::string& axis, Cluster& c
     }
 }
 
+// The tensor --layout and --shape describe, in no memory yet.
+abi::TensorSpec tensor_of(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype) {
+    if (t.layout != "row" && t.layout != "tile")
+        throw UsageError("--memory, --out-memory, --shard-grid and --mesh-axis describe a tensor: give --layout row or "
+                         "tile (and --shape)");
+    if (shape[0] == 0) throw UsageError("--layout: give the tensor's --shape a,b,c,d (each chip's part)");
+    abi::TensorSpec spec = tensor::matrix(1, 1, dtype, t.layout == "tile" ? abi::kTilePages : abi::kRowMajorPages);
+    for (uint32_t d = 0; d < abi::kTensorDims; ++d) {
+        if (shape[d] > UINT32_MAX) throw UsageError("--shape: a dimension past 2^32");
+        spec.shape[d] = uint32_t(shape[d]);
+    }
+    return spec;
+}
+
+// --shard-grid, leaving the op's kernel a worker core of its own.
+std::pair<uint16_t, uint16_t> grid_for(const TensorRunArgs& t, const BoardInfo& board, const std::string& op) {
+    const auto grid = grid_of(t.shard_grid);
+    const size_t workers = board.cores_with_role(CoreRole::kWorker).size();
+    if (size_t(grid.first) * grid.second >= workers)
+        throw UsageError("--shard-grid " + t.shard_grid + ": the " + op + "'s kernel needs a worker core of its own, "
+                         "so at most " + std::to_string(workers - 1) + " of board " + board.name + "'s " +
+                         std::to_string(workers) + " worker cores hold shards");
+    return grid;
+}
+
 }  // namespace
 
 bool tensor_asked(const TensorRunArgs& t) {
@@ -83,25 +109,11 @@ bool tensor_asked(const TensorRunArgs& t) {
 
 int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, uint32_t dim,
                           abi::DataType dtype, Cluster& cluster) {
-    if (t.layout != "row" && t.layout != "tile")
-        throw UsageError("--memory, --out-memory, --shard-grid and --mesh-axis describe a tensor: give --layout row or "
-                         "tile (and --shape)");
-    if (shape[0] == 0) throw UsageError("--layout: give the tensor's --shape a,b,c,d (each chip's part)");
-    abi::TensorSpec part = tensor::matrix(1, 1, dtype, t.layout == "tile" ? abi::kTilePages : abi::kRowMajorPages);
-    for (uint32_t d = 0; d < abi::kTensorDims; ++d) {
-        if (shape[d] > UINT32_MAX) throw UsageError("--shape: a dimension past 2^32");
-        part.shape[d] = uint32_t(shape[d]);
-    }
-    const auto grid = grid_of(t.shard_grid);
     const auto groups = groups_of(t.mesh_axis, cluster);
     const uint32_t ranks = uint32_t(groups[0].size());
     const BoardInfo& board = cluster.board();
-    const size_t workers = board.cores_with_role(CoreRole::kWorker).size();
-    if (size_t(grid.first) * grid.second >= workers)
-        throw UsageError("--shard-grid " + t.shard_grid + ": the all_gather's kernel needs a worker core of its own, "
-                         "so at most " + std::to_string(workers - 1) + " of board " + board.name + "'s " +
-                         std::to_string(workers) + " worker cores hold shards");
-    part = in_memory(part, memory_named("--memory", t.memory), grid);
+    const auto grid = grid_for(t, board, "all_gather");
+    const abi::TensorSpec part = in_memory(tensor_of(t, shape, dtype), memory_named("--memory", t.memory), grid);
     const abi::TensorSpec whole =
         in_memory(tensor::gathered(part, dim, ranks, part), memory_named("--out-memory", t.out_memory.empty() ? t.memory : t.out_memory), grid);
     const abi::TensorAt in = placed(board, part, 0);
@@ -138,6 +150,52 @@ int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>&
         }
     }
     std::printf("  check: %llu elements on every chip match the parts concatenated\n", (unsigned long long)checked);
+    return kOk;
+}
+
+}  // namespace weft::cli
+
+namespace weft::cli {
+
+int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
+                         Cluster& cluster) {
+    if (!t.mesh_axis.empty()) throw UsageError("--mesh-axis: sendrecv shifts round all the cluster's chips; leave it out");
+    const BoardInfo& board = cluster.board();
+    const auto grid = grid_for(t, board, "sendrecv");
+    const abi::TensorSpec spec = tensor_of(t, shape, dtype);
+    const abi::TensorSpec sent = in_memory(spec, memory_named("--memory", t.memory), grid);
+    const abi::TensorSpec received =
+        in_memory(spec, memory_named("--out-memory", t.out_memory.empty() ? t.memory : t.out_memory), grid);
+    const abi::TensorAt in = placed(board, sent, 0);
+    const uint64_t after = abi::tensor_sharded(sent) == abi::tensor_sharded(received) ? up_to(abi::tensor_unit_bytes(sent), 4096) : 0;
+    const abi::TensorAt out = placed(board, received, after);
+    // Round the ring the flat sendrecv uses: each chip to the next.
+    const std::vector<uint32_t> ring = Topology(cluster.topology()).ring_order();
+    std::vector<std::pair<uint32_t, uint32_t>> shift;
+    for (size_t i = 0; i < ring.size(); ++i) shift.push_back({ring[i], ring[(i + 1) % ring.size()]});
+    auto fabric = transport::Fabric::start(cluster, transport::cluster_fabric(board, cluster.topology(), FabricSpec{}),
+                                           std::chrono::milliseconds(10000));
+    std::vector<std::vector<uint8_t>> data(cluster.size());
+    for (uint32_t chip = 0; chip < cluster.size(); ++chip) {
+        data[chip] = random_bytes(sent, 1 + chip);
+        tensor::write_tensor(cluster.chip(chip), in, data[chip].data());
+    }
+    const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
+    const auto t0 = std::chrono::steady_clock::now();
+    tensor::send_recv(cluster, *fabric, shift, in, out, core, std::chrono::milliseconds(60000));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fabric->stop();
+    std::printf("sendrecv of %s into %s, over the fabric: each of %zu chips to the next round the ring\n",
+                tensor::describe(sent).c_str(), tensor::describe(received).c_str(), shift.size());
+    const uint64_t bytes = tensor::elements(sent) * abi::dtype_size(dtype);
+    std::printf("  time %.3f ms, algbw %.3f GB/s per chip\n", seconds * 1e3, seconds > 0 ? bytes / seconds / 1e9 : 0);
+    for (const auto& [from, to] : shift)
+        if (tensor::read_tensor(cluster.chip(to), out) != data[from]) {
+            std::printf("  check: chip %u's tensor, received by chip %u, is WRONG\n", from, to);
+            return kFailed;
+        }
+    std::printf("  check: %llu elements on each of %zu chips match what the previous chip sent\n",
+                (unsigned long long)tensor::elements(sent), shift.size());
     return kOk;
 }
 

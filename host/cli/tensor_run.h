@@ -1,6 +1,6 @@
-// weft run all_gather with a tensor layout (--layout): the tensor op of
-// host/tensor over the fabric, each chip's part from random data, checked
-// against the parts concatenated on every chip.
+// weft run all_gather and sendrecv with a tensor layout (--layout): the
+// tensor ops of host/tensor over the fabric, each chip's tensor from random
+// data, every element checked on every chip.
 #pragma once
 #include <stdint.h>
 
@@ -25,5 +25,11 @@ bool tensor_asked(const TensorRunArgs& t);
 // for options that do not fit each other or the cluster.
 int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, uint32_t dim,
                           abi::DataType dtype, Cluster& cluster);
+
+// weft run sendrecv --layout: every chip's tensor to the next chip round the
+// cluster's ring at once (the flat sendrecv's shift), resharded in flight
+// into --out-memory, checked on every chip.
+int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
+                         Cluster& cluster);
 
 }  // namespace weft::cli

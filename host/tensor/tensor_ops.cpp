@@ -1,6 +1,7 @@
 #include "tensor/tensor_ops.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -64,19 +65,6 @@ void check_pages_fit(const std::string& what, const abi::TensorSpec& part, const
             throw Error(what + ": two parts' pages land on the same bytes" + hint);
 }
 
-// One end of tensor_send_recv; the sender's connections every way and route to the receiver.
-Launch send_recv_launch(Cluster& cluster, const transport::FabricBuilder& f, transport::L1Allocator& l1,
-                        abi::TensorSendRecvArgs a, uint32_t from, uint32_t to, uint32_t core) {
-    const bool sender = a.role == abi::kTensorSend;
-    if (sender) {
-        f.connect_every_way(cluster, l1, from, 0, core, a.connection);
-        const transport::FabricRoute r = f.route(from, to);
-        a.peer = {static_cast<uint16_t>(f.node(to).mesh), f.node(to).chip, f.connection_slot(r.direction),
-                  static_cast<uint8_t>(r.hops), abi::kFabricDefaultTtl, 0, r.route};
-    }
-    return {sender ? from : to, core, &kernel_named(cluster.board(), "tensor_send_recv"), KernelArgWords::of(a)};
-}
-
 }  // namespace
 
 abi::TensorSpec gathered(const abi::TensorSpec& part, uint32_t dim, uint32_t ranks, abi::TensorSpec memory) {
@@ -135,22 +123,46 @@ void all_gather(Cluster& cluster, transport::Fabric& fabric, const std::vector<u
 
 void send_recv(Cluster& cluster, transport::Fabric& fabric, uint32_t from, uint32_t to, const abi::TensorAt& input,
                const abi::TensorAt& output, uint32_t core, std::chrono::milliseconds timeout) {
+    send_recv(cluster, fabric, {{from, to}}, input, output, core, timeout);
+}
+
+void send_recv(Cluster& cluster, transport::Fabric& fabric, const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+               const abi::TensorAt& input, const abi::TensorAt& output, uint32_t core,
+               std::chrono::milliseconds timeout) {
     const BoardInfo& board = cluster.board();
-    if (from >= cluster.size() || to >= cluster.size() || from == to)
-        throw Error("send_recv: from chip " + std::to_string(from) + " to chip " + std::to_string(to) +
-                    ": two different chips of the " + std::to_string(cluster.size()));
     if (holds_shard(board, input, core) || holds_shard(board, output, core))
         throw Error("send_recv: core " + std::to_string(core) + " holds a shard; run it on another worker");
     check_send_recv(input.spec, output.spec);
+    std::map<uint32_t, abi::TensorSendRecvArgs> ends;  // by chip
+    for (const auto& [from, to] : pairs) {
+        const std::string pair = "send_recv from chip " + std::to_string(from) + " to chip " + std::to_string(to);
+        if (from >= cluster.size() || to >= cluster.size() || from == to)
+            throw Error(pair + ": two different chips of the " + std::to_string(cluster.size()));
+        if (ends[from].role & abi::kTensorSend) throw Error(pair + ": chip " + std::to_string(from) + " sends twice");
+        if (ends[to].role & abi::kTensorReceive) throw Error(pair + ": chip " + std::to_string(to) + " receives twice");
+        ends[from].role |= abi::kTensorSend;
+        ends[to].role |= abi::kTensorReceive;
+    }
     transport::L1Allocator l1(board);
-    abi::TensorSendRecvArgs a{};
-    a.input = input, a.output = output;
-    a.done_sem = l1.allocate(to, core, 8, 64, "send_recv's semaphore");
-    cluster.chip(to).write32(a.done_sem, 0);
-    a.role = abi::kTensorReceive;
-    const Launch receive = send_recv_launch(cluster, fabric.builder(), l1, a, from, to, core);
-    a.role = abi::kTensorSend;
-    cluster.run({receive, send_recv_launch(cluster, fabric.builder(), l1, a, from, to, core)}, timeout);
+    for (auto& [chip, a] : ends) {
+        a.input = input, a.output = output;
+        if (!(a.role & abi::kTensorReceive)) continue;
+        a.done_sem = l1.allocate(chip, core, 8, 64, "send_recv's semaphore");
+        cluster.chip(chip).write32(a.done_sem, 0);
+    }
+    const transport::FabricBuilder& f = fabric.builder();
+    for (const auto& [from, to] : pairs) {
+        abi::TensorSendRecvArgs& a = ends[from];
+        a.peer_sem = ends[to].done_sem;
+        f.connect_every_way(cluster, l1, from, 0, core, a.connection);
+        const transport::FabricRoute r = f.route(from, to);
+        a.peer = {static_cast<uint16_t>(f.node(to).mesh), f.node(to).chip, f.connection_slot(r.direction),
+                  static_cast<uint8_t>(r.hops), abi::kFabricDefaultTtl, 0, r.route};
+    }
+    std::vector<Launch> launches;
+    for (const auto& [chip, a] : ends)
+        launches.push_back({chip, core, &kernel_named(board, "tensor_send_recv"), KernelArgWords::of(a)});
+    cluster.run(launches, timeout);
 }
 
 std::vector<std::vector<uint32_t>> mesh_axis_groups(const ClusterTopology& topology, MeshAxis axis) {

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <chrono>
+#include <utility>
 #include <vector>
 
 #include "driver/cluster.h"
@@ -46,6 +47,11 @@ void check_send_recv(const abi::TensorSpec& sent, const abi::TensorSpec& receive
 // weft::Error on a bad request, TimeoutError past `timeout`.
 void send_recv(Cluster& cluster, transport::Fabric& fabric, uint32_t from, uint32_t to, const abi::TensorAt& input,
                const abi::TensorAt& output, uint32_t core, std::chrono::milliseconds timeout);
+// Many at once, each (from, to) as above: each chip sends at most once and
+// receives at most once (a shift round a ring: each chip to the next).
+void send_recv(Cluster& cluster, transport::Fabric& fabric, const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+               const abi::TensorAt& input, const abi::TensorAt& output, uint32_t core,
+               std::chrono::milliseconds timeout);
 
 // One axis of a 2D mesh: its rows (each row's chips, west to east) or its
 // columns (north to south).

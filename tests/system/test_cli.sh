@@ -208,6 +208,13 @@ $WEFT run all_gather --shape 1,2,50,32 --dim 3 --dtype bf16 --layout tile --out-
 check "weft run all_gather --layout tile gathers tiles into block shards" \
     has "$TMP/out" "elements on every chip match the parts concatenated"
 check "... and says what it gathered into what" has "$TMP/out" "tensor \[1,2,50,64\] tiles block-sharded"
+$WEFT run sendrecv --shape 1,1,8,40 --dtype bf16 --layout row --memory height --out-memory interleaved \
+    >"$TMP/out" 2>&1
+check "weft run sendrecv --layout row shifts height shards into the banks" \
+    has "$TMP/out" "on each of 2 chips match what the previous chip sent"
+$WEFT run sendrecv --shape 1,1,8,64 --layout row --out-memory width >"$TMP/out" 2>&1
+check "a tensor sendrecv that would split rows is refused" \
+    has "$TMP/out" "a page of the sent tensor does not fit inside one page of the received one"
 $WEFT run all_reduce --shape 1,1,64,32 --layout tile >"$TMP/out" 2>&1
 check "weft run refuses a tensor op not built yet by name" has "$TMP/out" "all_reduce on tensor layouts is not built yet"
 $WEFT run all_gather --shape 1,1,32,40 --dim 3 --layout tile >"$TMP/out" 2>&1

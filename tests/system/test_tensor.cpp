@@ -121,8 +121,9 @@ void test_all_gather_reshards_in_flight(void**) {
 
 // Send/recv over the fabric from chip 0 to the chip farthest from it: tiles
 // from the DRAM banks into block shards there, bf16 rows from height shards
-// into the banks, every element checked; rows that would have to split
-// across the received tensor's pages are refused by name.
+// into the banks; then every chip to the next at once; every element
+// checked. Rows that would have to split across the received tensor's pages
+// are refused by name.
 void test_send_recv_reshards_in_flight(void**) {
     Cluster& c = *g_cluster;
     auto fabric = transport::Fabric::start(c, transport::cluster_fabric(c.board(), c.topology(), FabricSpec{}),
@@ -150,6 +151,18 @@ void test_send_recv_reshards_in_flight(void**) {
             fail_msg("chip 0 -> %u: %s received as %s differs", far, tensor::describe(k.from.spec).c_str(),
                      tensor::describe(k.to.spec).c_str());
     }
+    // A shift: every chip sends its tiles to the next and receives the previous one's, at once.
+    const abi::TensorAt in = tensor::interleaved_at(c.board(), tiles, 4 << 20);
+    const abi::TensorAt out = tensor::sharded_at(c.board(), blocks, 0);
+    std::vector<std::pair<uint32_t, uint32_t>> shift;
+    for (uint32_t chip = 0; chip < c.size(); ++chip) {
+        shift.push_back({chip, (chip + 1) % c.size()});
+        tensor::write_tensor(c.chip(chip), in, some_data(tiles, 50 + chip).data());
+    }
+    tensor::send_recv(c, *fabric, shift, in, out, core, milliseconds(30000));
+    for (uint32_t chip = 0; chip < c.size(); ++chip)
+        if (tensor::read_tensor(c.chip((chip + 1) % c.size()), out) != some_data(tiles, 50 + chip))
+            fail_msg("the shift: chip %u's tensor, received by chip %u, differs", chip, (chip + 1) % c.size());
     abi::TensorSpec narrow = rows;
     narrow.memory = abi::kWidthSharded, narrow.grid_x = 2, narrow.grid_y = 1, narrow.shard_cols = 20;
     try {

@@ -204,22 +204,24 @@ struct TensorAllGatherArgs {
 static_assert(kIsKernelArgs<TensorAllGatherArgs> && sizeof(TensorAllGatherArgs) == 552,
               "TensorAllGatherArgs layout");
 
-// The tensor_send_recv kernel, one on each end: the sender writes each page
-// of `input` (its chip's) by the fabric to its place in `output` on the
-// receiver's chip, resharding in flight as all-gather does (the two may
-// differ in memory, not in shape, dtype or page layout); its last page
-// increments `done_sem` (the receiver's core's L1), which the receiver waits on.
-enum TensorSendRecvRole : uint32_t { kTensorSend = 0, kTensorReceive = 1 };
+// The tensor_send_recv kernel: a chip that sends writes each page of
+// `input` (its own) by the fabric to its place in `output` on its peer,
+// resharding in flight as all-gather does (the two may differ in memory, not
+// in shape, dtype or page layout), and its last page increments `peer_sem`
+// there; a chip that receives waits until its own `done_sem` (this core's
+// L1) reaches 1. A chip may do both (a shift round a ring), sending first.
+enum TensorSendRecvRole : uint32_t { kTensorSend = 1, kTensorReceive = 2 };
 struct TensorSendRecvArgs {
     TensorAt input;
     TensorAt output;
-    uint32_t role, pad;
-    uint64_t done_sem;
-    uint64_t connection[4];  // the sender's: abi::FabricWorkerConnection per direction; 0: none
-    TensorPeerRoute peer;    // the sender's route to the receiver
+    uint32_t role, pad;      // kTensorSend | kTensorReceive
+    uint64_t done_sem;       // receiving: the word the sender's last page increments
+    uint64_t peer_sem;       // sending: the peer's done_sem
+    uint64_t connection[4];  // sending: abi::FabricWorkerConnection per direction; 0: none
+    TensorPeerRoute peer;    // sending: the route to the peer
     uint32_t pad2;
 };
-static_assert(kIsKernelArgs<TensorSendRecvArgs> && sizeof(TensorSendRecvArgs) == 176,
+static_assert(kIsKernelArgs<TensorSendRecvArgs> && sizeof(TensorSendRecvArgs) == 184,
               "TensorSendRecvArgs layout");
 
 // Element (r, c) of a 32x32 tile: its index in the tile's four 16x16 faces
