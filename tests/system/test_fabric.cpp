@@ -1057,6 +1057,12 @@ void all_reduce_is_right(const char* transport) {
 // An op that fails under `meanwhile` (a fault injected while it runs): its
 // error and how long it took to fail from the fault (not from before its
 // inputs were written: 4 MiB on each of 36 chips took seconds on a loaded host).
+// A fault fails the op "fast": before its deadline, which is at least 20 s
+// of the cluster's own time (CollectiveRunner::deadline) and so at least
+// that of wall time. A tighter wall-clock bound fails on a loaded host: an
+// inter-mesh failure here took 10.8 s beside the rest of the suite.
+constexpr double kLeastDeadlineSeconds = 20;
+
 std::pair<std::string, double> failure_of(ccl::CollectiveRunner& run, const std::function<void()>& meanwhile) {
     const ccl::OpRequest r = ring_all_reduce(4 << 20);
     auto faulted = steady_clock::now();
@@ -1083,7 +1089,7 @@ void test_a_plane_that_loses_a_cable_under_an_op_is_left_out(void**) {
     const auto [e, seconds] = failure_of(run, [&] { g_cluster->set_link(3, east1, false); });
     fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
     assert_true(contains(e, "chip 3.E1") && contains(e, "is down"));
-    assert_true(seconds < 10);
+    assert_true(seconds < kLeastDeadlineSeconds);
     const ccl::OpRequest r = ring_all_reduce(1 << 20);
     ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 21);
     assert_int_equal(res.check.wrong, 0);
@@ -1114,7 +1120,7 @@ void test_a_pulled_cable_fails_the_op_fast_and_leaves_the_cluster_usable(void**)
         assert_true(contains(e, "the cable chip 0.E <-> chip 1.W is down") ||
                     contains(e, "the cable chip 1.W <-> chip 0.E is down"));
         assert_true(contains(e, "\nDOWN cables: chip 0.E <-> chip 1.W\n"));  // atop the hang report
-        assert_true(seconds < 10);
+        assert_true(seconds < kLeastDeadlineSeconds);
         assert_int_equal(resident::list(*g_cluster).size(), 0);
         assert_true(events_at("link_down", 0, "E").size() > downs_before);
     }
@@ -1234,7 +1240,7 @@ void test_a_cut_mesh_fails_the_op_naming_the_chips(void**) {
         for (uint32_t port : {east, south}) g_cluster->set_fault(0, port, kUnfaulted);
         fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
         assert_true(contains(e, "cannot route round it: mesh 0 is cut: chips 0 cannot reach chips 1, 2"));
-        assert_true(seconds < 10);
+        assert_true(seconds < kLeastDeadlineSeconds);
         g_cluster->set_link(0, east, true);
         g_cluster->set_link(0, south, true);
     }
@@ -1255,7 +1261,7 @@ void test_an_inter_mesh_cable_pulled_under_an_op(void**) {
         fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
         assert_true(contains(e, "the fabric cannot route round it: moving the running fabric's traffic"));
         assert_true(contains(e, "could deadlock"));
-        assert_true(seconds < 10);
+        assert_true(seconds < kLeastDeadlineSeconds);
         ccl::OpRequest r;
         r.op = ccl::Collective::kAllReduce;
         r.bytes = 256 * 1024;
