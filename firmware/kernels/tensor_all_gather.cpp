@@ -3,7 +3,7 @@
 // tensor on every chip (its own by the NoC), resharding as it goes: the
 // gathered tensor's memory may differ from the part's. Directly, each page
 // goes to every peer; round a ring, each chip passes on what it received,
-// half the pages each way. The last page of a stream increments the
+// half the pages each way; along a line, every part each way. The last page of a stream increments the
 // receiver's semaphore, which is what the receiver waits on before it passes
 // those pages on or ends. Arguments: abi::TensorAllGatherArgs.
 #include "fabric/connection.h"
@@ -71,6 +71,32 @@ struct Gather {
             noc::semaphore_wait_min(args.done_sem + 4, s + 1);
         }
     }
+
+    // Our part into place, then, at step s, part rank - s on to rank + 1 and
+    // part rank + s on to rank - 1, where both exist: each part received from
+    // behind the step before, or our own at step 0. No wrap: a part travels
+    // n - 1 cables at most, each cable carries every part once.
+    void line() {
+        const uint32_t n = args.ranks, r = args.rank;
+        for (uint64_t p = 0; p < pages(); ++p) {
+            const abi::GatheredPage g = place(r, p);
+            noc::async_write(abi::tensor_page_address(args.input, p), out_address(g), g.bytes);
+        }
+        noc::barrier();
+        for (uint32_t s = 0; s + 1 < n; ++s) {
+            const bool forward = s <= r && r + 1 < n, backward = r + s < n && r >= 1;
+            if (forward) {
+                if (s > 0) noc::semaphore_wait_min(args.done_sem, s);
+                pass_on(r + 1, r - s, 0, pages(), args.done_sem);
+            }
+            if (backward) {
+                if (s > 0) noc::semaphore_wait_min(args.done_sem + 4, s);
+                pass_on(r - 1, r + s, 0, pages(), args.done_sem + 4);
+            }
+        }
+        noc::semaphore_wait_min(args.done_sem, r);            // parts 0 .. rank - 1
+        noc::semaphore_wait_min(args.done_sem + 4, n - 1 - r);  // parts rank + 1 .. n - 1
+    }
 };
 
 }  // namespace
@@ -78,13 +104,15 @@ struct Gather {
 extern "C" int kernel_main(KernelArgs a) {
     const auto& args = a.as<abi::TensorAllGatherArgs>();
     if (args.ranks > abi::kTensorMaxPeers || args.rank >= args.ranks || args.dim >= abi::kTensorDims ||
-        args.algo > abi::kGatherRing)
+        args.algo > abi::kGatherLine)
         mailbox::panic(abi::kPanicBadArgs, args.ranks);
     fabric::Connections ways(args.connection);
     for (uint32_t k = 0; k < args.ranks; ++k)
         if (k != args.rank && !ways.has(args.peers[k].direction)) mailbox::panic(abi::kPanicBadArgs, 1000 + k);
     Gather g{args, ways};
     if (args.algo == abi::kGatherRing) g.ring();
+    else if (args.algo == abi::kGatherLine)
+        g.line();
     else
         g.direct();
     noc::barrier();

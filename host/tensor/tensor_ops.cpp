@@ -103,16 +103,18 @@ void check_send_recv(const abi::TensorSpec& sent, const abi::TensorSpec& receive
     check_pages_fit(what, sent, received, 0, 1, "");
 }
 
-// Round a ring where it can: on a ring of 8, sending each page straight to
-// every peer puts 10 parts on each cable forward (1 + 2 + 3 + 4 hops), the
-// ring 3.5 each way.
+// Round a ring, else along a line, where it can: on a ring of 8, sending
+// each page straight to every peer puts 10 parts on each cable forward
+// (1 + 2 + 3 + 4 hops), the ring 3.5 each way; on a line of 4, straight puts
+// 4 parts on its middle cable each way, the line 2.
 abi::TensorGatherAlgo gather_algo(const transport::FabricBuilder& f, const std::vector<uint32_t>& chips) {
     const size_t n = chips.size();
     if (n < 3) return abi::kGatherDirect;
-    for (size_t r = 0; r < n; ++r)
-        if (f.route(chips[r], chips[(r + 1) % n]).hops != 1 || f.route(chips[r], chips[(r + n - 1) % n]).hops != 1)
+    for (size_t r = 0; r + 1 < n; ++r)
+        if (f.route(chips[r], chips[r + 1]).hops != 1 || f.route(chips[r + 1], chips[r]).hops != 1)
             return abi::kGatherDirect;
-    return abi::kGatherRing;
+    const bool wraps = f.route(chips[n - 1], chips[0]).hops == 1 && f.route(chips[0], chips[n - 1]).hops == 1;
+    return wraps ? abi::kGatherRing : abi::kGatherLine;
 }
 
 void all_gather(Cluster& cluster, transport::Fabric& fabric, const std::vector<uint32_t>& chips,

@@ -26,9 +26,11 @@ abi::TensorSpec gathered(const abi::TensorSpec& part, uint32_t dim, uint32_t ran
 // a dimension not a multiple of 32, a row-major page across two, ...).
 void check_all_gather(const abi::TensorSpec& part, const abi::TensorSpec& whole, uint32_t dim, uint32_t ranks);
 
-// How all_gather moves the parts among `chips`: round a ring where each
-// chip's neighbours in the list are one cable away (a fabric ring, a torus's
-// row; at least 3 chips), else each page straight to every peer.
+// How all_gather moves the parts among `chips` (at least 3, else straight):
+// round a ring where each chip's neighbours in the list, the last and the
+// first too, are one cable away (a fabric ring, a torus's row); along a line
+// where all but the last and the first are (a line, a mesh's row); else each
+// page straight to every peer.
 abi::TensorGatherAlgo gather_algo(const transport::FabricBuilder& fabric, const std::vector<uint32_t>& chips);
 
 // All-gather over `fabric` on `chips` (rank order): every chip holds its part

@@ -183,16 +183,18 @@ struct TensorPeerRoute {
 static_assert(sizeof(TensorPeerRoute) == 12, "TensorPeerRoute layout");
 inline constexpr uint32_t kTensorMaxPeers = 32;
 
-// How tensor_all_gather moves the parts: each page straight to every peer,
-// or round a ring of one-hop neighbours (rank + 1 and rank - 1), half the
-// pages each way, each chip passing on what it received.
-enum TensorGatherAlgo : uint32_t { kGatherDirect = 0, kGatherRing = 1 };
+// How tensor_all_gather moves the parts: each page straight to every peer;
+// round a ring of one-hop neighbours (rank + 1 and rank - 1), half the pages
+// each way, each chip passing on what it received; or along a line of
+// one-hop neighbours (no wrap), every part both ways, each chip passing on
+// the parts from behind it.
+enum TensorGatherAlgo : uint32_t { kGatherDirect = 0, kGatherRing = 1, kGatherLine = 2 };
 
 // The tensor_all_gather kernel: this chip's `input` (rank `rank` of
 // `ranks`) is written into `output` at the same addresses on every chip,
 // concatenated along shape[dim], by the fabric. `done_sem` (this core's L1,
-// two words): direct, [0] counts the peers whose last page has landed; ring,
-// [0] the steps received from rank - 1, [1] from rank + 1.
+// two words): direct, [0] counts the peers whose last page has landed; ring
+// and line, [0] the steps received from rank - 1, [1] from rank + 1.
 struct TensorAllGatherArgs {
     TensorAt input;
     TensorAt output;
