@@ -3,9 +3,10 @@
 // tensor on every chip (its own by the NoC), resharding as it goes: the
 // gathered tensor's memory may differ from the part's. Directly, each page
 // goes to every peer; round a ring, each chip passes on what it received,
-// half the pages each way; along a line, every part each way. The last page of a stream increments the
-// receiver's semaphore, which is what the receiver waits on before it passes
-// those pages on or ends. Arguments: abi::TensorAllGatherArgs.
+// half the pages each way; along a line, every part each way. The last page
+// of a stream increments the receiver's semaphore, which is what the
+// receiver waits on before it passes those pages on or ends. Arguments:
+// abi::TensorAllGatherArgs.
 #include "fabric/connection.h"
 #include "hal/noc.h"
 #include "kernels/kernel.h"
@@ -39,6 +40,15 @@ struct Gather {
         }
     }
 
+    // Our own part to its place in our output, by the NoC.
+    void own_part_into_place() {
+        for (uint64_t p = 0; p < pages(); ++p) {
+            const abi::GatheredPage g = place(args.rank, p);
+            noc::async_write(abi::tensor_page_address(args.input, p), out_address(g), g.bytes);
+        }
+        noc::barrier();
+    }
+
     // Each page to its place here by the NoC, and to every peer.
     void direct() {
         for (uint64_t p = 0; p < pages(); ++p) {
@@ -58,11 +68,7 @@ struct Gather {
     // rank - 1, each received the step before (or our own at step 0).
     void ring() {
         const uint32_t n = args.ranks, next = (args.rank + 1) % n, prev = (args.rank + n - 1) % n;
-        for (uint64_t p = 0; p < pages(); ++p) {
-            const abi::GatheredPage g = place(args.rank, p);
-            noc::async_write(abi::tensor_page_address(args.input, p), out_address(g), g.bytes);
-        }
-        noc::barrier();
+        own_part_into_place();
         const uint64_t half = pages() / 2;
         for (uint32_t s = 0; s + 1 < n; ++s) {
             pass_on(next, (args.rank + n - s) % n, 0, half, args.done_sem);
@@ -78,11 +84,7 @@ struct Gather {
     // n - 1 cables at most, each cable carries every part once.
     void line() {
         const uint32_t n = args.ranks, r = args.rank;
-        for (uint64_t p = 0; p < pages(); ++p) {
-            const abi::GatheredPage g = place(r, p);
-            noc::async_write(abi::tensor_page_address(args.input, p), out_address(g), g.bytes);
-        }
-        noc::barrier();
+        own_part_into_place();
         for (uint32_t s = 0; s + 1 < n; ++s) {
             const bool forward = s <= r && r + 1 < n, backward = r + s < n && r >= 1;
             if (forward) {

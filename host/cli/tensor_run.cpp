@@ -75,6 +75,31 @@ std::vector<std::vector<uint32_t>> groups_of(const std::string& axis, Cluster& c
     }
 }
 
+// The op's input and output on every chip: the output after the input, in
+// the banks past the input's share, in L1 past its shards.
+struct Placed {
+    abi::TensorAt in, out;
+};
+Placed place_both(const BoardInfo& board, const abi::TensorSpec& in, const abi::TensorSpec& out) {
+    const uint64_t after = abi::tensor_sharded(in) == abi::tensor_sharded(out) ? up_to(abi::tensor_unit_bytes(in), 4096) : 0;
+    return {placed(board, in, 0), placed(board, out, after)};
+}
+
+// --out-memory, or --memory if not given.
+abi::TensorMemory out_memory_of(const TensorRunArgs& t) {
+    return memory_named("--out-memory", t.out_memory.empty() ? t.memory : t.out_memory);
+}
+
+// Random data (seeded by chip) written into `at` on every chip; returns it by chip.
+std::vector<std::vector<uint8_t>> write_random(Cluster& cluster, const abi::TensorAt& at) {
+    std::vector<std::vector<uint8_t>> data(cluster.size());
+    for (uint32_t chip = 0; chip < cluster.size(); ++chip) {
+        data[chip] = random_bytes(at.spec, 1 + chip);
+        tensor::write_tensor(cluster.chip(chip), at, data[chip].data());
+    }
+    return data;
+}
+
 // The tensor --layout and --shape describe, in no memory yet.
 abi::TensorSpec tensor_of(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype) {
     if (t.layout != "row" && t.layout != "tile")
@@ -114,19 +139,11 @@ int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>&
     const BoardInfo& board = cluster.board();
     const auto grid = grid_for(t, board, "all_gather");
     const abi::TensorSpec part = in_memory(tensor_of(t, shape, dtype), memory_named("--memory", t.memory), grid);
-    const abi::TensorSpec whole =
-        in_memory(tensor::gathered(part, dim, ranks, part), memory_named("--out-memory", t.out_memory.empty() ? t.memory : t.out_memory), grid);
-    const abi::TensorAt in = placed(board, part, 0);
-    // The output after the input: in the banks past its share, in L1 past its shards.
-    const uint64_t after = abi::tensor_sharded(part) == abi::tensor_sharded(whole) ? up_to(abi::tensor_unit_bytes(part), 4096) : 0;
-    const abi::TensorAt out = placed(board, whole, after);
+    const abi::TensorSpec whole = in_memory(tensor::gathered(part, dim, ranks, part), out_memory_of(t), grid);
+    const auto [in, out] = place_both(board, part, whole);
     auto fabric = transport::Fabric::start(cluster, transport::cluster_fabric(board, cluster.topology(), FabricSpec{}),
                                            std::chrono::milliseconds(10000));
-    std::vector<std::vector<uint8_t>> parts(cluster.size());
-    for (uint32_t chip = 0; chip < cluster.size(); ++chip) {
-        parts[chip] = random_bytes(part, 1 + chip);
-        tensor::write_tensor(cluster.chip(chip), in, parts[chip].data());
-    }
+    const std::vector<std::vector<uint8_t>> parts = write_random(cluster, in);
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
     const auto t0 = std::chrono::steady_clock::now();
     tensor::all_gather_groups(cluster, *fabric, groups, in, out, dim, core, std::chrono::milliseconds(60000));
@@ -153,10 +170,6 @@ int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>&
     return kOk;
 }
 
-}  // namespace weft::cli
-
-namespace weft::cli {
-
 int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
                          Cluster& cluster) {
     if (!t.mesh_axis.empty()) throw UsageError("--mesh-axis: sendrecv shifts round all the cluster's chips; leave it out");
@@ -164,22 +177,15 @@ int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& 
     const auto grid = grid_for(t, board, "sendrecv");
     const abi::TensorSpec spec = tensor_of(t, shape, dtype);
     const abi::TensorSpec sent = in_memory(spec, memory_named("--memory", t.memory), grid);
-    const abi::TensorSpec received =
-        in_memory(spec, memory_named("--out-memory", t.out_memory.empty() ? t.memory : t.out_memory), grid);
-    const abi::TensorAt in = placed(board, sent, 0);
-    const uint64_t after = abi::tensor_sharded(sent) == abi::tensor_sharded(received) ? up_to(abi::tensor_unit_bytes(sent), 4096) : 0;
-    const abi::TensorAt out = placed(board, received, after);
+    const abi::TensorSpec received = in_memory(spec, out_memory_of(t), grid);
+    const auto [in, out] = place_both(board, sent, received);
     // Round the ring the flat sendrecv uses: each chip to the next.
     const std::vector<uint32_t> ring = Topology(cluster.topology()).ring_order();
     std::vector<std::pair<uint32_t, uint32_t>> shift;
     for (size_t i = 0; i < ring.size(); ++i) shift.push_back({ring[i], ring[(i + 1) % ring.size()]});
     auto fabric = transport::Fabric::start(cluster, transport::cluster_fabric(board, cluster.topology(), FabricSpec{}),
                                            std::chrono::milliseconds(10000));
-    std::vector<std::vector<uint8_t>> data(cluster.size());
-    for (uint32_t chip = 0; chip < cluster.size(); ++chip) {
-        data[chip] = random_bytes(sent, 1 + chip);
-        tensor::write_tensor(cluster.chip(chip), in, data[chip].data());
-    }
+    const std::vector<std::vector<uint8_t>> data = write_random(cluster, in);
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
     const auto t0 = std::chrono::steady_clock::now();
     tensor::send_recv(cluster, *fabric, shift, in, out, core, std::chrono::milliseconds(60000));

@@ -22,6 +22,21 @@ bool holds_shard(const BoardInfo& board, const abi::TensorAt& t, uint32_t core) 
     return false;
 }
 
+// Refuses a kernel core that holds a shard of either tensor: the kernel's
+// L1 would overlap it.
+void check_kernel_core(const BoardInfo& board, const abi::TensorAt& input, const abi::TensorAt& output, uint32_t core,
+                       const std::string& op) {
+    if (holds_shard(board, input, core) || holds_shard(board, output, core))
+        throw Error(op + ": core " + std::to_string(core) + " holds a shard; run it on another worker");
+}
+
+// The route a tensor kernel on `from` takes to `to` (kernels/tensor_peer.h reads it).
+abi::TensorPeerRoute peer_route(const transport::FabricBuilder& f, uint32_t from, uint32_t to) {
+    const transport::FabricRoute r = f.route(from, to);
+    return {static_cast<uint16_t>(f.node(to).mesh), f.node(to).chip, f.connection_slot(r.direction),
+            static_cast<uint8_t>(r.hops), abi::kFabricDefaultTtl, 0, r.route};
+}
+
 // Rank `rank` of `chips`' tensor_all_gather by `algo`: its connections
 // both (or all four) ways, its semaphores cleared, its route to every peer.
 Launch gather_launch(Cluster& cluster, const transport::FabricBuilder& f, transport::L1Allocator& l1,
@@ -35,12 +50,8 @@ Launch gather_launch(Cluster& cluster, const transport::FabricBuilder& f, transp
     cluster.chip(chip).write32(a.done_sem, 0);
     cluster.chip(chip).write32(a.done_sem + 4, 0);
     f.connect_every_way(cluster, l1, chip, 0, core, a.connection);
-    for (uint32_t k = 0; k < chips.size(); ++k) {
-        if (k == rank) continue;
-        const transport::FabricRoute r = f.route(chip, chips[k]);
-        a.peers[k] = {static_cast<uint16_t>(f.node(chips[k]).mesh), f.node(chips[k]).chip, f.connection_slot(r.direction),
-                      static_cast<uint8_t>(r.hops), abi::kFabricDefaultTtl, 0, r.route};
-    }
+    for (uint32_t k = 0; k < chips.size(); ++k)
+        if (k != rank) a.peers[k] = peer_route(f, chip, chips[k]);
     return {chip, core, &kernel_named(cluster.board(), "tensor_all_gather"), KernelArgWords::of(a)};
 }
 
@@ -132,8 +143,7 @@ void send_recv(Cluster& cluster, transport::Fabric& fabric, const std::vector<st
                const abi::TensorAt& input, const abi::TensorAt& output, uint32_t core,
                std::chrono::milliseconds timeout) {
     const BoardInfo& board = cluster.board();
-    if (holds_shard(board, input, core) || holds_shard(board, output, core))
-        throw Error("send_recv: core " + std::to_string(core) + " holds a shard; run it on another worker");
+    check_kernel_core(board, input, output, core, "send_recv");
     check_send_recv(input.spec, output.spec);
     std::map<uint32_t, abi::TensorSendRecvArgs> ends;  // by chip
     for (const auto& [from, to] : pairs) {
@@ -157,9 +167,7 @@ void send_recv(Cluster& cluster, transport::Fabric& fabric, const std::vector<st
         abi::TensorSendRecvArgs& a = ends[from];
         a.peer_sem = ends[to].done_sem;
         f.connect_every_way(cluster, l1, from, 0, core, a.connection);
-        const transport::FabricRoute r = f.route(from, to);
-        a.peer = {static_cast<uint16_t>(f.node(to).mesh), f.node(to).chip, f.connection_slot(r.direction),
-                  static_cast<uint8_t>(r.hops), abi::kFabricDefaultTtl, 0, r.route};
+        a.peer = peer_route(f, from, to);
     }
     std::vector<Launch> launches;
     for (const auto& [chip, a] : ends)
@@ -183,8 +191,7 @@ void all_gather_groups(Cluster& cluster, transport::Fabric& fabric, const std::v
                        const abi::TensorAt& input, const abi::TensorAt& output, uint32_t dim, uint32_t core,
                        std::chrono::milliseconds timeout) {
     const BoardInfo& board = cluster.board();
-    if (holds_shard(board, input, core) || holds_shard(board, output, core))
-        throw Error("all_gather: core " + std::to_string(core) + " holds a shard; run it on another worker");
+    check_kernel_core(board, input, output, core, "all_gather");
     transport::L1Allocator l1(board);
     std::vector<Launch> launches;
     for (const std::vector<uint32_t>& chips : groups) {
