@@ -3,6 +3,9 @@
 // kernel (the page accessor of include/weft/abi/tensor.h, on the chip's own
 // cores), gathered and sent to other chips over the fabric, and read back as
 // the host array it was, every element checked.
+#include <functional>
+#include <utility>
+
 #include "system_test.h"
 #include "tensor/tensor_io.h"
 #include "tensor/tensor_layout.h"
@@ -173,6 +176,24 @@ void test_send_recv_reshards_in_flight(void**) {
         fail_msg("rows of 40 were sent into pages of 20");
     } catch (const Error& e) {
         assert_non_null(strstr(e.what(), "does not fit inside one page of the received one"));
+    }
+    abi::TensorSpec taller = tiles;
+    taller.shape[2] = 96;
+    const std::pair<std::string, std::function<void()>> refused[] = {
+        {"the received tensor must have the sent one's shape",
+         [&] { tensor::send_recv(c, *fabric, 0, far, in, tensor::interleaved_at(c.board(), taller, 6 << 20), core,
+                                 milliseconds(30000)); }},
+        {"chip 0 sends twice",
+         [&] { tensor::send_recv(c, *fabric, {{0, 1}, {0, far}}, in, out, core, milliseconds(30000)); }},
+        {"two different chips", [&] { tensor::send_recv(c, *fabric, 0, 0, in, out, core, milliseconds(30000)); }},
+    };
+    for (const auto& [why, call] : refused) {
+        try {
+            call();
+            fail_msg("send_recv ran what it should refuse: %s", why.c_str());
+        } catch (const Error& e) {
+            if (!strstr(e.what(), why.c_str())) fail_msg("refused, but not for '%s': %s", why.c_str(), e.what());
+        }
     }
     fabric->stop();
 }
