@@ -132,6 +132,26 @@ bool Edm::sender_finished(const Channel& ch) const {
     return ch.closing && ch.sent == ch.taken && acked == ch.sent;
 }
 
+bool Edm::grant_waits_on_wire(const Channel& ch) const {
+    const uint32_t n = ch.cfg->slots;
+    return ch.granted >= n && !eth::done(config_.port, ch.eth_command[ch.granted % n]);
+}
+
+// Asleep, an EDM is rung only for what its workers and its peer write (their
+// payloads and releases, the peer's counts), unless a grant waits for a slot
+// to leave the wire or a send for room in the Ethernet ring. Its NoC
+// commands (the hand-overs) it never waits for.
+uint32_t Edm::wait_value() const {
+    if (!tx_room(2 + credit_reserve_)) return 0;
+    for (uint32_t i = 0; i < config_.num_channels; ++i) {
+        const Channel& ch = channels_[i];
+        if (!ch.done && ch.cfg->role == abi::kEdmSender && !ch.closing && ch.granted - ch.sent < ch.cfg->slots &&
+            grant_waits_on_wire(ch))
+            return 0;
+    }
+    return abi::kWaitOthersOnly;
+}
+
 bool Edm::poll_sender(Channel& ch) {
     const abi::EdmChannel& c = *ch.cfg;
     const uint32_t n = c.slots;
@@ -140,7 +160,7 @@ bool Edm::poll_sender(Channel& ch) {
     while (!ch.closing && ch.granted - ch.sent < n &&
            (config_.termination != abi::kEdmMessageCount || ch.granted < c.message_count)) {
         const uint32_t slot = ch.granted % n;
-        if (ch.granted >= n && !eth::done(config_.port, ch.eth_command[slot])) break;  // slot still on the wire
+        if (grant_waits_on_wire(ch)) break;
         hand_over(ch, ch.granted, slot);
         ++ch.granted;
         moved = true;
@@ -269,7 +289,7 @@ bool Edm::wait_progress(Ready ready, uint64_t& down_since) {
             out_of_time = limit && now - down_since >= limit;
             return out_of_time;
         },
-        abi::kWaitEdm, address_of(&config_));
+        abi::kWaitEdm, address_of(&config_), wait_value());
     return !out_of_time;
 }
 

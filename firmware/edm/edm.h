@@ -51,6 +51,10 @@ private:
     bool poll_sender(Channel& ch);
     bool poll_receiver(Channel& ch);
     bool sender_finished(const Channel& ch) const;
+    // The next slot to grant is still on the wire: only our Ethernet ring's progress frees it.
+    bool grant_waits_on_wire(const Channel& ch) const;
+    // How its sleeps are rung: abi::kWaitOthersOnly unless it waits on its own commands.
+    uint32_t wait_value() const;
     bool tx_room(uint32_t commands) const { return eth::has_room(config_.port, commands); }
     // Waits for `ready`, but no longer than the progress timeout with the
     // cable down: `down_since` is when it was last seen going down (mtime, 0:

@@ -370,15 +370,24 @@ bool Router::send_head(Sender& s, uint64_t now) {
     return true;
 }
 
+// Whether the peer has given back the slot our `packet` went into: its bytes
+// then surely left ours, even if our Ethernet ring has yet to say so.
+bool Router::acked(const Sender& s, uint32_t packet) const {
+    const uint32_t p = packet % s.ring->slots;
+    return static_cast<int16_t>(s.link_index[p] - static_cast<uint16_t>(link_.acked[s.link_vc[p]])) < 0;
+}
+
 // Slots whose bytes are on the wire go back to their writer, all in one increment.
 bool Router::free_sent(Sender& s, uint64_t now) {
     if (path_ == Path::kSyncing) return false;  // the dead cable's completions say nothing of what arrived
     const uint32_t before = s.freed;
     const uint32_t noc_done = noc::completed();
-    auto done = [&](uint32_t command) {
-        return path_ == Path::kCable ? eth::done(config_.port, command) : reached(noc_done, command + 1);
+    auto done = [&](uint32_t packet) {
+        const uint32_t command = s.eth_command[packet % s.ring->slots];
+        return path_ == Path::kCable ? eth::done(config_.port, command) || acked(s, packet)
+                                     : reached(noc_done, command + 1);
     };
-    while (s.freed < s.sent && done(s.eth_command[s.freed % s.ring->slots])) ++s.freed;
+    while (s.freed < s.sent && done(s.freed)) ++s.freed;
     if (s.freed == before) return false;
     s.since = now;
     s.reported = false;
@@ -480,6 +489,24 @@ void Router::execute(const abi::FabricPacketHeader& h, uint64_t payload) {
         default: drop(abi::kEventDroppedPacket, config_.num_senders, h); return;
     }
     status_.delivered = status_.delivered + 1;
+}
+
+// Asleep, a router is rung only for work from others (packets, credits,
+// freed slots) unless it holds something that waits on its own commands: a
+// slot to give back once the NoC has read it, sends held for room in the
+// Ethernet ring, frees off the cable (the NoC's completions drive them), or
+// a channel so full that its writer waits for the slots we sent. The sent
+// slots of a channel with room can wait: the peer's credit frees them.
+uint32_t Router::wait_value() const {
+    for (uint32_t v = 0; v < config_.num_vcs; ++v)
+        if (receivers_[v].released != receivers_[v].handled || fallback_rx_[v].released != fallback_rx_[v].handled)
+            return 0;
+    if (path_ != Path::kCable || !tx_room(2 + config_.num_vcs)) return 0;
+    for (uint32_t i = 0; i < config_.num_senders; ++i) {
+        const Sender& s = senders_[i];
+        if (s.sent != s.freed && *word_at(s.ring->written) - s.freed >= s.ring->slots) return 0;
+    }
+    return abi::kWaitOthersOnly;
 }
 
 // Slots whose NoC reads are done go back to the peer: one credit word for all.

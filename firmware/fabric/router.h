@@ -40,6 +40,7 @@ public:
     // How its sleeps are posted for the hang report (host/transport/fabric/fabric_wait).
     uint32_t wait_kind() const { return abi::kWaitFabricRouter; }
     uint64_t wait_address() const { return address_of(&config_); }
+    uint32_t wait_value() const;
 
 private:
     // Which way its packets go: over its cable; waiting for the peer to say
@@ -86,6 +87,7 @@ private:
     bool poll_senders(uint64_t now);
     bool send_head(Sender& s, uint64_t now);
     bool free_sent(Sender& s, uint64_t now);
+    bool acked(const Sender& s, uint32_t packet) const;
     bool poll_receiver(uint32_t vc, uint64_t now);
     bool handle_head(Receiver& rx, uint32_t vc, abi::FabricPacketHeader& h, uint64_t slot);
     bool forward(const abi::FabricRing& to, uint64_t slot, uint32_t bytes);

@@ -9,6 +9,8 @@
 // its waits for the hang report (host/driver/wait_decoders.h) also has
 //   uint32_t wait_kind() const;     // its abi::WaitKind
 //   uint64_t wait_address() const;  // what the decoder reads
+// and may have
+//   uint32_t wait_value() const;    // abi::kWaitOthersOnly while it awaits none of its own commands
 // and sleeps posted as that wait; otherwise as a wait on the stop word.
 #pragma once
 #include <stdint.h>
@@ -24,7 +26,9 @@ inline constexpr uint32_t kFallbackWakeUs = 100'000;
 
 template <typename Image>
 void post_wait(const abi::ResidentControl& control, const Image& image) {
-    if constexpr (requires { image.wait_kind(); })
+    if constexpr (requires { image.wait_value(); })
+        mailbox::set_wait(image.wait_kind(), image.wait_address(), image.wait_value());
+    else if constexpr (requires { image.wait_kind(); })
         mailbox::set_wait(image.wait_kind(), image.wait_address(), 0);
     else
         mailbox::set_wait(abi::kWaitWord, reinterpret_cast<uintptr_t>(&control.stop), 1);

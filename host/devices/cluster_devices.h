@@ -28,7 +28,8 @@ public:
     // per chip) what they changed on every chip. True if any ran.
     bool serve_chip(uint32_t chip, std::vector<Touched>& touched);
     // Every chip once, in order. True if any command ran.
-    bool serve_all();
+    // `touched`, if given (one per chip), gathers what the pass touched.
+    bool serve_all(std::vector<Touched>* touched = nullptr);
 
     size_t size() const { return chips_.size(); }
     Ethernet& ethernet() { return ethernet_; }
@@ -38,11 +39,13 @@ public:
 private:
     bool serve_cores(uint32_t chip, Touched& touched);
     bool serve_ports(uint32_t chip, std::vector<Touched>& touched);
+    void note_link_changes(uint32_t chip, Touched& touched);
 
     const ClusterSpec& spec_;
     std::vector<DeviceChip*> chips_;
     std::vector<std::unique_ptr<DeviceCounters>> counters_;  // atomics: they stay put
     Ethernet ethernet_;
+    std::vector<uint32_t> link_seen_;  // per chip and port: the state its cores last heard of
 };
 
 }  // namespace weft

@@ -23,11 +23,16 @@ struct DeviceCounters {
 // block) names every core, since any of them may wait on it.
 struct CoreTouches {
     const BoardInfo* board = nullptr;
+    const ChipMemory* memory = nullptr;  // a host chip's: its host addresses mapped back to the board's
     uint32_t cores = 0;
+    uint32_t l1 = 0;  // of those, the cores whose own L1 was written
     void write(uint64_t addr, uint64_t len) {
+        if (memory && memory->alias && addr >= memory->base && addr - memory->base < memory->size)
+            addr = addr - memory->base + memory->alias;
         for (uint32_t c = 0; c < board->cores.size(); ++c)
             if (board->cores[c].l1.contains(addr, len)) {
                 cores |= 1u << c;
+                l1 |= 1u << c;
                 return;
             }
         cores = ~0u;
@@ -40,11 +45,13 @@ struct CoreTouches {
 struct Touched {
     uint32_t cores = 0;
     uint32_t ports = 0;
+    uint32_t others = 0;  // of `cores`: whose L1 another core's commands or landing frames wrote
     bool any() const { return cores | ports; }
-    static Touched everything() { return {~0u, ~0u}; }
+    static Touched everything() { return {~0u, ~0u, ~0u}; }
     Touched& operator|=(const Touched& o) {
         cores |= o.cores;
         ports |= o.ports;
+        others |= o.others;
         return *this;
     }
 };

@@ -21,7 +21,9 @@ bool wait_may_be_over(const ChipMemory& mem, const abi::HartStatus& st, uint32_t
         case abi::kWaitLaunch: return false;
         case abi::kWaitEthRing: return (t.cores >> core & 1) || (st.wait_addr < 32 && (t.ports >> st.wait_addr & 1));
         case abi::kWaitNone: return t.any();
-        default: return t.cores >> core & 1;
+        case abi::kWaitNocRing:
+        case abi::kWaitMathRing: return t.cores >> core & 1;
+        default: return owned_wait_rung(st.wait_value, core, t);
     }
 }
 

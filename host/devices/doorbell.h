@@ -14,6 +14,15 @@
 
 namespace weft {
 
+// Whether a pass that touched `t` rings `core` asleep in an owned wait (an
+// EDM, a router) that posted `wait_value`: for what others wrote into its L1,
+// and for its own commands finishing unless it said it waits on none
+// (abi::kWaitOthersOnly). The host models of the fabric ring their routers so too.
+inline bool owned_wait_rung(uint32_t wait_value, uint32_t core, const Touched& t) {
+    const uint32_t by = (wait_value & abi::kWaitOthersOnly) ? t.others : t.cores;
+    return by >> core & 1;
+}
+
 class Doorbell {
 public:
     // The launches already in the mailboxes are not rung for.

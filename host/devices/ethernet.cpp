@@ -33,7 +33,7 @@ Ethernet::Ethernet(const ClusterSpec& spec, std::vector<DeviceChip*> chips, Cloc
       link_of_port_(spec.num_chips * abi::kMaxPorts, -1),
       tx_(spec.num_chips * abi::kMaxPorts),
       frame_payload_(std::min<uint32_t>(spec.link_model.mtu ? spec.link_model.mtu : 16384, abi::kTtLinkMaxPayload)) {
-    landed_.assign(spec.num_chips, CoreTouches{&spec.board});
+    for (uint32_t c = 0; c < spec.num_chips; ++c) landed_.push_back(CoreTouches{&spec.board, &chips_[c]->memory()});
     for (const LinkSpec& l : spec.links) {
         auto link = std::make_unique<Link>();
         link->end[0] = l.a;
@@ -127,10 +127,10 @@ void Ethernet::deliver(const Link& link, int receiver, uint64_t dst, const uint8
     landed_[link.end[receiver].chip].write(dst, len);
 }
 
-uint32_t Ethernet::take_landed(uint32_t chip) {
-    const uint32_t cores = landed_[chip].cores;
-    landed_[chip].cores = 0;
-    return cores;
+CoreTouches Ethernet::take_landed(uint32_t chip) {
+    const CoreTouches landed = landed_[chip];
+    landed_[chip].cores = landed_[chip].l1 = 0;
+    return landed;
 }
 
 uint32_t Ethernet::frame_commands(uint32_t chip, uint32_t port, int side, abi::EthRing& ring, TxPort& tx) {

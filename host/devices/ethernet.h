@@ -59,7 +59,7 @@ public:
     // retransmit timer needs the engine awake (a pulled one waits for a plug).
     bool in_flight() const;
     // The cores of `chip` whose L1 frames landed in since the last call.
-    uint32_t take_landed(uint32_t chip);
+    CoreTouches take_landed(uint32_t chip);
 
 private:
     // Where a port's ring stands between head (completed) and tail (queued).

@@ -86,6 +86,22 @@ void test_resident_rung_only_for_its_own_cores_changes(void**) {
     assert_int_equal(c.ring(Touched{1u << 3, 0}), 1u << 3);
 }
 
+// An EDM or router that waits on none of its own commands (kWaitOthersOnly)
+// sleeps through its own rings finishing and its own writes; what another
+// core or the peer wrote into its L1 rings it. Without the flag it is rung
+// for both, as a worker on a NoC ring is.
+void test_resident_waiting_on_others_only_sleeps_through_its_own_completions(void**) {
+    Chip c;
+    c.sleep_on(1, abi::kWaitEdm, 0, abi::kWaitOthersOnly);
+    c.sleep_on(3, abi::kWaitFabricRouter, 0, abi::kWaitOthersOnly);
+    c.sleep_on(5, abi::kWaitFabricRouter);
+    c.sleep_on(6, abi::kWaitNocRing, 0, abi::kWaitOthersOnly);  // not an owned kind: the flag means nothing
+    const uint32_t own = 1u << 1 | 1u << 3 | 1u << 5 | 1u << 6;
+    assert_int_equal(c.ring(Touched{own, 1u << 0, 0}), 1u << 5 | 1u << 6);
+    assert_int_equal(c.ring(Touched{1u << 3, 0, 1u << 3}), 1u << 3);
+    assert_int_equal(c.ring(Touched{1u << 1, 0, 1u << 1}), 1u << 1);
+}
+
 void test_eth_wait_rung_when_its_port_moves(void**) {
     Chip c;
     c.sleep_on(4, abi::kWaitEthRing, 2);
@@ -188,6 +204,7 @@ int main() {
         cmocka_unit_test(test_disarmed_core_is_not_rung),
         cmocka_unit_test(test_semaphore_wait_rung_only_when_reached),
         cmocka_unit_test(test_resident_rung_only_for_its_own_cores_changes),
+        cmocka_unit_test(test_resident_waiting_on_others_only_sleeps_through_its_own_completions),
         cmocka_unit_test(test_eth_wait_rung_when_its_port_moves),
         cmocka_unit_test(test_word_wait_rung_only_when_equal),
         cmocka_unit_test(test_idle_hart_not_rung_for_device_touches),

@@ -58,6 +58,15 @@ enum WaitKind : uint32_t {
     kWaitFabricRouter = 8,  // a fabric router with nothing to move; wait_addr: its abi::FabricRouterConfig
 };
 
+// wait_value of an owned kind (an EDM, a router): ring this sleep only for
+// what other cores or the peer chip write into the core's own L1 (and for its
+// cables going down or up), not for its own NoC or Ethernet commands
+// finishing nor for writes elsewhere (DRAM). An image sets it while nothing
+// it holds waits on its own commands, and only if every word it watches is in
+// its L1: every other ring would find nothing to do, and under emulation each
+// costs the host a QEMU wake-up.
+inline constexpr uint32_t kWaitOthersOnly = 1u << 31;
+
 // Written by the hart only.
 struct HartStatus {
     volatile uint32_t state;     // HartState
