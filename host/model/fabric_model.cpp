@@ -2,8 +2,11 @@
 
 #include <stdexcept>
 
+#include "devices/doorbell.h"
 #include "driver/paths.h"
 #include "hal/status_events.h"
+#include "hal/timer.h"
+#include "resident/resident.h"
 #include "transport/fabric/fabric.h"
 
 namespace weft::model {
@@ -91,7 +94,7 @@ void FabricModel::start_routers() {
         auto* config = reinterpret_cast<abi::FabricRouterConfig*>(
             cluster_.bytes(plan.chip, plan.config_address, sizeof(abi::FabricRouterConfig)));
         relocate(*config, cluster_.memory(plan.chip), cluster_.memory(plan.peer_chip));
-        routers_.push_back({&cluster_.core(plan.chip, plan.core), config, nullptr});
+        routers_.push_back({&cluster_.core(plan.chip, plan.core), config, nullptr, plan.chip, plan.core});
         // A router waits only for its own devices (a reset of a dead cable's queue): they run in its sleeps.
         routers_.back().core->on_sleep = [this] { cluster_.step_devices(); };
     }
@@ -195,9 +198,34 @@ bool FabricModel::poll_router(size_t r) {
     return host_board::run_as(*routers_[r].core, [&] { return routers_[r].router->poll(); });
 }
 
+bool FabricModel::step_router(size_t r, const Touched& touched) {
+    RouterCore& rc = routers_[r];
+    bool late = false;
+    if (rc.asleep) {
+        const uint64_t alarm = rc.slept_at + uint64_t(resident::kFallbackWakeUs) * timer::ticks_per_us();
+        late = !owned_wait_rung(rc.wait_value, rc.core_id, touched);
+        if (late && cluster_.clock().now < alarm) return false;
+        rc.asleep = false;
+    }
+    // As resident::run, it polls again at once while it moves, then sleeps:
+    // the devices act on what it issued only after it is asleep, the worst
+    // case for a ring it needs. A poll that moved took a tick.
+    bool moved = false;
+    for (int polls = 0; polls < kPollsPerWake && poll_router(r); ++polls) {
+        moved = true;
+        ++cluster_.clock().now;
+    }
+    if (moved && late) ++late_wakes_;
+    rc.asleep = true;
+    rc.wait_value = host_board::run_as(*rc.core, [&] { return rc.router->wait_value(); });
+    rc.slept_at = cluster_.clock().now;
+    return moved;
+}
+
 void FabricModel::step() {
     bool moved = cluster_.step_devices();
-    for (size_t r = 0; r < routers_.size(); ++r) moved |= poll_router(r);
+    const std::vector<Touched> touched = cluster_.take_touched();
+    for (size_t r = 0; r < routers_.size(); ++r) moved |= step_router(r, touched[routers_[r].chip]);
     for (auto& w : workers_) moved |= poll(*w);
     check_credits();
     if (on_step) on_step();
@@ -208,7 +236,24 @@ void FabricModel::step() {
 bool FabricModel::idle() {
     for (size_t w = 0; w < workers_.size(); ++w)
         if (!worker_done(w)) return false;
-    return cluster_.rings_idle() && stalled_ > 2;
+    return cluster_.rings_idle() && stalled_ > 2 && slots_all_back();
+}
+
+// Every slot a packet took is free again, on both sides of every cable: a
+// router that sleeps through the completion it needs would leave one held.
+bool FabricModel::slots_all_back() const {
+    for (const RouterCore& r : routers_) {
+        const abi::FabricRouterConfig& c = *r.config;
+        const abi::FabricRouterStatus& s = r.router->status();
+        if (s.state == abi::kFabricRouterRerouted) continue;  // what its dead cable held stays held
+        const auto& link = *reinterpret_cast<const abi::FabricLinkWords*>(c.link_words);
+        for (uint32_t v = 0; v < c.num_vcs; ++v)
+            if (link.filled[v] != s.receivers[v].freed) return false;
+        for (uint32_t i = 0; i < c.num_senders; ++i)
+            if (c.senders[i].slots && *reinterpret_cast<const uint32_t*>(c.senders[i].written) != s.senders[i].freed)
+                return false;
+    }
+    return true;
 }
 
 int FabricModel::run(int max_steps) {
@@ -237,8 +282,11 @@ const abi::FabricRouterStatus& FabricModel::status(uint32_t chip, FabricDirectio
 }
 
 void FabricModel::command_all(uint32_t command) {
-    // As the host writes it into the router's L1 (the status lives there).
-    for (const RouterCore& r : routers_) const_cast<abi::FabricRouterStatus&>(r.router->status()).command = command;
+    // As the host writes it into the router's L1 (the status lives there), and rings it.
+    for (RouterCore& r : routers_) {
+        const_cast<abi::FabricRouterStatus&>(r.router->status()).command = command;
+        r.asleep = false;
+    }
 }
 
 uint32_t FabricModel::packets_left() const {

@@ -80,6 +80,11 @@ public:
     bool idle();
     // Steps in which nothing at all moved, most recently in a row.
     int stalled_steps() const { return stalled_; }
+    // Routers sleep as on the cluster: a poll that moves nothing puts one to
+    // sleep until the devices or the host touch what its wait is rung for
+    // (devices/doorbell.h), or its fallback alarm. Alarms that found work to
+    // do: rings that were missed (each costs the cluster 100 ms).
+    uint32_t late_wakes() const { return late_wakes_; }
 
     // 2D: the route from `chip` to `to` as a worker on `chip` looks it up in
     // its chip's L0 table (Connection::route_to, a NoC read of the router's copy).
@@ -122,10 +127,15 @@ public:
     transport::L1Allocator& l1() { return l1_; }
 
 private:
+    static constexpr int kPollsPerWake = 64;  // a router that always moves still lets the devices run
     struct RouterCore {
         host_board::Core* core;
         abi::FabricRouterConfig* config;
         std::unique_ptr<fabric::Router> router;
+        uint32_t chip = 0, core_id = 0;
+        bool asleep = false;
+        uint32_t wait_value = 0;  // as posted when it went to sleep
+        uint64_t slept_at = 0;    // mtime
     };
     struct Worker {
         host_board::Core* core;
@@ -141,7 +151,10 @@ private:
     abi::FabricWorkerConnection* connection_for(uint32_t chip, uint32_t core, transport::FabricDirection direction,
                                                 uint32_t lane);
     bool poll(Worker& w);
+    // step(): polls router r if it is awake or `touched` (its chip's) rings it.
+    bool step_router(size_t r, const Touched& touched);
     void check_credits();
+    bool slots_all_back() const;
 
     ClusterSpec spec_;
     HostCluster cluster_;
@@ -151,6 +164,7 @@ private:
     std::vector<std::unique_ptr<Worker>> workers_;
     std::vector<int> worker_of_;  // (chip, direction, lane) -> worker index, -1: none yet
     int stalled_ = 0;
+    uint32_t late_wakes_ = 0;
 };
 
 }  // namespace weft::model

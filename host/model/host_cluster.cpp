@@ -49,6 +49,7 @@ HostCluster::HostCluster(const ClusterSpec& spec, uint64_t ram_bytes) : spec_(sp
     devices_ =
         std::make_unique<ClusterDevices>(spec, std::move(chips), [this] { return clock_.now / timer::ticks_per_us(); });
     devices_->ethernet().publish_port_states();
+    touched_.resize(spec.num_chips);
 }
 
 bool HostCluster::rings_idle() {

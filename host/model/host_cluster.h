@@ -38,14 +38,25 @@ public:
     ClusterDevices& devices() { return *devices_; }
 
     // One pass over every chip's devices; true if any command ran.
-    bool step_devices() { return devices_->serve_all(); }
+    bool step_devices() { return devices_->serve_all(&touched_); }
+    // What the device passes and host writes touched on each chip since the
+    // last call: what a doorbell would ring its sleepers for.
+    std::vector<Touched> take_touched() {
+        std::vector<Touched> t(spec_.num_chips);
+        t.swap(touched_);
+        return t;
+    }
     // Host bytes of [addr, addr + len) of the board's memory map on `chip`.
     uint8_t* bytes(uint32_t chip, uint64_t addr, uint64_t len) { return memory(chip).at(addr, len); }
     // Where a host builder (EdmLinkBuilder::write) puts device configuration.
     void write(uint32_t chip, uint64_t addr, const void* data, size_t len) override {
         if (len) std::memcpy(bytes(chip, addr, len), data, len);  // an empty vector's data() may be null
+        touched_.at(chip) = Touched::everything();  // as the host rings whom it configures
     }
-    void clear(uint32_t chip, uint64_t addr, size_t len) override { std::memset(bytes(chip, addr, len), 0, len); }
+    void clear(uint32_t chip, uint64_t addr, size_t len) override {
+        std::memset(bytes(chip, addr, len), 0, len);
+        touched_.at(chip) = Touched::everything();
+    }
     void read(uint32_t chip, uint64_t addr, void* data, size_t len) override {
         if (len) std::memcpy(data, bytes(chip, addr, len), len);
     }
@@ -69,6 +80,7 @@ private:
     std::vector<std::unique_ptr<HostChip>> memory_;
     std::vector<std::unique_ptr<host_board::Chip>> harts_;
     std::unique_ptr<ClusterDevices> devices_;
+    std::vector<Touched> touched_;
 };
 
 }  // namespace weft::model

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "devices/tt_link_cable.h"
 #include "driver/paths.h"
 #include "model/fabric_model.h"
 #include "model_helpers.h"
@@ -61,6 +62,9 @@ void run_to_completion(FabricModel& m) {
     try {
         const int steps = m.run(kMaxSteps);
         if (steps == kMaxSteps) fail_msg("not finished after %d steps: %u packets left", kMaxSteps, m.packets_left());
+        // Routers sleep as on the cluster: none may have waited for its
+        // fallback alarm to find work (a missed ring costs 100 ms there).
+        if (m.late_wakes()) fail_msg("%u router wake-ups came from the alarm, not a ring", m.late_wakes());
     } catch (const host_board::Panic& e) {
         fail_msg("firmware panic %d, detail 0x%llx", e.code, static_cast<unsigned long long>(e.detail));
     } catch (const std::runtime_error& e) {
@@ -726,7 +730,12 @@ void test_random_packets_arrive_exactly_once(void**) {
 struct Saturated {
     FabricModel m;
     uint32_t expected = 0;
-    explicit Saturated(uint32_t flags) : m("ring8", true, options(flags)) {
+    // latency_us: on every cable, so that a packet's send completes well
+    // before its peer's credit comes back, as on the cluster.
+    explicit Saturated(uint32_t flags, double latency_us = 0) : m("ring8", true, options(flags)) {
+        CableFaults slow;
+        slow.latency_us = latency_us;
+        for (auto& link : m.cluster().devices().ethernet().links()) link->cable->set_faults(slow);
         fill_sources(m, 4000);
         for (int round = 0; round < 30; ++round)
             for (uint32_t f = 0; f < 8; ++f)
@@ -759,23 +768,27 @@ struct Saturated {
 };
 
 void test_dateline_vc_keeps_a_saturated_ring_moving(void**) {
-    Saturated s(0);
-    run_to_completion(s.m);
-    assert_int_equal(s.delivered(), s.expected);
-    uint32_t vc1 = 0;  // the packets that crossed the dateline took VC 1
-    for (uint32_t c = 0; c < 8; ++c)
-        for (FabricDirection d : {FabricDirection::kForward, FabricDirection::kBackward})
-            vc1 += s.m.status(c, d).receivers[1].done;
-    assert_true(vc1 > 0);
+    for (double latency_us : {0.0, 50.0}) {
+        Saturated s(0, latency_us);
+        run_to_completion(s.m);
+        assert_int_equal(s.delivered(), s.expected);
+        uint32_t vc1 = 0;  // the packets that crossed the dateline took VC 1
+        for (uint32_t c = 0; c < 8; ++c)
+            for (FabricDirection d : {FabricDirection::kForward, FabricDirection::kBackward})
+                vc1 += s.m.status(c, d).receivers[1].done;
+        assert_true(vc1 > 0);
+    }
 }
 
 // The same traffic with the dateline switch off deadlocks: no step moves
 // anything, with packets still to deliver, and the routers report their
-// stuck heads once the timeout passes.
+// stuck heads once the timeout passes (at their fallback alarm: nothing
+// rings a deadlocked router).
 void test_without_the_dateline_the_ring_deadlocks(void**) {
     Saturated s(abi::kFabricNoDateline);
-    for (int i = 0; i < kMaxSteps && s.m.stalled_steps() < 2000 && !s.m.idle(); ++i) s.m.step();
-    assert_true(s.m.stalled_steps() >= 2000);
+    constexpr int kPastAlarm = 12000;  // steps of 10 µs: the routers' 100 ms alarm, and more
+    for (int i = 0; i < kMaxSteps && s.m.stalled_steps() < kPastAlarm && !s.m.idle(); ++i) s.m.step();
+    assert_true(s.m.stalled_steps() >= kPastAlarm);
     assert_true(s.delivered() < s.expected);
     uint32_t timeouts = 0;
     for (uint32_t c = 0; c < 8; ++c) timeouts += s.m.events(c, abi::kEventTimeout);
@@ -786,12 +799,14 @@ void test_without_the_dateline_the_ring_deadlocks(void**) {
 // completes with every packet on VC 0, a worker's packet entering the ring
 // only while the next receiver has two slots free.
 void test_bubble_flow_control_keeps_a_saturated_ring_moving(void**) {
-    Saturated s(abi::kFabricBubble);
-    run_to_completion(s.m);
-    assert_int_equal(s.delivered(), s.expected);
-    for (uint32_t c = 0; c < 8; ++c)
-        for (FabricDirection d : {FabricDirection::kForward, FabricDirection::kBackward})
-            assert_int_equal(s.m.status(c, d).receivers[1].done, 0);
+    for (double latency_us : {0.0, 50.0}) {
+        Saturated s(abi::kFabricBubble, latency_us);
+        run_to_completion(s.m);
+        assert_int_equal(s.delivered(), s.expected);
+        for (uint32_t c = 0; c < 8; ++c)
+            for (FabricDirection d : {FabricDirection::kForward, FabricDirection::kBackward})
+                assert_int_equal(s.m.status(c, d).receivers[1].done, 0);
+    }
 }
 
 std::string builder_error(const std::function<void()>& f) {
