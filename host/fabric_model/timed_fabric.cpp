@@ -128,6 +128,11 @@ void TimedFabric::wake_core(uint32_t chip, uint32_t core, uint64_t t) {
     for (uint32_t p : pollers_of_core_[size_t(chip) * cores_ + core]) wake(p, t);
 }
 
+void TimedFabric::wake_for_own(uint32_t chip, uint32_t core, uint64_t t) {
+    for (uint32_t p : pollers_of_core_[size_t(chip) * cores_ + core])
+        if (p >= model_.router_count() || !(pollers_[p].wait_value & abi::kWaitOthersOnly)) wake(p, t);
+}
+
 void TimedFabric::wake_written(uint32_t chip, uint64_t address, uint64_t t) {
     const ChipMemory& mem = model_.cluster().memory(chip).memory();
     const BoardInfo& board = model_.cluster().board();
@@ -173,6 +178,8 @@ void TimedFabric::poll(uint32_t index) {
     if (!router) kick_math(p.chip, p.core, start);
     if (router) kick_eth(p.chip, p.port, start);
     if (moved) wake(index, p.busy_until);
+    else if (router)
+        p.wait_value = model_.router_wait_value(index);
 }
 
 void TimedFabric::kick_noc(uint32_t chip, uint32_t core, uint64_t t) {
@@ -220,7 +227,7 @@ void TimedFabric::noc_done(uint32_t slot) {
     const abi::NocCommand c = head_command(ring);
     run_noc_ring(mem.memory(), model_.cluster().board(), ring, 1, model_.cluster().devices().counters(chip));
     check_watches(chip);
-    wake_core(chip, core, now_);  // its command completed
+    wake_for_own(chip, core, now_);  // its command completed
     if (command && c.op == abi::kNocMulticast) {
         wake_chip(chip, now_);
     } else if (command) {
@@ -315,7 +322,7 @@ void TimedFabric::eth_acked(uint32_t slot, uint32_t cable_life) {
     if (reset_pending(ring) || ring.head == eth_[slot].framed) return;  // given up on already
     __atomic_store_n(const_cast<uint32_t*>(&ring.head), ring.head + 1, __ATOMIC_RELEASE);
     const int router = router_of_port_[slot];
-    if (router >= 0) wake(uint32_t(router), now_);
+    if (router >= 0) wake_for_own(pollers_[router].chip, pollers_[router].core, now_);
 }
 
 void TimedFabric::deliver(uint32_t index) {

@@ -114,6 +114,7 @@ private:
         uint32_t chip = 0, core = 0, port = UINT32_MAX;  // port: a router's
         uint64_t busy_until = 0, work = 0;               // work: packets it sent or handled so far
         bool scheduled = false;
+        uint32_t wait_value = 0;  // a router's, posted when it last found nothing to do
     };
     // A core's NoC or math ring, or a port's Ethernet ring.
     struct Server {
@@ -138,6 +139,9 @@ private:
     void wake(uint32_t poller, uint64_t t);
     void wake_chip(uint32_t chip, uint64_t t);
     void wake_core(uint32_t chip, uint32_t core, uint64_t t);
+    // The core's own command finished: as the bridge's doorbell, not for a
+    // router that waits on none of its own (abi::kWaitOthersOnly).
+    void wake_for_own(uint32_t chip, uint32_t core, uint64_t t);
     // Whoever may wait on what was written at `address` (a host address of
     // `chip`): the pollers of the core whose L1 holds it, else (DRAM) the
     // chip's workers: routers wait on nothing outside their L1.

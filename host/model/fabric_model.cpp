@@ -217,9 +217,13 @@ bool FabricModel::step_router(size_t r, const Touched& touched) {
     }
     if (moved && late) ++late_wakes_;
     rc.asleep = true;
-    rc.wait_value = host_board::run_as(*rc.core, [&] { return rc.router->wait_value(); });
+    rc.wait_value = router_wait_value(r);
     rc.slept_at = cluster_.clock().now;
     return moved;
+}
+
+uint32_t FabricModel::router_wait_value(size_t r) {
+    return host_board::run_as(*routers_[r].core, [&] { return routers_[r].router->wait_value(); });
 }
 
 void FabricModel::step() {

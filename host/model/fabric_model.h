@@ -106,6 +106,8 @@ public:
     const abi::FabricRouterConfig& router_config(size_t r) const { return *routers_[r].config; }
     const abi::FabricRouterStatus& router_status(size_t r) const { return routers_[r].router->status(); }
     bool poll_router(size_t r);
+    // What router r would post as its wait_value going to sleep now.
+    uint32_t router_wait_value(size_t r);
     size_t worker_count() const { return workers_.size(); }
     host_board::Core& worker_core(size_t w) { return *workers_[w]->core; }
     uint32_t worker_chip(size_t w) const { return workers_[w]->chip; }
