@@ -74,11 +74,11 @@ bool ClusterDevices::serve_chip(uint32_t id, std::vector<Touched>& touched) {
 }
 
 bool ClusterDevices::serve_all(std::vector<Touched>* gathered) {
-    std::vector<Touched> touched(chips_.size());
+    std::vector<Touched> own;
+    if (!gathered) own.resize(chips_.size());
+    std::vector<Touched>& touched = gathered ? *gathered : own;  // serve_chip adds to it
     bool work = false;
     for (uint32_t i = 0; i < chips_.size(); ++i) work |= serve_chip(i, touched);
-    if (gathered)
-        for (uint32_t i = 0; i < chips_.size() && i < gathered->size(); ++i) (*gathered)[i] |= touched[i];
     return work;
 }
 

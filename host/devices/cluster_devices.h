@@ -28,7 +28,7 @@ public:
     // per chip) what they changed on every chip. True if any ran.
     bool serve_chip(uint32_t chip, std::vector<Touched>& touched);
     // Every chip once, in order. True if any command ran.
-    // `touched`, if given (one per chip), gathers what the pass touched.
+    // `touched`, if given (one entry per chip), gathers what the pass touched.
     bool serve_all(std::vector<Touched>* touched = nullptr);
 
     size_t size() const { return chips_.size(); }

@@ -72,14 +72,7 @@ uint64_t held_packets(model::FabricModel& model) {
 
 std::vector<uint32_t> slots_in_use(model::FabricModel& model) {
     std::vector<uint32_t> in_use(model.router_count(), 0);
-    for (size_t r = 0; r < model.router_count(); ++r) {
-        const abi::FabricRouterConfig& c = model.router_config(r);
-        const abi::FabricRouterStatus& s = model.router_status(r);
-        const auto& link = *reinterpret_cast<const abi::FabricLinkWords*>(c.link_words);
-        for (uint32_t v = 0; v < c.num_vcs; ++v) in_use[r] += link.filled[v] - s.receivers[v].freed;
-        for (uint32_t i = 0; i < c.num_senders; ++i)
-            if (c.senders[i].slots) in_use[r] += word_at(c.senders[i].written) - s.senders[i].freed;
-    }
+    for (size_t r = 0; r < model.router_count(); ++r) in_use[r] = model.slots_in_use(r);
     return in_use;
 }
 

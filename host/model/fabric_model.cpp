@@ -243,19 +243,24 @@ bool FabricModel::idle() {
     return cluster_.rings_idle() && stalled_ > 2 && slots_all_back();
 }
 
+uint32_t FabricModel::slots_in_use(size_t r) const {
+    const abi::FabricRouterConfig& c = *routers_[r].config;
+    const abi::FabricRouterStatus& s = routers_[r].router->status();
+    const auto& link = *reinterpret_cast<const abi::FabricLinkWords*>(c.link_words);
+    uint32_t in_use = 0;
+    for (uint32_t v = 0; v < c.num_vcs; ++v) in_use += link.filled[v] - s.receivers[v].freed;
+    for (uint32_t i = 0; i < c.num_senders; ++i)
+        if (c.senders[i].slots)
+            in_use += *reinterpret_cast<const volatile uint32_t*>(c.senders[i].written) - s.senders[i].freed;
+    return in_use;
+}
+
 // Every slot a packet took is free again, on both sides of every cable: a
 // router that sleeps through the completion it needs would leave one held.
 bool FabricModel::slots_all_back() const {
-    for (const RouterCore& r : routers_) {
-        const abi::FabricRouterConfig& c = *r.config;
-        const abi::FabricRouterStatus& s = r.router->status();
-        if (s.state == abi::kFabricRouterRerouted) continue;  // what its dead cable held stays held
-        const auto& link = *reinterpret_cast<const abi::FabricLinkWords*>(c.link_words);
-        for (uint32_t v = 0; v < c.num_vcs; ++v)
-            if (link.filled[v] != s.receivers[v].freed) return false;
-        for (uint32_t i = 0; i < c.num_senders; ++i)
-            if (c.senders[i].slots && *reinterpret_cast<const uint32_t*>(c.senders[i].written) != s.senders[i].freed)
-                return false;
+    for (size_t r = 0; r < routers_.size(); ++r) {
+        if (router_status(r).state == abi::kFabricRouterRerouted) continue;  // what its dead cable held stays held
+        if (slots_in_use(r)) return false;
     }
     return true;
 }

@@ -106,6 +106,9 @@ public:
     const abi::FabricRouterConfig& router_config(size_t r) const { return *routers_[r].config; }
     const abi::FabricRouterStatus& router_status(size_t r) const { return routers_[r].router->status(); }
     bool poll_router(size_t r);
+    // The slots router r's channels have in use: packets not yet passed on,
+    // and those passed on whose slots are not yet free again.
+    uint32_t slots_in_use(size_t r) const;
     // What router r would post as its wait_value going to sleep now.
     uint32_t router_wait_value(size_t r);
     size_t worker_count() const { return workers_.size(); }
