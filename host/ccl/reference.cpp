@@ -97,6 +97,7 @@ public:
     Reducer(const OpRequest& r, const OpData& in) : r_(r), in_(in), n_(static_cast<uint32_t>(in.input.size())) {}
     // The reduction over all ranks of input element i.
     Expect at(uint64_t i) const {
+        if (r_.dtype == abi::kI32) return {double(int32_at(i)), 0.0};
         double acc = load(r_.dtype, in_.input[0].data(), i), mag = std::fabs(acc);
         for (uint32_t k = 1; k < n_; ++k) {
             const double x = load(r_.dtype, in_.input[k].data(), i);
@@ -108,11 +109,34 @@ public:
                 case abi::kMathSemInc: break;  // never a request's reduction (parse_redop)
             }
         }
-        const bool exact = r_.redop == abi::kMathMax || r_.redop == abi::kMathMin || r_.dtype == abi::kI32;
+        const bool exact = r_.redop == abi::kMathMax || r_.redop == abi::kMathMin;
         return {acc, exact ? 0.0 : reduction_tolerance(r_.dtype, n_, mag)};
     }
 
 private:
+    // i32 sums and products wrap round 2^32 as the math engine's do (and
+    // NCCL's): in any order the same bits, which a double stops holding once
+    // a product of 36 chips' inputs passes 2^53.
+    int32_t int32_at(uint64_t i) const {
+        auto at = [&](uint32_t k) {
+            int32_t v;
+            std::memcpy(&v, in_.input[k].data() + 4 * i, 4);
+            return v;
+        };
+        int32_t acc = at(0);
+        for (uint32_t k = 1; k < n_; ++k) {
+            const int32_t x = at(k);
+            switch (r_.redop) {
+                case abi::kMathSum: acc = static_cast<int32_t>(uint32_t(acc) + uint32_t(x)); break;
+                case abi::kMathProd: acc = static_cast<int32_t>(uint32_t(acc) * uint32_t(x)); break;
+                case abi::kMathMax: acc = std::max(acc, x); break;
+                case abi::kMathMin: acc = std::min(acc, x); break;
+                case abi::kMathSemInc: break;
+            }
+        }
+        return acc;
+    }
+
     const OpRequest& r_;
     const OpData& in_;
     uint32_t n_;

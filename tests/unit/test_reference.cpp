@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ccl/reference.h"
+#include "common/eltwise.h"
 #include "common/numeric.h"
 
 #include <setjmp.h>
@@ -30,7 +31,7 @@ struct Case {
     Case(abi::DataType dtype, uint32_t n, uint64_t elements) {
         r.op = Collective::kAllReduce;
         r.dtype = dtype;
-        r.bytes = elements * (dtype == abi::kF32 ? 4 : 2);
+        r.bytes = elements * (dtype == abi::kF32 || dtype == abi::kI32 ? 4 : 2);
         l = layout_op(r, n, Pages::run(0x81000000, 64 << 20));
         in = make_inputs(r, l, 3);
         for (uint32_t c = 0; c < n; ++c) ring.push_back(c);
@@ -107,6 +108,30 @@ void test_bf16_tolerance_follows_the_rounding_steps(void**) {
     assert_non_null(strstr(res.first_wrong.c_str(), "tolerance"));
 }
 
+// An i32 product over 36 chips (4mesh3x3) leaves int32 and a double's 53
+// bits: the math engine wraps round 2^32, and so must the reference.
+void test_i32_products_wrap_as_the_math_engine_does(void**) {
+    for (abi::MathOp op : {abi::kMathProd, abi::kMathSum}) {
+        Case c(abi::kI32, 36, 1024);
+        c.r.redop = op;
+        c.in = make_inputs(c.r, c.l, 3);
+        std::vector<uint8_t> acc = c.in.input[0];
+        for (uint32_t k = 1; k < c.l.ranks; ++k)
+            assert_true(eltwise(op, abi::kI32, acc.data(), c.in.input[k].data(), acc.data(), c.l.elements));
+        c.out.assign(c.l.ranks, acc);
+        const CheckResult res = c.check();
+        if (res.wrong) fail_msg("%s", res.first_wrong.c_str());
+        uint32_t overflowed = 0;  // the case must reach past int32, or it shows nothing
+        for (uint64_t i = 0; i < c.l.elements; ++i) {
+            double exact = 1;
+            int32_t v;
+            for (uint32_t k = 0; k < c.l.ranks; ++k) std::memcpy(&v, c.in.input[k].data() + 4 * i, 4), exact *= v;
+            overflowed += std::fabs(exact) > 2147483647.0;
+        }
+        if (op == abi::kMathProd) assert_true(overflowed > 0);
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -114,6 +139,7 @@ int main() {
         cmocka_unit_test(test_rounded_sums_in_one_order_pass),
         cmocka_unit_test(test_a_rank_with_other_bits_fails),
         cmocka_unit_test(test_bf16_tolerance_follows_the_rounding_steps),
+        cmocka_unit_test(test_i32_products_wrap_as_the_math_engine_does),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
