@@ -100,6 +100,22 @@ void test_multicast_runs_on_a_1d_fabric(void**) {
     }
 }
 
+// A root that trades with every other chip of 4mesh3x3 has 35 peers over
+// the fabric, a stream each: its four workers serve nine or more apiece,
+// which eight channels a worker could not hold. Every such algorithm runs,
+// checked against the host reference.
+void test_a_root_reaches_35_peers_on_4mesh3x3(void**) {
+    for (const char* op_algo : {"gather/direct", "scatter/direct", "broadcast/direct", "reduce/direct",
+                                "all_reduce/reduce_root"}) {
+        const std::string s = op_algo, op = s.substr(0, s.find('/'));
+        Simulation sim(cluster("4mesh3x3"));
+        const OpTime t = planned_collective(sim, op, s, 36 * 1024);
+        if (t.ns == 0) fail_msg("%s took no time", op_algo);
+        if (t.checked.empty()) fail_msg("%s was not checked", op_algo);
+        assert_int_equal(t.chips, 36);
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -109,6 +125,7 @@ int main() {
         cmocka_unit_test(test_a_larger_all_gather_takes_longer_in_proportion),
         cmocka_unit_test(test_an_unknown_algorithm_is_refused_with_the_list),
         cmocka_unit_test(test_multicast_runs_on_a_1d_fabric),
+        cmocka_unit_test(test_a_root_reaches_35_peers_on_4mesh3x3),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -15,8 +15,11 @@ namespace weft::abi {
 inline constexpr uint32_t kCclMaxProducers = 8;  // workers of one chip that may signal one another
 // Stream ends one worker may serve (one per cable to the same neighbour: a
 // board's planes; or one per peer behind one fabric router), named by
-// CclInstr::channel.
-inline constexpr uint32_t kCclMaxChannels = 8;
+// CclInstr::channel. Over the fabric a root that trades with every chip
+// (gather, scatter, the direct broadcast and reduce) deals its peers over its
+// four workers: 35 on 4mesh3x3 need nine a worker. 32 is the width of the
+// worker's mask of channels it sent on; each costs ~110 bytes of its stack.
+inline constexpr uint32_t kCclMaxChannels = 32;
 
 enum CclOpcode : uint32_t {
     kCclSend = 1,        // stream `src` (pages) into the sending end of a channel
