@@ -413,16 +413,17 @@ CollectiveRunner::Fitted CollectiveRunner::choose(const OpRequest& asked) const 
                         (fits.empty() ? "; no algorithm fits this cluster" : "; these fit: " + fits + " (or auto)"));
         }
     }
-    // Every candidate is lowered to be costed, on the first transport that
-    // can carry it (the EDM where it can, under --transport auto); the
-    // cheapest that also fits the cores' L1 runs. One that cannot be lowered
-    // or placed here (too few worker cores, too little L1) is no candidate;
-    // if none can, the error names each one's reason.
+    // Every candidate is fitted to be costed, on the first transport that
+    // can carry it (the EDM where it can, under --transport auto): fitting
+    // shrinks a fabric stream's messages to what the workers' L1 holds, and
+    // a worker serving many peers holds each one's slots, so an op lowered
+    // at full messages would be costed at a fraction of its messages. One
+    // that cannot be lowered or placed here (too few worker cores, too
+    // little L1) is no candidate; if none can, the error names each one's
+    // reason. The cheapest runs.
     struct Candidate {
         double t;
-        std::string algo;
-        LoweredOp op;
-        size_t via;  // index into vias()
+        Fitted fitted;
     };
     std::vector<Candidate> ranked;
     std::string why_not;
@@ -430,25 +431,22 @@ CollectiveRunner::Fitted CollectiveRunner::choose(const OpRequest& asked) const 
     for (const std::string& a : algos) {
         if (a == "auto") continue;
         std::string reason;
-        for (size_t i = 0; i < ways.size(); ++i) {
+        for (Via via : ways) {
             try {
-                LoweredOp op = lower_op(r, a, message_bytes(ways[i]), ways[i]);
-                const double t = model_.predict(r, a, op);
-                ranked.push_back({t, a, std::move(op), i});
+                Fitted f = fit(r, a, lower_op(r, a, message_bytes(via), via), via);
+                const double t = model_.predict(r, a, f.op);
+                ranked.push_back({t, std::move(f)});
                 break;
             } catch (const Error& e) {
                 if (reason.empty()) reason = e.what();
             }
         }
-        if (ranked.empty() || ranked.back().algo != a) why_not += "\n  " + a + ": " + reason;
+        if (ranked.empty() || ranked.back().fitted.algo != a) why_not += "\n  " + a + ": " + reason;
     }
-    std::stable_sort(ranked.begin(), ranked.end(), [](const Candidate& x, const Candidate& y) { return x.t < y.t; });
-    for (Candidate& c : ranked) {
-        try {
-            return fit_any(r, c.algo, std::move(c.op), c.via);
-        } catch (const transport::L1Shortage& e) {
-            why_not += "\n  " + c.algo + ": " + e.what();
-        }
+    if (!ranked.empty()) {
+        auto best = std::min_element(ranked.begin(), ranked.end(),
+                                     [](const Candidate& x, const Candidate& y) { return x.t < y.t; });
+        return std::move(best->fitted);
     }
     if (!fabric_plan_.empty() && workers(Via::kFabric).size() < workers_.size())
         why_not += "\n(the fabric's " + std::to_string(workers(Via::kFabric).size()) +
