@@ -3,6 +3,7 @@
 #include <map>
 
 #include "fabric/route.h"
+#include "fabric_model/timed_fabric.h"
 
 namespace weft::fabric_model {
 namespace {
@@ -133,9 +134,10 @@ std::vector<ChannelWait> wait_cycle_waits(model::FabricModel& model) {
     return {};
 }
 
-std::string drop_report(model::FabricModel& model) {
+std::string drop_report(model::FabricModel& model, const TimedFabric& engine) {
     std::string text;
     for (size_t r = 0; r < model.router_count(); ++r) {
+        if (!engine.owns(model.fabric().routers()[r].chip)) continue;
         const abi::FabricRouterStatus& s = model.router_status(r);
         if (!s.dropped && !s.resent) continue;
         const transport::FabricRouterPlan& p = model.fabric().routers()[r];

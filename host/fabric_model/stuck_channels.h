@@ -13,6 +13,8 @@
 
 namespace weft::fabric_model {
 
+class TimedFabric;
+
 struct HeldChannel {
     uint32_t router = 0, chip = 0, port = 0;
     bool receiver = true;  // else a sender channel (a lane or pass-through)
@@ -51,9 +53,10 @@ std::vector<ChannelWait> wait_cycle_waits(model::FabricModel& model);
 // named "chip 3 port 1 vc0"; empty if their waits close no cycle.
 std::vector<std::string> wait_cycle(model::FabricModel& model);
 
-// Several lines: each router that dropped or sent again packets, and why a
-// packet may be missing ("" when none did).
-std::string drop_report(model::FabricModel& model);
+// Several lines: each router of the chips `engine` runs (on ranks, this
+// rank's) that dropped or sent again packets, and why a packet may be
+// missing ("" when none did).
+std::string drop_report(model::FabricModel& model, const TimedFabric& engine);
 
 // Several lines: the channels that hold packets and the cycle, if any.
 std::string stuck_report(model::FabricModel& model);

@@ -379,8 +379,9 @@ void TimedFabric::serve_now(uint32_t chip) {
     wake_chip(chip, now_);
 }
 
+// Every rank sets every cable's state alike, at the time they all stand at
+// (run's end): each wakes its own chips' sides of it.
 void TimedFabric::set_cable(uint32_t chip, uint32_t port, bool up) {
-    if (ranks_->size() > 1) throw Error("cable failures in the model need it on one rank");
     abi::ChipControlBlock& cb = control(chip);
     const uint32_t peer = cb.port[port].peer_chip, peer_port = cb.port[port].peer_port;
     const uint32_t state = up ? abi::kLinkUp : abi::kLinkDown;
@@ -391,6 +392,7 @@ void TimedFabric::set_cable(uint32_t chip, uint32_t port, bool up) {
     cb.port[port].state = state;
     control(peer).port[peer_port].state = state;
     for (const auto& [c, p] : {std::pair{chip, port}, std::pair{peer, peer_port}}) {
+        if (!owns(c)) continue;
         wake_chip(c, now_);
         kick_eth(c, p, now_);
     }
@@ -498,6 +500,15 @@ RunResult TimedFabric::run(uint64_t until_ns) {
             take_across(ranks_->exchange(outgoing_));
             for (auto& out : outgoing_) out.clear();
         }
+    }
+    // Stopped at the limit: the clock stands there on every rank, so what
+    // the caller does next (a cable failing) happens at the same time on
+    // each, whatever event a rank ran last.
+    const uint64_t next = ranks_->min(queue_.empty() ? UINT64_MAX : queue_.top().t);
+    if (next != UINT64_MAX && next > until_ns && until_ns > now_) {
+        if (on_advance) on_advance(now_, until_ns);
+        now_ = until_ns;
+        model_.cluster().clock().now = now_ * timer::ticks_per_us() / 1000;
     }
     r.events = ranks_->sum(events_run_ - before);
     r.end_ns = ranks_->max(now_);

@@ -1,6 +1,7 @@
 #include "fabric_model/traffic.h"
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 
 #include "ccl/collective.h"
@@ -97,10 +98,41 @@ RunResult Simulation::finish(uint64_t limit_ns) {
     return r;
 }
 
+std::vector<std::pair<abi::FabricLinkWords*, abi::FabricLinkWords>> Simulation::share_link_words(uint32_t chip,
+                                                                                                  uint32_t port) {
+    std::vector<std::pair<abi::FabricLinkWords*, abi::FabricLinkWords>> stale;
+    Ranks& ranks = engine_->ranks();
+    if (ranks.size() == 1) return stale;
+    const ClusterTopology topology = model_->cluster().topology();
+    for (const LinkInfo& l : topology.links()) {
+        if (!(l.chip_a == chip && l.port_a == port) && !(l.chip_b == chip && l.port_b == port)) continue;
+        for (const transport::FabricRouterPlan& p : model_->fabric().routers()) {
+            if (!(p.chip == l.chip_a && p.port == l.port_a) && !(p.chip == l.chip_b && p.port == l.port_b)) continue;
+            auto* w = reinterpret_cast<abi::FabricLinkWords*>(
+                model_->cluster().bytes(p.chip, p.config.link_words, sizeof(abi::FabricLinkWords)));
+            const bool mine = engine_->owns(p.chip);
+            abi::FabricLinkWords owners{};
+            for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) {
+                owners.filled[v] = uint32_t(ranks.sum(mine ? w->filled[v] : 0));
+                owners.acked[v] = uint32_t(ranks.sum(mine ? w->acked[v] : 0));
+            }
+            if (mine) continue;
+            stale.push_back({w, {}});
+            std::memcpy(&stale.back().second, w, sizeof *w);
+            std::memcpy(w, &owners, sizeof *w);
+        }
+    }
+    return stale;
+}
+
 transport::RerouteDecision Simulation::fail_cable(uint32_t chip, uint32_t port) {
     engine_->set_cable(chip, port, false);
+    const auto stale = share_link_words(chip, port);
     const transport::RerouteDecision d =
         transport::reroute_live(model_->cluster(), model_->fabric(), *control_, chip, port);
+    // Another rank's chips keep the copy they had: this rank neither runs
+    // nor counts them (the held packets of its quiet()).
+    for (const auto& [w, old] : stale) std::memcpy(w, &old, sizeof old);
     engine_->wake_routers();  // the host wrote their tables and commands
     return d;
 }
@@ -219,32 +251,42 @@ struct RandomWrite {
     uint8_t fill;
 };
 
-void check_random(Simulation& sim, const std::vector<RandomWrite>& writes, uint32_t slot) {
+// What arrived wrong on this rank's chips ("" if nothing), in the order
+// one rank would find it: each rank checks the chips it runs.
+std::string wrong_random(Simulation& sim, const std::vector<RandomWrite>& writes, uint32_t slot) {
     model::FabricModel& m = sim.model();
     std::vector<uint32_t> expected(m.chips(), 0);
     for (size_t i = 0; i < writes.size(); ++i) {
         const RandomWrite& w = writes[i];
         ++expected[w.to];
+        if (!sim.engine().owns(w.to)) continue;
         const uint8_t* got = m.bytes(w.to, m.dram(kOutput + uint32_t(i) * slot), w.bytes);
         const uint8_t* wrong = std::find_if(got, got + w.bytes, [&](uint8_t b) { return b != w.fill; });
         if (wrong != got + w.bytes)
-            throw Error("random write " + std::to_string(i) + " from chip " + std::to_string(w.from) + " to chip " +
-                        std::to_string(w.to) + " (" + std::to_string(w.bytes) + " bytes) arrived wrong: byte " +
-                        std::to_string(wrong - got) + " is " + std::to_string(*wrong) + ", not " +
-                        std::to_string(w.fill));
+            return "random write " + std::to_string(i) + " from chip " + std::to_string(w.from) + " to chip " +
+                   std::to_string(w.to) + " (" + std::to_string(w.bytes) + " bytes) arrived wrong: byte " +
+                   std::to_string(wrong - got) + " is " + std::to_string(*wrong) + ", not " + std::to_string(w.fill);
     }
     for (uint32_t c = 0; c < m.chips(); ++c)
-        if (m.word(c, m.dram(kSem)) != expected[c])
-            throw Error("chip " + std::to_string(c) + " counted " + std::to_string(m.word(c, m.dram(kSem))) +
-                        " writes, not " + std::to_string(expected[c]));
+        if (sim.engine().owns(c) && m.word(c, m.dram(kSem)) != expected[c])
+            return "chip " + std::to_string(c) + " counted " + std::to_string(m.word(c, m.dram(kSem))) +
+                   " writes, not " + std::to_string(expected[c]);
+    return "";
+}
+
+// Every rank's text, in rank order, on every rank (all reach the same result).
+std::string from_every_rank(Ranks& ranks, const std::string& mine) {
+    if (ranks.size() == 1) return mine;
+    const std::vector<uint8_t> bytes(mine.begin(), mine.end());
+    const std::vector<uint8_t> all = ranks.exchange(std::vector<std::vector<uint8_t>>(ranks.size(), bytes));
+    return std::string(all.begin(), all.end());
 }
 
 }  // namespace
 
 RandomRun random_traffic(const ModelOptions& options, uint64_t seed, uint32_t count, uint32_t failures) {
-    if (options.ranks && options.ranks->size() > 1)
-        throw Error("random traffic runs on one rank (its checks read every chip)");
     Simulation sim(options);
+    Ranks& ranks = sim.engine().ranks();
     model::FabricModel& m = sim.model();
     std::mt19937_64 rng(seed);
     const uint32_t slot = 4 * sim.max_payload();
@@ -264,7 +306,7 @@ RandomRun random_traffic(const ModelOptions& options, uint64_t seed, uint32_t co
     const ClusterTopology topology = m.cluster().topology();
     const bool two_d = m.fabric().dims() == 2;
     for (uint32_t f = 0; f < failures && two_d; ++f) {
-        const uint64_t at = sim.engine().now_ns() + 1000 + rng() % 20000;
+        const uint64_t at = ranks.max(sim.engine().now_ns()) + 1000 + rng() % 20000;
         if (sim.engine().run(at).finished) break;
         const LinkInfo& cable = topology.links()[rng() % topology.links().size()];
         const transport::RerouteDecision d = sim.fail_cable(cable.chip_a, cable.port_a);
@@ -272,17 +314,22 @@ RandomRun random_traffic(const ModelOptions& options, uint64_t seed, uint32_t co
                            d.why);
     }
     RunResult end;
+    std::string wrong;
     try {
         end = sim.finish();
-        check_random(sim, writes, slot);
+        const std::string mine = wrong_random(sim, writes, slot);
+        wrong = from_every_rank(ranks, mine.empty() ? "" : mine + "\n");
     } catch (const Error& e) {
+        wrong = std::string(e.what()) + "\n";  // finish() throws on every rank alike
+    }
+    if (!wrong.empty()) {
         std::string failed;
-        for (const std::string& f : r.failed) failed += "\n  after failing " + f;
-        throw Error(e.what() + failed + "\n" + drop_report(m));
+        for (const std::string& f : r.failed) failed += "  after failing " + f + "\n";
+        throw Error(wrong + failed + from_every_rank(ranks, drop_report(m, sim.engine())));
     }
     r.writes = count;
     r.ns = end.end_ns;
-    r.events = sim.engine().events_run();
+    r.events = ranks.sum(sim.engine().events_run());
     return r;
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "driver/fabric_spec.h"
@@ -64,6 +65,12 @@ public:
     transport::ControlPlane& control() { return *control_; }
 
 private:
+    // On ranks, the counts the cable's two routers took in off it (their
+    // link words), which reroute_live reads, from the ranks that run them;
+    // returns the stale copies it overwrote, to put back after.
+    std::vector<std::pair<abi::FabricLinkWords*, abi::FabricLinkWords>> share_link_words(uint32_t chip,
+                                                                                        uint32_t port);
+
     std::unique_ptr<model::FabricModel> model_;
     std::unique_ptr<TimedFabric> engine_;
     std::unique_ptr<transport::ControlPlane> control_;
