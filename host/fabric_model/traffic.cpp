@@ -89,6 +89,13 @@ void Simulation::multicast(uint32_t from, uint32_t first, uint8_t count, uint64_
 
 RunResult Simulation::finish(uint64_t limit_ns) {
     const RunResult r = engine_->run(limit_ns);
+    if (r.stuck && !unrouted_.empty()) {
+        std::string cables;
+        for (const auto& [end, why] : unrouted_) cables += "\n  " + end + ": " + why;
+        throw Error("nothing moves at " + std::to_string(r.end_ns) +
+                    " ns: packets wait on cables that died and were not routed round" + cables + "\n" +
+                    stuck_report(*model_));
+    }
     if (r.stuck)
         throw Error("the fabric deadlocked at " + std::to_string(r.end_ns) + " ns: nothing moves\n" +
                     stuck_report(*model_));
@@ -134,10 +141,14 @@ transport::RerouteDecision Simulation::fail_cable(uint32_t chip, uint32_t port) 
     // nor counts them (the held packets of its quiet()).
     for (const auto& [w, old] : stale) std::memcpy(w, &old, sizeof old);
     engine_->wake_routers();  // the host wrote their tables and commands
+    if (d.kind == transport::RerouteDecision::kRefused || d.kind == transport::RerouteDecision::kCutOff)
+        unrouted_.push_back({"chip " + std::to_string(chip) + " port " + std::to_string(port), d.why});
     return d;
 }
 
 void Simulation::restore_cable(uint32_t chip, uint32_t port) {
+    const std::string end = "chip " + std::to_string(chip) + " port " + std::to_string(port);
+    std::erase_if(unrouted_, [&](const auto& u) { return u.first == end; });
     engine_->set_cable(chip, port, true);
     control_->cable_up(chip, port);
 }

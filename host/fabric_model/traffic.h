@@ -74,6 +74,9 @@ private:
     std::unique_ptr<model::FabricModel> model_;
     std::unique_ptr<TimedFabric> engine_;
     std::unique_ptr<transport::ControlPlane> control_;
+    // Cables that died and were not routed round (refused, or a mesh cut):
+    // packets waiting on one are stuck, which finish() tells from a deadlock.
+    std::vector<std::pair<std::string, std::string>> unrouted_;
 };
 
 struct Latency {
