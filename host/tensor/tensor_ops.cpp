@@ -121,11 +121,17 @@ void check_send_recv(const abi::TensorSpec& sent, const abi::TensorSpec& receive
 abi::TensorGatherAlgo gather_algo(const transport::FabricBuilder& f, const std::vector<uint32_t>& chips) {
     const size_t n = chips.size();
     if (n < 3) return abi::kGatherDirect;
-    for (size_t r = 0; r + 1 < n; ++r)
-        if (f.route(chips[r], chips[r + 1]).hops != 1 || f.route(chips[r + 1], chips[r]).hops != 1)
-            return abi::kGatherDirect;
+    uint64_t cables = 0;  // both ways round the ring, the wrap included
+    bool one_hop = true;
+    for (size_t r = 0; r < n; ++r) {
+        const uint32_t a = chips[r], b = chips[(r + 1) % n];
+        const uint32_t there = f.route(a, b).hops, back = f.route(b, a).hops;
+        cables += there + back;
+        if (r + 1 < n) one_hop = one_hop && there == 1 && back == 1;
+    }
     const bool wraps = f.route(chips[n - 1], chips[0]).hops == 1 && f.route(chips[0], chips[n - 1]).hops == 1;
-    return wraps ? abi::kGatherRing : abi::kGatherLine;
+    if (one_hop) return wraps ? abi::kGatherRing : abi::kGatherLine;
+    return cables <= 4 * n ? abi::kGatherRing : abi::kGatherDirect;
 }
 
 void all_gather(Cluster& cluster, transport::Fabric& fabric, const std::vector<uint32_t>& chips,
@@ -197,8 +203,9 @@ void all_gather_groups(Cluster& cluster, transport::Fabric& fabric, const std::v
     for (const std::vector<uint32_t>& chips : groups) {
         const uint32_t ranks = static_cast<uint32_t>(chips.size());
         if (ranks < 2 || ranks > abi::kTensorMaxPeers)
-            throw Error("all_gather: " + std::to_string(ranks) + " chips; 2 to " +
-                        std::to_string(abi::kTensorMaxPeers));
+            throw Error("the tensor all_gather spans 2 to " + std::to_string(abi::kTensorMaxPeers) +
+                        " chips (abi::kTensorMaxPeers), not " + std::to_string(ranks) +
+                        (ranks < 2 ? "" : ": gather over fewer (--mesh-axis on a mesh)"));
         check_all_gather(input.spec, output.spec, dim, ranks);
         const abi::TensorGatherAlgo algo = gather_algo(fabric.builder(), chips);
         for (uint32_t rank = 0; rank < ranks; ++rank)

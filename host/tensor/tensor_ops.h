@@ -29,8 +29,11 @@ void check_all_gather(const abi::TensorSpec& part, const abi::TensorSpec& whole,
 // How all_gather moves the parts among `chips` (at least 3, else straight):
 // round a ring where each chip's neighbours in the list, the last and the
 // first too, are one cable away (a fabric ring, a torus's row); along a line
-// where all but the last and the first are (a line, a mesh's row); else each
-// page straight to every peer.
+// where all but the last and the first are (a line, a mesh's row). Off
+// those, still round the ring in the list's order while its steps average
+// at most two cables (a mesh in snake or row order, several meshes in their
+// ring order): each part crosses a few cables per chip, where sent straight
+// to every peer it crosses each peer's whole distance. Else straight.
 abi::TensorGatherAlgo gather_algo(const transport::FabricBuilder& fabric, const std::vector<uint32_t>& chips);
 
 // All-gather over `fabric` on `chips` (rank order): every chip holds its part

@@ -181,7 +181,10 @@ struct TensorPeerRoute {
     uint32_t route;
 };
 static_assert(sizeof(TensorPeerRoute) == 12, "TensorPeerRoute layout");
-inline constexpr uint32_t kTensorMaxPeers = 32;
+// Chips one tensor all-gather spans: the fabric's 64 chips a mesh, and
+// 4mesh3x3's 36 over several; the routes fill 768 of a kernel's 4 KiB of
+// arguments.
+inline constexpr uint32_t kTensorMaxPeers = 64;
 
 // How tensor_all_gather moves the parts: each page straight to every peer;
 // round a ring of one-hop neighbours (rank + 1 and rank - 1), half the pages
@@ -203,7 +206,7 @@ struct TensorAllGatherArgs {
     uint64_t connection[4];  // abi::FabricWorkerConnection per direction; 0: none
     TensorPeerRoute peers[kTensorMaxPeers];  // by rank
 };
-static_assert(kIsKernelArgs<TensorAllGatherArgs> && sizeof(TensorAllGatherArgs) == 552,
+static_assert(kIsKernelArgs<TensorAllGatherArgs> && sizeof(TensorAllGatherArgs) == 936,
               "TensorAllGatherArgs layout");
 
 // The tensor_send_recv kernel: a chip that sends writes each page of
