@@ -1308,6 +1308,10 @@ void test_routers_publish_their_state_and_obey_commands(void**) {
     };
     assert_int_equal(transport::command_routers(*g_cluster, abi::kFabricPause), routers.size());
     assert_true(all_in("paused"));
+    // An op that times out behind them says why: each router's line in the hang report.
+    const std::string report = g_cluster->hang_report({});
+    if (report.find(", paused: ") == std::string::npos)
+        fail_msg("the hang report does not say the routers are paused:\n%s", report.c_str());
     assert_int_equal(transport::command_routers(*g_cluster, abi::kFabricRun), routers.size());
     assert_true(all_in("running"));
     fabric->stop();

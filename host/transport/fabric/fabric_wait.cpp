@@ -4,6 +4,7 @@
 
 #include "driver/cluster_file.h"
 #include "driver/wait_decoders.h"
+#include "transport/fabric/router_telemetry.h"
 #include "weft/abi/fabric_router.h"
 
 namespace weft::transport {
@@ -113,8 +114,11 @@ std::string describe_router(const Chip& chip, const abi::HartStatus& status) {
         return "fabric router with an unreadable configuration";
     }
     std::ostringstream o;
-    o << "fabric router on port " << port_name(chip.board(), c.port) << (c.dateline ? " (dateline)" : "") << ": "
-      << st.delivered << " delivered, " << st.forwarded << " forwarded, " << st.dropped << " dropped, " << st.timeouts
+    o << "fabric router on port " << port_name(chip.board(), c.port) << (c.dateline ? " (dateline)" : "");
+    // Paused or draining, it holds traffic on purpose (weft fabric --pause,
+    // the control plane): the first thing to know of an op that timed out.
+    if (st.state != abi::kFabricRouterRunning) o << ", " << router_state_name(st.state);
+    o << ": " << st.delivered << " delivered, " << st.forwarded << " forwarded, " << st.dropped << " dropped, " << st.timeouts
       << " timeouts";
     try {
         o << describe_senders(chip, c, lw, st) << describe_receivers(chip, c, lw, st);
