@@ -333,15 +333,11 @@ bool does_not_fit(const Error& e) {
 
 }  // namespace
 
-CollectiveRunner::Fitted CollectiveRunner::fit_any(const OpRequest& r, const std::string& algo,
-                                                   std::optional<LoweredOp> lowered, size_t first) const {
-    const std::vector<Via> ways = vias();
+CollectiveRunner::Fitted CollectiveRunner::fit_any(const OpRequest& r, const std::string& algo) const {
     std::exception_ptr failed;
-    for (size_t i = first; i < ways.size(); ++i) {
+    for (Via via : vias()) {
         try {
-            LoweredOp op = lowered ? std::move(*lowered) : lower_op(r, algo, message_bytes(ways[i]), ways[i]);
-            lowered.reset();
-            return fit(r, algo, std::move(op), ways[i]);
+            return fit(r, algo, lower_op(r, algo, message_bytes(via), via), via);
         } catch (const Error& e) {
             if (!does_not_fit(e)) throw;
             if (!failed) failed = std::current_exception();  // the preferred transport's reason

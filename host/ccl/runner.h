@@ -13,7 +13,6 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "ccl/algorithm_table.h"
@@ -159,11 +158,9 @@ private:
     // stream messages (re-lowering) while they do not fit. Throws
     // transport::L1Shortage if even the smallest do not.
     Fitted fit(const OpRequest& r, const std::string& algo, LoweredOp op, Via via) const;
-    // fit over the first of vias() (from `first`) that can carry algo;
-    // `lowered`: its lowering over vias()[first], if already made. Throws the
+    // fit over the first of vias() that can carry algo. Throws the
     // preferred transport's reason when none can.
-    Fitted fit_any(const OpRequest& r, const std::string& algo, std::optional<LoweredOp> lowered = std::nullopt,
-                   size_t first = 0) const;
+    Fitted fit_any(const OpRequest& r, const std::string& algo) const;
     // An op its transport runs itself (a row with no plan), over the first
     // of vias() offering the capabilities it needs. Throws the preferred
     // transport's reason when none does.
