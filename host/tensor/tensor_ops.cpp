@@ -122,14 +122,16 @@ abi::TensorGatherAlgo gather_algo(const transport::FabricBuilder& f, const std::
     const size_t n = chips.size();
     if (n < 3) return abi::kGatherDirect;
     uint64_t cables = 0;  // both ways round the ring, the wrap included
-    bool one_hop = true;
+    bool one_hop = true, wraps = false;
     for (size_t r = 0; r < n; ++r) {
         const uint32_t a = chips[r], b = chips[(r + 1) % n];
         const uint32_t there = f.route(a, b).hops, back = f.route(b, a).hops;
         cables += there + back;
-        if (r + 1 < n) one_hop = one_hop && there == 1 && back == 1;
+        const bool neighbours = there == 1 && back == 1;
+        if (r + 1 < n) one_hop = one_hop && neighbours;
+        else
+            wraps = neighbours;
     }
-    const bool wraps = f.route(chips[n - 1], chips[0]).hops == 1 && f.route(chips[0], chips[n - 1]).hops == 1;
     if (one_hop) return wraps ? abi::kGatherRing : abi::kGatherLine;
     return cables <= 4 * n ? abi::kGatherRing : abi::kGatherDirect;
 }
