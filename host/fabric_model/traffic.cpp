@@ -91,7 +91,9 @@ RunResult Simulation::finish(uint64_t limit_ns) {
     const RunResult r = engine_->run(limit_ns);
     if (r.stuck && !unrouted_.empty()) {
         std::string cables;
-        for (const auto& [end, why] : unrouted_) cables += "\n  " + end + ": " + why;
+        for (const Unrouted& u : unrouted_)
+            cables += "\n  chip " + std::to_string(u.ends[0].first) + " port " + std::to_string(u.ends[0].second) +
+                      ": " + u.why;
         throw Error("nothing moves at " + std::to_string(r.end_ns) +
                     " ns: packets wait on cables that died and were not routed round" + cables + "\n" +
                     stuck_report(*model_));
@@ -105,29 +107,31 @@ RunResult Simulation::finish(uint64_t limit_ns) {
     return r;
 }
 
+Simulation::CableEnds Simulation::ends_of(uint32_t chip, uint32_t port) {
+    const abi::PortState& p = model_->cluster().memory(chip).control().port[port];
+    return {{{chip, port}, {p.peer_chip, p.peer_port}}};
+}
+
 std::vector<std::pair<abi::FabricLinkWords*, abi::FabricLinkWords>> Simulation::share_link_words(uint32_t chip,
                                                                                                   uint32_t port) {
     std::vector<std::pair<abi::FabricLinkWords*, abi::FabricLinkWords>> stale;
     Ranks& ranks = engine_->ranks();
     if (ranks.size() == 1) return stale;
-    const ClusterTopology topology = model_->cluster().topology();
-    for (const LinkInfo& l : topology.links()) {
-        if (!(l.chip_a == chip && l.port_a == port) && !(l.chip_b == chip && l.port_b == port)) continue;
-        for (const transport::FabricRouterPlan& p : model_->fabric().routers()) {
-            if (!(p.chip == l.chip_a && p.port == l.port_a) && !(p.chip == l.chip_b && p.port == l.port_b)) continue;
-            auto* w = reinterpret_cast<abi::FabricLinkWords*>(
-                model_->cluster().bytes(p.chip, p.config.link_words, sizeof(abi::FabricLinkWords)));
-            const bool mine = engine_->owns(p.chip);
-            abi::FabricLinkWords owners{};
-            for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) {
-                owners.filled[v] = uint32_t(ranks.sum(mine ? w->filled[v] : 0));
-                owners.acked[v] = uint32_t(ranks.sum(mine ? w->acked[v] : 0));
-            }
-            if (mine) continue;
-            stale.push_back({w, {}});
-            std::memcpy(&stale.back().second, w, sizeof *w);
-            std::memcpy(w, &owners, sizeof *w);
+    const CableEnds ends = ends_of(chip, port);
+    for (const transport::FabricRouterPlan& p : model_->fabric().routers()) {
+        if (std::find(ends.begin(), ends.end(), std::pair{p.chip, p.port}) == ends.end()) continue;
+        auto* w = reinterpret_cast<abi::FabricLinkWords*>(
+            model_->cluster().bytes(p.chip, p.config.link_words, sizeof(abi::FabricLinkWords)));
+        const bool mine = engine_->owns(p.chip);
+        abi::FabricLinkWords owners{};
+        for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) {
+            owners.filled[v] = uint32_t(ranks.sum(mine ? w->filled[v] : 0));
+            owners.acked[v] = uint32_t(ranks.sum(mine ? w->acked[v] : 0));
         }
+        if (mine) continue;
+        stale.push_back({w, {}});
+        std::memcpy(&stale.back().second, w, sizeof *w);
+        std::memcpy(w, &owners, sizeof *w);
     }
     return stale;
 }
@@ -142,13 +146,13 @@ transport::RerouteDecision Simulation::fail_cable(uint32_t chip, uint32_t port) 
     for (const auto& [w, old] : stale) std::memcpy(w, &old, sizeof old);
     engine_->wake_routers();  // the host wrote their tables and commands
     if (d.kind == transport::RerouteDecision::kRefused || d.kind == transport::RerouteDecision::kCutOff)
-        unrouted_.push_back({"chip " + std::to_string(chip) + " port " + std::to_string(port), d.why});
+        unrouted_.push_back({ends_of(chip, port), d.why});
     return d;
 }
 
 void Simulation::restore_cable(uint32_t chip, uint32_t port) {
-    const std::string end = "chip " + std::to_string(chip) + " port " + std::to_string(port);
-    std::erase_if(unrouted_, [&](const auto& u) { return u.first == end; });
+    const CableEnds ends = ends_of(chip, port);
+    std::erase_if(unrouted_, [&](const Unrouted& u) { return u.ends[0] == ends[0] || u.ends[0] == ends[1]; });
     engine_->set_cable(chip, port, true);
     control_->cable_up(chip, port);
 }

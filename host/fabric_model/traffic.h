@@ -5,6 +5,7 @@
 #pragma once
 #include <stdint.h>
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +66,9 @@ public:
     transport::ControlPlane& control() { return *control_; }
 
 private:
+    // A cable's two ends (chip, port), the given one first.
+    using CableEnds = std::array<std::pair<uint32_t, uint32_t>, 2>;
+    CableEnds ends_of(uint32_t chip, uint32_t port);
     // On ranks, the counts the cable's two routers took in off it (their
     // link words), which reroute_live reads, from the ranks that run them;
     // returns the stale copies it overwrote, to put back after.
@@ -76,7 +80,11 @@ private:
     std::unique_ptr<transport::ControlPlane> control_;
     // Cables that died and were not routed round (refused, or a mesh cut):
     // packets waiting on one are stuck, which finish() tells from a deadlock.
-    std::vector<std::pair<std::string, std::string>> unrouted_;
+    struct Unrouted {
+        CableEnds ends;
+        std::string why;
+    };
+    std::vector<Unrouted> unrouted_;
 };
 
 struct Latency {
