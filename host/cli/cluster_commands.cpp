@@ -100,12 +100,21 @@ int reset(uint32_t chip, const std::string& run_dir) {
 
 }  // namespace
 
+namespace {
+// The names clusters/ holds now, not a list written once and left behind.
+std::string cluster_help() {
+    std::string names;
+    for (const std::string& n : paths::cluster_names()) names += (names.empty() ? "" : ", ") + n;
+    return names.empty() ? "a cluster file" : "a cluster file, or a name in clusters/: " + names;
+}
+}  // namespace
+
 Command add_up(CLI::App& weft, Globals& g) {
     CLI::App* cmd = weft.add_subcommand("up", "start a cluster from a cluster file or a name in clusters/");
     auto cluster = std::make_shared<std::string>();
     add_word(
         *cmd, "CLUSTER", "", *cluster, [](const std::string& name) { paths::cluster_file(name); },
-        "a cluster file, or ring8, pair, line4, line4-lossy, mesh2x2, ring4x2, ring8x2")
+        cluster_help())
         ->required();
     add_run_dir(*cmd, g.run_dir);
     return {cmd, [cluster, &g] { return up(*cluster, g.run_dir); }};

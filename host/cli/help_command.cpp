@@ -76,14 +76,6 @@ std::vector<std::string> kernel_names() {
     return {names.begin(), names.end()};
 }
 
-std::vector<std::string> cluster_names() {
-    std::vector<std::string> clusters;
-    for (const auto& e : std::filesystem::directory_iterator(paths::source_root() + "/clusters"))
-        if (e.path().extension() == ".yaml") clusters.push_back(e.path().stem());
-    std::sort(clusters.begin(), clusters.end());
-    return clusters;
-}
-
 // Every algorithm --algo takes for the op, wherever it runs (the fabric's, a grid's).
 std::vector<std::string> algorithm_names(ccl::Collective c, bool sweep) {
     std::vector<std::string> names = {"auto"};
@@ -129,7 +121,7 @@ void print_option_values(const std::vector<std::string>& ops) {
 // values of --algo (the op's algorithms), --dtype, --redop and --transport;
 // cluster names, ops, kernels and help topics where a command takes them.
 int completion(const CLI::App& weft) {
-    const std::vector<std::string> clusters = cluster_names(), kernels = kernel_names();
+    const std::vector<std::string> clusters = paths::cluster_names(), kernels = kernel_names();
     std::vector<std::string> ops;
     for (ccl::Collective c : ccl::all_collectives()) ops.push_back(ccl::collective_name(c));
     std::printf(

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 
 #include "common/error.h"
@@ -156,7 +157,19 @@ std::string cluster_file(const std::string& name_or_path) {
     const std::string dir = source_root() + "/clusters/";
     for (const std::string& cand : {dir + name_or_path, dir + name_or_path + ".yaml"})
         if (exists(cand)) return cand;
-    throw Error("cluster file '" + name_or_path + "' not found (give a path, or a name from " + dir + ")");
+    std::string names;
+    for (const std::string& n : cluster_names()) names += (names.empty() ? "" : ", ") + n;
+    throw Error("cluster file '" + name_or_path + "' not found (give a path, or a name from " + dir +
+                (names.empty() ? "" : ": " + names) + ")");
+}
+
+std::vector<std::string> cluster_names() {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(source_root() + "/clusters", ec))
+        if (e.path().extension() == ".yaml") names.push_back(e.path().stem());
+    std::sort(names.begin(), names.end());
+    return names;
 }
 
 }  // namespace weft::paths

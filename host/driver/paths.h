@@ -47,5 +47,8 @@ std::string control_socket(const std::string& run_dir);
 std::string kick_socket(const std::string& run_dir);
 // The cluster file named on the command line, or clusters/<name>.yaml of the source tree.
 std::string cluster_file(const std::string& name_or_path);
+// The names cluster_file takes without a path: clusters/*.yaml, sorted (none
+// where the folder is missing).
+std::vector<std::string> cluster_names();
 
 }  // namespace weft::paths

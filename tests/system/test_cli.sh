@@ -108,6 +108,9 @@ check "no chip was started for a bad link mode" no_chip_processes
 
 $WEFT up no-such-cluster >"$TMP/out" 2>&1
 check "unknown cluster name is refused" has "$TMP/out" "cluster file 'no-such-cluster' not found"
+check "the refusal lists the names there are" has "$TMP/out" "4mesh3x3, galaxy, line4,"
+$WEFT up --help >"$TMP/out" 2>&1
+check "up's help lists every cluster in clusters/" has "$TMP/out" "systems-torus2x2x2x2, torus4x4"
 
 $WEFT frobnicate >"$TMP/out" 2>&1
 check "unknown command is refused" has "$TMP/out" "unknown command 'frobnicate'"
