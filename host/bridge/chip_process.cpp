@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/knobs.h"
+#include "common/process.h"
 #include "common/qmp.h"
 #include "common/unix_socket.h"
 
@@ -132,14 +133,15 @@ void ChipProcess::mark_exited(int status) {
 }
 
 void ChipProcess::reset() {
-    if (!alive()) throw Error("chip " + std::to_string(id_) + " is not running (" + describe_exit() + ")");
+    if (!alive())
+        throw Error("chip " + std::to_string(id_) + " is not running (" + describe_exit() +
+                    "): a reset restarts a chip's cores, not its QEMU; weft down and weft up start the cluster again");
     qmp::execute(qmp_path(), R"({"execute":"system_reset"})", "system_reset");
 }
 
 std::string ChipProcess::describe_exit() const {
     if (!exited_) return "running";
-    if (WIFSIGNALED(exit_status_)) return std::string("killed by signal ") + strsignal(WTERMSIG(exit_status_));
-    return "exited with status " + std::to_string(WEXITSTATUS(exit_status_));
+    return describe_exit_status(exit_status_);
 }
 
 void ChipProcess::terminate(int grace_ms) {

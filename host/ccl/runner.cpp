@@ -43,6 +43,16 @@ std::vector<uint32_t> every_chip(const Cluster& cluster) {
     return all;
 }
 
+// An op needs every chip of its communicator: one whose QEMU is gone is named
+// as such, not as the cables it took with it ("chip 0 cannot reach chip 5").
+const std::vector<uint32_t>& all_alive(Cluster& cluster, const std::vector<uint32_t>& chips) {
+    for (uint32_t c : chips)
+        if (!cluster.chip(c).alive())
+            throw Error(cluster.death_of(c) +
+                        ": an op needs every chip of its communicator; weft down and weft up start the cluster again");
+    return chips;
+}
+
 // The chips with an op running, per cluster: communicators over disjoint
 // chips run at once, over shared chips one after the other.
 std::map<const Cluster*, std::set<uint32_t>>& busy_chips() {
@@ -72,7 +82,7 @@ std::map<int, std::unique_ptr<CollectiveRunner>> CollectiveRunner::split(Cluster
 CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips, RunnerOptions options)
     : cluster_(cluster),
       options_(options),
-      chips_(std::move(chips)),
+      chips_(all_alive(cluster, chips)),
       whole_(chips_ == every_chip(cluster)),
       topo_(cables()),
       ring_(topo_.ring_order()),
@@ -494,6 +504,7 @@ PendingOp CollectiveRunner::start(const OpRequest& r) {
             throw Error("chip " + std::to_string(c) +
                         " is running another communicator's op: wait for it first (communicators over disjoint chips "
                         "run at once)");
+    all_alive(cluster_, chips_);
     const ClusterTopology now = cluster_.topology();
     shaped_ = std::any_of(now.links().begin(), now.links().end(), [](const LinkInfo& l) { return l.shaped; });
     replan_if_cables_changed(now);

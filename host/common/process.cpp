@@ -2,6 +2,8 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
 
 #include <string>
 
@@ -15,6 +17,11 @@ bool process_running(int pid) {
     const int n = fscanf(f, "%*d %*s %c", &state);
     fclose(f);
     return n == 1 && state != 'Z';
+}
+
+std::string describe_exit_status(int status) {
+    if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
 }  // namespace weft

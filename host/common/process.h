@@ -1,7 +1,12 @@
-// Whether another process is still there to do its job.
+// Whether another process is still there to do its job, and how it ended.
 #pragma once
 
+#include <string>
+
 namespace weft {
+
+// A waitpid() status in words: "killed by signal Killed", "exited with status 1".
+std::string describe_exit_status(int status);
 
 // `pid` exists and is not a zombie (in a container nobody may reap a daemon
 // that exited, so a zombie counts as gone).

@@ -249,6 +249,7 @@ std::vector<std::pair<CoreRef, uint32_t>> Cluster::launch_all(const std::vector<
             throw Error("launch on chip " + std::to_string(l.chip) + ": the cluster has " +
                         std::to_string(chips_.size()) + " chips");
         if (!l.kernel) throw Error("launch without a kernel");
+        if (!chips_[l.chip]->alive()) throw Error(death_of(l.chip) + ": no kernel runs there");
         if (!seen.insert({l.chip, l.core}).second)
             throw Error("two launches on chip " + std::to_string(l.chip) + " core " + std::to_string(l.core));
     }
@@ -376,6 +377,13 @@ void Cluster::BridgeWatch::look() {
                     "/bridge.log");
 }
 
+std::string Cluster::death_of(uint32_t chip) const {
+    const std::string log = run_dir_ + "/chip" + std::to_string(chip) + ".qemu.log";
+    return "chip " + std::to_string(chip) + " died (" +
+           describe_exit_status(static_cast<int>(chips_.at(chip)->control().bridge.exit_status)) +
+           "; its QEMU's log: " + log + ")";
+}
+
 std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
                                                      std::chrono::milliseconds timeout, const Watch& watch) {
     // The deadline is for a stall, in the cluster's own time (StallClock): it
@@ -404,12 +412,9 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
                 progressed = true;
                 continue;
             }
-            if (!chip.alive()) {
-                throw Error("chip " + std::to_string(ref.chip) + " died while core " + std::to_string(ref.core) +
-                            " ran kernel '" + chip.kernel_name(ref.core) + "' (QEMU wait status " +
-                            std::to_string(chip.control().bridge.exit_status) + "; see " + run_dir_ + "/chip" +
-                            std::to_string(ref.chip) + ".qemu.log)");
-            }
+            if (!chip.alive())
+                throw Error(death_of(ref.chip) + " while core " + std::to_string(ref.core) + " ran kernel '" +
+                            chip.kernel_name(ref.core) + "'");
         }
         if (!remaining) break;
         const auto now = Clock::now();

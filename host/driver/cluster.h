@@ -60,6 +60,9 @@ public:
     FabricSpec fabric_spec() const override;
     const nlohmann::json& info() const { return info_; }
     const std::string& run_dir() const { return run_dir_; }
+    // "chip 5 died (killed by signal Killed; its QEMU's log: RUN/chip5.qemu.log)",
+    // for a chip whose QEMU is gone.
+    std::string death_of(uint32_t chip) const;
     std::vector<LinkInfo> links();
     // Meshes, coordinates, cables (with their state now) and exit nodes.
     ClusterTopology topology() override;

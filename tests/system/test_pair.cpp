@@ -5,8 +5,10 @@
 #include <sys/wait.h>
 
 #include <filesystem>
+#include <functional>
 #include <thread>
 
+#include "ccl/runner.h"
 #include "driver/link_test.h"
 #include "system_test.h"
 #include "test_kernels.h"
@@ -383,6 +385,24 @@ void test_chip_crash_then_clean_shutdown(void**) {
         linktest = e.what();
     }
     if (!contains(linktest, "is down (chip 1 is dead")) fail_msg("linktest with a dead chip: %s", linktest.c_str());
+    // An op, a launch and a reset there name the dead chip, and what to do.
+    const auto error_of = [](const std::function<void()>& f) -> std::string {
+        try {
+            f();
+        } catch (const Error& e) {
+            return e.what();
+        }
+        return "(no error)";
+    };
+    const std::string op = error_of([&] { ccl::CollectiveRunner run(c, ccl::RunnerOptions{}); });
+    if (!contains(op, "chip 1 died (killed by signal Killed") || !contains(op, "weft down and weft up"))
+        fail_msg("an op on a dead chip: %s", op.c_str());
+    const std::string launch = error_of([&] { c.launch_all({test::wait_sem(c.board(), 1, worker(0), sem, 1)}); });
+    if (!contains(launch, "chip 1 died") || !contains(launch, "no kernel runs there"))
+        fail_msg("a launch on a dead chip: %s", launch.c_str());
+    const std::string reset = error_of([&] { c.reset_chip(1); });
+    if (!contains(reset, "a reset restarts a chip's cores, not its QEMU"))
+        fail_msg("a reset of a dead chip: %s", reset.c_str());
     const std::string run_dir = c.run_dir();
     g_cluster.reset();  // shuts the cluster down
     assert_true(process_gone_soon(survivor));
