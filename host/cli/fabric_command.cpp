@@ -80,8 +80,12 @@ int fabric(const std::string& run_dir, const FabricArgs& a) {
                                  : a.command == "drain" ? abi::kFabricDrain
                                                         : abi::kFabricRun;
         const size_t n = transport::command_routers(*cluster, command);
+        if (n == 0) {
+            std::fprintf(stderr, "weft fabric --%s: no fabric router is running to tell (a fabric runs during fabric ops)\n",
+                         a.command.c_str());
+            return kFailed;
+        }
         std::printf("%s: %zu router(s) told\n", a.command.c_str(), n);
-        if (n == 0) return kFailed;
     }
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<RouterView> first = transport::read_routers(*cluster);

@@ -172,6 +172,7 @@ $WEFT fabric --interval 0.1 >"$TMP/out" 2>&1
 check "weft fabric says when no router runs" has "$TMP/out" "no fabric router is running"
 $WEFT fabric --pause >"$TMP/out" 2>&1
 check "... and a command with no router to take it fails" test $? -ne 0
+check "... saying there is none" has "$TMP/out" "weft fabric --pause: no fabric router is running to tell"
 $WEFT bench all_gather -b 1K -e 4K -f 2 --algo all --csv "$TMP/ag.csv" --png "$TMP/ag.png" >"$TMP/out" 2>&1
 check "weft bench prints the nccl-tests columns" has "$TMP/out" "algbw     busbw   #wrong"
 check "weft bench prints the average bus bandwidth" has "$TMP/out" "# Avg bus bandwidth"
