@@ -11,6 +11,7 @@
 #include "driver/topology.h"
 #include "fabric/connection.h"
 #include "fabric_model/multicast_worker.h"
+#include "fabric_model/timed_fabric.h"
 #include "hal/math.h"
 #include "hal/noc.h"
 #include "transport/fabric/fabric_transport.h"
@@ -277,16 +278,37 @@ ccl::OpData fill_inputs(model::FabricModel& m, const ccl::OpRequest& r, const cc
     return data;
 }
 
-// "" when every chip's output is what the host reference computes.
-std::string check_outputs(model::FabricModel& m, const ccl::OpRequest& r, const ccl::OpLayout& l, const ccl::OpData& in,
-                          const std::vector<uint32_t>& ring) {
-    std::vector<std::vector<uint8_t>> out(l.ranks);
-    for (uint32_t rank = 0; rank < l.ranks; ++rank) {
-        const abi::Pages p = l.output_of(rank);
-        const uint8_t* at = m.bytes(rank, p.base, p.bytes());
-        out[rank].assign(at, at + p.bytes());
+// Every chip's output buffer. On MPI ranks a chip's bytes are those of the
+// rank that ran it: each sends its own chips' to every rank, so that all of
+// them check the same outputs and agree on the verdict.
+std::vector<std::vector<uint8_t>> outputs(Simulation& sim, const ccl::OpLayout& l) {
+    model::FabricModel& m = sim.model();
+    TimedFabric& engine = sim.engine();
+    std::vector<uint8_t> mine;
+    for (uint32_t chip = 0; chip < l.ranks; ++chip) {
+        if (!engine.owns(chip)) continue;
+        const abi::Pages p = l.output_of(chip);
+        const uint8_t* at = m.bytes(chip, p.base, p.bytes());
+        mine.insert(mine.end(), reinterpret_cast<const uint8_t*>(&chip), reinterpret_cast<const uint8_t*>(&chip + 1));
+        mine.insert(mine.end(), at, at + p.bytes());
     }
-    const ccl::CheckResult res = ccl::check_outputs(r, l, in, out, ring);
+    const std::vector<uint8_t> all = engine.ranks().exchange(std::vector<std::vector<uint8_t>>(engine.ranks().size(), mine));
+    std::vector<std::vector<uint8_t>> out(l.ranks);
+    for (size_t at = 0; at < all.size();) {
+        uint32_t chip;
+        std::memcpy(&chip, all.data() + at, sizeof chip);
+        at += sizeof chip;
+        const size_t bytes = l.output_of(chip).bytes();
+        out.at(chip).assign(all.data() + at, all.data() + at + bytes);
+        at += bytes;
+    }
+    return out;
+}
+
+// "" when every chip's output is what the host reference computes.
+std::string check_outputs(Simulation& sim, const ccl::OpRequest& r, const ccl::OpLayout& l, const ccl::OpData& in,
+                          const std::vector<uint32_t>& ring) {
+    const ccl::CheckResult res = ccl::check_outputs(r, l, in, outputs(sim, l), ring);
     if (res.wrong)
         return std::to_string(res.wrong) + " of " + std::to_string(res.checked) + " elements wrong, first " +
                res.first_wrong;
@@ -340,7 +362,7 @@ OpTime planned_collective(Simulation& sim, const std::string& op, const std::str
     const RunResult run = sim.finish();
     OpTime t{op, r.algo, sim.chips(), bytes, run.end_ns, run.events, ""};
     if (check) {
-        const std::string wrong = check_outputs(m, r, l, inputs, topo.ring_order());
+        const std::string wrong = check_outputs(sim, r, l, inputs, topo.ring_order());
         if (!wrong.empty()) throw Error(op + "/" + r.algo + " in the model: " + wrong);
         t.checked = "every element matches the host reference";
     }

@@ -410,9 +410,11 @@ bool TimedFabric::owned_rings_idle() {
     return true;
 }
 
+// This rank's part: a worker on another rank's chip is that rank's to finish
+// (the collectives' plans add every chip's programs on every rank).
 bool TimedFabric::quiet() {
     for (size_t w = 0; w < model_.worker_count(); ++w)
-        if (!model_.worker_done(w)) return false;
+        if (owns(model_.worker_chip(w)) && !model_.worker_done(w)) return false;
     return owned_rings_idle() && held_packets(model_) == 0;
 }
 

@@ -17,10 +17,13 @@ run() {  # run RANKS ARGS...: the result lines of rank 0
     timeout 120 mpirun -np "$ranks" "$MODEL" "$@" 2>/dev/null
 }
 # Cables failing too: before the traffic, and two under random writes (the
-# control plane reroutes live; every rank checks its own chips).
+# control plane reroutes live; every rank checks its own chips). The
+# collectives' own plans: every rank checks every chip's output.
 for args in "run all_gather --cluster torus4x4 --size 1M" "run all_reduce --cluster 4mesh3x3 --size 1M" \
             "latency --cluster ring8 --from 3 --to 4" "run all_gather --cluster torus4x4 --size 1M --fail 5.E" \
-            "random --cluster torus4x4 --writes 300 --fail 2 --seed 5"; do
+            "random --cluster torus4x4 --writes 300 --fail 2 --seed 5" \
+            "run reduce_scatter --algo reduce_scatter/ring --cluster 4mesh3x3 --size 64K" \
+            "run broadcast --algo broadcast/multicast --size 64K" "stream --cluster mesh3x3 --size 64K"; do
     one=$(run 1 $args)
     if [ -z "$one" ]; then
         echo "FAIL $args: one rank printed nothing"
