@@ -39,32 +39,15 @@ void check_traffic(const Traffic& t) {
     }
 }
 
-// "5.E": chip 5, its port named E (or a port number).
-std::pair<uint32_t, uint32_t> cable_end(Simulation& sim, const std::string& text) {
-    const size_t dot = text.find('.');
-    const BoardInfo& board = sim.model().cluster().board();
-    int port = -1;
-    uint32_t chip = 0;
-    try {
-        if (dot == std::string::npos) throw std::invalid_argument(text);
-        chip = uint32_t(std::stoul(text.substr(0, dot)));
-        port = port_named(board, text.substr(dot + 1));
-    } catch (const std::exception&) {
-        port = -1;
-    }
-    if (port < 0 || chip >= sim.chips())
-        throw Error("'" + text + "' is not a cable end of this cluster: CHIP.PORT, as 5.E (" +
-                    std::to_string(sim.chips()) + " chips)");
-    return {chip, uint32_t(port)};
+// `options` with the cables of --fail out from the start.
+ModelOptions unplugging(ModelOptions options, const Failures& fail) {
+    options.unplugged.insert(options.unplugged.end(), fail.begin(), fail.end());
+    return options;
 }
 
-// At virtual time 0, before traffic: the control plane decides round each.
-void fail_cables(Simulation& sim, const Failures& fail) {
-    for (const std::string& end : fail) {
-        const auto [chip, port] = cable_end(sim, end);
-        const transport::RerouteDecision d = sim.fail_cable(chip, port);
-        fprintf(stderr, "cable %s failed: %s\n", end.c_str(), d.why.empty() ? "no decision" : d.why.c_str());
-    }
+// Said once the fabric was planned without them (a bad cable end throws first).
+void say_unplugged(const Failures& fail) {
+    for (const std::string& end : fail) fprintf(stderr, "cable %s is out: the fabric is planned without it\n", end.c_str());
 }
 
 std::string describe(const Traffic& t) {
@@ -75,8 +58,8 @@ std::string describe(const Traffic& t) {
 }  // namespace
 
 void state_command(const ModelOptions& options, const StateRequest& request) {
-    Simulation sim(options);
-    fail_cables(sim, request.fail);
+    Simulation sim(unplugging(options, request.fail));
+    say_unplugged(request.fail);
     const StateOptions state{request.tables};
     if (!request.traffic) {
         printf("%s\n", state_json(sim, state).dump(1).c_str());
@@ -101,8 +84,8 @@ void state_command(const ModelOptions& options, const StateRequest& request) {
 
 void trace_command(const ModelOptions& options, const TraceRequest& request) {
     check_traffic(request.traffic);
-    Simulation sim(options);
-    fail_cables(sim, request.fail);
+    Simulation sim(unplugging(options, request.fail));
+    say_unplugged(request.fail);
     TrafficRecorder recorder(sim.engine(), request.max_packets);
     const OpTime t = run_traffic(sim, request.traffic);
     std::ofstream out(request.out);
@@ -122,8 +105,8 @@ void trace_command(const ModelOptions& options, const TraceRequest& request) {
 }
 
 void picture_command(const ModelOptions& options, const PictureRequest& request) {
-    Simulation sim(options);
-    fail_cables(sim, request.fail);
+    Simulation sim(unplugging(options, request.fail));
+    say_unplugged(request.fail);
     std::filesystem::create_directories(request.out_dir);
     const std::string cluster = request.out_dir + "/cluster.svg";
     draw_picture(cluster_dot(sim), cluster);
@@ -140,8 +123,8 @@ void picture_command(const ModelOptions& options, const PictureRequest& request)
 
 OpTime run_command(const ModelOptions& options, const RunRequest& request) {
     check_traffic(request.traffic);
-    Simulation sim(options);
-    fail_cables(sim, request.fail);
+    Simulation sim(unplugging(options, request.fail));
+    say_unplugged(request.fail);
     std::optional<OccupancySampler> sampler;
     if (!request.occupancy_png.empty()) sampler.emplace(sim.engine(), request.every_ns);
     auto draw = [&](const std::string& title) {

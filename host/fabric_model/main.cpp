@@ -123,7 +123,7 @@ void add_traffic_options(CLI::App& app, Args& a) {
 }
 
 void add_fail_option(CLI::App& app, Args& a) {
-    app.add_option("--fail", a.fail, "fail this cable before any traffic: CHIP.PORT, as 5.E (repeatable)")
+    app.add_option("--fail", a.fail, "this cable is out from the start, the fabric planned without it: CHIP.PORT, as 5.E (repeatable)")
         ->allow_extra_args(false);
 }
 

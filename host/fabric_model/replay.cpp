@@ -40,6 +40,28 @@ private:
     std::unordered_map<uint32_t, uint32_t> chips_;
 };
 
+// A recorded packet the model can carry: its payload fits a packet of this
+// fabric, and what it writes lies in the memory the destination chip keeps
+// (a log edited by hand or from another board must not send the NoC to an
+// address no chip has).
+void check_packet(const abi::FabricPacketRecord& r, Simulation& sim, uint32_t to, size_t index) {
+    const std::string which = "packet " + std::to_string(index) + " of the log";
+    if (r.payload_bytes > sim.max_payload())
+        throw Error(which + " carries " + std::to_string(r.payload_bytes) + " bytes; this fabric's packets carry at most " +
+                    std::to_string(sim.max_payload()) + " (--packet-bytes)");
+    const HostChip& chip = sim.model().cluster().memory(to);
+    const uint8_t c = r.noc_command;
+    if (c < abi::kFabricWrite || c > abi::kFabricScatterWrite)
+        throw Error(which + " has NoC command " + std::to_string(c) + ", which no router carries out");
+    try {
+        if (c != abi::kFabricAtomicInc)
+            chip.to_host(r.dst_address, c == abi::kFabricInlineWrite ? 4 : std::max<uint64_t>(1, r.payload_bytes));
+        if (c == abi::kFabricAtomicInc || c == abi::kFabricWriteInc) chip.to_host(r.sem_address, 4);
+    } catch (const Error& e) {
+        throw Error(which + " writes to chip " + std::to_string(to) + " where it has no memory: " + e.what());
+    }
+}
+
 model::ModelPacket packet_of(const abi::FabricPacketRecord& r, uint64_t payload) {
     model::ModelPacket p;
     p.command = r.noc_command;
@@ -63,6 +85,7 @@ Replay replay_log(Simulation& sim, const transport::PacketLog& recorded) {
     const transport::MulticastCounts reach = transport::multicast_counts(recorded, fabric);
     Replay out;
     for (const transport::LoggedHop& h : injections(recorded, fabric)) {
+        check_packet(h.record, sim, chip_of(h.record.dst), out.packets);
         model::ModelPacket p = packet_of(h.record, model.dram(0));
         if (h.record.send_type == abi::kFabricMulticast) {
             if (fabric.dims() != 1) throw Error("the log holds a multicast packet on a 2D fabric, which has none");

@@ -30,7 +30,14 @@ struct ModelOptions {
     FabricSpec fabric;  // the cluster file's fabric: settings, as weft run takes them
     Costs costs;
     Ranks* ranks = nullptr;  // MPI ranks sharing the chips (ranks.h); null: this process alone
+    // Cables out from the start, as CHIP.PORT ("5.E"): the fabric is planned
+    // without them, as weft run plans the next op after a cable died.
+    std::vector<std::string> unplugged;
 };
+
+// "5.E": chip 5's port named E (or a port number) on a cluster of `chips`
+// chips of `board`. Throws weft::Error naming the text when it is none.
+std::pair<uint32_t, uint32_t> cable_end(const BoardInfo& board, uint32_t chips, const std::string& text);
 
 // A host-model fabric over the cluster, planned as `weft run --transport
 // fabric` plans it on QEMU, and its virtual-time engine.

@@ -52,6 +52,25 @@ HostCluster::HostCluster(const ClusterSpec& spec, uint64_t ram_bytes) : spec_(sp
     touched_.resize(spec.num_chips);
 }
 
+ClusterTopology HostCluster::topology() {
+    const ClusterTopology file = ClusterTopology::from_spec(spec_);
+    if (unplugged_.empty()) return file;
+    std::vector<LinkInfo> links = file.links();
+    for (LinkInfo& l : links) l.up = !unplugged_.count({l.chip_a, l.port_a});
+    return file.with_links(std::move(links));
+}
+
+void HostCluster::unplug(uint32_t chip, uint32_t port) {
+    const int link = chip < spec_.num_chips ? devices_->ethernet().link_index(chip, port) : -1;
+    if (link < 0)
+        throw Error("chip " + std::to_string(chip) + " has no cable at port " + port_name(spec_.board, port) +
+                    " in " + spec_.name);
+    const Link& l = *devices_->ethernet().links()[size_t(link)];
+    unplugged_.insert({l.end[0].chip, l.end[0].port});
+    unplugged_.insert({l.end[1].chip, l.end[1].port});
+    devices_->ethernet().set_link_up(size_t(link), false);  // the port states the routers read
+}
+
 bool HostCluster::rings_idle() {
     for (auto& chip : memory_) {
         const abi::ChipControlBlock& cb = chip->control();

@@ -9,6 +9,8 @@
 
 #include <cstring>
 #include <memory>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "devices/cluster_devices.h"
@@ -29,8 +31,13 @@ public:
     const ClusterSpec& spec() const { return spec_; }
     uint32_t chip_count() const override { return spec_.num_chips; }
     const BoardInfo& board() const override { return spec_.board; }
-    // Every cable of the file, up: the model's cables do not fail (yet).
-    ClusterTopology topology() override { return ClusterTopology::from_spec(spec_); }
+    // Every cable of the file, those unplugged down.
+    ClusterTopology topology() override;
+    // Pulls the cable at `port` of `chip` out before a fabric is planned (a
+    // cable that fails under traffic is the timed engine's): the topology
+    // and both chips' port states show it down. Throws weft::Error where no
+    // cable is.
+    void unplug(uint32_t chip, uint32_t port);
     FabricSpec fabric_spec() const override { return spec_.fabric; }
     HostChip& memory(uint32_t chip) { return *memory_.at(chip); }
     host_board::Core& core(uint32_t chip, uint32_t id) { return harts_.at(chip)->core(id); }
@@ -81,6 +88,7 @@ private:
     std::vector<std::unique_ptr<host_board::Chip>> harts_;
     std::unique_ptr<ClusterDevices> devices_;
     std::vector<Touched> touched_;
+    std::set<std::pair<uint32_t, uint32_t>> unplugged_;  // (chip, port), both ends of each
 };
 
 }  // namespace weft::model

@@ -12,7 +12,7 @@ failed=0
 refuses() {  # refuses "WORDS IT MUST SAY" ARGS...
     local says=$1
     shift
-    "$MODEL" "$@" >"$TMP/out" 2>"$TMP/err"
+    timeout 60 "$MODEL" "$@" >"$TMP/out" 2>"$TMP/err"  # a refusal, never a hang
     local rc=$?
     if [ $rc -eq 1 ] && grep -qF -- "$says" "$TMP/err" && [ ! -s "$TMP/out" ]; then
         passed=$((passed + 1))
@@ -36,6 +36,28 @@ refuses "chip 2 to itself does not cross the fabric" latency --cluster ring8 --f
 refuses "chip 0 to itself does not cross the fabric" stream --cluster ring8 --from 0 --to 0 --size 4K
 refuses "a grid of meshes needs at least one chip" run shift --meshes 0 --shape 2x2
 refuses "chip 16 is not in the cluster (chips 0-15)" latency --meshes 4 --shape 2x2 --from 16 --to 0
+refuses "chip 0 has no cable at port W in mesh3x3" run all_gather --cluster mesh3x3 --fail 0.W
+refuses "'4294967296.E' is not a cable end of this cluster" run all_gather --cluster ring8 --fail 4294967296.E
+# A hand-edited packet log that writes where no chip has memory, or more than a packet holds.
+hop='{"chip": 0, "port": 1, "to_chip": 1, "src": [0, 0], "dst": [0, 1], "seq": 0, "command": 1, "send_type": 1,
+      "vc": 0, "hops": 1, "inc": 0, "sem_address": 0, "ticks": 0'
+log() { echo "{\"schema\": \"weft-packet-log/1\", \"about\": {\"cluster\": \"ring8\"}, \"hops\": [$hop, $1}], \"lost\": []}"; }
+log '"bytes": 64, "dst_address": 0' >"$TMP/nowhere.json"
+log '"bytes": 100000, "dst_address": 2415919104' >"$TMP/huge.json"
+refuses "packet 0 of the log writes to chip 1 where it has no memory" replay "$TMP/nowhere.json"
+refuses "packet 0 of the log carries 100000 bytes" replay "$TMP/huge.json"
+# A cable out from the start: the fabric is planned without it, 1D and 2D,
+# on one plane or two (each deadlocked or refused when moved onto at time 0).
+for args in "--cluster ring8 --fail 5.E" "--cluster mesh2x2-rv32 --fail 0.E" "--cluster 4mesh3x3 --fail 5.W"; do
+    if "$MODEL" run all_gather --size 64K $args 2>"$TMP/err" | grep -q "all_gather on" &&
+        grep -q "is out: the fabric is planned without it" "$TMP/err"; then
+        passed=$((passed + 1))
+        echo "ok   run all_gather $args runs round the cable"
+    else
+        failed=$((failed + 1))
+        echo "FAIL run all_gather $args: $(cat "$TMP/err")"
+    fi
+done
 if "$MODEL" run shift --meshes 4 --shape 2x2 --size 64 | grep -q "shift on 16 chips, 64 bytes"; then
     passed=$((passed + 1))
     echo "ok   a grid made in memory (--meshes) runs"
