@@ -68,18 +68,23 @@ void state_command(const ModelOptions& options, const StateRequest& request) {
     check_traffic(*request.traffic);
     // The state as it was when virtual time passed at_ns: nothing changes between events.
     std::optional<nlohmann::json> taken;
+    bool ran = false;  // virtual time passed: an error after it is the traffic's (a deadlock), not the request's
     sim.engine().on_advance = [&](uint64_t from, uint64_t to) {
+        ran = true;
         if (!taken && from <= request.at_ns && request.at_ns < to)
             taken = state_json(sim.model(), request.at_ns, state);
     };
+    std::string failed;
     try {
         run_traffic(sim, *request.traffic);
     } catch (const Error& e) {
-        fprintf(stderr, "weft-fabric-model: %s", e.what());  // a deadlock: its state is the one to see
+        if (!ran) throw;
+        failed = e.what();
     }
     sim.engine().on_advance = nullptr;
     if (!taken) taken = state_json(sim, state);  // it ended (or stuck) before at_ns
     printf("%s\n", taken->dump(1).c_str());
+    if (!failed.empty()) throw Error(failed);  // after the state: a deadlock's is the one to see
 }
 
 void trace_command(const ModelOptions& options, const TraceRequest& request) {

@@ -50,7 +50,8 @@ void add_model_options(CLI::App& app, Args& a) {
         ->capture_default_str();
     app.add_option("--packet-bytes", a.model.fabric.packet_bytes,
                    "payload bytes per packet (0: the largest that fits)");
-    app.add_option("--slots", a.model.fabric.slots, "slots per router channel")->capture_default_str();
+    app.add_option("--slots", a.model.fabric.slots, "slots per router channel (0: the cluster file's)")
+        ->capture_default_str();
     app.add_flag_callback(
         "--no-dateline", [&a] { a.model.fabric.flags |= abi::kFabricNoDateline; },
         "debug: packets never move to VC 1 past a ring's dateline (a ring can deadlock)");
@@ -85,16 +86,45 @@ void add_model_grid_options(CLI::App& app, Args& a) {
     meshes->excludes(app.get_option("--cluster"));
 }
 
-// "8x4": 8 chips wide, 4 high.
+// "8x4": 8 chips wide, 4 high (each side at most 65535, as a chip id holds).
 void parse_shape(const std::string& text, GridCluster& g) {
+    const auto side = [&](const std::string& digits) {
+        if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoul(digits) > 65535)
+            throw Error("'" + text + "' is not a mesh shape (example: 16x16; each side at most 65535)");
+        return uint32_t(std::stoul(digits));
+    };
     const size_t x = text.find('x');
-    try {
-        if (x == std::string::npos) throw std::invalid_argument(text);
-        g.width = uint32_t(std::stoul(text.substr(0, x)));
-        g.height = uint32_t(std::stoul(text.substr(x + 1)));
-    } catch (const std::exception&) {
-        throw Error("'" + text + "' is not a mesh shape (example: 16x16)");
-    }
+    if (x == std::string::npos) side("");
+    g.width = side(text.substr(0, x));
+    g.height = side(text.substr(x + 1));
+}
+
+// A size that a 32-bit field holds (a packet's payload).
+uint32_t parse_size32(const std::string& text, const char* what) {
+    const uint64_t n = parse_size(text);
+    if (n > UINT32_MAX) throw Error(std::string(what) + " of " + text + " does not fit a packet");
+    return uint32_t(n);
+}
+
+// The costs are virtual nanoseconds in 64 bits: a rate too small or a delay
+// too large would overflow them, and NaN compares false with every bound.
+void check_costs(const Costs& c) {
+    for (const auto& [rate, name] : {std::pair{c.cable_gbps, "--cable-gbps"}, std::pair{c.noc_gbps, "--noc-gbps"}})
+        if (!(rate >= 1e-3 && rate <= 1e4))
+            throw Error(std::string(name) + " must be a rate from 0.001 to 10000 GB/s, not " + std::to_string(rate));
+    for (const auto& [ns, name] : {std::pair{c.cable_latency_ns, "--cable-latency-ns"},
+                                   std::pair{c.router_packet_ns, "--router-packet-ns"}})
+        if (ns > 1'000'000'000)
+            throw Error(std::string(name) + " must be at most 1 s (1000000000 ns), not " + std::to_string(ns));
+}
+
+const char* const kTopologies[] = {"auto", "line", "ring", "mesh", "torus"};
+
+void check_topology(const std::string& t) {
+    for (const char* known : kTopologies)
+        if (t == known) return;
+    throw Error("unknown --topology '" + t + "' (auto, line, ring, mesh or torus)");
 }
 
 // On a terminal, a line that rewrites itself: how far the stage is.
@@ -129,7 +159,7 @@ void add_fail_option(CLI::App& app, Args& a) {
 
 Traffic traffic_of(const Args& a) { return {a.op, parse_size(a.size), a.distance, a.algo}; }
 
-void print_op(const OpTime& t) {
+void print_op(const OpTime& t, const Costs& costs) {
     if (t.op == "shift") {
         printf("shift on %u chips, %llu bytes: %.3f us virtual, %.2f GB/s in all\n", t.chips,
                (unsigned long long)t.bytes, double(t.ns) / 1e3, t.algbw());
@@ -138,7 +168,7 @@ void print_op(const OpTime& t) {
     }
     printf("%s%s on %u chips, %llu bytes: %.3f us virtual, algbw %.2f GB/s, busbw %.2f GB/s (%.2f of a cable)\n",
            t.op.c_str(), t.algo.empty() ? "" : ("/" + t.algo).c_str(), t.chips, (unsigned long long)t.bytes, double(t.ns) / 1e3, t.algbw(), t.busbw(),
-           t.busbw() / 12.5);
+           t.busbw() / costs.cable_gbps);
     printf("  %llu events\n", (unsigned long long)t.events);
     if (!t.checked.empty()) printf("  check: %s\n", t.checked.c_str());
 }
@@ -238,7 +268,8 @@ int main(int argc, char** argv) {
                 a.model.cluster = "grid" + std::to_string(a.grid.meshes) + "x" + a.shape;
             }
         const Costs& c = a.model.costs;
-        if (c.cable_gbps <= 0 || c.noc_gbps <= 0) throw Error("rates must be above 0 GB/s");
+        check_costs(c);
+        check_topology(a.model.fabric.topology);
         if (*cluster) {
             parse_shape(a.shape, a.grid);
             fputs(grid_cluster_yaml(a.grid).c_str(), stdout);
@@ -260,7 +291,7 @@ int main(int argc, char** argv) {
                    (unsigned long long)r.events);
         } else if (*run) {
             a.run.traffic = traffic_of(a), a.run.fail = a.fail;
-            print_op(run_command(a.model, a.run));
+            print_op(run_command(a.model, a.run), a.model.costs);
         } else if (*state) {
             if (!a.op.empty()) a.state.traffic = traffic_of(a);
             a.state.fail = a.fail;
@@ -273,11 +304,11 @@ int main(int argc, char** argv) {
             a.picture.fail = a.fail;
             picture_command(a.model, a.picture);
         } else if (*latency) {
-            const Latency l = packet_latency(a.model, a.from, a.to, uint32_t(parse_size(a.packet)));
+            const Latency l = packet_latency(a.model, a.from, a.to, parse_size32(a.packet, "--bytes"));
             printf("chip %u -> chip %u, %u hops, %s bytes: %.3f us virtual (%.0f ns a hop)\n", a.from, a.to, l.hops,
                    a.packet.c_str(), double(l.ns) / 1e3, l.hops ? double(l.ns) / l.hops : 0.0);
         } else if (*stream_cmd) {
-            const Stream s = stream(a.model, a.from, a.to, parse_size(a.size), uint32_t(parse_size(a.packet)));
+            const Stream s = stream(a.model, a.from, a.to, parse_size(a.size), parse_size32(a.packet, "--bytes"));
             printf("chip %u -> chip %u: %llu bytes in %llu packets, %.3f us virtual: %.2f GB/s (%.2f of a cable), "
                    "%.2f M packets/s\n",
                    a.from, a.to, (unsigned long long)s.bytes, (unsigned long long)s.packets, double(s.ns) / 1e3,

@@ -209,7 +209,10 @@ Stream stream(const ModelOptions& options, uint32_t from, uint32_t to, uint64_t 
     Simulation sim(options);
     check_pair(sim, from, to);
     model::FabricModel& m = sim.model();
-    const uint32_t payload = payload_bytes ? std::min(payload_bytes, sim.max_payload()) : sim.max_payload();
+    if (bytes == 0) throw Error("a stream of 0 bytes sends nothing: give --size");
+    if (payload_bytes > sim.max_payload())
+        throw Error("a packet carries at most " + std::to_string(sim.max_payload()) + " bytes here");
+    const uint32_t payload = payload_bytes ? payload_bytes : sim.max_payload();
     Stream s;
     for (uint64_t sent = 0; sent < bytes; sent += payload, ++s.packets) {
         const uint32_t n = uint32_t(std::min<uint64_t>(payload, bytes - sent));

@@ -27,7 +27,19 @@ refuses "between 1 and 2 cables join neighbouring meshes of 2x2" cluster --meshe
 refuses "unknown op 'gathr'" run gathr --cluster ring8
 refuses "all_gather has no algorithm 'nope'; its algorithms: ring, ring_bidir" run all_gather --algo nope --cluster ring8
 refuses "shift has no algorithms" run shift --algo ring --cluster ring8
-refuses "rates must be above 0 GB/s" run all_gather --cluster ring8 --cable-gbps 0
+refuses "--cable-gbps must be a rate from 0.001 to 10000 GB/s, not 0" run all_gather --cluster ring8 --cable-gbps 0
+refuses "--noc-gbps must be a rate from 0.001 to 10000 GB/s, not nan" run all_gather --noc-gbps nan
+refuses "--cable-gbps must be a rate from 0.001 to 10000 GB/s, not 0.000000" run all_gather --cable-gbps 1e-300
+refuses "--cable-latency-ns must be at most 1 s" run all_gather --cable-latency-ns 18446744073709551615
+refuses "unknown --topology 'bogus' (auto, line, ring, mesh or torus)" run all_gather --topology bogus
+refuses "a torus fabric needs a cluster of one torus (its wrap cables), not a mesh" run all_gather --cluster mesh3x3 --topology torus
+refuses "'4x4x4' is not a mesh shape" run shift --meshes 4 --shape 4x4x4
+refuses "'4294967297x1' is not a mesh shape" tables --meshes 1 --shape 4294967297x1
+refuses "--bytes of 4G does not fit a packet" latency --from 0 --to 4 --bytes 4G
+refuses "a packet carries at most 16384 bytes here" stream --bytes 100000
+refuses "a stream of 0 bytes sends nothing" stream --size 0
+refuses "broadcast has no algorithm 'all_reduce/ring'" state --op broadcast --algo all_reduce/ring
+refuses "a fabric packet_bytes must be a multiple of 64, at most 1 MiB" run all_gather --packet-bytes 4294967232
 refuses "cluster file 'nowhere' not found" latency --cluster nowhere
 refuses "at most 1024 random writes at a time" random --cluster ring8 --writes 100000
 refuses "at least one byte per chip (8)" run all_gather --cluster ring8 --size 4

@@ -56,6 +56,10 @@ FabricBuilder fabric_of(const BoardInfo& board, const ClusterTopology& t, const 
         if (plane != 0) throw Error("a fabric of several meshes runs on plane 0 only");
         return multi_mesh_fabric(board, t, spec);
     }
+    // A torus fabric rides its mesh's wrap cables: a mesh has none to ride.
+    if (spec.topology == "torus" && (meshes.size() != 1 || meshes.front().topology != "torus"))
+        throw Error("a torus fabric needs a cluster of one torus (its wrap cables), not " +
+                    (meshes.size() == 1 ? "a " + meshes.front().topology : std::to_string(meshes.size()) + " meshes"));
     if (spec.topology == "mesh" || spec.topology == "torus" || (spec.topology == "auto" && grid))
         return mesh_fabric(board, t, spec, spec.topology != "mesh", {}, plane);
     bool ring = spec.topology == "ring";

@@ -445,7 +445,7 @@ void FabricBuilder::check_spec() const {
     if (spec_.slots == 0 || spec_.slots > abi::kFabricMaxSlots)
         throw Error("fabric slots must be 1-" + std::to_string(abi::kFabricMaxSlots) + ", not " +
                     std::to_string(spec_.slots));
-    if (spec_.payload_bytes() % 64 || spec_.slot_bytes() > (1u << 20))
+    if (spec_.payload_bytes() % 64 || spec_.payload_bytes() > (1u << 20) - abi::kFabricHeaderBytes)
         throw Error("a fabric packet_bytes must be a multiple of 64, at most 1 MiB with its 64-byte header, not " +
                     std::to_string(spec_.payload_bytes()));
     if (spec_.record_packets > kMaxRecordedPackets)
