@@ -105,6 +105,7 @@ public:
     host_board::Core& router_core(size_t r) { return *routers_[r].core; }
     const abi::FabricRouterConfig& router_config(size_t r) const { return *routers_[r].config; }
     const abi::FabricRouterStatus& router_status(size_t r) const { return routers_[r].router->status(); }
+    uint32_t router_chip(size_t r) const { return routers_[r].chip; }
     bool poll_router(size_t r);
     // The slots router r's channels have in use: packets not yet passed on,
     // and those passed on whose slots are not yet free again.

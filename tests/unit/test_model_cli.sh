@@ -102,6 +102,14 @@ else
     failed=$((failed + 1))
     echo "FAIL latency 0 -> 4 on ring8"
 fi
+# Between meshes a hop count is the cables crossed, not the first mesh's leg.
+if "$MODEL" latency --meshes 4 --shape 4x4 --from 0 --to 63 | grep -q "chip 0 -> chip 63, 14 hops"; then
+    passed=$((passed + 1))
+    echo "ok   corner to corner of 4 meshes of 4x4 is 14 hops"
+else
+    failed=$((failed + 1))
+    echo "FAIL latency 0 -> 63 on 4 meshes of 4x4: $("$MODEL" latency --meshes 4 --shape 4x4 --from 0 --to 63)"
+fi
 if "$MODEL" run gather --cluster ring8 --size 64K | grep -q "gather/direct on 8 chips"; then
     passed=$((passed + 1))
     echo "ok   gather runs from its plan"
