@@ -32,17 +32,19 @@ std::string systems_section(uint32_t meshes) {
 
 }  // namespace
 
+void check_grid(const GridCluster& g) {
+    if (!g.meshes || !g.width || !g.height) throw Error("a grid of meshes needs at least one chip");
+    const uint32_t most = std::min(g.width, g.height);
+    if (!g.cables || g.cables > most)
+        throw Error("--cables " + std::to_string(g.cables) + ": between 1 and " + std::to_string(most) +
+                    " cables join neighbouring meshes of " + std::to_string(g.width) + "x" + std::to_string(g.height) +
+                    " (one a chip of the side they share)");
+}
+
 // The cables between meshes are grid_of_meshes' (the tables at scale are
 // checked on the same layout); the file names only those: a mesh's own
 // cables follow from its `topology: mesh`.
 namespace {
-
-void check_grid(const GridCluster& g) {
-    if (!g.meshes || !g.width || !g.height) throw Error("a grid of meshes needs at least one chip");
-    if (!g.cables || g.cables > std::min(g.width, g.height))
-        throw Error("between 1 and " + std::to_string(std::min(g.width, g.height)) +
-                    " cables join neighbouring meshes of " + std::to_string(g.width) + "x" + std::to_string(g.height));
-}
 
 std::string shape_of(const GridCluster& g) { return std::to_string(g.width) + "x" + std::to_string(g.height); }
 std::string name_of(const GridCluster& g) { return "grid" + std::to_string(g.meshes) + "x" + shape_of(g); }

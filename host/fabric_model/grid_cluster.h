@@ -25,6 +25,9 @@ struct GridCluster {
 // number or cable (no chips, more cables than an edge has chips), or systems
 // on a grid of meshes with a short last row.
 std::string grid_cluster_yaml(const GridCluster& grid);
+// Throws weft::Error for a grid without chips or with more cables between
+// neighbouring meshes than their shared side has chips.
+void check_grid(const GridCluster& grid);
 
 // The same cluster made in memory, without a file: a cluster file holds at
 // most kMaxClusterChips chips (it guards QEMU clusters against typos), the

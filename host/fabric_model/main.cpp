@@ -275,6 +275,7 @@ int main(int argc, char** argv) {
             fputs(grid_cluster_yaml(a.grid).c_str(), stdout);
         } else if (*tables) {
             parse_shape(a.shape, a.grid);
+            check_grid(a.grid);
             const BoardInfo board = paths::load_built_board(a.grid.board);
             const TablesReport r =
                 build_and_check_tables(grid_of_meshes(a.grid.meshes, a.grid.width, a.grid.height, board, a.grid.cables),

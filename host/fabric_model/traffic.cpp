@@ -259,8 +259,20 @@ OpTime ring_collective(const ModelOptions& options, const std::string& op, uint6
     return ring_collective(sim, op, bytes);
 }
 
+// The traffic's buffer on each chip: `bytes` from kOutput on, inside the DRAM.
+void check_fits(Simulation& sim, const std::string& op, uint64_t bytes) {
+    const BoardInfo& board = sim.model().cluster().board();
+    const uint64_t kept = sim.model().cluster().memory(0).memory().size - (board.dram.base - board.ram.base);
+    const uint64_t dram = std::min(board.dram.size, kept);  // a grid's chips keep less than the board has
+    if (bytes > dram - kOutput)
+        throw Error(op + " of " + std::to_string(bytes) + " bytes does not fit a chip's DRAM (" +
+                    std::to_string(dram >> 20) + " MiB; its buffer starts at " + std::to_string(kOutput >> 20) +
+                    " MiB)");
+}
+
 OpTime ring_collective(Simulation& sim, const std::string& op, uint64_t bytes) {
     check_collective(op);
+    check_fits(sim, op, bytes);
     model::FabricModel& m = sim.model();
     const std::vector<uint32_t> order = Topology(m.cluster().topology()).ring_order();
     const uint32_t n = uint32_t(order.size());
@@ -389,6 +401,7 @@ RandomRun random_traffic(const ModelOptions& options, uint64_t seed, uint32_t co
 }
 
 OpTime ring_shift(Simulation& sim, uint32_t distance, uint64_t bytes) {
+    check_fits(sim, "shift", bytes);
     model::FabricModel& m = sim.model();
     const std::vector<uint32_t> order = Topology(m.cluster().topology()).ring_order();
     const uint32_t n = uint32_t(order.size());

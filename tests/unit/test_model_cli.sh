@@ -38,6 +38,9 @@ refuses "'4294967297x1' is not a mesh shape" tables --meshes 1 --shape 429496729
 refuses "--bytes of 4G does not fit a packet" latency --from 0 --to 4 --bytes 4G
 refuses "a packet carries at most 16384 bytes here" stream --bytes 100000
 refuses "a stream of 0 bytes sends nothing" stream --size 0
+refuses "all_gather of 1073741824 bytes does not fit a chip's DRAM" run all_gather --size 1G
+refuses "--cables 100: between 1 and 2 cables" tables --meshes 4 --shape 2x2 --cables 100
+refuses "is a directory, not a packet log" replay "$TMP"
 refuses "broadcast has no algorithm 'all_reduce/ring'" state --op broadcast --algo all_reduce/ring
 refuses "a fabric packet_bytes must be a multiple of 64, at most 1 MiB" run all_gather --packet-bytes 4294967232
 refuses "cluster file 'nowhere' not found" latency --cluster nowhere

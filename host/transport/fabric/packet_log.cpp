@@ -1,6 +1,7 @@
 #include "transport/fabric/packet_log.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "common/error.h"
@@ -163,6 +164,7 @@ PacketLog packet_log_from_json(const nlohmann::json& j) {
 }
 
 PacketLog read_packet_log_file(const std::string& path, nlohmann::json* about) {
+    if (std::filesystem::is_directory(path)) throw Error(path + " is a directory, not a packet log");
     std::ifstream in(path);
     if (!in) throw Error("cannot read the packet log " + path);
     nlohmann::json j;
