@@ -371,11 +371,19 @@ RandomRun random_traffic(const ModelOptions& options, uint64_t seed, uint32_t co
     }
     RandomRun r;
     const ClusterTopology topology = m.cluster().topology();
-    const bool two_d = m.fabric().dims() == 2;
-    for (uint32_t f = 0; f < failures && two_d; ++f) {
+    if (failures && m.fabric().dims() != 2)
+        throw Error("--fail: a 1D fabric does not move its traffic round a failed cable (2D fabrics do)");
+    if (failures > topology.links().size())
+        throw Error("--fail " + std::to_string(failures) + ": the cluster has " +
+                    std::to_string(topology.links().size()) + " cables");
+    std::vector<bool> failed(topology.links().size());
+    for (uint32_t f = 0; f < failures; ++f) {
         const uint64_t at = ranks.max(sim.engine().now_ns()) + 1000 + rng() % 20000;
         if (sim.engine().run(at).finished) break;
-        const LinkInfo& cable = topology.links()[rng() % topology.links().size()];
+        size_t pick = rng() % topology.links().size();
+        while (failed[pick]) pick = (pick + 1) % failed.size();  // each cable fails once
+        failed[pick] = true;
+        const LinkInfo& cable = topology.links()[pick];
         const transport::RerouteDecision d = sim.fail_cable(cable.chip_a, cable.port_a);
         r.failed.push_back("chip " + std::to_string(cable.chip_a) + " port " + std::to_string(cable.port_a) + ": " +
                            d.why);
