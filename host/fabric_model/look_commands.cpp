@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "ccl/collective.h"
 #include "common/error.h"
@@ -11,7 +14,9 @@
 #include "fabric_model/cluster_dot.h"
 #include "fabric_model/occupancy.h"
 #include "fabric_model/plan_traffic.h"
+#include "fabric_model/ranks.h"
 #include "fabric_model/state_json.h"
+#include "fabric_model/timed_fabric.h"
 #include "fabric_model/traffic_record.h"
 
 namespace weft::fabric_model {
@@ -50,6 +55,29 @@ void say_unplugged(const Failures& fail) {
     for (const std::string& end : fail) fprintf(stderr, "cable %s is out: the fabric is planned without it\n", end.c_str());
 }
 
+// On MPI ranks a router's state is that of the rank that runs its chip (the
+// others hold a copy that never ran): each sends its own routers' entries to
+// every rank, once every rank has taken its state at the same virtual time.
+void take_routers_from_their_ranks(Simulation& sim, nlohmann::json& state) {
+    Ranks& ranks = sim.engine().ranks();
+    if (ranks.size() == 1) return;
+    nlohmann::json mine = nlohmann::json::array();
+    for (const nlohmann::json& r : state["routers"])
+        if (sim.engine().owns(r["chip"].get<uint32_t>())) mine.push_back(r);
+    const std::string text = mine.dump() + "\n";
+    const std::vector<uint8_t> all = ranks.exchange(std::vector<std::vector<uint8_t>>(ranks.size(), {text.begin(), text.end()}));
+    std::map<uint64_t, nlohmann::json> by_index;
+    std::string lines(all.begin(), all.end());
+    for (size_t at = 0, nl; (nl = lines.find('\n', at)) != std::string::npos; at = nl + 1)
+        for (nlohmann::json& r : nlohmann::json::parse(lines.substr(at, nl - at))) {
+            const uint64_t index = r["index"];
+            by_index[index] = std::move(r);
+        }
+    nlohmann::json routers = nlohmann::json::array();
+    for (auto& [index, r] : by_index) routers.push_back(std::move(r));
+    state["routers"] = std::move(routers);
+}
+
 std::string describe(const Traffic& t) {
     return t.op + (t.op == "shift" ? " by " + std::to_string(t.distance) : "") + (t.algo.empty() ? "" : "/" + t.algo) +
            ", " + std::to_string(t.bytes) + " bytes";
@@ -83,6 +111,7 @@ void state_command(const ModelOptions& options, const StateRequest& request) {
     }
     sim.engine().on_advance = nullptr;
     if (!taken) taken = state_json(sim, state);  // it ended (or stuck) before at_ns
+    take_routers_from_their_ranks(sim, *taken);
     printf("%s\n", taken->dump(1).c_str());
     if (!failed.empty()) throw Error(failed);  // after the state: a deadlock's is the one to see
 }
@@ -93,14 +122,17 @@ void trace_command(const ModelOptions& options, const TraceRequest& request) {
     say_unplugged(request.fail);
     TrafficRecorder recorder(sim.engine(), request.max_packets);
     const OpTime t = run_traffic(sim, request.traffic);
-    std::ofstream out(request.out);
-    if (!out) throw Error("cannot write '" + request.out + "'");
-    recorder.write(out, {{"cluster", options.cluster},
-                         {"op", request.traffic.op},
-                         {"bytes", request.traffic.bytes},
-                         {"chips", t.chips},
-                         {"op_ns", t.ns}});
-    if (!out.flush()) throw Error("cannot write '" + request.out + "'");
+    recorder.gather();
+    if (sim.engine().ranks().rank() == 0) {  // the others hold the same record
+        std::ofstream out(request.out);
+        if (!out) throw Error("cannot write '" + request.out + "'");
+        recorder.write(out, {{"cluster", options.cluster},
+                             {"op", request.traffic.op},
+                             {"bytes", request.traffic.bytes},
+                             {"chips", t.chips},
+                             {"op_ns", t.ns}});
+        if (!out.flush()) throw Error("cannot write '" + request.out + "'");
+    }
     uint64_t hops = 0, arrived = 0;
     for (const RecordedPacket& p : recorder.packets()) hops += p.hops.size(), arrived += p.arrived;
     printf("%s on %u chips: %.3f us virtual; %zu packets (%llu arrived), %llu hops%s -> %s\n",

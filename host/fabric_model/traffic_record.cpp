@@ -1,8 +1,11 @@
 #include "fabric_model/traffic_record.h"
 
 #include <algorithm>
+#include <cstring>
 #include <ostream>
+#include <tuple>
 
+#include "fabric_model/ranks.h"
 #include "fabric_model/state_json.h"
 
 namespace weft::fabric_model {
@@ -43,7 +46,40 @@ TrafficRecorder::~TrafficRecorder() { engine_.on_packet_hop = nullptr; }
 void TrafficRecorder::record(const PacketHop& hop) {
     const abi::FabricPacketHeader& h = *hop.header;
     if (h.send_type == abi::kFabricFallbackSync) return;  // between two routers: no one's traffic
-    const Key key{node_word(h.src), node_word(h.dst), h.payload_bytes, h.seq, h.dst_address, h.sem_address};
+    const Hop kept{{node_word(h.src), node_word(h.dst), h.payload_bytes, h.seq, h.dst_address, h.sem_address},
+                   hop.left_ns,
+                   hop.landed_ns,
+                   hop.from_chip,
+                   hop.port,
+                   hop.to_chip,
+                   h.src,
+                   h.dst,
+                   h.noc_command,
+                   h.send_type};
+    if (engine_.ranks().size() > 1) unstitched_.push_back(kept);
+    else stitch(kept);
+}
+
+void TrafficRecorder::gather() {
+    Ranks& ranks = engine_.ranks();
+    if (ranks.size() == 1) return;
+    const auto* mine = reinterpret_cast<const uint8_t*>(unstitched_.data());
+    const std::vector<uint8_t> all = ranks.exchange(std::vector<std::vector<uint8_t>>(
+        ranks.size(), std::vector<uint8_t>(mine, mine + unstitched_.size() * sizeof(Hop))));
+    std::vector<Hop> hops(all.size() / sizeof(Hop));
+    std::memcpy(hops.data(), all.data(), hops.size() * sizeof(Hop));
+    // A packet's hop lands before its next one leaves: in order of landing
+    // each hop finds the packet it continues.
+    std::stable_sort(hops.begin(), hops.end(), [](const Hop& a, const Hop& b) {
+        return std::tie(a.landed_ns, a.to_chip, a.from_chip, a.port, a.left_ns) <
+               std::tie(b.landed_ns, b.to_chip, b.from_chip, b.port, b.left_ns);
+    });
+    for (const Hop& h : hops) stitch(h);
+    unstitched_.clear();
+}
+
+void TrafficRecorder::stitch(const Hop& hop) {
+    const Key& key = hop.key;
     Alike& alike = alike_[key];
     // The packet alike that is where this hop starts; none: a new one.
     const auto on_chip = std::find_if(alike.open.begin(), alike.open.end(),
@@ -54,8 +90,9 @@ void TrafficRecorder::record(const PacketHop& hop) {
     } else if (packets_.size() < max_packets_) {
         index = uint32_t(packets_.size());
         RecordedPacket& p = packets_.emplace_back();
-        p.src = h.src, p.dst = h.dst, p.command = h.noc_command, p.send_type = h.send_type;
-        p.payload_bytes = h.payload_bytes, p.seq = h.seq, p.dst_address = h.dst_address, p.sem_address = h.sem_address;
+        p.src = hop.src, p.dst = hop.dst, p.command = hop.command, p.send_type = hop.send_type;
+        p.payload_bytes = key.payload_bytes, p.seq = key.seq, p.dst_address = key.dst_address,
+        p.sem_address = key.sem_address;
         p.repeat = alike.seen++;
         alike.open.push_back(index);
     } else {
@@ -67,7 +104,7 @@ void TrafficRecorder::record(const PacketHop& hop) {
     // A multicast goes on past its first destination: it stays open.
     if (node_of_chip_[hop.to_chip] == key.dst) {
         p.arrived = true;
-        if (h.send_type == abi::kFabricUnicast)
+        if (hop.send_type == abi::kFabricUnicast)
             alike.open.erase(std::find(alike.open.begin(), alike.open.end(), index));
     }
 }

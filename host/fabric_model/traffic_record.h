@@ -47,6 +47,10 @@ public:
     TrafficRecorder(const TrafficRecorder&) = delete;
     TrafficRecorder& operator=(const TrafficRecorder&) = delete;
 
+    // On MPI ranks each rank sees the hops that land on its own chips: every
+    // rank calls gather() once the run is over, and then each holds every
+    // packet (hops put in order of landing). One rank: nothing to do.
+    void gather();
     const std::vector<RecordedPacket>& packets() const { return packets_; }
     bool truncated() const { return unrecorded_hops_ != 0; }
     uint64_t unrecorded_hops() const { return unrecorded_hops_; }
@@ -73,7 +77,17 @@ private:
         std::vector<uint32_t> open;  // those not yet at their destination, oldest first
     };
 
+    // A hop as the engine saw it, kept until gather() on ranks.
+    struct Hop {
+        Key key;
+        uint64_t left_ns, landed_ns;
+        uint32_t from_chip, port, to_chip;
+        abi::FabricNodeId src, dst;
+        uint8_t command, send_type;
+    };
+
     void record(const PacketHop& hop);
+    void stitch(const Hop& hop);
     nlohmann::json header_json(const nlohmann::json& about) const;
 
     TimedFabric& engine_;
@@ -81,6 +95,7 @@ private:
     std::vector<uint32_t> node_of_chip_;  // mesh << 16 | chip of each cluster chip
     std::vector<RecordedPacket> packets_;
     std::unordered_map<Key, Alike, KeyHash> alike_;
+    std::vector<Hop> unstitched_;  // on ranks, until gather()
     uint64_t unrecorded_hops_ = 0;
 };
 

@@ -23,7 +23,8 @@ for args in "run all_gather --cluster torus4x4 --size 1M" "run all_reduce --clus
             "latency --cluster ring8 --from 3 --to 4" "run all_gather --cluster torus4x4 --size 1M --fail 5.E" \
             "random --cluster torus4x4 --writes 300 --fail 2 --seed 5" \
             "run reduce_scatter --algo reduce_scatter/ring --cluster 4mesh3x3 --size 64K" \
-            "run broadcast --algo broadcast/multicast --size 64K" "stream --cluster mesh3x3 --size 64K"; do
+            "run broadcast --algo broadcast/multicast --size 64K" "stream --cluster mesh3x3 --size 64K" \
+            "state --op all_gather --cluster torus4x4 --size 64K --at-ns 5000"; do
     one=$(run 1 $args)
     if [ -z "$one" ]; then
         echo "FAIL $args: one rank printed nothing"
@@ -43,4 +44,25 @@ for args in "run all_gather --cluster torus4x4 --size 1M" "run all_reduce --clus
         fi
     done
 done
+# A trace: every rank records the hops landing on its chips; the file holds
+# every packet, the same ones as one rank's (ids aside: their order may differ).
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+for ranks in 1 2 4; do
+    run "$ranks" trace shift --distance 5 --size 256K --cluster 4mesh3x3 --out "$TMP/$ranks.json" >/dev/null
+done
+if python3 - "$TMP" <<'PY'
+import json, sys
+def packets(n):
+    j = json.load(open(f"{sys.argv[1]}/{n}.json"))
+    return sorted(json.dumps({k: v for k, v in p.items() if k != "id"}, sort_keys=True) for p in j["packets"])
+one = packets(1)
+sys.exit(0 if one and all(packets(n) == one for n in (2, 4)) else 1)
+PY
+then
+    echo "ok   trace: 2 and 4 ranks record the packets one rank does, hop for hop"
+else
+    echo "FAIL trace: ranks record other packets than one rank"
+    failed=1
+fi
 exit $failed
