@@ -33,6 +33,7 @@ OpTime run_traffic(Simulation& sim, const Traffic& t) {
 }
 
 void check_traffic(const Traffic& t) {
+    if (t.op != "shift" && t.distance != 1) throw Error("--distance is shift's: " + t.op + " takes none");
     if (t.op == "shift") {
         if (!t.algo.empty()) throw Error("shift has no algorithms: it is every chip writing to one further on");
         return;
@@ -144,6 +145,9 @@ void trace_command(const ModelOptions& options, const TraceRequest& request) {
 void picture_command(const ModelOptions& options, const PictureRequest& request) {
     Simulation sim(unplugging(options, request.fail));
     say_unplugged(request.fail);
+    if (request.routes_of && *request.routes_of >= sim.chips())  // before any picture is drawn
+        throw Error("--routes-of: the cluster has chips 0-" + std::to_string(sim.chips() - 1) + ", not " +
+                    std::to_string(*request.routes_of));
     std::filesystem::create_directories(request.out_dir);
     const std::string cluster = request.out_dir + "/cluster.svg";
     draw_picture(cluster_dot(sim), cluster);

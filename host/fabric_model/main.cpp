@@ -184,8 +184,11 @@ int main(int argc, char** argv) {
     run->add_option("op", a.op, "any op weft run takes (all_gather, broadcast, ...), or shift (every chip to one further on)")
         ->required();
     add_traffic_options(*run, a);
-    run->add_option("--occupancy", a.run.occupancy_png, "write a heat map of packets held per router over time (PNG)");
-    run->add_option("--every-ns", a.run.every_ns, "virtual time between occupancy samples")->capture_default_str();
+    CLI::Option* occupancy = run->add_option("--occupancy", a.run.occupancy_png,
+                                             "write a heat map of packets held per router over time (PNG)");
+    run->add_option("--every-ns", a.run.every_ns, "with --occupancy: virtual time between its samples")
+        ->capture_default_str()
+        ->needs(occupancy);
     run->add_option("--picture", a.run.picture,
                     "draw the cluster (.svg, .png, .pdf) and, if the fabric deadlocks, its cycle of waits");
     add_fail_option(*run, a);
@@ -194,10 +197,13 @@ int main(int argc, char** argv) {
 
     CLI::App* state = app.add_subcommand("state", "print the fabric's state as JSON: chips, cables, routers, tables");
     state->add_flag("--tables", a.state.tables, "each chip's L0 and L1 routes (chips x chips of them)");
-    state->add_option("--op", a.op, "run this traffic first (as run's op) and print the state at --at-ns");
+    CLI::Option* state_op =
+        state->add_option("--op", a.op, "run this traffic first (as run's op) and print the state at --at-ns");
     add_traffic_options(*state, a);
     state->add_option("--at-ns", a.state.at_ns, "with --op: the virtual time to print the state at (or the deadlock)")
         ->capture_default_str();
+    for (const char* traffic_option : {"--size", "--algo", "--distance", "--at-ns"})
+        state->get_option(traffic_option)->needs(state_op);  // without traffic they would say nothing
     add_fail_option(*state, a);
     add_model_options(*state, a);
 
@@ -249,7 +255,12 @@ int main(int argc, char** argv) {
     CLI::App* tables = app.add_subcommand("tables", "build every chip's routing tables and check them for deadlock");
     add_grid_options(*tables, a);
 
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        // Help and version are successes; any other misuse exits 2, as weft's own.
+        return app.exit(e) == 0 ? 0 : 2;
+    }
     try {
         // Under mpirun the ranks share the chips and rank 0 alone speaks: every
         // rank reaches the same results (errors included).

@@ -55,6 +55,24 @@ refuses "a grid of meshes needs at least one chip" run shift --meshes 0 --shape 
 refuses "chip 16 is not in the cluster (chips 0-15)" latency --meshes 4 --shape 2x2 --from 16 --to 0
 refuses "chip 0 has no cable at port W in mesh3x3" run all_gather --cluster mesh3x3 --fail 0.W
 refuses "'4294967296.E' is not a cable end of this cluster" run all_gather --cluster ring8 --fail 4294967296.E
+misused() {  # misused "WORDS IT MUST SAY" ARGS...: a usage error, exit 2
+    local says=$1
+    shift
+    timeout 60 "$MODEL" "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    if [ $rc -eq 2 ] && grep -qF -- "$says" "$TMP/err"; then
+        passed=$((passed + 1))
+        echo "ok   $* -> $says"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $*: exit $rc, stderr: $(cat "$TMP/err")"
+    fi
+}
+misused "--every-ns requires --occupancy" run all_gather --every-ns 100
+misused "--at-ns requires --op" state --at-ns 100
+misused "--nonsense" run all_gather --nonsense
+refuses "--distance is shift's: all_gather takes none" run all_gather --distance 3
+refuses "--routes-of: the cluster has chips 0-7, not 99" picture --out "$TMP/pictures" --routes-of 99
 # A hand-edited packet log that writes where no chip has memory, or more than a packet holds.
 hop='{"chip": 0, "port": 1, "to_chip": 1, "src": [0, 0], "dst": [0, 1], "seq": 0, "command": 1, "send_type": 1,
       "vc": 0, "hops": 1, "inc": 0, "sem_address": 0, "ticks": 0'
