@@ -88,6 +88,11 @@ abi::TensorSpec gathered(const abi::TensorSpec& part, uint32_t dim, uint32_t ran
 }
 
 void check_all_gather(const abi::TensorSpec& part, const abi::TensorSpec& whole, uint32_t dim, uint32_t ranks) {
+    // The kernel keeps a peer table of kTensorMaxPeers (abi::TensorAllGatherArgs).
+    if (ranks < 2 || ranks > abi::kTensorMaxPeers)
+        throw Error("the tensor all_gather spans 2 to " + std::to_string(abi::kTensorMaxPeers) +
+                    " chips (abi::kTensorMaxPeers), not " + std::to_string(ranks) +
+                    (ranks < 2 ? "" : ": gather over fewer (--mesh-axis on a mesh)"));
     check_spec(part);
     check_spec(whole);
     const std::string what = "all_gather of " + describe(part) + " along dimension " + std::to_string(dim) +
@@ -204,10 +209,6 @@ void all_gather_groups(Cluster& cluster, transport::Fabric& fabric, const std::v
     std::vector<Launch> launches;
     for (const std::vector<uint32_t>& chips : groups) {
         const uint32_t ranks = static_cast<uint32_t>(chips.size());
-        if (ranks < 2 || ranks > abi::kTensorMaxPeers)
-            throw Error("the tensor all_gather spans 2 to " + std::to_string(abi::kTensorMaxPeers) +
-                        " chips (abi::kTensorMaxPeers), not " + std::to_string(ranks) +
-                        (ranks < 2 ? "" : ": gather over fewer (--mesh-axis on a mesh)"));
         check_all_gather(input.spec, output.spec, dim, ranks);
         const abi::TensorGatherAlgo algo = gather_algo(fabric.builder(), chips);
         for (uint32_t rank = 0; rank < ranks; ++rank)

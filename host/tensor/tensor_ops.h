@@ -21,9 +21,10 @@ namespace weft::tensor {
 // `memory` (its banks, grid and shard shape; its shape, dtype and layout are
 // replaced).
 abi::TensorSpec gathered(const abi::TensorSpec& part, uint32_t dim, uint32_t ranks, abi::TensorSpec memory);
-// Throws weft::Error unless every page of every rank's part lands inside one
-// page of `whole`, and together they fill it without overlap (a tile split by
-// a dimension not a multiple of 32, a row-major page across two, ...).
+// Throws weft::Error unless 2 to abi::kTensorMaxPeers ranks gather, and
+// every page of every rank's part lands inside one page of `whole`, and
+// together they fill it without overlap (a tile split by a dimension not a
+// multiple of 32, a row-major page across two, ...).
 void check_all_gather(const abi::TensorSpec& part, const abi::TensorSpec& whole, uint32_t dim, uint32_t ranks);
 
 // How all_gather moves the parts among `chips` (at least 3, else straight):

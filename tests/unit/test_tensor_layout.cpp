@@ -244,6 +244,25 @@ void test_an_all_gather_that_would_split_pages_is_refused(void**) {
     }
 }
 
+// The kernel's peer table holds kTensorMaxPeers chips: 64 gather, 65 are
+// refused by name (before the table overflows on the chips), as is one.
+void test_an_all_gather_spans_2_to_64_chips(void**) {
+    TensorSpec part = spec({1, 1, 32, 32}, abi::kTilePages, abi::kInterleaved);
+    part.banks = 1;
+    TensorSpec memory{};
+    memory.banks = 1;
+    for (uint32_t ranks : {2u, abi::kTensorMaxPeers})
+        tensor::check_all_gather(part, tensor::gathered(part, 2, ranks, memory), 2, ranks);
+    for (uint32_t ranks : {1u, abi::kTensorMaxPeers + 1}) {
+        try {
+            tensor::check_all_gather(part, tensor::gathered(part, 2, ranks, memory), 2, ranks);
+            fail_msg("an all_gather over %u chips was accepted", ranks);
+        } catch (const Error& e) {
+            assert_non_null(strstr(e.what(), "the tensor all_gather spans 2 to 64 chips"));
+        }
+    }
+}
+
 void expect_refused(const TensorSpec& t, const char* says) {
     try {
         tensor::check_spec(t);
@@ -283,6 +302,7 @@ int main() {
         cmocka_unit_test(test_specs_that_cannot_fit_are_refused_by_name),
         cmocka_unit_test(test_all_gather_pages_land_where_the_concatenation_says),
         cmocka_unit_test(test_an_all_gather_that_would_split_pages_is_refused),
+        cmocka_unit_test(test_an_all_gather_spans_2_to_64_chips),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
