@@ -113,8 +113,7 @@ Command add_up(CLI::App& weft, Globals& g) {
     CLI::App* cmd = weft.add_subcommand("up", "start a cluster from a cluster file or a name in clusters/");
     auto cluster = std::make_shared<std::string>();
     add_word(
-        *cmd, "CLUSTER", "", *cluster, [](const std::string& name) { paths::cluster_file(name); },
-        cluster_help())
+        *cmd, "CLUSTER", "", *cluster, [](const std::string& name) { paths::cluster_file(name); }, cluster_help())
         ->required();
     add_run_dir(*cmd, g.run_dir);
     return {cmd, [cluster, &g] { return up(*cluster, g.run_dir); }};

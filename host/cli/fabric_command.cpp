@@ -81,7 +81,8 @@ int fabric(const std::string& run_dir, const FabricArgs& a) {
                                                         : abi::kFabricRun;
         const size_t n = transport::command_routers(*cluster, command);
         if (n == 0) {
-            std::fprintf(stderr, "weft fabric --%s: no fabric router is running to tell (a fabric runs during fabric ops)\n",
+            std::fprintf(stderr,
+                         "weft fabric --%s: no fabric router is running to tell (a fabric runs during fabric ops)\n",
                          a.command.c_str());
             return kFailed;
         }

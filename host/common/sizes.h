@@ -23,7 +23,8 @@ inline uint64_t parse_size(const std::string& s) {
     else if (unit == "G" || unit == "GiB")
         shift = 30;
     else if (!unit.empty())
-        throw Error("'" + s + "' has an unknown unit: a size is a whole number of bytes with an optional K, M or G "
+        throw Error("'" + s +
+                    "' has an unknown unit: a size is a whole number of bytes with an optional K, M or G "
                     "(4096, 16K, 1536K)");
     if (v > (UINT64_MAX >> shift)) throw Error("'" + s + "' is more than 2^64 - 1 bytes");
     return v << shift;

@@ -53,7 +53,8 @@ ModelOptions unplugging(ModelOptions options, const Failures& fail) {
 
 // Said once the fabric was planned without them (a bad cable end throws first).
 void say_unplugged(const Failures& fail) {
-    for (const std::string& end : fail) fprintf(stderr, "cable %s is out: the fabric is planned without it\n", end.c_str());
+    for (const std::string& end : fail)
+        fprintf(stderr, "cable %s is out: the fabric is planned without it\n", end.c_str());
 }
 
 // On MPI ranks a router's state is that of the rank that runs its chip (the
@@ -66,7 +67,8 @@ void take_routers_from_their_ranks(Simulation& sim, nlohmann::json& state) {
     for (const nlohmann::json& r : state["routers"])
         if (sim.engine().owns(r["chip"].get<uint32_t>())) mine.push_back(r);
     const std::string text = mine.dump() + "\n";
-    const std::vector<uint8_t> all = ranks.exchange(std::vector<std::vector<uint8_t>>(ranks.size(), {text.begin(), text.end()}));
+    const std::vector<uint8_t> all =
+        ranks.exchange(std::vector<std::vector<uint8_t>>(ranks.size(), {text.begin(), text.end()}));
     std::map<uint64_t, nlohmann::json> by_index;
     std::string lines(all.begin(), all.end());
     for (size_t at = 0, nl; (nl = lines.find('\n', at)) != std::string::npos; at = nl + 1)

@@ -113,8 +113,8 @@ void check_costs(const Costs& c) {
     for (const auto& [rate, name] : {std::pair{c.cable_gbps, "--cable-gbps"}, std::pair{c.noc_gbps, "--noc-gbps"}})
         if (!(rate >= 1e-3 && rate <= 1e4))
             throw Error(std::string(name) + " must be a rate from 0.001 to 10000 GB/s, not " + std::to_string(rate));
-    for (const auto& [ns, name] : {std::pair{c.cable_latency_ns, "--cable-latency-ns"},
-                                   std::pair{c.router_packet_ns, "--router-packet-ns"}})
+    for (const auto& [ns, name] :
+         {std::pair{c.cable_latency_ns, "--cable-latency-ns"}, std::pair{c.router_packet_ns, "--router-packet-ns"}})
         if (ns > 1'000'000'000)
             throw Error(std::string(name) + " must be at most 1 s (1000000000 ns), not " + std::to_string(ns));
 }
@@ -153,7 +153,8 @@ void add_traffic_options(CLI::App& app, Args& a) {
 }
 
 void add_fail_option(CLI::App& app, Args& a) {
-    app.add_option("--fail", a.fail, "this cable is out from the start, the fabric planned without it: CHIP.PORT, as 5.E (repeatable)")
+    app.add_option("--fail", a.fail,
+                   "this cable is out from the start, the fabric planned without it: CHIP.PORT, as 5.E (repeatable)")
         ->allow_extra_args(false);
 }
 
@@ -167,8 +168,8 @@ void print_op(const OpTime& t, const Costs& costs) {
         return;
     }
     printf("%s%s on %u chips, %llu bytes: %.3f us virtual, algbw %.2f GB/s, busbw %.2f GB/s (%.2f of a cable)\n",
-           t.op.c_str(), t.algo.empty() ? "" : ("/" + t.algo).c_str(), t.chips, (unsigned long long)t.bytes, double(t.ns) / 1e3, t.algbw(), t.busbw(),
-           t.busbw() / costs.cable_gbps);
+           t.op.c_str(), t.algo.empty() ? "" : ("/" + t.algo).c_str(), t.chips, (unsigned long long)t.bytes,
+           double(t.ns) / 1e3, t.algbw(), t.busbw(), t.busbw() / costs.cable_gbps);
     printf("  %llu events\n", (unsigned long long)t.events);
     if (!t.checked.empty()) printf("  check: %s\n", t.checked.c_str());
 }

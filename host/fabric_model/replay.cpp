@@ -47,8 +47,9 @@ private:
 void check_packet(const abi::FabricPacketRecord& r, Simulation& sim, uint32_t to, size_t index) {
     const std::string which = "packet " + std::to_string(index) + " of the log";
     if (r.payload_bytes > sim.max_payload())
-        throw Error(which + " carries " + std::to_string(r.payload_bytes) + " bytes; this fabric's packets carry at most " +
-                    std::to_string(sim.max_payload()) + " (--packet-bytes)");
+        throw Error(which + " carries " + std::to_string(r.payload_bytes) +
+                    " bytes; this fabric's packets carry at most " + std::to_string(sim.max_payload()) +
+                    " (--packet-bytes)");
     const HostChip& chip = sim.model().cluster().memory(to);
     const uint8_t c = r.noc_command;
     if (c < abi::kFabricWrite || c > abi::kFabricScatterWrite)

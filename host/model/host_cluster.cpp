@@ -63,8 +63,8 @@ ClusterTopology HostCluster::topology() {
 void HostCluster::unplug(uint32_t chip, uint32_t port) {
     const int link = chip < spec_.num_chips ? devices_->ethernet().link_index(chip, port) : -1;
     if (link < 0)
-        throw Error("chip " + std::to_string(chip) + " has no cable at port " + port_name(spec_.board, port) +
-                    " in " + spec_.name);
+        throw Error("chip " + std::to_string(chip) + " has no cable at port " + port_name(spec_.board, port) + " in " +
+                    spec_.name);
     const Link& l = *devices_->ethernet().links()[size_t(link)];
     unplugged_.insert({l.end[0].chip, l.end[0].port});
     unplugged_.insert({l.end[1].chip, l.end[1].port});

@@ -1081,7 +1081,8 @@ std::pair<std::string, double> failure_of(ccl::CollectiveRunner& run, const std:
     }
     // Not a failure: say what ran, so that a test expecting one names it.
     char ran[200];
-    snprintf(ran, sizeof ran, "(no error: the op ran %.1f s over %u plane(s) with %zu wrong bytes; the fault took %.1f s)",
+    snprintf(ran, sizeof ran,
+             "(no error: the op ran %.1f s over %u plane(s) with %zu wrong bytes; the fault took %.1f s)",
              res.timing.seconds, res.timing.planes, size_t(res.check.wrong), faulting);
     return {ran, since_fault()};
 }
