@@ -23,6 +23,11 @@ struct ChipMemory {
         if (alias && addr >= alias && len <= size && addr - alias <= size - len) return host + (addr - alias);
         return nullptr;
     }
+    // The board's address of a byte a host chip names by its host address;
+    // any other address (a board's already, or a chip without an alias) as it is.
+    uint64_t board_address(uint64_t addr) const {
+        return alias && addr >= base && addr - base < size ? addr - base + alias : addr;
+    }
     abi::ChipControlBlock& control(uint64_t control_block_addr) const {
         return *reinterpret_cast<abi::ChipControlBlock*>(at(control_block_addr, sizeof(abi::ChipControlBlock)));
     }

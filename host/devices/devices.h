@@ -27,8 +27,7 @@ struct CoreTouches {
     uint32_t cores = 0;
     uint32_t l1 = 0;  // of those, the cores whose own L1 was written
     void write(uint64_t addr, uint64_t len) {
-        if (memory && memory->alias && addr >= memory->base && addr - memory->base < memory->size)
-            addr = addr - memory->base + memory->alias;
+        if (memory) addr = memory->board_address(addr);
         for (uint32_t c = 0; c < board->cores.size(); ++c)
             if (board->cores[c].l1.contains(addr, len)) {
                 cores |= 1u << c;

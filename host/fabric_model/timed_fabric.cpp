@@ -134,9 +134,8 @@ void TimedFabric::wake_for_own(uint32_t chip, uint32_t core, uint64_t t) {
 }
 
 void TimedFabric::wake_written(uint32_t chip, uint64_t address, uint64_t t) {
-    const ChipMemory& mem = model_.cluster().memory(chip).memory();
     const BoardInfo& board = model_.cluster().board();
-    const uint64_t at = address - mem.base + board.ram.base;  // the board's address of it
+    const uint64_t at = model_.cluster().memory(chip).memory().board_address(address);
     for (uint32_t core = 0; core < cores_; ++core)
         if (board.cores[core].l1.contains(at, 1)) return wake_core(chip, core, t);
     for (uint32_t p : pollers_of_chip_[chip])
@@ -438,8 +437,7 @@ void TimedFabric::run_event(const Event& e) {
 // A rank's chips live at its own host addresses: what crosses carries the
 // board's address of the destination, which every rank maps.
 void TimedFabric::send_across(const Delivery& d, uint64_t t, uint32_t chip) {
-    const ChipMemory& mem = model_.cluster().memory(chip).memory();
-    const uint64_t dst = d.dst - mem.base + model_.cluster().board().ram.base;
+    const uint64_t dst = model_.cluster().memory(chip).memory().board_address(d.dst);
     const Crossing c{t,
                      made_[origin_]++,
                      dst,
