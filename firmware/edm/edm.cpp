@@ -132,6 +132,11 @@ bool Edm::sender_finished(const Channel& ch) const {
     return ch.closing && ch.sent == ch.taken && acked == ch.sent;
 }
 
+bool Edm::wants_grant(const Channel& ch) const {
+    return !ch.closing && ch.granted - ch.sent < ch.cfg->slots &&
+           (config_.termination != abi::kEdmMessageCount || ch.granted < ch.cfg->message_count);
+}
+
 bool Edm::grant_waits_on_wire(const Channel& ch) const {
     const uint32_t n = ch.cfg->slots;
     return ch.granted >= n && !eth::done(config_.port, ch.eth_command[ch.granted % n]);
@@ -145,9 +150,7 @@ uint32_t Edm::wait_value() const {
     if (!tx_room(2 + credit_reserve_)) return 0;
     for (uint32_t i = 0; i < config_.num_channels; ++i) {
         const Channel& ch = channels_[i];
-        if (!ch.done && ch.cfg->role == abi::kEdmSender && !ch.closing && ch.granted - ch.sent < ch.cfg->slots &&
-            grant_waits_on_wire(ch))
-            return 0;
+        if (!ch.done && ch.cfg->role == abi::kEdmSender && wants_grant(ch) && grant_waits_on_wire(ch)) return 0;
     }
     return abi::kWaitOthersOnly;
 }
@@ -157,8 +160,7 @@ bool Edm::poll_sender(Channel& ch) {
     const uint32_t n = c.slots;
     bool moved = false;
     // 1. Grant free slots to the workers (clear our semaphore, then notify).
-    while (!ch.closing && ch.granted - ch.sent < n &&
-           (config_.termination != abi::kEdmMessageCount || ch.granted < c.message_count)) {
+    while (wants_grant(ch)) {
         const uint32_t slot = ch.granted % n;
         if (grant_waits_on_wire(ch)) break;
         hand_over(ch, ch.granted, slot);

@@ -52,6 +52,9 @@ private:
     bool poll_receiver(Channel& ch);
     bool sender_finished(const Channel& ch) const;
     // The next slot to grant is still on the wire: only our Ethernet ring's progress frees it.
+    // A sender with a slot to grant its workers next: not closing, a free
+    // slot, and (counting messages) one still to come.
+    bool wants_grant(const Channel& ch) const;
     bool grant_waits_on_wire(const Channel& ch) const;
     // How its sleeps are rung: abi::kWaitOthersOnly unless it waits on its own commands.
     uint32_t wait_value() const;
