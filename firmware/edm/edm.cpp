@@ -275,9 +275,13 @@ void Edm::publish(uint32_t i) {
     st.done = ch.done;
 }
 
+// wait_value: whose writes ring it (Edm::wait_value, or 0 where it waits on
+// its own commands).
 template <typename Ready>
-bool Edm::wait_progress(Ready ready, uint64_t& down_since) {
+bool Edm::wait_progress(Ready ready, uint64_t& down_since, uint32_t wait_value) {
     const uint64_t limit = uint64_t(config_.progress_timeout_us) * timer::ticks_per_us();
+    // An initiator resends its handshake on a timer: nothing rings for that.
+    const uint32_t alarm_us = !handshake_done_ && config_.handshake_initiator ? config_.handshake_retry_us : 0;
     bool out_of_time = false;
     wait_active(
         [&] {
@@ -291,7 +295,7 @@ bool Edm::wait_progress(Ready ready, uint64_t& down_since) {
             out_of_time = limit && now - down_since >= limit;
             return out_of_time;
         },
-        abi::kWaitEdm, address_of(&config_), wait_value());
+        abi::kWaitEdm, address_of(&config_), wait_value, alarm_us);
     return !out_of_time;
 }
 
@@ -316,12 +320,14 @@ int Edm::run() {
     uint64_t down_since = 0;
     while (!done_) {
         bool moved = false;
-        if (!wait_progress([&] { return (moved = poll()) || done_; }, down_since)) timed_out(down_since);
+        if (!wait_progress([&] { return (moved = poll()) || done_; }, down_since, wait_value()))
+            timed_out(down_since);
     }
-    // Every ack and counter we sent must be on the wire before the core is reused.
+    // Every ack and counter we sent must be on the wire before the core is
+    // reused: our own commands, so their completion must ring us (0).
     const uint32_t issued = eth::issued(config_.port);
     if (!wait_progress([&] { return eth::check(config_.port) && eth::completed(config_.port) == issued; },
-                       down_since))
+                       down_since, 0))
         timed_out(down_since);
     noc::barrier();
     return 0;

@@ -65,7 +65,7 @@ private:
     // nothing is waiting on its workers or its peer, which a busy host makes
     // slow, not stuck: the host watches the op as a whole.
     template <typename Ready>
-    bool wait_progress(Ready ready, uint64_t& down_since);
+    bool wait_progress(Ready ready, uint64_t& down_since, uint32_t wait_value);
     // The progress timeout ran out: post the events, then fail. Never returns.
     [[noreturn]] void timed_out(uint64_t down_since);
     void publish(uint32_t index);

@@ -35,8 +35,11 @@ inline void wait_until(Ready ready, uint32_t wait_kind, uint64_t wait_addr, uint
 // device side rings the doorbell (wake.h), so it costs the host nothing while
 // it waits and wakes as soon as the device has acted. A condition that only a
 // plain store of another core can make true must use wait_until instead.
+// alarm_us: a time the waiter must look again by whatever rings it (a
+// resend), where it is shorter than the host's back-off cap; 0: none.
 template <typename Ready>
-inline void wait_active(Ready ready, uint32_t wait_kind, uint64_t wait_addr, uint32_t wait_value = 0) {
+inline void wait_active(Ready ready, uint32_t wait_kind, uint64_t wait_addr, uint32_t wait_value = 0,
+                        uint32_t alarm_us = 0) {
     for (int i = 0; i < 8; ++i)
         if (ready()) return;
     mailbox::set_wait(wait_kind, wait_addr, wait_value);
@@ -44,7 +47,8 @@ inline void wait_active(Ready ready, uint32_t wait_kind, uint64_t wait_addr, uin
         wake::arm();
         if (ready()) break;
         mailbox::honour_stop();
-        wake::sleep(mailbox::active_wake_us());
+        const uint32_t cap = mailbox::active_wake_us();
+        wake::sleep(alarm_us && alarm_us < cap ? alarm_us : cap);
     }
     wake::disarm();
     mailbox::clear_wait();

@@ -175,8 +175,9 @@ nlohmann::json Cluster::set_fault(uint32_t chip, uint32_t port, const nlohmann::
 void Cluster::reset_chip(uint32_t chip) { control_->request({{"cmd", "reset"}, {"chip", chip}}, nullptr, 15000); }
 
 void Cluster::apply_wake_override() {
+    // Unset writes 0, the firmware's own: an earlier client's value must not
+    // outlive it on the chips.
     const long long us = knobs::integer(knobs::knob("WEFT_ACTIVE_WAKE_US"));
-    if (us == 0) return;  // unset: the firmware's own
     for (auto& chip : chips_) chip->control().host.active_wake_us = static_cast<uint32_t>(us);
 }
 

@@ -78,8 +78,9 @@ public:
     // Resets a chip (QMP system_reset) and returns once its cores are READY;
     // the way out for a core stuck in a kernel. Chip memory is kept.
     void reset_chip(uint32_t chip);
-    // WEFT_ACTIVE_WAKE_US, when set: the back-off cap (µs) of waiting kernels on
-    // every chip, for experiments; the firmware default holds otherwise.
+    // WEFT_ACTIVE_WAKE_US: the back-off cap (µs) of waiting kernels on every
+    // chip, for experiments; unset, the firmware default (written back, so a
+    // value does not outlive the client that set it).
     void apply_wake_override();
 
     // Loads each launch's kernel onto its core, launches them in the order

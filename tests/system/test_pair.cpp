@@ -8,6 +8,7 @@
 #include <functional>
 #include <thread>
 
+#include "ccl/op_case.h"
 #include "ccl/runner.h"
 #include "driver/link_test.h"
 #include "system_test.h"
@@ -354,6 +355,35 @@ void test_link_pulled_and_restored_mid_transfer(void**) {
     }
 }
 
+// With the cores' fallback alarm set past any op (WEFT_ACTIVE_WAKE_US), an
+// op ends on doorbells alone: one waiting on a ring nobody sends (its own
+// commands' completion, the EDM's handshake resend) hung here. The next
+// runner without the variable puts the firmware's default back.
+void test_ops_end_on_doorbells_alone(void**) {
+    Cluster& c = *g_cluster;
+    setenv("WEFT_ACTIVE_WAKE_US", "4294967295", 1);
+    for (const char* transport : {"edm", "fabric"}) {
+        ccl::RunnerOptions o;
+        o.transport = transport;
+        ccl::CollectiveRunner run(c, o);
+        for (uint32_t i = 0; i < 6; ++i) {
+            ccl::OpRequest r;
+            r.op = ccl::Collective::kAllGather;
+            r.algo = "ring";
+            r.bytes = 64 * 1024;
+            try {
+                assert_int_equal(ccl::run_case(run, c, r, i).check.wrong, 0);
+            } catch (const Error& e) {
+                unsetenv("WEFT_ACTIVE_WAKE_US");
+                fail_msg("op %u over the %s needed the fallback alarm: %s", i, transport, e.what());
+            }
+        }
+    }
+    unsetenv("WEFT_ACTIVE_WAKE_US");
+    ccl::CollectiveRunner plain(c, ccl::RunnerOptions{});
+    for (uint32_t chip = 0; chip < c.size(); ++chip) assert_int_equal(c.chip(chip).control().host.active_wake_us, 0);
+}
+
 // Runs last: kills a chip's QEMU and checks the driver says so, then that
 // shutdown leaves no process or socket behind.
 void test_chip_crash_then_clean_shutdown(void**) {
@@ -456,6 +486,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_second_bridge_in_a_run_dir_is_refused),
         cmocka_unit_test(test_second_client_waits_for_the_claim),
         cmocka_unit_test(test_link_pulled_and_restored_mid_transfer),
+        cmocka_unit_test(test_ops_end_on_doorbells_alone),
         cmocka_unit_test(test_chip_crash_then_clean_shutdown),
         cmocka_unit_test(test_owner_crash_stops_cluster),
     };
