@@ -1,6 +1,7 @@
 #include "devices/tt_link_cable.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <memory>
 
@@ -20,9 +21,11 @@ void check_cable_faults(const CableFaults& f) {
                     " ms is not shorter than the period of " + std::to_string(f.flap_period_ms) + " ms");
     if (!f.flap_period_ms && f.flap_down_ms) throw Error("a flap needs a period as well as a down time");
     // Upper bounds keep the arithmetic sane; no emulated link comes near them.
-    if (!(f.bandwidth_gbps >= 0 && f.bandwidth_gbps <= kMaxLinkGBps))
-        throw Error("link bandwidth must be within [0, 10000] GB/s (0: unshaped), not " +
-                    std::to_string(f.bandwidth_gbps));
+    if (!(f.bandwidth_gbps == 0 || (f.bandwidth_gbps >= kMinLinkGBps && f.bandwidth_gbps <= kMaxLinkGBps))) {
+        char got[32];
+        snprintf(got, sizeof got, "%g", f.bandwidth_gbps);
+        throw Error(std::string("link bandwidth must be 0 (unshaped) or within [0.000001, 10000] GB/s, not ") + got);
+    }
     if (!(f.latency_us >= 0 && f.latency_us <= kMaxLinkLatencyUs))
         throw Error("link latency must be within [0, 1000000] us, not " + std::to_string(f.latency_us));
 }
@@ -94,8 +97,10 @@ void TtLinkCable::take_new_faults(uint64_t now_us) {
     flap_period_us_ = uint64_t(faults_.flap_period_ms) * 1000;
     flap_down_us_ = uint64_t(faults_.flap_down_ms) * 1000;
     flap_epoch_us_ = now_us;
+    const bool reshaped = bandwidth_gbps_ != faults_.bandwidth_gbps || latency_us_ != faults_.latency_us;
     bandwidth_gbps_ = faults_.bandwidth_gbps;
     latency_us_ = faults_.latency_us;
+    if (reshaped) retime_wires(now_us);
     // Go-Back-N must not time out on frames that are merely slow: a full
     // window's serialisation, the queue ahead of it and a round trip of latency.
     uint64_t timeout = base_retransmit_timeout_;
@@ -105,6 +110,25 @@ void TtLinkCable::take_new_faults(uint64_t now_us) {
         timeout += static_cast<uint64_t>(2 * (window_us + kWireQueueUs + 2 * latency_us_));
     }
     for (auto& mac : mac_) mac->set_retransmit_timeout(timeout);
+}
+
+// New shaping holds from now: what is still being serialised leaves at the
+// new rate (a wire slowed to a crawl and freed again must not keep its
+// bookings for hours); what has left arrives as it was booked to.
+void TtLinkCable::retime_wires(uint64_t now_us) {
+    for (int from = 0; from < 2; ++from) {
+        double start = double(now_us), arrived = 0;
+        for (InTransit& t : transit_[from]) {
+            if (t.wire_done_us > double(now_us)) {
+                const double bytes = double(sizeof(abi::TtLinkHeader) + t.header.length + sizeof(abi::TtLinkTrailer));
+                t.wire_done_us = start + (bandwidth_gbps_ > 0 ? bytes / (bandwidth_gbps_ * 1e3) : 0);
+                t.arrive_us = std::max(t.wire_done_us + latency_us_, arrived);  // never ahead of one sent before it
+                start = t.wire_done_us;
+            }
+            arrived = t.arrive_us;
+        }
+        wire_free_us_[from] = std::min(wire_free_us_[from], start);
+    }
 }
 
 void TtLinkCable::change_mode_when_drained() {

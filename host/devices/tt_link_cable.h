@@ -117,6 +117,7 @@ private:
     bool deliver_arrived(int from, uint64_t now_us);
     bool carrier(uint64_t now_us) const;
     void take_new_faults(uint64_t now_us);
+    void retime_wires(uint64_t now_us);
     void change_mode_when_drained();
     void publish();
 

@@ -147,6 +147,9 @@ inline constexpr uint32_t kMaxClusterChips = 1024;
 inline constexpr uint32_t kMaxLinkMtu = 65535;
 // Shaping bounds (the bridge's cable refuses the same): far beyond any link.
 inline constexpr double kMaxLinkGBps = 10000;
+// The slowest shaped link: 1 KB/s (a 16 KiB frame in 16 s). Slower, a frame
+// would hold its wire for days, as if the cable were gone.
+inline constexpr double kMinLinkGBps = 1e-6;
 inline constexpr double kMaxLinkLatencyUs = 1e6;
 
 // The board of a given name, or weft::Error saying why there is none (the

@@ -281,7 +281,8 @@ void test_bad_faults_are_refused_by_name(void**) {
     expect({0, 0, 100, 100}, "down 100 ms is not shorter than the period of 100 ms");
     expect({0, 0, 0, 5}, "a flap needs a period");
     check_cable_faults({0.01, 1e-6, 100, 20});  // fine
-    expect({0, 0, 0, 0, -1, 0}, "link bandwidth must be within [0, 10000] GB/s");
+    expect({0, 0, 0, 0, -1, 0}, "link bandwidth must be 0 (unshaped) or within [0.000001, 10000] GB/s");
+    expect({0, 0, 0, 0, 1e-300, 0}, "link bandwidth must be 0 (unshaped) or within [0.000001, 10000] GB/s, not 1e-300");
     expect({0, 0, 0, 0, 1, -5}, "link latency must be within");
     check_cable_faults({0, 0, 0, 0, 12.5, 2});  // fine
 }
@@ -441,6 +442,23 @@ void test_shaping_lifted_mid_flight_keeps_order(void**) {
     assert_memory_equal(r.dst.data(), r.src.data(), r.src.size());
 }
 
+// A wire slowed to a crawl and then freed carries what it still had queued
+// at the new rate: 1 KB/s would have held four 1 KiB frames for 4 s.
+void test_a_crawl_lifted_frees_the_frames_queued_behind_it(void**) {
+    Rig r(config(), WireFaults{0, 0, 1}, 4 * 1024);
+    r.cable.set_faults(shaping(1e-6, 0));
+    for (size_t off = 0; off < 4 * 1024; off += 1024) r.cable.mac(0).send_borrowed(off, r.src.data() + off, 1024);
+    r.cable.pump(r.now += 5);
+    assert_int_equal(r.order.size(), 0);
+    r.cable.set_faults(CableFaults{});
+    const uint64_t lifted = r.now;
+    while (r.order.size() < 4) {
+        r.cable.pump(r.now += 1);
+        if (r.now - lifted > 1000) fail_msg("%zu of 4 frames 1 ms after the crawl was lifted", r.order.size());
+    }
+    r.assert_exactly_once_in_order(1024);
+}
+
 }  // namespace
 
 int main() {
@@ -462,6 +480,7 @@ int main() {
         cmocka_unit_test(test_latency_delays_frames_and_acks),
         cmocka_unit_test(test_shaped_lossy_wire_still_delivers_exactly_once),
         cmocka_unit_test(test_shaping_lifted_mid_flight_keeps_order),
+        cmocka_unit_test(test_a_crawl_lifted_frees_the_frames_queued_behind_it),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
