@@ -1,6 +1,8 @@
 #include "cli/bench_report.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "common/error.h"
@@ -13,6 +15,11 @@ std::ofstream open_for_writing(const std::string& path) {
     std::ofstream out(path);
     if (!out) throw Error("cannot write " + path);
     return out;
+}
+
+// A full disk (or /dev/full) fails the writes, not the open.
+void check_written(std::ofstream& out, const std::string& path) {
+    if (!out.flush()) throw Error("cannot write " + path + ": " + std::strerror(errno));
 }
 
 // An algorithm as the chart's legend names it: what ran, where auto picked it.
@@ -38,7 +45,9 @@ void write_bench_json(const std::string& path, const std::string& op, const nloh
     nlohmann::json out = meta;
     out["op"] = op;
     out["rows"] = rows;
-    open_for_writing(path) << out.dump(1) << "\n";
+    std::ofstream file = open_for_writing(path);
+    file << out.dump(1) << "\n";
+    check_written(file, path);
 }
 
 void write_bench_csv(const std::string& path, const nlohmann::json& meta, const nlohmann::json& rows) {
@@ -59,6 +68,7 @@ void write_bench_csv(const std::string& path, const nlohmann::json& meta, const 
             out << "," << in["time_us"] << "," << in["algbw_gbs"] << "," << in["busbw_gbs"] << ","
                 << csv_cell(in["wrong"]) << "\n";
     }
+    check_written(out, path);
 }
 
 std::vector<std::string> write_bench_png(const std::string& path, const std::string& title,

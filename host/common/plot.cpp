@@ -280,8 +280,26 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& png_path) {
 
 std::string gnuplot_quoted(std::string_view s) { return gnuplot_string(s); }
 
-void draw_png_with_gnuplot(const std::string& path, int width, int height,
+namespace {
+// Where a chart named `path` goes: a symlink's target (the rename that puts
+// the chart in place would replace the link), and never over a device.
+std::string chart_destination(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path target = path;
+    for (int links = 0; links < 8 && fs::is_symlink(target, ec); ++links) {  // its target need not exist yet
+        const fs::path to = fs::read_symlink(target, ec);
+        target = to.is_absolute() ? to : target.parent_path() / to;
+    }
+    if (std::filesystem::exists(target, ec) && !std::filesystem::is_regular_file(target, ec))
+        throw Error("cannot write chart '" + path + "': it is not a regular file");
+    return target.string();
+}
+}  // namespace
+
+void draw_png_with_gnuplot(const std::string& named, int width, int height,
                            const std::function<std::string(const std::string& png_path)>& script_for) {
+    const std::string path = chart_destination(named);
     TempFile png = create_beside(path);
     try {
         const TempFile script = write_script(script_for(png.path()));

@@ -175,6 +175,11 @@ check "... and a command with no router to take it fails" test $? -ne 0
 check "... saying there is none" has "$TMP/out" "weft fabric --pause: no fabric router is running to tell"
 $WEFT bench all_gather -b 1K -e 4K -f 2 --algo all --csv "$TMP/ag.csv" --png "$TMP/ag.png" >"$TMP/out" 2>&1
 check "weft bench prints the nccl-tests columns" has "$TMP/out" "algbw     busbw   #wrong"
+for out in --json-out --csv; do
+    $WEFT bench all_gather -b 1K $out /dev/full >"$TMP/full" 2>&1
+    check "bench $out to a full disk fails" test $? -eq 1
+    check "... saying it cannot write" has "$TMP/full" "cannot write /dev/full: No space left on device"
+done
 check "weft bench prints the average bus bandwidth" has "$TMP/out" "# Avg bus bandwidth"
 check "weft bench writes CSV rows for every algorithm and size" test "$(grep -vc '^#' "$TMP/ag.csv")" -eq $((1 + 3 * 4))
 check "... after the run's metadata" has "$TMP/ag.csv" "^# cluster: pair"

@@ -341,6 +341,21 @@ void test_unwritable_path_throws(void**) {
         std::strstr(error_of("/nonexistent-weft-dir/plot.png", bandwidth_spec()).c_str(), "No such file or directory"));
 }
 
+// A chart named by a symlink lands in its target, the link kept; a device
+// (or anything but a regular file) is never replaced by the chart.
+void test_a_symlink_is_written_through_and_a_device_refused(void**) {
+    const TempDir dir;
+    const std::string target = dir.path + "/target.png", link = dir.path + "/link.png";
+    std::filesystem::create_symlink(target, link);
+    write_line_plot_png(link, bandwidth_spec());
+    assert_true(std::filesystem::is_symlink(link));
+    assert_int_equal(decode(read_file(target)).width, bandwidth_spec().width);
+    assert_non_null(std::strstr(error_of("/dev/null", bandwidth_spec()).c_str(), "it is not a regular file"));
+    struct stat st {};
+    assert_int_equal(stat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+}
+
 // PATH set to a directory holding only the given `gnuplot` (none: no gnuplot at all).
 struct FakeGnuplot {
     TempDir bin;
@@ -406,6 +421,7 @@ int main() {
         cmocka_unit_test(test_palette_is_distinct),
         cmocka_unit_test(test_bad_data_throws),
         cmocka_unit_test(test_unwritable_path_throws),
+        cmocka_unit_test(test_a_symlink_is_written_through_and_a_device_refused),
         cmocka_unit_test(test_missing_gnuplot_names_the_package),
         cmocka_unit_test(test_failing_gnuplot_is_reported),
     };

@@ -179,6 +179,8 @@ PacketLog read_packet_log_file(const std::string& path, nlohmann::json* about) {
         return log;
     } catch (const Error& e) {
         throw Error(path + ": " + e.what());
+    } catch (const nlohmann::json::exception& e) {  // a field missing or of the wrong type
+        throw Error(path + " is not a packet log (weft-packet-log/1): " + e.what());
     }
 }
 
