@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 #include <optional>
+#include <set>
 
 #include "ccl/op_case.h"
 #include "cli/arguments.h"
@@ -298,17 +299,42 @@ void report(const Sweep& s, const ccl::OpRequest& base, Cluster& cluster, const 
     }
 }
 
+// The sizes as the op lays them out on these chips: nccl-tests' rows are
+// counts, so a size below one element is left out (said on stderr) and sizes
+// that round to the same count run once.
+std::vector<uint64_t> runnable_sizes(const ccl::CollectiveRunner& run, ccl::OpRequest r,
+                                     const std::vector<uint64_t>& sizes) {
+    std::vector<uint64_t> out;
+    std::set<uint64_t> counts;
+    std::string first_refusal;
+    size_t left_out = 0;
+    for (uint64_t size : sizes) {
+        r.bytes = size;
+        try {
+            if (counts.insert(run.layout(r).elements).second) out.push_back(size);
+        } catch (const Error& e) {
+            if (!left_out++) first_refusal = e.what();
+        }
+    }
+    if (out.empty()) throw UsageError("no size from -b to -e fits the op on these chips: " + first_refusal);
+    if (left_out)
+        std::fprintf(stderr, "weft bench: %zu of the sizes left out (the first: %s)\n", left_out,
+                     first_refusal.c_str());
+    return out;
+}
+
 int bench(BenchArgs a, const std::string& run_dir) {
     if (a.all_algos) a.ccl.algo = "all";
     const ccl::OpRequest base = request_of(a.ccl, true);
     std::vector<std::string> algos = algorithms_of(a.ccl, true);
-    const std::vector<uint64_t> sizes = sizes_of(a);
+    const std::vector<uint64_t> asked = sizes_of(a);
     // The chart is drawn last: a missing gnuplot must not cost a whole sweep.
     if (!a.png.empty()) check_gnuplot();
     knobs::check(knobs::Reader::kCcl);  // a bad WEFT_CCL_* is a usage error, before any cluster starts
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     const uint32_t n = static_cast<uint32_t>(cluster->size());
     ccl::CollectiveRunner run(*cluster, runner_options(a.ccl));
+    const std::vector<uint64_t> sizes = runnable_sizes(run, base, asked);
     if (a.ccl.algo == "all" && ccl::is_grid(cluster->topology())) algos = algorithms_of(a.ccl, true, true);
     print_header(base, run, n, a, sizes);
     std::unique_ptr<Trace> trace;

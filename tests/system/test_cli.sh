@@ -175,6 +175,11 @@ check "... and a command with no router to take it fails" test $? -ne 0
 check "... saying there is none" has "$TMP/out" "weft fabric --pause: no fabric router is running to tell"
 $WEFT bench all_gather -b 1K -e 4K -f 2 --algo all --csv "$TMP/ag.csv" --png "$TMP/ag.png" >"$TMP/out" 2>&1
 check "weft bench prints the nccl-tests columns" has "$TMP/out" "algbw     busbw   #wrong"
+$WEFT bench all_reduce -b 1 -e 8 --csv "$TMP/small.csv" >"$TMP/small" 2>&1
+check "bench leaves out sizes below an element, and runs the rest" test "$(grep -vc '^#' "$TMP/small.csv")" -eq 3
+check "... saying how many" has "$TMP/small" "2 of the sizes left out (the first: size 1 is not a whole number"
+$WEFT bench all_reduce -b 1 -e 2 >"$TMP/small" 2>&1
+check "bench with no size that fits is a usage error" test $? -eq 2
 for out in --json-out --csv; do
     $WEFT bench all_gather -b 1K $out /dev/full >"$TMP/full" 2>&1
     check "bench $out to a full disk fails" test $? -eq 1
