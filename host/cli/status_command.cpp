@@ -9,18 +9,23 @@
 namespace weft::cli {
 namespace {
 
+// Each core's state as a letter: off, ready, running, done, fault.
+std::string core_letters(Cluster& cluster, uint32_t chip) {
+    static const char* states = "-RrDF";
+    std::string cores;
+    for (uint32_t k = 0; k < cluster.board().cores.size(); ++k)
+        cores += states[std::min<uint32_t>(uint32_t(cluster.chip(chip).status(k).state), 4u)];
+    return cores;
+}
+
 void print_chips(Cluster& cluster) {
     const nlohmann::json& info = cluster.info();
     std::printf("cluster '%s' (%s), board %s, %zu chips, bridge pid %d\n", info["name"].get<std::string>().c_str(),
                 info["cluster_file"].get<std::string>().c_str(), info["board"].get<std::string>().c_str(),
                 cluster.size(), info["bridge_pid"].get<int>());
-    static const char* states = "-RrDF";  // off, ready, running, done, fault
     for (const auto& c : info["chips"]) {
         const uint32_t id = c["id"];
-        Chip& chip = cluster.chip(id);
-        std::string cores;
-        for (uint32_t k = 0; k < cluster.board().cores.size(); ++k)
-            cores += states[std::min<uint32_t>(uint32_t(chip.status(k).state), 4u)];
+        const std::string cores = core_letters(cluster, id);
         std::printf("  chip %u  pid %-7d %-8s cores [%s]\n", id, c["pid"].get<int>(),
                     c["alive"].get<bool>() ? "alive" : c["state"].get<std::string>().c_str(), cores.c_str());
     }
@@ -73,9 +78,11 @@ void print_events(const nlohmann::json& ev) {
 int status(const std::string& run_dir, bool json) {
     auto cluster = Cluster::attach(run_dir);
     const nlohmann::json counters = cluster->counters();
-    if (json) {
+    if (json) {  // what the text shows, and more
         nlohmann::json out = cluster->info();
+        for (auto& c : out["chips"]) c["cores"] = core_letters(*cluster, c["id"].get<uint32_t>());
         out["counters"] = counters;
+        out["events"] = cluster->events();
         std::cout << out.dump(2) << "\n";
         return 0;
     }
@@ -90,7 +97,9 @@ int status(const std::string& run_dir, bool json) {
 Command add_status(CLI::App& weft, Globals& g) {
     CLI::App* cmd = weft.add_subcommand("status", "chips, cores, links and their counters, recent events");
     auto json = std::make_shared<bool>(false);
-    cmd->add_flag("--json", *json, "everything the bridge knows, as JSON");
+    cmd->add_flag("--json", *json,
+                  "everything the bridge knows, as JSON: chips (each with its cores' letters), links, counters, "
+                  "recent events");
     add_run_dir(*cmd, g.run_dir);
     return {cmd, [json, &g] { return status(g.run_dir, *json); }};
 }

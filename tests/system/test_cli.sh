@@ -147,6 +147,12 @@ $WEFT status --json >"$TMP/out" 2>&1
 grep -o '"doorbell_rings": *[0-9]*' "$TMP/out" | tr -dc '0-9\n' >"$TMP/rings"
 check "the bridge counts the doorbells it rang for the op on every chip" \
     awk '{ n++; if ($1 == 0) bad = 1 } END { exit bad || n != 2 }' "$TMP/rings"
+check "status --json holds the cores' letters and the recent events, as the text does" python3 -c "
+import json
+s = json.load(open('$TMP/out'))
+assert all(len(c['cores']) == 8 and set(c['cores']) <= set('-RrDF') for c in s['chips']), s['chips']
+assert 'events' in s['events'] and s['events']['log'], s['events']
+"
 $WEFT run allreduce >"$TMP/out" 2>&1
 check "an unknown op is refused by name" has "$TMP/out" "unknown op 'allreduce' (ops: all_gather"
 $WEFT run all_gather --size 6 >"$TMP/out" 2>&1
