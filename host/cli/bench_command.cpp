@@ -361,9 +361,11 @@ Command add_bench(CLI::App& weft, Globals& g) {
               "runs before the timed ones, the checked one included; default 1");
     add_size(*cmd, "-i,--stepbytes", "STEP", a->step_bytes, {0, kMaxBytes},
              "sizes MIN, MIN+STEP, ... up to MAX instead of by the factor; default 0 (by the factor)");
-    add_whole(*cmd, "-c,--check", "0|1", a->check, {0, 1}, "check the first run of each size (1, default) or not (0)");
-    cmd->add_flag("--all-algos", a->all_algos, "every algorithm of the op (--algo all)");
-    cmd->add_flag("--no-check", a->no_check, "do not check the first run against the host reference (-c 0)");
+    CLI::Option* check =
+        add_whole(*cmd, "-c,--check", "0|1", a->check, {0, 1}, "check the first run of each size (1, default) or not (0)");
+    cmd->add_flag("--all-algos", a->all_algos, "every algorithm of the op (--algo all)")->excludes("--algo");
+    cmd->add_flag("--no-check", a->no_check, "do not check the first run against the host reference (-c 0)")
+        ->excludes(check);  // two answers to one question
     cmd->add_flag("--out-of-place", a->out_of_place_only, "skip the in-place runs (their columns show '-')");
     cmd->add_flag("--fit", a->fit, "fit the cost model's launch, step and message costs to the times");
     cmd->add_option("--json-out", a->json, "the rows as JSON to this file")->option_text("FILE");

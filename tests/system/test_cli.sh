@@ -184,6 +184,10 @@ check "weft bench prints the nccl-tests columns" has "$TMP/out" "algbw     busbw
 $WEFT bench all_reduce -b 1 -e 8 --csv "$TMP/small.csv" >"$TMP/small" 2>&1
 check "bench leaves out sizes below an element, and runs the rest" test "$(grep -vc '^#' "$TMP/small.csv")" -eq 3
 check "... saying how many" has "$TMP/small" "2 of the sizes left out (the first: size 1 is not a whole number"
+$WEFT bench all_reduce --all-algos --algo ring >"$TMP/both" 2>&1
+check "bench refuses --all-algos beside --algo (it ran every algorithm)" has "$TMP/both" "--algo excludes --all-algos"
+$WEFT bench all_reduce --no-check -c 1 >"$TMP/both" 2>&1
+check "bench refuses --no-check beside -c 1" has "$TMP/both" "--check excludes --no-check"
 $WEFT bench all_reduce -b 1 -e 2 >"$TMP/small" 2>&1
 check "bench with no size that fits is a usage error" test $? -eq 2
 for out in --json-out --csv; do
