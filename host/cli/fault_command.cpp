@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/link_text.h"
 #include "cli/port_argument.h"
+#include "driver/cluster_file.h"
 
 namespace weft::cli {
 namespace {
@@ -81,11 +82,11 @@ void add_link_actions(CLI::App& fault, FaultArgs& a) {
         ->required();
     a.actions[mode] = [&a] { return faults({{"mode", a.mode}}); };
     CLI::App* shape = fault.add_subcommand("shape", "each direction at GB_PER_S, each frame LATENCY_US on the wire");
-    add_real(*shape, "GB_PER_S", a.gbps, 0, INFINITY,
+    add_real(*shape, "GB_PER_S", a.gbps, 0, kMaxLinkGBps,
              "GB/s each way (0: as fast as the bridge copies; 0 alone: unshaped, the latency cleared too)")
         ->required();
     const CLI::Option* latency =
-        add_real(*shape, "LATENCY_US", a.latency_us, 0, INFINITY, "us per frame (default: unchanged)");
+        add_real(*shape, "LATENCY_US", a.latency_us, 0, kMaxLinkLatencyUs, "us per frame (default: unchanged)");
     a.actions[shape] = [&a, latency] {
         Change c = faults({{"bandwidth_gbps", a.gbps}});
         if (latency->count()) c.faults["latency_us"] = a.latency_us;

@@ -80,7 +80,11 @@ check "linktest over a shaped link moves every byte intact" has "$TMP/out" "ever
 # An upper bound only: a loaded host may be slower than the wire, never faster.
 check "no transfer beats the link's shaped rate" awk '/^  chip [0-9]+\.[A-Z]+ +chip/ { n++; if ($NF > 0.0525) bad = 1 } END { exit bad || n != 2 }' "$TMP/out"
 $WEFT fault 0 1 shape fast >"$TMP/out" 2>&1
-check "a shaping that is not a number is refused by name" has "$TMP/out" "weft fault shape: GB_PER_S: must be a number of at least 0, not 'fast'"
+check "a shaping that is not a number is refused by name" has "$TMP/out" "weft fault shape: GB_PER_S: must be a number from 0 to 10000, not 'fast'"
+$WEFT fault 0 1 shape 1e300 >"$TMP/out" 2>&1
+check "a rate past any link's is a usage error" test $? -eq 2
+$WEFT fault 0 1 shape 1e-300 >"$TMP/out" 2>&1
+check "a crawl that would hold a frame for ever is refused" has "$TMP/out" "within [0.000001, 10000] GB/s, not 1e-300"
 $WEFT fault 0 1 shape 0 0 >"$TMP/out" 2>&1
 check "weft fault shape 0 0 lifts the shaping" has "$TMP/out" ", unshaped, mode ttlink"
 $WEFT fault 0 1 shape 0.05 5 >/dev/null 2>&1
