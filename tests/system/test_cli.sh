@@ -84,7 +84,7 @@ check "a shaping that is not a number is refused by name" has "$TMP/out" "weft f
 $WEFT fault 0 1 shape 1e300 >"$TMP/out" 2>&1
 check "a rate past any link's is a usage error" test $? -eq 2
 $WEFT fault 0 1 shape 1e-300 >"$TMP/out" 2>&1
-check "a crawl that would hold a frame for ever is refused" has "$TMP/out" "within [0.000001, 10000] GB/s, not 1e-300"
+check "a crawl that would hold a frame for ever is refused" has "$TMP/out" "GB/s, not 1e-300"
 $WEFT fault 0 1 shape 0 0 >"$TMP/out" 2>&1
 check "weft fault shape 0 0 lifts the shaping" has "$TMP/out" ", unshaped, mode ttlink"
 $WEFT fault 0 1 shape 0.05 5 >/dev/null 2>&1
