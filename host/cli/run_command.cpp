@@ -191,8 +191,11 @@ int run_op(const RunArgs& a, const std::string& run_dir) {
     if (a.in_place) r.send = r.recv = r.send ? r.send : r.recv ? r.recv : cluster->board().dram.base;
     if (!a.mesh.empty()) return run_on_meshes(a.mesh, r, *cluster, options);
     if (!a.record.empty()) options.record_packets = transport::kDefaultRecordedPackets;
-    ccl::CollectiveRunner run(*cluster, options);
     const uint32_t n = static_cast<uint32_t>(cluster->size());
+    if (r.root >= n)  // a value out of range, as --chip elsewhere: before the op's header is printed
+        throw UsageError("--root: the cluster has chips 0 to " + std::to_string(n - 1) + ", not " +
+                         std::to_string(r.root));
+    ccl::CollectiveRunner run(*cluster, options);
     std::printf("%s on %u chips, ring %s (stretch %.2f)\n", ccl::collective_name(r.op).c_str(), n,
                 ring_text(run).c_str(), run.ring_stretch());
     std::unique_ptr<Trace> trace;

@@ -157,6 +157,9 @@ s = json.load(open('$TMP/out'))
 assert all(len(c['cores']) == 8 and set(c['cores']) <= set('-RrDF') for c in s['chips']), s['chips']
 assert 'events' in s['events'] and s['events']['log'], s['events']
 "
+$WEFT run broadcast --root 2 >"$TMP/out" 2>&1
+check "a root past the chips is a usage error" test $? -eq 2
+check "... that names the chips" has "$TMP/out" "--root: the cluster has chips 0 to 1, not 2"
 $WEFT run allreduce >"$TMP/out" 2>&1
 check "an unknown op is refused by name" has "$TMP/out" "unknown op 'allreduce' (ops: all_gather"
 $WEFT run all_gather --size 6 >"$TMP/out" 2>&1
