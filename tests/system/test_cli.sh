@@ -332,6 +332,9 @@ check "... refuses a name the kernel lacks, listing its arguments" \
     has "$TMP/out" "has no argument 'valu' (its arguments: sem:u64 value:u32 pad:u32)"
 $WEFT launch wait_sem --core 5 --args sem=0x9ff00000 >"$TMP/out" 2>&1
 check "... and a missing one" has "$TMP/out" "missing: value, pad"
+$WEFT launch wait_sem --core 5 --args 1 2 3 4 5 6 >"$TMP/out" 2>&1
+check "words in order are counted against the kernel's fields (6 faulted on the chip)" \
+    has "$TMP/out" "kernel 'wait_sem' takes 4 words (sem:u64 value:u32 pad:u32), not 6"
 $WEFT launch reloc_probe --core 4 --args x=1 >"$TMP/out" 2>&1
 check "a kernel that names no arguments says so" has "$TMP/out" "does not name its arguments (WEFT_KERNEL_ARG_NAMES)"
 $WEFT launch no_such_kernel --core 4 >"$TMP/out" 2>&1
