@@ -146,7 +146,7 @@ refused "link x" "CHIP: must be a whole number from 0 to 4294967295, not 'x'" li
 refused "link port 2^32 + 1" "PORT: must be a whole number from 0 to 4294967295" link 0 4294967297 down
 refused "link sideways" "STATE: must be up or down, not 'sideways'" link 0 1 sideways
 refused "fault drop 1.5" "RATE: must be a number from 0 to 1, not '1.5'" fault 0 1 drop 1.5
-refused "fault shape fast" "GB_PER_S: must be a number of at least 0, not 'fast'" fault 0 1 shape fast
+refused "fault shape fast" "GB_PER_S: must be a number from 0 to 10000, not 'fast'" fault 0 1 shape fast
 refused "fault flap -1" "PERIOD_MS: must be a whole number from 0 to 4294967295" fault 0 1 flap -1 5
 refused "fault mode lossy" "MODE: must be ttlink or compliance, not 'lossy'" fault 0 1 mode lossy
 refused "fault with no action" "weft fault:" fault 0 1
