@@ -67,8 +67,7 @@ void take_routers_from_their_ranks(Simulation& sim, nlohmann::json& state) {
     for (const nlohmann::json& r : state["routers"])
         if (sim.engine().owns(r["chip"].get<uint32_t>())) mine.push_back(r);
     const std::string text = mine.dump() + "\n";
-    const std::vector<uint8_t> all =
-        ranks.exchange(std::vector<std::vector<uint8_t>>(ranks.size(), {text.begin(), text.end()}));
+    const std::vector<uint8_t> all = from_every_rank(ranks, std::vector<uint8_t>(text.begin(), text.end()));
     std::map<uint64_t, nlohmann::json> by_index;
     std::string lines(all.begin(), all.end());
     for (size_t at = 0, nl; (nl = lines.find('\n', at)) != std::string::npos; at = nl + 1)

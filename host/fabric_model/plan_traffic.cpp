@@ -292,8 +292,7 @@ std::vector<std::vector<uint8_t>> outputs(Simulation& sim, const ccl::OpLayout& 
         mine.insert(mine.end(), reinterpret_cast<const uint8_t*>(&chip), reinterpret_cast<const uint8_t*>(&chip + 1));
         mine.insert(mine.end(), at, at + p.bytes());
     }
-    const std::vector<uint8_t> all =
-        engine.ranks().exchange(std::vector<std::vector<uint8_t>>(engine.ranks().size(), mine));
+    const std::vector<uint8_t> all = from_every_rank(engine.ranks(), mine);
     std::vector<std::vector<uint8_t>> out(l.ranks);
     for (size_t at = 0; at < all.size();) {
         uint32_t chip;

@@ -23,6 +23,13 @@ public:
     virtual std::vector<uint8_t> exchange(const std::vector<std::vector<uint8_t>>& to) = 0;
 };
 
+// What every rank holds of something, in rank order: each sends `mine` to
+// every rank (all call it). One rank: `mine`.
+inline std::vector<uint8_t> from_every_rank(Ranks& ranks, const std::vector<uint8_t>& mine) {
+    if (ranks.size() == 1) return mine;
+    return ranks.exchange(std::vector<std::vector<uint8_t>>(ranks.size(), mine));
+}
+
 // This process alone.
 class OneRank : public Ranks {
 public:

@@ -343,9 +343,7 @@ std::string wrong_random(Simulation& sim, const std::vector<RandomWrite>& writes
 
 // Every rank's text, in rank order, on every rank (all reach the same result).
 std::string from_every_rank(Ranks& ranks, const std::string& mine) {
-    if (ranks.size() == 1) return mine;
-    const std::vector<uint8_t> bytes(mine.begin(), mine.end());
-    const std::vector<uint8_t> all = ranks.exchange(std::vector<std::vector<uint8_t>>(ranks.size(), bytes));
+    const std::vector<uint8_t> all = from_every_rank(ranks, std::vector<uint8_t>(mine.begin(), mine.end()));
     return std::string(all.begin(), all.end());
 }
 

@@ -65,9 +65,8 @@ void TrafficRecorder::gather() {
     Ranks& ranks = engine_.ranks();
     if (ranks.size() == 1) return;
     const auto* mine = reinterpret_cast<const uint8_t*>(unstitched_.data());
-    const std::vector<uint8_t> all = ranks.exchange(
-        std::vector<std::vector<uint8_t>>(ranks.size(),
-                                          std::vector<uint8_t>(mine, mine + unstitched_.size() * sizeof(Hop))));
+    const std::vector<uint8_t> all =
+        from_every_rank(ranks, std::vector<uint8_t>(mine, mine + unstitched_.size() * sizeof(Hop)));
     std::vector<Hop> hops(all.size() / sizeof(Hop));
     std::memcpy(hops.data(), all.data(), hops.size() * sizeof(Hop));
     // A packet's hop lands before its next one leaves: in order of landing
