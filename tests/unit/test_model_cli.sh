@@ -80,7 +80,7 @@ log() { echo "{\"schema\": \"weft-packet-log/1\", \"about\": {\"cluster\": \"rin
 log '"bytes": 64, "dst_address": 0' >"$TMP/nowhere.json"
 log '"bytes": 100000, "dst_address": 2415919104' >"$TMP/huge.json"
 echo '{"schema": "weft-packet-log/1", "hops": [{"chip": 0}], "lost": []}' >"$TMP/nodst.json"
-refuses "nodst.json: a packet log hop is incomplete" replay --cluster ring8 "$TMP/nodst.json"
+refuses "nodst.json: hop 0 of the packet log is incomplete" replay --cluster ring8 "$TMP/nodst.json"
 refuses "packet 0 of the log writes to chip 1 where it has no memory" replay "$TMP/nowhere.json"
 refuses "packet 0 of the log carries 100000 bytes" replay "$TMP/huge.json"
 # A cable out from the start: the fabric is planned without it, 1D and 2D,

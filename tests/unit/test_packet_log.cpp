@@ -166,6 +166,33 @@ void test_a_log_file_round_trips_and_a_bad_one_is_named(void**) {
     }
 }
 
+// A hand-edited log's numbers are taken only where they fit: a chip of -1
+// or 2^32 bytes would otherwise wrap into a chip or a size the replay trusts.
+void test_a_log_field_out_of_range_is_named_with_its_hop(void**) {
+    const nlohmann::json good = transport::packet_log_json(recorded_all_to_all(), {});
+    const struct {
+        const char* key;
+        nlohmann::json value;
+        const char* said;
+    } cases[] = {{"chip", -1, "chip is -1, not a whole number from 0 to 4294967295"},
+                 {"bytes", 4294967296ull, "bytes is 4294967296, not a whole number from 0 to 4294967295"},
+                 {"vc", 256, "vc is 256, not a whole number from 0 to 255"},
+                 {"seq", 1.5, "seq is 1.5, not a whole number"},
+                 {"dst", nlohmann::json::array({0, 70000}), "dst chip is 70000, not a whole number from 0 to 65535"}};
+    for (const auto& c : cases) {
+        nlohmann::json bad = good;
+        bad["hops"][3][c.key] = c.value;
+        try {
+            transport::packet_log_from_json(bad);
+            fail_msg("a log with %s = %s was read", c.key, c.value.dump().c_str());
+        } catch (const Error& e) {
+            const std::string what = e.what();
+            if (what.find("hop 3 of the packet log") == std::string::npos || what.find(c.said) == std::string::npos)
+                fail_msg("%s = %s: %s", c.key, c.value.dump().c_str(), e.what());
+        }
+    }
+}
+
 // weft replay's plan: one job per packet where it left its source, each
 // into the landing area at the end of DRAM; a write that had no semaphore
 // gets none (else it would become a write-and-increment).
@@ -272,6 +299,7 @@ int main() {
         cmocka_unit_test(test_a_log_that_wrapped_says_so_and_is_not_replayed),
         cmocka_unit_test(test_a_fabric_without_a_log_says_so),
         cmocka_unit_test(test_a_log_file_round_trips_and_a_bad_one_is_named),
+        cmocka_unit_test(test_a_log_field_out_of_range_is_named_with_its_hop),
         cmocka_unit_test(test_a_replay_plan_sends_each_packet_once_from_its_source),
         cmocka_unit_test(test_multicasts_replay_to_the_chips_they_reached),
         cmocka_unit_test(test_a_multicast_the_log_cannot_count_is_refused_by_name),

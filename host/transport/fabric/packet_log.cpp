@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "common/error.h"
 
@@ -140,26 +141,51 @@ nlohmann::json packet_log_json(const PacketLog& log, const nlohmann::json& about
     return {{"schema", kPacketLogSchema}, {"about", about}, {"hops", hops}, {"lost", log.lost}};
 }
 
+namespace {
+
+// One whole-number field of a hop, refused when it does not fit where the
+// record keeps it (a hand-edited log's -1 or 2^32 must not wrap into a chip
+// or a size the replay then trusts).
+template <typename T>
+void take(T& field, const nlohmann::json& hop, const char* key, size_t index = 0, const char* part = nullptr) {
+    const nlohmann::json& v = part ? hop.at(key).at(index) : hop.at(key);
+    const bool whole = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+    if (!whole || v.get<uint64_t>() > std::numeric_limits<T>::max())
+        throw Error(std::string(key) + (part ? std::string(" ") + part : "") + " is " + v.dump() +
+                    ", not a whole number from 0 to " + std::to_string(std::numeric_limits<T>::max()));
+    field = static_cast<T>(v.get<uint64_t>());
+}
+
+LoggedHop hop_from_json(const nlohmann::json& h) {
+    LoggedHop hop;
+    take(hop.chip, h, "chip"), take(hop.port, h, "port"), take(hop.to_chip, h, "to_chip");
+    abi::FabricPacketRecord& r = hop.record;
+    take(r.src.mesh, h, "src", 0, "mesh"), take(r.src.chip, h, "src", 1, "chip");
+    take(r.dst.mesh, h, "dst", 0, "mesh"), take(r.dst.chip, h, "dst", 1, "chip");
+    take(r.seq, h, "seq"), take(r.noc_command, h, "command"), take(r.send_type, h, "send_type");
+    take(r.vc, h, "vc"), take(r.hops, h, "hops"), take(r.payload_bytes, h, "bytes"), take(r.inc_value, h, "inc");
+    take(r.dst_address, h, "dst_address"), take(r.sem_address, h, "sem_address"), take(r.sent_ticks, h, "ticks");
+    return hop;
+}
+
+}  // namespace
+
 PacketLog packet_log_from_json(const nlohmann::json& j) {
     if (!j.is_object() || j.value("schema", "") != kPacketLogSchema)
         throw Error(std::string("not a packet log: its schema is not ") + kPacketLogSchema);
     PacketLog log;
+    size_t index = 0;
     try {
         for (const auto& h : j.at("hops")) {
-            LoggedHop hop;
-            hop.chip = h.at("chip"), hop.port = h.at("port"), hop.to_chip = h.at("to_chip");
-            abi::FabricPacketRecord& r = hop.record;
-            r.src = {h.at("src").at(0), h.at("src").at(1)};
-            r.dst = {h.at("dst").at(0), h.at("dst").at(1)};
-            r.seq = h.at("seq"), r.noc_command = h.at("command"), r.send_type = h.at("send_type");
-            r.vc = h.at("vc"), r.hops = h.at("hops"), r.payload_bytes = h.at("bytes"), r.inc_value = h.at("inc");
-            r.dst_address = h.at("dst_address"), r.sem_address = h.at("sem_address"), r.sent_ticks = h.at("ticks");
-            log.hops.push_back(hop);
+            log.hops.push_back(hop_from_json(h));
+            ++index;
         }
-        log.lost = j.at("lost").get<std::vector<std::string>>();
     } catch (const nlohmann::json::exception& e) {
-        throw Error(std::string("a packet log hop is incomplete: ") + e.what());
+        throw Error("hop " + std::to_string(index) + " of the packet log is incomplete: " + e.what());
+    } catch (const Error& e) {
+        throw Error("hop " + std::to_string(index) + " of the packet log: " + e.what());
     }
+    log.lost = j.at("lost").get<std::vector<std::string>>();  // its own type error is named by the caller
     return log;
 }
 
