@@ -145,33 +145,30 @@ private:
 class Checker {
 public:
     Checker(const OpRequest& r, CheckResult& res) : r_(r), res_(res) {}
-    // Replicated outputs hold the same bits on every rank: each element of
-    // `out` against the first rank's.
+    // Replicated outputs hold the same bits on every rank: element i of `out`
+    // against the first rank's. The element was counted once, by compare().
     void same_bits(uint32_t chip, const std::vector<uint8_t>& out, uint32_t first_chip,
-                   const std::vector<uint8_t>& first, uint64_t elements, uint32_t element_size) {
-        for (uint64_t i = 0; i < elements; ++i) {
-            ++res_.checked;
-            if (std::memcmp(out.data() + i * element_size, first.data() + i * element_size, element_size) == 0)
-                continue;
-            if (res_.wrong++ == 0) {
-                std::ostringstream s;
-                s << "chip " << chip << " output element " << i << ": " << load(r_.dtype, out.data(), i)
-                  << " is not bit for bit chip " << first_chip << "'s " << load(r_.dtype, first.data(), i);
-                res_.first_wrong = s.str();
-            }
+                   const std::vector<uint8_t>& first, uint64_t i, uint32_t element_size) {
+        if (std::memcmp(out.data() + i * element_size, first.data() + i * element_size, element_size) == 0) return;
+        if (res_.wrong++ == 0) {
+            std::ostringstream s;
+            s << "chip " << chip << " output element " << i << ": " << load(r_.dtype, out.data(), i)
+              << " is not bit for bit chip " << first_chip << "'s " << load(r_.dtype, first.data(), i);
+            res_.first_wrong = s.str();
         }
     }
-    void compare(uint32_t chip, const std::vector<uint8_t>& out, uint64_t i, Expect e) {
+    bool compare(uint32_t chip, const std::vector<uint8_t>& out, uint64_t i, Expect e) {
         ++res_.checked;
         const double got = load(r_.dtype, out.data(), i);
-        if (std::fabs(got - e.value) <= e.tolerance) return;
-        if (std::isnan(got) && std::isnan(e.value)) return;
+        if (std::fabs(got - e.value) <= e.tolerance) return true;
+        if (std::isnan(got) && std::isnan(e.value)) return true;
         if (res_.wrong++ == 0) {
             std::ostringstream s;
             s << "chip " << chip << " output element " << i << ": got " << got << ", expected " << e.value;
             if (e.tolerance > 0) s << " (tolerance " << e.tolerance << ")";
             res_.first_wrong = s.str();
         }
+        return false;
     }
 
 private:
@@ -237,11 +234,12 @@ CheckResult check_outputs(const OpRequest& r, const OpLayout& l, const OpData& i
         case Collective::kReduce:
             for (uint64_t i = 0; i < l.elements; ++i) {
                 const Expect e = red.at(i);
-                for (uint32_t c = 0; c < n; ++c)
-                    if (r.op == Collective::kAllReduce || c == r.root) ck.compare(c, out[c], i, e);
+                for (uint32_t c = 0; c < n; ++c) {
+                    if (r.op != Collective::kAllReduce && c != r.root) continue;
+                    if (ck.compare(c, out[c], i, e) && r.op == Collective::kAllReduce && c > 0)
+                        ck.same_bits(c, out[c], 0, out[0], i, l.element);
+                }
             }
-            if (r.op == Collective::kAllReduce)
-                for (uint32_t c = 1; c < n; ++c) ck.same_bits(c, out[c], 0, out[0], l.elements, l.element);
             break;
         case Collective::kBroadcast:
             for (uint32_t c = 0; c < n; ++c)

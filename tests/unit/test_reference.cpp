@@ -78,7 +78,7 @@ void test_rounded_sums_in_one_order_pass(void**) {
         c.sum_in_order();
         const CheckResult res = c.check();
         if (res.wrong) fail_msg("%s", res.first_wrong.c_str());
-        assert_int_equal(res.checked, 2 * 8 * 4096 - 4096);  // against the reference, then ranks 1..7 against rank 0
+        assert_int_equal(res.checked, 8 * 4096);  // each output element once: weft run says "N elements match"
     }
 }
 
