@@ -82,6 +82,9 @@ int CommandLine::run(int argc, char** argv) {
     // whether or not this process built the EDM.
     transport::register_edm_wait_decoder();
     transport::register_fabric_wait_decoder();
+    // CLI11 prints the version as soon as it meets the flag, whatever follows.
+    if (argc > 2 && std::any_of(argv + 1, argv + argc, [](const char* w) { return std::string(w) == "--version"; }))
+        return refuse("--version prints weft's version and takes no other words");
     std::vector<char*> head = split_groups(argc, argv, globals_.groups);
     try {
         app_.parse(static_cast<int>(head.size()), head.data());

@@ -39,12 +39,24 @@ void print_env() {
     }
 }
 
-int help(const CLI::App& weft, const std::string& topic) {
-    if (topic == "env") print_env();
-    else if (topic.empty())  // not weft.help(): that would be help's own, the command being run
+// `weft help fault shape`: the command's help, where its word is explained
+// (a word its help never names is refused, not silently dropped).
+int help(const CLI::App& weft, const std::vector<std::string>& words) {
+    const std::string topic = words.empty() ? "" : words.front();
+    if (topic == "env" && words.size() > 1) throw UsageError("weft help env takes no further words");
+    if (topic == "env") {
+        print_env();
+        return 0;
+    }
+    if (topic.empty()) {  // not weft.help(): that would be help's own, the command being run
         std::cout << weft.get_formatter()->make_help(&weft, "weft", CLI::AppFormatMode::Normal);
-    else
-        std::cout << weft.get_subcommand(topic)->help("weft");
+        return 0;
+    }
+    const std::string text = weft.get_subcommand(topic)->help("weft");
+    for (size_t i = 1; i < words.size(); ++i)
+        if (text.find(words[i]) == std::string::npos)
+            throw UsageError("weft " + topic + " has no '" + words[i] + "': see weft help " + topic);
+    std::cout << text;
     return 0;
 }
 
@@ -61,7 +73,14 @@ std::vector<std::string> words_of(const CLI::App& cmd) {
         for (const std::string& l : o->get_lnames()) words.push_back("--" + l);
         for (const std::string& s : o->get_snames()) words.push_back("-" + s);
     }
-    for (const CLI::App* sub : cmd.get_subcommands({})) words.push_back(sub->get_name());
+    for (const CLI::App* sub : cmd.get_subcommands({})) {
+        if (!sub->get_name().empty()) {
+            words.push_back(sub->get_name());
+            continue;
+        }
+        for (const std::string& w : words_of(*sub))  // an option group: its options are the command's
+            if (std::find(words.begin(), words.end(), w) == words.end()) words.push_back(w);
+    }
     return words;
 }
 
@@ -164,11 +183,23 @@ Command add_completion(CLI::App& weft) {
 Command add_help(CLI::App& weft) {
     CLI::App* cmd =
         weft.add_subcommand("help", "this help, a command's, or the WEFT_* environment variables ('weft help env')");
-    auto topic = std::make_shared<std::string>();
+    auto words = std::make_shared<std::vector<std::string>>();
     std::vector<std::string> topics = command_names(weft);
     topics.push_back("env");
-    add_word(*cmd, "TOPIC", "", *topic, one_of(topics), "a command, or env");
-    return {cmd, [&weft, topic] { return help(weft, *topic); }};
+    const auto first = one_of(topics);
+    cmd->add_option("TOPIC", *words, "a command (and words of it, as in weft help fault shape), or env")
+        ->check(CLI::Validator(
+            [first, seen = std::make_shared<size_t>(0)](std::string& w) {
+                try {
+                    if ((*seen)++ == 0) first(w);  // the rest are looked up in the command's help
+                } catch (const Error& e) {
+                    return std::string(e.what());
+                }
+                return std::string();
+            },
+            ""))
+        ->option_text("TOPIC [WORD...]");
+    return {cmd, [&weft, words] { return help(weft, *words); }};
 }
 
 }  // namespace weft::cli

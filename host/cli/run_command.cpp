@@ -186,11 +186,16 @@ int run_op(const RunArgs& a, const std::string& run_dir) {
     if (tensor_asked(a.tensor)) return run_tensor(a, r, run_dir);
     if (!a.mesh.empty() && (!a.record.empty() || !a.trace.empty()))
         throw UsageError("--record and --trace follow one op over the whole cluster: leave out --mesh");
+    if (!a.record.empty() && a.ccl.transport == "edm")
+        throw UsageError("--record logs what the fabric's routers send: use --transport fabric, not edm");
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     ccl::RunnerOptions options = runner_options(a.ccl);
     if (a.in_place) r.send = r.recv = r.send ? r.send : r.recv ? r.recv : cluster->board().dram.base;
     if (!a.mesh.empty()) return run_on_meshes(a.mesh, r, *cluster, options);
-    if (!a.record.empty()) options.record_packets = transport::kDefaultRecordedPackets;
+    if (!a.record.empty()) {
+        options.record_packets = transport::kDefaultRecordedPackets;
+        options.transport = "fabric";  // auto could pick the EDM, which has no routers to log
+    }
     const uint32_t n = static_cast<uint32_t>(cluster->size());
     if (r.root >= n)  // a value out of range, as --chip elsewhere: before the op's header is printed
         throw UsageError("--root: the cluster has chips 0 to " + std::to_string(n - 1) + ", not " +
@@ -230,8 +235,8 @@ Command add_run(CLI::App& weft, Globals& g) {
                     "a timeline of the op to this file: Chrome trace JSON, a track per chip and core (Perfetto)")
         ->option_text("FILE");
     cmd->add_option("--record", a->record,
-                    "with --transport fabric: every packet the routers send over their cables, logged by them, to "
-                    "this file as JSON (replay it with weft-fabric-model replay FILE)")
+                    "every packet the fabric's routers send over their cables (the op runs over the fabric), logged "
+                    "by them, to this file as JSON (replay it with weft-fabric-model replay FILE)")
         ->option_text("FILE");
     cmd->add_option("--mesh", a->mesh,
                     "run the op over one mesh's chips (its id, as weft routes shows them), or 'all': over every mesh "

@@ -44,7 +44,11 @@ FILE* sink() {
 }  // namespace
 
 Level level() {
-    static const Level l = parse(knobs::text(knobs::knob("WEFT_DEBUG")));
+    static const Level l = [] {
+        const Level asked = parse(knobs::text(knobs::knob("WEFT_DEBUG")));
+        if (asked != Level::kOff) sink();  // a WEFT_DEBUG_FILE that cannot be opened is named up front
+        return asked;
+    }();
     return l;
 }
 
