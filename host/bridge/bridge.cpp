@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include "common/error.h"
@@ -30,6 +31,16 @@ void sleep_us(long us) {
 uint64_t now_ms() {
     using namespace std::chrono;
     return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+// ": " and the last line QEMU wrote to its log, which says why it would not
+// start (a bad -accel, a missing ROM); "" when it wrote nothing.
+std::string last_line_of(const std::string& log) {
+    std::ifstream in(log);
+    std::string line, last;
+    while (std::getline(in, line))
+        if (!line.empty()) last = line;
+    return last.empty() ? "" : ": " + last.substr(0, 300);
 }
 
 }  // namespace
@@ -69,8 +80,8 @@ void Bridge::start() {
         bool all = true;
         for (auto& chip : chips_) {
             if (!chip->alive())
-                throw Error("chip " + std::to_string(chip->id()) + ": QEMU " + chip->describe_exit() +
-                            " during boot (see " + chip->qemu_log_path() + ")");
+                throw Error("chip " + std::to_string(chip->id()) + ": QEMU " + chip->describe_exit() + " during boot" +
+                            last_line_of(chip->qemu_log_path()) + " (see " + chip->qemu_log_path() + ")");
             for (uint32_t c = 0; c < cores; ++c) {
                 if (chip->control().hart[c].state != abi::kHartReady) {
                     all = false;

@@ -103,8 +103,7 @@ int reset(uint32_t chip, const std::string& run_dir) {
 namespace {
 // The names clusters/ holds now, not a list written once and left behind.
 std::string cluster_help() {
-    std::string names;
-    for (const std::string& n : paths::cluster_names()) names += (names.empty() ? "" : ", ") + n;
+    const std::string names = paths::cluster_list();
     return names.empty() ? "a cluster file" : "a cluster file, or a name in clusters/: " + names;
 }
 }  // namespace
@@ -160,7 +159,7 @@ std::unique_ptr<Cluster> attach_or_start(const std::string& run_dir, const std::
     const std::string file = paths::cluster_file(cluster.empty() ? fallback : cluster);
     knobs::check(knobs::Reader::kBridge);  // as weft up does: a usage error, not a failed start
     for (const std::string& dir : run_dir::remove_stale_temporaries(run_dir))
-        std::fprintf(stderr, "removed %s, left by a temporary cluster whose process was killed\n", dir.c_str());
+        std::fprintf(stderr, "removed %s, a temporary cluster's run directory whose weft has ended\n", dir.c_str());
     if (up)
         std::fprintf(stderr, "a cluster is up in %s; --cluster %s runs on a temporary one beside it, from %s\n",
                      run_dir.c_str(), cluster.c_str(), file.c_str());

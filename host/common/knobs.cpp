@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include "common/tuning_file.h"
 
 namespace weft::knobs {
@@ -19,6 +21,10 @@ const char* env(const Knob& k) {
 void expect(const Knob& k, Type t) {
     if (k.type != t) throw Error("internal: " + std::string(k.name) + " read as the wrong type");
 }
+
+// strtoll and strtod skip leading blanks, which no other weft number takes:
+// " 4096" is refused as the sizes' parser refuses it.
+bool starts_blank(const std::string& v) { return !v.empty() && std::isspace(static_cast<unsigned char>(v[0])); }
 
 // "WEFT_X=value must be ..." from the environment; "FILE:LINE: key = value
 // must be ... (WEFT_X)" from the tuning file.
@@ -35,7 +41,8 @@ long long parse_integer(const Knob& k, const std::string& value, const std::stri
     char* end = nullptr;
     errno = 0;
     const long long x = std::strtoll(value.c_str(), &end, 0);  // 0x10000 too, as the tunables always took
-    if (value.empty() || *end != '\0' || errno == ERANGE || x < k.min || x > k.max || x % k.step != 0)
+    if (value.empty() || starts_blank(value) || *end != '\0' || errno == ERANGE || x < k.min || x > k.max ||
+        x % k.step != 0)
         refuse(k, value, where);
     return x;
 }
@@ -57,7 +64,8 @@ double real(const Knob& k) {
     if (!v) return double(k.fallback);
     char* end = nullptr;
     const double x = std::strtod(v, &end);
-    if (*end != '\0' || !std::isfinite(x) || x < double(k.min) || (k.max != kUnbounded && x > double(k.max)))
+    if (starts_blank(v) || *end != '\0' || !std::isfinite(x) || x < double(k.min) ||
+        (k.max != kUnbounded && x > double(k.max)))
         refuse(k, v, "");
     return x;
 }
@@ -69,7 +77,7 @@ bool flag(const Knob& k) {
 }
 
 std::string text(const Knob& k) {
-    if (k.type != Type::kPath) expect(k, Type::kText);
+    if (k.type != Type::kPath && k.type != Type::kProgram) expect(k, Type::kText);
     if (const char* v = env(k)) return v;
     if (k.tunable) {
         const std::string path = text(knob("WEFT_CCL_CONFIG"));
@@ -81,11 +89,31 @@ std::string text(const Knob& k) {
 
 bool is_set(const Knob& k) { return env(k) != nullptr; }
 
+namespace {
+
+bool runs(const std::string& program) {
+    if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0;
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "";
+    for (size_t at = 0; at <= dirs.size();) {
+        const size_t end = std::min(dirs.find(':', at), dirs.size());
+        const std::string dir = end > at ? dirs.substr(at, end - at) : ".";
+        if (access((dir + "/" + program).c_str(), X_OK) == 0) return true;
+        at = end + 1;
+    }
+    return false;
+}
+
+}  // namespace
+
 void check(Reader reader) {
     for (const Knob& k : kKnobs) {
         if (k.reader != reader) continue;
         if (k.type == Type::kInteger) integer(k);
         if (k.type == Type::kReal) real(k);
+        if (k.type == Type::kProgram && env(k) && !runs(env(k)))
+            throw KnobError(std::string(k.name) + "=" + env(k) + ": no such program" +
+                            (std::string(env(k)).find('/') == std::string::npos ? " on PATH" : " (or not executable)"));
     }
 }
 
@@ -99,6 +127,7 @@ std::string range_text(const Knob& k) {
         case Type::kFlag: return "on when set to anything but 0";
         case Type::kText: return "text";
         case Type::kPath: return "a path";
+        case Type::kProgram: return "a program (a path, or a name on PATH)";
     }
     return "";
 }

@@ -22,6 +22,7 @@ enum class Type {
     kFlag,     // on when set to anything but empty or 0
     kText,
     kPath,
+    kProgram,  // a path, or a name looked up on PATH; check() refuses one that runs nothing
 };
 
 // Which program reads a knob; `weft help env` groups them by it.
@@ -63,12 +64,12 @@ inline constexpr Knob kKnobs[] = {
      .fallback = 30000, .min = 0, .max = 86400000},
     {.name = "WEFT_ALLOW_ROOT", .type = Type::kFlag, .reader = Reader::kCluster,
      .meaning = "a cluster started now lets root reach it too (otherwise its owner only)"},
-    {.name = "WEFT_GDB", .type = Type::kPath, .reader = Reader::kCluster,
+    {.name = "WEFT_GDB", .type = Type::kProgram, .reader = Reader::kCluster,
      .meaning = "the GDB that weft gdb runs", .text_fallback = "gdb-multiarch"},
-    {.name = "WEFT_ADDR2LINE", .type = Type::kPath, .reader = Reader::kCluster,
+    {.name = "WEFT_ADDR2LINE", .type = Type::kProgram, .reader = Reader::kCluster,
      .meaning = "the addr2line that names the function and line of a fault's pc",
      .text_fallback = "riscv64-unknown-elf-addr2line"},
-    {.name = "WEFT_QEMU", .type = Type::kPath, .reader = Reader::kBridge,
+    {.name = "WEFT_QEMU", .type = Type::kProgram, .reader = Reader::kBridge,
      .meaning = "the QEMU binary run for each chip; unset: the one its chip's devicetree names "
                 "(qemu-system-riscv64, qemu-system-riscv32)"},
     {.name = "WEFT_QEMU_ACCEL", .type = Type::kText, .reader = Reader::kBridge,

@@ -157,8 +157,7 @@ std::string cluster_file(const std::string& name_or_path) {
     const std::string dir = source_root() + "/clusters/";
     for (const std::string& cand : {dir + name_or_path, dir + name_or_path + ".yaml"})
         if (exists(cand)) return cand;
-    std::string names;
-    for (const std::string& n : cluster_names()) names += (names.empty() ? "" : ", ") + n;
+    const std::string names = cluster_list();
     throw Error("cluster file '" + name_or_path + "' not found (give a path, or a name from " + dir +
                 (names.empty() ? "" : ": " + names) + ")");
 }
@@ -170,6 +169,12 @@ std::vector<std::string> cluster_names() {
         if (e.path().extension() == ".yaml") names.push_back(e.path().stem());
     std::sort(names.begin(), names.end());
     return names;
+}
+
+std::string cluster_list() {
+    std::string list;
+    for (const std::string& n : cluster_names()) list += (list.empty() ? "" : ", ") + n;
+    return list;
 }
 
 }  // namespace weft::paths

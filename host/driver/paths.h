@@ -50,5 +50,6 @@ std::string cluster_file(const std::string& name_or_path);
 // The names cluster_file takes without a path: clusters/*.yaml, sorted (none
 // where the folder is missing).
 std::vector<std::string> cluster_names();
+std::string cluster_list();  // cluster_names(), joined with ", "
 
 }  // namespace weft::paths

@@ -25,6 +25,27 @@ constexpr uint32_t kSources = 128u << 20;  // random writes' bytes, each its own
 // hundreds of MB, which such a grid's share per chip never is.
 constexpr uint64_t kGridDram = 192u << 20;
 
+// "5.E": chip 5's port named E (or a port number) on a cluster of `chips`
+// chips of `board`. Throws weft::Error naming the text when it is none.
+std::pair<uint32_t, uint32_t> cable_end(const BoardInfo& board, uint32_t chips, const std::string& text) {
+    const size_t dot = text.find('.');
+    int port = -1;
+    uint64_t chip = 0;
+    size_t digits = 0;
+    try {
+        if (dot == std::string::npos) throw std::invalid_argument(text);
+        chip = std::stoull(text.substr(0, dot), &digits);
+        if (digits != dot) throw std::invalid_argument(text);
+        port = port_named(board, text.substr(dot + 1));
+    } catch (const std::exception&) {
+        port = -1;
+    }
+    if (port < 0 || chip >= chips)
+        throw Error("'" + text + "' is not a cable end of this cluster: CHIP.PORT, as 5.E (" + std::to_string(chips) +
+                    " chips)");
+    return {uint32_t(chip), uint32_t(port)};
+}
+
 model::FabricModel::Plan plan_for(const ModelOptions& o) {
     return [o](model::HostCluster& cluster) {
         for (const std::string& end : o.unplugged) {
@@ -52,25 +73,6 @@ std::unique_ptr<model::FabricModel> model_for(const ModelOptions& o) {
 }
 
 }  // namespace
-
-std::pair<uint32_t, uint32_t> cable_end(const BoardInfo& board, uint32_t chips, const std::string& text) {
-    const size_t dot = text.find('.');
-    int port = -1;
-    uint64_t chip = 0;
-    size_t digits = 0;
-    try {
-        if (dot == std::string::npos) throw std::invalid_argument(text);
-        chip = std::stoull(text.substr(0, dot), &digits);
-        if (digits != dot) throw std::invalid_argument(text);
-        port = port_named(board, text.substr(dot + 1));
-    } catch (const std::exception&) {
-        port = -1;
-    }
-    if (port < 0 || chip >= chips)
-        throw Error("'" + text + "' is not a cable end of this cluster: CHIP.PORT, as 5.E (" + std::to_string(chips) +
-                    " chips)");
-    return {uint32_t(chip), uint32_t(port)};
-}
 
 Simulation::Simulation(const ModelOptions& options)
     : model_(model_for(options)),

@@ -35,10 +35,6 @@ struct ModelOptions {
     std::vector<std::string> unplugged;
 };
 
-// "5.E": chip 5's port named E (or a port number) on a cluster of `chips`
-// chips of `board`. Throws weft::Error naming the text when it is none.
-std::pair<uint32_t, uint32_t> cable_end(const BoardInfo& board, uint32_t chips, const std::string& text);
-
 // A host-model fabric over the cluster, planned as `weft run --transport
 // fabric` plans it on QEMU, and its virtual-time engine.
 class Simulation {

@@ -45,6 +45,12 @@ $WEFT status >"$TMP/out" 2>&1
 check "status without a cluster fails" test $? -ne 0
 check "status without a cluster says what to do" has "$TMP/out" "no cluster is up in $WEFT_RUN_DIR (start one with 'weft up"
 
+WEFT_QEMU_ACCEL=bogus $WEFT up pair >"$TMP/out" 2>&1
+check "a QEMU that will not start fails weft up" test $? -eq 1
+check "... with QEMU's own reason" has "$TMP/out" "QEMU exited with status 1 during boot: .*invalid accelerator bogus"
+$WEFT status >"$TMP/out" 2>&1
+check "... and leaves no cluster up" has "$TMP/out" "no cluster is up"
+
 cat >"$TMP/twice.yaml" <<'YAML'
 name: twice
 board: qemu-virt
@@ -283,7 +289,7 @@ for track, slices in tracks.items():
         assert not open_slices or end <= open_slices[-1][1], (track, name, begin, end, open_slices[-1])
         open_slices.append((begin, end, name))
 "
-$WEFT run all_gather --size 64K --transport fabric --record "$TMP/rec.json" >"$TMP/out" 2>&1
+$WEFT run all_gather --size 64K --record "$TMP/rec.json" >"$TMP/out" 2>&1
 check "weft run --record writes the routers' packet log" has "$TMP/out" "record: [0-9]* cable crossings in"
 $WEFT replay "$TMP/rec.json" >"$TMP/out" 2>&1
 check "weft replay sends a log's packets again over the same cables" has "$TMP/out" "every packet crossed the same cables"

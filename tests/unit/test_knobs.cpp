@@ -61,6 +61,7 @@ void test_bad_integers_name_the_knob_and_range(void**) {
     assert_true(contains(integer_refusal("WEFT_CTRING_PIPELINE_DEPTH", "-1"), "from 0 to 4294967295"));
     assert_true(contains(integer_refusal("WEFT_ACTIVE_WAKE_US", "0"), "WEFT_ACTIVE_WAKE_US=0 must be"));
     assert_true(contains(integer_refusal("WEFT_BRIDGE_SPIN", "4294967296"), "from 0 to 4294967295"));
+    assert_true(contains(integer_refusal("WEFT_CCL_SLOT_SIZE", " 4096"), "WEFT_CCL_SLOT_SIZE= 4096 must be"));
 }
 
 void test_good_integers(void**) {
@@ -86,6 +87,7 @@ void test_reals(void**) {
                         "WEFT_BENCH_LINK_GBPS=fast must be a number from 0 up");
     assert_true(contains(refusal("WEFT_BENCH_LINK_GBPS", "-1", [&] { knobs::real(gbps); }), "from 0 up"));
     assert_true(contains(refusal("WEFT_BENCH_LINK_GBPS", "nan", [&] { knobs::real(gbps); }), "from 0 up"));
+    assert_true(contains(refusal("WEFT_BENCH_LINK_GBPS", " 0.25", [&] { knobs::real(gbps); }), "from 0 up"));
 }
 
 void test_flags_and_texts(void**) {
@@ -114,6 +116,14 @@ void test_check_refuses_a_readers_bad_knob(void**) {
     knobs::check(knobs::Reader::kBridge);
     assert_true(contains(refusal("WEFT_BRIDGE_NAP_US", "ten", [] { knobs::check(knobs::Reader::kBridge); }),
                          "WEFT_BRIDGE_NAP_US=ten must be a whole number from 0 to 1000000"));
+    // Checked before any QEMU is spawned.
+    assert_string_equal(refusal("WEFT_QEMU", "/nonexistent/qemu", [] { knobs::check(knobs::Reader::kBridge); }).c_str(),
+                        "WEFT_QEMU=/nonexistent/qemu: no such program (or not executable)");
+    assert_true(contains(refusal("WEFT_QEMU", "no-such-qemu-here", [] { knobs::check(knobs::Reader::kBridge); }),
+                         "no such program on PATH"));
+    setenv("WEFT_QEMU", "sh", 1);  // a name found on PATH
+    knobs::check(knobs::Reader::kBridge);
+    unsetenv("WEFT_QEMU");
     // Another reader's knob is not its business.
     assert_string_equal(refusal("WEFT_CCL_SLOTS", "0", [] { knobs::check(knobs::Reader::kBridge); }).c_str(), "");
 }
