@@ -249,13 +249,14 @@ std::vector<std::pair<uint32_t, uint32_t>> route_hops(model::FabricModel& model,
     return at == to ? hops : std::vector<std::pair<uint32_t, uint32_t>>{};
 }
 
-std::string cluster_dot(model::FabricModel& model, const PictureOptions& options) {
+namespace {
+
+std::string dot_of(model::FabricModel& model, const PictureOptions& options, const std::vector<ChannelWait>& waits) {
     const ClusterTopology t = model.cluster().topology();
     if (options.routes_of && *options.routes_of >= t.chips())
         throw Error("chip " + std::to_string(*options.routes_of) + " is not in the cluster (" +
                     std::to_string(t.chips()) + " chips)");
     const std::vector<Point> pos = chip_positions(t, model.cluster().board());
-    const std::vector<ChannelWait> waits = options.cycle ? wait_cycle_waits(model) : std::vector<ChannelWait>{};
     std::ostringstream o;
     const std::string title = options.title.empty() ? model.cluster().spec().name : options.title;
     o << "// " << title << ": draw with neato -n (the positions are the chips' own)\n"
@@ -275,7 +276,18 @@ std::string cluster_dot(model::FabricModel& model, const PictureOptions& options
     return o.str();
 }
 
-std::string cluster_dot(Simulation& sim, const PictureOptions& options) { return cluster_dot(sim.model(), options); }
+}  // namespace
+
+std::string cluster_dot(model::FabricModel& model, const PictureOptions& options) {
+    return dot_of(model, options, options.cycle ? wait_cycle_waits(model) : std::vector<ChannelWait>{});
+}
+
+// On MPI ranks the cycle of waits is found among every rank's routers (all ranks call this).
+std::string cluster_dot(Simulation& sim, const PictureOptions& options) {
+    const std::vector<ChannelWait> waits = options.cycle ? wait_cycle_of(channel_waits(sim.model(), sim.engine()))
+                                                         : std::vector<ChannelWait>{};
+    return dot_of(sim.model(), options, waits);
+}
 
 void draw_picture(const std::string& dot, const std::string& picture) {
     const size_t slash = picture.rfind('/'), ext = picture.rfind('.');

@@ -149,16 +149,19 @@ void picture_command(const ModelOptions& options, const PictureRequest& request)
     if (request.routes_of && *request.routes_of >= sim.chips())  // before any picture is drawn
         throw Error("--routes-of: the cluster has chips 0-" + std::to_string(sim.chips() - 1) + ", not " +
                     std::to_string(*request.routes_of));
-    std::filesystem::create_directories(request.out_dir);
+    const bool draws = sim.engine().ranks().rank() == 0;  // every rank makes the pictures' text; one draws them
+    if (draws) std::filesystem::create_directories(request.out_dir);
     const std::string cluster = request.out_dir + "/cluster.svg";
-    draw_picture(cluster_dot(sim), cluster);
+    const std::string dot = cluster_dot(sim);
+    if (draws) draw_picture(dot, cluster);
     printf("%s\n", cluster.c_str());
     if (request.routes_of) {
         PictureOptions o;
         o.routes_of = request.routes_of;
         o.title = options.cluster + ": the routes of chip " + std::to_string(*request.routes_of);
         const std::string routes = request.out_dir + "/routes-of-" + std::to_string(*request.routes_of) + ".svg";
-        draw_picture(cluster_dot(sim, o), routes);
+        const std::string routes_dot = cluster_dot(sim, o);
+        if (draws) draw_picture(routes_dot, routes);
         printf("%s\n", routes.c_str());
     }
 }
@@ -169,16 +172,20 @@ OpTime run_command(const ModelOptions& options, const RunRequest& request) {
     say_unplugged(request.fail);
     std::optional<OccupancySampler> sampler;
     if (!request.occupancy_png.empty()) sampler.emplace(sim.engine(), request.every_ns);
+    // Every rank gathers what the pictures show; rank 0 draws them.
+    const bool draws = sim.engine().ranks().rank() == 0;
     auto draw = [&](const std::string& title) {
         if (sampler) {
             sampler->sample_end();
-            occupancy_heatmap(sampler->samples(), request.occupancy_png, title);
+            sampler->gather();
+            if (draws) occupancy_heatmap(sampler->samples(), request.occupancy_png, title);
             fprintf(stderr, "occupancy: %s\n", request.occupancy_png.c_str());
         }
         if (!request.picture.empty()) {
             PictureOptions o;
             o.title = title;
-            draw_picture(cluster_dot(sim, o), request.picture);
+            const std::string dot = cluster_dot(sim, o);
+            if (draws) draw_picture(dot, request.picture);
             fprintf(stderr, "picture: %s\n", request.picture.c_str());
         }
     };

@@ -1,8 +1,10 @@
 #include "fabric_model/occupancy.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "common/error.h"
+#include "fabric_model/ranks.h"
 #include "fabric_model/stuck_channels.h"
 
 namespace weft::fabric_model {
@@ -40,6 +42,31 @@ void OccupancySampler::sample_end() {
     if (samples_.held.size() == max_columns_) halve();
     samples_.held.push_back(held_now());
     next_ns_ += samples_.every_ns;
+}
+
+void OccupancySampler::gather() {
+    Ranks& ranks = engine_.ranks();
+    if (ranks.size() == 1) return;
+    std::vector<std::vector<uint32_t>>& h = samples_.held;
+    const uint64_t every = ranks.max(samples_.every_ns);  // each rank's spacing is the asked one doubled k times
+    while (samples_.every_ns < every) {
+        if (h.size() % 2) h.push_back(h.back());
+        halve();
+    }
+    const size_t columns = ranks.max(h.size());
+    while (h.size() < columns) h.push_back(h.back());  // a rank that ended sooner stays as it ended
+    std::vector<uint32_t> mine;                        // per router of this rank: its index, then its row
+    for (size_t r = 0; r < samples_.routers.size(); ++r) {
+        if (!engine_.owns(samples_.routers[r].chip)) continue;
+        mine.push_back(uint32_t(r));
+        for (size_t c = 0; c < columns; ++c) mine.push_back(h[c][r]);
+    }
+    const auto* bytes = reinterpret_cast<const uint8_t*>(mine.data());
+    const std::vector<uint8_t> all = from_every_rank(ranks, std::vector<uint8_t>(bytes, bytes + mine.size() * 4));
+    std::vector<uint32_t> words(all.size() / 4);
+    std::memcpy(words.data(), all.data(), words.size() * 4);
+    for (size_t at = 0; at + columns < words.size(); at += columns + 1)
+        for (size_t c = 0; c < columns; ++c) h[c][words[at]] = words[at + 1 + c];
 }
 
 // max_columns_ is even, so the next column's time stays on the new spacing.

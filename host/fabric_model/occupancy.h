@@ -36,6 +36,10 @@ public:
     // One more column: the fabric as the run left it (after its last event,
     // which no later advance of time samples), e.g. stuck.
     void sample_end();
+    // On MPI ranks, after sample_end: every rank's samples of its own routers
+    // (its copy of another's never ran), at one spacing and length, in the
+    // samples of every rank (all ranks call it).
+    void gather();
 
 private:
     void advance(uint64_t from_ns, uint64_t to_ns);

@@ -1,8 +1,13 @@
 #include "fabric_model/stuck_channels.h"
 
+#include <algorithm>
+#include <cstring>
 #include <map>
+#include <tuple>
+#include <type_traits>
 
 #include "fabric/route.h"
+#include "fabric_model/ranks.h"
 #include "fabric_model/timed_fabric.h"
 
 namespace weft::fabric_model {
@@ -112,10 +117,12 @@ std::vector<ChannelWait> channel_waits(model::FabricModel& model) {
     return waits;
 }
 
-std::vector<ChannelWait> wait_cycle_waits(model::FabricModel& model) {
+std::vector<ChannelWait> wait_cycle_waits(model::FabricModel& model) { return wait_cycle_of(channel_waits(model)); }
+
+std::vector<ChannelWait> wait_cycle_of(const std::vector<ChannelWait>& waits) {
     using Channel = std::pair<int, uint32_t>;  // (router, vc)
     std::map<Channel, ChannelWait> wait_of;
-    for (const ChannelWait& w : channel_waits(model)) wait_of[{int(w.from.router), w.from.channel}] = w;
+    for (const ChannelWait& w : waits) wait_of[{int(w.from.router), w.from.channel}] = w;
     auto next = [&](const Channel& at) { return Channel{wait_of.at(at).to_router, wait_of.at(at).to_vc}; };
     // Each channel waits for one other: follow the waits from each until one repeats.
     for (const auto& [start, _] : wait_of) {
@@ -147,15 +154,59 @@ std::string drop_report(model::FabricModel& model, const TimedFabric& engine) {
     return text;
 }
 
+namespace {
+
+// Of `mine`, what lies on the chips this rank runs; then every rank's, in rank order.
+template <typename T, typename ChipOf>
+std::vector<T> from_owners(TimedFabric& engine, std::vector<T> mine, ChipOf chip_of) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    if (engine.ranks().size() == 1) return mine;
+    mine.erase(std::remove_if(mine.begin(), mine.end(), [&](const T& x) { return !engine.owns(chip_of(x)); }),
+               mine.end());
+    const auto* bytes = reinterpret_cast<const uint8_t*>(mine.data());
+    const std::vector<uint8_t> all =
+        from_every_rank(engine.ranks(), std::vector<uint8_t>(bytes, bytes + mine.size() * sizeof(T)));
+    std::vector<T> out(all.size() / sizeof(T));
+    std::memcpy(out.data(), all.data(), out.size() * sizeof(T));
+    return out;
+}
+
+std::string report_of(const std::vector<HeldChannel>& held, const std::vector<ChannelWait>& cycle);
+
+}  // namespace
+
+std::vector<HeldChannel> held_channels(model::FabricModel& model, TimedFabric& engine) {
+    std::vector<HeldChannel> held =
+        from_owners(engine, held_channels(model), [](const HeldChannel& c) { return c.chip; });
+    // In held_channels' own order, as one rank lists them.
+    std::stable_sort(held.begin(), held.end(), [](const HeldChannel& a, const HeldChannel& b) {
+        return std::tuple{a.router, !a.receiver, a.channel} < std::tuple{b.router, !b.receiver, b.channel};
+    });
+    return held;
+}
+
+std::vector<ChannelWait> channel_waits(model::FabricModel& model, TimedFabric& engine) {
+    return from_owners(engine, channel_waits(model), [](const ChannelWait& w) { return w.from.chip; });
+}
+
 std::vector<std::string> wait_cycle(model::FabricModel& model) {
     std::vector<std::string> names;
     for (const ChannelWait& w : wait_cycle_waits(model)) names.push_back(receiver_name(w.from));
     return names;
 }
 
-std::string stuck_report(model::FabricModel& model) {
+std::string stuck_report(model::FabricModel& model) { return report_of(held_channels(model), wait_cycle_waits(model)); }
+
+std::string stuck_report(model::FabricModel& model, TimedFabric& engine) {
+    const std::vector<HeldChannel> held = held_channels(model, engine);  // every rank calls both, in this order
+    return report_of(held, wait_cycle_of(channel_waits(model, engine)));
+}
+
+namespace {
+
+std::string report_of(const std::vector<HeldChannel>& held, const std::vector<ChannelWait>& cycle) {
     std::string text;
-    for (const HeldChannel& c : held_channels(model)) {
+    for (const HeldChannel& c : held) {
         text += "  chip " + std::to_string(c.chip) + " port " + std::to_string(c.port) +
                 (c.receiver ? " receiver vc" : " sender ") + std::to_string(c.channel) + ": " + std::to_string(c.held) +
                 "/" + std::to_string(c.slots) + " slots held";
@@ -163,13 +214,14 @@ std::string stuck_report(model::FabricModel& model) {
             text += ", head to chip " + std::to_string(c.head_dst.chip) + " of mesh " + std::to_string(c.head_dst.mesh);
         text += "\n";
     }
-    const std::vector<std::string> cycle = wait_cycle(model);
     if (!cycle.empty()) {
         text += "  cycle of waits:";
-        for (const std::string& c : cycle) text += " " + c + " ->";
-        text += " " + cycle.front() + "\n";
+        for (const ChannelWait& w : cycle) text += " " + receiver_name(w.from) + " ->";
+        text += " " + receiver_name(cycle.front().from) + "\n";
     }
     return text;
 }
+
+}  // namespace
 
 }  // namespace weft::fabric_model

@@ -48,6 +48,13 @@ std::vector<ChannelWait> channel_waits(model::FabricModel& model);
 // The waits that close a cycle, in order (each one's receiver is the next
 // one's `from`); empty if none does.
 std::vector<ChannelWait> wait_cycle_waits(model::FabricModel& model);
+std::vector<ChannelWait> wait_cycle_of(const std::vector<ChannelWait>& waits);
+
+// The same over the chips of every rank: on MPI ranks a rank's copy of
+// another's routers never ran, so each rank reads its own routers and sends
+// what it found to every rank (all ranks call these together).
+std::vector<HeldChannel> held_channels(model::FabricModel& model, TimedFabric& engine);
+std::vector<ChannelWait> channel_waits(model::FabricModel& model, TimedFabric& engine);
 
 // The receivers whose head packets wait on one another round a cycle, each
 // named "chip 3 port 1 vc0"; empty if their waits close no cycle.
@@ -58,7 +65,9 @@ std::vector<std::string> wait_cycle(model::FabricModel& model);
 // missing ("" when none did).
 std::string drop_report(model::FabricModel& model, const TimedFabric& engine);
 
-// Several lines: the channels that hold packets and the cycle, if any.
+// Several lines: the channels that hold packets and the cycle, if any; with
+// the engine, over every rank's chips.
 std::string stuck_report(model::FabricModel& model);
+std::string stuck_report(model::FabricModel& model, TimedFabric& engine);
 
 }  // namespace weft::fabric_model

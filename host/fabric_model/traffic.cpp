@@ -121,14 +121,14 @@ RunResult Simulation::finish(uint64_t limit_ns) {
                       ": " + u.why;
         throw Error("nothing moves at " + std::to_string(r.end_ns) +
                     " ns: packets wait on cables that died and were not routed round" + cables + "\n" +
-                    stuck_report(*model_));
+                    stuck_report(*model_, *engine_));
     }
     if (r.stuck)
         throw Error("the fabric deadlocked at " + std::to_string(r.end_ns) + " ns: nothing moves\n" +
-                    stuck_report(*model_));
+                    stuck_report(*model_, *engine_));
     if (!r.finished)
         throw Error("the traffic did not finish within " + std::to_string(limit_ns) + " ns of virtual time\n" +
-                    stuck_report(*model_));
+                    stuck_report(*model_, *engine_));
     return r;
 }
 

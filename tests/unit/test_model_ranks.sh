@@ -65,4 +65,22 @@ else
     echo "FAIL trace: ranks record other packets than one rank"
     failed=1
 fi
+# A deadlock on purpose (ring8 without its dateline): every rank's routers
+# in the report, the picture's cycle and the occupancy heat map, as on one rank.
+for ranks in 1 2 4; do
+    timeout 120 mpirun -np "$ranks" "$MODEL" run shift --distance 3 --cluster ring8 --size 1M --no-dateline \
+        --slots 2 --picture "$TMP/stuck$ranks.svg" --occupancy "$TMP/stuck$ranks.png" 2>&1 |
+        grep "slots held\|cycle of waits" >"$TMP/stuck$ranks.txt"
+done
+same_as_one() {  # same_as_one RANKS: its report, picture and heat map are one rank's
+    cmp -s "$TMP/stuck1.txt" "$TMP/stuck$1.txt" && cmp -s "$TMP/stuck1.dot" "$TMP/stuck$1.dot" &&
+        cmp -s "$TMP/stuck1.png" "$TMP/stuck$1.png"
+}
+if grep -q "cycle of waits: chip 1 port 3 vc0 -> chip 2" "$TMP/stuck1.txt" && grep -q 'color="red"' "$TMP/stuck1.dot" &&
+    same_as_one 2 && same_as_one 4; then
+    echo "ok   a deadlock: 2 and 4 ranks report, draw and heat-map it as one rank"
+else
+    echo "FAIL a deadlock: ranks report or draw it otherwise than one rank"
+    failed=1
+fi
 exit $failed
