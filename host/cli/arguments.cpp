@@ -1,9 +1,13 @@
 #include "cli/arguments.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "common/error.h"
 #include "common/sizes.h"
@@ -133,6 +137,16 @@ CLI::Option* add_word(CLI::App& app, const std::string& name, const std::string&
 CLI::Option* add_run_dir(CLI::App& app, std::string& into) {
     const auto assign = [&into](const std::string& word) { into = word; };
     return add(app, "--run-dir", "DIR", "the cluster's run directory; default $WEFT_RUN_DIR or /tmp/weft-UID", assign);
+}
+
+void check_writable(const std::string& option, const std::string& path) {
+    std::error_code ec;
+    const bool existed = std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+    {
+        std::ofstream f(path, std::ios::app);
+        if (!f) throw Error(option + " " + path + ": cannot write it (" + std::strerror(errno) + ")");
+    }
+    if (!existed) std::filesystem::remove(path, ec);
 }
 
 std::function<void(const std::string&)> one_of(std::vector<std::string> words) {

@@ -34,6 +34,10 @@ CLI::Option* add_real(CLI::App& app, const std::string& name, double& into, doub
 CLI::Option* add_word(CLI::App& app, const std::string& name, const std::string& value, std::string& into,
                       std::function<void(const std::string&)> check, const std::string& help);
 CLI::Option* add_run_dir(CLI::App& app, std::string& into);
+// A file a command writes once its work is done, tried before the work: a
+// folder that does not exist should not cost a long op's time. Throws
+// weft::Error naming the option and the path.
+void check_writable(const std::string& option, const std::string& path);
 
 // A check for add_word: "must be up or down, not 'x'".
 std::function<void(const std::string&)> one_of(std::vector<std::string> words);

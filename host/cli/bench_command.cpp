@@ -330,6 +330,9 @@ int bench(BenchArgs a, const std::string& run_dir) {
     const std::vector<uint64_t> asked = sizes_of(a);
     // The chart is drawn last: a missing gnuplot must not cost a whole sweep.
     if (!a.png.empty()) check_gnuplot();
+    for (const auto& [option, path] :
+         {std::pair{"--json-out", a.json}, {"--csv", a.csv}, {"--png", a.png}, {"--trace", a.trace}})
+        if (!path.empty()) check_writable(option, path);
     knobs::check(knobs::Reader::kCcl);  // a bad WEFT_CCL_* is a usage error, before any cluster starts
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     const uint32_t n = static_cast<uint32_t>(cluster->size());

@@ -63,8 +63,10 @@ void take_out(Downshift& d, const LineOut& l) {
                                                                     : d.control.topology().chip_at(l.mesh, l.at, i));
     d.usable &= r.kind != transport::RerouteDecision::kCutOff && r.kind != transport::RerouteDecision::kRefused;
     d.decisions.push_back(std::string(l.row ? "row " : "column ") + std::to_string(l.at) + " of mesh " +
-                          std::to_string(l.mesh) + " taken out (chips " + chips + "): " + decision_kind(r.kind) +
-                          (r.why.empty() ? "" : ": " + r.why));
+                          std::to_string(l.mesh) + " taken out (chips " + chips + "): " +
+                          (r.kind == transport::RerouteDecision::kNewTables && !r.why.empty()  // it says so
+                               ? r.why
+                               : decision_kind(r.kind) + (r.why.empty() ? "" : ": " + r.why)));
 }
 
 }  // namespace

@@ -131,8 +131,8 @@ Command add_fabric(CLI::App& weft, Globals& g) {
         "fabric", "every running fabric router: its state, counters and rates over an interval; --pause, --drain, "
                   "--resume command them");
     auto a = std::make_shared<FabricArgs>();
-    cmd->add_option("--interval", a->interval, "seconds between the two samples the rates come from (default 1)")
-        ->check(CLI::Range(0.05, 60.0));
+    add_real(*cmd, "--interval", a->interval, 0.05, 60.0,
+             "seconds between the two samples the rates come from (default 1)");
     cmd->add_flag("--json", a->json, "one object per router, as JSON");
     auto* group = cmd->add_option_group("command");
     group->add_flag_callback(

@@ -61,8 +61,7 @@ Command add_replay(CLI::App& weft, Globals& g) {
     cmd->add_option("FILE", a->file, "a weft-packet-log/1 JSON file")->required()->check(CLI::ExistingFile);
     add_cluster(*cmd, a->cluster);
     cmd->add_option("--out", a->out, "this cluster's own log of the replay, as JSON of the same schema");
-    cmd->add_option("--timeout", a->timeout, "seconds each round of packets may take (default 30)")
-        ->check(CLI::Range(1.0, 3600.0));
+    add_real(*cmd, "--timeout", a->timeout, 1.0, 3600.0, "seconds each round of packets may take (default 30)");
     add_run_dir(*cmd, g.run_dir);
     return {cmd, [a, &g] { return replay(g.run_dir, *a); }};
 }

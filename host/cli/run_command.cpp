@@ -63,6 +63,15 @@ ccl::OpRequest request(const RunArgs& a) {
         r.dim = a.dim;
     }
     if (r.bytes == 0 && r.shape[0] == 0) r.bytes = 1 << 20;
+    // What the layout would refuse after the cluster started: usage, naming the option.
+    const uint32_t element = ccl::dtype_size(r.dtype);
+    if (r.shape[0] == 0 && r.bytes % element)
+        throw UsageError("--size " + std::to_string(r.bytes) + ": not a whole number of " + ccl::dtype_name(r.dtype) +
+                         " elements (" + std::to_string(element) + " bytes each)");
+    if (!a.shape.empty() && r.op != ccl::Collective::kAllGather && !tensor_asked(a.tensor))
+        throw UsageError("--shape: a tensor's shape applies to all_gather only (and with --layout to sendrecv)");
+    if (a.in_place && r.op == ccl::Collective::kSendRecv)
+        throw UsageError("--in-place: sendrecv cannot run in place: each chip receives while it sends");
     if (!a.send.empty()) r.send = parse_address(a.send);
     if (!a.recv.empty()) r.recv = parse_address(a.recv);
     if (a.in_place && !a.send.empty() && !a.recv.empty() && r.send != r.recv)
@@ -172,6 +181,9 @@ int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run
         throw UsageError("--layout: " + ccl::collective_name(r.op) +
                          " on tensor layouts is not built yet; all_gather and sendrecv are");
     if (a.ccl.transport == "edm") throw UsageError("--layout: the tensor ops run over the fabric, not the EDM");
+    if (a.size || a.ccl.algo != "auto")
+        throw UsageError("--layout: --shape is the tensor's size and the op has one algorithm: leave out --size and "
+                         "--algo");
     if (!a.mesh.empty() || !a.trace.empty() || !a.record.empty() || a.in_place || !a.send.empty() || !a.recv.empty())
         throw UsageError("--layout places its tensors itself and runs one op: leave out --mesh, --trace, --record, "
                          "--in-place, --send and --recv");
@@ -188,6 +200,8 @@ int run_op(const RunArgs& a, const std::string& run_dir) {
         throw UsageError("--record and --trace follow one op over the whole cluster: leave out --mesh");
     if (!a.record.empty() && a.ccl.transport == "edm")
         throw UsageError("--record logs what the fabric's routers send: use --transport fabric, not edm");
+    if (!a.record.empty()) check_writable("--record", a.record);
+    if (!a.trace.empty()) check_writable("--trace", a.trace);
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     ccl::RunnerOptions options = runner_options(a.ccl);
     if (a.in_place) r.send = r.recv = r.send ? r.send : r.recv ? r.recv : cluster->board().dram.base;
@@ -224,7 +238,10 @@ Command add_run(CLI::App& weft, Globals& g) {
         *cmd, "--shape", "a,b,c,d", a->shape, [](const std::string& w) { parse_shape(w); },
         "all_gather of a 4-D tensor: each rank's shape, " + std::string(kShapeRange));
     add_whole(*cmd, "--dim", "D", a->dim, {0, 3}, "the dimension --shape is gathered along");
-    const auto address = [](const std::string& w) { parse_address(w); };
+    // 0 stands for "weft places it" in a request, and no board has DRAM there.
+    const auto address = [](const std::string& w) {
+        if (parse_address(w) == 0) throw Error("address 0 is in no chip's DRAM (leave the option out: weft places it)");
+    };
     add_word(*cmd, "--send", "ADDR", a->send, address,
              "the input's address in every chip's DRAM (0x... or decimal); default: weft places it");
     add_word(*cmd, "--recv", "ADDR", a->recv, address, "the output's address, the same way; default: weft places it");
@@ -242,10 +259,9 @@ Command add_run(CLI::App& weft, Globals& g) {
                     "run the op over one mesh's chips (its id, as weft routes shows them), or 'all': over every mesh "
                     "at once, each its own op (over the fabric, each mesh's own fabric)")
         ->option_text("M|all");
-    cmd->add_option("--layout", a->tensor.layout,
-                    "all_gather or sendrecv of a tensor (--shape: each chip's) in row-major or 32x32-tile pages, "
-                    "over the fabric, resharded in flight into --out-memory")
-        ->option_text("row|tile");
+    add_word(*cmd, "--layout", "row|tile", a->tensor.layout, one_of({"row", "tile"}),
+             "all_gather or sendrecv of a tensor (--shape: each chip's) in row-major or 32x32-tile pages, over the "
+             "fabric, resharded in flight into --out-memory");
     cmd->add_option("--memory", a->tensor.memory,
                     "with --layout: the part interleaved over the DRAM banks, or sharded by height, width or block "
                     "over --shard-grid worker cores (default interleaved)")

@@ -102,7 +102,7 @@ std::vector<std::vector<uint8_t>> write_random(Cluster& cluster, const abi::Tens
 
 // The tensor --layout and --shape describe, in no memory yet.
 abi::TensorSpec tensor_of(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype) {
-    if (t.layout != "row" && t.layout != "tile")
+    if (t.layout.empty())
         throw UsageError("--memory, --out-memory, --shard-grid and --mesh-axis describe a tensor: give --layout row or "
                          "tile (and --shape)");
     if (shape[0] == 0) throw UsageError("--layout: give the tensor's --shape a,b,c,d (each chip's part)");
@@ -153,7 +153,7 @@ int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>&
                 tensor::describe(part).c_str(), dim, tensor::describe(whole).c_str(), groups.size(), ranks);
     const uint64_t bytes = tensor::elements(whole) * abi::dtype_size(dtype);
     std::printf("  time %.3f ms, algbw %.3f GB/s per group\n", seconds * 1e3, seconds > 0 ? bytes / seconds / 1e9 : 0);
-    uint64_t checked = 0;
+    uint32_t chips = 0;
     for (const std::vector<uint32_t>& g : groups) {
         std::vector<std::vector<uint8_t>> mine;
         for (uint32_t chip : g) mine.push_back(parts[chip]);
@@ -163,10 +163,11 @@ int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>&
                 std::printf("  check: chip %u's gathered tensor is WRONG\n", chip);
                 return kFailed;
             }
-            checked += tensor::elements(whole);
+            ++chips;
         }
     }
-    std::printf("  check: %llu elements on every chip match the parts concatenated\n", (unsigned long long)checked);
+    std::printf("  check: %llu elements on each of %u chips match the parts concatenated\n",
+                (unsigned long long)tensor::elements(whole), chips);
     return kOk;
 }
 

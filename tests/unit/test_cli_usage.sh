@@ -124,6 +124,20 @@ refused "run --root 2^32 + 7" "--root: must be a whole number from 0 to 42949672
 refused "run --dim 4" "--dim: must be a whole number from 0 to 3" run all_gather --dim 4
 refused "run --algo the op lacks" "--algo: all_reduce has no algorithm 'ring_bidir'" run all_reduce --algo ring_bidir
 refused "run --transport sideways" "--transport: 'sideways' is not edm, fabric or auto" run all_reduce --transport sideways
+refused "run --size not a whole element" "--size 3: not a whole number of f32 elements (4 bytes each)" \
+    run all_gather --size 3
+refused "run --send 0" "--send: address 0 is in no chip's DRAM (leave the option out: weft places it)" \
+    run all_reduce --send 0x0
+refused "run --shape of another op" "--shape: a tensor's shape applies to all_gather only" \
+    run all_reduce --shape 1,1,32,32
+refused "run sendrecv in place" "--in-place: sendrecv cannot run in place" run sendrecv --in-place
+refused "run --layout blob" "--layout: must be row or tile, not 'blob'" run all_gather --shape 1,1,32,32 --layout blob
+refused "run --layout with --size" "--layout: --shape is the tensor's size and the op has one algorithm" \
+    run all_gather --shape 1,1,32,32 --layout tile --size 4K
+refused "fabric --interval nan" "--interval: must be a number from 0.05 to 60, not 'nan'" fabric --interval nan
+weft run all_gather --record /nonexistent/r.json
+check "run --record to a folder that does not exist fails before the op" test "$rc" -eq 1
+check "... naming the path" has "$TMP/out" "--record /nonexistent/r.json: cannot write it (No such file or directory)"
 refused "run --record over the EDM" "--record logs what the fabric's routers send: use --transport fabric, not edm" \
     run all_gather --transport edm --record /tmp/never.json
 refused "run the fabric's multicast over the EDM" \
@@ -265,6 +279,11 @@ check "weft routes --remove-column: the chips left get tables" test $? -eq 0
 check "... routed round the column, its chips marked x" has "$TMP/out" "| 1 | W | - | x | WS | S | x | WSS | SS | x |"
 check "... the control plane's decision named" has "$TMP/out" "column 2 of mesh 0 taken out (chips 2, 5, 8): new tables"
 check "... and their verdict" has "$TMP/out" "channel dependency graph: acyclic"
+weft routes mesh3x3 --remove-column 0 --remove-column 1 --remove-column 2
+check "taking out every chip of a mesh is refused" test "$rc" -eq 2
+check "... saying so" has "$TMP/out" "--remove-column: taking them out would leave mesh 0 no chip"
+weft routes mesh3x3 --remove-row 1 --remove-row 1
+check "a row taken out twice is refused" has "$TMP/out" "--remove-row: those chips of mesh 0 are out already"
 "$WEFT" routes torus4x4 --remove-row 1 >"$TMP/out" 2>&1
 check "on a torus the rows round the removed one go the other way" has "$TMP/out" "| 0 | - | E | EE | W | x | x | x | x | NN |"
 "$WEFT" routes mesh3x3 --remove-row 1 >"$TMP/out" 2>&1

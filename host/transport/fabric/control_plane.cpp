@@ -342,6 +342,13 @@ RerouteDecision ControlPlane::decide_exits(RerouteDecision d) {
 // The chips' cables die with them; an exit node among them takes its cables
 // between meshes away too, so the L1 exits are chosen again.
 RerouteDecision ControlPlane::remove_chips(uint32_t mesh_id, const std::vector<uint32_t>& chips) {
+    const Mesh& mesh = topology_.mesh(mesh_id);
+    if (std::all_of(chips.begin(), chips.end(), [&](uint32_t c) { return removed(c); }))
+        throw Error("those chips of mesh " + std::to_string(mesh_id) + " are out already");
+    uint32_t left = 0;
+    for (uint32_t c = mesh.first_chip; c < mesh.first_chip + mesh.chips(); ++c)
+        left += !removed(c) && std::find(chips.begin(), chips.end(), c) == chips.end();
+    if (left == 0) throw Error("taking them out would leave mesh " + std::to_string(mesh_id) + " no chip");
     for (uint32_t c : chips) removed_.insert(c);
     std::vector<LinkInfo> links = topology_.links();
     bool exits_changed = false;
