@@ -101,17 +101,22 @@ int gdb(const GdbArgs& a, const std::string& run_dir) {
     if (a.core != kAnyCore && a.core >= cluster->board().cores.size())
         throw UsageError("--core: board " + cluster->board().name + " has cores 0 to " +
                          std::to_string(cluster->board().cores.size() - 1));
+    if (!cluster->chip(a.chip).alive())
+        throw Error(cluster->death_of(a.chip) +
+                    ": there is nothing to attach to; weft down and weft up start it again");
     const std::string qmp_socket = cluster->info().at("chips").at(a.chip).at("qmp").get<std::string>();
     const uint16_t port = free_port();
     const std::string script = gdb_script(*cluster, a, port);
     const std::string script_path = run_dir + "/chip" + std::to_string(a.chip) + ".gdb";
     std::ofstream(script_path) << script;
-    if (a.script_only) {
+    cluster.reset();                           // GDB halts the chip; no client of ours should wait on it
+    qmp::human(qmp_socket, "gdbserver none");  // a stub --script left open would keep its port: QEMU has one
+    qmp::human(qmp_socket, "gdbserver tcp:127.0.0.1:" + std::to_string(port));
+    if (a.script_only) {  // for a GDB of the user's own: the stub stays open for it
         std::printf("%s", script.c_str());
+        std::fprintf(stderr, "weft gdb: chip %u's gdbstub stays open on 127.0.0.1:%u for this script\n", a.chip, port);
         return 0;
     }
-    cluster.reset();  // GDB halts the chip; no client of ours should wait on it
-    qmp::human(qmp_socket, "gdbserver tcp:127.0.0.1:" + std::to_string(port));
     std::fprintf(stderr, "weft gdb: chip %u's gdbstub on 127.0.0.1:%u (each core a thread: core N is thread N+1)\n",
                  a.chip, port);
     const int rc = run_gdb(script_path, a);
@@ -134,7 +139,8 @@ Command add_gdb(CLI::App& weft, Globals& g) {
     cmd->add_option("--ex", a->commands, "run this GDB command (repeatable), then detach and leave: no prompt")
         ->type_name("CMD")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    cmd->add_flag("--script", a->script_only, "print the GDB script (symbols, target) and do not start GDB");
+    cmd->add_flag("--script", a->script_only,
+                  "open the chip's gdbstub and print the GDB script (symbols, target) for a GDB of your own");
     add_run_dir(*cmd, g.run_dir);
     return {cmd, [a, &g] { return gdb(*a, g.run_dir); }};
 }

@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/knobs.h"
 #include "common/log.h"
+#include "common/names.h"
 #include "common/process.h"
 #include "driver/paths.h"
 #include "driver/resident.h"
@@ -397,6 +398,9 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
     uint64_t seen = activity();
     std::vector<bool> done(launched.size(), false);
     size_t remaining = launched.size();
+    // A reset ends a kernel without its return: the boot firmware marks the launch done.
+    std::vector<uint32_t> boots;
+    for (const auto& [ref, seq] : launched) boots.push_back(uint32_t{chips_[ref.chip]->status(ref.core).boot_count});
     long nap_us = 20;
     while (remaining) {
         bool progressed = false;
@@ -405,6 +409,9 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
             const auto& [ref, seq] = launched[i];
             Chip& chip = *chips_[ref.chip];
             if (chip.finished(ref.core, seq)) {
+                if (chip.status(ref.core).boot_count != boots[i])
+                    throw Error(core_name(ref.chip, ref.core) + "'s kernel '" + chip.kernel_name(ref.core) +
+                                "' did not end: the chip was reset under it");
                 if (chip.status(ref.core).state == abi::kHartFault)
                     throw FaultError(chip.describe_fault(ref.core) + "\n" + hang_report(unfinished(launched, done, i)));
                 done[i] = true;

@@ -169,7 +169,7 @@ check "... that names the chips" has "$TMP/out" "--root: the cluster has chips 0
 $WEFT run allreduce >"$TMP/out" 2>&1
 check "an unknown op is refused by name" has "$TMP/out" "unknown op 'allreduce' (ops: all_gather"
 $WEFT run all_gather --size 6 >"$TMP/out" 2>&1
-check "a size of no whole elements is refused" has "$TMP/out" "size 6 is not a whole number of f32 elements"
+check "a size of no whole elements is refused" has "$TMP/out" "--size 6: not a whole number of f32 elements"
 # Ids beyond 32 bits were truncated on their way to the bridge: 2^32 pulled chip 0's cable.
 $WEFT link 4294967296 1 down >"$TMP/out" 2>&1
 check "a chip id beyond 32 bits is refused as usage" test $? -eq 2
@@ -324,6 +324,12 @@ check "a launch of several with a fault in it fails" test $? -eq 1
 check "... naming the fault" has "$TMP/out" "chip 1 core 6 (worker) kernel 'fault' FAULT"
 check "... and where each kernel ended" has "$TMP/out" "kernel 'fault' on chip 1 core 6: FAULT (above)"
 check "... the one still running stopped" has "$TMP/out" "kernel 'wait_sem' on chip 0 core 5: stopped, still running"
+$WEFT launch wait_sem --chip 1 --core 5 --args sem=0x9ff00000 value=0xffffffff pad=0 --timeout 60 >"$TMP/out" 2>&1 &
+sleep 1
+$WEFT reset 1 >/dev/null 2>&1
+wait $!
+check "a kernel whose chip was reset under it fails" test $? -eq 1
+check "... saying so, not a return code" has "$TMP/out" "chip 1 core 5's kernel 'wait_sem' did not end: the chip was reset under it"
 $WEFT launch fault --chip 1 --core 6 --args 0 >"$TMP/out" 2>&1
 check "weft launch of a faulting kernel fails" test $? -eq 1
 check "... and the fault names the function and line" has "$TMP/out" "(fault+0x[0-9a-f]*) at tests/firmware/kernels/fault.cpp:13"
@@ -361,6 +367,9 @@ check "a core the board lacks is refused" has "$TMP/out" "board qemu-virt has co
 # GDB on a live chip: symbols of the kernel core 7 holds, at its L1 address.
 $WEFT gdb 1 --script >"$TMP/out" 2>&1
 check "weft gdb loads the symbols of each core's kernel at its L1" has "$TMP/out" "add-symbol-file .*reloc_probe.elf -o 0x81400000"
+grep -v "^weft gdb:" "$TMP/out" >"$TMP/own.gdb"
+timeout 60 gdb-multiarch -q -batch -x "$TMP/own.gdb" -ex "info threads" -ex detach >"$TMP/out" 2>&1
+check "... a script a GDB of one's own attaches with" grep -q "^\* 1 .*Thread 1\.1" "$TMP/out"
 $WEFT gdb 1 --core 7 --ex "info threads" --ex "info symbol \$pc" >"$TMP/out" 2>&1
 check "weft gdb attaches to the chip, core 7 as thread 8" grep -q "^\* 8 .*Thread 1\.8" "$TMP/out"
 check "... and names where the core is" has "$TMP/out" "in section .text"
