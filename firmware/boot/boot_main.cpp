@@ -176,8 +176,12 @@ extern "C" [[noreturn]] void weft_on_trap(unsigned long mcause, unsigned long me
         value = sizeof(unsigned long) == 4 ? (uint64_t(a3) << 32 | a1) : a1;
         rc = static_cast<int32_t>(a0);
     }
-    console::printf("weft: chip %" PRIu32 " core %" PRIu32 " FAULT mcause=%lu mepc=0x%lx mtval=0x%lx\n",
-                    mailbox::chip_id(), core, mcause, mepc, mtval);
+    if (cause == abi::kPanicCause && rc == abi::kPanicStopped)  // the host ended it: no fault of its own
+        console::printf("weft: chip %" PRIu32 " core %" PRIu32 " kernel stopped by the host (launch %lu)\n",
+                        mailbox::chip_id(), core, static_cast<unsigned long>(value));
+    else
+        console::printf("weft: chip %" PRIu32 " core %" PRIu32 " FAULT mcause=%lu mepc=0x%lx mtval=0x%lx\n",
+                        mailbox::chip_id(), core, mcause, mepc, mtval);
     boot::post_fault(st, cause, mepc, value, rc, ra);
     serve_launches(core);
 }

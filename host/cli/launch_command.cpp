@@ -167,7 +167,7 @@ std::string outcome(Chip& chip, uint32_t core, uint32_t seq) {
     const abi::HartStatus& st = chip.status(core);
     if (!chip.finished(core, seq)) return "did not end (its chip was reset)";
     if (st.state != abi::kHartFault) return "returned " + std::to_string(st.return_code);
-    if (st.mcause == abi::kPanicCause && st.return_code == abi::kPanicStopped) return "stopped, still running";
+    if (chip.stopped(core)) return "stopped, still running";
     return "FAULT (above)";
 }
 

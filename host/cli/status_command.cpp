@@ -9,12 +9,14 @@
 namespace weft::cli {
 namespace {
 
-// Each core's state as a letter: off, ready, running, done, fault.
+// Each core's state as a letter: off, ready, running, done, fault, and S:
+// stopped by the host (a failed op's kernels), which is no fault of their own.
 std::string core_letters(Cluster& cluster, uint32_t chip) {
     static const char* states = "-RrDF";
     std::string cores;
     for (uint32_t k = 0; k < cluster.board().cores.size(); ++k)
-        cores += states[std::min<uint32_t>(uint32_t(cluster.chip(chip).status(k).state), 4u)];
+        cores += cluster.chip(chip).stopped(k) ? 'S'
+                                                : states[std::min<uint32_t>(uint32_t(cluster.chip(chip).status(k).state), 4u)];
     return cores;
 }
 
@@ -29,7 +31,7 @@ void print_chips(Cluster& cluster) {
         std::printf("  chip %u  pid %-7d %-8s cores [%s]\n", id, c["pid"].get<int>(),
                     c["alive"].get<bool>() ? "alive" : c["state"].get<std::string>().c_str(), cores.c_str());
     }
-    std::printf("  cores: R ready, r running, D done, F fault\n");
+    std::printf("  cores: R ready, r running, D done, F fault, S stopped by the host\n");
 }
 
 // The link layer's state, unless an end's chip is dead: then that.

@@ -194,6 +194,11 @@ uint32_t Chip::launch(const LoadedKernel& k, const std::vector<uint32_t>& args) 
     return seq;
 }
 
+bool Chip::stopped(uint32_t core) const {
+    const abi::HartStatus& st = status(core);
+    return st.state == abi::kHartFault && st.mcause == abi::kPanicCause && st.return_code == abi::kPanicStopped;
+}
+
 bool Chip::finished(uint32_t core, uint32_t seq) const {
     return __atomic_load_n(const_cast<uint32_t*>(&status(core).done_seq), __ATOMIC_ACQUIRE) == seq;
 }

@@ -48,6 +48,9 @@ public:
     abi::ChipControlBlock& control() const;
     const abi::HartStatus& status(uint32_t core) const { return control().hart[core]; }
     bool alive() const { return control().bridge.life != abi::kChipDead; }
+    // The core's last kernel was stopped by the host (a failed op or launch
+    // stops the kernels still running): a FAULT that is no fault of its own.
+    bool stopped(uint32_t core) const;
 
     // Places a kernel at the bottom of the core's L1 and relocates it there.
     // Throws weft::Error if the image was built for another board's layout.

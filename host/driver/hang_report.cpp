@@ -142,7 +142,8 @@ std::string Cluster::hang_report(const std::vector<CoreRef>& waiting) {
             std::string role = role_name(ci.role);
             if (ci.port >= 0) role += "/" + port_name(board_, static_cast<uint32_t>(ci.port));
             if (!chip.resident_name(c).empty()) role += " resident";
-            o << "  core " << c << " " << std::left << std::setw(9) << role << std::setw(8) << state_name(st.state)
+            o << "  core " << c << " " << std::left << std::setw(9) << role << " " << std::setw(8)
+              << (chip.stopped(c) ? "STOPPED" : state_name(st.state))
               << " kernel '" << chip.kernel_name(c) << "' launch " << cb.host.launch[c].seq << " (finished "
               << st.done_seq << ")";
             if (st.progress) o << " progress " << st.progress;

@@ -324,6 +324,10 @@ check "a launch of several with a fault in it fails" test $? -eq 1
 check "... naming the fault" has "$TMP/out" "chip 1 core 6 (worker) kernel 'fault' FAULT"
 check "... and where each kernel ended" has "$TMP/out" "kernel 'fault' on chip 1 core 6: FAULT (above)"
 check "... the one still running stopped" has "$TMP/out" "kernel 'wait_sem' on chip 0 core 5: stopped, still running"
+$WEFT console 0 --core 5 >"$TMP/out" 2>&1
+check "... its console says the host stopped it, not a fault" has "$TMP/out" "chip 0 core 5 kernel stopped by the host"
+$WEFT status >"$TMP/out" 2>&1
+check "... and weft status shows it as S" grep -q "chip 0 .*cores \[.....S..\]" "$TMP/out"
 $WEFT launch wait_sem --chip 1 --core 5 --args sem=0x9ff00000 value=0xffffffff pad=0 --timeout 60 >"$TMP/out" 2>&1 &
 sleep 1
 $WEFT reset 1 >/dev/null 2>&1
