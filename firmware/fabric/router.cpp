@@ -268,10 +268,7 @@ bool Router::release_fallback(uint32_t vc) {
 }
 
 // The worker lanes are the first senders; the pass-through channels follow.
-bool Router::is_lane(uint32_t sender) const {
-    const uint32_t passes = abi::fabric_pass_groups(config_.dims, config_.flags) * config_.num_vcs;
-    return sender + passes < config_.num_senders;
-}
+bool Router::is_lane(uint32_t sender) const { return sender < abi::fabric_lanes(config_); }
 
 // A packet entering the ring (from a worker's lane), not one going on round it.
 uint32_t Router::needs_bubble(uint32_t sender) const {

@@ -1318,10 +1318,20 @@ void test_routers_publish_their_state_and_obey_commands(void**) {
     assert_int_equal(transport::command_routers(*g_cluster, abi::kFabricPause), routers.size());
     assert_true(all_in("paused"));
     // An op that times out behind them says why: each router's line in the hang report.
-    const std::string report = g_cluster->hang_report({});
-    if (report.find(", paused: ") == std::string::npos)
-        fail_msg("the hang report does not say the routers are paused:\n%s", report.c_str());
+    // A packet a paused router holds is held by command, not stuck waiting for room.
+    transport::L1Allocator l1(g_cluster->board());
+    const auto launched = g_cluster->launch_all(traffic.launches(*fabric, l1));
+    std::string report;
+    for (int tries = 0; tries < 200 && report.find("held: the router is paused") == std::string::npos; ++tries) {
+        std::this_thread::sleep_for(milliseconds(10));
+        report = g_cluster->hang_report({});
+    }
+    if (report.find(", paused: ") == std::string::npos ||
+        report.find("held: the router is paused") == std::string::npos)
+        fail_msg("the hang report does not say the routers are paused and hold the packet:\n%s", report.c_str());
     assert_int_equal(transport::command_routers(*g_cluster, abi::kFabricRun), routers.size());
+    g_cluster->wait_all(launched, milliseconds(30000));
+    assert_true(word_reaches(2, dram(kSems), 2));  // the held packet went on once they ran again
     assert_true(all_in("running"));
     fabric->stop();
 }

@@ -44,8 +44,7 @@ uint64_t slot_at(const abi::FabricRing& r, uint32_t slot_size, uint32_t n) {
 // (abi::fabric_pass_groups): 1D one per VC; 2D one per VC from each of the
 // chip's other routers, in compass order (and from itself, between meshes).
 std::string sender_name(const abi::FabricRouterConfig& c, uint32_t i) {
-    const uint32_t passes = abi::fabric_pass_groups(c.dims, c.flags) * c.num_vcs;
-    const uint32_t lanes = c.num_senders - passes;
+    const uint32_t lanes = abi::fabric_lanes(c);
     if (i < lanes) return "worker lane " + std::to_string(i);
     const uint32_t k = i - lanes, vc = k % c.num_vcs;
     if (c.flags & abi::kFabricRelay) return "fallback VC " + std::to_string(vc);
@@ -65,6 +64,16 @@ std::string fabric_channel_name(const abi::FabricRouterConfig& c, uint32_t chann
 
 namespace {
 
+// How long sender i's head packet has waited; a router paused (or draining,
+// for a worker lane) holds it by command, which is no wait for room.
+std::string held_for(const abi::FabricRouterConfig& c, const abi::FabricRouterStatus& st, uint32_t i) {
+    const bool lane = i < abi::fabric_lanes(c);
+    if (st.state == abi::kFabricRouterPaused || (st.state == abi::kFabricRouterDraining && lane))
+        return std::string(", held: the router is ") +
+               (st.state == abi::kFabricRouterPaused ? "paused" : "draining its worker lanes");
+    return ", still for " + std::to_string(st.senders[i].stuck_us) + " us";
+}
+
 std::string describe_senders(const Chip& chip, const abi::FabricRouterConfig& c, const abi::FabricLinkWords& lw,
                              const abi::FabricRouterStatus& st) {
     std::ostringstream o;
@@ -75,8 +84,7 @@ std::string describe_senders(const Chip& chip, const abi::FabricRouterConfig& c,
         o << "\n        " << sender_name(c, i) << ": " << written - st.senders[i].freed << "/" << r.slots
           << " slots used, " << written << " written, " << sent << " sent";
         if (written != sent)
-            o << "; " << describe_packet(chip, slot_at(r, c.slot_size, sent), c.dims) << ", still for "
-              << st.senders[i].stuck_us << " us";
+            o << "; " << describe_packet(chip, slot_at(r, c.slot_size, sent), c.dims) << held_for(c, st, i);
     }
     for (uint32_t v = 0; v < c.num_vcs; ++v)
         o << "\n        credits for the peer's VC " << v << " receiver: " << lw.acked[v] << " released by it";

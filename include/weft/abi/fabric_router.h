@@ -205,6 +205,10 @@ static_assert(sizeof(FabricRouterConfig) == 56 + 32 * kFabricMaxVcs + 8 * kFabri
                                                 32 * kFabricMaxDirections * kFabricMaxVcs + 8 + 16 +
                                                 64 * kFabricMaxVcs + 16 + 16 + 8,
               "FabricRouterConfig layout");
+// A router's senders: its worker lanes first, then one per pass-through group and VC.
+constexpr uint32_t fabric_lanes(const FabricRouterConfig& c) {
+    return c.num_senders - fabric_pass_groups(c.dims, c.flags) * c.num_vcs;
+}
 inline constexpr uint32_t kFabricDetourTableBytes = offsetof(FabricRouteTable, to_mesh);
 
 // One packet a router sent over its cable, as its log keeps it: enough of the
