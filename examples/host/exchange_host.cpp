@@ -8,10 +8,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "driver/cluster.h"
-#include "driver/kernel_args.h"
-#include "driver/paths.h"
 #include "exchange.h"
+#include "weft.h"  // the driver; built against an install, it also finds that install's tools
 
 using namespace weft;
 

@@ -42,6 +42,9 @@ check "the install is small ($size_mb MB)" test "$size_mb" -lt 40
 check "no installed tool or library names the source tree" bash -c \
     "! grep -rlF '$SRC' '$PREFIX/bin' '$PREFIX/lib' '$PREFIX/share/weft/clusters' '$PREFIX/share/weft/qemu'"
 cp -r "$SRC/tests/install" "$TMP/outside-src"
+mkdir -p "$TMP/outside-src/example/host"
+cp "$SRC/examples/exchange.h" "$TMP/outside-src/example/"
+cp "$SRC/examples/host/exchange_host.cpp" "$TMP/outside-src/example/host/"
 
 # The rest as a user with only the install: weft's trees are not there.
 cat >"$TMP/as_user.sh" <<SCRIPT
@@ -58,6 +61,8 @@ cmake -S "$TMP/outside-src" -B "$TMP/outside" -DCMAKE_PREFIX_PATH="$PREFIX" >"$T
     cmake --build "$TMP/outside" >"$TMP/build.log" 2>&1
 echo \$? >"$TMP/built"
 "$TMP/outside/outside" >"$TMP/allreduce" 2>&1
+"$TMP/outside/exchange_host" pair >"$TMP/exchange" 2>&1
+echo \$? >"$TMP/exchange.rc"
 "$TMP/outside/outside_firmware_test" >"$TMP/fwtest" 2>&1
 echo \$? >"$TMP/fwtest.rc"
 "$PREFIX/bin/weft" up pair >/dev/null 2>&1
@@ -78,6 +83,8 @@ check "the installed weft starts a cluster by name from the install's clusters" 
 check "... its boards are the install's" has "$TMP/status" "$PREFIX/share/weft/boards/qemu-virt/board.dtb"
 check "an outside project builds with find_package(weft): a program, a kernel, a firmware test" \
     test "$(cat "$TMP/built")" = 0
+check "examples/host/exchange_host, built unchanged against the install, runs on its pair" \
+    test "$(cat "$TMP/exchange.rc")" = 0
 check "... the program runs a checked all-reduce on its own buffers, out of place and in place, with the installed firmware" \
     has "$TMP/allreduce" ": 0 wrong; in place: 0 wrong; send buffer intact; firmware from $PREFIX/share/weft/firmware/qemu-virt"
 check "... its firmware test passes on the host board" test "$(cat "$TMP/fwtest.rc")" = 0
