@@ -153,8 +153,9 @@ std::vector<uint32_t> named_argument_words(const KernelImage& kernel,
         memcpy(bytes.data() + f.offset, &value, f.bytes);  // little-endian, as the cores
     }
     std::string missing;
-    for (size_t i = 0; i < given.size(); ++i)
-        if (!given[i]) missing += (missing.empty() ? "" : ", ") + kernel.arg_fields[i].name;
+    for (size_t i = 0; i < given.size(); ++i)  // a field named pad... is the struct's padding: 0 unless given
+        if (!given[i] && kernel.arg_fields[i].name.rfind("pad", 0) != 0)
+            missing += (missing.empty() ? "" : ", ") + kernel.arg_fields[i].name;
     if (!missing.empty())
         throw Error("kernel '" + kernel.name + "' needs every argument; missing: " + missing +
                     " (its arguments: " + fields + ")");
