@@ -25,6 +25,7 @@ struct RunArgs {
     uint64_t size = 0;  // 0: 1 MiB, or the shape's
     std::string shape;
     uint32_t dim = 0;
+    const CLI::Option* dim_option = nullptr;  // given: only with --shape
     std::string trace, send, recv, record;
     std::string mesh;  // "": the whole cluster; a mesh id, or "all": each mesh its own op, all at once
     bool in_place = false;
@@ -68,6 +69,8 @@ ccl::OpRequest request(const RunArgs& a) {
     if (r.shape[0] == 0 && r.bytes % element)
         throw UsageError("--size " + std::to_string(r.bytes) + ": not a whole number of " + ccl::dtype_name(r.dtype) +
                          " elements (" + std::to_string(element) + " bytes each)");
+    if (a.dim_option && a.dim_option->count() && (a.shape.empty() || r.op != ccl::Collective::kAllGather))
+        throw UsageError("--dim: the dimension an all_gather's --shape is gathered along; give it with those only");
     if (!a.shape.empty() && r.op != ccl::Collective::kAllGather && !tensor_asked(a.tensor))
         throw UsageError("--shape: a tensor's shape applies to all_gather only (and with --layout to sendrecv)");
     if (a.in_place && r.op == ccl::Collective::kSendRecv)
@@ -237,7 +240,8 @@ Command add_run(CLI::App& weft, Globals& g) {
     add_word(
         *cmd, "--shape", "a,b,c,d", a->shape, [](const std::string& w) { parse_shape(w); },
         "all_gather of a 4-D tensor: each rank's shape, " + std::string(kShapeRange));
-    add_whole(*cmd, "--dim", "D", a->dim, {0, 3}, "the dimension --shape is gathered along");
+    a->dim_option =
+        add_whole(*cmd, "--dim", "D", a->dim, {0, 3}, "the dimension --shape is gathered along; default 0");
     // 0 stands for "weft places it" in a request, and no board has DRAM there.
     const auto address = [](const std::string& w) {
         if (parse_address(w) == 0) throw Error("address 0 is in no chip's DRAM (leave the option out: weft places it)");
