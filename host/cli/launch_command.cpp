@@ -32,7 +32,19 @@ struct LaunchArgs {
     KernelGroup first;
     std::string cluster;
     double timeout_s = 10;
+    std::set<std::string> shared_given;  // the launch's own options given so far, in any group
 };
+
+// The options every kernel of a launch shares: each may be given once, in
+// whichever group (a second value would silently win over the first).
+void note_shared(const CLI::App& app, LaunchArgs& a, const std::string& where) {
+    for (const char* name : {"--timeout", "--cluster", "--run-dir"}) {
+        const CLI::Option* o = app.get_option_no_throw(name);
+        if (!o || !o->count()) continue;
+        if (!a.shared_given.insert(name).second)
+            throw UsageError(where + std::string(name) + " is the whole launch's: give it once");
+    }
+}
 
 // A path to an ELF, else a kernel of the board's build (the user's own kernels
 // in firmware/kernels/ are built there too) or one of the test kernels.
@@ -148,6 +160,7 @@ KernelGroup parse_group(const std::vector<std::string>& words, size_t n, LaunchA
     } catch (const CLI::ParseError& e) {
         throw UsageError(which + ": " + e.what());
     }
+    note_shared(app, a, which + ": ");
     return k;
 }
 
@@ -248,7 +261,10 @@ Command add_launch(CLI::App& weft, Globals& g) {
     add_kernel_options(*cmd, a->first);
     add_launch_options(*cmd, *a, g);
     cmd->footer(kSeveralKernelsHelp);
-    return {cmd, [a, &g] { return launch(*a, g); }};
+    return {cmd, [a, &g, cmd] {
+                note_shared(*cmd, *a, "");
+                return launch(*a, g);
+            }};
 }
 
 }  // namespace weft::cli
