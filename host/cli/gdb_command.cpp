@@ -2,10 +2,11 @@
 // chip's QMP socket, and gdb-multiarch attaches with the boot firmware's
 // symbols and every loaded kernel's at its core's L1 address (kernels are
 // linked at 0). Each core is a GDB thread (core N: thread N+1). On leaving,
-// GDB detaches (the chip runs on) and the gdbstub is closed again.
-#include <netinet/in.h>
+// GDB detaches (the chip runs on) and the gdbstub is closed again. The stub
+// listens on a Unix socket in the run directory, which only the cluster's
+// owner can reach (a TCP port on the loopback any local user could).
 #include <signal.h>
-#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,22 +33,17 @@ struct GdbArgs {
     bool script_only = false;
 };
 
-// A TCP port on the loopback nobody listens on now.
-uint16_t free_port() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-        throw Error("no free TCP port on 127.0.0.1 for the gdbstub");
-    close(fd);
-    return ntohs(a.sin_port);
+// Where chip `chip`'s gdbstub listens; a socket left by an earlier stub is removed.
+std::string stub_socket(const std::string& run_dir, uint32_t chip) {
+    const std::string path = run_dir + "/chip" + std::to_string(chip) + ".gdb.sock";
+    if (path.size() >= sizeof(sockaddr_un::sun_path))
+        throw Error("the gdbstub's socket " + path + " is too long a path for a Unix socket: use a shorter --run-dir");
+    unlink(path.c_str());
+    return path;
 }
 
 // The GDB commands that load the symbols, attach and pick the core.
-std::string gdb_script(Cluster& cluster, const GdbArgs& a, uint16_t port) {
+std::string gdb_script(Cluster& cluster, const GdbArgs& a, const std::string& stub) {
     const BoardInfo& b = cluster.board();
     Chip& chip = cluster.chip(a.chip);
     std::string s = "set pagination off\nset confirm off\nfile " + paths::boot_firmware(b.name) + "\n";
@@ -59,7 +55,7 @@ std::string gdb_script(Cluster& cluster, const GdbArgs& a, uint16_t port) {
     }
     // QEMU's gdbstub ends the whole chip on a kill: leaving always detaches.
     s += "define hook-quit\n  detach\nend\n";
-    s += "target remote 127.0.0.1:" + std::to_string(port) + "\n";
+    s += "target remote " + stub + "\n";
     if (a.core != kAnyCore) s += "thread " + std::to_string(a.core + 1) + "\n";
     return s;
 }
@@ -105,26 +101,27 @@ int gdb(const GdbArgs& a, const std::string& run_dir) {
         throw Error(cluster->death_of(a.chip) +
                     ": there is nothing to attach to; weft down and weft up start it again");
     const std::string qmp_socket = cluster->info().at("chips").at(a.chip).at("qmp").get<std::string>();
-    const uint16_t port = free_port();
-    const std::string script = gdb_script(*cluster, a, port);
+    const std::string stub = stub_socket(run_dir, a.chip);
+    const std::string script = gdb_script(*cluster, a, stub);
     const std::string script_path = run_dir + "/chip" + std::to_string(a.chip) + ".gdb";
     std::ofstream(script_path) << script;
     cluster.reset();                           // GDB halts the chip; no client of ours should wait on it
-    qmp::human(qmp_socket, "gdbserver none");  // a stub --script left open would keep its port: QEMU has one
-    qmp::human(qmp_socket, "gdbserver tcp:127.0.0.1:" + std::to_string(port));
+    qmp::human(qmp_socket, "gdbserver none");  // QEMU keeps one stub: one --script left open goes
+    qmp::human(qmp_socket, "gdbserver unix:" + stub + ",server=on,wait=off");
     if (a.script_only) {  // for a GDB of the user's own: the stub stays open for it
         std::printf("%s", script.c_str());
-        std::fprintf(stderr, "weft gdb: chip %u's gdbstub stays open on 127.0.0.1:%u for this script\n", a.chip, port);
+        std::fprintf(stderr, "weft gdb: chip %u's gdbstub stays open on %s for this script\n", a.chip, stub.c_str());
         return 0;
     }
-    std::fprintf(stderr, "weft gdb: chip %u's gdbstub on 127.0.0.1:%u (each core a thread: core N is thread N+1)\n",
-                 a.chip, port);
+    std::fprintf(stderr, "weft gdb: chip %u's gdbstub on %s (each core a thread: core N is thread N+1)\n", a.chip,
+                 stub.c_str());
     const int rc = run_gdb(script_path, a);
     try {
         qmp::human(qmp_socket, "gdbserver none");
     } catch (const Error& e) {
         std::fprintf(stderr, "weft gdb: could not close the gdbstub: %s\n", e.what());
     }
+    unlink(stub.c_str());
     return rc == 0 ? 0 : 1;
 }
 

@@ -347,7 +347,7 @@ $WEFT launch wait_sem --core 5 --args sem=0x9ff00000 valu=1 pad=0 >"$TMP/out" 2>
 check "... refuses a name the kernel lacks, listing its arguments" \
     has "$TMP/out" "has no argument 'valu' (its arguments: sem:u64 value:u32 pad:u32)"
 $WEFT launch wait_sem --core 5 --args sem=0x9ff00000 >"$TMP/out" 2>&1
-check "... and a missing one" has "$TMP/out" "missing: value, pad"
+check "... and a missing one" has "$TMP/out" "missing: value (its arguments"
 $WEFT launch wait_sem --core 5 --args 1 2 3 4 5 6 >"$TMP/out" 2>&1
 check "words in order are counted against the kernel's fields (6 faulted on the chip)" \
     has "$TMP/out" "kernel 'wait_sem' takes 4 words (sem:u64 value:u32 pad:u32), not 6"
