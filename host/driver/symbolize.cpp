@@ -60,7 +60,16 @@ std::string short_name(const std::string& name) {
         if (depth == 0) out += ch;
         if ((ch == '>' || ch == ')') && depth > 0) --depth;
     }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
+    // A member function's qualifiers follow its parameters: "as<T>() const" is as.
+    for (bool trimmed = true; trimmed;) {
+        while (!out.empty() && out.back() == ' ') out.pop_back();
+        trimmed = false;
+        for (const std::string q : {" const", " volatile", " noexcept", " &&", " &"})
+            if (out.size() > q.size() && out.compare(out.size() - q.size(), q.size(), q) == 0) {
+                out.erase(out.size() - q.size());
+                trimmed = true;
+            }
+    }
     if (const size_t space = out.rfind(' '); space != std::string::npos) out.erase(0, space + 1);
     return out;
 }

@@ -337,6 +337,9 @@ check "... saying so, not a return code" has "$TMP/out" "chip 1 core 5's kernel 
 $WEFT launch fault --chip 1 --core 6 --args 0 >"$TMP/out" 2>&1
 check "weft launch of a faulting kernel fails" test $? -eq 1
 check "... and the fault names the function and line" has "$TMP/out" "(fault+0x[0-9a-f]*) at tests/firmware/kernels/fault.cpp:13"
+$WEFT launch fault --chip 1 --core 6 >"$TMP/out" 2>&1
+check "... a panic's caller named by its function, not its qualifier" \
+    has "$TMP/out" "called from 0x[0-9a-f]* in weft::KernelArgs::as at firmware/kernels/kernel.h"
 $WEFT launch wait_sem --core 5 --args u64:0x9ff00000 0xffffffff 0 --timeout 1 >"$TMP/out" 2>&1
 check "weft launch of a kernel that hangs prints the hang report" has "$TMP/out" "waiting on semaphore 0x9ff00000 to reach 4294967295"
 $WEFT launch "$BUILD/firmware/qemu-virt32/test-kernels/reloc_probe.elf" --core 7 >"$TMP/out" 2>&1
