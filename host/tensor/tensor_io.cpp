@@ -20,9 +20,10 @@ abi::TensorAt interleaved_at(const BoardInfo& board, abi::TensorSpec t, uint64_t
     check_spec(t);
     const Region bank = board.dram_bank(0);
     if (offset > bank.size || abi::tensor_unit_bytes(t) > bank.size - offset)
-        throw Error(describe(t) + ": " + std::to_string(abi::tensor_unit_bytes(t)) + " bytes a bank from offset " +
-                    std::to_string(offset) + " overrun board " + board.name + "'s DRAM banks of " +
-                    std::to_string(bank.size) + " bytes");
+        throw Error(describe(t) + " does not fit board " + board.name + "'s DRAM: interleaved over its " +
+                    std::to_string(board.dram_banks) + " banks it takes " + std::to_string(abi::tensor_unit_bytes(t)) +
+                    " bytes of each, from byte " + std::to_string(offset) + " of a bank of " +
+                    std::to_string(bank.size));
     return {t, bank.base + offset, bank.size};
 }
 

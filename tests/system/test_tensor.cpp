@@ -260,7 +260,7 @@ void test_what_does_not_fit_is_refused(void**) {
         tensor::interleaved_at(c.board(), t, c.board().dram_bank(0).size);
         fail_msg("a tensor past the banks was placed");
     } catch (const Error& e) {
-        assert_non_null(strstr(e.what(), "overrun board"));
+        assert_non_null(strstr(e.what(), "does not fit board"));
     }
 }
 
