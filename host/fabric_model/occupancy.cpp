@@ -1,7 +1,6 @@
 #include "fabric_model/occupancy.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "common/error.h"
 #include "fabric_model/ranks.h"
@@ -61,10 +60,7 @@ void OccupancySampler::gather() {
         mine.push_back(uint32_t(r));
         for (size_t c = 0; c < columns; ++c) mine.push_back(h[c][r]);
     }
-    const auto* bytes = reinterpret_cast<const uint8_t*>(mine.data());
-    const std::vector<uint8_t> all = from_every_rank(ranks, std::vector<uint8_t>(bytes, bytes + mine.size() * 4));
-    std::vector<uint32_t> words(all.size() / 4);
-    std::memcpy(words.data(), all.data(), words.size() * 4);
+    const std::vector<uint32_t> words = values_from_every_rank(ranks, mine);
     for (size_t at = 0; at + columns < words.size(); at += columns + 1)
         for (size_t c = 0; c < columns; ++c) h[c][words[at]] = words[at + 1 + c];
 }

@@ -5,7 +5,9 @@
 #pragma once
 #include <stdint.h>
 
+#include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 namespace weft::fabric_model {
@@ -28,6 +30,19 @@ public:
 inline std::vector<uint8_t> from_every_rank(Ranks& ranks, const std::vector<uint8_t>& mine) {
     if (ranks.size() == 1) return mine;
     return ranks.exchange(std::vector<std::vector<uint8_t>>(ranks.size(), mine));
+}
+
+// The same for values of a plain type (records, words): every rank's, in rank order.
+template <typename T>
+std::vector<T> values_from_every_rank(Ranks& ranks, const std::vector<T>& mine) {
+    static_assert(std::is_trivially_copyable_v<T>, "sent as bytes");
+    if (ranks.size() == 1) return mine;
+    const auto* bytes = reinterpret_cast<const uint8_t*>(mine.data());
+    const std::vector<uint8_t> all =
+        from_every_rank(ranks, std::vector<uint8_t>(bytes, bytes + mine.size() * sizeof(T)));
+    std::vector<T> out(all.size() / sizeof(T));
+    std::memcpy(out.data(), all.data(), out.size() * sizeof(T));
+    return out;
 }
 
 // This process alone.

@@ -1,10 +1,8 @@
 #include "fabric_model/stuck_channels.h"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <tuple>
-#include <type_traits>
 
 #include "fabric/route.h"
 #include "fabric_model/ranks.h"
@@ -159,19 +157,29 @@ namespace {
 // Of `mine`, what lies on the chips this rank runs; then every rank's, in rank order.
 template <typename T, typename ChipOf>
 std::vector<T> from_owners(TimedFabric& engine, std::vector<T> mine, ChipOf chip_of) {
-    static_assert(std::is_trivially_copyable_v<T>);
     if (engine.ranks().size() == 1) return mine;
     mine.erase(std::remove_if(mine.begin(), mine.end(), [&](const T& x) { return !engine.owns(chip_of(x)); }),
                mine.end());
-    const auto* bytes = reinterpret_cast<const uint8_t*>(mine.data());
-    const std::vector<uint8_t> all =
-        from_every_rank(engine.ranks(), std::vector<uint8_t>(bytes, bytes + mine.size() * sizeof(T)));
-    std::vector<T> out(all.size() / sizeof(T));
-    std::memcpy(out.data(), all.data(), out.size() * sizeof(T));
-    return out;
+    return values_from_every_rank(engine.ranks(), mine);
 }
 
-std::string report_of(const std::vector<HeldChannel>& held, const std::vector<ChannelWait>& cycle);
+std::string report_of(const std::vector<HeldChannel>& held, const std::vector<ChannelWait>& cycle) {
+    std::string text;
+    for (const HeldChannel& c : held) {
+        text += "  chip " + std::to_string(c.chip) + " port " + std::to_string(c.port) +
+                (c.receiver ? " receiver vc" : " sender ") + std::to_string(c.channel) + ": " + std::to_string(c.held) +
+                "/" + std::to_string(c.slots) + " slots held";
+        if (c.receiver)
+            text += ", head to chip " + std::to_string(c.head_dst.chip) + " of mesh " + std::to_string(c.head_dst.mesh);
+        text += "\n";
+    }
+    if (!cycle.empty()) {
+        text += "  cycle of waits:";
+        for (const ChannelWait& w : cycle) text += " " + receiver_name(w.from) + " ->";
+        text += " " + receiver_name(cycle.front().from) + "\n";
+    }
+    return text;
+}
 
 }  // namespace
 
@@ -201,27 +209,5 @@ std::string stuck_report(model::FabricModel& model, TimedFabric& engine) {
     const std::vector<HeldChannel> held = held_channels(model, engine);  // every rank calls both, in this order
     return report_of(held, wait_cycle_of(channel_waits(model, engine)));
 }
-
-namespace {
-
-std::string report_of(const std::vector<HeldChannel>& held, const std::vector<ChannelWait>& cycle) {
-    std::string text;
-    for (const HeldChannel& c : held) {
-        text += "  chip " + std::to_string(c.chip) + " port " + std::to_string(c.port) +
-                (c.receiver ? " receiver vc" : " sender ") + std::to_string(c.channel) + ": " + std::to_string(c.held) +
-                "/" + std::to_string(c.slots) + " slots held";
-        if (c.receiver)
-            text += ", head to chip " + std::to_string(c.head_dst.chip) + " of mesh " + std::to_string(c.head_dst.mesh);
-        text += "\n";
-    }
-    if (!cycle.empty()) {
-        text += "  cycle of waits:";
-        for (const ChannelWait& w : cycle) text += " " + receiver_name(w.from) + " ->";
-        text += " " + receiver_name(cycle.front().from) + "\n";
-    }
-    return text;
-}
-
-}  // namespace
 
 }  // namespace weft::fabric_model

@@ -64,11 +64,7 @@ void TrafficRecorder::record(const PacketHop& hop) {
 void TrafficRecorder::gather() {
     Ranks& ranks = engine_.ranks();
     if (ranks.size() == 1) return;
-    const auto* mine = reinterpret_cast<const uint8_t*>(unstitched_.data());
-    const std::vector<uint8_t> all =
-        from_every_rank(ranks, std::vector<uint8_t>(mine, mine + unstitched_.size() * sizeof(Hop)));
-    std::vector<Hop> hops(all.size() / sizeof(Hop));
-    std::memcpy(hops.data(), all.data(), hops.size() * sizeof(Hop));
+    std::vector<Hop> hops = values_from_every_rank(ranks, unstitched_);
     // A packet's hop lands before its next one leaves: in order of landing
     // each hop finds the packet it continues.
     std::stable_sort(hops.begin(), hops.end(), [](const Hop& a, const Hop& b) {
