@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "usage.h"
 #include "busbw.h"
 #include "common/knobs.h"
 #include "driver/cluster.h"
@@ -78,7 +79,13 @@ std::string half_rate(const Measured& m) {
 
 }  // namespace
 
-int main() {
+constexpr const char* kUsage =
+    "usage: weft-bench-boards\n"
+    "The same ops on ring8 (qemu-virt, RV64) and ring8-rv32 (qemu-virt32, RV32),\n"
+    "unshaped and shaped, side by side. WEFT_BENCH_QUICK=1: smaller sizes.\n";
+
+int main(int argc, char** argv) {
+    bench::take_arguments(argc, argv, kUsage);
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     try {
         const bool quick = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"));

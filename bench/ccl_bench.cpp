@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "usage.h"
 #include "ccl/op_case.h"
 #include "common/gnuplot.h"
 #include "common/knobs.h"
@@ -351,7 +352,15 @@ void replot(const std::string& results) {
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: weft-bench-ccl [--replot | --small-ops | --host-load SIZE]\n"
+    "Every op and algorithm on ring8 (nccl-tests style), Open MPI beside it,\n"
+    "charts into bench/results. --replot: the charts again from the results;\n"
+    "--small-ops: the small-ops table alone; --host-load SIZE: the host's load\n"
+    "during one all-reduce. WEFT_BENCH_QUICK=1: fewer sizes.\n";
+
 int main(int argc, char** argv) {
+    bench::take_arguments(argc, argv, kUsage, {"--replot", "--small-ops", "--host-load"});
     // make bench tees the report into bench/results: a line at a time, so the terminal keeps up.
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     try {

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <vector>
 
+#include "usage.h"
 #include "busbw.h"
 #include "ccl/op_case.h"
 #include "common/error.h"
@@ -454,7 +455,14 @@ std::string shaped_size_sweep(Cluster& c, const std::string& cluster_name, bool 
 
 }  // namespace
 
-int main() {
+constexpr const char* kUsage =
+    "usage: weft-bench-fabric\n"
+    "The fabric on ring8, torus4x4 and ring8x2 beside the EDM: hop latency,\n"
+    "doorbells, streams, collectives, planes, live reroutes; tables and charts\n"
+    "into bench/results. WEFT_BENCH_QUICK=1: fewer sizes, results in /tmp.\n";
+
+int main(int argc, char** argv) {
+    bench::take_arguments(argc, argv, kUsage);
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     try {
         check_gnuplot();

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 
+#include "usage.h"
 #include "busbw.h"
 #include "ccl/runner.h"
 #include "common/error.h"
@@ -277,7 +278,14 @@ std::string emulator_table(uint64_t bytes) {
 
 }  // namespace
 
-int main() {
+constexpr const char* kUsage =
+    "usage: weft-bench-model\n"
+    "The fabric model: the router in virtual time beside tt-metal's figures,\n"
+    "250k-device tables, its own speed, MPI ranks, and the QEMU cluster beside\n"
+    "it. WEFT_BENCH_QUICK=1: the short cases only.\n";
+
+int main(int argc, char** argv) {
+    bench::take_arguments(argc, argv, kUsage);
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     try {
         const bool quick = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"));

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "usage.h"
 #include "common/error.h"
 #include "common/knobs.h"
 #include "common/sizes.h"
@@ -61,7 +62,13 @@ double ping_pong_us(Cluster& c, uint32_t n) {
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: weft-bench-platform [--edm SIZE CHANNELS uni|bi [pull|push] [REPS]]\n"
+    "The platform under the EDM: raw link rate, doorbells and the EDM's\n"
+    "channels; --edm: one cell of the EDM table.\n";
+
 int main(int argc, char** argv) {
+    bench::take_arguments(argc, argv, kUsage, {"--edm"});
     // make bench tees the report into bench/results: a line at a time, so the terminal keeps up.
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     try {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "usage.h"
 #include "ccl/op_case.h"
 #include "common/error.h"
 #include "common/knobs.h"
@@ -143,7 +144,13 @@ std::string model_table(const std::vector<uint64_t>& sizes) {
 
 }  // namespace
 
-int main() {
+constexpr const char* kUsage =
+    "usage: weft-bench-systems\n"
+    "The hierarchical all-reduce (seed 003) on clusters of systems, on QEMU and\n"
+    "in the fabric model. WEFT_BENCH_QUICK=1: fewer sizes.\n";
+
+int main(int argc, char** argv) {
+    bench::take_arguments(argc, argv, kUsage);
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     try {
         const bool quick = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "usage.h"
 #include "ccl/op_case.h"
 #include "common/error.h"
 #include "driver/paths.h"
@@ -83,7 +84,12 @@ double tensor_seconds(Cluster& c, transport::Fabric& fabric, uint64_t bytes, con
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: weft-bench-tensor [--quick]\n"
+    "Tensor layouts: resharding in flight against gathering then resharding.\n";
+
 int main(int argc, char** argv) {
+    bench::take_arguments(argc, argv, kUsage, {"--quick"});
     try {
         const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
         const uint64_t bytes = quick ? (4ull << 20) : (16ull << 20);
