@@ -118,6 +118,7 @@ int CommandLine::run_command() {
     };
     try {
         log::level();  // a bad WEFT_DEBUG is a usage error, before anything runs
+        knobs::check(knobs::Reader::kCluster);  // as are the other variables every command may read
     } catch (const Error& e) {
         std::fprintf(stderr, "weft: %s\n", e.what());
         return fail(e.what(), kUsage);

@@ -154,6 +154,9 @@ refused "weft --version with a command" "--version prints weft's version and tak
 weft help fault shape
 check "weft help fault shape is fault's help" has "$TMP/out" "Usage: weft fault"
 refused "weft help of a word the command lacks" "weft fault has no 'bogus': see weft help fault" help fault bogus
+WEFT_CLAIM_WAIT_MS=abc "$WEFT" status >"$TMP/out" 2>&1
+check "a bad variable any command reads is usage, whatever the command" test $? -eq 2
+check "... named first" test "$(head -1 "$TMP/out")" = "weft: WEFT_CLAIM_WAIT_MS=abc must be a whole number from 0 to 86400000"
 WEFT_DEBUG=info WEFT_DEBUG_FILE=/nonexistent/weft.log "$WEFT" status >"$TMP/out" 2>&1
 check "a WEFT_DEBUG_FILE that cannot be opened: exit code 2" test $? -eq 2
 check "... named first" test "$(head -1 "$TMP/out")" = \
