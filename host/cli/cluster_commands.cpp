@@ -31,8 +31,9 @@ int up(const std::string& cluster, const std::string& run_dir) {
     knobs::check(knobs::Reader::kBridge);
     const auto t0 = std::chrono::steady_clock::now();
     spawn_bridge(file, run_dir);
-    std::printf("cluster '%s' up: %u chips of board %s, %zu links, in %.2f s (run dir %s)\n", spec.name.c_str(),
-                spec.num_chips, spec.board_name.c_str(), spec.links.size(), seconds_since(t0), run_dir.c_str());
+    std::printf("cluster '%s' up: %u chips of board %s, %zu link%s, in %.2f s (run dir %s)\n", spec.name.c_str(),
+                spec.num_chips, spec.board_name.c_str(), spec.links.size(), spec.links.size() == 1 ? "" : "s",
+                seconds_since(t0), run_dir.c_str());
     return 0;
 }
 

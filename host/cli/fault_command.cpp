@@ -33,7 +33,8 @@ struct FaultArgs {
 void print_link(const nlohmann::json& l) {
     const nlohmann::json& f = l["faults"];
     const nlohmann::json& shape = l["shaping"];
-    std::printf("link chip %d.%s <-> chip %d.%s: %s (%s), drop %g, ber %g, flap %u/%u ms, %s, mode %s%s\n",
+    // The cable's state, then the link layer's over it (which notices a pull a little later).
+    std::printf("link chip %d.%s <-> chip %d.%s: %s (link layer %s), drop %g, ber %g, flap %u/%u ms, %s, mode %s%s\n",
                 l["a"]["chip"].get<int>(), l["a"]["name"].get<std::string>().c_str(), l["b"]["chip"].get<int>(),
                 l["b"]["name"].get<std::string>().c_str(), l["state"].get<std::string>().c_str(),
                 l["link_state"].get<std::string>().c_str(), f["drop_rate"].get<double>(),

@@ -42,6 +42,8 @@ check "an RV32 image on the RV64 board is refused" test $? -eq 2
 check "... by name, with the chip it is for and its board" \
     has "$TMP/out" "was built for chip qemu-virt32, not board qemu-virt's chip qemu-virt: boot it with --board qemu-virt32"
 check "... before it boots" lacks "$TMP/out" "hello_image: chip"
+"$FLASH" "$IMAGE" --board qemu-virt32 --timeout 5 </dev/null >"$TMP/out" 2>&1
+check "an image of a chip with two boards names both" has "$TMP/out" "boot it with --board qemu-virt[-a-z0-9]* or --board qemu-virt"
 "$FLASH" "$IMAGE32" --board qemu-virt32 --timeout 30 </dev/null >"$TMP/out" 2>&1
 check "on its own board it runs and passes" test $? -eq 0
 check "... showing its console" has "$TMP/out" "hello_image: chip qemu-virt32"

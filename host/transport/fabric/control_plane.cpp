@@ -27,8 +27,9 @@ std::vector<uint32_t> mesh_chips(const std::set<uint32_t>& local, const Mesh& m)
     return out;
 }
 
-std::string chip_list(const std::vector<uint32_t>& chips) {
-    std::string out;
+// "chip 4" or "chips 0, 1, 2".
+std::string chips_named(const std::vector<uint32_t>& chips) {
+    std::string out = chips.size() == 1 ? "chip " : "chips ";
     for (size_t i = 0; i < chips.size(); ++i) {
         if (i == 16) return out + ", ... (" + std::to_string(chips.size()) + " in all)";
         out += (i ? ", " : "") + std::to_string(chips[i]);
@@ -234,8 +235,8 @@ RerouteDecision ControlPlane::decide_tables(const Mesh& mesh, RerouteDecision d)
         for (uint32_t b = 0; b < mesh.chips(); ++b)
             if (!removed(mesh.first_chip + b))
                 (routes[size_t(first) * mesh.chips() + b] != "?" ? with_first : rest).insert(b);
-        d.why = "mesh " + std::to_string(mesh.id) + " is cut: chips " + chip_list(mesh_chips(with_first, mesh)) +
-                " cannot reach chips " + chip_list(mesh_chips(rest, mesh));
+        d.why = "mesh " + std::to_string(mesh.id) + " is cut: " + chips_named(mesh_chips(with_first, mesh)) +
+                " cannot reach " + chips_named(mesh_chips(rest, mesh));
         return d;
     }
     const uint32_t n = mesh.chips();
@@ -325,7 +326,7 @@ RerouteDecision ControlPlane::decide_exits(RerouteDecision d) {
                 d.kind = RerouteDecision::kCutOff;
                 for (uint32_t i = 0; i < b.chips(); ++i) d.unreachable.push_back(b.first_chip + i);
                 d.why = "mesh " + std::to_string(b.id) + " is cut off from mesh " + std::to_string(a.id) +
-                        ": no working cable leads there (chips " + chip_list(d.unreachable) + ")";
+                        ": no working cable leads there (" + chips_named(d.unreachable) + ")";
                 return d;
             }
         }
