@@ -107,10 +107,25 @@ ccl::OpRequest request_of(const CclArgs& a, bool sweep) {
     return r;
 }
 
+// Where an algorithm runs, when not everywhere: "2d (a grid)".
+std::string where_it_runs(const ccl::Algorithm& a) {
+    std::vector<std::string> needs;
+    if (a.needs & ccl::kGrid) needs.push_back("a grid");
+    if (a.needs & ccl::kSystems) needs.push_back("a cluster of systems");
+    if (a.capabilities) needs.push_back("--transport " + ccl::transports_for(a).front());
+    std::string out;
+    for (const std::string& n : needs) out += (out.empty() ? " (" : ", ") + n;
+    return out.empty() ? "" : out + ")";
+}
+
 std::string algorithms_help() {
     std::string out = "Algorithms (--algo):";
-    for (ccl::Collective c : ccl::all_collectives())
-        out += "\n  " + ccl::collective_name(c) + ": " + list(ccl::algorithms(c));
+    for (ccl::Collective c : ccl::all_collectives()) {
+        std::vector<std::string> names;
+        for (const std::string& name : ccl::all_algorithms(c))
+            names.push_back(name + where_it_runs(*ccl::find_algorithm(c, name)));
+        out += "\n  " + ccl::collective_name(c) + ": " + list(names);
+    }
     return out;
 }
 
