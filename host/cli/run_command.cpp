@@ -190,6 +190,7 @@ int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run
     if (!a.mesh.empty() || !a.trace.empty() || !a.record.empty() || a.in_place || !a.send.empty() || !a.recv.empty())
         throw UsageError("--layout places its tensors itself and runs one op: leave out --mesh, --trace, --record, "
                          "--in-place, --send and --recv");
+    check_tensor(a.tensor, r.shape, r.dtype);
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     if (r.op == ccl::Collective::kSendRecv) return run_tensor_send_recv(a.tensor, r.shape, r.dtype, *cluster);
     return run_tensor_all_gather(a.tensor, r.shape, r.dim, r.dtype, *cluster);

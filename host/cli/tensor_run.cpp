@@ -127,6 +127,10 @@ std::pair<uint16_t, uint16_t> grid_for(const TensorRunArgs& t, const BoardInfo& 
 
 }  // namespace
 
+void check_tensor(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype) {
+    tensor_of(t, shape, dtype);
+}
+
 bool tensor_asked(const TensorRunArgs& t) {
     return !t.layout.empty() || t.memory != "interleaved" || !t.out_memory.empty() || t.shard_grid != "2x1" ||
            !t.mesh_axis.empty();

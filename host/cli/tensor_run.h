@@ -21,6 +21,8 @@ struct TensorRunArgs {
 
 // Whether any tensor option was given (then --layout must be too).
 bool tensor_asked(const TensorRunArgs& t);
+// What --layout and --shape say of the tensor, refused (UsageError) before any cluster starts.
+void check_tensor(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype);
 // Runs it and prints what happened; returns the exit code. Throws UsageError
 // for options that do not fit each other or the cluster.
 int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, uint32_t dim,

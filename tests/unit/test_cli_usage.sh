@@ -134,6 +134,7 @@ refused "run --dim without --shape" "--dim: the dimension an all_gather's --shap
     run all_gather --size 4K --dim 2
 refused "a launch's --timeout in two groups" "kernel 2 (after ':' number 1): --timeout is the whole launch's: give it once" \
     launch wait_sem --core 5 --timeout 5 : fault --core 6 --timeout 6
+refused "run --layout without --shape" "--layout: give the tensor's --shape a,b,c,d" run sendrecv --layout row
 refused "run sendrecv in place" "--in-place: sendrecv cannot run in place" run sendrecv --in-place
 refused "run --layout blob" "--layout: must be row or tile, not 'blob'" run all_gather --shape 1,1,32,32 --layout blob
 refused "run --layout with --size" "--layout: --shape is the tensor's size and the op has one algorithm" \
