@@ -43,6 +43,13 @@ void print_env() {
 // (a word its help never names is refused, not silently dropped).
 int help(const CLI::App& weft, const std::vector<std::string>& words) {
     const std::string topic = words.empty() ? "" : words.front();
+    std::vector<std::string> topics = command_names(weft);
+    topics.push_back("env");
+    try {
+        if (!topic.empty()) one_of(topics)(topic);
+    } catch (const Error& e) {
+        throw UsageError(std::string("TOPIC: ") + e.what());
+    }
     if (topic == "env" && words.size() > 1) throw UsageError("weft help env takes no further words");
     if (topic == "env") {
         print_env();
@@ -184,20 +191,7 @@ Command add_help(CLI::App& weft) {
     CLI::App* cmd =
         weft.add_subcommand("help", "this help, a command's, or the WEFT_* environment variables ('weft help env')");
     auto words = std::make_shared<std::vector<std::string>>();
-    std::vector<std::string> topics = command_names(weft);
-    topics.push_back("env");
-    const auto first = one_of(topics);
     cmd->add_option("TOPIC", *words, "a command (and words of it, as in weft help fault shape), or env")
-        ->check(CLI::Validator(
-            [first, seen = std::make_shared<size_t>(0)](std::string& w) {
-                try {
-                    if ((*seen)++ == 0) first(w);  // the rest are looked up in the command's help
-                } catch (const Error& e) {
-                    return std::string(e.what());
-                }
-                return std::string();
-            },
-            ""))
         ->option_text("TOPIC [WORD...]");
     return {cmd, [&weft, words] { return help(weft, *words); }};
 }
