@@ -40,6 +40,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/process.h"
+
 extern char** environ;
 
 namespace weft::bench {
@@ -266,17 +268,7 @@ void set_env(std::vector<std::string>* env, const std::string& name, const std::
 
 }  // namespace
 
-std::string find_mpirun() {
-    const char* path = getenv("PATH");
-    std::string p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
-    std::istringstream dirs(p);
-    for (std::string dir; std::getline(dirs, dir, ':');) {
-        if (dir.empty()) dir = ".";
-        std::string candidate = dir + "/mpirun";
-        if (executable_file(candidate)) return candidate;
-    }
-    return {};
-}
+std::string find_mpirun() { return find_program("mpirun"); }
 
 bool MpirunOutput::ok() const { return !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0; }
 

@@ -112,15 +112,11 @@ std::vector<uint32_t> argument_words(const KernelImage& kernel, const std::vecto
     // or fewer would fault on the chip, or read stale words as arguments.
     // (Its struct's tail padding may be given or left out.)
     uint32_t end = 0;
-    std::string fields;
-    for (const KernelImage::ArgField& f : kernel.arg_fields) {
-        end = std::max(end, f.offset + f.bytes);
-        fields += (fields.empty() ? "" : " ") + f.name + (f.bytes == 8 ? ":u64" : ":u32");
-    }
+    for (const KernelImage::ArgField& f : kernel.arg_fields) end = std::max(end, f.offset + f.bytes);
     const size_t given = words.size() * 4;
     if (kernel.args_size && !args.empty() && given != end && given != kernel.args_size)
         throw UsageError("--args: kernel '" + kernel.name + "' takes " + std::to_string(end / 4) + " words (" +
-                         fields + "), not " + std::to_string(words.size()));
+                         kernel.arg_fields_text() + "), not " + std::to_string(words.size()));
     return words;
 }
 

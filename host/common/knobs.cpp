@@ -5,8 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include <unistd.h>
-
+#include "common/process.h"
 #include "common/tuning_file.h"
 
 namespace weft::knobs {
@@ -89,29 +88,12 @@ std::string text(const Knob& k) {
 
 bool is_set(const Knob& k) { return env(k) != nullptr; }
 
-namespace {
-
-bool runs(const std::string& program) {
-    if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0;
-    const char* path = std::getenv("PATH");
-    std::string dirs = path ? path : "";
-    for (size_t at = 0; at <= dirs.size();) {
-        const size_t end = std::min(dirs.find(':', at), dirs.size());
-        const std::string dir = end > at ? dirs.substr(at, end - at) : ".";
-        if (access((dir + "/" + program).c_str(), X_OK) == 0) return true;
-        at = end + 1;
-    }
-    return false;
-}
-
-}  // namespace
-
 void check(Reader reader) {
     for (const Knob& k : kKnobs) {
         if (k.reader != reader) continue;
         if (k.type == Type::kInteger) integer(k);
         if (k.type == Type::kReal) real(k);
-        if (k.type == Type::kProgram && env(k) && !runs(env(k)))
+        if (k.type == Type::kProgram && env(k) && find_program(env(k)).empty())
             throw KnobError(std::string(k.name) + "=" + env(k) + ": no such program" +
                             (std::string(env(k)).find('/') == std::string::npos ? " on PATH" : " (or not executable)"));
     }

@@ -12,4 +12,9 @@ std::string describe_exit_status(int status);
 // that exited, so a zombie counts as gone).
 bool process_running(int pid);
 
+// Where `program` runs from: itself when it names a path, else the first
+// executable regular file of that name on $PATH (or the usual bin folders
+// without one); "" when there is none.
+std::string find_program(const std::string& program);
+
 }  // namespace weft

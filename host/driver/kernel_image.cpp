@@ -130,11 +130,15 @@ KernelImage load_kernel_image(const std::string& path) {
     return img;
 }
 
+std::string KernelImage::arg_fields_text() const {
+    std::string text;
+    for (const ArgField& f : arg_fields) text += (text.empty() ? "" : " ") + f.name + (f.bytes == 8 ? ":u64" : ":u32");
+    return text;
+}
+
 std::vector<uint32_t> named_argument_words(const KernelImage& kernel,
                                            const std::vector<std::pair<std::string, uint64_t>>& values) {
-    std::string fields;
-    for (const auto& f : kernel.arg_fields)
-        fields += (fields.empty() ? "" : " ") + f.name + (f.bytes == 8 ? ":u64" : ":u32");
+    const std::string fields = kernel.arg_fields_text();
     if (kernel.arg_fields.empty())
         throw Error("kernel '" + kernel.name +
                     "' does not name its arguments (WEFT_KERNEL_ARG_NAMES): give them as words in order");

@@ -32,6 +32,8 @@ struct KernelImage {
         uint32_t offset = 0;
     };
     std::vector<ArgField> arg_fields;
+    // "sem:u64 value:u32 pad:u32": the fields as refusals list them.
+    std::string arg_fields_text() const;
     uint32_t args_size = 0;  // the struct's size by the description (0: none declared)
 
     // The image as it must sit in memory at `base`. Throws if a 32-bit
@@ -43,7 +45,8 @@ struct KernelImage {
 KernelImage load_kernel_image(const std::string& path);
 
 // The argument words of `name=value` pairs by the kernel's declared names:
-// every field given once, u32 values up to 2^32-1. Throws weft::Error naming
+// every field given once (a padding field, named pad..., may be left out: 0),
+// u32 values up to 2^32-1. Throws weft::Error naming
 // an unknown, missing or repeated field, or a value out of range, and listing
 // the kernel's fields.
 std::vector<uint32_t> named_argument_words(const KernelImage& kernel,

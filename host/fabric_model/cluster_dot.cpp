@@ -278,11 +278,6 @@ std::string dot_of(model::FabricModel& model, const PictureOptions& options, con
 
 }  // namespace
 
-std::string cluster_dot(model::FabricModel& model, const PictureOptions& options) {
-    return dot_of(model, options, options.cycle ? wait_cycle_waits(model) : std::vector<ChannelWait>{});
-}
-
-// On MPI ranks the cycle of waits is found among every rank's routers (all ranks call this).
 std::string cluster_dot(Simulation& sim, const PictureOptions& options) {
     const std::vector<ChannelWait> waits = options.cycle ? wait_cycle_of(channel_waits(sim.model(), sim.engine()))
                                                          : std::vector<ChannelWait>{};

@@ -22,7 +22,7 @@ struct PictureOptions {
     bool cycle = true;                  // the routers' cycle of waits, if their waits close one
 };
 
-std::string cluster_dot(model::FabricModel& model, const PictureOptions& options = {});
+// On MPI ranks the cycle of waits is found among every rank's routers (all ranks call it).
 std::string cluster_dot(Simulation& sim, const PictureOptions& options = {});
 
 // The cables a packet from `from` to `to` crosses, as (chip, next chip), by

@@ -203,8 +203,6 @@ std::vector<std::string> wait_cycle(model::FabricModel& model) {
     return names;
 }
 
-std::string stuck_report(model::FabricModel& model) { return report_of(held_channels(model), wait_cycle_waits(model)); }
-
 std::string stuck_report(model::FabricModel& model, TimedFabric& engine) {
     const std::vector<HeldChannel> held = held_channels(model, engine);  // every rank calls both, in this order
     return report_of(held, wait_cycle_of(channel_waits(model, engine)));

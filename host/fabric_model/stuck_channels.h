@@ -65,9 +65,8 @@ std::vector<std::string> wait_cycle(model::FabricModel& model);
 // missing ("" when none did).
 std::string drop_report(model::FabricModel& model, const TimedFabric& engine);
 
-// Several lines: the channels that hold packets and the cycle, if any; with
-// the engine, over every rank's chips.
-std::string stuck_report(model::FabricModel& model);
+// Several lines: the channels that hold packets and the cycle, if any, over
+// every rank's chips.
 std::string stuck_report(model::FabricModel& model, TimedFabric& engine);
 
 }  // namespace weft::fabric_model

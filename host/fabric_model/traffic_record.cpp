@@ -1,7 +1,6 @@
 #include "fabric_model/traffic_record.h"
 
 #include <algorithm>
-#include <cstring>
 #include <ostream>
 #include <tuple>
 
