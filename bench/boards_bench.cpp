@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "usage.h"
 #include "busbw.h"
 #include "common/knobs.h"
 #include "driver/cluster.h"
 #include "driver/paths.h"
+#include "start.h"
 
 using namespace weft;
 
@@ -85,8 +85,7 @@ constexpr const char* kUsage =
     "unshaped and shaped, side by side. WEFT_BENCH_QUICK=1: smaller sizes.\n";
 
 int main(int argc, char** argv) {
-    bench::take_arguments(argc, argv, kUsage);
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    bench::start(argc, argv, kUsage);
     try {
         const bool quick = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"));
         const uint64_t unshaped_bytes = quick ? (4ull << 20) : (16ull << 20), shaped_bytes = 4ull << 20;

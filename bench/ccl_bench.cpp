@@ -23,7 +23,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "usage.h"
 #include "ccl/op_case.h"
 #include "common/gnuplot.h"
 #include "common/knobs.h"
@@ -35,6 +34,7 @@
 #include "mpi_reference.h"
 #include "planes_bench.h"
 #include "small_ops.h"
+#include "start.h"
 #include "timing.h"
 
 using namespace weft;
@@ -360,9 +360,7 @@ constexpr const char* kUsage =
     "during one all-reduce. WEFT_BENCH_QUICK=1: fewer sizes.\n";
 
 int main(int argc, char** argv) {
-    bench::take_arguments(argc, argv, kUsage, {"--replot", "--small-ops", "--host-load"});
-    // make bench tees the report into bench/results: a line at a time, so the terminal keeps up.
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    bench::start(argc, argv, kUsage, {"--replot", "--small-ops", "--host-load"});
     try {
         if (argc > 1 && std::string(argv[1]) == "--replot") {
             replot(paths::bench_out() + "/bench/results");

@@ -19,7 +19,6 @@
 #include <sstream>
 #include <vector>
 
-#include "usage.h"
 #include "busbw.h"
 #include "ccl/op_case.h"
 #include "common/error.h"
@@ -33,6 +32,7 @@
 #include "reroute_bench.h"
 #include "shaped_planes.h"
 #include "shaping.h"
+#include "start.h"
 #include "test_kernels.h"
 #include "transport/fabric/fabric.h"
 #include "transport/fabric/routing2d.h"
@@ -462,8 +462,7 @@ constexpr const char* kUsage =
     "into bench/results. WEFT_BENCH_QUICK=1: fewer sizes, results in /tmp.\n";
 
 int main(int argc, char** argv) {
-    bench::take_arguments(argc, argv, kUsage);
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    bench::start(argc, argv, kUsage);
     try {
         check_gnuplot();
         const bool quick = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"));

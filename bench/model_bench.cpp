@@ -18,7 +18,6 @@
 #include <sstream>
 #include <string>
 
-#include "usage.h"
 #include "busbw.h"
 #include "ccl/runner.h"
 #include "common/error.h"
@@ -30,6 +29,7 @@
 #include "fabric_model/traffic.h"
 #include "mpi_reference.h"
 #include "reroute_check.h"
+#include "start.h"
 #include "timing.h"
 
 namespace {
@@ -285,8 +285,7 @@ constexpr const char* kUsage =
     "it. WEFT_BENCH_QUICK=1: the short cases only.\n";
 
 int main(int argc, char** argv) {
-    bench::take_arguments(argc, argv, kUsage);
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    bench::start(argc, argv, kUsage);
     try {
         const bool quick = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"));
         std::printf("weft fabric model bench (host: %ld cores; the model runs on one)\n",

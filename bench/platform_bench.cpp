@@ -13,7 +13,6 @@
 #include <thread>
 #include <vector>
 
-#include "usage.h"
 #include "common/error.h"
 #include "common/knobs.h"
 #include "common/sizes.h"
@@ -24,6 +23,7 @@
 #include "host_cpu.h"
 #include "link_goodput.h"
 #include "link_rate.h"
+#include "start.h"
 
 using namespace weft;
 using Clock = std::chrono::steady_clock;
@@ -68,9 +68,7 @@ constexpr const char* kUsage =
     "channels; --edm: one cell of the EDM table.\n";
 
 int main(int argc, char** argv) {
-    bench::take_arguments(argc, argv, kUsage, {"--edm"});
-    // make bench tees the report into bench/results: a line at a time, so the terminal keeps up.
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    bench::start(argc, argv, kUsage, {"--edm"});
     try {
         if (argc >= 2 && std::string(argv[1]) == "--edm") {
             // One EDM cell, repeated: weft-bench-platform --edm SIZE CHANNELS uni|bi [pull|push] [REPS]

@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "usage.h"
 #include "ccl/op_case.h"
 #include "common/error.h"
 #include "common/knobs.h"
@@ -23,6 +22,7 @@
 #include "fabric_model/grid_cluster.h"
 #include "fabric_model/plan_traffic.h"
 #include "shaping.h"
+#include "start.h"
 
 using namespace weft;
 using bench::shape_every_cable;
@@ -150,8 +150,7 @@ constexpr const char* kUsage =
     "in the fabric model. WEFT_BENCH_QUICK=1: fewer sizes.\n";
 
 int main(int argc, char** argv) {
-    bench::take_arguments(argc, argv, kUsage);
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    bench::start(argc, argv, kUsage);
     try {
         const bool quick = knobs::flag(knobs::knob("WEFT_BENCH_QUICK"));
         std::printf("weft systems bench: the hierarchical all-reduce (seed 003) (host: %ld cores)\n",

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "usage.h"
 #include "ccl/op_case.h"
 #include "common/error.h"
 #include "driver/paths.h"
 #include "shaping.h"
+#include "start.h"
 #include "tensor/tensor_io.h"
 #include "tensor/tensor_layout.h"
 #include "tensor/tensor_ops.h"
@@ -89,7 +89,7 @@ constexpr const char* kUsage =
     "Tensor layouts: resharding in flight against gathering then resharding.\n";
 
 int main(int argc, char** argv) {
-    bench::take_arguments(argc, argv, kUsage, {"--quick"});
+    bench::start(argc, argv, kUsage, {"--quick"});
     try {
         const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
         const uint64_t bytes = quick ? (4ull << 20) : (16ull << 20);
