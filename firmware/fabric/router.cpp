@@ -277,10 +277,7 @@ uint32_t Router::needs_bubble(uint32_t sender) const {
 
 // Paused: nothing goes over the cable. Draining: the worker lanes wait, what
 // passes through goes on.
-bool Router::may_send(uint32_t sender) const {
-    if (status_.state == abi::kFabricRouterPaused) return false;
-    return status_.state != abi::kFabricRouterDraining || !is_lane(sender);
-}
+bool Router::may_send(uint32_t sender) const { return abi::fabric_router_sends(status_.state, is_lane(sender)); }
 
 bool Router::poll_senders(uint64_t now) {
     bool moved = false;

@@ -67,8 +67,7 @@ namespace {
 // How long sender i's head packet has waited; a router paused (or draining,
 // for a worker lane) holds it by command, which is no wait for room.
 std::string held_for(const abi::FabricRouterConfig& c, const abi::FabricRouterStatus& st, uint32_t i) {
-    const bool lane = i < abi::fabric_lanes(c);
-    if (st.state == abi::kFabricRouterPaused || (st.state == abi::kFabricRouterDraining && lane))
+    if (!abi::fabric_router_sends(st.state, i < abi::fabric_lanes(c)))
         return std::string(", held: the router is ") +
                (st.state == abi::kFabricRouterPaused ? "paused" : "draining its worker lanes");
     return ", still for " + std::to_string(st.senders[i].stuck_us) + " us";

@@ -118,6 +118,11 @@ enum FabricRouterState : uint32_t {
     kFabricRouterDraining = 3,  // its worker lanes send nothing; what passes through goes on
     kFabricRouterRerouted = 4,  // its cable died: its traffic goes over its fallback relay, or round by new tables
 };
+// Whether a router in `state` sends from a sender (a worker lane, or not):
+// a paused one holds all, a draining one its worker lanes.
+constexpr bool fabric_router_sends(uint32_t state, bool lane) {
+    return state != kFabricRouterPaused && (state != kFabricRouterDraining || !lane);
+}
 // The host's command, written into FabricRouterStatus::command.
 // kFabricReroute (2D, its cable dead): the peer took peer_took[vc] of our
 // packets off it and our receivers take freeze_at[vc] of the peer's; free
