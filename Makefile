@@ -66,7 +66,7 @@ sanitize:
 	@scripts/install-deps
 	@cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug $(SAN_FLAGS) -DWEFT_SANITIZE=ON -DWEFT_UNITY=ON \
 	    -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON $(CMAKE_FLAGS) >/dev/null
-	@ninja -C $(SAN_BUILD) --quiet -j $(JOBS)
+	@ninja -C $(SAN_BUILD) --quiet -j $(JOBS) unit-tests
 	cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
 
 # .clang-tidy's checks over the host sources (CI runs it), with the compile
