@@ -247,7 +247,12 @@ void test_4096_chips_in_64_meshes_deliver_every_byte(void**) {
     } catch (const Error& e) {
         assert_non_null(strstr(e.what(), "all that this model's chips keep"));
     }
-    assert_true(seconds < 15);
+#ifdef __SANITIZE_ADDRESS__
+    const double slower = 4;  // make sanitize: 18 s here beside a build, 9 s alone
+#else
+    const double slower = 1;
+#endif
+    assert_true(seconds < 15 * slower);
     assert_true(grown < 2000);
 }
 
