@@ -37,8 +37,8 @@ namespace {
 // part of what its way depends on, so it is part of each memo's key.
 class RouteWalker {
 public:
-    RouteWalker(const FabricBuilder& f, const TableMove* move)
-        : f_(f), move_(move), next_(size_t(f.order().back() + 1) * 8, 0) {
+    RouteWalker(const FabricBuilder& f, const TableMove* move, const std::vector<EarlierDetour>* earlier = nullptr)
+        : f_(f), move_(move), earlier_(earlier), next_(size_t(f.order().back() + 1) * 8, 0) {
         for (size_t m = 0; m < f.meshes().size(); ++m) {
             if (f.meshes()[m].id >= mesh_index_.size()) mesh_index_.resize(f.meshes()[m].id + 1, UINT32_MAX);
             mesh_index_[f.meshes()[m].id] = uint32_t(m);
@@ -69,9 +69,16 @@ private:
     }
     uint32_t across(uint32_t channel) const { return router(channel / 8, channel / 2 % 4)->peer_chip; }
     bool classes() const { return f_.spec().flags & abi::kFabricMeshClasses; }
-    bool dead(uint32_t chip, uint32_t dir) const {
-        return move_ &&
-               ((chip == move_->chip && dir == move_->dir) || (chip == move_->peer_chip && dir == (move_->dir ^ 2)));
+    // The tables the router on (chip, dir) routes a packet for its cable by,
+    // if the cable is dead: this move's new ones, or an earlier detour's.
+    const abi::FabricRouteTable* detour(uint32_t chip, uint32_t dir) const {
+        if (!move_) return nullptr;
+        if ((chip == move_->chip && dir == move_->dir) || (chip == move_->peer_chip && dir == (move_->dir ^ 2)))
+            return &move_->next(chip);
+        if (earlier_)
+            for (const EarlierDetour& e : *earlier_)
+                if (e.chip == chip && e.dir == dir) return &e.table;
+        return nullptr;
     }
     // The tables a packet may be routed by where a route ends at a chip: the
     // old (unless it moved already) and, during a move, the new; `is_new`
@@ -110,6 +117,7 @@ private:
 
     const FabricBuilder& f_;
     const TableMove* move_;
+    const std::vector<EarlierDetour>* earlier_;
     std::vector<uint8_t> next_;
     std::vector<uint32_t> mesh_index_;  // by mesh id
     // Per (channel, destination mesh, moved) a packet bound for another mesh
@@ -123,10 +131,14 @@ private:
 RouteWalker::Landing RouteWalker::follow(abi::FabricPacketHeader& h, uint32_t chip, uint32_t dir, uint32_t vc,
                                          uint32_t held, bool any_chip, bool moved) {
     const uint32_t flags = f_.spec().flags;
+    uint32_t detours_here = 0;  // new routes given on this chip without crossing a cable
     for (;;) {
-        if (dead(chip, dir)) {  // its router gives it a new route by the new table (route_round)
-            const abi::FabricRouteEntry e = abi::fabric_route_entry(move_->next(chip), f_.node(chip).mesh, h.dst);
+        if (const abi::FabricRouteTable* round = detour(chip, dir)) {  // a new route from its router (route_round)
+            const abi::FabricRouteEntry e = abi::fabric_route_entry(*round, f_.node(chip).mesh, h.dst);
             if (e.hops == 0 || e.first == dir) return {chip, 0, vc, held, true, true};  // dropped, holding nothing more
+            if (++detours_here > 4)  // more new routes on one chip than it has cables: they lead into each other
+                throw Error(pair(h, any_chip) + " is sent round between " + chip_name(chip) +
+                            "'s dead cables: their detours have a loop");
             h.hops = e.hops, h.route = e.route;
             dir = e.first, vc = fabric::vc_round_dead_cable(vc, f_.spec().flags), moved = true;
             continue;
@@ -139,6 +151,7 @@ RouteWalker::Landing RouteWalker::follow(abi::FabricPacketHeader& h, uint32_t ch
         if (held != kNone) next_[held] |= uint8_t(1u << (channel % 8));
         if (abi::fabric_crosses_dateline(out->config.dateline, flags)) vc = 1;
         const uint32_t at = out->peer_chip, compass = dir ^ 2;
+        detours_here = 0;
         if (h.hops <= 1) return {at, compass, vc, channel, moved};
         // On along its route: a table only says how the TTL counts (routes, not receptions).
         const fabric::Decision d =
@@ -266,8 +279,9 @@ DependencyVerdict verdict_of(const std::vector<uint32_t>& cycle) {
     return v;
 }
 
-RouteWalker walk_all(const FabricBuilder& fabric, const TableMove* move) {
-    RouteWalker walker(fabric, move);
+RouteWalker walk_all(const FabricBuilder& fabric, const TableMove* move,
+                     const std::vector<EarlierDetour>* earlier = nullptr) {
+    RouteWalker walker(fabric, move, earlier);
     for (uint32_t from : fabric.order()) walker.walk_from(from);
     return walker;
 }
@@ -278,8 +292,9 @@ DependencyVerdict check_fabric_dependencies(const FabricBuilder& fabric) {
     return verdict_of(walk_all(fabric, nullptr).find_cycle());
 }
 
-DependencyVerdict check_table_move(const FabricBuilder& fabric, const TableMove& move) {
-    return verdict_of(walk_all(fabric, &move).find_cycle());
+DependencyVerdict check_table_move(const FabricBuilder& fabric, const TableMove& move,
+                                   const std::vector<EarlierDetour>& earlier) {
+    return verdict_of(walk_all(fabric, &move, &earlier).find_cycle());
 }
 
 std::vector<uint8_t> table_move_dependencies(const FabricBuilder& fabric, const TableMove& move) {

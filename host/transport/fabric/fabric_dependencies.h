@@ -31,12 +31,23 @@ DependencyVerdict check_fabric_dependencies(const FabricBuilder& fabric);
 // routers route them again by the new tables where they meet the dead cable
 // or (between meshes) enter a mesh; new packets take the new routes. The
 // check covers every such mix, so a move it passes cannot deadlock halfway.
+//
+// With an escape class (one mesh) the fabric may have been routed round
+// other cables before: their routers send what reaches them by the detour
+// tables they were given then, and a packet one of those detours carries may
+// meet this cable; `earlier` lists those routers, so the check covers
+// packets moved more than once.
 struct TableMove {
     std::function<const abi::FabricRouteTable&(uint32_t chip)> next;
     uint32_t chip = 0, dir = 0;  // the dead cable, from one end (abi::FabricCompass)
     uint32_t peer_chip = 0;      // its other end (facing dir ^ 2)
 };
-DependencyVerdict check_table_move(const FabricBuilder& fabric, const TableMove& move);
+struct EarlierDetour {
+    uint32_t chip = 0, dir = 0;  // the router's cable, from its end
+    abi::FabricRouteTable table{};
+};
+DependencyVerdict check_table_move(const FabricBuilder& fabric, const TableMove& move,
+                                   const std::vector<EarlierDetour>& earlier = {});
 // The graph that check walks (routing2d.h's find_cycle form: per channel id,
 // a bit per channel of the chip its cable leads to that it may wait for).
 std::vector<uint8_t> table_move_dependencies(const FabricBuilder& fabric, const TableMove& move);

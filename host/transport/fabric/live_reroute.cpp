@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -35,14 +36,21 @@ void command_reroute(Machine& m, const FabricRouterPlan& p, const std::array<uin
     m.write(p.chip, status + offsetof(abi::FabricRouterStatus, command), &command, sizeof command);
 }
 
-// A cable of the fabric the control plane holds as down already, named; ""
-// if none. The fabric was built over cables that were up, so it went down
-// under this fabric and was routed round.
-std::string earlier_move(const FabricBuilder& fabric, const ControlPlane& control) {
-    for (const FabricRouterPlan& p : fabric.routers())
-        if (p.relay_for < 0 && control.is_down(p.chip, p.port))
-            return chip_name(p.chip) + " port " + std::to_string(p.port);
-    return "";
+// The routers of `fabric` an earlier move routed round their cables (all
+// but a and b), with the detour tables they hold: read back, since what they
+// route by is what the check must cover. A router given none holds its chip's
+// own tables there (FabricBuilder::write_router).
+std::vector<EarlierDetour> earlier_detours(Machine& m, const FabricBuilder& fabric, const FabricRouterPlan& a,
+                                           const FabricRouterPlan& b) {
+    std::vector<EarlierDetour> earlier;
+    for (const FabricRouterPlan& p : fabric.routers()) {
+        if (!p.config.detour_table || p.relay_for >= 0 || &p == &a || &p == &b) continue;
+        EarlierDetour e;
+        e.chip = p.chip, e.dir = static_cast<uint32_t>(p.direction);
+        m.read(p.chip, p.config.detour_table, &e.table, abi::kFabricDetourTableBytes);
+        if (std::memcmp(&e.table.to, &fabric.table(p.chip).to, sizeof e.table.to) != 0) earlier.push_back(e);
+    }
+    return earlier;
 }
 
 // With an escape class only the dead cable's two routers take the new
@@ -85,17 +93,8 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     const int b_index = fabric.router_index(a->peer_chip, compass_direction(static_cast<uint32_t>(a->direction) ^ 2));
     if (b_index < 0) throw Error("the fabric's router on chip " + std::to_string(chip) + " has no peer router");
     const FabricRouterPlan& b = fabric.routers()[size_t(b_index)];
-    const bool escape = fabric.spec().flags & abi::kFabricEscapeVc;
-    const std::string before = escape ? earlier_move(fabric, control) : "";  // before this cable is down too
     RerouteDecision d = control.cable_down(chip, port);
     if (d.kind != RerouteDecision::kNewTables) return d;
-    // The detours of the first move took its tables, which the second's check does not cover.
-    if (!before.empty()) {
-        d.kind = RerouteDecision::kRefused;
-        d.why = "the running fabric was routed round its cable at " + before +
-                " already (one move per fabric on a mesh); the next fabric is planned without both";
-        return d;
-    }
     std::vector<abi::FabricRouteTable> next;
     try {
         next = control_plane_tables(fabric, control);
@@ -107,9 +106,11 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     }
     const TableMove move{[&](uint32_t c) -> const abi::FabricRouteTable& { return next[fabric.position(c)]; }, chip,
                          static_cast<uint32_t>(a->direction), b.chip};
+    std::vector<EarlierDetour> earlier;
+    if (fabric.spec().flags & abi::kFabricEscapeVc) earlier = earlier_detours(machine, fabric, *a, b);
     std::string unsafe;
     try {
-        const DependencyVerdict v = check_table_move(fabric, move);
+        const DependencyVerdict v = check_table_move(fabric, move, earlier);
         for (const std::string& c : v.cycle) unsafe += (unsafe.empty() ? "could deadlock: " : " -> ") + c;
     } catch (const Error& e) {
         unsafe = std::string("could lose packets: ") + e.what();

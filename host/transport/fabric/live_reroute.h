@@ -12,8 +12,9 @@
 // as detour tables; their detours travel on VC 1 to the end while every
 // other packet keeps its old route on VC 0. Old routes and detours mixed on
 // one VC close cycles of turns (8 of mesh3x3's 12 single-cable moves), and
-// on two they cannot: every move is safe, one per fabric (a second cable
-// is refused: the first's detours are not in its check). Otherwise (a torus,
+// on two they cannot: every single move is safe. A later cable's move is
+// checked with the detours the earlier ones gave (read back from their
+// routers), since a packet one of them carries may meet it. Otherwise (a torus,
 // several meshes: VC 1 is taken) every router of the fabric takes the new
 // tables, and check_table_move refuses a move that could deadlock.
 #pragma once
