@@ -72,32 +72,35 @@ std::string silicon_table() {
     return t.str();
 }
 
-// Bubble flow control against the dateline VC on ring8's 1D fabric (virtual
-// time): the ring's collectives at 16 MiB with the default buffering and with
-// two slots a channel, where a packet entering the ring under bubble flow
-// control waits for the next receiver to be empty.
+// Bubble flow control against the dateline VC on ring8's 1D fabric and
+// torus4x4's 2D one (virtual time): the ring collectives at 16 MiB (on the
+// torus round its snake, turning at every row's end) with the default
+// buffering and with two slots a channel, where a packet entering a ring
+// under bubble flow control waits for the next receiver to be empty.
 std::string flow_control_table(bool quick) {
     const uint64_t bytes = quick ? (1u << 20) : (16u << 20);
     std::ostringstream t;
     t.setf(std::ios::fixed);
     t.precision(3);
-    t << "\nFlow control on ring8's 1D fabric (virtual time, " << (bytes >> 20)
+    t << "\nFlow control (virtual time, " << (bytes >> 20)
       << " MiB): busbw as a fraction of a cable under the dateline VC and under bubble flow control\n\n"
-      << "| op | slots | dateline | bubble | bubble / dateline |\n|---|---|---|---|---|\n";
-    for (const char* op : {"all_gather", "all_reduce"})
-        for (uint32_t slots : {0u, 2u}) {
-            double busbw[2] = {0, 0};
-            for (int bubble = 0; bubble < 2; ++bubble) {
-                progress(std::string("flow control: ") + op + (bubble ? ", bubble" : ", dateline"));
-                ModelOptions o = on("ring8");
-                o.fabric.topology = "ring";
-                o.fabric.slots = slots;
-                o.fabric.bubble = bubble;
-                busbw[bubble] = ring_collective(o, op, bytes).busbw() / Costs{}.cable_gbps;
+      << "| fabric | op | slots | dateline | bubble | bubble / dateline |\n|---|---|---|---|---|---|\n";
+    for (const char* cluster : {"ring8", "torus4x4"})
+        for (const char* op : {"all_gather", "all_reduce"})
+            for (uint32_t slots : {0u, 2u}) {
+                double busbw[2] = {0, 0};
+                for (int bubble = 0; bubble < 2; ++bubble) {
+                    progress(std::string("flow control: ") + cluster + " " + op + (bubble ? ", bubble" : ", dateline"));
+                    ModelOptions o = on(cluster);
+                    if (std::string(cluster) == "ring8") o.fabric.topology = "ring";
+                    o.fabric.slots = slots;
+                    o.fabric.bubble = bubble;
+                    busbw[bubble] = ring_collective(o, op, bytes).busbw() / Costs{}.cable_gbps;
+                }
+                t << "| " << cluster << (std::string(cluster) == "ring8" ? " (1D)" : " (2D)") << " | " << op << " | "
+                  << (slots ? std::to_string(slots) : std::string("default (8)")) << " | " << busbw[0] << " | "
+                  << busbw[1] << " | " << busbw[1] / busbw[0] << "x |\n";
             }
-            t << "| " << op << " | " << (slots ? std::to_string(slots) : std::string("default (8)")) << " | "
-              << busbw[0] << " | " << busbw[1] << " | " << busbw[1] / busbw[0] << "x |\n";
-        }
     t << "\nThe dateline keeps the full buffering on each VC here, so bubble flow control gains nothing yet;\n"
          "it would where it gives VC 0 the buffers VC 1 has now (not done).\n";
     return t.str();

@@ -270,9 +270,15 @@ bool Router::release_fallback(uint32_t vc) {
 // The worker lanes are the first senders; the pass-through channels follow.
 bool Router::is_lane(uint32_t sender) const { return sender < abi::fabric_lanes(config_); }
 
-// A packet entering the ring (from a worker's lane), not one going on round it.
+// A packet entering a ring, not one going on round it: from a worker's lane,
+// or on a torus from a router of the other dimension (a turn). Packets from
+// the opposite router go straight on, round the same ring.
 uint32_t Router::needs_bubble(uint32_t sender) const {
-    return (config_.flags & abi::kFabricBubble) && is_lane(sender) ? 1 : 0;
+    if (!(config_.flags & abi::kFabricBubble)) return 0;
+    if (is_lane(sender)) return 1;
+    if (config_.dims != 2) return 0;
+    const uint32_t group = (sender - abi::fabric_lanes(config_)) / config_.num_vcs;
+    return abi::fabric_pass_source(config_.compass, group, config_.flags) == (config_.compass ^ 2) ? 0 : 1;
 }
 
 // Paused: nothing goes over the cable. Draining: the worker lanes wait, what

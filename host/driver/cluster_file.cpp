@@ -653,10 +653,11 @@ private:
                 fail(it->second.line,
                      "the fabric's flow_control must be dateline or bubble, not " + describe(it->second.value));
             fs.bubble = v == "bubble";
-            if (fs.bubble && (fs.topology == "mesh" || fs.topology == "torus" ||
-                              (fs.topology == "auto" && is_2d_grid(spec_.meshes))))
-                fail(it->second.line, "the fabric's flow_control: bubble runs on a 1D fabric; this one is 2D (set "
-                                      "topology: ring or line, or keep flow_control: dateline)");
+            const bool grid = fs.topology == "auto" && is_2d_grid(spec_.meshes);
+            if (fs.bubble && (fs.topology == "mesh" || (grid && spec_.meshes[0].topology == "mesh")))
+                fail(it->second.line, "the fabric's flow_control: bubble keeps a free slot in each ring of a ring, a "
+                                      "line or a torus; this fabric is a 2D mesh, which has no rings (keep "
+                                      "flow_control: dateline, or set topology: ring or line)");
         }
         if (fs.fallback && fs.planes > 1)
             fail(keys.at("planes").line, "the fabric's fallback relays run on the other planes' cables: a fabric "

@@ -56,7 +56,8 @@ void add_model_options(CLI::App& app, Args& a) {
         "--no-dateline", [&a] { a.model.fabric.flags |= abi::kFabricNoDateline; },
         "debug: packets never move to VC 1 past a ring's dateline (a ring can deadlock)");
     app.add_flag("--bubble", a.model.fabric.bubble,
-                 "bubble flow control on a 1D fabric instead of the dateline VC (the cluster file's flow_control)");
+                 "bubble flow control on a ring, a line or a torus instead of the dateline VC (the cluster file's "
+                 "flow_control)");
     Costs& c = a.model.costs;
     app.add_option("--cable-gbps", c.cable_gbps, "a cable's rate each way, GB/s")->capture_default_str();
     app.add_option("--cable-latency-ns", c.cable_latency_ns, "a cable's latency")->capture_default_str();

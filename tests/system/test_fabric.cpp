@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -610,8 +611,8 @@ void test_random_packets_arrive_exactly_once(void**) {
 // (the dateline VC keeps the ring from deadlocking; the CMocka model shows
 // the same traffic deadlock without it), and the packets that crossed the
 // dateline travelled on VC 1; under bubble flow control every packet stays
-// on VC 0.
-void ring_full_both_ways(bool bubble) {
+// on VC 0. `to(f, w)`: worker w of chip f's destination (another traffic).
+void full_both_ways(bool bubble, uint32_t packets = 48, std::function<uint32_t(uint32_t, uint32_t)> to = {}) {
     g_fabric.reset();
     FabricSpec o;
     o.packet_bytes = 16384;
@@ -619,12 +620,13 @@ void ring_full_both_ways(bool bubble) {
     o.bubble = bubble;
     auto* fabric = &start_fabric(o);
     const uint32_t n = g_cluster->size();
-    constexpr uint32_t kPackets = 48, kBytes = 16384;
+    if (!to) to = [n](uint32_t f, uint32_t w) { return w == 0 ? (f + 3) % n : (f + n - 3) % n; };
+    const uint32_t kPackets = packets, kBytes = 16384;
     prepare(kBytes);
     Traffic traffic(2);
     for (uint32_t f = 0; f < n; ++f)
         for (uint32_t w = 0; w < 2; ++w) {
-            const uint32_t t = w == 0 ? (f + 3) % n : (f + n - 3) % n;
+            const uint32_t t = to(f, w);
             for (uint32_t k = 0; k < kPackets; ++k) {
                 auto j = job_to(*fabric, f, t, abi::kFabricWriteInc);
                 j.src = dram(kSrc + t * kBlock);
@@ -639,7 +641,7 @@ void ring_full_both_ways(bool bubble) {
     uint32_t vc1 = 0;
     for (uint32_t f = 0; f < n; ++f)
         for (uint32_t w = 0; w < 2; ++w) {
-            const uint32_t t = w == 0 ? (f + 3) % n : (f + n - 3) % n;
+            const uint32_t t = to(f, w);
             if (!word_reaches(t, dram(kSems + 4 * (2 * f + w)), kPackets))
                 fail_msg("chip %u got %u of chip %u's packets", t,
                          g_cluster->chip(t).read32(dram(kSems + 4 * (2 * f + w))), f);
@@ -657,8 +659,21 @@ void ring_full_both_ways(bool bubble) {
         assert_true(vc1 > 0);
     fabric->stop();
 }
-void test_a_ring_full_both_ways_completes(void**) { ring_full_both_ways(false); }
-void test_a_ring_full_both_ways_completes_under_bubble_flow_control(void**) { ring_full_both_ways(true); }
+void test_a_ring_full_both_ways_completes(void**) { full_both_ways(false); }
+void test_a_ring_full_both_ways_completes_under_bubble_flow_control(void**) { full_both_ways(true); }
+
+// A torus under bubble flow control: every chip streams to the chips two
+// columns and one row away either way, so packets wrap and turn from rows
+// into columns (entering a column's ring needs its next receiver's bubble
+// too). Every packet arrives right, all on VC 0.
+void test_a_torus_full_of_turns_completes_under_bubble_flow_control(void**) {
+    const Mesh mesh = g_cluster->topology().meshes()[0];
+    const uint32_t w = mesh.width, h = mesh.height;
+    full_both_ways(true, 16, [w, h](uint32_t f, uint32_t worker) {
+        const uint32_t x = f % w, y = f / w;
+        return (x + 2) % w + (worker == 0 ? (y + 1) % h : (y + h - 1) % h) * w;
+    });
+}
 
 // 2D multicast along a row or a column span of mesh3x3 (chip = x + 3y):
 // exactly the chips of the span get it, once.
@@ -1704,6 +1719,7 @@ int main(int argc, char** argv) {
     };
     const struct CMUnitTest torus_tests[] = {
         healed_test(test_every_chip_to_every_other_with_each_command),
+        healed_test(test_a_torus_full_of_turns_completes_under_bubble_flow_control),
         healed_test(test_a_recorded_all_to_all_replays_alike_in_the_model),
         healed_test(test_traffic_from_the_model_replays_alike_on_qemu),
         healed_test(test_a_pulled_cable_is_routed_round_live),

@@ -892,6 +892,8 @@ void test_fabric_section(void**) {
     assert_true(weft::FabricSpec::from_json(b.fabric.to_json()).bubble);
     assert_true(
         PARSE(head() + mesh(0, 3, 3, "torus") + "fabric:\n  topology: ring\n  flow_control: bubble\n").fabric.bubble);
+    // And on a torus's rows and columns.
+    assert_true(PARSE(head() + mesh(0, 3, 3, "torus") + "fabric:\n  flow_control: bubble\n").fabric.bubble);
 }
 
 void test_fabric_section_errors(void**) {
@@ -915,8 +917,10 @@ void test_fabric_section_errors(void**) {
     EXPECT_ERROR(ring + "fabric: [ring]\n", 7, "the fabric must be a map");
     EXPECT_ERROR(ring + "fabric:\n  fallback: maybe\n", 8, "the fabric's fallback must be true or false, not");
     EXPECT_ERROR(ring + "fabric:\n  flow_control: credit\n", 8, "flow_control must be dateline or bubble, not");
-    EXPECT_ERROR(head() + mesh(0, 3, 3, "torus") + "fabric:\n  flow_control: bubble\n", 8,
-                 "flow_control: bubble runs on a 1D fabric", "topology: ring or line");
+    EXPECT_ERROR(head() + mesh(0, 3, 3, "mesh") + "fabric:\n  flow_control: bubble\n", 8,
+                 "flow_control: bubble keeps a free slot in each ring", "a 2D mesh, which has no rings");
+    EXPECT_ERROR(head() + mesh(0, 3, 3, "torus") + "fabric:\n  topology: mesh\n  flow_control: bubble\n", 9,
+                 "a 2D mesh, which has no rings");
     EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "fabric:\n  topology: ring\n", 8,
                  "a fabric ring needs at least 3 chips, not 2");
 }

@@ -85,6 +85,23 @@ void test_a_torus_needs_its_datelines(void**) {
     assert_true(transport::check_dependencies(m, t, true).acyclic);
 }
 
+// Under bubble flow control each ring keeps a free slot, so the check sees
+// a torus ring by ring: dimension order's turns (rows, then columns) have no
+// cycle. A route that turns from a column into a row closes one with the
+// routes that turn from that row into the column.
+void test_bubble_flow_control_is_checked_ring_by_ring(void**) {
+    const Mesh m = Mesh::grid(4, 4, true);
+    auto t = transport::l0_tables(m);
+    assert_true(transport::check_dependencies(m, t, false, true).acyclic);
+    assert_string_equal(t[0][5].c_str(), "ES");  // row 0 east, then column 1 south
+    t[13][2] = "SE";                             // column 1 south (through its wrap), then row 0 east
+    const auto v = transport::check_dependencies(m, t, false, true);
+    assert_false(v.acyclic);
+    std::string names;
+    for (const auto& c : v.cycle) names += c + "; ";
+    assert_string_equal(names.c_str(), "row 0 vc0; column 1 vc0; ");
+}
+
 // On a 2x2 mesh, routes that turn both ways round the square close a cycle:
 // 0 E then S, 1 S then W, 3 W then N, 2 N then E.
 void test_a_bad_table_is_caught_with_its_cycle(void**) {
@@ -138,6 +155,7 @@ int main() {
         cmocka_unit_test(test_every_route_is_shortest_and_dimension_ordered),
         cmocka_unit_test(test_dimension_order_on_a_mesh_is_acyclic),
         cmocka_unit_test(test_a_torus_needs_its_datelines),
+        cmocka_unit_test(test_bubble_flow_control_is_checked_ring_by_ring),
         cmocka_unit_test(test_a_bad_table_is_caught_with_its_cycle),
         cmocka_unit_test(test_a_route_off_the_mesh_is_refused),
         cmocka_unit_test(test_a_large_torus_is_checked_on_demand),

@@ -253,8 +253,9 @@ void FabricBuilder::add_cable_2d(const Hop& c) {
 
 void FabricBuilder::check_deadlock(const RouteOf& route) const {
     const Mesh& m = meshes_[0];
-    const bool datelines = m.wraps() && !(spec_.flags & abi::kFabricNoDateline);
-    const DependencyVerdict verdict = meshes_.size() == 1 ? check_dependencies(m, route, datelines)
+    const bool bubble = spec_.flags & abi::kFabricBubble;
+    const bool datelines = m.wraps() && !(spec_.flags & abi::kFabricNoDateline) && !bubble;
+    const DependencyVerdict verdict = meshes_.size() == 1 ? check_dependencies(m, route, datelines, bubble)
                                                           : check_fabric_dependencies(*this);
     if (verdict.acyclic) return;
     std::string cycle;
@@ -454,8 +455,10 @@ void FabricBuilder::check_spec() const {
     if (spec_.lanes == 0 || spec_.lanes > abi::kFabricMaxLanes)
         throw Error("fabric worker lanes must be 1-" + std::to_string(abi::kFabricMaxLanes) + ", not " +
                     std::to_string(spec_.lanes));
-    if ((spec_.flags & abi::kFabricBubble) && dims() == 2)
-        throw Error("bubble flow control runs on a 1D fabric (a ring or a line); a 2D fabric keeps its datelines");
+    if ((spec_.flags & abi::kFabricBubble) && dims() == 2 && meshes_.size() > 1)
+        throw Error("bubble flow control runs on one ring or torus; a fabric of several meshes keeps its VC classes");
+    if ((spec_.flags & abi::kFabricBubble) && dims() == 2 && !meshes_[0].wraps())
+        throw Error("bubble flow control keeps a free slot in each ring of a ring or torus; a mesh has no rings");
     if ((spec_.flags & abi::kFabricBubble) && spec_.slots < 2)
         throw Error("bubble flow control needs at least 2 slots a channel (a packet enters the ring only while 2 are "
                     "free), not " +

@@ -46,8 +46,14 @@ public:
     }
 
     void walk_from(uint32_t from);
-    std::vector<uint32_t> find_cycle() const {
-        return transport::find_cycle(next_, [&](uint32_t c) { return across(c); });
+    // One cycle's channels named, or none; under bubble flow control (one
+    // torus) the rings of a cycle of turns.
+    std::vector<std::string> find_cycle() const {
+        const auto next_chip = [&](uint32_t c) { return across(c); };
+        if (f_.spec().flags & abi::kFabricBubble) return find_ring_cycle(f_.meshes()[0], next_, next_chip);
+        std::vector<std::string> names;
+        for (uint32_t id : transport::find_cycle(next_, next_chip)) names.push_back(channel_name(id));
+        return names;
     }
     const std::vector<uint8_t>& graph() const { return next_; }
 
@@ -272,9 +278,9 @@ void RouteWalker::walk_from(uint32_t from) {
     }
 }
 
-DependencyVerdict verdict_of(const std::vector<uint32_t>& cycle) {
+DependencyVerdict verdict_of(std::vector<std::string> cycle) {
     DependencyVerdict v;
-    for (uint32_t id : cycle) v.cycle.push_back(channel_name(id));
+    v.cycle = std::move(cycle);
     v.acyclic = v.cycle.empty();
     return v;
 }

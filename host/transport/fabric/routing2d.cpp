@@ -1,5 +1,6 @@
 #include "transport/fabric/routing2d.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "common/error.h"
@@ -53,36 +54,35 @@ int neighbor(const Mesh& mesh, uint32_t chip, abi::FabricCompass dir, bool* wrap
     }
 }
 
-namespace {}  // namespace
+namespace {
 
-uint32_t channel_id(uint32_t chip, uint32_t dir, uint32_t vc) { return (chip * 4 + dir) * 2 + vc; }
+constexpr uint32_t kNoNode = UINT32_MAX;
 
-std::string channel_name(uint32_t id) {
-    return chip_name(id / 8) + " " + abi::fabric_letter(id / 2) + " vc" + std::to_string(id % 2);
-}
-
-std::vector<uint32_t> find_cycle(const std::vector<uint8_t>& next, const std::function<uint32_t(uint32_t)>& across) {
-    const uint32_t n = static_cast<uint32_t>(next.size());
+// A cycle of a graph of n nodes, found depth first: its nodes in order, or
+// none. successor(at, i) is at's first successor numbered i or later, with
+// the number to ask for next, or kNoNode past the last.
+template <class Successor>
+std::vector<uint32_t> cycle_of(uint32_t n, const Successor& successor) {
     std::vector<uint8_t> state(n, 0);                 // 0 unseen, 1 on the path, 2 done
-    std::vector<std::pair<uint32_t, uint32_t>> path;  // (channel, next bit to try)
+    std::vector<std::pair<uint32_t, uint32_t>> path;  // (node, next successor number to try)
     for (uint32_t root = 0; root < n; ++root) {
-        if (state[root] || !next[root]) continue;
+        if (state[root]) continue;
         path.push_back({root, 0});
         state[root] = 1;
         while (!path.empty()) {
-            auto& [at, bit] = path.back();
-            while (bit < 8 && !(next[at] >> bit & 1)) ++bit;
-            if (bit == 8) {
+            auto& [at, i] = path.back();
+            const auto [to, after] = successor(at, i);
+            if (to == kNoNode) {
                 state[at] = 2;
                 path.pop_back();
                 continue;
             }
-            const uint32_t to = across(at) * 8 + bit++;
+            i = after;
             if (state[to] == 1) {
                 std::vector<uint32_t> cycle;
                 size_t first = 0;
                 while (path[first].first != to) ++first;
-                for (size_t i = first; i < path.size(); ++i) cycle.push_back(path[i].first);
+                for (size_t k = first; k < path.size(); ++k) cycle.push_back(path[k].first);
                 return cycle;
             }
             if (state[to] == 0) {
@@ -92,6 +92,23 @@ std::vector<uint32_t> find_cycle(const std::vector<uint8_t>& next, const std::fu
         }
     }
     return {};
+}
+
+}  // namespace
+
+uint32_t channel_id(uint32_t chip, uint32_t dir, uint32_t vc) { return (chip * 4 + dir) * 2 + vc; }
+
+std::string channel_name(uint32_t id) {
+    return chip_name(id / 8) + " " + abi::fabric_letter(id / 2) + " vc" + std::to_string(id % 2);
+}
+
+std::vector<uint32_t> find_cycle(const std::vector<uint8_t>& next, const std::function<uint32_t(uint32_t)>& across) {
+    return cycle_of(static_cast<uint32_t>(next.size()),
+                    [&](uint32_t at, uint32_t from) -> std::pair<uint32_t, uint32_t> {
+                        for (uint32_t bit = from; bit < 8; ++bit)
+                            if (next[at] >> bit & 1) return {across(at) * 8 + bit, bit + 1};
+                        return {kNoNode, 0};
+                    });
 }
 
 std::string dor_route(const Mesh& m, uint32_t from, uint32_t to) {
@@ -119,7 +136,7 @@ std::vector<std::vector<std::string>> l0_tables(const Mesh& m) {
     return t;
 }
 
-DependencyVerdict check_dependencies(const Mesh& m, const RouteOf& route, bool datelines) {
+DependencyVerdict check_dependencies(const Mesh& m, const RouteOf& route, bool datelines, bool bubble) {
     std::vector<uint8_t> next(size_t(m.chips()) * 8, 0);
     for (uint32_t a = 0; a < m.chips(); ++a)
         for (uint32_t b = 0; b < m.chips(); ++b) {
@@ -144,20 +161,64 @@ DependencyVerdict check_dependencies(const Mesh& m, const RouteOf& route, bool d
                 throw Error("the route " + way + " from " + chip_name(a) + " ends at " + chip_name(chip) + ", not " +
                             chip_name(b));
         }
+    const auto across = [&](uint32_t c) { return step(m, c / 8, c / 2 % 4).first; };
     DependencyVerdict v;
-    for (uint32_t id : find_cycle(next, [&](uint32_t c) { return step(m, c / 8, c / 2 % 4).first; }))
-        v.cycle.push_back(channel_name(id));
+    if (bubble) {
+        Mesh local = m;  // the routes number its chips from 0
+        local.first_chip = 0;
+        v.cycle = find_ring_cycle(local, next, across);
+    } else {
+        for (uint32_t id : find_cycle(next, across)) v.cycle.push_back(channel_name(id));
+    }
     v.acyclic = v.cycle.empty();
     return v;
 }
 
-DependencyVerdict check_dependencies(const Mesh& m, const std::vector<std::vector<std::string>>& tables,
-                                     bool datelines) {
+namespace {
+
+// A row's or a column's cables both ways round, on one VC: (line * 2 +
+// (1 for a row)) * 2 + VC. Both ways are one ring: where a cable of it is
+// dead, packets turn back at its ends (the other way round), and the two
+// lines join into one loop that the bubble keeps moving as it does a ring.
+uint32_t ring_of(const Mesh& m, uint32_t channel) {
+    const uint32_t chip = channel / 8 - m.first_chip, dir = channel / 2 % 4;
+    const bool row = abi::fabric_same_dimension(dir, abi::kFabricEast);
+    return ((row ? chip / m.width : chip % m.width) * 2 + row) * 2 + channel % 2;
+}
+
+std::string ring_name(uint32_t ring) {
+    return std::string(ring / 2 % 2 ? "row " : "column ") + std::to_string(ring / 4) + " vc" + std::to_string(ring % 2);
+}
+
+}  // namespace
+
+std::vector<std::string> find_ring_cycle(const Mesh& m, const std::vector<uint8_t>& next,
+                                         const std::function<uint32_t(uint32_t)>& across) {
+    // The turns: per ring, the rings its packets may wait for.
+    const uint32_t rings = std::max(m.width, m.height) * 4;
+    std::vector<std::vector<uint32_t>> waits(rings);
+    for (uint32_t c = m.first_chip * 8; c < next.size() && c < (m.first_chip + m.chips()) * 8; ++c)
+        for (uint32_t bit = 0; bit < 8; ++bit) {
+            if (!(next[c] >> bit & 1)) continue;
+            const uint32_t from = ring_of(m, c), to = ring_of(m, across(c) * 8 + bit);
+            if (from != to && std::find(waits[from].begin(), waits[from].end(), to) == waits[from].end())
+                waits[from].push_back(to);
+        }
+    std::vector<std::string> names;
+    const auto cycle = cycle_of(rings, [&](uint32_t at, uint32_t i) -> std::pair<uint32_t, uint32_t> {
+        return i < waits[at].size() ? std::pair{waits[at][i], i + 1} : std::pair{kNoNode, 0u};
+    });
+    for (uint32_t ring : cycle) names.push_back(ring_name(ring));
+    return names;
+}
+
+DependencyVerdict check_dependencies(const Mesh& m, const std::vector<std::vector<std::string>>& tables, bool datelines,
+                                     bool bubble) {
     if (tables.size() != m.chips()) throw Error("a table set needs a table per chip of the mesh");
     for (const auto& t : tables)
         if (t.size() != m.chips()) throw Error("a chip's table needs a route per chip of the mesh");
     return check_dependencies(
-        m, [&](uint32_t a, uint32_t b) { return tables[a][b]; }, datelines);
+        m, [&](uint32_t a, uint32_t b) { return tables[a][b]; }, datelines, bubble);
 }
 
 }  // namespace weft::transport

@@ -63,8 +63,19 @@ inline constexpr const char* kNoRoute = "-";
 // `from` (a cluster chip id): the L0 route to the exit node, then
 // the letter of the exit node's cable into the next mesh ("EES" + "E").
 using ExitOf = std::function<std::string(uint32_t from, uint32_t to_mesh)>;
-DependencyVerdict check_dependencies(const Mesh& mesh, const RouteOf& route, bool datelines);
+// With `bubble` (bubble flow control on a torus, no datelines) the check is
+// find_ring_cycle's.
+DependencyVerdict check_dependencies(const Mesh& mesh, const RouteOf& route, bool datelines, bool bubble = false);
 DependencyVerdict check_dependencies(const Mesh& mesh, const std::vector<std::vector<std::string>>& tables,
-                                     bool datelines);
+                                     bool datelines, bool bubble = false);
+
+// Bubble flow control keeps a free slot in every ring (a row's or a
+// column's cables, both ways round, on one VC), so the waits inside a ring
+// cannot deadlock it; only the waits from ring to ring (a packet turning
+// into the other dimension) must have no cycle. A cycle of `next` (as
+// find_cycle takes it; channels of chips numbered in `mesh`, its first_chip
+// added) seen ring by ring, its rings named ("row 1 vc0"), or none.
+std::vector<std::string> find_ring_cycle(const Mesh& mesh, const std::vector<uint8_t>& next,
+                                         const std::function<uint32_t(uint32_t)>& across);
 
 }  // namespace weft::transport

@@ -50,10 +50,11 @@ enum FabricRouterFlags : uint32_t {
     // cable, and passes all it receives to forward[0][vc], that router's
     // fallback_in: a second cable for it while its own is down.
     kFabricRelay = 8,
-    // Bubble flow control (1D rings) instead of the dateline VC: every packet
-    // stays on VC 0, and a worker's packet enters the ring only while the
-    // peer's receiver has two free slots, so a cycle of the ring's buffers
-    // always keeps one free and some packet can always move.
+    // Bubble flow control (a ring, a line or a torus) instead of the dateline
+    // VC: every packet stays on VC 0, and a packet enters a ring (from a
+    // worker's lane or, on a torus, turning in from the other dimension) only
+    // while the peer's receiver has two free slots, so a cycle of the ring's
+    // buffers always keeps one free and some packet can always move.
     kFabricBubble = 16,
     // One mesh, no wraps: VC 1 is the escape class of the packets a dead
     // cable's router sends round it by the new tables. They keep it to the
@@ -79,6 +80,14 @@ constexpr uint32_t fabric_pass_groups(uint32_t dims, uint32_t flags) {
 constexpr uint32_t fabric_pass_group(uint32_t to, uint32_t from, uint32_t flags) {
     return (flags & kFabricMeshClasses) || from < to ? from : from - 1;
 }
+// The other way round: the router (its compass) whose channel group `group`
+// is, in the router facing `to` (2D).
+constexpr uint32_t fabric_pass_source(uint32_t to, uint32_t group, uint32_t flags) {
+    return (flags & kFabricMeshClasses) || group < to ? group : group + 1;
+}
+static_assert(fabric_pass_source(2, fabric_pass_group(2, 3, 0), 0) == 3 &&
+                  fabric_pass_source(2, fabric_pass_group(2, 1, 0), 0) == 1,
+              "fabric_pass_source inverts fabric_pass_group");
 
 // Words the router at the far end of the cable writes into this one's L1.
 struct FabricLinkWords {
