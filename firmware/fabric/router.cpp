@@ -50,7 +50,7 @@ Router::Router(abi::FabricRouterConfig& config)
         *word_at(r.written) = 0;  // its writer waits for our start before it writes
     }
     hop_ = Hop{config.dims, config.compass, config.self, nullptr};
-    if (config.flags & abi::kFabricMeshClasses) {
+    if (config.flags & (abi::kFabricMeshClasses | abi::kFabricLongRoutes)) {
         if (config.dims != 2 || !config.route_table) mailbox::panic(abi::kPanicBadArgs, 2);
         hop_.table = reinterpret_cast<const abi::FabricRouteTable*>(config.route_table);
     }

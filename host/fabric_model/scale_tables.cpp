@@ -477,7 +477,7 @@ transport::DependencyVerdict FabricGraph::verdict(const TablesProgress& progress
 }
 
 // What the firmware's table (abi::FabricRouteTable) cannot hold.
-std::string beyond_abi(const ClusterTopology& topology, uint32_t longest_route) {
+std::string beyond_abi(const ClusterTopology& topology) {
     std::vector<std::string> over;
     uint32_t most_chips = 0;
     for (const Mesh& m : topology.meshes()) most_chips = std::max(most_chips, m.chips());
@@ -488,9 +488,6 @@ std::string beyond_abi(const ClusterTopology& topology, uint32_t longest_route) 
     if (topology.meshes().size() > 1 && top_id >= abi::kFabricMaxMeshes)
         over.push_back("mesh ids up to " + std::to_string(top_id) + " (it holds 0-" +
                        std::to_string(abi::kFabricMaxMeshes - 1) + ")");
-    if (longest_route > abi::kFabricMaxRouteHops)
-        over.push_back("routes of " + std::to_string(longest_route) + " hops (a packet header holds " +
-                       std::to_string(abi::kFabricMaxRouteHops) + ")");
     std::string out;
     for (const std::string& o : over) out += (out.empty() ? "" : ", ") + o;
     return out;
@@ -619,7 +616,7 @@ TablesReport build_and_check_tables(const ClusterTopology& topology, const Board
         // (decide_exits), coarser than the channels: a cycle of meshes fails too.
         if (v.acyclic) v = control.l1().check();
     }
-    r.beyond_abi = beyond_abi(topology, r.longest_route);
+    r.beyond_abi = beyond_abi(topology);
     if (r.beyond_abi.empty()) r.table_bytes = uint64_t(r.chips) * sizeof(abi::FabricRouteTable);
     r.acyclic = v.acyclic;
     r.cycle = joined(v.cycle);

@@ -71,7 +71,8 @@ struct TablesReport {
     uint32_t longest_route = 0;  // hops, L0 or L1
     // What the firmware's abi::FabricRouteTable cannot hold ("" when it holds
     // it all): a mesh over kFabricMaxMeshChips, mesh ids from
-    // kFabricMaxMeshes, routes over kFabricMaxRouteHops.
+    // kFabricMaxMeshes. (Routes over kFabricMaxRouteHops fit: their entries
+    // hold the first hops and the routers route on, abi::kFabricLongRoutes.)
     std::string beyond_abi;
     double seconds_build = 0;  // filling the tables
     double seconds_check = 0;  // everything else: routing, proofs and the deadlock check

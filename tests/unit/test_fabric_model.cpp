@@ -240,6 +240,41 @@ void test_packets_stuck_on_an_unrouted_cable_are_told_from_a_deadlock(void**) {
     }
 }
 
+// A 16x16 mesh (256 chips: the TT-Fabric spec's meshes): a route from
+// corner to corner takes 30 cables, more than a header holds (17), so its
+// table entry holds the first 17 and the chip they reach routes the packet
+// on by its own table (abi::kFabricLongRoutes). Every chip writes to its
+// mirror image (x, y to 15 - x, 15 - y) and to the chip half the mesh away
+// each way: every byte lands once, and the builder's deadlock check, which
+// walks the routes as the routers cut them, passed.
+void test_a_16x16_mesh_routes_past_a_headers_hops(void**) {
+    ModelOptions o;
+    o.cluster = "grid1x16x16";
+    o.grid = GridCluster{1, 16, 16, 2};
+    o.fabric.packet_bytes = 1024;
+    Simulation sim(o);
+    model::FabricModel& m = sim.model();
+    assert_int_equal(m.chips(), 256);
+    assert_true(m.fabric().spec().flags & abi::kFabricLongRoutes);
+    const uint32_t bytes = 64;
+    const auto mirror = [](uint32_t c) { return (15 - c % 16) + (15 - c / 16) * 16; };
+    const auto half_away = [](uint32_t c) { return (c % 16 + 8) % 16 + (c / 16 + 8) % 16 * 16; };
+    for (uint32_t from = 0; from < 256; ++from) {
+        uint8_t* src = m.bytes(from, m.dram(1 << 20), bytes);
+        std::fill(src, src + bytes, uint8_t(from + 1));
+        for (const auto& to : {mirror(from), half_away(from)})
+            sim.write(from, to, m.dram((4 << 20) + from * bytes), m.dram(1 << 20), bytes, m.dram(0));
+    }
+    sim.finish();
+    for (uint32_t to = 0; to < 256; ++to) {
+        assert_int_equal(m.word(to, m.dram(0)), 2);
+        for (uint32_t from : {mirror(to), half_away(to)}) {  // both are their own inverses
+            const uint8_t* got = m.bytes(to, m.dram((4 << 20) + from * bytes), bytes);
+            for (uint32_t i = 0; i < bytes; ++i) assert_int_equal(got[i], uint8_t(from + 1));
+        }
+    }
+}
+
 void test_bad_input_is_named(void**) {
     bool refused = false;
     try {
@@ -313,6 +348,7 @@ int main() {
         cmocka_unit_test(test_cables_of_a_mesh_fail_one_after_another_under_traffic),
         cmocka_unit_test(test_random_traffic_with_a_failure_is_reproducible),
         cmocka_unit_test(test_packets_stuck_on_an_unrouted_cable_are_told_from_a_deadlock),
+        cmocka_unit_test(test_a_16x16_mesh_routes_past_a_headers_hops),
         cmocka_unit_test(test_bad_input_is_named),
         cmocka_unit_test(test_4096_chips_in_64_meshes_deliver_every_byte),
     };

@@ -248,7 +248,10 @@ RerouteDecision ControlPlane::decide_tables(const Mesh& mesh, RerouteDecision d)
     }
     const auto longest =
         std::max_element(routes.begin(), routes.end(), [](auto& a, auto& b) { return a.size() < b.size(); });
-    if (longest != routes.end() && longest->size() > abi::kFabricMaxRouteHops) {
+    // A fabric routes on past a header's hops only where its own routes
+    // needed it (abi::kFabricLongRoutes): a mesh whose routes all fit one.
+    if (longest != routes.end() && longest->size() > abi::kFabricMaxRouteHops &&
+        dor_diameter(mesh) <= abi::kFabricMaxRouteHops) {
         d.kind = RerouteDecision::kRefused;
         d.why = "a route around it takes " + std::to_string(longest->size()) + " hops; a packet header holds " +
                 std::to_string(abi::kFabricMaxRouteHops);

@@ -264,15 +264,18 @@ void FabricBuilder::check_deadlock(const RouteOf& route) const {
 }
 
 // A route in letters as a table entry, its cables checked.
+// A route longer than a header holds keeps its first cables, where the
+// fabric routes on from tables (kFabricLongRoutes).
 abi::FabricRouteEntry FabricBuilder::entry_of(uint32_t from, uint32_t to, const std::string& way) const {
-    if (way.size() > abi::kFabricMaxRouteHops)
+    if (way.size() > abi::kFabricMaxRouteHops && !(spec_.flags & abi::kFabricLongRoutes))
         throw Error("the route from chip " + std::to_string(from) + " to chip " + std::to_string(to) + " takes " +
                     std::to_string(way.size()) + " hops; a packet header holds " +
-                    std::to_string(abi::kFabricMaxRouteHops));
+                    std::to_string(abi::kFabricMaxRouteHops) + ", and this fabric's routers route on from theirs");
     check_cables_of(from, to, way);
     abi::FabricRouteEntry e{};
-    e.hops = static_cast<uint8_t>(way.size());
-    for (size_t h = 0; h < way.size(); ++h) {
+    const size_t hops = std::min<size_t>(way.size(), abi::kFabricMaxRouteHops);
+    e.hops = static_cast<uint8_t>(hops);
+    for (size_t h = 0; h < hops; ++h) {
         const auto d = abi::fabric_compass_of(way[h]);
         if (h == 0) e.first = static_cast<uint8_t>(d);
         else
@@ -297,6 +300,11 @@ abi::FabricRouteTable FabricBuilder::table_with(uint32_t chip, const RouteOf& ro
     return t;
 }
 
+// Before the routers are placed: their configs take the flags.
+void FabricBuilder::note_length(const std::string& way) {
+    if (way.size() > abi::kFabricMaxRouteHops) spec_.flags |= abi::kFabricLongRoutes;
+}
+
 void FabricBuilder::fill_tables(const RouteOf& route, const ExitOf& exits) {
     tables_.assign(order_.size(), abi::FabricRouteTable{});
     for (uint32_t from : order_) {
@@ -305,14 +313,18 @@ void FabricBuilder::fill_tables(const RouteOf& route, const ExitOf& exits) {
         t.chips = m.chips();
         for (uint32_t i = 0; i < m.chips(); ++i) {
             const std::string way = route(from, m.first_chip + i);
-            if (way != kNoRoute) t.to[i] = entry_of(from, m.first_chip + i, way);  // a chip taken out: no entry
+            if (way == kNoRoute) continue;  // a chip taken out: no entry
+            note_length(way);
+            t.to[i] = entry_of(from, m.first_chip + i, way);
         }
         if (meshes_.size() == 1) continue;
         for (const Mesh& other : meshes_) {
             t.meshes = std::max(t.meshes, other.id + 1);
             if (&other == &m) continue;
             const std::string way = exits(from, other.id);
-            if (way != kNoRoute) t.to_mesh[other.id] = entry_of(from, other.first_chip, way);
+            if (way == kNoRoute) continue;
+            note_length(way);
+            t.to_mesh[other.id] = entry_of(from, other.first_chip, way);
         }
     }
 }

@@ -159,6 +159,7 @@ private:
     const Mesh& mesh_of(uint32_t chip) const;
     abi::FabricRouteEntry entry_of(uint32_t from, uint32_t to, const std::string& way) const;
     void fill_tables(const RouteOf& routes, const ExitOf& exits);
+    void note_length(const std::string& way);
     void index_chips();
     void check_deadlock(const RouteOf& routes) const;
     void link_2d(FabricRouterPlan& r);

@@ -74,7 +74,9 @@ private:
         return r < 0 ? nullptr : &f_.routers()[size_t(r)];
     }
     uint32_t across(uint32_t channel) const { return router(channel / 8, channel / 2 % 4)->peer_chip; }
-    bool classes() const { return f_.spec().flags & abi::kFabricMeshClasses; }
+    // Routers that route a packet on by their tables where its route ends
+    // short of its destination: between meshes, or past a header's hops.
+    bool tables() const { return f_.spec().flags & (abi::kFabricMeshClasses | abi::kFabricLongRoutes); }
     // The tables the router on (chip, dir) routes a packet for its cable by,
     // if the cable is dead: this move's new ones, or an earlier detour's.
     const abi::FabricRouteTable* detour(uint32_t chip, uint32_t dir) const {
@@ -102,7 +104,7 @@ private:
     };
     Choices tables_at(uint32_t chip, bool moved) const {
         Choices c;
-        if (!classes()) c.at[c.count++] = {nullptr, false};
+        if (!tables()) c.at[c.count++] = {nullptr, false};
         else {
             if (!moved) c.at[c.count++] = {&f_.table(chip), false};
             if (move_) c.at[c.count++] = {&move_->next(chip), true};
@@ -161,7 +163,7 @@ RouteWalker::Landing RouteWalker::follow(abi::FabricPacketHeader& h, uint32_t ch
         if (h.hops <= 1) return {at, compass, vc, channel, moved};
         // On along its route: a table only says how the TTL counts (routes, not receptions).
         const fabric::Decision d =
-            fabric::on_receive(h, fabric::Hop{2, compass, f_.node(at), classes() ? &f_.table(at) : nullptr});
+            fabric::on_receive(h, fabric::Hop{2, compass, f_.node(at), tables() ? &f_.table(at) : nullptr});
         if (d.expired) throw Error(pair(h, any_chip) + " circles until its TTL runs out: the tables have a loop");
         dir = d.next, vc = fabric::vc_after_turn(vc, d.next, compass, flags), held = channel, chip = at;
     }

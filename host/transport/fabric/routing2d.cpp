@@ -129,6 +129,8 @@ uint32_t dor_hops(const Mesh& m, uint32_t from, uint32_t to) {
     return xn + yn;
 }
 
+uint32_t dor_diameter(const Mesh& m) { return m.wraps() ? m.width / 2 + m.height / 2 : m.width - 1 + m.height - 1; }
+
 std::vector<std::vector<std::string>> l0_tables(const Mesh& m) {
     std::vector<std::vector<std::string>> t(m.chips(), std::vector<std::string>(m.chips()));
     for (uint32_t a = 0; a < m.chips(); ++a)

@@ -29,6 +29,8 @@ std::string dor_route(const Mesh& mesh, uint32_t from, uint32_t to);
 // dor_route(...).size() without building the route: exits are chosen by it
 // for every chip and mesh pair.
 uint32_t dor_hops(const Mesh& mesh, uint32_t from, uint32_t to);
+// The longest dimension-ordered route of `mesh`, in hops.
+uint32_t dor_diameter(const Mesh& mesh);
 // [src][dst]: every chip's table; all pairs, so for small meshes only (a
 // report): everything else asks dor_route for the pair it needs.
 std::vector<std::vector<std::string>> l0_tables(const Mesh& mesh);

@@ -106,8 +106,11 @@ static_assert(sizeof(FabricRouteEntry) == 8, "FabricRouteEntry layout");
 // (the spec's inter-mesh table), entry m routes out of the mesh toward mesh
 // m: to the exit node the chip's L1 names and over its cable into the next
 // mesh, where that mesh's router writes the packet's next route. `meshes` 0
-// or 1: one mesh, no L1.
-inline constexpr uint32_t kFabricMaxMeshChips = 64;
+// or 1: one mesh, no L1. An entry holds a route's first kFabricMaxRouteHops
+// cables (a header's); where a route is longer (meshes of 16x16), the chip
+// those cables lead to routes the packet on by its own table, as a mesh's
+// entry chip does (abi::kFabricLongRoutes).
+inline constexpr uint32_t kFabricMaxMeshChips = 256;
 inline constexpr uint32_t kFabricMaxMeshes = 1024;  // the TT-Fabric spec's largest cluster
 struct FabricRouteTable {
     uint32_t chips;

@@ -61,6 +61,12 @@ enum FabricRouterFlags : uint32_t {
     // end, so the detours never wait on the old routes still in use on VC 0
     // (the mixes that close a cycle of turns: live_reroute.h).
     kFabricEscapeVc = 32,
+    // Some route is longer than a header holds (kFabricMaxRouteHops): its
+    // table entry holds the first cables, and a packet whose route ends
+    // short of its destination is routed on by the tables of the chip it
+    // reached (route.h's route_on), as between meshes; the TTL then counts
+    // the routes a packet is given, not its receptions.
+    kFabricLongRoutes = 64,
 };
 
 // Whether a packet leaving on a router's dateline cable moves to VC 1.
