@@ -96,7 +96,9 @@ public:
     // `watch`, when given, is asked as the wait goes (every ~50 ms) whether
     // something the kernels rely on has failed (a fabric router, say): a
     // non-empty answer ends the wait at once as an Error with that text and
-    // the hang report, instead of at the deadline.
+    // the hang report, instead of at the deadline. A watch that knows the
+    // whole cause (a cable the fabric cannot route round) throws
+    // weft::Error itself: the report would add nothing.
     using Watch = std::function<std::string()>;
     // `timeout` is how long the cluster may go without anything moving (a
     // stall), in its own time (driver/stall_clock.h): it restarts whenever a

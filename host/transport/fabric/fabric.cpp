@@ -240,9 +240,10 @@ std::string Fabric::tend() {
         const std::string cable = cable_name(plan, port);
         WEFT_INFO("fabric", "%s is down under the fabric: %s%s", cable.c_str(),
                   d.kind == RerouteDecision::kNewTables ? "" : "not rerouted: ", d.why.c_str());
-        // No route round it at all: say so now, not once its packets have waited out their timeout.
+        // No route round it at all: say so now, not once its packets have
+        // waited out their timeout; the cause is known, so no hang report.
         if (d.kind == RerouteDecision::kCutOff || d.kind == RerouteDecision::kRefused)
-            return cable + " is down and the fabric cannot route round it: " + d.why;
+            throw Error(cable + " is down and the fabric cannot route round it: " + d.why);
     }
     return fault();
 }

@@ -72,7 +72,8 @@ public:
     // it is routed round live where the control plane finds deadlock-free
     // tables without it (live_reroute.h; a 1D fabric with fallback relays
     // moves by itself); then fault(), so what cannot be rerouted still fails
-    // the op, naming the cable.
+    // the op, naming the cable. A cable the control plane finds no way round
+    // (a cut mesh, tables that could deadlock) throws weft::Error saying so.
     std::string tend();
     // Stops every router (each lets what it issued finish; a router whose
     // cable is down drops what it queued for it). A router that does not stop
