@@ -70,7 +70,8 @@ nlohmann::json to_json(const RouterView& v, const Rates& r) {
             {"in_mb_per_s", r.in_mbs},
             {"busy", r.busy},
             {"heartbeat_moved", r.alive},
-            {"vcs", per_vc(v)}};
+            {"vcs", per_vc(v)},
+            {"deadlock_avoidance", transport::deadlock_avoidance(v.flags)}};
 }
 
 int fabric(const std::string& run_dir, const FabricArgs& a) {
@@ -103,6 +104,9 @@ int fabric(const std::string& run_dir, const FabricArgs& a) {
     if (!a.json) {
         if (second.empty()) std::printf("no fabric router is running (a fabric runs during fabric ops)\n");
         else
+            std::printf("%zu routers; deadlock avoidance: %s\n", second.size(),
+                        transport::deadlock_avoidance(second.front().flags).c_str());
+        if (!second.empty())
             std::printf("%-5s %-4s %-12s %10s %10s %9s %9s %7s %9s %9s %6s %s\n", "chip", "way", "state", "pkts out",
                         "pkts in", "delivered", "forwarded", "dropped", "MB/s out", "MB/s in", "busy", "heartbeat");
     }

@@ -60,6 +60,19 @@ void print_links(const nlohmann::json& counters) {
     }
 }
 
+// A firmware event's channel and detail, in words where its kind gives them
+// a meaning: a rerouted router's way round (its fallback port, or new
+// tables on its own) and the packets it sent again.
+std::string event_fields(const nlohmann::json& e) {
+    const auto detail = e["detail"].get<uint64_t>();
+    if (e["kind"] == "rerouted") {
+        const std::string onto = e.value("fallback_port_name", "");
+        return (onto == e["port_name"] ? " round its cable by new tables, " : " onto port " + onto + ", ") +
+               std::to_string(detail) + " packet(s) sent again";
+    }
+    return " channel " + std::to_string(e["channel"].get<int>()) + " detail " + std::to_string(detail);
+}
+
 void print_events(const nlohmann::json& ev) {
     const auto& list = ev["events"];
     std::printf("  recent events (all in %s):%s\n", ev["log"].get<std::string>().c_str(), list.empty() ? " none" : "");
@@ -68,10 +81,9 @@ void print_events(const nlohmann::json& ev) {
         if (e["source"] == "bridge")
             std::printf("    %s  %s\n", e["when"].get<std::string>().c_str(), e["what"].get<std::string>().c_str());
         else
-            std::printf("    %s  %s chip %d core %d port %s channel %d detail %llu%s%s\n",
-                        e["when"].get<std::string>().c_str(), e["kind"].get<std::string>().c_str(),
-                        e["chip"].get<int>(), e["core"].get<int>(), e["port_name"].get<std::string>().c_str(),
-                        e["channel"].get<int>(), (unsigned long long)e["detail"].get<uint64_t>(),
+            std::printf("    %s  %s chip %d core %d port %s%s%s%s\n", e["when"].get<std::string>().c_str(),
+                        e["kind"].get<std::string>().c_str(), e["chip"].get<int>(), e["core"].get<int>(),
+                        e["port_name"].get<std::string>().c_str(), event_fields(e).c_str(),
                         e.contains("link") ? "  link " : "",
                         e.contains("link") ? e["link"].get<std::string>().c_str() : "");
     }

@@ -655,9 +655,12 @@ private:
             fs.bubble = v == "bubble";
             const bool grid = fs.topology == "auto" && is_2d_grid(spec_.meshes);
             if (fs.bubble && (fs.topology == "mesh" || (grid && spec_.meshes[0].topology == "mesh")))
-                fail(it->second.line, "the fabric's flow_control: bubble keeps a free slot in each ring of a ring, a "
-                                      "line or a torus; this fabric is a 2D mesh, which has no rings (keep "
-                                      "flow_control: dateline, or set topology: ring or line)");
+                fail(it->second.line,
+                     std::string("the fabric's flow_control: bubble keeps a free slot in each ring of a ring, a line "
+                                 "or a torus; this fabric is a 2D mesh, which has no rings (keep flow_control: "
+                                 "dateline, or set topology: ") +
+                         (is_2d_grid(spec_.meshes) && spec_.meshes[0].topology == "torus" ? "torus" : "ring or line") +
+                         ")");
         }
         if (fs.fallback && fs.planes > 1)
             fail(keys.at("planes").line, "the fabric's fallback relays run on the other planes' cables: a fabric "

@@ -920,7 +920,7 @@ void test_fabric_section_errors(void**) {
     EXPECT_ERROR(head() + mesh(0, 3, 3, "mesh") + "fabric:\n  flow_control: bubble\n", 8,
                  "flow_control: bubble keeps a free slot in each ring", "a 2D mesh, which has no rings");
     EXPECT_ERROR(head() + mesh(0, 3, 3, "torus") + "fabric:\n  topology: mesh\n  flow_control: bubble\n", 9,
-                 "a 2D mesh, which has no rings");
+                 "a 2D mesh, which has no rings", "set topology: torus)");
     EXPECT_ERROR(head() + mesh(0, 2, 1, "line") + "fabric:\n  topology: ring\n", 8,
                  "a fabric ring needs at least 3 chips, not 2");
 }

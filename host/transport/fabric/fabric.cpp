@@ -12,6 +12,7 @@
 #include "driver/topology.h"
 #include "transport/fabric/fabric_wait.h"
 #include "transport/fabric/live_reroute.h"
+#include "transport/fabric/router_telemetry.h"
 
 namespace weft::transport {
 
@@ -165,7 +166,8 @@ std::unique_ptr<Fabric> Fabric::start(Cluster& cluster, FabricBuilder builder, s
         resident::start(cluster, fabric->chip_id(plan.chip), plan.core, image, b.l1_bytes(), configure, timeout);
         fabric->started_ = r + 1;
     }
-    WEFT_INFO("fabric", "%zu routers started", fabric->builder().routers().size());
+    WEFT_INFO("fabric", "%zu routers started; deadlock avoidance: %s", fabric->builder().routers().size(),
+              deadlock_avoidance(fabric->builder().spec().flags).c_str());
     return fabric;
 }
 

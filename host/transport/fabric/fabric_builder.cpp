@@ -468,7 +468,8 @@ void FabricBuilder::check_spec() const {
         throw Error("fabric worker lanes must be 1-" + std::to_string(abi::kFabricMaxLanes) + ", not " +
                     std::to_string(spec_.lanes));
     if ((spec_.flags & abi::kFabricBubble) && dims() == 2 && meshes_.size() > 1)
-        throw Error("bubble flow control runs on one ring or torus; a fabric of several meshes keeps its VC classes");
+        throw Error("bubble flow control runs on a ring, a line or a torus; a fabric of several meshes keeps VC 1 for "
+                    "the packets from another mesh (keep the cluster file's flow_control: dateline)");
     if ((spec_.flags & abi::kFabricBubble) && dims() == 2 && !meshes_[0].wraps())
         throw Error("bubble flow control keeps a free slot in each ring of a ring or torus; a mesh has no rings");
     if ((spec_.flags & abi::kFabricBubble) && spec_.slots < 2)

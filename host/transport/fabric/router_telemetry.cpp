@@ -28,6 +28,14 @@ const char* router_state_name(uint32_t state) {
     return "unknown";
 }
 
+std::string deadlock_avoidance(uint32_t flags) {
+    if (flags & abi::kFabricBubble) return "bubble flow control (every packet on VC 0)";
+    if (flags & abi::kFabricMeshClasses) return "VC 1 for packets from another mesh";
+    if (flags & abi::kFabricEscapeVc) return "VC 1 for packets sent round a dead cable (one mesh)";
+    if (flags & abi::kFabricNoDateline) return "no dateline: a ring can deadlock";
+    return "datelines (VC 1 past each ring's dateline cable)";
+}
+
 std::vector<RouterView> read_routers(Cluster& cluster) {
     std::vector<RouterView> out;
     for (const resident::Running& r : resident::list(cluster)) {
@@ -45,6 +53,7 @@ std::vector<RouterView> read_routers(Cluster& cluster) {
         v.way = std::string(1, abi::fabric_letter(cluster.board().ports.at(config.port).direction));
         v.status_address = config.status;
         v.relay = (config.flags & abi::kFabricRelay) != 0;
+        v.flags = config.flags;
         cluster.read(r.chip, config.status, &v.status, sizeof v.status);
         out.push_back(v);
     }

@@ -19,6 +19,7 @@ struct RouterView {
     uint32_t chip = 0, core = 0, port = 0;
     std::string way;     // the way its cable leaves the chip: N, E, S or W
     bool relay = false;  // a fallback relay (abi::kFabricRelay), carrying another router's traffic
+    uint32_t flags = 0;  // its config's (abi::FabricRouterFlags)
     abi::FabricRouterStatus status{};
     uint64_t status_address = 0;
     uint64_t packets_sent() const;
@@ -26,6 +27,9 @@ struct RouterView {
 };
 
 const char* router_state_name(uint32_t state);
+// How a fabric with routers' `flags` keeps from deadlocking, for people:
+// "bubble flow control (every packet on VC 0)", "datelines (...)", ...
+std::string deadlock_avoidance(uint32_t flags);
 
 // The resident fabric routers running now, by chip and core.
 std::vector<RouterView> read_routers(Cluster& cluster);
