@@ -73,9 +73,11 @@ CaseResult run_case_with(CollectiveRunner& runner, Cluster& cluster, const OpReq
     res.timing = run();
     const CaseTraffic after = traffic_now(cluster);
     res.traffic = {after.wire_bytes - before.wire_bytes, after.doorbells - before.doorbells};
-    std::vector<std::vector<uint8_t>> out(l.ranks, std::vector<uint8_t>(l.output_bytes));
-    for (uint32_t c = 0; c < l.ranks; ++c)
-        cluster.chip(runner.chip_of(c)).read(l.output_of(c).base, out[c].data(), l.output_of(c).bytes());
+    std::vector<std::span<const uint8_t>> out;
+    for (uint32_t c = 0; c < l.ranks; ++c) {
+        const Pages o = l.output_of(c);
+        out.emplace_back(cluster.chip(runner.chip_of(c)).host_ptr(o.base, o.bytes()), o.bytes());
+    }
     res.check = check_outputs(r, l, data, out, runner.ring());
     return res;
 }

@@ -147,8 +147,8 @@ public:
     Checker(const OpRequest& r, CheckResult& res) : r_(r), res_(res) {}
     // Replicated outputs hold the same bits on every rank: element i of `out`
     // against the first rank's. The element was counted once, by compare().
-    void same_bits(uint32_t chip, const std::vector<uint8_t>& out, uint32_t first_chip,
-                   const std::vector<uint8_t>& first, uint64_t i, uint32_t element_size) {
+    void same_bits(uint32_t chip, std::span<const uint8_t> out, uint32_t first_chip, std::span<const uint8_t> first,
+                   uint64_t i, uint32_t element_size) {
         if (std::memcmp(out.data() + i * element_size, first.data() + i * element_size, element_size) == 0) return;
         if (res_.wrong++ == 0) {
             std::ostringstream s;
@@ -157,7 +157,7 @@ public:
             res_.first_wrong = s.str();
         }
     }
-    bool compare(uint32_t chip, const std::vector<uint8_t>& out, uint64_t i, Expect e) {
+    bool compare(uint32_t chip, std::span<const uint8_t> out, uint64_t i, Expect e) {
         ++res_.checked;
         const double got = load(r_.dtype, out.data(), i);
         if (std::fabs(got - e.value) <= e.tolerance) return true;
@@ -200,7 +200,12 @@ OpData make_inputs(const OpRequest& r, const OpLayout& l, uint32_t seed) {
 }
 
 CheckResult check_outputs(const OpRequest& r, const OpLayout& l, const OpData& in,
-                          const std::vector<std::vector<uint8_t>>& out, const std::vector<uint32_t>& ring) {
+                          const std::vector<std::vector<uint8_t>>& outputs, const std::vector<uint32_t>& ring) {
+    return check_outputs(r, l, in, std::vector<std::span<const uint8_t>>(outputs.begin(), outputs.end()), ring);
+}
+
+CheckResult check_outputs(const OpRequest& r, const OpLayout& l, const OpData& in,
+                          const std::vector<std::span<const uint8_t>>& out, const std::vector<uint32_t>& ring) {
     CheckResult res;
     Checker ck(r, res);
     Reducer red(r, in);
