@@ -132,18 +132,24 @@ void check_all_to_all(Simulation& sim, uint32_t bytes) {
     }
 }
 
-void test_every_cable_of_a_torus_fails_under_traffic_and_nothing_is_lost(void**) {
+// All-to-all of 2 KiB in packets of 1 KiB on `cluster`, and how long it
+// takes with every cable working (checked).
+constexpr uint32_t kAllToAllBytes = 2 * 1024;
+ModelOptions all_to_all_on(const char* cluster, uint64_t* clean_ns) {
     ModelOptions o;
-    o.cluster = "torus4x4";
+    o.cluster = cluster;
     o.fabric.packet_bytes = 1024;
-    const uint32_t bytes = 2 * 1024;
+    Simulation sim(o);
+    all_to_all(sim, kAllToAllBytes);
+    *clean_ns = sim.finish().end_ns;
+    check_all_to_all(sim, kAllToAllBytes);
+    return o;
+}
+
+void test_every_cable_of_a_torus_fails_under_traffic_and_nothing_is_lost(void**) {
     uint64_t clean_ns;
-    {
-        Simulation sim(o);
-        all_to_all(sim, bytes);
-        clean_ns = sim.finish().end_ns;
-        check_all_to_all(sim, bytes);
-    }
+    const ModelOptions o = all_to_all_on("torus4x4", &clean_ns);
+    const uint32_t bytes = kAllToAllBytes;
     const ClusterTopology topology = Simulation(o).model().cluster().topology();
     uint32_t rerouted = 0;
     for (const LinkInfo& cable : topology.links()) {
@@ -165,16 +171,9 @@ void test_every_cable_of_a_torus_fails_under_traffic_and_nothing_is_lost(void**)
 // refuses names the cycle its detours would close. Every ordered pair of
 // mesh3x3's cables.
 void test_cables_of_a_mesh_fail_one_after_another_under_traffic(void**) {
-    ModelOptions o;
-    o.cluster = "mesh3x3";
-    o.fabric.packet_bytes = 1024;
-    const uint32_t bytes = 2 * 1024;
     uint64_t clean_ns;
-    {
-        Simulation sim(o);
-        all_to_all(sim, bytes);
-        clean_ns = sim.finish().end_ns;
-    }
+    const ModelOptions o = all_to_all_on("mesh3x3", &clean_ns);
+    const uint32_t bytes = kAllToAllBytes;
     const std::vector<LinkInfo> cables = Simulation(o).model().cluster().topology().links();
     uint32_t twice = 0, refused = 0;
     for (const LinkInfo& first : cables) {
