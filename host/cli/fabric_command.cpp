@@ -102,13 +102,14 @@ int fabric(const std::string& run_dir, const FabricArgs& a) {
     for (const RouterView& v : first) before[{v.chip, v.core}] = &v;
     nlohmann::json out = nlohmann::json::array();
     if (!a.json) {
-        if (second.empty()) std::printf("no fabric router is running (a fabric runs during fabric ops)\n");
-        else
+        if (second.empty()) {
+            std::printf("no fabric router is running (a fabric runs during fabric ops)\n");
+        } else {
             std::printf("%zu routers; deadlock avoidance: %s\n", second.size(),
                         transport::deadlock_avoidance(second.front().flags).c_str());
-        if (!second.empty())
             std::printf("%-5s %-4s %-12s %10s %10s %9s %9s %7s %9s %9s %6s %s\n", "chip", "way", "state", "pkts out",
                         "pkts in", "delivered", "forwarded", "dropped", "MB/s out", "MB/s in", "busy", "heartbeat");
+        }
     }
     for (const RouterView& v : second) {
         const auto it = before.find({v.chip, v.core});

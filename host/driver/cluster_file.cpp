@@ -653,14 +653,13 @@ private:
                 fail(it->second.line,
                      "the fabric's flow_control must be dateline or bubble, not " + describe(it->second.value));
             fs.bubble = v == "bubble";
-            const bool grid = fs.topology == "auto" && is_2d_grid(spec_.meshes);
-            if (fs.bubble && (fs.topology == "mesh" || (grid && spec_.meshes[0].topology == "mesh")))
+            // The one mesh's topology ("mesh" or "torus") where the cluster is a 2D grid.
+            const std::string grid = is_2d_grid(spec_.meshes) ? spec_.meshes[0].topology : "";
+            if (fs.bubble && (fs.topology == "mesh" || (fs.topology == "auto" && grid == "mesh")))
                 fail(it->second.line,
-                     std::string("the fabric's flow_control: bubble keeps a free slot in each ring of a ring, a line "
-                                 "or a torus; this fabric is a 2D mesh, which has no rings (keep flow_control: "
-                                 "dateline, or set topology: ") +
-                         (is_2d_grid(spec_.meshes) && spec_.meshes[0].topology == "torus" ? "torus" : "ring or line") +
-                         ")");
+                     "the fabric's flow_control: bubble keeps a free slot in each ring of a ring, a line or a torus; "
+                     "this fabric is a 2D mesh, which has no rings (keep flow_control: dateline, or set topology: " +
+                         std::string(grid == "torus" ? "torus" : "ring or line") + ")");
         }
         if (fs.fallback && fs.planes > 1)
             fail(keys.at("planes").line, "the fabric's fallback relays run on the other planes' cables: a fabric "

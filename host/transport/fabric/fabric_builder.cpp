@@ -270,7 +270,8 @@ abi::FabricRouteEntry FabricBuilder::entry_of(uint32_t from, uint32_t to, const 
     if (way.size() > abi::kFabricMaxRouteHops && !(spec_.flags & abi::kFabricLongRoutes))
         throw Error("the route from chip " + std::to_string(from) + " to chip " + std::to_string(to) + " takes " +
                     std::to_string(way.size()) + " hops; a packet header holds " +
-                    std::to_string(abi::kFabricMaxRouteHops) + ", and this fabric's routers route on from theirs");
+                    std::to_string(abi::kFabricMaxRouteHops) +
+                    ", and this fabric's routers were built for routes that fit one (they do not route on)");
     check_cables_of(from, to, way);
     abi::FabricRouteEntry e{};
     const size_t hops = std::min<size_t>(way.size(), abi::kFabricMaxRouteHops);
@@ -467,11 +468,13 @@ void FabricBuilder::check_spec() const {
     if (spec_.lanes == 0 || spec_.lanes > abi::kFabricMaxLanes)
         throw Error("fabric worker lanes must be 1-" + std::to_string(abi::kFabricMaxLanes) + ", not " +
                     std::to_string(spec_.lanes));
-    if ((spec_.flags & abi::kFabricBubble) && dims() == 2 && meshes_.size() > 1)
-        throw Error("bubble flow control runs on a ring, a line or a torus; a fabric of several meshes keeps VC 1 for "
-                    "the packets from another mesh (keep the cluster file's flow_control: dateline)");
-    if ((spec_.flags & abi::kFabricBubble) && dims() == 2 && !meshes_[0].wraps())
-        throw Error("bubble flow control keeps a free slot in each ring of a ring or torus; a mesh has no rings");
+    if ((spec_.flags & abi::kFabricBubble) && dims() == 2) {
+        if (meshes_.size() > 1)
+            throw Error("bubble flow control runs on a ring, a line or a torus; a fabric of several meshes keeps VC 1 "
+                        "for the packets from another mesh (keep the cluster file's flow_control: dateline)");
+        if (!meshes_[0].wraps())
+            throw Error("bubble flow control keeps a free slot in each ring of a ring or torus; a mesh has no rings");
+    }
     if ((spec_.flags & abi::kFabricBubble) && spec_.slots < 2)
         throw Error("bubble flow control needs at least 2 slots a channel (a packet enters the ring only while 2 are "
                     "free), not " +
