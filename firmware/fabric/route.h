@@ -107,20 +107,21 @@ inline void cross_cable(abi::FabricPacketHeader& h, bool dateline) {
 // turns starts the new dimension on VC 0: each dimension's rings have their
 // own dateline. Between meshes VC 1 is instead the class of packets that
 // entered from another mesh, kept to the end (the spec's hierarchical VCs);
-// an inter-mesh cable is such a fabric's "dateline". On one mesh with the
-// escape class VC 1 is kept to the end too.
+// an inter-mesh cable is such a fabric's "dateline". The escape class
+// (VC 1 on one mesh, VC 2 between meshes) is kept to the end too.
 constexpr uint32_t vc_after_turn(uint32_t vc, uint32_t next, uint32_t compass, uint32_t flags) {
     if (flags & (abi::kFabricMeshClasses | abi::kFabricEscapeVc)) return vc;
     return abi::fabric_same_dimension(next, compass) ? vc : 0;
 }
 
 // The VC a packet on `vc` takes when the router of a dead cable gives it a
-// new route round it: between meshes its class's (a packet never leaves it
-// for a lower one); on one mesh the escape class, if the fabric has it; else
-// VC 0, as a fresh packet.
+// new route round it: the escape class, if the fabric has one (it keeps it
+// until it leaves the mesh, where the inter-mesh cable puts it on VC 1);
+// else between meshes its class's (a packet never leaves it for a lower
+// one); else VC 0, as a fresh packet.
 constexpr uint32_t vc_round_dead_cable(uint32_t vc, uint32_t flags) {
-    if (flags & abi::kFabricMeshClasses) return vc;
-    return (flags & abi::kFabricEscapeVc) ? 1 : 0;
+    if (flags & abi::kFabricEscapeVc) return abi::fabric_escape_vc(flags);
+    return (flags & abi::kFabricMeshClasses) ? vc : 0;
 }
 
 }  // namespace weft::fabric

@@ -139,6 +139,7 @@ void Router::start_fallback() {
     sync.src = config_.self;
     sync.send_type = abi::kFabricFallbackSync;
     sync.dst_address = frozen_[0] | uint64_t(config_.num_vcs > 1 ? frozen_[1] : 0) << 32;
+    sync.sem_address = config_.num_vcs > 2 ? frozen_[2] : 0;
     sync_sent_ = false;
 }
 
@@ -177,7 +178,8 @@ bool Router::poll_fallback_in(uint32_t vc, uint64_t now) {
 // those are done; the rest go again, over the fallback.
 void Router::on_sync(const abi::FabricPacketHeader& h) {
     const uint32_t took[abi::kFabricMaxVcs] = {static_cast<uint32_t>(h.dst_address),
-                                               static_cast<uint32_t>(h.dst_address >> 32)};
+                                               static_cast<uint32_t>(h.dst_address >> 32),
+                                               static_cast<uint32_t>(h.sem_address)};
     const uint32_t again = settle(took);
     path_ = Path::kFallback;
     status::post(abi::kEventRerouted, config_.port, config_.fallback_port, again);
@@ -187,7 +189,8 @@ void Router::on_sync(const abi::FabricPacketHeader& h) {
 // counts it read at both ends say what arrived; the rest, and everything
 // after, goes round (route_round).
 void Router::start_reroute() {
-    const uint32_t took[abi::kFabricMaxVcs] = {status_.peer_took[0], status_.peer_took[1]};
+    uint32_t took[abi::kFabricMaxVcs];
+    for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) took[v] = status_.peer_took[v];
     for (uint32_t v = 0; v < config_.num_vcs; ++v) frozen_[v] = status_.freeze_at[v];
     eth::recover(config_.port, /*drop_queued=*/true);
     const uint32_t again = settle(took);

@@ -41,7 +41,7 @@ Rates rates_of(const RouterView& a, const RouterView& b, double seconds) {
 
 nlohmann::json per_vc(const RouterView& v) {
     nlohmann::json out = nlohmann::json::array();
-    for (uint32_t vc = 0; vc < abi::kFabricMaxVcs; ++vc)
+    for (uint32_t vc = 0; vc < v.num_vcs; ++vc)
         out.push_back({{"vc", vc},
                        {"packets_sent", v.status.vc_packets_sent[vc]},
                        {"bytes_sent", v.status.vc_bytes_sent[vc]},

@@ -140,7 +140,7 @@ private:
     struct MeshKind {
         uint32_t model = 0;              // mesh index
         std::vector<RouteEntry> l0;      // the model's tables: [from * chips + to]
-        std::vector<uint8_t> vc0_edges;  // its routes' dependencies, by channel numbered in the mesh
+        std::vector<transport::ChannelBits> vc0_edges;  // its routes' dependencies, by channel numbered in the mesh
     };
     // An exit a chip takes: toward next mesh `next`, over crossing
     // `crossing`, by its L1 entry `entry`.
@@ -161,13 +161,13 @@ private:
     void walk_vc1(uint32_t chip, const RouteEntry& route);
     uint32_t across(uint32_t channel) const;
     uint32_t index_of(uint32_t mesh_id) const { return uint32_t(&topology_.mesh(mesh_id) - meshes_.data()); }
-    void depend(uint32_t held, uint32_t dir, uint32_t vc) { graph_[held] |= uint8_t(1u << (dir * 2 + vc)); }
+    void depend(uint32_t held, uint32_t dir, uint32_t vc) { graph_[held] |= transport::channel_bit(dir, vc); }
 
     const ClusterTopology& topology_;
     const transport::MeshRouting& l1_;
     const BoardInfo& board_;
     const std::vector<Mesh>& meshes_;
-    std::vector<uint8_t> graph_;  // per channel, the bits of the channels it waits on
+    std::vector<transport::ChannelBits> graph_;  // per channel, the bits of the channels it waits on
     std::vector<uint8_t> live_;   // per chip: bit d while its plane-0 cable toward d inside its mesh is up
     std::vector<Crossing> crossings_;
     std::vector<std::vector<uint32_t>> out_of_, into_;  // per mesh: its crossings out and in
@@ -192,7 +192,7 @@ FabricGraph::FabricGraph(const ControlPlane& control, const BoardInfo& board)
       l1_(control.l1()),
       board_(board),
       meshes_(topology_.meshes()),
-      graph_(size_t(topology_.chips()) * 8, 0),
+      graph_(size_t(topology_.chips()) * transport::kChipChannels, 0),
       live_(topology_.chips(), 0),
       entry_chip_(topology_.chips(), false),
       kind_of_(meshes_.size(), UINT32_MAX),
@@ -323,7 +323,8 @@ void FabricGraph::finish_mesh(uint32_t m) {
     MeshKind& kind = kinds_[kind_of_[m]];
     if (kind.model == m) add_model_routes(kind);
     const uint32_t first = meshes_[m].first_chip;
-    for (size_t c = 0; c < kind.vc0_edges.size(); ++c) graph_[size_t(first) * 8 + c] |= kind.vc0_edges[c];
+    for (size_t c = 0; c < kind.vc0_edges.size(); ++c)
+        graph_[size_t(first) * transport::kChipChannels + c] |= kind.vc0_edges[c];
     auto& exits = source_exits_[m];
     std::sort(exits.begin(), exits.end());
     exits.erase(std::unique(exits.begin(), exits.end()), exits.end());
@@ -334,7 +335,7 @@ void FabricGraph::finish_mesh(uint32_t m) {
 void FabricGraph::add_model_routes(MeshKind& kind) {
     const Mesh& mesh = meshes_[kind.model];
     const uint32_t n = mesh.chips();
-    kind.vc0_edges.assign(size_t(n) * 8, 0);
+    kind.vc0_edges.assign(size_t(n) * transport::kChipChannels, 0);
     for (uint32_t a = 0; a < n; ++a)
         for (uint32_t b = 0; b < n; ++b) {
             const RouteEntry& e = kind.l0[size_t(a) * n + b];
@@ -345,7 +346,7 @@ void FabricGraph::add_model_routes(MeshKind& kind) {
                 if (next < 0 || !(live_[mesh.first_chip + at] >> d & 1))
                     throw Error("the L0 route " + letters_of(e) + " from " + chip_name(mesh.first_chip + a) +
                                 " takes a cable " + chip_name(mesh.first_chip + at) + " does not have up");
-                if (held != UINT32_MAX) kind.vc0_edges[held] |= uint8_t(1u << (d * 2));
+                if (held != UINT32_MAX) kind.vc0_edges[held] |= transport::channel_bit(d, 0);
                 held = channel_id(at, d, 0);
                 at = uint32_t(next);
             }
@@ -449,7 +450,7 @@ void FabricGraph::walk_vc1(uint32_t chip, const RouteEntry& route) {
 
 // The chip a channel's cable leads to: a neighbour in the mesh, or across a crossing.
 uint32_t FabricGraph::across(uint32_t channel) const {
-    const uint32_t chip = channel / 8, dir = channel / 2 % 4;
+    const uint32_t chip = transport::channel_chip(channel), dir = transport::channel_dir(channel);
     const Mesh& mesh = topology_.mesh_of(chip);
     const int next = neighbor(mesh, chip - mesh.first_chip, abi::FabricCompass(dir));
     if (next >= 0) return mesh.first_chip + uint32_t(next);
@@ -526,8 +527,8 @@ ClusterTopology grid_of_meshes(uint32_t meshes, uint32_t width, uint32_t height,
                                uint32_t cables) {
     if (meshes == 0 || width == 0 || height == 0)
         throw Error("a grid of meshes needs at least one mesh of at least one chip");
-    // Channel ids (chip * 8 + ...) are 32 bits wide.
-    if (uint64_t(meshes) * width * height > (uint64_t(1) << 28))
+    // Channel ids (chip * kChipChannels + ...) are 32 bits wide.
+    if (uint64_t(meshes) * width * height * transport::kChipChannels > (uint64_t(1) << 32))
         throw Error("a grid of " + std::to_string(meshes) + " meshes of " + std::to_string(width) + "x" +
                     std::to_string(height) + " chips is more than 2^28 chips");
     uint32_t columns = 1;

@@ -55,16 +55,30 @@ public:
             go(h, from, e.first, 0, UINT32_MAX, table == 1, 0);
         }
     }
-    const std::vector<uint8_t>& graph() const { return next_; }
-    static size_t graph_size(const FabricBuilder& f) { return size_t(f.order().back() + 1) * 8; }
+    const std::vector<transport::ChannelBits>& graph() const { return next_; }
+    bool looped() const { return looped_; }
+    static size_t graph_size(const FabricBuilder& f) { return size_t(f.order().back() + 1) * transport::kChipChannels; }
 
 private:
     bool classes() const { return f_.spec().flags & abi::kFabricMeshClasses; }
+    bool escape() const { return f_.spec().flags & abi::kFabricEscapeVc; }
+    // Which tables (0 old, 1 new) a router where a route ends may route the
+    // packet on by: one mesh, none (one walk on, `moved` as it was); with an
+    // escape class the old alone (only the dead cable's routers have new
+    // ones); else the old, then the new, unless it took a new route already.
+    std::vector<int> tables_on_the_way(bool moved) const {
+        if (!classes()) return {int(moved)};
+        if (escape()) return {0};
+        return moved ? std::vector<int>{1} : std::vector<int>{0, 1};
+    }
     bool dead(uint32_t chip, uint32_t dir) const {
         return (chip == move_.chip && dir == move_.dir) || (chip == move_.peer_chip && dir == (move_.dir ^ 2));
     }
     void go(abi::FabricPacketHeader h, uint32_t chip, uint32_t dir, uint32_t vc, uint32_t held, bool moved, int depth) {
-        if (depth > 200) fail_msg("a walk from %u to %u does not end", h.src.chip, h.dst.chip);
+        if (depth > 1000) {  // round a loop until the TTL would end it (it counts routes, not cables)
+            looped_ = true;
+            return;
+        }
         if (dead(chip, dir)) {
             const abi::FabricRouteEntry e = abi::fabric_route_entry(move_.next(chip), f_.node(chip).mesh, h.dst);
             if (e.hops == 0 || e.first == dir) return;
@@ -75,15 +89,17 @@ private:
         assert_true(r >= 0);
         const transport::FabricRouterPlan& out = f_.routers()[size_t(r)];
         const uint32_t channel = transport::channel_id(chip, dir, vc);
-        if (held != UINT32_MAX) next_[held] |= uint8_t(1u << (channel % 8));
+        if (held != UINT32_MAX) next_[held] |= transport::ChannelBits(1u << (channel % transport::kChipChannels));
         if (abi::fabric_crosses_dateline(out.config.dateline, f_.spec().flags)) vc = 1;
         const uint32_t at = out.peer_chip, compass = dir ^ 2;
-        for (int table = moved ? 1 : 0; table < 2; ++table) {
-            if (!classes() && table != int(moved)) continue;  // one mesh: no tables on the way, one walk on
+        for (int table : tables_on_the_way(moved)) {
             abi::FabricPacketHeader next = h;
             const abi::FabricRouteTable* t = !classes() ? nullptr : table ? &move_.next(at) : &f_.table(at);
             const fabric::Decision d = fabric::on_receive(next, fabric::Hop{2, compass, f_.node(at), t});
-            assert_false(d.expired);
+            if (d.expired) {  // old and new tables send it round a loop: the move must be refused
+                looped_ = true;
+                continue;
+            }
             if (d.lost || !d.forward) continue;
             go(next, at, d.next, fabric::vc_after_turn(vc, d.next, compass, f_.spec().flags), channel,
                moved || table == 1, depth + 1);
@@ -92,11 +108,12 @@ private:
 
     const FabricBuilder& f_;
     const TableMove& move_;
-    std::vector<uint8_t> next_;
+    std::vector<transport::ChannelBits> next_;
+    bool looped_ = false;
 };
 
 struct Compared {
-    size_t moves = 0, adding_edges = 0, made = 0;
+    size_t moves = 0, adding_edges = 0, made = 0, looped = 0;
 };
 
 // Every plane-0 cable of the cluster failed in turn: where the control
@@ -105,7 +122,7 @@ Compared compare_every_move(const ClusterSpec& spec) {
     const ClusterTopology topology = ClusterTopology::from_spec(spec);
     const FabricBuilder fabric = transport::cluster_fabric(spec.board, topology, spec.fabric);
     assert_int_equal(fabric.dims(), 2);
-    const std::vector<uint8_t> still = transport::table_move_dependencies(
+    const std::vector<transport::ChannelBits> still = transport::table_move_dependencies(
         fabric, TableMove{[&](uint32_t c) -> const abi::FabricRouteTable& { return fabric.table(c); }, UINT32_MAX, 0,
                           UINT32_MAX});  // the old tables alone, no cable dead
     Compared seen;
@@ -129,10 +146,23 @@ Compared compare_every_move(const ClusterSpec& spec) {
         for (uint32_t from : fabric.order())
             for (uint32_t to : fabric.order())
                 if (from != to) reference.walk(from, to);
-        const std::vector<uint8_t> got = transport::table_move_dependencies(fabric, move);
+        if (reference.looped()) {  // both walks must find the loop, and the check refuse the move
+            bool refused = false;
+            try {
+                transport::table_move_dependencies(fabric, move);
+            } catch (const Error& e) {
+                refused = std::string(e.what()).find("TTL runs out") != std::string::npos;
+            }
+            if (!refused)
+                fail_msg("%s, cable %s.%u down: a packet loops, yet the move's walk went through", spec.name.c_str(),
+                         chip_name(l.a.chip).c_str(), l.a.port);
+            ++seen.moves, ++seen.looped;
+            continue;
+        }
+        const std::vector<transport::ChannelBits> got = transport::table_move_dependencies(fabric, move);
         for (size_t c = 0; c < got.size(); ++c)
             if (got[c] != reference.graph()[c])
-                fail_msg("%s, cable %s.%u down: channel %s waits on 0x%02x, by every pair's walk 0x%02x",
+                fail_msg("%s, cable %s.%u down: channel %s waits on 0x%04x, by every pair's walk 0x%04x",
                          spec.name.c_str(), chip_name(l.a.chip).c_str(), l.a.port,
                          transport::channel_name(uint32_t(c)).c_str(), got[c], reference.graph()[c]);
         ++seen.moves;
@@ -149,8 +179,8 @@ ClusterSpec file(const std::string& name) {
 // Returns how many moves were deadlock-free.
 size_t check(const ClusterSpec& spec, size_t at_least) {
     const Compared seen = compare_every_move(spec);
-    fprintf(stderr, "%s: %zu moves, %zu of them with dependencies of their own, %zu deadlock-free\n", spec.name.c_str(),
-            seen.moves, seen.adding_edges, seen.made);
+    fprintf(stderr, "%s: %zu moves, %zu of them with dependencies of their own, %zu deadlock-free, %zu with a loop\n",
+            spec.name.c_str(), seen.moves, seen.adding_edges, seen.made, seen.looped);
     assert_true(seen.moves >= at_least);
     assert_true(seen.adding_edges > 0);  // the mixes of tables walked something the old tables alone do not
     return seen.made;
@@ -160,9 +190,14 @@ void test_torus4x4(void**) { check(file("torus4x4"), 32); }
 // With the escape class every move off one cable of a mesh is deadlock-free
 // (without it, 4 of mesh3x3's 12 were).
 void test_mesh3x3(void**) { assert_int_equal(check(file("mesh3x3"), 12), 12); }
-void test_4mesh3x3(void**) { check(file("4mesh3x3"), 40); }
+// Between meshes the escape class is VC 2: every move inside a mesh is
+// deadlock-free, and so are three of the five cables between meshes; the
+// other two would send packets round a loop of meshes (the detour's mesh
+// keeps its old routes back), which the check refuses. Without VC 2, 20 of
+// the 53 moves were deadlock-free.
+void test_4mesh3x3(void**) { assert_int_equal(check(file("4mesh3x3"), 53), 51); }
 void test_a_grid_of_six_meshes(void**) {
-    check(fabric_model::grid_cluster_spec(fabric_model::GridCluster{6, 3, 3, 2}), 60);
+    assert_int_equal(check(fabric_model::grid_cluster_spec(fabric_model::GridCluster{6, 3, 3, 2}), 86), 86);
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ Layout layout_of(uint32_t num_vcs, uint32_t num_senders, uint64_t channel_bytes,
     l.fallback_stage = align64(l.fallback_words + 8 * abi::kFabricMaxVcs);
     l.route_table = l.fallback_stage + abi::kFabricHeaderBytes;
     l.detour_table = l.route_table + sizeof(abi::FabricRouteTable);
-    l.receivers = align64(l.detour_table + abi::kFabricDetourTableBytes);
+    l.receivers = align64(l.detour_table + sizeof(abi::FabricRouteTable));
     l.fallback_in = l.receivers + num_vcs * channel_bytes;
     l.senders = l.fallback_in + fallback_in * channel_bytes;
     l.end = l.senders + num_senders * channel_bytes;
@@ -142,7 +142,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
     check_meshes();
     const bool many = meshes_.size() > 1;
     if (many) spec_.flags |= abi::kFabricMeshClasses;
-    else if (!meshes_[0].wraps())
+    if (std::none_of(meshes_.begin(), meshes_.end(), [](const Mesh& m) { return m.wraps(); }))
         spec_.flags |= abi::kFabricEscapeVc;
     if (spec_.bubble) spec_.flags |= abi::kFabricBubble;
     check_spec();
@@ -151,7 +151,9 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
         for (uint32_t i = 0; i < m.chips(); ++i) order_.push_back(m.first_chip + i);
     std::sort(order_.begin(), order_.end());
     index_chips();
-    num_vcs_ = 2;  // a torus's dateline, the class of packets from another mesh, or the escape class
+    // VC 1: a torus's dateline, the class of packets from another mesh, or
+    // on one mesh the escape class; VC 2: the escape class between meshes.
+    num_vcs_ = (spec_.flags & abi::kFabricEscapeVc) ? abi::fabric_escape_vc(spec_.flags) + 1 : 2;
     fallback_ = std::any_of(fallbacks.begin(), fallbacks.end(), [](const auto& f) { return f.has_value(); });
     l1_bytes_ = layout_of(num_vcs_, spec_.lanes + abi::fabric_pass_groups(2, spec_.flags) * num_vcs_,
                           uint64_t(spec_.slots) * spec_.slot_bytes(), fallback_ ? num_vcs_ : 0)
@@ -543,10 +545,13 @@ void FabricBuilder::write_router(ChipWriter& memory, size_t index) const {
     const Layout l = layout_of(num_vcs_, r.config.num_senders, 0);
     memory.clear(r.chip, r.l1.base + l.link_words, l.route_table - l.link_words);
     if (r.config.route_table) memory.write(r.chip, r.config.route_table, &table(r.chip), sizeof(abi::FabricRouteTable));
-    if (r.config.detour_table) write_detour_table(memory, r, table(r.chip));
+    // Between meshes a move writes the whole detour table (its L1 entries too)
+    // before the router reads it; on one mesh it starts as the chip's own.
+    if (r.config.detour_table && meshes_.size() == 1) write_detour_table(memory, r, table(r.chip), false);
 }
 
-void write_detour_table(ChipWriter& memory, const FabricRouterPlan& r, const abi::FabricRouteTable& table) {
+void write_detour_table(ChipWriter& memory, const FabricRouterPlan& r, const abi::FabricRouteTable& table, bool whole) {
+    if (whole) return memory.write(r.chip, r.config.detour_table, &table, sizeof table);
     abi::FabricRouteTable one_mesh = table;
     one_mesh.meshes = 0;
     memory.write(r.chip, r.config.detour_table, &one_mesh, abi::kFabricDetourTableBytes);

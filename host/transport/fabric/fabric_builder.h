@@ -191,9 +191,10 @@ private:
 uint32_t routing_plane(const BoardInfo& board, const FabricBuilder& fabric);
 // Whether the fabric has fallback relays (FabricSpec::fallback).
 bool has_relays(const FabricBuilder& fabric);
-// Writes `table`'s routes inside the mesh as router r's detour table
-// (abi::FabricRouterConfig::detour_table, which r must have).
-void write_detour_table(ChipWriter& memory, const FabricRouterPlan& r, const abi::FabricRouteTable& table);
+// Writes `table` as router r's detour table (abi::FabricRouterConfig::
+// detour_table, which r must have): its routes inside the mesh, or with
+// `whole` its L1 entries too (between meshes).
+void write_detour_table(ChipWriter& memory, const FabricRouterPlan& r, const abi::FabricRouteTable& table, bool whole);
 
 // The 2D fabric over a cluster of one mesh or torus (the cables of routing
 // plane `plane`); `wrap` false makes a mesh of a torus (its wrap cables

@@ -38,7 +38,7 @@ namespace {
 class RouteWalker {
 public:
     RouteWalker(const FabricBuilder& f, const TableMove* move, const std::vector<EarlierDetour>* earlier = nullptr)
-        : f_(f), move_(move), earlier_(earlier), next_(size_t(f.order().back() + 1) * 8, 0) {
+        : f_(f), move_(move), earlier_(earlier), next_(size_t(f.order().back() + 1) * kChipChannels, 0) {
         for (size_t m = 0; m < f.meshes().size(); ++m) {
             if (f.meshes()[m].id >= mesh_index_.size()) mesh_index_.resize(f.meshes()[m].id + 1, UINT32_MAX);
             mesh_index_[f.meshes()[m].id] = uint32_t(m);
@@ -55,7 +55,7 @@ public:
         for (uint32_t id : transport::find_cycle(next_, next_chip)) names.push_back(channel_name(id));
         return names;
     }
-    const std::vector<uint8_t>& graph() const { return next_; }
+    const std::vector<ChannelBits>& graph() const { return next_; }
 
 private:
     // Where a route's last cable lands: the chip, its receiving router's
@@ -73,7 +73,7 @@ private:
         const int r = f_.router_index(chip, compass_direction(dir));
         return r < 0 ? nullptr : &f_.routers()[size_t(r)];
     }
-    uint32_t across(uint32_t channel) const { return router(channel / 8, channel / 2 % 4)->peer_chip; }
+    uint32_t across(uint32_t channel) const { return router(channel_chip(channel), channel_dir(channel))->peer_chip; }
     // Routers that route a packet on by their tables where its route ends
     // short of its destination: between meshes, or past a header's hops.
     bool tables() const { return f_.spec().flags & (abi::kFabricMeshClasses | abi::kFabricLongRoutes); }
@@ -90,8 +90,10 @@ private:
     }
     // The tables a packet may be routed by where a route ends at a chip: the
     // old (unless it moved already) and, during a move, the new; `is_new`
-    // says which. One mesh: none, its routes end only at their destinations.
-    // At most two, kept in place: the walk asks at every route's end.
+    // says which. With an escape class the old alone: only the dead cable's
+    // routers take new ones, as detours. One mesh of short routes: none, its
+    // routes end only at their destinations. At most two, kept in place: the
+    // walk asks at every route's end.
     struct Choice {
         const abi::FabricRouteTable* table;
         bool is_new;
@@ -105,6 +107,8 @@ private:
     Choices tables_at(uint32_t chip, bool moved) const {
         Choices c;
         if (!tables()) c.at[c.count++] = {nullptr, false};
+        else if (f_.spec().flags & abi::kFabricEscapeVc)
+            c.at[c.count++] = {&f_.table(chip), false};
         else {
             if (!moved) c.at[c.count++] = {&f_.table(chip), false};
             if (move_) c.at[c.count++] = {&move_->next(chip), true};
@@ -126,7 +130,7 @@ private:
     const FabricBuilder& f_;
     const TableMove* move_;
     const std::vector<EarlierDetour>* earlier_;
-    std::vector<uint8_t> next_;
+    std::vector<ChannelBits> next_;
     std::vector<uint32_t> mesh_index_;  // by mesh id
     // Per (channel, destination mesh, moved) a packet bound for another mesh
     // landed on at a route's end: the TTL its way on uses at most, or kWalking.
@@ -156,7 +160,7 @@ RouteWalker::Landing RouteWalker::follow(abi::FabricPacketHeader& h, uint32_t ch
             throw Error(pair(h, any_chip) + " needs " + chip_name(chip) + "'s cable " + abi::fabric_letter(dir) +
                         ", which the fabric does not have");
         const uint32_t channel = channel_id(chip, dir, vc);
-        if (held != kNone) next_[held] |= uint8_t(1u << (channel % 8));
+        if (held != kNone) next_[held] |= ChannelBits(1u << (channel % kChipChannels));
         if (abi::fabric_crosses_dateline(out->config.dateline, flags)) vc = 1;
         const uint32_t at = out->peer_chip, compass = dir ^ 2;
         detours_here = 0;
@@ -305,7 +309,7 @@ DependencyVerdict check_table_move(const FabricBuilder& fabric, const TableMove&
     return verdict_of(walk_all(fabric, &move, &earlier).find_cycle());
 }
 
-std::vector<uint8_t> table_move_dependencies(const FabricBuilder& fabric, const TableMove& move) {
+std::vector<ChannelBits> table_move_dependencies(const FabricBuilder& fabric, const TableMove& move) {
     return walk_all(fabric, &move).graph();
 }
 

@@ -50,6 +50,6 @@ DependencyVerdict check_table_move(const FabricBuilder& fabric, const TableMove&
                                    const std::vector<EarlierDetour>& earlier = {});
 // The graph that check walks (routing2d.h's find_cycle form: per channel id,
 // a bit per channel of the chip its cable leads to that it may wait for).
-std::vector<uint8_t> table_move_dependencies(const FabricBuilder& fabric, const TableMove& move);
+std::vector<ChannelBits> table_move_dependencies(const FabricBuilder& fabric, const TableMove& move);
 
 }  // namespace weft::transport

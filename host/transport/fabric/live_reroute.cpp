@@ -23,7 +23,9 @@ const FabricRouterPlan* router_on(const FabricBuilder& fabric, uint32_t chip, ui
 std::array<uint32_t, abi::kFabricMaxVcs> filled(Machine& m, const FabricRouterPlan& p) {
     abi::FabricLinkWords w{};
     m.read(p.chip, p.config.link_words, &w, sizeof w);
-    return {w.filled[0], w.filled[1]};
+    std::array<uint32_t, abi::kFabricMaxVcs> took{};
+    for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) took[v] = w.filled[v];
+    return took;
 }
 
 void command_reroute(Machine& m, const FabricRouterPlan& p, const std::array<uint32_t, abi::kFabricMaxVcs>& took,
@@ -39,16 +41,25 @@ void command_reroute(Machine& m, const FabricRouterPlan& p, const std::array<uin
 // The routers of `fabric` an earlier move routed round their cables (all
 // but a and b), with the detour tables they hold: read back, since what they
 // route by is what the check must cover. A router given none holds its chip's
-// own tables there (FabricBuilder::write_router).
+// own tables there on one mesh, and nothing (0 meshes) between meshes
+// (FabricBuilder::write_router), where a move writes the L1 entries too.
 std::vector<EarlierDetour> earlier_detours(Machine& m, const FabricBuilder& fabric, const FabricRouterPlan& a,
                                            const FabricRouterPlan& b) {
     std::vector<EarlierDetour> earlier;
+    const bool many = fabric.meshes().size() > 1;
     for (const FabricRouterPlan& p : fabric.routers()) {
         if (!p.config.detour_table || p.relay_for >= 0 || &p == &a || &p == &b) continue;
         EarlierDetour e;
         e.chip = p.chip, e.dir = static_cast<uint32_t>(p.direction);
         m.read(p.chip, p.config.detour_table, &e.table, abi::kFabricDetourTableBytes);
-        if (std::memcmp(&e.table.to, &fabric.table(p.chip).to, sizeof e.table.to) != 0) earlier.push_back(e);
+        if (many) {
+            if (e.table.meshes == 0) continue;
+            m.read(p.chip, p.config.detour_table + abi::kFabricDetourTableBytes, &e.table.to_mesh,
+                   sizeof e.table.to_mesh);
+            earlier.push_back(e);
+        } else if (std::memcmp(&e.table.to, &fabric.table(p.chip).to, sizeof e.table.to) != 0) {
+            earlier.push_back(e);
+        }
     }
     return earlier;
 }
@@ -59,7 +70,8 @@ std::vector<EarlierDetour> earlier_detours(Machine& m, const FabricBuilder& fabr
 void write_tables(Machine& m, const FabricBuilder& fabric, const std::vector<abi::FabricRouteTable>& next,
                   const FabricRouterPlan& a, const FabricRouterPlan& b) {
     if (fabric.spec().flags & abi::kFabricEscapeVc) {
-        for (const FabricRouterPlan* end : {&a, &b}) write_detour_table(m, *end, next[fabric.position(end->chip)]);
+        for (const FabricRouterPlan* end : {&a, &b})
+            write_detour_table(m, *end, next[fabric.position(end->chip)], fabric.meshes().size() > 1);
         return;
     }
     for (const FabricRouterPlan& p : fabric.routers())

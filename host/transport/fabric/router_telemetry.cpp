@@ -1,5 +1,7 @@
 #include "transport/fabric/router_telemetry.h"
 
+#include <algorithm>
+
 #include "driver/resident.h"
 #include "weft/abi/resident.h"
 
@@ -30,7 +32,10 @@ const char* router_state_name(uint32_t state) {
 
 std::string deadlock_avoidance(uint32_t flags) {
     if (flags & abi::kFabricBubble) return "bubble flow control (every packet on VC 0)";
-    if (flags & abi::kFabricMeshClasses) return "VC 1 for packets from another mesh";
+    if (flags & abi::kFabricMeshClasses)
+        return (flags & abi::kFabricEscapeVc)
+                   ? "VC 1 for packets from another mesh, VC 2 for packets sent round a dead cable"
+                   : "VC 1 for packets from another mesh";
     if (flags & abi::kFabricEscapeVc) return "VC 1 for packets sent round a dead cable (one mesh)";
     if (flags & abi::kFabricNoDateline) return "no dateline: a ring can deadlock";
     return "datelines (VC 1 past each ring's dateline cable)";
@@ -54,6 +59,7 @@ std::vector<RouterView> read_routers(Cluster& cluster) {
         v.status_address = config.status;
         v.relay = (config.flags & abi::kFabricRelay) != 0;
         v.flags = config.flags;
+        v.num_vcs = std::min(config.num_vcs, abi::kFabricMaxVcs);
         cluster.read(r.chip, config.status, &v.status, sizeof v.status);
         out.push_back(v);
     }

@@ -20,6 +20,7 @@ struct RouterView {
     std::string way;     // the way its cable leaves the chip: N, E, S or W
     bool relay = false;  // a fallback relay (abi::kFabricRelay), carrying another router's traffic
     uint32_t flags = 0;  // its config's (abi::FabricRouterFlags)
+    uint32_t num_vcs = 0;
     abi::FabricRouterStatus status{};
     uint64_t status_address = 0;
     uint64_t packets_sent() const;

@@ -96,17 +96,17 @@ std::vector<uint32_t> cycle_of(uint32_t n, const Successor& successor) {
 
 }  // namespace
 
-uint32_t channel_id(uint32_t chip, uint32_t dir, uint32_t vc) { return (chip * 4 + dir) * 2 + vc; }
-
 std::string channel_name(uint32_t id) {
-    return chip_name(id / 8) + " " + abi::fabric_letter(id / 2) + " vc" + std::to_string(id % 2);
+    return chip_name(channel_chip(id)) + " " + abi::fabric_letter(channel_dir(id)) + " vc" +
+           std::to_string(channel_vc(id));
 }
 
-std::vector<uint32_t> find_cycle(const std::vector<uint8_t>& next, const std::function<uint32_t(uint32_t)>& across) {
+std::vector<uint32_t> find_cycle(const std::vector<ChannelBits>& next,
+                                 const std::function<uint32_t(uint32_t)>& across) {
     return cycle_of(static_cast<uint32_t>(next.size()),
                     [&](uint32_t at, uint32_t from) -> std::pair<uint32_t, uint32_t> {
-                        for (uint32_t bit = from; bit < 8; ++bit)
-                            if (next[at] >> bit & 1) return {across(at) * 8 + bit, bit + 1};
+                        for (uint32_t bit = from; bit < kChipChannels; ++bit)
+                            if (next[at] >> bit & 1) return {across(at) * kChipChannels + bit, bit + 1};
                         return {kNoNode, 0};
                     });
 }
@@ -139,7 +139,7 @@ std::vector<std::vector<std::string>> l0_tables(const Mesh& m) {
 }
 
 DependencyVerdict check_dependencies(const Mesh& m, const RouteOf& route, bool datelines, bool bubble) {
-    std::vector<uint8_t> next(size_t(m.chips()) * 8, 0);
+    std::vector<ChannelBits> next(size_t(m.chips()) * kChipChannels, 0);
     for (uint32_t a = 0; a < m.chips(); ++a)
         for (uint32_t b = 0; b < m.chips(); ++b) {
             const std::string way = route(a, b);
@@ -153,7 +153,7 @@ DependencyVerdict check_dependencies(const Mesh& m, const RouteOf& route, bool d
                                 "', not N, E, S or W");
                 if (last < 4 && !abi::fabric_same_dimension(d, last)) vc = 0;  // a new dimension, its own dateline
                 const auto [to, wrapped] = step(m, chip, d);
-                if (held != UINT32_MAX) next[held] |= uint8_t(1u << (d * 2 + vc));
+                if (held != UINT32_MAX) next[held] |= channel_bit(d, vc);
                 held = channel_id(chip, d, vc);
                 if (datelines && wrapped) vc = 1;
                 chip = to;
@@ -163,7 +163,7 @@ DependencyVerdict check_dependencies(const Mesh& m, const RouteOf& route, bool d
                 throw Error("the route " + way + " from " + chip_name(a) + " ends at " + chip_name(chip) + ", not " +
                             chip_name(b));
         }
-    const auto across = [&](uint32_t c) { return step(m, c / 8, c / 2 % 4).first; };
+    const auto across = [&](uint32_t c) { return step(m, channel_chip(c), channel_dir(c)).first; };
     DependencyVerdict v;
     if (bubble) {
         Mesh local = m;  // the routes number its chips from 0
@@ -179,30 +179,32 @@ DependencyVerdict check_dependencies(const Mesh& m, const RouteOf& route, bool d
 namespace {
 
 // A row's or a column's cables both ways round, on one VC: (line * 2 +
-// (1 for a row)) * 2 + VC. Both ways are one ring: where a cable of it is
+// (1 for a row)) * kChannelVcs + VC. Both ways are one ring: where a cable of it is
 // dead, packets turn back at its ends (the other way round), and the two
 // lines join into one loop that the bubble keeps moving as it does a ring.
 uint32_t ring_of(const Mesh& m, uint32_t channel) {
-    const uint32_t chip = channel / 8 - m.first_chip, dir = channel / 2 % 4;
+    const uint32_t chip = channel_chip(channel) - m.first_chip, dir = channel_dir(channel);
     const bool row = abi::fabric_same_dimension(dir, abi::kFabricEast);
-    return ((row ? chip / m.width : chip % m.width) * 2 + row) * 2 + channel % 2;
+    return ((row ? chip / m.width : chip % m.width) * 2 + row) * kChannelVcs + channel_vc(channel);
 }
 
 std::string ring_name(uint32_t ring) {
-    return std::string(ring / 2 % 2 ? "row " : "column ") + std::to_string(ring / 4) + " vc" + std::to_string(ring % 2);
+    return std::string(ring / kChannelVcs % 2 ? "row " : "column ") + std::to_string(ring / kChannelVcs / 2) + " vc" +
+           std::to_string(ring % kChannelVcs);
 }
 
 }  // namespace
 
-std::vector<std::string> find_ring_cycle(const Mesh& m, const std::vector<uint8_t>& next,
+std::vector<std::string> find_ring_cycle(const Mesh& m, const std::vector<ChannelBits>& next,
                                          const std::function<uint32_t(uint32_t)>& across) {
     // The turns: per ring, the rings its packets may wait for.
-    const uint32_t rings = std::max(m.width, m.height) * 4;
+    const uint32_t rings = std::max(m.width, m.height) * 2 * kChannelVcs;
     std::vector<std::vector<uint32_t>> waits(rings);
-    for (uint32_t c = m.first_chip * 8; c < next.size() && c < (m.first_chip + m.chips()) * 8; ++c)
-        for (uint32_t bit = 0; bit < 8; ++bit) {
+    for (uint32_t c = m.first_chip * kChipChannels; c < next.size() && c < (m.first_chip + m.chips()) * kChipChannels;
+         ++c)
+        for (uint32_t bit = 0; bit < kChipChannels; ++bit) {
             if (!(next[c] >> bit & 1)) continue;
-            const uint32_t from = ring_of(m, c), to = ring_of(m, across(c) * 8 + bit);
+            const uint32_t from = ring_of(m, c), to = ring_of(m, across(c) * kChipChannels + bit);
             if (from != to && std::find(waits[from].begin(), waits[from].end(), to) == waits[from].end())
                 waits[from].push_back(to);
         }

@@ -14,6 +14,7 @@
 
 #include "driver/mesh.h"
 #include "weft/abi/fabric.h"
+#include "weft/abi/fabric_router.h"
 
 namespace weft::transport {
 
@@ -36,14 +37,24 @@ uint32_t dor_diameter(const Mesh& mesh);
 std::vector<std::vector<std::string>> l0_tables(const Mesh& mesh);
 
 // A channel of a dependency graph: a chip's output cable in one direction on
-// one VC, numbered densely: (chip * 4 + direction) * 2 + vc. The channels a
-// packet holding it may wait for all start at the chip its cable leads to, so
-// a channel's dependencies fit a byte: bit (direction * 2 + vc) of that chip's.
-uint32_t channel_id(uint32_t chip, uint32_t dir, uint32_t vc);
+// one VC, numbered densely: (chip * 4 + direction) * kChannelVcs + vc. The
+// channels a packet holding it may wait for all start at the chip its cable
+// leads to, so a channel's dependencies fit one ChannelBits: bit
+// (direction * kChannelVcs + vc) of that chip's.
+inline constexpr uint32_t kChannelVcs = 4;
+inline constexpr uint32_t kChipChannels = 4 * kChannelVcs;
+using ChannelBits = uint16_t;
+static_assert(abi::kFabricMaxVcs <= kChannelVcs && kChipChannels <= 16, "a chip's channels fit ChannelBits");
+constexpr uint32_t channel_id(uint32_t chip, uint32_t dir, uint32_t vc) { return (chip * 4 + dir) * kChannelVcs + vc; }
+constexpr uint32_t channel_chip(uint32_t id) { return id / kChipChannels; }
+constexpr uint32_t channel_dir(uint32_t id) { return id / kChannelVcs % 4; }
+constexpr uint32_t channel_vc(uint32_t id) { return id % kChannelVcs; }
+// The bit of the channel toward `dir` on `vc` among its chip's channels.
+constexpr ChannelBits channel_bit(uint32_t dir, uint32_t vc) { return ChannelBits(1u << (dir * kChannelVcs + vc)); }
 std::string channel_name(uint32_t id);  // "chip 3 E vc0"
 // A cycle of the graph `next` (per channel, its dependencies' bits; `across`
 // gives the chip a channel's cable leads to): its channels in order, or none.
-std::vector<uint32_t> find_cycle(const std::vector<uint8_t>& next, const std::function<uint32_t(uint32_t)>& across);
+std::vector<uint32_t> find_cycle(const std::vector<ChannelBits>& next, const std::function<uint32_t(uint32_t)>& across);
 
 struct DependencyVerdict {
     bool acyclic = true;
@@ -56,7 +67,7 @@ struct DependencyVerdict {
 // when it crosses a dimension's wrap cable and back to VC 0 when it turns to
 // the other dimension (a dateline per dimension). Throws weft::Error for a
 // route that leaves the mesh or does not end at its destination.
-// Memory stays linear in the chips (a byte per channel): routes are asked
+// Memory stays linear in the chips (two bytes per channel): routes are asked
 // for one at a time.
 // A route of kNoRoute: the pair exchanges no traffic (a chip taken out).
 using RouteOf = std::function<std::string(uint32_t from, uint32_t to)>;
@@ -77,7 +88,7 @@ DependencyVerdict check_dependencies(const Mesh& mesh, const std::vector<std::ve
 // into the other dimension) must have no cycle. A cycle of `next` (as
 // find_cycle takes it; channels of chips numbered in `mesh`, its first_chip
 // added) seen ring by ring, its rings named ("row 1 vc0"), or none.
-std::vector<std::string> find_ring_cycle(const Mesh& mesh, const std::vector<uint8_t>& next,
+std::vector<std::string> find_ring_cycle(const Mesh& mesh, const std::vector<ChannelBits>& next,
                                          const std::function<uint32_t(uint32_t)>& across);
 
 }  // namespace weft::transport

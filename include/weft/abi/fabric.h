@@ -44,8 +44,9 @@ enum FabricSendType : uint8_t {
     kFabricUnicast = 1,
     kFabricMulticast = 2,  // delivered by mcast_count chips in a row, from `hops` away on
     // Between the two routers of a cable, over its fallback: consumed by the
-    // router, never executed. dst_address: the packets of VC 0 (low word) and
-    // VC 1 (high word) the sender's receivers took off the dead cable.
+    // router, never executed. The packets the sender's receivers took off the
+    // dead cable: VC 0's in dst_address's low word, VC 1's in its high word,
+    // VC 2's in sem_address's low word.
     kFabricFallbackSync = 3,
 };
 

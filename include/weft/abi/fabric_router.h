@@ -29,7 +29,9 @@
 namespace weft::abi {
 
 inline constexpr uint32_t kFabricRouterMagic = 0x4641'4231;  // "FAB1"
-inline constexpr uint32_t kFabricMaxVcs = 2;                 // VC 1: past a ring's dateline
+// VC 1: past a ring's dateline, or between meshes the class of packets from
+// another mesh; VC 2: between meshes, the escape class (kFabricEscapeVc).
+inline constexpr uint32_t kFabricMaxVcs = 3;
 inline constexpr uint32_t kFabricMaxLanes = 4;               // workers sharing sender channel 0
 inline constexpr uint32_t kFabricMaxDirections = 4;          // 2D: N, E, S, W (abi::FabricCompass)
 // 2D: pass-through from the 3 other routers, and on several meshes from itself.
@@ -56,10 +58,11 @@ enum FabricRouterFlags : uint32_t {
     // while the peer's receiver has two free slots, so a cycle of the ring's
     // buffers always keeps one free and some packet can always move.
     kFabricBubble = 16,
-    // One mesh, no wraps: VC 1 is the escape class of the packets a dead
-    // cable's router sends round it by the new tables. They keep it to the
-    // end, so the detours never wait on the old routes still in use on VC 0
-    // (the mixes that close a cycle of turns: live_reroute.h).
+    // Meshes without wraps: the escape class of the packets a dead cable's
+    // router sends round it by the new tables (VC 1 on one mesh; VC 2 between
+    // meshes, above both classes: fabric_escape_vc). They keep it to the end
+    // of their mesh, so the detours never wait on the old routes still in use
+    // on the other VCs (the mixes that close a cycle of turns: live_reroute.h).
     kFabricEscapeVc = 32,
     // Some route is longer than a header holds (kFabricMaxRouteHops): its
     // table entry holds the first cables, and a packet whose route ends
@@ -68,6 +71,10 @@ enum FabricRouterFlags : uint32_t {
     // the routes a packet is given, not its receptions.
     kFabricLongRoutes = 64,
 };
+
+// The escape class's VC (kFabricEscapeVc): above the two classes between
+// meshes, else above VC 0.
+constexpr uint32_t fabric_escape_vc(uint32_t flags) { return (flags & kFabricMeshClasses) ? 2 : 1; }
 
 // Whether a packet leaving on a router's dateline cable moves to VC 1.
 constexpr bool fabric_crosses_dateline(bool dateline, uint32_t flags) {
@@ -100,7 +107,7 @@ struct FabricLinkWords {
     volatile uint32_t filled[kFabricMaxVcs];  // receiver VC v: packets the peer has sent into it
     volatile uint32_t acked[kFabricMaxVcs];   // the peer's receiver VC v: packets it has released
 };
-static_assert(sizeof(FabricLinkWords) == 16, "FabricLinkWords layout");
+static_assert(sizeof(FabricLinkWords) == 8 * kFabricMaxVcs, "FabricLinkWords layout");
 
 // A ring of slots, seen from its reader (a sender channel of this router) or
 // from its writer (where a receiver channel forwards to).
@@ -162,16 +169,17 @@ struct FabricRouterStatus {
     volatile uint64_t idle_ticks;      // between polls that did not (mostly asleep)
     volatile uint64_t bytes_sent;      // over its cable, headers included
     volatile uint64_t bytes_received;  // off its cable, headers included
-    volatile uint32_t peer_took[kFabricMaxVcs];  // host, with kFabricReroute
-    volatile uint32_t freeze_at[kFabricMaxVcs];  // host, with kFabricReroute
     // Per VC of its cable (packets received per VC: receivers[vc].done).
-    volatile uint32_t vc_packets_sent[kFabricMaxVcs];
     volatile uint64_t vc_bytes_sent[kFabricMaxVcs];
     volatile uint64_t vc_bytes_received[kFabricMaxVcs];
+    volatile uint32_t vc_packets_sent[kFabricMaxVcs];
+    volatile uint32_t peer_took[kFabricMaxVcs];  // host, with kFabricReroute
+    volatile uint32_t freeze_at[kFabricMaxVcs];  // host, with kFabricReroute
     volatile uint32_t recorded;  // packets written into the log so far (the latest record_slots are kept)
-    uint32_t pad;
 };
-static_assert(sizeof(FabricRouterStatus) == 16 * (kFabricMaxSenders + kFabricMaxVcs) + 88 + 8 + 32 + 8,
+static_assert((3 * kFabricMaxVcs + 1) % 2 == 0, "FabricRouterStatus: its words end on an 8-byte boundary");
+static_assert(sizeof(FabricRouterStatus) ==
+                  16 * (kFabricMaxSenders + kFabricMaxVcs) + 72 + 16 * kFabricMaxVcs + 4 * (3 * kFabricMaxVcs + 1),
               "FabricRouterStatus layout");
 
 struct FabricRouterConfig {
