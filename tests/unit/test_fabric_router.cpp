@@ -400,13 +400,13 @@ void test_a_move_onto_cables_the_fabric_lacks_is_refused(void**) {
 }
 
 // Between meshes the move itself is checked: mesh 0's cable to mesh 1 dies
-// under a running 4mesh3x3 fabric, and its router's detour sends mesh 0's
-// traffic for mesh 1 the long way, into mesh 2, whose routers keep their
-// tables and send it back through mesh 0: a loop only the TTL would end.
-// So the control plane refuses to move the running fabric, naming the
-// packet, and writes no detour (the op fails; the next fabric is planned
-// without the cable, whose own tables have no loop).
-void test_an_inter_mesh_move_that_would_loop_is_refused(void**) {
+// under a running 4mesh3x3 fabric, and the new exits send mesh 0's traffic
+// for mesh 1 the long way (meshes 2, 3) while packets already on their way
+// keep the old exits: together they close a cycle through all four meshes,
+// so the control plane refuses to move the running fabric, naming the
+// cycle, and writes no table and no detour (the op fails; the next fabric
+// is planned without the cable, whose own tables cannot deadlock).
+void test_an_inter_mesh_move_that_could_deadlock_is_refused(void**) {
     FabricModel m("4mesh3x3", small_options());
     const BoardInfo& board = m.cluster().board();
     const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
@@ -416,7 +416,7 @@ void test_an_inter_mesh_move_that_would_loop_is_refused(void**) {
     const abi::FabricRouteTable before = m.fabric().table(0);
     const transport::RerouteDecision d = transport::reroute_live(m.cluster(), m.fabric(), control, 5, east);
     assert_int_equal(d.kind, transport::RerouteDecision::kRefused);
-    assert_true(d.why.find("could lose packets: the packet from chip 0 to mesh 1 circles") != std::string::npos);
+    assert_true(d.why.find("could deadlock: chip") != std::string::npos);
     const auto& route_table = m.fabric().routers()[size_t(m.fabric().router_index(0, FabricDirection::kEast))];
     const auto* written = reinterpret_cast<const abi::FabricRouteTable*>(
         m.bytes(0, route_table.config.route_table, sizeof(abi::FabricRouteTable)));
@@ -980,7 +980,7 @@ int main() {
         cmocka_unit_test(test_a_pulled_torus_cable_is_routed_round_live),
         cmocka_unit_test(test_a_pulled_cable_of_a_bubble_torus_is_routed_round_live),
         cmocka_unit_test(test_a_pulled_mesh_cable_is_routed_round_on_the_escape_vc),
-        cmocka_unit_test(test_an_inter_mesh_move_that_would_loop_is_refused),
+        cmocka_unit_test(test_an_inter_mesh_move_that_could_deadlock_is_refused),
         cmocka_unit_test(test_a_move_onto_cables_the_fabric_lacks_is_refused),
         cmocka_unit_test(test_4mesh3x3_routes_are_rewritten_at_each_mesh_entry),
         cmocka_unit_test(test_a_packet_with_no_way_on_is_dropped_not_executed),

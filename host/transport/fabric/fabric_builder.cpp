@@ -545,9 +545,13 @@ void FabricBuilder::write_router(ChipWriter& memory, size_t index) const {
     const Layout l = layout_of(num_vcs_, r.config.num_senders, 0);
     memory.clear(r.chip, r.l1.base + l.link_words, l.route_table - l.link_words);
     if (r.config.route_table) memory.write(r.chip, r.config.route_table, &table(r.chip), sizeof(abi::FabricRouteTable));
-    // Between meshes a move writes the whole detour table (its L1 entries too)
-    // before the router reads it; on one mesh it starts as the chip's own.
-    if (r.config.detour_table && meshes_.size() == 1) write_detour_table(memory, r, table(r.chip), false);
+    // On one mesh the detour table starts as the chip's own. Between meshes
+    // a move writes all of it (its L1 entries too) before the router reads
+    // it; until then it holds no meshes, so the control plane knows it for
+    // none (not an earlier fabric's detour, left in the same L1).
+    if (!r.config.detour_table) return;
+    if (meshes_.size() == 1) return write_detour_table(memory, r, table(r.chip), false);
+    memory.clear(r.chip, r.config.detour_table, offsetof(abi::FabricRouteTable, to));
 }
 
 void write_detour_table(ChipWriter& memory, const FabricRouterPlan& r, const abi::FabricRouteTable& table, bool whole) {

@@ -90,8 +90,8 @@ private:
     }
     // The tables a packet may be routed by where a route ends at a chip: the
     // old (unless it moved already) and, during a move, the new; `is_new`
-    // says which. With an escape class the old alone: only the dead cable's
-    // routers take new ones, as detours. One mesh of short routes: none, its
+    // says which. The old alone when only the dead cable's routers take new
+    // ones, as detours. One mesh of short routes: none, its
     // routes end only at their destinations. At most two, kept in place: the
     // walk asks at every route's end.
     struct Choice {
@@ -107,7 +107,7 @@ private:
     Choices tables_at(uint32_t chip, bool moved) const {
         Choices c;
         if (!tables()) c.at[c.count++] = {nullptr, false};
-        else if (f_.spec().flags & abi::kFabricEscapeVc)
+        else if (move_ && !move_->everywhere)
             c.at[c.count++] = {&f_.table(chip), false};
         else {
             if (!moved) c.at[c.count++] = {&f_.table(chip), false};
@@ -256,10 +256,10 @@ void RouteWalker::walk_from(uint32_t from) {
     const abi::FabricNodeId self = f_.node(from);
     // The new table only where it differs: a packet that starts by the same
     // route as the old table's takes, from there, a subset of the old walk's
-    // ways. With an escape class no packet starts by the new tables (only the
-    // dead cable's routers have them).
+    // ways. When only the dead cable's routers take them no packet starts by
+    // the new tables.
     std::vector<std::pair<const abi::FabricRouteTable*, bool>> tables = {{&f_.table(from), false}};
-    if (move_ && !(f_.spec().flags & abi::kFabricEscapeVc) &&
+    if (move_ && move_->everywhere &&
         std::memcmp(&move_->next(from), &f_.table(from), sizeof(abi::FabricRouteTable)) != 0)
         tables.push_back({&move_->next(from), true});
     for (const auto& [table, is_new] : tables) {
@@ -299,6 +299,10 @@ RouteWalker walk_all(const FabricBuilder& fabric, const TableMove* move,
 }
 
 }  // namespace
+
+bool moves_every_table(const FabricBuilder& fabric, uint32_t chip, uint32_t peer_chip) {
+    return !(fabric.spec().flags & abi::kFabricEscapeVc) || fabric.node(chip).mesh != fabric.node(peer_chip).mesh;
+}
 
 DependencyVerdict check_fabric_dependencies(const FabricBuilder& fabric) {
     return verdict_of(walk_all(fabric, nullptr).find_cycle());

@@ -32,16 +32,24 @@ DependencyVerdict check_fabric_dependencies(const FabricBuilder& fabric);
 // or (between meshes) enter a mesh; new packets take the new routes. The
 // check covers every such mix, so a move it passes cannot deadlock halfway.
 //
-// With an escape class (one mesh) the fabric may have been routed round
-// other cables before: their routers send what reaches them by the detour
-// tables they were given then, and a packet one of those detours carries may
-// meet this cable; `earlier` lists those routers, so the check covers
-// packets moved more than once.
+// Either every chip takes the new tables (`everywhere`), or only the dead
+// cable's two routers do, as detour tables (moves_every_table). With an
+// escape class the fabric may have been routed round other cables before:
+// their routers send what reaches them by the detour tables they were given
+// then, and a packet one of those detours carries may meet this cable;
+// `earlier` lists those routers, so the check covers packets moved more than
+// once.
 struct TableMove {
     std::function<const abi::FabricRouteTable&(uint32_t chip)> next;
     uint32_t chip = 0, dir = 0;  // the dead cable, from one end (abi::FabricCompass)
     uint32_t peer_chip = 0;      // its other end (facing dir ^ 2)
+    bool everywhere = true;
 };
+// Whether a move round the cable between `chip` and `peer_chip` rewrites
+// every chip's tables: without an escape class (a torus), and for a cable
+// between meshes, whose loss changes the exits every mesh routes by (its
+// meshes' L0 routes stay). Else only its two routers take detour tables.
+bool moves_every_table(const FabricBuilder& fabric, uint32_t chip, uint32_t peer_chip);
 struct EarlierDetour {
     uint32_t chip = 0, dir = 0;  // the router's cable, from its end
     abi::FabricRouteTable table{};

@@ -64,16 +64,16 @@ std::vector<EarlierDetour> earlier_detours(Machine& m, const FabricBuilder& fabr
     return earlier;
 }
 
-// With an escape class only the dead cable's two routers take the new
-// tables, as their detour tables: every other route stays as it was, so no
-// new route mixes with the old ones on VC 0. Else every router's chip tables.
+// With an escape class the dead cable's two routers take the new tables as
+// their detour tables: inside a mesh every other route stays as it was, so
+// no new route mixes with the old ones. A cable between meshes changes every
+// mesh's exits, and (as on a torus) every router's chip tables change too.
 void write_tables(Machine& m, const FabricBuilder& fabric, const std::vector<abi::FabricRouteTable>& next,
-                  const FabricRouterPlan& a, const FabricRouterPlan& b) {
-    if (fabric.spec().flags & abi::kFabricEscapeVc) {
+                  const TableMove& move, const FabricRouterPlan& a, const FabricRouterPlan& b) {
+    if (fabric.spec().flags & abi::kFabricEscapeVc)
         for (const FabricRouterPlan* end : {&a, &b})
             write_detour_table(m, *end, next[fabric.position(end->chip)], fabric.meshes().size() > 1);
-        return;
-    }
+    if (!move.everywhere) return;
     for (const FabricRouterPlan& p : fabric.routers())
         if (p.config.route_table)
             m.write(p.chip, p.config.route_table, &next[fabric.position(p.chip)], sizeof(abi::FabricRouteTable));
@@ -117,7 +117,7 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
         return d;
     }
     const TableMove move{[&](uint32_t c) -> const abi::FabricRouteTable& { return next[fabric.position(c)]; }, chip,
-                         static_cast<uint32_t>(a->direction), b.chip};
+                         static_cast<uint32_t>(a->direction), b.chip, moves_every_table(fabric, chip, b.chip)};
     std::vector<EarlierDetour> earlier;
     if (fabric.spec().flags & abi::kFabricEscapeVc) earlier = earlier_detours(machine, fabric, *a, b);
     std::string unsafe;
@@ -133,7 +133,7 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
                 "; the next fabric is planned without it";
         return d;
     }
-    write_tables(machine, fabric, next, *a, b);
+    write_tables(machine, fabric, next, move, *a, b);
     const auto at_a = filled(machine, *a), at_b = filled(machine, b);
     command_reroute(machine, *a, at_b, at_a);
     command_reroute(machine, b, at_a, at_b);
