@@ -21,12 +21,14 @@ run() {  # run RANKS ARGS...: the result lines of rank 0
 }
 # Cables failing too: before the traffic, and two under random writes (the
 # control plane reroutes live, on a mesh the second move by detours that
-# walk the first's; every rank checks its own chips). The
+# walk the first's; between meshes one inside a mesh, then one between
+# meshes, which moves every chip's exits; every rank checks its own chips). The
 # collectives' own plans: every rank checks every chip's output.
 for args in "run all_gather --cluster torus4x4 --size 1M" "run all_reduce --cluster 4mesh3x3 --size 1M" \
             "latency --cluster ring8 --from 3 --to 4" "run all_gather --cluster torus4x4 --size 1M --fail 5.E" \
             "random --cluster torus4x4 --writes 300 --fail 2 --seed 5" \
             "random --cluster mesh3x3 --writes 300 --fail 2 --seed 5" \
+            "random --cluster 4mesh3x3 --writes 300 --fail 2 --seed 3" \
             "run reduce_scatter --algo reduce_scatter/ring --cluster 4mesh3x3 --size 64K" \
             "run broadcast --algo broadcast/multicast --size 64K" "stream --cluster mesh3x3 --size 64K" \
             "state --op all_gather --cluster torus4x4 --size 64K --at-ns 5000"; do
