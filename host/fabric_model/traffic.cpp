@@ -409,12 +409,12 @@ RandomRun random_traffic(const ModelOptions& options, uint64_t seed, uint32_t co
 }
 
 OpTime ring_shift(Simulation& sim, uint32_t distance, uint64_t bytes) {
-    check_fits(sim, "shift", bytes);
     model::FabricModel& m = sim.model();
     const std::vector<uint32_t> order = Topology(m.cluster().topology()).ring_order();
     const uint32_t n = uint32_t(order.size());
     const uint64_t chunk = bytes / n;
     if (chunk == 0) throw Error("the size must be at least one byte per chip (" + std::to_string(n) + ")");
+    check_fits(sim, "a shift's share per chip", chunk);  // each chip's buffer holds its share, not the whole
     if (distance % n == 0)
         throw Error("a shift by " + std::to_string(distance) + " of " + std::to_string(n) +
                     " chips sends every chip's bytes to itself");
