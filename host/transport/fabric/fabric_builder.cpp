@@ -26,7 +26,23 @@ struct Layout {
         detour_table, receivers, fallback_in, senders, end;
 };
 
-Layout layout_of(uint32_t num_vcs, uint32_t num_senders, uint64_t channel_bytes, uint32_t fallback_in = 0) {
+// The senders' channels: `lanes` worker lanes of lane_bytes each, then the
+// pass-through ones of channel_bytes (bubble flow control makes those deeper).
+struct Channels {
+    uint32_t lanes = 0;
+    uint64_t lane_bytes = 0, channel_bytes = 0;
+    uint64_t sender(uint32_t s) const {
+        return s < lanes ? s * lane_bytes : lanes * lane_bytes + (s - lanes) * channel_bytes;
+    }
+};
+
+// A relay's senders are all pass-through; a router's lanes keep spec.slots.
+Channels channels_of(const FabricSpec& spec, uint32_t slots, bool relay) {
+    return {relay ? 0 : spec.lanes, uint64_t(spec.slots) * spec.slot_bytes(), uint64_t(slots) * spec.slot_bytes()};
+}
+
+Layout layout_of(uint32_t num_vcs, uint32_t num_senders, const Channels& ch, uint32_t fallback_in = 0) {
+    const uint64_t channel_bytes = ch.channel_bytes;
     Layout l{};
     l.config = abi::kResidentControlBytes;
     l.link_words = l.config + align64(sizeof(abi::FabricRouterConfig));
@@ -40,7 +56,7 @@ Layout layout_of(uint32_t num_vcs, uint32_t num_senders, uint64_t channel_bytes,
     l.receivers = align64(l.detour_table + sizeof(abi::FabricRouteTable));
     l.fallback_in = l.receivers + num_vcs * channel_bytes;
     l.senders = l.fallback_in + fallback_in * channel_bytes;
-    l.end = l.senders + num_senders * channel_bytes;
+    l.end = l.senders + ch.sender(num_senders);
     return l;
 }
 
@@ -69,12 +85,11 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
     check_spec();
     register_fabric_wait_decoder();
     index_chips();
-    num_vcs_ = ring ? 2 : 1;
+    use_vcs(ring ? 2 : 1);
     fallback_ = std::any_of(fallbacks.begin(), fallbacks.end(), [](const auto& f) { return f.has_value(); });
-    l1_bytes_ = layout_of(num_vcs_, spec_.lanes + num_vcs_, uint64_t(spec_.slots) * spec_.slot_bytes(),
-                          fallback_ ? num_vcs_ : 0)
-                    .end +
-                record_bytes();
+    l1_bytes_ =
+        layout_of(num_vcs_, spec_.lanes + num_vcs_, channels_of(spec_, slots_, false), fallback_ ? num_vcs_ : 0).end +
+        record_bytes();
 
     forward_.assign(n, -1);
     backward_.assign(n, -1);
@@ -153,10 +168,10 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
     index_chips();
     // VC 1: a torus's dateline, the class of packets from another mesh, or
     // on one mesh the escape class; VC 2: the escape class between meshes.
-    num_vcs_ = (spec_.flags & abi::kFabricEscapeVc) ? abi::fabric_escape_vc(spec_.flags) + 1 : 2;
+    use_vcs((spec_.flags & abi::kFabricEscapeVc) ? abi::fabric_escape_vc(spec_.flags) + 1 : 2);
     fallback_ = std::any_of(fallbacks.begin(), fallbacks.end(), [](const auto& f) { return f.has_value(); });
     l1_bytes_ = layout_of(num_vcs_, spec_.lanes + abi::fabric_pass_groups(2, spec_.flags) * num_vcs_,
-                          uint64_t(spec_.slots) * spec_.slot_bytes(), fallback_ ? num_vcs_ : 0)
+                          channels_of(spec_, slots_, false), fallback_ ? num_vcs_ : 0)
                     .end +
                 record_bytes();
     router_at_.assign(size_t(order_.back() + 1) * 4, -1);
@@ -370,21 +385,21 @@ void FabricBuilder::add_relays(const std::vector<std::optional<Hop>>& fallbacks)
 // it receives to its chip's router's fallback_in and sends what that router
 // puts in its senders.
 void FabricBuilder::link_relays(size_t r) {
-    const uint64_t channel_bytes = uint64_t(spec_.slots) * spec_.slot_bytes();
+    const uint64_t channel_bytes = uint64_t(slots_) * spec_.slot_bytes();
     for (size_t k : {r, r + 1}) {
         FabricRouterPlan& relay = routers_[k];
         link(relay, &routers_[k == r ? r + 1 : r], nullptr, false);
         FabricRouterPlan& primary = routers_[size_t(relay.relay_for)];
         abi::FabricRouterConfig& p = primary.config;
-        const Layout lp = layout_of(num_vcs_, p.num_senders, channel_bytes, num_vcs_);
-        const Layout lr = layout_of(num_vcs_, relay.config.num_senders, channel_bytes);
+        const Layout lp = layout_of(num_vcs_, p.num_senders, channels_of(spec_, slots_, false), num_vcs_);
+        const Layout lr = layout_of(num_vcs_, relay.config.num_senders, channels_of(spec_, slots_, true));
         for (uint32_t v = 0; v < num_vcs_; ++v) {
             abi::FabricRing& out = relay.config.senders[v];
             out.freed = primary.l1.base + lp.fallback_words + 4 * (abi::kFabricMaxVcs + v);
             p.fallback[v] = out;
             p.fallback_in[v] = {primary.l1.base + lp.fallback_in + v * channel_bytes,
                                 primary.l1.base + lp.fallback_words + 4 * v, relay.l1.base + lr.forward_freed + 4 * v,
-                                spec_.slots, v};
+                                slots_, v};
             relay.config.forward[0][v] = p.fallback_in[v];
         }
         p.fallback_port = relay.port;
@@ -436,7 +451,7 @@ void FabricBuilder::link_2d(FabricRouterPlan& r) {
     c.dateline = r.dateline;
     c.peer_link_words = peer.config.link_words;
     for (uint32_t v = 0; v < num_vcs_; ++v) c.peer_receivers[v] = peer.config.receivers[v].buffer;
-    const uint64_t forward_freed = r.l1.base + layout_of(num_vcs_, c.num_senders, 0).forward_freed;
+    const uint64_t forward_freed = r.l1.base + layout_of(num_vcs_, c.num_senders, {}).forward_freed;
     const bool loopback = abi::fabric_pass_groups(2, spec_.flags) == 4;
     for (uint32_t d = 0; d < 4; ++d) {
         const int t = router_at_[r.chip * 4 + d];
@@ -450,6 +465,15 @@ void FabricBuilder::link_2d(FabricRouterPlan& r) {
             pass.freed = freed;
         }
     }
+}
+
+// Under bubble flow control every packet rides VC 0, so VC 0's channels
+// take the slots the other VCs would have had: the same L1, deeper buffers.
+// The worker lanes keep theirs: they were VC 0's already.
+void FabricBuilder::use_vcs(uint32_t vcs) {
+    const bool bubble = spec_.flags & abi::kFabricBubble;
+    num_vcs_ = bubble ? 1 : vcs;
+    slots_ = bubble ? std::min(spec_.slots * vcs, abi::kFabricMaxSlots) : spec_.slots;
 }
 
 uint32_t FabricBuilder::senders_of(const FabricRouterPlan& r) const {
@@ -488,8 +512,9 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     r.l1 = resident::kept_l1(board_, r.chip, r.core, l1_bytes_);
     const uint32_t num_senders = senders_of(r);
     const bool relay = r.relay_for >= 0;
-    const uint64_t channel_bytes = uint64_t(spec_.slots) * spec_.slot_bytes();
-    const Layout l = layout_of(num_vcs_, num_senders, channel_bytes, fallback_ && !relay ? num_vcs_ : 0);
+    const Channels ch = channels_of(spec_, slots_, relay);
+    const uint64_t channel_bytes = ch.channel_bytes;
+    const Layout l = layout_of(num_vcs_, num_senders, ch, fallback_ && !relay ? num_vcs_ : 0);
     const uint64_t base = r.l1.base;
     abi::FabricRouterConfig& c = r.config;
     c.magic = abi::kFabricRouterMagic;
@@ -508,11 +533,11 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     }
     c.link_words = base + l.link_words;
     c.status = base + l.status;
-    for (uint32_t v = 0; v < num_vcs_; ++v)
-        c.receivers[v] = {base + l.receivers + v * channel_bytes, 0, 0, spec_.slots, v};
+    for (uint32_t v = 0; v < num_vcs_; ++v) c.receivers[v] = {base + l.receivers + v * channel_bytes, 0, 0, slots_, v};
     for (uint32_t s = 0; s < num_senders; ++s) {
         const uint32_t vc = relay ? s : s < spec_.lanes ? 0 : (s - spec_.lanes) % num_vcs_;
-        c.senders[s] = {base + l.senders + s * channel_bytes, base + l.written + 4 * s, 0, spec_.slots, vc};
+        c.senders[s] = {base + l.senders + ch.sender(s), base + l.written + 4 * s, 0,
+                        s < ch.lanes ? spec_.slots : slots_, vc};
     }
     if (spec_.record_packets) {  // after this router's channels: within l1_bytes_, which counts the most
         c.records = base + align64(l.end);
@@ -530,7 +555,7 @@ void FabricBuilder::link(FabricRouterPlan& r, const FabricRouterPlan* peer, Fabr
     c.peer_link_words = peer->config.link_words;
     for (uint32_t v = 0; v < num_vcs_; ++v) c.peer_receivers[v] = peer->config.receivers[v].buffer;
     if (!opposite) return;
-    const uint64_t forward_freed = r.l1.base + layout_of(num_vcs_, c.num_senders, 0).forward_freed;
+    const uint64_t forward_freed = r.l1.base + layout_of(num_vcs_, c.num_senders, {}).forward_freed;
     for (uint32_t v = 0; v < num_vcs_; ++v) {
         const abi::FabricRing& pass = opposite->config.senders[spec_.lanes + v];
         c.forward[0][v] = {pass.buffer, pass.written, forward_freed + 4 * v, pass.slots, v};
@@ -542,7 +567,7 @@ void FabricBuilder::link(FabricRouterPlan& r, const FabricRouterPlan* peer, Fabr
 void FabricBuilder::write_router(ChipWriter& memory, size_t index) const {
     const FabricRouterPlan& r = routers_.at(index);
     memory.write(r.chip, r.config_address, &r.config, sizeof r.config);
-    const Layout l = layout_of(num_vcs_, r.config.num_senders, 0);
+    const Layout l = layout_of(num_vcs_, r.config.num_senders, {});
     memory.clear(r.chip, r.l1.base + l.link_words, l.route_table - l.link_words);
     if (r.config.route_table) memory.write(r.chip, r.config.route_table, &table(r.chip), sizeof(abi::FabricRouteTable));
     // On one mesh the detour table starts as the chip's own. Between meshes
@@ -624,7 +649,7 @@ uint64_t FabricBuilder::connect(ChipWriter& memory, L1Allocator& l1, uint32_t ch
     const uint64_t at = l1.allocate(chip, worker_core, sizeof(abi::FabricWorkerConnection), 64, what);
     const uint64_t freed = l1.allocate(chip, worker_core, 4, 64, what + " counter");
     const uint64_t headers =
-        l1.allocate(chip, worker_core, uint64_t(abi::kFabricHeaderBytes) * spec_.slots, 64, what + " headers");
+        l1.allocate(chip, worker_core, uint64_t(abi::kFabricHeaderBytes) * slots_, 64, what + " headers");
     abi::FabricWorkerConnection c{};
     c.lane = r.config.senders[lane];
     c.lane.freed = freed;

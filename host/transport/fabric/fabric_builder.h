@@ -163,6 +163,7 @@ private:
     void index_chips();
     void check_deadlock(const RouteOf& routes) const;
     void link_2d(FabricRouterPlan& r);
+    void use_vcs(uint32_t vcs);
     uint32_t senders_of(const FabricRouterPlan& r) const;
 
     const BoardInfo& board_;
@@ -177,6 +178,7 @@ private:
     bool ring_;
     FabricSpec spec_;
     uint32_t num_vcs_ = 1;
+    uint32_t slots_ = 0;     // each channel's: spec_.slots a VC (bubble: use_vcs)
     bool fallback_ = false;  // some router has a fallback relay
     uint64_t l1_bytes_ = 0;
     std::vector<FabricRouterPlan> routers_;
