@@ -75,8 +75,9 @@ std::string silicon_table() {
 // Bubble flow control against the dateline VC on ring8's 1D fabric and
 // torus4x4's 2D one (virtual time): the ring collectives at 16 MiB (on the
 // torus round its snake, turning at every row's end) with the default
-// buffering and with two slots a channel, where a packet entering a ring
-// under bubble flow control waits for the next receiver to be empty.
+// buffering and with two slots a VC, where a packet entering a ring under
+// bubble flow control waits for two free slots in the next receiver. Both
+// get the same L1: bubble's one VC has the slots of the dateline's two.
 std::string flow_control_table(bool quick) {
     const uint64_t bytes = quick ? (1u << 20) : (16u << 20);
     std::ostringstream t;
@@ -84,7 +85,7 @@ std::string flow_control_table(bool quick) {
     t.precision(3);
     t << "\nFlow control (virtual time, " << (bytes >> 20)
       << " MiB): busbw as a fraction of a cable under the dateline VC and under bubble flow control\n\n"
-      << "| fabric | op | slots | dateline | bubble | bubble / dateline |\n|---|---|---|---|---|---|\n";
+      << "| fabric | op | slots a VC | dateline | bubble | bubble / dateline |\n|---|---|---|---|---|---|\n";
     for (const char* cluster : {"ring8", "torus4x4"})
         for (const char* op : {"all_gather", "all_reduce"})
             for (uint32_t slots : {0u, 2u}) {
@@ -101,8 +102,7 @@ std::string flow_control_table(bool quick) {
                   << (slots ? std::to_string(slots) : std::string("default (8)")) << " | " << busbw[0] << " | "
                   << busbw[1] << " | " << busbw[1] / busbw[0] << "x |\n";
             }
-    t << "\nThe dateline keeps the full buffering on each VC here, so bubble flow control gains nothing yet;\n"
-         "it would where it gives VC 0 the buffers VC 1 has now (not done).\n";
+    t << "\nSlots are a VC's: under bubble flow control the one VC has both VCs' slots, in the same L1.\n";
     return t.str();
 }
 

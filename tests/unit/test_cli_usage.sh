@@ -306,5 +306,19 @@ check "... asking for MESH:Y" has "$TMP/out" "--remove-row '5': 4mesh3x3 has 4 m
 "$WEFT" routes 4mesh3x3 --remove-row 0:7 >"$TMP/out" 2>&1
 check "a row past the mesh is a usage error naming its rows" has "$TMP/out" "--remove-row: mesh 0 has no row 7 (rows 0-2)"
 
+# The bench programs (built by make, not by make sanitize's unit-tests):
+# --help says what each runs and exits 0; an argument it lacks is refused
+# with exit code 2 before any bench starts.
+for b in "$BUILD"/bin/weft-bench-*; do
+    [ -x "$b" ] || continue
+    name=$(basename "$b")
+    timeout 20 "$b" --help >"$TMP/out" 2>&1
+    check "$name --help exits 0" test $? -eq 0
+    check "$name --help shows its usage" has "$TMP/out" "usage: $name"
+    timeout 20 "$b" --no-such-option >"$TMP/out" 2>&1
+    check "$name --no-such-option: exit code 2" test $? -eq 2
+    check "$name --no-such-option: names it" has "$TMP/out" "no argument '--no-such-option'"
+done
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -43,7 +43,7 @@ struct TableMove {
     std::function<const abi::FabricRouteTable&(uint32_t chip)> next;
     uint32_t chip = 0, dir = 0;  // the dead cable, from one end (abi::FabricCompass)
     uint32_t peer_chip = 0;      // its other end (facing dir ^ 2)
-    bool everywhere = true;
+    bool everywhere = true;  // set it by moves_every_table, as live_reroute does
 };
 // Whether a move round the cable between `chip` and `peer_chip` rewrites
 // every chip's tables: without an escape class (a torus), and for a cable
