@@ -77,7 +77,9 @@ std::string silicon_table() {
 // torus round its snake, turning at every row's end) with the default
 // buffering and with two slots a VC, where a packet entering a ring under
 // bubble flow control waits for two free slots in the next receiver. Both
-// get the same L1: bubble's one VC has the slots of the dateline's two.
+// carry traffic in the same L1: bubble's one VC has the slots of the
+// dateline's two (a ring's dateline fabric has a third, VC 2, for a dead
+// cable's packets alone).
 std::string flow_control_table(bool quick) {
     const uint64_t bytes = quick ? (1u << 20) : (16u << 20);
     std::ostringstream t;

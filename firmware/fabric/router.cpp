@@ -100,7 +100,8 @@ void Router::account(uint64_t now) {
     last_poll_ = now;
     status_.heartbeat = now;
     const uint32_t c = status_.command;
-    if (c == abi::kFabricReroute && path_ == Path::kCable && config_.dims == 2 && !eth::link_up(config_.port))
+    if (c == abi::kFabricReroute && path_ == Path::kCable && (config_.dims == 2 || config_.ring_chips) &&
+        !eth::link_up(config_.port))
         start_reroute();
     status_.state = c == abi::kFabricPause   ? abi::kFabricRouterPaused
                     : c == abi::kFabricDrain ? abi::kFabricRouterDraining
@@ -223,6 +224,7 @@ uint32_t Router::settle(const uint32_t took[abi::kFabricMaxVcs]) {
 // from us, on vc_round_dead_cable's VC). One with no other way, or a
 // multicast (its run of chips lies beyond the cable), is dropped and reported.
 bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
+    if (config_.dims == 1) return send_back(s, h, slot);
     const uint64_t at = config_.detour_table ? config_.detour_table : config_.route_table;
     const auto& table = *reinterpret_cast<const abi::FabricRouteTable*>(at);
     const abi::FabricRouteEntry e = abi::fabric_route_entry(table, config_.self.mesh, h.dst);
@@ -238,6 +240,30 @@ bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
     h.route = e.route;
     h.vc = static_cast<uint16_t>(vc);
     if (!forward(config_.forward[e.first][vc], slot, abi::kFabricHeaderBytes + h.payload_bytes)) return false;
+    s.eth_command[s.sent % s.ring->slots] = command;
+    return true;
+}
+
+// On a ring a packet for the dead cable goes the other way round, through
+// the chip's other router, on the escape VC (kFabricRingEscape): its
+// destination is ring_chips - hops cables back. A multicast (its run of
+// chips lies beyond the cable) is dropped and reported.
+bool Router::send_back(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
+    const abi::FabricRing& back = config_.forward[0][config_.num_vcs - 1];
+    const uint32_t command = noc::issued();
+    if (h.send_type != abi::kFabricUnicast || h.hops >= config_.ring_chips || !back.slots) {
+        drop(abi::kEventRoutingError, static_cast<uint32_t>(&s - senders_), h);
+        s.eth_command[s.sent % s.ring->slots] = command - 1;  // nothing to wait for
+        return true;
+    }
+    const uint8_t hops = h.hops;
+    const uint16_t vc = h.vc;
+    h.hops = static_cast<uint8_t>(config_.ring_chips - hops);
+    h.vc = static_cast<uint16_t>(config_.num_vcs - 1);
+    if (!forward(back, slot, abi::kFabricHeaderBytes + h.payload_bytes)) {
+        h.hops = hops, h.vc = vc;  // tried again at the next poll, from the packet as it was
+        return false;
+    }
     s.eth_command[s.sent % s.ring->slots] = command;
     return true;
 }
@@ -326,7 +352,7 @@ bool Router::send_head(Sender& s, uint64_t now) {
     if (path_ == Path::kSyncing) return false;  // until the peer says what arrived
     const uint64_t slot = slot_of(r, config_.slot_size, s.sent);
     abi::FabricPacketHeader& h = header_at(slot);
-    const bool cross = abi::fabric_crosses_dateline(config_.dateline, config_.flags);
+    const bool cross = abi::fabric_crosses_dateline(config_.dateline, config_.flags, r.vc);
     const uint32_t vc = cross ? 1 : r.vc;
     if (path_ != Path::kCable) {  // round the dead cable: by the new tables, or over the fallback relay
         if (path_ == Path::kFallback) {

@@ -77,6 +77,7 @@ private:
     uint32_t settle(const uint32_t took[abi::kFabricMaxVcs]);
     void start_reroute();
     bool route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot);
+    bool send_back(Sender& s, abi::FabricPacketHeader& h, uint64_t slot);
     bool push(const abi::FabricRing& to, uint32_t& count, uint64_t slot, uint32_t bytes);
     bool send_over_fallback(Sender& s, abi::FabricPacketHeader& h, uint64_t slot, uint32_t bytes);
     bool release_fallback(uint32_t vc);

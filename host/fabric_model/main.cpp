@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
     CLI::App* random = app.add_subcommand("random", "random writes, cables failing under them; every byte checked");
     random->add_option("--seed", a.seed, "the same seed gives the same run")->capture_default_str();
     random->add_option("--writes", a.writes)->capture_default_str();
-    random->add_option("--fail", a.failures, "cables to fail while it runs (2D fabrics)")->capture_default_str();
+    random->add_option("--fail", a.failures, "cables to fail while it runs")->capture_default_str();
     add_model_options(*random, a);
     add_model_grid_options(*random, a);
 

@@ -371,8 +371,6 @@ RandomRun random_traffic(const ModelOptions& options, uint64_t seed, uint32_t co
     }
     RandomRun r;
     const ClusterTopology topology = m.cluster().topology();
-    if (failures && m.fabric().dims() != 2)
-        throw Error("--fail: a 1D fabric does not move its traffic round a failed cable (2D fabrics do)");
     if (failures > topology.links().size())
         throw Error("--fail " + std::to_string(failures) + ": the cluster has " +
                     std::to_string(topology.links().size()) + " cables");

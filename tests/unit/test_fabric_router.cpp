@@ -834,6 +834,35 @@ void test_dateline_vc_keeps_a_saturated_ring_moving(void**) {
     }
 }
 
+// The same traffic, and a cable pulled under it at several points: its two
+// routers send what it held, and every later packet for it, back the other
+// way round on VC 2. Both ways of the ring are lines then, a packet sent back
+// never turns again, and the traffic completes: every packet exactly once.
+void test_a_saturated_ring_loses_a_cable_and_completes(void**) {
+    for (int pull_at : {20, 200, 800}) {
+        Saturated s(0, 50.0);
+        const BoardInfo& board = s.m.cluster().board();
+        const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
+        transport::ControlPlane control(board, s.m.cluster().topology());
+        Ethernet& eth = s.m.cluster().devices().ethernet();
+        int steps = 0;
+        transport::RerouteDecision d;
+        s.m.on_step = [&] {
+            if (++steps == pull_at) eth.set_link_up(size_t(eth.link_index(5, east)), false);
+            if (steps == pull_at + 3) d = transport::reroute_live(s.m.cluster(), s.m.fabric(), control, 5, east);
+        };
+        run_to_completion(s.m);
+        if (d.kind != transport::RerouteDecision::kNewTables) fail_msg("pulled at step %d: %s", pull_at, d.why.c_str());
+        assert_int_equal(s.delivered(), s.expected);
+        uint32_t sent_back = 0;
+        for (uint32_t c = 0; c < 8; ++c)
+            for (FabricDirection dir : {FabricDirection::kForward, FabricDirection::kBackward})
+                sent_back += s.m.status(c, dir).receivers[2].done;
+        assert_true(sent_back > 0);
+        assert_int_equal(s.m.status(5, FabricDirection::kForward).state, abi::kFabricRouterRerouted);
+    }
+}
+
 // The same traffic with the dateline switch off deadlocks: no step moves
 // anything, with packets still to deliver, and the routers report their
 // stuck heads once the timeout passes (at their fallback alarm: nothing
@@ -865,13 +894,14 @@ void test_bubble_flow_control_keeps_a_saturated_ring_moving(void**) {
 
 // Every packet rides VC 0 under bubble flow control, so VC 0's channels take
 // the slots VC 1's would have had: a ring's routers get one VC of twice the
-// slots (the worker lanes keep theirs), in no more L1 than the dateline's two.
+// slots (the worker lanes keep theirs), in no more L1 than the dateline's
+// (whose VC 2 is the escape class of a dead cable's packets).
 void test_bubble_flow_control_gives_vc0_the_buffers_of_vc1(void**) {
     FabricSpec dateline = small_options(), bubble = small_options();
     bubble.bubble = true;
     FabricModel a("ring8", true, dateline), b("ring8", true, bubble);
     const abi::FabricRouterConfig &ca = a.router_config(0), &cb = b.router_config(0);
-    assert_int_equal(ca.num_vcs, 2);
+    assert_int_equal(ca.num_vcs, 3);
     assert_int_equal(cb.num_vcs, 1);
     assert_int_equal(cb.receivers[0].slots, 2 * ca.receivers[0].slots);
     assert_int_equal(cb.senders[cb.num_senders - 1].slots, 2 * ca.senders[ca.num_senders - 1].slots);
@@ -1012,6 +1042,7 @@ int main() {
         cmocka_unit_test(test_random_packets_arrive_exactly_once),
         cmocka_unit_test(test_dateline_vc_keeps_a_saturated_ring_moving),
         cmocka_unit_test(test_without_the_dateline_the_ring_deadlocks),
+        cmocka_unit_test(test_a_saturated_ring_loses_a_cable_and_completes),
         cmocka_unit_test(test_bubble_flow_control_keeps_a_saturated_ring_moving),
         cmocka_unit_test(test_bubble_flow_control_gives_vc0_the_buffers_of_vc1),
         cmocka_unit_test(test_bubble_flow_control_keeps_a_saturated_torus_moving),

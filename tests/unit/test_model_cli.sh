@@ -41,7 +41,11 @@ refuses "a stream of 0 bytes sends nothing" stream --size 0
 refuses "all_gather of 1073741824 bytes does not fit a chip's DRAM" run all_gather --size 1G
 refuses "--cables 100: between 1 and 2 cables" tables --meshes 4 --shape 2x2 --cables 100
 refuses "is a directory, not a packet log" replay "$TMP"
-refuses "--fail: a 1D fabric does not move its traffic round a failed cable" random --cluster ring8 --fail 2
+# A ring sends a dead cable's packets back the other way round; a second
+# dead cable cuts it in two, and a line is cut by one: each named.
+refuses "chip 6 port 1: the ring is cut in two: chips 3, 4, 5, 6 cannot reach the others" \
+    random --cluster ring8 --fail 2 --seed 1 --writes 500
+refuses "chip 1 port 1: the line is cut: chips 0, 1 cannot reach chips 2, 3" random --cluster line4 --fail 1 --seed 1
 refuses "--fail 5: the cluster has 4 cables" random --cluster mesh2x2 --fail 5
 refuses "broadcast has no algorithm 'all_reduce/ring'" state --op broadcast --algo all_reduce/ring
 refuses "a fabric packet_bytes must be a multiple of 64, at most 1 MiB" run all_gather --packet-bytes 4294967232

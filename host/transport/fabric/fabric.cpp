@@ -225,7 +225,7 @@ std::string Fabric::tend() {
     std::optional<MappedMachine> mapped;
     if (!chips_.empty()) mapped.emplace(cluster_, chips_, control_.topology());
     Machine& machine = mapped ? static_cast<Machine&>(*mapped) : cluster_;
-    for (size_t r = 0; r < started_ && builder_.dims() == 2; ++r) {
+    for (size_t r = 0; r < started_; ++r) {
         const FabricRouterPlan& plan = builder_.routers()[r];
         Chip& chip = cluster_.chip(chip_id(plan.chip));
         // A router with a fallback relay moves onto it by itself; a relay is no route of its own.

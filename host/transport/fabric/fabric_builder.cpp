@@ -82,10 +82,15 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
         if (std::count(order_.begin(), order_.end(), order_[i]) > 1)
             throw Error(chip_name(order_[i]) + " appears twice in the fabric's order");
     if (spec_.bubble) spec_.flags |= abi::kFabricBubble;
+    // A ring's dateline takes VC 1; VC 2 carries what a dead cable's routers
+    // send back the other way round (kFabricRingEscape). Not under bubble
+    // flow control, whose one VC has every VC's slots.
+    if (ring && !(spec_.flags & abi::kFabricBubble)) spec_.flags |= abi::kFabricRingEscape;
     check_spec();
     register_fabric_wait_decoder();
     index_chips();
     use_vcs(ring ? 2 : 1);
+    if (spec_.flags & abi::kFabricRingEscape) num_vcs_ = 3;
     fallback_ = std::any_of(fallbacks.begin(), fallbacks.end(), [](const auto& f) { return f.has_value(); });
     l1_bytes_ =
         layout_of(num_vcs_, spec_.lanes + num_vcs_, channels_of(spec_, slots_, false), fallback_ ? num_vcs_ : 0).end +
@@ -526,6 +531,7 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     c.timeout_us = spec_.router_timeout_ms * 1000;
     c.flags = spec_.flags | (relay ? uint32_t(abi::kFabricRelay) : 0u);
     c.dims = relay ? 1 : dims();  // a relay passes everything to one router: no routes of its own
+    if (!relay && (spec_.flags & abi::kFabricRingEscape)) c.ring_chips = static_cast<uint32_t>(order_.size());
     if (c.dims == 2) {
         c.compass = static_cast<uint32_t>(r.direction);
         c.route_table = base + l.route_table;

@@ -1,5 +1,6 @@
 #include "transport/fabric/live_reroute.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstring>
@@ -79,6 +80,71 @@ void write_tables(Machine& m, const FabricBuilder& fabric, const std::vector<abi
             m.write(p.chip, p.config.route_table, &next[fabric.position(p.chip)], sizeof(abi::FabricRouteTable));
 }
 
+// Whether the control plane already sent router p's traffic round its cable.
+bool sent_round(Machine& m, const FabricRouterPlan& p) {
+    uint32_t command = 0;
+    m.read(p.chip, p.config.status + offsetof(abi::FabricRouterStatus, command), &command, sizeof command);
+    return command == abi::kFabricReroute;
+}
+
+// Whether a's cable is the ring's wrap cable (from its last chip to its first).
+bool wrap_cable(const FabricBuilder& fabric, const FabricRouterPlan& a) {
+    const size_t pa = fabric.position(a.chip), pb = fabric.position(a.peer_chip), last = fabric.order().size() - 1;
+    return (pa == last && pb == 0) || (pa == 0 && pb == last);
+}
+
+std::string chips_in(const std::vector<uint32_t>& order, size_t from, size_t to) {
+    std::string s = to - from == 1 ? "chip " : "chips ";
+    for (size_t i = from; i < to; ++i) s += (i > from ? ", " : "") + std::to_string(order[i]);
+    return s;
+}
+
+// 1D: a ring's two routers of the dead cable settle what crossed it, as
+// in 2D, and send the rest, and every later packet for it, back the other
+// way round (Router::send_back, on the escape VC). A line is cut in two.
+RerouteDecision reroute_ring(Machine& m, const FabricBuilder& fabric, const FabricRouterPlan& a,
+                             const std::function<void(uint32_t chip, uint32_t core)>& wake) {
+    RerouteDecision d;
+    d.chip = a.chip, d.port = a.port;
+    const bool forward = a.direction == FabricDirection::kForward;
+    const int b_index =
+        fabric.router_index(a.peer_chip, forward ? FabricDirection::kBackward : FabricDirection::kForward);
+    if (b_index < 0) throw Error("the fabric's router on chip " + std::to_string(a.chip) + " has no peer router");
+    const FabricRouterPlan& b = fabric.routers()[size_t(b_index)];
+    const std::vector<uint32_t>& order = fabric.order();
+    const size_t past = std::max(fabric.position(a.chip), fabric.position(b.chip));  // the first chip past it
+    if (!fabric.ring()) {
+        d.kind = RerouteDecision::kCutOff;
+        d.why = "the line is cut: " + chips_in(order, 0, past) + " cannot reach " + chips_in(order, past, order.size());
+        return d;
+    }
+    // A second dead cable cuts the ring in two: what one sends back the other
+    // would send back again.
+    const size_t here = wrap_cable(fabric, a) ? order.size() - 1 : past - 1;  // cable k joins order[k], order[k + 1]
+    for (const FabricRouterPlan& p : fabric.routers()) {
+        if (p.relay_for >= 0 || p.direction != FabricDirection::kForward || !sent_round(m, p)) continue;
+        const size_t k = fabric.position(p.chip);
+        if (k == here) continue;
+        const size_t lo = std::min(k, here) + 1, hi = std::max(k, here) + 1;
+        d.kind = RerouteDecision::kCutOff;
+        d.why = "the ring is cut in two: " + chips_in(order, lo, hi) + " cannot reach the others";
+        return d;
+    }
+    if (!(fabric.spec().flags & abi::kFabricRingEscape)) {
+        d.kind = RerouteDecision::kRefused;
+        d.why = "a ring under bubble flow control has no VC to send packets back round on (flow_control: dateline "
+                "has); the next fabric is planned without it";
+        return d;
+    }
+    const auto at_a = filled(m, a), at_b = filled(m, b);
+    command_reroute(m, a, at_b, at_a);
+    command_reroute(m, b, at_a, at_b);
+    if (wake) wake(a.chip, a.core), wake(b.chip, b.core);
+    d.kind = RerouteDecision::kNewTables;
+    d.why = "its packets go back the other way round the ring";
+    return d;
+}
+
 }  // namespace
 
 std::vector<abi::FabricRouteTable> control_plane_tables(const FabricBuilder& fabric, const ControlPlane& control) {
@@ -97,11 +163,12 @@ std::vector<abi::FabricRouteTable> control_plane_tables(const FabricBuilder& fab
 RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
                              uint32_t port, const std::function<void(uint32_t chip, uint32_t core)>& wake) {
     const FabricRouterPlan* a = router_on(fabric, chip, port);
-    if (!a || fabric.dims() != 2) {
+    if (!a) {
         RerouteDecision d;
-        d.why = "the running fabric has no 2D router on chip " + std::to_string(chip) + " port " + std::to_string(port);
+        d.why = "the running fabric has no router on chip " + std::to_string(chip) + " port " + std::to_string(port);
         return d;
     }
+    if (fabric.dims() == 1) return reroute_ring(machine, fabric, *a, wake);
     const int b_index = fabric.router_index(a->peer_chip, compass_direction(static_cast<uint32_t>(a->direction) ^ 2));
     if (b_index < 0) throw Error("the fabric's router on chip " + std::to_string(chip) + " has no peer router");
     const FabricRouterPlan& b = fabric.routers()[size_t(b_index)];

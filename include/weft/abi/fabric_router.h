@@ -70,15 +70,22 @@ enum FabricRouterFlags : uint32_t {
     // reached (route.h's route_on), as between meshes; the TTL then counts
     // the routes a packet is given, not its receptions.
     kFabricLongRoutes = 64,
+    // A ring (1D) with an escape class: VC 2 carries the packets a dead
+    // cable's router sends back the other way round (ring_chips - hops
+    // cables). They keep it to the end, across the dateline too: with one
+    // cable dead each direction of the ring is a line, and a packet turned
+    // back never turns again, so VC 2 waits on nothing but VC 2 ahead.
+    kFabricRingEscape = 128,
 };
 
 // The escape class's VC (kFabricEscapeVc): above the two classes between
 // meshes, else above VC 0.
 constexpr uint32_t fabric_escape_vc(uint32_t flags) { return (flags & kFabricMeshClasses) ? 2 : 1; }
 
-// Whether a packet leaving on a router's dateline cable moves to VC 1.
-constexpr bool fabric_crosses_dateline(bool dateline, uint32_t flags) {
-    return dateline && !(flags & (kFabricNoDateline | kFabricBubble));
+// Whether a packet on `vc` leaving on a router's dateline cable moves to VC 1
+// (a ring's escape class keeps VC 2).
+constexpr bool fabric_crosses_dateline(bool dateline, uint32_t flags, uint32_t vc = 0) {
+    return dateline && !(flags & (kFabricNoDateline | kFabricBubble)) && !((flags & kFabricRingEscape) && vc == 2);
 }
 
 // A router's pass-through channels come in groups of one per VC: 1D one
@@ -222,7 +229,7 @@ struct FabricRouterConfig {
     // FabricRouterStatus::recorded). 0 slots: no log.
     uint64_t records;
     uint32_t record_slots;
-    uint32_t pad3;
+    uint32_t ring_chips;  // 1D, kFabricRingEscape: the chips round the ring; else 0
     // With kFabricEscapeVc: the tables this router routes a packet for its
     // dead cable by (route_round), written by the control plane while the
     // chip's own (route_table, which its workers read) stay as they were.
