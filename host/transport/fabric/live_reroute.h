@@ -18,6 +18,10 @@
 // meet it. On a torus (both VCs its datelines') every router of the fabric
 // takes the new tables. Either way check_table_move refuses a move that
 // could deadlock.
+//
+// A ring (1D) needs no tables: the cable's two routers send what they hold
+// for it back the other way round, on VC 2 (abi::kFabricRingEscape). A
+// second dead cable cuts a ring in two, and one cuts a line: kCutOff.
 #pragma once
 #include <stdint.h>
 

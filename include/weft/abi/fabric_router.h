@@ -30,7 +30,8 @@ namespace weft::abi {
 
 inline constexpr uint32_t kFabricRouterMagic = 0x4641'4231;  // "FAB1"
 // VC 1: past a ring's dateline, or between meshes the class of packets from
-// another mesh; VC 2: between meshes, the escape class (kFabricEscapeVc).
+// another mesh; VC 2: the escape class between meshes (kFabricEscapeVc) or
+// on a ring (kFabricRingEscape).
 inline constexpr uint32_t kFabricMaxVcs = 3;
 inline constexpr uint32_t kFabricMaxLanes = 4;               // workers sharing sender channel 0
 inline constexpr uint32_t kFabricMaxDirections = 4;          // 2D: N, E, S, W (abi::FabricCompass)
@@ -233,7 +234,8 @@ struct FabricRouterConfig {
     // With kFabricEscapeVc: the tables this router routes a packet for its
     // dead cable by (route_round), written by the control plane while the
     // chip's own (route_table, which its workers read) stay as they were.
-    // The `to` entries only (kFabricDetourTableBytes, meshes 0). 0: route_table.
+    // One mesh: the `to` entries only (kFabricDetourTableBytes, meshes 0);
+    // between meshes all of it. 0: route_table.
     uint64_t detour_table;
 };
 static_assert(sizeof(FabricRouterConfig) == 56 + 32 * kFabricMaxVcs + 8 * kFabricMaxVcs + 32 * kFabricMaxSenders +
