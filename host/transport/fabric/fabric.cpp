@@ -247,7 +247,25 @@ std::string Fabric::tend() {
         if (d.kind == RerouteDecision::kCutOff || d.kind == RerouteDecision::kRefused)
             throw Error(cable + " is down and the fabric cannot route round it: " + d.why);
     }
+    check_dropped();
     return fault();
+}
+
+// A packet a router dropped (no route on, a multicast for a dead cable, a
+// corrupt header, its TTL spent) never arrives, so the op cannot complete:
+// say so now, not at its deadline. The cause is known: no hang report.
+void Fabric::check_dropped() const {
+    for (size_t r = 0; r < started_; ++r) {
+        const FabricRouterPlan& plan = builder_.routers()[r];
+        Chip& chip = cluster_.chip(chip_id(plan.chip));
+        if (!chip.alive()) continue;
+        uint32_t dropped = 0;
+        chip.read(plan.config.status + offsetof(abi::FabricRouterStatus, dropped), &dropped, sizeof dropped);
+        if (dropped)
+            throw Error(router_name(plan) + " dropped " + std::to_string(dropped) +
+                        " packet(s) it could not pass on (weft status names each: routing_error, "
+                        "dropped_packet), so the op cannot complete");
+    }
 }
 
 std::string Fabric::stop(std::chrono::milliseconds timeout) {

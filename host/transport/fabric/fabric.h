@@ -68,12 +68,13 @@ public:
     // healthy. Cheap (reads the routers' status words): an op's wait asks it
     // as it goes, so a dead cable is reported in seconds, not at the deadline.
     std::string fault() const;
-    // What an op's wait calls as it goes: a 2D fabric's cable that died under
-    // it is routed round live where the control plane finds deadlock-free
-    // tables without it (live_reroute.h; a 1D fabric with fallback relays
-    // moves by itself); then fault(), so what cannot be rerouted still fails
-    // the op, naming the cable. A cable the control plane finds no way round
-    // (a cut mesh, tables that could deadlock) throws weft::Error saying so.
+    // What an op's wait calls as it goes: a cable that died under the fabric
+    // is routed round live where the control plane finds a way (live_reroute.h:
+    // deadlock-free tables in 2D, back round a ring in 1D; a fabric with
+    // fallback relays moves by itself); then fault(), so what cannot be
+    // rerouted still fails the op, naming the cable. A cable the control plane
+    // finds no way round (a cut mesh, ring or line, tables that could
+    // deadlock), or a packet a router dropped, throws weft::Error saying so.
     std::string tend();
     // Stops every router (each lets what it issued finish; a router whose
     // cable is down drops what it queued for it). A router that does not stop
@@ -82,6 +83,7 @@ public:
     std::string stop(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
 private:
+    void check_dropped() const;
     Fabric(Cluster& cluster, FabricBuilder builder, std::vector<uint32_t> chips);
     uint32_t chip_id(uint32_t chip) const { return chips_.empty() ? chip : chips_.at(chip); }
     uint32_t index_of(uint32_t cluster_chip) const;  // chip_id's inverse
