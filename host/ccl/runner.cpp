@@ -44,7 +44,7 @@ std::vector<uint32_t> every_chip(const Cluster& cluster) {
 }
 
 // An op needs every chip of its communicator: one whose QEMU is gone is named
-// as such, not as the cables it took with it ("chip 0 cannot reach chip 5").
+// as such, not as the cables it took with it ("chip 0 cannot reach chips 5, 6").
 const std::vector<uint32_t>& all_alive(Cluster& cluster, const std::vector<uint32_t>& chips) {
     for (uint32_t c : chips)
         if (!cluster.chip(c).alive())

@@ -52,13 +52,34 @@ const Topology::Tree& Topology::tree(uint32_t from) const {
     return t;
 }
 
+namespace {
+
+std::string chips_named(const std::vector<uint32_t>& chips) {
+    std::string out = chips.size() == 1 ? "chip " : "chips ";
+    for (size_t i = 0; i < chips.size(); ++i) {
+        if (i == 16) return out + ", ... (" + std::to_string(chips.size()) + " in all)";
+        out += (i ? ", " : "") + std::to_string(chips[i]);
+    }
+    return out;
+}
+
+}  // namespace
+
+// Every chip `from` cannot reach, not one pair: the cut as the control
+// plane names a mesh's ("chip 0 cannot reach chips 1, 2, ...").
+std::string Topology::cut_from(uint32_t from) const {
+    const Tree& t = tree(from);
+    std::vector<uint32_t> side, rest;
+    for (uint32_t c = 0; c < n_; ++c) (t.depth[c] == UINT32_MAX ? rest : side).push_back(c);
+    return "the cluster is cut: " + chips_named(side) + " cannot reach " + chips_named(rest) +
+           " (no path of working links joins them)";
+}
+
 const std::vector<Hop>& Topology::route(uint32_t from, uint32_t to) const {
     if (from >= n_ || to >= n_) throw Error("no chip " + std::to_string(std::max(from, to)) + " in this cluster");
     if (auto it = routes_.find({from, to}); it != routes_.end()) return it->second;
     const Tree& t = tree(from);
-    if (t.depth[to] == UINT32_MAX)
-        throw Error("chip " + std::to_string(from) + " cannot reach chip " + std::to_string(to) +
-                    ": no path of working links joins them");
+    if (t.depth[to] == UINT32_MAX) throw Error(cut_from(from));
     std::vector<Hop> path;
     for (uint32_t c = to; c != from; c = t.into[c].from_chip) path.push_back(t.into[c]);
     std::reverse(path.begin(), path.end());
@@ -68,9 +89,7 @@ const std::vector<Hop>& Topology::route(uint32_t from, uint32_t to) const {
 uint32_t Topology::distance(uint32_t from, uint32_t to) const {
     if (from >= n_ || to >= n_) throw Error("no chip " + std::to_string(std::max(from, to)) + " in this cluster");
     const uint32_t d = tree(from).depth[to];
-    if (d == UINT32_MAX)
-        throw Error("chip " + std::to_string(from) + " cannot reach chip " + std::to_string(to) +
-                    ": no path of working links joins them");
+    if (d == UINT32_MAX) throw Error(cut_from(from));
     return d;
 }
 
@@ -140,7 +159,7 @@ std::vector<uint32_t> Topology::nearest_neighbour_order(uint32_t start) const {
     used[start] = true;
     while (order.size() < n_) {
         const uint32_t pick = nearest_unused(order.back(), used, seen, uint32_t(order.size()));
-        if (pick == n_) throw Error("chip " + std::to_string(order.back()) + " cannot reach every chip");
+        if (pick == n_) throw Error(cut_from(order.back()));
         used[pick] = true;
         order.push_back(pick);
     }

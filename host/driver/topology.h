@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -57,6 +58,7 @@ private:
         std::vector<uint32_t> depth;  // hops from the source; UINT32_MAX: unreachable
     };
     const Tree& tree(uint32_t from) const;
+    std::string cut_from(uint32_t from) const;
     std::vector<uint32_t> best_order(bool wrap) const;
     // A grid's snake (boustrophedon) order, when the cluster is one mesh or
     // torus whose snake is all cables; empty otherwise.

@@ -185,7 +185,8 @@ check "... or as CHIP NAME" has "$TMP/out" "link chip 0.E <-> chip 1.W"
 $WEFT fault 0.N5 clear >"$TMP/out" 2>&1
 check "a port the board lacks is refused, naming its ports" has "$TMP/out" "board qemu-virt has no port 'N5' (its ports: N (0), E (1), S (2), W (3))"
 $WEFT run all_reduce --size 4K >"$TMP/out" 2>&1
-check "an op over a dead link is refused by name, not hung" has "$TMP/out" "chip 0 cannot reach chip 1: no path of working links joins them"
+check "an op over a dead link is refused by name, not hung" has "$TMP/out" \
+    "the cluster is cut: chip 0 cannot reach chip 1 (no path of working links joins them)"
 $WEFT link 0 1 up >/dev/null 2>&1
 $WEFT fabric --interval 0.1 >"$TMP/out" 2>&1
 check "weft fabric says when no router runs" has "$TMP/out" "no fabric router is running"
