@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "common/error.h"
+#include "common/names.h"
 
 namespace weft {
 
@@ -51,19 +52,6 @@ const Topology::Tree& Topology::tree(uint32_t from) const {
     }
     return t;
 }
-
-namespace {
-
-std::string chips_named(const std::vector<uint32_t>& chips) {
-    std::string out = chips.size() == 1 ? "chip " : "chips ";
-    for (size_t i = 0; i < chips.size(); ++i) {
-        if (i == 16) return out + ", ... (" + std::to_string(chips.size()) + " in all)";
-        out += (i ? ", " : "") + std::to_string(chips[i]);
-    }
-    return out;
-}
-
-}  // namespace
 
 // Every chip `from` cannot reach, not one pair: the cut as the control
 // plane names a mesh's ("chip 0 cannot reach chips 1, 2, ...").

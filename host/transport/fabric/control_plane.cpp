@@ -27,16 +27,6 @@ std::vector<uint32_t> mesh_chips(const std::set<uint32_t>& local, const Mesh& m)
     return out;
 }
 
-// "chip 4" or "chips 0, 1, 2".
-std::string chips_named(const std::vector<uint32_t>& chips) {
-    std::string out = chips.size() == 1 ? "chip " : "chips ";
-    for (size_t i = 0; i < chips.size(); ++i) {
-        if (i == 16) return out + ", ... (" + std::to_string(chips.size()) + " in all)";
-        out += (i ? ", " : "") + std::to_string(chips[i]);
-    }
-    return out;
-}
-
 }  // namespace
 
 ControlPlane::ControlPlane(const BoardInfo& board, ClusterTopology topology, uint32_t plane, bool relays)

@@ -93,10 +93,9 @@ bool wrap_cable(const FabricBuilder& fabric, const FabricRouterPlan& a) {
     return (pa == last && pb == 0) || (pa == 0 && pb == last);
 }
 
+// The chips of `order` from position `from` up to `to`.
 std::string chips_in(const std::vector<uint32_t>& order, size_t from, size_t to) {
-    std::string s = to - from == 1 ? "chip " : "chips ";
-    for (size_t i = from; i < to; ++i) s += (i > from ? ", " : "") + std::to_string(order[i]);
-    return s;
+    return chips_named(std::vector<uint32_t>(order.begin() + from, order.begin() + to));
 }
 
 // 1D: a ring's two routers of the dead cable settle what crossed it, as
