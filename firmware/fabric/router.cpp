@@ -228,13 +228,10 @@ bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
     const uint64_t at = config_.detour_table ? config_.detour_table : config_.route_table;
     const auto& table = *reinterpret_cast<const abi::FabricRouteTable*>(at);
     const abi::FabricRouteEntry e = abi::fabric_route_entry(table, config_.self.mesh, h.dst);
-    const uint32_t command = noc::issued();
     if (h.send_type != abi::kFabricUnicast || e.hops == 0 || e.first == config_.compass ||
-        !config_.forward[e.first][0].slots) {  // every VC's channel exists where VC 0's does
-        drop(abi::kEventRoutingError, static_cast<uint32_t>(&s - senders_), h);
-        s.eth_command[s.sent % s.ring->slots] = command - 1;  // nothing to wait for
-        return true;
-    }
+        !config_.forward[e.first][0].slots)  // every VC's channel exists where VC 0's does
+        return drop_sent(s, h);
+    const uint32_t command = noc::issued();
     const uint32_t vc = vc_round_dead_cable(s.ring->vc, config_.flags);
     h.hops = e.hops;
     h.route = e.route;
@@ -250,12 +247,8 @@ bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
 // chips lies beyond the cable) is dropped and reported.
 bool Router::send_back(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
     const abi::FabricRing& back = config_.forward[0][config_.num_vcs - 1];
+    if (h.send_type != abi::kFabricUnicast || h.hops >= config_.ring_chips || !back.slots) return drop_sent(s, h);
     const uint32_t command = noc::issued();
-    if (h.send_type != abi::kFabricUnicast || h.hops >= config_.ring_chips || !back.slots) {
-        drop(abi::kEventRoutingError, static_cast<uint32_t>(&s - senders_), h);
-        s.eth_command[s.sent % s.ring->slots] = command - 1;  // nothing to wait for
-        return true;
-    }
     const uint8_t hops = h.hops;
     const uint16_t vc = h.vc;
     h.hops = static_cast<uint8_t>(config_.ring_chips - hops);
@@ -265,6 +258,15 @@ bool Router::send_back(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
         return false;
     }
     s.eth_command[s.sent % s.ring->slots] = command;
+    return true;
+}
+
+// Sender s's head packet, which has no way round the dead cable, is
+// dropped and reported; its slot is freed with nothing to wait for.
+bool Router::drop_sent(Sender& s, const abi::FabricPacketHeader& h) {
+    const uint32_t command = noc::issued();
+    drop(abi::kEventRoutingError, static_cast<uint32_t>(&s - senders_), h);
+    s.eth_command[s.sent % s.ring->slots] = command - 1;  // nothing to wait for
     return true;
 }
 

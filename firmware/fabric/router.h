@@ -78,6 +78,7 @@ private:
     void start_reroute();
     bool route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot);
     bool send_back(Sender& s, abi::FabricPacketHeader& h, uint64_t slot);
+    bool drop_sent(Sender& s, const abi::FabricPacketHeader& h);
     bool push(const abi::FabricRing& to, uint32_t& count, uint64_t slot, uint32_t bytes);
     bool send_over_fallback(Sender& s, abi::FabricPacketHeader& h, uint64_t slot, uint32_t bytes);
     bool release_fallback(uint32_t vc);

@@ -32,7 +32,7 @@ int next_router(const transport::FabricBuilder& f, uint32_t chip, const transpor
 // The receiver (router, vc) at the far end of router `out`'s cable.
 std::pair<int, uint32_t> across(model::FabricModel& model, int out, uint32_t vc) {
     const transport::FabricRouterPlan& p = model.fabric().routers()[size_t(out)];
-    if (abi::fabric_crosses_dateline(p.config.dateline, p.config.flags)) vc = 1;
+    if (abi::fabric_crosses_dateline(p.config.dateline, p.config.flags, vc)) vc = 1;
     const abi::PortState& far = model.cluster().memory(p.chip).control().port[p.port];
     for (size_t r = 0; r < model.router_count(); ++r) {
         const transport::FabricRouterPlan& q = model.fabric().routers()[r];

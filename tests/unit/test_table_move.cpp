@@ -88,8 +88,8 @@ private:
         assert_true(r >= 0);
         const transport::FabricRouterPlan& out = f_.routers()[size_t(r)];
         const uint32_t channel = transport::channel_id(chip, dir, vc);
-        if (held != UINT32_MAX) next_[held] |= transport::ChannelBits(1u << (channel % transport::kChipChannels));
-        if (abi::fabric_crosses_dateline(out.config.dateline, f_.spec().flags)) vc = 1;
+        if (held != UINT32_MAX) next_[held] |= transport::channel_bit(dir, vc);
+        if (abi::fabric_crosses_dateline(out.config.dateline, f_.spec().flags, vc)) vc = 1;
         const uint32_t at = out.peer_chip, compass = dir ^ 2;
         for (int table : tables_on_the_way(moved)) {
             abi::FabricPacketHeader next = h;

@@ -89,8 +89,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<uint32_t> order
     check_spec();
     register_fabric_wait_decoder();
     index_chips();
-    use_vcs(ring ? 2 : 1);
-    if (spec_.flags & abi::kFabricRingEscape) num_vcs_ = 3;
+    use_vcs(!ring ? 1 : (spec_.flags & abi::kFabricRingEscape) ? 3 : 2);
     fallback_ = std::any_of(fallbacks.begin(), fallbacks.end(), [](const auto& f) { return f.has_value(); });
     l1_bytes_ =
         layout_of(num_vcs_, spec_.lanes + num_vcs_, channels_of(spec_, slots_, false), fallback_ ? num_vcs_ : 0).end +

@@ -160,8 +160,8 @@ RouteWalker::Landing RouteWalker::follow(abi::FabricPacketHeader& h, uint32_t ch
             throw Error(pair(h, any_chip) + " needs " + chip_name(chip) + "'s cable " + abi::fabric_letter(dir) +
                         ", which the fabric does not have");
         const uint32_t channel = channel_id(chip, dir, vc);
-        if (held != kNone) next_[held] |= ChannelBits(1u << (channel % kChipChannels));
-        if (abi::fabric_crosses_dateline(out->config.dateline, flags)) vc = 1;
+        if (held != kNone) next_[held] |= channel_bit(dir, vc);
+        if (abi::fabric_crosses_dateline(out->config.dateline, flags, vc)) vc = 1;
         const uint32_t at = out->peer_chip, compass = dir ^ 2;
         detours_here = 0;
         if (h.hops <= 1) return {at, compass, vc, channel, moved};
