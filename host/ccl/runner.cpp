@@ -235,6 +235,7 @@ transport::EdmOptions CollectiveRunner::edm_options() const {
     eo.termination = abi::kEdmMessageCount;
     eo.slots = options_.slots;
     eo.slot_size = options_.slot_size;
+    eo.progress_timeout_us = options_.edm_progress_timeout_us;
     return eo;
 }
 

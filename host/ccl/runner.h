@@ -55,6 +55,9 @@ struct RunnerOptions {
     // Cables per hop at most where neighbours have several (lowering.h); 0: all.
     uint32_t planes = knobs::knob("WEFT_CCL_PLANES").fallback;
     std::chrono::milliseconds timeout{0};  // 0: from the op's size
+    // How long an EDM waits on a dead cable before it fails the op, naming
+    // the cable (transport::EdmOptions::progress_timeout_us).
+    uint32_t edm_progress_timeout_us = transport::EdmOptions{}.progress_timeout_us;
     // What carries the streams: "edm" (a worker on every chip between
     // forwards), "fabric" (the cluster file's fabric, 1D or 2D: the routers
     // forward; started at the first op that needs it, stopped with the
