@@ -1363,7 +1363,7 @@ void pulled_under_an_op_is_routed_round_live(uint32_t chip) {
         ccl::CollectiveRunner run(*g_cluster, over_fabric());
         warm_up(run);
         slow_to_a_crawl(chip, east);
-        const ccl::CaseResult res = ccl::run_case(run, *g_cluster, ring_all_reduce(2 << 20), 3,
+        const ccl::CaseResult res = ccl::run_case(run, *g_cluster, ring_all_reduce(1 << 20), 3,
                                                   [&] { g_cluster->set_link(chip, east, false); });
         g_cluster->set_fault(chip, east, {{"bandwidth_gbps", 0}, {"latency_us", 0}});  // still pulled
         if (res.check.wrong) fail_msg("ring over 4 meshes with a cable pulled: %zu wrong", size_t(res.check.wrong));

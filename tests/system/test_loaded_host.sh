@@ -23,7 +23,7 @@ for _ in 1 2 3; do
     hogs+=($!)
 done
 start=$(date +%s)
-taskset -c "$core" "$WEFT" run all_reduce --size 128K >"$OUT" 2>&1
+taskset -c "$core" "$WEFT" run all_reduce --size 32K >"$OUT" 2>&1
 rc=$?
 echo "all_reduce on a loaded core took $(($(date +%s) - start)) s (exit $rc)"
 grep -v '^ \|^chip' "$OUT" | head -5
