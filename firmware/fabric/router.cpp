@@ -243,15 +243,21 @@ bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
 
 // On a ring a packet for the dead cable goes the other way round, through
 // the chip's other router, on the escape VC (kFabricRingEscape): its
-// destination is ring_chips - hops cables back. A multicast (its run of
-// chips lies beyond the cable) is dropped and reported.
+// destination is ring_chips - hops cables back. A multicast's run of chips
+// lies wholly beyond the cable (a run never spans the whole ring), so it
+// starts at the run's far end, as many cables back, and delivers the same
+// chips in the other order.
 bool Router::send_back(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
     const abi::FabricRing& back = config_.forward[0][config_.num_vcs - 1];
-    if (h.send_type != abi::kFabricUnicast || h.hops >= config_.ring_chips || !back.slots) return drop_sent(s, h);
+    const bool multicast = h.send_type == abi::kFabricMulticast && h.mcast_count > 1;
+    const uint32_t far_end = h.hops + (multicast ? h.mcast_count - 1u : 0u);  // cables to the last chip
+    if ((h.send_type != abi::kFabricUnicast && h.send_type != abi::kFabricMulticast) || h.hops == 0 ||
+        far_end >= config_.ring_chips || !back.slots)
+        return drop_sent(s, h);
     const uint32_t command = noc::issued();
     const uint8_t hops = h.hops;
     const uint16_t vc = h.vc;
-    h.hops = static_cast<uint8_t>(config_.ring_chips - hops);
+    h.hops = static_cast<uint8_t>(config_.ring_chips - far_end);
     h.vc = static_cast<uint16_t>(config_.num_vcs - 1);
     if (!forward(back, slot, abi::kFabricHeaderBytes + h.payload_bytes)) {
         h.hops = hops, h.vc = vc;  // tried again at the next poll, from the packet as it was

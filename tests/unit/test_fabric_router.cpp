@@ -863,6 +863,69 @@ void test_a_saturated_ring_loses_a_cable_and_completes(void**) {
     }
 }
 
+// Multicasts each way round ring8 from every chip (each run five chips
+// long, two slots a channel), and a cable pulled under them at several
+// points: the cable's routers send the multicasts they hold for it back
+// round, from the far end of their runs, and every chip of every run gets
+// each one exactly once; none is dropped.
+void test_multicasts_go_back_round_a_dead_ring_cable(void**) {
+    constexpr uint32_t kRun = 5, kRounds = 12, kBytes = 3000;
+    for (int pull_at : {20, 150, 300}) {  // of ~600 steps
+        FabricModel m("ring8", true, Saturated::options(0));
+        CableFaults slow;
+        slow.latency_us = 50;
+        for (auto& link : m.cluster().devices().ethernet().links()) link->cable->set_faults(slow);
+        fill_sources(m, kBytes);
+        for (uint32_t f = 0; f < 8; ++f)
+            for (FabricDirection dir : {FabricDirection::kForward, FabricDirection::kBackward}) {
+                std::deque<ModelPacket> packets;
+                for (uint32_t round = 0; round < kRounds; ++round) {
+                    ModelPacket p;
+                    p.command = abi::kFabricWriteInc;
+                    p.route.hops = 1;
+                    p.route.count = kRun;
+                    p.src = m.dram(kSrc);
+                    p.dst = m.dram(kDst + f * kBlock);
+                    p.bytes = kBytes;
+                    p.sem = m.dram(kSems + 4 * f);
+                    p.inc = 1;
+                    packets.push_back(p);
+                }
+                m.add_worker(f, 4, dir, 0, std::move(packets));
+            }
+        const BoardInfo& board = m.cluster().board();
+        const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
+        transport::ControlPlane control(board, m.cluster().topology());
+        Ethernet& eth = m.cluster().devices().ethernet();
+        int steps = 0;
+        transport::RerouteDecision d;
+        m.on_step = [&] {
+            if (++steps == pull_at) eth.set_link_up(size_t(eth.link_index(5, east)), false);
+            if (steps == pull_at + 3) d = transport::reroute_live(m.cluster(), m.fabric(), control, 5, east);
+        };
+        run_to_completion(m);
+        if (d.kind != transport::RerouteDecision::kNewTables) fail_msg("pulled at step %d: %s", pull_at, d.why.c_str());
+        uint32_t sent_back = 0;
+        for (uint32_t c = 0; c < 8; ++c) {
+            assert_int_equal(m.events(c, abi::kEventRoutingError), 0);
+            for (FabricDirection dir : {FabricDirection::kForward, FabricDirection::kBackward})
+                sent_back += m.status(c, dir).receivers[2].done;
+            for (uint32_t f = 0; f < 8; ++f) {
+                const uint32_t ahead = (c + 8 - f) % 8, behind = (f + 8 - c) % 8;
+                const uint32_t runs = (ahead >= 1 && ahead <= kRun) + (behind >= 1 && behind <= kRun);
+                if (m.word(c, m.dram(kSems + 4 * f)) != runs * kRounds)
+                    fail_msg("pulled at step %d: chip %u has %u of chip %u's multicasts, not %u", pull_at, c,
+                             m.word(c, m.dram(kSems + 4 * f)), f, runs * kRounds);
+                const uint8_t* got = m.bytes(c, m.dram(kDst + f * kBlock), kBytes);
+                for (uint32_t i = 0; runs && i < kBytes; ++i)
+                    if (got[i] != pattern(f, 0, i))
+                        fail_msg("chip %u: byte %u of chip %u's multicast differs", c, i, f);
+            }
+        }
+        if (sent_back == 0) fail_msg("pulled at step %d: nothing went back round", pull_at);
+    }
+}
+
 // The same traffic with the dateline switch off deadlocks: no step moves
 // anything, with packets still to deliver, and the routers report their
 // stuck heads once the timeout passes (at their fallback alarm: nothing
@@ -1043,6 +1106,7 @@ int main() {
         cmocka_unit_test(test_dateline_vc_keeps_a_saturated_ring_moving),
         cmocka_unit_test(test_without_the_dateline_the_ring_deadlocks),
         cmocka_unit_test(test_a_saturated_ring_loses_a_cable_and_completes),
+        cmocka_unit_test(test_multicasts_go_back_round_a_dead_ring_cable),
         cmocka_unit_test(test_bubble_flow_control_keeps_a_saturated_ring_moving),
         cmocka_unit_test(test_bubble_flow_control_gives_vc0_the_buffers_of_vc1),
         cmocka_unit_test(test_bubble_flow_control_keeps_a_saturated_torus_moving),
