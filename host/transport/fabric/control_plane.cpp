@@ -232,9 +232,12 @@ RerouteDecision ControlPlane::decide_tables(const Mesh& mesh, RerouteDecision d)
     const uint32_t n = mesh.chips();
     const auto route_of = [&](uint32_t a, uint32_t b) { return routes[size_t(a) * n + b]; };
     DependencyVerdict v = check_dependencies(mesh, route_of, mesh.wraps());
-    if (!v.acyclic && !mesh.wraps()) {  // mixed orders can wait in a circle: up*/down* cannot
+    // Mixed orders can wait in a circle: up*/down* cannot, whatever VCs its
+    // packets take on a torus (any cycle of its channels would be a cycle of
+    // cables turning only as up*/down* routes turn, and there is none).
+    if (!v.acyclic) {
         routes = updown_routes(mesh);
-        v = check_dependencies(mesh, route_of, false);
+        v = check_dependencies(mesh, route_of, mesh.wraps());
     }
     const auto longest =
         std::max_element(routes.begin(), routes.end(), [](auto& a, auto& b) { return a.size() < b.size(); });

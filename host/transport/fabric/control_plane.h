@@ -10,9 +10,9 @@
 //    fabric has relays on it: the routers fall back to it (the spec's
 //    Ethernet fallback channel), the tables stay;
 //  - else new L0 tables for its mesh that avoid the cable (on a torus the
-//    other way round a ring; on a mesh the other dimension first, or, where
-//    mixing the orders could deadlock, up*/down* routes over the live
-//    cables), accepted only if their channel dependency graph has no cycle;
+//    other way round a ring, on a mesh the other dimension first; where
+//    mixing the orders could deadlock, on either, up*/down* routes over the
+//    live cables), accepted only if their channel dependency graph has no cycle;
 //  - else the chips some route cannot reach are named (the mesh is cut).
 // When the cable returns, so do the original routes.
 #pragma once
