@@ -9,7 +9,7 @@
 //     (over the EDM, then over the fabric)
 //   - ring8x2: the ring all-reduce over one plane and over both, EDM and fabric, shaped
 //   - a stream across a cable pulled under it, before, rerouted and after: ring8x2 over the
-//     fallback relays, torus4x4 by new tables
+//     fallback relays, torus4x4 by detours on its escape VC
 #include <unistd.h>
 
 #include <chrono>

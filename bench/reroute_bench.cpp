@@ -196,7 +196,7 @@ std::string reroute_table(bool quick) {
          [](const transport::FabricRouterPlan& p) { return p.relay_for >= 0 && p.chip == 1; }},
         // Chip 5 (1, 1) to chip 6 (2, 1): without the cable, the other way round the row (W W W).
         {"torus4x4",
-         "round the row by new tables",
+         "round the row by detours on VC 2",
          5,
          6,
          FabricDirection::kEast,

@@ -108,9 +108,10 @@ inline void cross_cable(abi::FabricPacketHeader& h, bool dateline) {
 // own dateline. Between meshes VC 1 is instead the class of packets that
 // entered from another mesh, kept to the end (the spec's hierarchical VCs);
 // an inter-mesh cable is such a fabric's "dateline". The escape class
-// (VC 1 on one mesh, VC 2 between meshes) is kept to the end too.
+// (VC 1 on one mesh, VC 2 between meshes or on a torus) is kept to the end too.
 constexpr uint32_t vc_after_turn(uint32_t vc, uint32_t next, uint32_t compass, uint32_t flags) {
-    if (flags & (abi::kFabricMeshClasses | abi::kFabricEscapeVc)) return vc;
+    if (flags & abi::kFabricMeshClasses) return vc;
+    if ((flags & abi::kFabricEscapeVc) && vc == abi::fabric_escape_vc(flags)) return vc;
     return abi::fabric_same_dimension(next, compass) ? vc : 0;
 }
 

@@ -1,5 +1,7 @@
 #include "fabric_model/state_json.h"
 
+#include <string.h>
+
 #include <map>
 
 #include "driver/cluster_file.h"
@@ -123,9 +125,30 @@ json routers_json(model::FabricModel& model) {
     return routers;
 }
 
+json l0_json(const abi::FabricRouteTable& table, abi::FabricNodeId self) {
+    json l0 = json::array();
+    for (uint16_t to = 0; to < table.chips; ++to)
+        l0.push_back(route_letters(abi::fabric_route_entry(table, self.mesh, {self.mesh, to})));
+    return l0;
+}
+
+// The detour tables (live_reroute.h) the chip's routers of dead cables route
+// their packets round them by, where they differ from the chip's own.
+json detours_json(model::FabricModel& model, uint32_t chip, const abi::FabricRouteTable& own) {
+    json detours = json::array();
+    for (size_t r = 0; r < model.router_count(); ++r) {
+        const abi::FabricRouterConfig& c = model.router_config(r);
+        if (model.fabric().routers()[r].chip != chip || !c.detour_table) continue;
+        const auto& d = *reinterpret_cast<const abi::FabricRouteTable*>(c.detour_table);
+        if (d.chips == own.chips && std::memcmp(d.to, own.to, sizeof(abi::FabricRouteEntry) * own.chips) == 0) continue;
+        detours.push_back({{"port", model.fabric().routers()[r].port}, {"l0", l0_json(d, model.fabric().node(chip))}});
+    }
+    return detours;
+}
+
 // L0: to each chip of its own mesh, by its number in the mesh; L1: out
 // toward each mesh, by mesh id (the entry for its own mesh is ""). As the
-// routers hold them now.
+// routers hold them now, with the detours of dead cables' routers.
 json tables_json(model::FabricModel& model, const ClusterTopology& t) {
     const transport::FabricBuilder& f = model.fabric();
     json tables = json::array();
@@ -133,12 +156,12 @@ json tables_json(model::FabricModel& model, const ClusterTopology& t) {
     for (uint32_t chip = 0; chip < t.chips(); ++chip) {
         const abi::FabricNodeId self = f.node(chip);
         const abi::FabricRouteTable& table = live_table(model, chip);
-        json l0 = json::array(), l1 = json::array();
-        for (uint16_t to = 0; to < table.chips; ++to)
-            l0.push_back(route_letters(abi::fabric_route_entry(table, self.mesh, {self.mesh, to})));
+        json l1 = json::array();
         for (uint16_t mesh = 0; mesh < table.meshes; ++mesh)
             l1.push_back(mesh == self.mesh ? "" : route_letters(abi::fabric_route_entry(table, self.mesh, {mesh, 0})));
-        tables.push_back({{"chip", chip}, {"node", node_json(self)}, {"l0", l0}, {"l1", l1}});
+        json entry = {{"chip", chip}, {"node", node_json(self)}, {"l0", l0_json(table, self)}, {"l1", l1}};
+        if (json detours = detours_json(model, chip, table); !detours.empty()) entry["detours"] = std::move(detours);
+        tables.push_back(std::move(entry));
     }
     return tables;
 }

@@ -103,14 +103,21 @@ void test_the_state_of_a_torus_has_its_chips_cables_and_routers(void**) {
             assert_int_equal(c["b"]["chip"], 6);
         }
     assert_int_equal(failed, 1);
-    // Every chip's L0 table routes to all 16, itself by no hops; no route
-    // leaves chip 5 east any more.
+    // Every chip's L0 table routes to all 16, itself by no hops. The chips
+    // keep their tables; chip 5's east router routes what reaches it for the
+    // dead cable by its detour table, which no longer leaves east.
     assert_int_equal(s["tables"].size(), 16);
     const auto& l0 = s["tables"][5]["l0"];
     assert_int_equal(l0.size(), 16);
     assert_string_equal(l0[5].get<std::string>().c_str(), "");
-    for (const auto& route : l0) assert_true(route.get<std::string>().rfind('E', 0) != 0);
-    assert_true(l0[6].get<std::string>().size() >= 2);  // round the failed cable
+    assert_string_equal(l0[6].get<std::string>().c_str(), "E");
+    assert_int_equal(s["tables"][5]["detours"].size(), 1);
+    const auto& detour = s["tables"][5]["detours"][0];
+    assert_int_equal(detour["port"], east);
+    assert_string_equal(detour["l0"][5].get<std::string>().c_str(), "");
+    for (const auto& route : detour["l0"]) assert_true(route.get<std::string>().rfind('E', 0) != 0);
+    assert_true(detour["l0"][6].get<std::string>().size() >= 2);  // round the failed cable
+    assert_false(s["tables"][4].contains("detours"));
 }
 
 // A deadlocked ring: each held receiver says where its head packet waits.

@@ -161,9 +161,11 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
     check_meshes();
     const bool many = meshes_.size() > 1;
     if (many) spec_.flags |= abi::kFabricMeshClasses;
+    if (spec_.bubble) spec_.flags |= abi::kFabricBubble;
     if (std::none_of(meshes_.begin(), meshes_.end(), [](const Mesh& m) { return m.wraps(); }))
         spec_.flags |= abi::kFabricEscapeVc;
-    if (spec_.bubble) spec_.flags |= abi::kFabricBubble;
+    else if (!many && !(spec_.flags & (abi::kFabricBubble | abi::kFabricNoDateline)))
+        spec_.flags |= abi::kFabricEscapeVc | abi::kFabricRingEscape;  // a torus: VC 2, above its datelines'
     check_spec();
     register_fabric_wait_decoder();
     for (const Mesh& m : meshes_)
@@ -171,7 +173,8 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
     std::sort(order_.begin(), order_.end());
     index_chips();
     // VC 1: a torus's dateline, the class of packets from another mesh, or
-    // on one mesh the escape class; VC 2: the escape class between meshes.
+    // on one mesh the escape class; VC 2: the escape class between meshes or
+    // on a torus.
     use_vcs((spec_.flags & abi::kFabricEscapeVc) ? abi::fabric_escape_vc(spec_.flags) + 1 : 2);
     fallback_ = std::any_of(fallbacks.begin(), fallbacks.end(), [](const auto& f) { return f.has_value(); });
     l1_bytes_ = layout_of(num_vcs_, spec_.lanes + abi::fabric_pass_groups(2, spec_.flags) * num_vcs_,
@@ -530,7 +533,7 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     c.timeout_us = spec_.router_timeout_ms * 1000;
     c.flags = spec_.flags | (relay ? uint32_t(abi::kFabricRelay) : 0u);
     c.dims = relay ? 1 : dims();  // a relay passes everything to one router: no routes of its own
-    if (!relay && (spec_.flags & abi::kFabricRingEscape)) c.ring_chips = static_cast<uint32_t>(order_.size());
+    if (!relay && ring_ && (spec_.flags & abi::kFabricRingEscape)) c.ring_chips = static_cast<uint32_t>(order_.size());
     if (c.dims == 2) {
         c.compass = static_cast<uint32_t>(r.direction);
         c.route_table = base + l.route_table;

@@ -46,7 +46,8 @@ struct TableMove {
     bool everywhere = true;  // set it by moves_every_table, as live_reroute does
 };
 // Whether a move round the cable between `chip` and `peer_chip` rewrites
-// every chip's tables: without an escape class (a torus), and for a cable
+// every chip's tables: without an escape class (a torus under bubble flow
+// control), and for a cable
 // between meshes, whose loss changes the exits every mesh routes by (its
 // meshes' L0 routes stay). Else only its two routers take detour tables.
 bool moves_every_table(const FabricBuilder& fabric, uint32_t chip, uint32_t peer_chip);

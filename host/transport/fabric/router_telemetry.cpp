@@ -36,6 +36,8 @@ std::string deadlock_avoidance(uint32_t flags) {
         return (flags & abi::kFabricEscapeVc)
                    ? "VC 1 for packets from another mesh, VC 2 for packets sent round a dead cable"
                    : "VC 1 for packets from another mesh";
+    if ((flags & abi::kFabricEscapeVc) && (flags & abi::kFabricRingEscape))
+        return "datelines (VC 1 past each ring's dateline cable), VC 2 for packets sent round a dead cable";
     if (flags & abi::kFabricEscapeVc) return "VC 1 for packets sent round a dead cable (one mesh)";
     if (flags & abi::kFabricNoDateline) return "no dateline: a ring can deadlock";
     if (flags & abi::kFabricRingEscape)

@@ -10,7 +10,7 @@
 namespace weft::abi {
 
 inline constexpr uint32_t kControlMagic = 0x54464557;  // "WEFT"
-inline constexpr uint32_t kAbiVersion = 7;             // 7: a third fabric VC
+inline constexpr uint32_t kAbiVersion = 8;             // 8: a torus's escape VC
 inline constexpr uint32_t kMaxCores = 16;
 inline constexpr uint32_t kMaxPorts = 8;
 inline constexpr uint32_t kEventSlots = 64;

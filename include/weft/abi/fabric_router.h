@@ -31,7 +31,7 @@ namespace weft::abi {
 inline constexpr uint32_t kFabricRouterMagic = 0x4641'4231;  // "FAB1"
 // VC 1: past a ring's dateline, or between meshes the class of packets from
 // another mesh; VC 2: the escape class between meshes (kFabricEscapeVc) or
-// on a ring (kFabricRingEscape).
+// on a ring or torus (kFabricRingEscape).
 inline constexpr uint32_t kFabricMaxVcs = 3;
 inline constexpr uint32_t kFabricMaxLanes = 4;               // workers sharing sender channel 0
 inline constexpr uint32_t kFabricMaxDirections = 4;          // 2D: N, E, S, W (abi::FabricCompass)
@@ -59,11 +59,13 @@ enum FabricRouterFlags : uint32_t {
     // while the peer's receiver has two free slots, so a cycle of the ring's
     // buffers always keeps one free and some packet can always move.
     kFabricBubble = 16,
-    // Meshes without wraps: the escape class of the packets a dead cable's
-    // router sends round it by the new tables (VC 1 on one mesh; VC 2 between
-    // meshes, above both classes: fabric_escape_vc). They keep it to the end
-    // of their mesh, so the detours never wait on the old routes still in use
-    // on the other VCs (the mixes that close a cycle of turns: live_reroute.h).
+    // Meshes without wraps, or one torus: the escape class of the packets a
+    // dead cable's router sends round it by the new tables (VC 1 on one mesh;
+    // VC 2 between meshes, above both classes, and on a torus, above its
+    // datelines' two: fabric_escape_vc). They keep it to the end of their
+    // mesh, through turns and datelines, so the detours never wait on the old
+    // routes still in use on the other VCs (the mixes that close a cycle of
+    // turns: live_reroute.h).
     kFabricEscapeVc = 32,
     // Some route is longer than a header holds (kFabricMaxRouteHops): its
     // table entry holds the first cables, and a packet whose route ends
@@ -71,17 +73,20 @@ enum FabricRouterFlags : uint32_t {
     // reached (route.h's route_on), as between meshes; the TTL then counts
     // the routes a packet is given, not its receptions.
     kFabricLongRoutes = 64,
-    // A ring (1D) with an escape class: VC 2 carries the packets a dead
-    // cable's router sends back the other way round (ring_chips - hops
-    // cables). They keep it to the end, across the dateline too: with one
-    // cable dead each direction of the ring is a line, and a packet turned
-    // back never turns again, so VC 2 waits on nothing but VC 2 ahead.
+    // A ring (1D) or a torus (2D, with kFabricEscapeVc) with an escape class
+    // above its datelines' VCs: VC 2, kept across datelines too. On a ring it
+    // carries the packets a dead cable's router sends back the other way
+    // round (ring_chips - hops cables): with one cable dead each direction of
+    // the ring is a line, and a packet turned back never turns again, so VC 2
+    // waits on nothing but VC 2 ahead. On a torus it carries the detours.
     kFabricRingEscape = 128,
 };
 
 // The escape class's VC (kFabricEscapeVc): above the two classes between
-// meshes, else above VC 0.
-constexpr uint32_t fabric_escape_vc(uint32_t flags) { return (flags & kFabricMeshClasses) ? 2 : 1; }
+// meshes or a torus's two datelines' VCs, else above VC 0.
+constexpr uint32_t fabric_escape_vc(uint32_t flags) {
+    return (flags & (kFabricMeshClasses | kFabricRingEscape)) ? 2 : 1;
+}
 
 // Whether a packet on `vc` leaving on a router's dateline cable moves to VC 1
 // (a ring's escape class keeps VC 2).
