@@ -58,6 +58,7 @@ model::FabricModel::Plan plan_for(const ModelOptions& o) {
         if (o.fabric.slots) spec.slots = o.fabric.slots;
         spec.flags |= o.fabric.flags;
         spec.bubble |= o.fabric.bubble;
+        spec.fallback |= o.fabric.fallback;
         spec.record_packets = o.fabric.record_packets;
         return transport::cluster_fabric(cluster.board(), cluster.topology(), spec, "the model's fabric: ");
     };
@@ -77,7 +78,12 @@ std::unique_ptr<model::FabricModel> model_for(const ModelOptions& o) {
 Simulation::Simulation(const ModelOptions& options)
     : model_(model_for(options)),
       engine_(std::make_unique<TimedFabric>(*model_, options.costs, options.ranks)),
-      control_(std::make_unique<transport::ControlPlane>(model_->cluster().board(), model_->cluster().topology())) {}
+      // As the QEMU cluster's (transport::Fabric): the fabric's plane, and a
+      // fallback only where the fabric has relays.
+      control_(std::make_unique<transport::ControlPlane>(model_->cluster().board(), model_->cluster().topology(),
+                                                         transport::routing_plane(model_->cluster().board(),
+                                                                                  model_->fabric()),
+                                                         transport::has_relays(model_->fabric()))) {}
 
 uint32_t Simulation::max_payload() const { return model_->router_config(0).slot_size - abi::kFabricHeaderBytes; }
 
