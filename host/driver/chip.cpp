@@ -15,7 +15,6 @@
 #include "weft/abi/fault.h"
 
 namespace weft {
-namespace {
 
 std::string describe_panic(int32_t code, uint64_t detail) {
     switch (code) {
@@ -39,8 +38,6 @@ std::string describe_panic(int32_t code, uint64_t detail) {
     }
     return "panic code " + std::to_string(code);
 }
-
-}  // namespace
 
 const char* ring_error_name(uint32_t error) {
     static const char* names[] = {

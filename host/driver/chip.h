@@ -86,5 +86,7 @@ private:
 
 std::string describe_mcause(uint64_t mcause);
 const char* ring_error_name(uint32_t error);  // abi::RingError
+// A firmware panic's code and detail (abi::PanicCode), for people.
+std::string describe_panic(int32_t code, uint64_t detail);
 
 }  // namespace weft

@@ -2,7 +2,10 @@
 
 #include <stdexcept>
 
+#include "common/error.h"
 #include "devices/doorbell.h"
+#include "driver/chip.h"
+#include "driver/cluster_file.h"
 #include "driver/paths.h"
 #include "hal/status_events.h"
 #include "hal/timer.h"
@@ -195,7 +198,13 @@ void FabricModel::check_credits() {
 }
 
 bool FabricModel::poll_router(size_t r) {
-    return host_board::run_as(*routers_[r].core, [&] { return routers_[r].router->poll(); });
+    try {
+        return host_board::run_as(*routers_[r].core, [&] { return routers_[r].router->poll(); });
+    } catch (const host_board::Panic& p) {  // where and why, as a QEMU chip's fault says
+        const transport::FabricRouterPlan& plan = fabric_->routers()[r];
+        throw Error("the router of chip " + std::to_string(plan.chip) + " port " +
+                    port_name(cluster_.board(), plan.port) + " panicked: " + describe_panic(p.code, p.detail));
+    }
 }
 
 bool FabricModel::step_router(size_t r, const Touched& touched) {

@@ -289,6 +289,36 @@ void test_random_traffic_with_a_failure_is_reproducible(void**) {
     assert_int_equal(random_traffic(o, 3, 1000, 2).failed.size(), 2);
 }
 
+// A mesh on a board of two planes, its fabric on plane 0 without relays (no
+// fallback: true): a dead cable gets new tables round it on plane 0. The
+// model's control plane once offered plane 1's cable, which no relay stood
+// on, and the traffic waited on the dead cable for good (seeds 1, 2, 4, 7).
+void test_a_two_plane_mesh_without_relays_routes_round_a_dead_cable(void**) {
+    ModelOptions o;
+    o.cluster = "mesh2x2-rv32";
+    for (uint64_t seed : {1, 2, 4, 7}) {
+        const RandomRun r = random_traffic(o, seed, 300, 1);
+        assert_int_equal(r.failed.size(), 1);
+        if (r.failed[0].find("new tables") == std::string::npos)
+            fail_msg("seed %d: %s", int(seed), r.failed[0].c_str());
+    }
+}
+
+// With relays (fallback: true) the same cables move onto plane 1's, through
+// relays on ports 4 to 7. The model's firmware HAL once knew qemu-virt's
+// four ports only, and a relay's first send panicked.
+void test_a_two_plane_mesh_falls_back_onto_its_relays_under_traffic(void**) {
+    ModelOptions o;
+    o.cluster = "mesh2x2-rv32";
+    o.fabric.fallback = true;
+    for (uint64_t seed : {1, 2, 4, 7}) {
+        const RandomRun r = random_traffic(o, seed, 300, 1);
+        assert_int_equal(r.failed.size(), 1);
+        if (r.failed[0].find("plane 1's cable") == std::string::npos)
+            fail_msg("seed %d: %s", int(seed), r.failed[0].c_str());
+    }
+}
+
 // A cable the control plane would not route round (seed 11 fails mesh 0's
 // cable to mesh 1, whose old and new exits together could deadlock) leaves
 // packets waiting on it. That is said so,
@@ -419,6 +449,8 @@ int main() {
         cmocka_unit_test(test_cables_of_a_mesh_fail_one_after_another_under_traffic),
         cmocka_unit_test(test_two_cables_of_a_torus_ring_fail_one_after_another_under_traffic),
         cmocka_unit_test(test_random_traffic_with_a_failure_is_reproducible),
+        cmocka_unit_test(test_a_two_plane_mesh_without_relays_routes_round_a_dead_cable),
+        cmocka_unit_test(test_a_two_plane_mesh_falls_back_onto_its_relays_under_traffic),
         cmocka_unit_test(test_packets_stuck_on_an_unrouted_cable_are_told_from_a_deadlock),
         cmocka_unit_test(test_a_16x16_mesh_routes_past_a_headers_hops),
         cmocka_unit_test(test_bad_input_is_named),

@@ -7,10 +7,19 @@ namespace {
 
 using qemu_virt::devices;
 
+// The ports of a chip of this build: its board's. The host board stands in
+// for every board (the fabric model runs two-plane ones too), so it takes
+// as many as the control block has.
+#ifdef WEFT_HOST_BOARD
+constexpr uint32_t kPorts = abi::kMaxPorts;
+#else
+constexpr uint32_t kPorts = WEFT_NUM_PORTS;
+#endif
+
 abi::EthRing& ring(uint32_t port) { return devices().eth[port]; }
 
 void submit(uint32_t port, uint16_t op, uint64_t src, uint64_t dst, uint32_t len, uint32_t value) {
-    if (port >= WEFT_NUM_PORTS) mailbox::panic(abi::kPanicBadArgs, port);
+    if (port >= kPorts) mailbox::panic(abi::kPanicBadArgs, port);
     abi::EthCommand c{};
     c.op = op;
     c.len = len;
@@ -34,7 +43,7 @@ bool check(uint32_t port) { return qemu_virt::ring_ok(ring(port), abi::kRingEth,
 void recover(uint32_t port, bool drop_queued) {
     qemu_virt::ring_recover(ring(port), abi::kWaitEthRing, port, drop_queued);
 }
-uint32_t peer_chip(uint32_t port) { return port < WEFT_NUM_PORTS ? devices().port[port].peer_chip : 0; }
-bool link_up(uint32_t port) { return port < WEFT_NUM_PORTS && devices().port[port].state == abi::kLinkUp; }
+uint32_t peer_chip(uint32_t port) { return port < kPorts ? devices().port[port].peer_chip : 0; }
+bool link_up(uint32_t port) { return port < kPorts && devices().port[port].state == abi::kLinkUp; }
 
 }  // namespace weft::eth
