@@ -111,13 +111,14 @@ void Router::account(uint64_t now) {
 
 // A cable that goes down is reported once, as the EDM does, and the router
 // goes on (what it holds for the cable waits, and is reported if it waits
-// past the timeout); the control plane decides what traffic does next.
+// past the timeout); the control plane decides what traffic does next. With
+// a fallback relay whose own cable is up, the router moves onto it at once.
 void Router::watch_link() {
     const bool up = eth::link_up(config_.port);
     if (link_was_up_ && !up) {
         status_.link_downs = status_.link_downs + 1;
         status::post(abi::kEventLinkDown, config_.port, 0, status_.link_downs);
-        if (has_fallback() && path_ == Path::kCable) start_fallback();
+        if (has_fallback() && path_ == Path::kCable && eth::link_up(config_.fallback_port)) start_fallback();
     }
     link_was_up_ = up;
 }

@@ -319,6 +319,43 @@ void test_a_two_plane_mesh_falls_back_onto_its_relays_under_traffic(void**) {
     }
 }
 
+// A cable and its fallback relay's cable both die under all-to-all traffic.
+// Relay's first: the router, finding its relay's cable down, waits for the
+// control plane, whose tables take it round the cable, and nothing is lost.
+// The router's own first: it moves onto the relay, whose loss then leaves
+// its traffic no cable, and the control plane says so, naming both.
+void test_a_cable_and_its_fallback_relays_cable_both_die(void**) {
+    uint64_t clean_ns;
+    ModelOptions o = all_to_all_on("mesh2x2-rv32", &clean_ns);
+    o.fabric.fallback = true;
+    const uint32_t south = 2, south1 = 6;  // qemu-virt32: N E S W, then N1 E1 S1 W1
+    for (bool relay_first : {true, false}) {
+        Simulation sim(o);
+        all_to_all(sim, kAllToAllBytes);
+        sim.engine().run(clean_ns / 4);
+        const transport::RerouteDecision first = sim.fail_cable(1, relay_first ? south1 : south);
+        sim.engine().run(clean_ns / 4);
+        const transport::RerouteDecision second = sim.fail_cable(1, relay_first ? south : south1);
+        if (relay_first) {
+            assert_int_equal(first.kind, transport::RerouteDecision::kNone);
+            if (second.kind != transport::RerouteDecision::kNewTables) fail_msg("%s", second.why.c_str());
+            sim.finish();
+            check_all_to_all(sim, kAllToAllBytes);
+            uint64_t on_escape = 0, over_relays = 0;  // detours ride VC 1 (a mesh's escape VC)
+            for (size_t r = 0; r < sim.model().router_count(); ++r) {
+                const abi::FabricRouterStatus& st = sim.model().router_status(r);
+                (sim.model().fabric().routers()[r].relay_for >= 0 ? over_relays : on_escape) += st.vc_packets_sent[1];
+            }
+            assert_true(on_escape > 0);
+        } else {
+            assert_int_equal(first.kind, transport::RerouteDecision::kFallback);
+            assert_int_equal(second.kind, transport::RerouteDecision::kRefused);
+            if (second.why.find("fallback relay's cable for chip 1 port 2 died too") == std::string::npos)
+                fail_msg("%s", second.why.c_str());
+        }
+    }
+}
+
 // A cable the control plane would not route round (seed 11 fails mesh 0's
 // cable to mesh 1, whose old and new exits together could deadlock) leaves
 // packets waiting on it. That is said so,
@@ -451,6 +488,7 @@ int main() {
         cmocka_unit_test(test_random_traffic_with_a_failure_is_reproducible),
         cmocka_unit_test(test_a_two_plane_mesh_without_relays_routes_round_a_dead_cable),
         cmocka_unit_test(test_a_two_plane_mesh_falls_back_onto_its_relays_under_traffic),
+        cmocka_unit_test(test_a_cable_and_its_fallback_relays_cable_both_die),
         cmocka_unit_test(test_packets_stuck_on_an_unrouted_cable_are_told_from_a_deadlock),
         cmocka_unit_test(test_a_16x16_mesh_routes_past_a_headers_hops),
         cmocka_unit_test(test_bad_input_is_named),

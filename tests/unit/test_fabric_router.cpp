@@ -287,6 +287,41 @@ void test_a_pulled_cable_moves_onto_its_fallback(void**) {
     assert_true(resent > 0);  // some pull caught packets on the wire, which went again
 }
 
+// A cable whose fallback relay's cable died before it: the router sees its
+// relay's cable down and does not move onto it, and the control plane's
+// tables (a few steps later, as a host polls) take its traffic round both;
+// everything arrives once. (It moved onto the dead relay and waited there
+// for good.)
+void test_a_cable_whose_relays_cable_is_dead_is_routed_round(void**) {
+    for (int pull_at : {4, 8, 12}) {
+        FabricSpec o = small_options();
+        o.fallback = true;
+        FabricModel m("mesh2x2-rv32", o);
+        const BoardInfo& board = m.cluster().board();
+        const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
+        const auto east1 = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 1));
+        transport::ControlPlane control(board, m.cluster().topology(), 0, true);
+        Ethernet& eth = m.cluster().devices().ethernet();
+        int steps = 0;
+        transport::RerouteDecision relay, cable;
+        m.on_step = [&] {
+            ++steps;
+            if (steps == 2) {
+                eth.set_link_up(size_t(eth.link_index(0, east1)), false);
+                relay = transport::reroute_live(m.cluster(), m.fabric(), control, 0, east1);
+            }
+            if (steps == pull_at) eth.set_link_up(size_t(eth.link_index(0, east)), false);
+            if (steps == pull_at + 3) cable = transport::reroute_live(m.cluster(), m.fabric(), control, 0, east);
+        };
+        every_chip_to_every_other(m);
+        if (steps <= pull_at + 3) fail_msg("all of it arrived in %d steps, before the pull", steps);
+        assert_int_equal(relay.kind, transport::RerouteDecision::kNone);
+        if (cable.kind != transport::RerouteDecision::kNewTables)
+            fail_msg("pulled at %d: %s", pull_at, cable.why.c_str());
+        assert_int_equal(m.status(0, FabricDirection::kEast).state, abi::kFabricRouterRerouted);
+    }
+}
+
 // Live rerouting where no other plane's cable exists: chip `chip`'s east
 // cable pulled under all-pairs traffic, at several points of it; the control
 // plane's new tables go into the routers, the cable's two routers settle
@@ -1085,6 +1120,7 @@ int main() {
         cmocka_unit_test(test_torus4x4_every_chip_to_every_other),
         cmocka_unit_test(test_4mesh3x3_every_chip_to_every_other),
         cmocka_unit_test(test_a_pulled_cable_moves_onto_its_fallback),
+        cmocka_unit_test(test_a_cable_whose_relays_cable_is_dead_is_routed_round),
         cmocka_unit_test(test_two_planes_are_two_hops_between_every_pair),
         cmocka_unit_test(test_a_pulled_torus_cable_is_routed_round_live),
         cmocka_unit_test(test_a_pulled_cable_of_a_bubble_torus_is_routed_round_live),

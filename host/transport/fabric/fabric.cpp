@@ -228,8 +228,9 @@ std::string Fabric::tend() {
     for (size_t r = 0; r < started_; ++r) {
         const FabricRouterPlan& plan = builder_.routers()[r];
         Chip& chip = cluster_.chip(chip_id(plan.chip));
-        // A router with a fallback relay moves onto it by itself; a relay is no route of its own.
-        if (plan.config.fallback[0].slots || plan.relay_for >= 0) continue;
+        // A router with a fallback relay moves onto it by itself, and the
+        // control plane only notes it; a relay's cable is noted too (its
+        // router's cable, lost after it, gets tables round it).
         if (rerouted_.count({plan.chip, plan.port}) || !chip.alive() ||
             chip.control().port[plan.port].state == abi::kLinkUp)
             continue;
@@ -241,7 +242,8 @@ std::string Fabric::tend() {
         rerouted_.insert({index_of(port.peer_chip), port.peer_port});
         const std::string cable = cable_name(plan, port);
         WEFT_INFO("fabric", "%s is down under the fabric: %s%s", cable.c_str(),
-                  d.kind == RerouteDecision::kNewTables ? "" : "not rerouted: ", d.why.c_str());
+                  d.kind == RerouteDecision::kNewTables || d.kind == RerouteDecision::kFallback ? "" : "not rerouted: ",
+                  d.why.c_str());
         // No route round it at all: say so now, not once its packets have
         // waited out their timeout; the cause is known, so no hang report.
         if (d.kind == RerouteDecision::kCutOff || d.kind == RerouteDecision::kRefused)

@@ -159,6 +159,23 @@ std::vector<abi::FabricRouteTable> control_plane_tables(const FabricBuilder& fab
     return tables;
 }
 
+// A fallback relay's cable died. It carries its chip's router's traffic only
+// while that router's own cable is down: the control plane notes it (the
+// router's own cable, lost later, is routed round by tables, not onto it),
+// and a relay that was carrying traffic leaves it no cable.
+RerouteDecision relay_cable_down(const FabricBuilder& fabric, ControlPlane& control, const FabricRouterPlan& relay) {
+    RerouteDecision d = control.cable_down(relay.chip, relay.port);
+    const FabricRouterPlan& router = fabric.routers()[size_t(relay.relay_for)];
+    const std::string whose = "chip " + std::to_string(router.chip) + " port " + std::to_string(router.port);
+    d.kind = control.is_down(router.chip, router.port) ? RerouteDecision::kRefused : RerouteDecision::kNone;
+    d.why = d.kind == RerouteDecision::kRefused
+                ? "the fallback relay's cable for " + whose +
+                      " died too: its traffic has no cable left; the next "
+                      "fabric is planned without both"
+                : "a fallback relay's cable: " + whose + " still has its own, and loses it now to tables round it";
+    return d;
+}
+
 RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
                              uint32_t port, const std::function<void(uint32_t chip, uint32_t core)>& wake) {
     const FabricRouterPlan* a = router_on(fabric, chip, port);
@@ -166,6 +183,12 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
         RerouteDecision d;
         d.why = "the running fabric has no router on chip " + std::to_string(chip) + " port " + std::to_string(port);
         return d;
+    }
+    if (a->relay_for >= 0) return relay_cable_down(fabric, control, *a);
+    if (a->config.fallback[0].slots) {  // it moves onto its relay by itself, while the relay's cable is up
+        const RerouteDecision d = control.cable_down(chip, port);
+        if (d.kind == RerouteDecision::kFallback) return d;
+        if (fabric.dims() == 2) control.cable_up(chip, port);  // decided again below, as without a relay
     }
     if (fabric.dims() == 1) return reroute_ring(machine, fabric, *a, wake);
     const int b_index = fabric.router_index(a->peer_chip, compass_direction(static_cast<uint32_t>(a->direction) ^ 2));
