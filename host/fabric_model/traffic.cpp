@@ -80,10 +80,10 @@ Simulation::Simulation(const ModelOptions& options)
       engine_(std::make_unique<TimedFabric>(*model_, options.costs, options.ranks)),
       // As the QEMU cluster's (transport::Fabric): the fabric's plane, and a
       // fallback only where the fabric has relays.
-      control_(std::make_unique<transport::ControlPlane>(model_->cluster().board(), model_->cluster().topology(),
-                                                         transport::routing_plane(model_->cluster().board(),
-                                                                                  model_->fabric()),
-                                                         transport::has_relays(model_->fabric()))) {}
+      control_(std::make_unique<transport::ControlPlane>(
+          model_->cluster().board(), transport::routed_topology(model_->cluster().topology(), model_->fabric()),
+          transport::routing_plane(model_->cluster().board(), model_->fabric()),
+          transport::has_relays(model_->fabric()))) {}
 
 uint32_t Simulation::max_payload() const { return model_->router_config(0).slot_size - abi::kFabricHeaderBytes; }
 

@@ -150,13 +150,14 @@ ModelOptions all_to_all_on(const char* cluster, uint64_t* clean_ns) {
 // Every cable of `cluster` fails in turn, a third of the way through an
 // all-to-all: where the control plane moves the fabric (kNewTables) every
 // byte must arrive, once. `refused(cable, d)` says whether a move it did not
-// make was expected; `after(sim)` looks at each finished run. Returns the
-// moves made.
+// make was expected; `after(sim)` looks at each finished run; `fabric` is
+// FabricSpec::topology. Returns the moves made.
 uint32_t fail_every_cable(const char* cluster,
                           const std::function<bool(const LinkInfo&, const transport::RerouteDecision&)>& refused,
-                          const std::function<void(Simulation&)>& after = {}) {
+                          const std::function<void(Simulation&)>& after = {}, const std::string& fabric = "auto") {
     uint64_t clean_ns;
-    const ModelOptions o = all_to_all_on(cluster, &clean_ns);
+    ModelOptions o = all_to_all_on(cluster, &clean_ns);
+    o.fabric.topology = fabric;
     const ClusterTopology topology = Simulation(o).model().cluster().topology();
     uint32_t rerouted = 0;
     for (const LinkInfo& cable : topology.links()) {
@@ -180,6 +181,17 @@ bool none_refused(const LinkInfo&, const transport::RerouteDecision&) { return f
 
 void test_every_cable_of_a_torus_fails_under_traffic_and_nothing_is_lost(void**) {
     assert_int_equal(fail_every_cable("torus4x4", none_refused), 32);  // 16 chips, a cable east and one south each
+}
+
+// A torus run as a mesh (topology: mesh, the spec's downshifted fabric):
+// its control plane routes round a dead cable by the mesh's cables alone,
+// and all 24 move (it routed over the wrap cables the fabric does not use,
+// and refused every move); a wrap cable has no router to move.
+void test_every_cable_of_a_torus_run_as_a_mesh_fails_under_traffic(void**) {
+    const auto wrap = [](const LinkInfo&, const transport::RerouteDecision& d) {
+        return d.why.find("the running fabric has no router") != std::string::npos;
+    };
+    assert_int_equal(fail_every_cable("torus4x4", wrap, {}, "mesh"), 24);
 }
 
 // A ring (1D) too: every cable of ring8 fails in turn under all-to-all
@@ -477,6 +489,7 @@ int main() {
         cmocka_unit_test(test_ring_collectives_on_a_torus),
         cmocka_unit_test(test_a_ring_without_dateline_deadlocks_and_the_cycle_is_named),
         cmocka_unit_test(test_every_cable_of_a_torus_fails_under_traffic_and_nothing_is_lost),
+        cmocka_unit_test(test_every_cable_of_a_torus_run_as_a_mesh_fails_under_traffic),
         cmocka_unit_test(test_every_cable_of_a_ring_fails_under_traffic_and_nothing_is_lost),
         cmocka_unit_test(test_every_cable_of_four_meshes_fails_under_traffic),
         cmocka_unit_test(test_cables_of_a_mesh_fail_one_after_another_under_traffic),

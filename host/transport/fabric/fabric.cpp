@@ -139,7 +139,8 @@ Fabric::Fabric(Cluster& cluster, FabricBuilder builder, std::vector<uint32_t> ch
     : cluster_(cluster),
       builder_(std::move(builder)),
       chips_(std::move(chips)),
-      control_(cluster.board(), chips_.empty() ? cluster.topology() : cluster.topology().among(chips_),
+      control_(cluster.board(),
+               routed_topology(chips_.empty() ? cluster.topology() : cluster.topology().among(chips_), builder_),
                routing_plane(cluster.board(), builder_), has_relays(builder_)) {}
 
 uint32_t Fabric::index_of(uint32_t cluster_chip) const {

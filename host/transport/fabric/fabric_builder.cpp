@@ -708,6 +708,14 @@ bool has_relays(const FabricBuilder& fabric) {
     return false;
 }
 
+ClusterTopology routed_topology(const ClusterTopology& cluster, const FabricBuilder& fabric) {
+    if (fabric.dims() != 2 || cluster.meshes().size() != 1 || fabric.meshes().size() != 1) return cluster;
+    if (!cluster.meshes()[0].wraps() || fabric.meshes()[0].wraps()) return cluster;
+    std::vector<Mesh> meshes = cluster.meshes();
+    meshes[0].topology = "mesh";
+    return ClusterTopology::from_meshes(std::move(meshes), cluster.links());
+}
+
 FabricBuilder mesh_fabric(const BoardInfo& board, const ClusterTopology& topology, FabricSpec spec, bool wrap,
                           const RouteOf& routes, uint32_t plane) {
     const auto& meshes = topology.meshes();

@@ -193,6 +193,10 @@ private:
 uint32_t routing_plane(const BoardInfo& board, const FabricBuilder& fabric);
 // Whether the fabric has fallback relays (FabricSpec::fallback).
 bool has_relays(const FabricBuilder& fabric);
+// The cluster as the fabric routes it, for its control plane: a torus run
+// as a mesh (topology: mesh) has no wraps, so the routes round a dead cable
+// take only cables the fabric has.
+ClusterTopology routed_topology(const ClusterTopology& cluster, const FabricBuilder& fabric);
 // Writes `table` as router r's detour table (abi::FabricRouterConfig::
 // detour_table, which r must have): its routes inside the mesh, or with
 // `whole` its L1 entries too (between meshes).
