@@ -50,6 +50,7 @@ json link_json(Bridge& bridge, size_t i, bool with_counters) {
                                                {"bytes", c.bytes.load()},
                                                {"delivered", c.delivered.load()},
                                                {"retransmits", c.retransmits.load()},
+                                               {"bytes_resent", c.bytes_resent.load()},
                                                {"crc_errors", c.crc_errors.load()},
                                                {"dropped", c.dropped.load()},
                                                {"timeouts", c.timeouts.load()}};

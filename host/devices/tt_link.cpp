@@ -206,7 +206,7 @@ bool TtLinkEndpoint::next_compliance_frame(FrameView& out) {
 
 void TtLinkEndpoint::data_frame(size_t index, FrameView& out) {
     OutgoingFrame& f = outgoing_[index];
-    if (f.sent_before) ++counters_.retransmits;
+    if (f.sent_before) ++counters_.retransmits, counters_.bytes_resent += f.len;
     f.sent_before = true;
     f.sent_at = now_;
     ++counters_.frames_sent;

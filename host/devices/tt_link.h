@@ -65,6 +65,7 @@ struct TtLinkCounters {
     uint64_t bytes_sent = 0;       // their payload bytes
     uint64_t frames_received = 0;  // data frames delivered to the upper layer
     uint64_t retransmits = 0;      // data frames put on the wire again
+    uint64_t bytes_resent = 0;     // their payload bytes
     uint64_t crc_errors = 0;       // frames dropped because decode_frame refused them
     uint64_t duplicates = 0;       // data frames dropped: already delivered
     uint64_t out_of_order = 0;     // data frames dropped: an earlier one is still missing

@@ -312,6 +312,7 @@ void TtLinkCable::publish() {
         d.bytes.store(tx.bytes_sent, kRelaxed);
         d.delivered.store(rx.frames_received, kRelaxed);
         d.retransmits.store(tx.retransmits, kRelaxed);
+        d.bytes_resent.store(tx.bytes_resent, kRelaxed);
         d.crc_errors.store(rx.crc_errors, kRelaxed);
         d.dropped.store(wire_[end].stats().dropped, kRelaxed);
         d.timeouts.store(tx.timeouts, kRelaxed);

@@ -52,6 +52,7 @@ struct CableDirectionCounters {
     std::atomic<uint64_t> bytes{0};        // their payload bytes
     std::atomic<uint64_t> delivered{0};    // data frames the far MAC accepted (exactly once each)
     std::atomic<uint64_t> retransmits{0};  // data frames put on the wire again
+    std::atomic<uint64_t> bytes_resent{0};  // their payload bytes
     std::atomic<uint64_t> crc_errors{0};   // frames the far MAC refused for a bad CRC
     std::atomic<uint64_t> dropped{0};      // frames the wire lost
     std::atomic<uint64_t> timeouts{0};     // retransmit timer expiries at the sending MAC
