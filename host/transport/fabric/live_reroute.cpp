@@ -168,11 +168,11 @@ RerouteDecision relay_cable_down(const FabricBuilder& fabric, ControlPlane& cont
     const FabricRouterPlan& router = fabric.routers()[size_t(relay.relay_for)];
     const std::string whose = "chip " + std::to_string(router.chip) + " port " + std::to_string(router.port);
     d.kind = control.is_down(router.chip, router.port) ? RerouteDecision::kRefused : RerouteDecision::kNone;
-    d.why = d.kind == RerouteDecision::kRefused
-                ? "the fallback relay's cable for " + whose +
-                      " died too: its traffic has no cable left; the next "
-                      "fabric is planned without both"
-                : "a fallback relay's cable: " + whose + " still has its own, and loses it now to tables round it";
+    const std::string refused = "the fallback relay's cable for " + whose +
+                                " died too: its traffic has no cable left; the next fabric is planned without both";
+    d.why = d.kind == RerouteDecision::kRefused ? refused
+                                                : "an idle fallback relay's cable: " + whose +
+                                                      " keeps its own, and if it loses that too, tables round it";
     return d;
 }
 
