@@ -185,12 +185,14 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
         return d;
     }
     if (a->relay_for >= 0) return relay_cable_down(fabric, control, *a);
-    if (a->config.fallback[0].slots) {  // it moves onto its relay by itself, while the relay's cable is up
-        const RerouteDecision d = control.cable_down(chip, port);
-        if (d.kind == RerouteDecision::kFallback) return d;
-        if (fabric.dims() == 2) control.cable_up(chip, port);  // decided again below, as without a relay
+    // A router with a relay moves onto it by itself while the relay's cable
+    // is up (kFallback: nothing to write); in 2D the control plane's
+    // decision below says so, a ring asks it here.
+    if (fabric.dims() == 1) {
+        if (a->config.fallback[0].slots)
+            if (RerouteDecision d = control.cable_down(chip, port); d.kind == RerouteDecision::kFallback) return d;
+        return reroute_ring(machine, fabric, *a, wake);
     }
-    if (fabric.dims() == 1) return reroute_ring(machine, fabric, *a, wake);
     const int b_index = fabric.router_index(a->peer_chip, compass_direction(static_cast<uint32_t>(a->direction) ^ 2));
     if (b_index < 0) throw Error("the fabric's router on chip " + std::to_string(chip) + " has no peer router");
     const FabricRouterPlan& b = fabric.routers()[size_t(b_index)];

@@ -11,8 +11,9 @@
 // has an escape class (abi::kFabricEscapeVc), and only the cable's two
 // routers take them, as detour tables; their detours travel on the escape
 // VC (VC 1 on one mesh, VC 2 between meshes or on a torus) to the end of
-// their mesh while every other packet keeps its old route. Old routes and detours mixed on one VC close cycles
-// of turns (8 of mesh3x3's 12 single-cable moves), and apart they cannot.
+// their mesh while every other packet keeps its old route. Old routes and
+// detours mixed on one VC close cycles of turns (8 of mesh3x3's 12
+// single-cable moves), and apart they cannot.
 // A later cable's move is checked with the detours the earlier ones gave
 // (read back from their routers), since a packet one of them carries may
 // meet it. A torus's escape class is VC 2, above its datelines' two; under
