@@ -69,6 +69,10 @@ private:
     static constexpr uint32_t kNone = UINT32_MAX;
     static constexpr uint32_t kWalking = UINT32_MAX;  // a landing's walk not finished yet
 
+    // The tables `chip` holds before the move.
+    const abi::FabricRouteTable& table_now(uint32_t chip) const {
+        return move_ && move_->now ? move_->now(chip) : f_.table(chip);
+    }
     const FabricRouterPlan* router(uint32_t chip, uint32_t dir) const {
         const int r = f_.router_index(chip, compass_direction(dir));
         return r < 0 ? nullptr : &f_.routers()[size_t(r)];
@@ -108,9 +112,9 @@ private:
         Choices c;
         if (!tables()) c.at[c.count++] = {nullptr, false};
         else if (move_ && !move_->everywhere)
-            c.at[c.count++] = {&f_.table(chip), false};
+            c.at[c.count++] = {&table_now(chip), false};
         else {
-            if (!moved) c.at[c.count++] = {&f_.table(chip), false};
+            if (!moved) c.at[c.count++] = {&table_now(chip), false};
             if (move_) c.at[c.count++] = {&move_->next(chip), true};
         }
         return c;
@@ -167,7 +171,7 @@ RouteWalker::Landing RouteWalker::follow(abi::FabricPacketHeader& h, uint32_t ch
         if (h.hops <= 1) return {at, compass, vc, channel, moved};
         // On along its route: a table only says how the TTL counts (routes, not receptions).
         const fabric::Decision d =
-            fabric::on_receive(h, fabric::Hop{2, compass, f_.node(at), tables() ? &f_.table(at) : nullptr});
+            fabric::on_receive(h, fabric::Hop{2, compass, f_.node(at), tables() ? &table_now(at) : nullptr});
         if (d.expired) throw Error(pair(h, any_chip) + " circles until its TTL runs out: the tables have a loop");
         dir = d.next, vc = fabric::vc_after_turn(vc, d.next, compass, flags), held = channel, chip = at;
     }
@@ -258,9 +262,9 @@ void RouteWalker::walk_from(uint32_t from) {
     // route as the old table's takes, from there, a subset of the old walk's
     // ways. When only the dead cable's routers take them no packet starts by
     // the new tables.
-    std::vector<std::pair<const abi::FabricRouteTable*, bool>> tables = {{&f_.table(from), false}};
+    std::vector<std::pair<const abi::FabricRouteTable*, bool>> tables = {{&table_now(from), false}};
     if (move_ && move_->everywhere &&
-        std::memcmp(&move_->next(from), &f_.table(from), sizeof(abi::FabricRouteTable)) != 0)
+        std::memcmp(&move_->next(from), &table_now(from), sizeof(abi::FabricRouteTable)) != 0)
         tables.push_back({&move_->next(from), true});
     for (const auto& [table, is_new] : tables) {
         for (uint32_t c = 0; c < mesh(self.mesh).chips(); ++c) {

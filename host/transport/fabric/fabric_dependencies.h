@@ -44,6 +44,10 @@ struct TableMove {
     uint32_t chip = 0, dir = 0;  // the dead cable, from one end (abi::FabricCompass)
     uint32_t peer_chip = 0;      // its other end (facing dir ^ 2)
     bool everywhere = true;  // set it by moves_every_table, as live_reroute does
+    // The tables the chips route by now, before this move: after an earlier
+    // move that rewrote every chip's (a cable between meshes) they are no
+    // longer the ones the fabric was built with. Empty: the builder's.
+    std::function<const abi::FabricRouteTable&(uint32_t chip)> now = {};
 };
 // Whether a move round the cable between `chip` and `peer_chip` rewrites
 // every chip's tables: without an escape class (a torus under bubble flow

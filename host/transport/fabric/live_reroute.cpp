@@ -80,6 +80,23 @@ void write_tables(Machine& m, const FabricBuilder& fabric, const std::vector<abi
             m.write(p.chip, p.config.route_table, &next[fabric.position(p.chip)], sizeof(abi::FabricRouteTable));
 }
 
+// The tables each chip of `fabric` routes by now (by position), read back
+// from its routers: an earlier move between meshes rewrote every chip's, so
+// the builder's may be stale. A chip whose routers hold none keeps the builder's.
+std::vector<abi::FabricRouteTable> held_tables(Machine& m, const FabricBuilder& fabric) {
+    std::vector<abi::FabricRouteTable> held;
+    std::vector<bool> read(fabric.order().size());
+    held.reserve(fabric.order().size());
+    for (uint32_t c : fabric.order()) held.push_back(fabric.table(c));
+    for (const FabricRouterPlan& p : fabric.routers()) {
+        const size_t at = fabric.position(p.chip);
+        if (!p.config.route_table || p.relay_for >= 0 || read[at]) continue;
+        m.read(p.chip, p.config.route_table, &held[at], sizeof(abi::FabricRouteTable));
+        read[at] = true;
+    }
+    return held;
+}
+
 // Whether the control plane already sent router p's traffic round its cable.
 bool sent_round(Machine& m, const FabricRouterPlan& p) {
     uint32_t command = 0;
@@ -207,8 +224,13 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
                 e.what();
         return d;
     }
-    const TableMove move{[&](uint32_t c) -> const abi::FabricRouteTable& { return next[fabric.position(c)]; }, chip,
-                         static_cast<uint32_t>(a->direction), b.chip, moves_every_table(fabric, chip, b.chip)};
+    const std::vector<abi::FabricRouteTable> now = held_tables(machine, fabric);
+    const TableMove move{[&](uint32_t c) -> const abi::FabricRouteTable& { return next[fabric.position(c)]; },
+                         chip,
+                         static_cast<uint32_t>(a->direction),
+                         b.chip,
+                         moves_every_table(fabric, chip, b.chip),
+                         [&](uint32_t c) -> const abi::FabricRouteTable& { return now[fabric.position(c)]; }};
     std::vector<EarlierDetour> earlier;
     if (fabric.spec().flags & abi::kFabricEscapeVc) earlier = earlier_detours(machine, fabric, *a, b);
     std::string unsafe;
