@@ -126,19 +126,9 @@ std::vector<transport::FabricBuilder> CollectiveRunner::plan_fabric(const Cluste
     spec.record_packets = options_.record_packets;
     // A mesh's communicator: the fabric of that mesh alone, in its ranks.
     const ClusterTopology topology = ours(now);
-    std::vector<transport::FabricBuilder> planes;
-    std::string first_error;
     // A packet log is one fabric's (the model replays it on that one): recorded, the op runs on plane 0.
     const uint32_t wanted = spec.record_packets ? 1 : spec.planes_on(cluster_.board().planes());
-    for (uint32_t plane = 0; plane < wanted; ++plane) {
-        try {
-            planes.push_back(transport::cluster_fabric(cluster_.board(), topology, spec, "", plane));
-        } catch (const Error& e) {
-            if (first_error.empty()) first_error = e.what();
-            WEFT_INFO("ccl", "no fabric on plane %u: %s", plane, e.what());
-        }
-    }
-    if (planes.empty()) throw Error(first_error);
+    std::vector<transport::FabricBuilder> planes = transport::plane_fabrics(cluster_.board(), topology, spec, wanted);
     for (const transport::FabricBuilder& f : planes)
         options_.fabric_streams.message_bytes =
             std::min(options_.fabric_streams.message_bytes, f.spec().payload_bytes());

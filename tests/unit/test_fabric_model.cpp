@@ -256,6 +256,21 @@ void test_a_move_after_moves_between_meshes_is_checked_against_the_tables_held(v
     check_all_to_all(sim, kAllToAllBytes);
 }
 
+// A two-plane ring whose plane-0 cable is out plans as weft run plans it:
+// plane 0 has no ring, so the fabric runs on plane 1 (the model failed,
+// "no working cable of plane 0"), and all-to-all over it arrives whole.
+void test_a_plane_that_lost_a_cable_leaves_the_fabric_to_the_next(void**) {
+    ModelOptions o;
+    o.cluster = "ring8x2";
+    o.fabric.packet_bytes = 1024;
+    o.unplugged = {"1.E"};
+    Simulation sim(o);
+    assert_int_equal(transport::routing_plane(sim.model().cluster().board(), sim.model().fabric()), 1);
+    all_to_all(sim, kAllToAllBytes);
+    sim.finish();
+    check_all_to_all(sim, kAllToAllBytes);
+}
+
 // A second cable fails under the same traffic as a first: each move's check
 // covers the detours the earlier ones gave (packets moved twice), so every
 // move it passes loses nothing; one it refuses names the cycle its detours
@@ -527,6 +542,7 @@ int main() {
         cmocka_unit_test(test_every_cable_of_a_ring_fails_under_traffic_and_nothing_is_lost),
         cmocka_unit_test(test_every_cable_of_four_meshes_fails_under_traffic),
         cmocka_unit_test(test_a_move_after_moves_between_meshes_is_checked_against_the_tables_held),
+        cmocka_unit_test(test_a_plane_that_lost_a_cable_leaves_the_fabric_to_the_next),
         cmocka_unit_test(test_cables_of_a_mesh_fail_one_after_another_under_traffic),
         cmocka_unit_test(test_two_cables_of_a_torus_ring_fail_one_after_another_under_traffic),
         cmocka_unit_test(test_random_traffic_with_a_failure_is_reproducible),

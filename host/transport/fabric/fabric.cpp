@@ -99,6 +99,23 @@ FabricBuilder cluster_fabric(const BoardInfo& board, const ClusterTopology& topo
     }
 }
 
+std::vector<FabricBuilder> plane_fabrics(const BoardInfo& board, const ClusterTopology& topology,
+                                         const FabricSpec& spec, uint32_t planes, const std::string& where,
+                                         bool first_only) {
+    std::vector<FabricBuilder> fabrics;
+    std::string first_error;
+    for (uint32_t plane = 0; plane < planes && !(first_only && !fabrics.empty()); ++plane) {
+        try {
+            fabrics.push_back(cluster_fabric(board, topology, spec, where, plane));
+        } catch (const Error& e) {
+            if (first_error.empty()) first_error = e.what();
+            WEFT_INFO("fabric", "no fabric on plane %u: %s", plane, e.what());
+        }
+    }
+    if (fabrics.empty()) throw Error(first_error);
+    return fabrics;
+}
+
 std::vector<FabricBuilder> rows_and_columns(Machine& machine, bool ring, FabricSpec options) {
     const ClusterTopology t = machine.topology();
     const auto& ms = t.meshes();

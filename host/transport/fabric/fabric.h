@@ -39,6 +39,15 @@ FabricBuilder fabric_over(const BoardInfo& board, const ClusterTopology& topolog
 FabricBuilder cluster_fabric(const BoardInfo& board, const ClusterTopology& topology, const FabricSpec& spec,
                              const std::string& where = "", uint32_t plane = 0);
 
+// The fabrics of the first `planes` routing planes (FabricSpec::planes_on)
+// that have one, as weft run plans them: a plane that lost a cable its ring
+// or line needs plans none, and the others carry the op. `first_only`: stop
+// at the first that plans (a model runs one fabric). Throws the first
+// plane's error when no plane has a fabric.
+std::vector<FabricBuilder> plane_fabrics(const BoardInfo& board, const ClusterTopology& topology,
+                                         const FabricSpec& spec, uint32_t planes, const std::string& where = "",
+                                         bool first_only = false);
+
 // The spec's downshifted 1D topologies on one mesh or torus: a fabric per
 // row (over its E/W cables) and one per column (N/S), each a ring where its
 // wrap cable exists (ring true on a torus), else a line. Row y is element y,
