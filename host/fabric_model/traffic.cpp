@@ -71,6 +71,16 @@ model::FabricModel::Plan plan_for(const ModelOptions& o) {
 
 std::unique_ptr<model::FabricModel> model_for(const ModelOptions& o) {
     if (o.grid) {
+        // What the routers' tables address, before a chip is mapped: a grid
+        // past it would fail only once the host ran out of memory for it.
+        if (o.grid->meshes > abi::kFabricMaxMeshes)
+            throw Error("the model's fabric: " + std::to_string(o.grid->meshes) +
+                        " meshes: a chip's L1 table holds meshes 0-" + std::to_string(abi::kFabricMaxMeshes - 1));
+        if (uint64_t(o.grid->width) * o.grid->height > abi::kFabricMaxMeshChips)
+            throw Error("the model's fabric: a 2D fabric's routing table holds " +
+                        std::to_string(abi::kFabricMaxMeshChips) + " chips, not " +
+                        std::to_string(uint64_t(o.grid->width) * o.grid->height) + " (" +
+                        std::to_string(o.grid->width) + "x" + std::to_string(o.grid->height) + ")");
         ClusterSpec spec = grid_cluster_spec(*o.grid);
         const uint64_t ram_bytes = spec.board.dram.base - spec.board.ram.base + kGridDram;
         return std::make_unique<model::FabricModel>(std::move(spec), plan_for(o), ram_bytes);

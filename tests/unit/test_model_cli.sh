@@ -25,6 +25,10 @@ refuses() {  # refuses "WORDS IT MUST SAY" ARGS...
 refuses "'8by8' is not a mesh shape" cluster --shape 8by8
 refuses "between 1 and 2 cables join neighbouring meshes of 2x2" cluster --meshes 4 --shape 2x2 --cables 3
 refuses "unknown op 'gathr'" run gathr --cluster ring8
+# A grid past what the routers' tables address, before its chips are mapped
+# (25,600,000 chips: it failed only once the host had no memory for them).
+refuses "100000 meshes: a chip's L1 table holds meshes 0-1023" run all_gather --meshes 100000 --shape 16x16
+refuses "a 2D fabric's routing table holds 256 chips, not 289 (17x17)" run all_gather --meshes 4 --shape 17x17
 refuses "all_gather has no algorithm 'nope'; its algorithms: ring, ring_bidir" run all_gather --algo nope --cluster ring8
 refuses "shift has no algorithms" run shift --algo ring --cluster ring8
 refuses "--cable-gbps must be a rate from 0.001 to 10000 GB/s, not 0" run all_gather --cluster ring8 --cable-gbps 0
