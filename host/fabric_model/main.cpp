@@ -35,6 +35,7 @@ struct Args {
     uint32_t writes = 1000, failures = 0;
     uint32_t distance = 1;  // shift's
     Failures fail;
+    std::vector<std::string> pull, plug;  // CHIP.PORT@NS
     StateRequest state;
     TraceRequest trace;
     PictureRequest picture;
@@ -159,6 +160,23 @@ void add_fail_option(CLI::App& app, Args& a) {
         ->allow_extra_args(false);
 }
 
+// Disruptors: "5.E@2000" as the cable at 5.E pulled (or plugged back in) at
+// 2000 ns of virtual time.
+std::vector<CableEvent> cable_events(const Args& a) {
+    std::vector<CableEvent> events;
+    for (const auto* list : {&a.pull, &a.plug})
+        for (const std::string& text : *list) {
+            const char* flag = list == &a.pull ? "--pull" : "--plug";
+            const size_t at = text.find('@');
+            const std::string ns = at == std::string::npos ? "" : text.substr(at + 1);
+            if (at == 0 || ns.empty() || ns.find_first_not_of("0123456789") != std::string::npos || ns.size() > 15)
+                throw Error(std::string(flag) + " " + text + ": give CHIP.PORT@NS, the cable and the virtual time " +
+                            "in ns from the start of the traffic (as 5.E@2000)");
+            events.push_back({text.substr(0, at), std::stoull(ns), list == &a.plug});
+        }
+    return events;
+}
+
 Traffic traffic_of(const Args& a) { return {a.op, parse_size(a.size), a.distance, a.algo}; }
 
 void print_op(const OpTime& t, const Costs& costs) {
@@ -166,12 +184,14 @@ void print_op(const OpTime& t, const Costs& costs) {
         printf("shift on %u chips, %llu bytes: %.3f us virtual, %.2f GB/s in all\n", t.chips,
                (unsigned long long)t.bytes, double(t.ns) / 1e3, t.algbw());
         printf("  %llu events\n", (unsigned long long)t.events);
+        for (const std::string& d : t.disruptions) printf("  %s\n", d.c_str());
         return;
     }
     printf("%s%s on %u chips, %llu bytes: %.3f us virtual, algbw %.2f GB/s, busbw %.2f GB/s (%.2f of a cable)\n",
            t.op.c_str(), t.algo.empty() ? "" : ("/" + t.algo).c_str(), t.chips, (unsigned long long)t.bytes,
            double(t.ns) / 1e3, t.algbw(), t.busbw(), t.busbw() / costs.cable_gbps);
     printf("  %llu events\n", (unsigned long long)t.events);
+    for (const std::string& d : t.disruptions) printf("  %s\n", d.c_str());
     if (!t.checked.empty()) printf("  check: %s\n", t.checked.c_str());
 }
 
@@ -194,6 +214,10 @@ int main(int argc, char** argv) {
     run->add_option("--picture", a.run.picture,
                     "draw the cluster (.svg, .png, .pdf) and, if the fabric deadlocks, its cycle of waits");
     add_fail_option(*run, a);
+    run->add_option("--pull", a.pull,
+                    "CHIP.PORT@NS: this cable fails at NS of virtual time, under the traffic; the control plane "
+                    "reroutes round it as on a QEMU cluster (repeatable)");
+    run->add_option("--plug", a.plug, "CHIP.PORT@NS: a pulled cable is plugged back in at NS (repeatable)");
     add_model_options(*run, a);
     add_model_grid_options(*run, a);
 
@@ -305,6 +329,7 @@ int main(int argc, char** argv) {
                    (unsigned long long)r.events);
         } else if (*run) {
             a.run.traffic = traffic_of(a), a.run.fail = a.fail;
+            a.model.cable_events = cable_events(a);
             print_op(run_command(a.model, a.run), a.model.costs);
         } else if (*state) {
             if (!a.op.empty()) a.state.traffic = traffic_of(a);

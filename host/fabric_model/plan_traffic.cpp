@@ -360,7 +360,7 @@ OpTime planned_collective(Simulation& sim, const std::string& op, const std::str
         add_multicast_workers(m, r, l, top + kArrived);  // the fabric's own (multicast): no streams
     }
     const RunResult run = sim.finish();
-    OpTime t{op, r.algo, sim.chips(), bytes, run.end_ns, run.events, ""};
+    OpTime t{op, r.algo, sim.chips(), bytes, run.end_ns, run.events, "", sim.disruptions()};
     if (check) {
         const std::string wrong = check_outputs(sim, r, l, inputs, topo.ring_order());
         if (!wrong.empty()) throw Error(op + "/" + r.algo + " in the model: " + wrong);

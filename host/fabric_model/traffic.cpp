@@ -98,7 +98,32 @@ Simulation::Simulation(const ModelOptions& options)
       control_(std::make_unique<transport::ControlPlane>(
           model_->cluster().board(), transport::routed_topology(model_->cluster().topology(), model_->fabric()),
           transport::routing_plane(model_->cluster().board(), model_->fabric()),
-          transport::has_relays(model_->fabric()))) {}
+          transport::has_relays(model_->fabric()))) {
+    for (const CableEvent& e : options.cable_events) {
+        const auto [chip, port] = cable_end(model_->cluster().board(), chips(), e.end);
+        scheduled_.push_back({e.end, chip, port, e.at_ns, e.up});
+    }
+    std::stable_sort(scheduled_.begin(), scheduled_.end(),
+                     [](const Scheduled& a, const Scheduled& b) { return a.at_ns < b.at_ns; });
+}
+
+void Simulation::disrupt(const Scheduled& e) {
+    const std::string when = e.end + " at " + std::to_string(e.at_ns) + " ns";
+    if (e.up) {
+        restore_cable(e.chip, e.port);
+        disruptions_.push_back("plugged " + when +
+                               " back in: it is up, and the routers keep their way round it "
+                               "until the next fabric, as weft run's do");
+        return;
+    }
+    const transport::RerouteDecision d = fail_cable(e.chip, e.port);
+    const char* kind = d.kind == transport::RerouteDecision::kNewTables  ? "rerouted live"
+                       : d.kind == transport::RerouteDecision::kFallback ? "onto its fallback relay"
+                       : d.kind == transport::RerouteDecision::kCutOff   ? "the fabric is cut"
+                       : d.kind == transport::RerouteDecision::kRefused  ? "refused"
+                                                                         : "nothing to move";
+    disruptions_.push_back("pulled " + when + ": " + kind + (d.why.empty() ? "" : ": " + d.why));
+}
 
 uint32_t Simulation::max_payload() const { return model_->router_config(0).slot_size - abi::kFabricHeaderBytes; }
 
@@ -134,7 +159,21 @@ void Simulation::multicast(uint32_t from, uint32_t first, uint8_t count, uint64_
 }
 
 RunResult Simulation::finish(uint64_t limit_ns) {
-    const RunResult r = engine_->run(limit_ns);
+    uint64_t events = 0;  // before the events: run's count is the last call's
+    for (const Scheduled& e : scheduled_) {
+        RunResult before;
+        if (e.at_ns < limit_ns) before = engine_->run(e.at_ns), events += before.events;
+        if (e.at_ns < limit_ns && !before.finished) {
+            disrupt(e);
+            engine_->wake_routers();
+        } else {
+            disruptions_.push_back((e.up ? "plugged " : "pulled ") + e.end + " at " + std::to_string(e.at_ns) +
+                                   " ns: not done, the traffic had ended");
+        }
+    }
+    scheduled_.clear();
+    RunResult r = engine_->run(limit_ns);
+    r.events += events;
     if (r.stuck && !unrouted_.empty()) {
         std::string cables;
         for (const Unrouted& u : unrouted_)
@@ -316,7 +355,7 @@ OpTime ring_collective(Simulation& sim, const std::string& op, uint64_t bytes) {
     std::vector<size_t> done;
     for (uint32_t c : order) done.push_back(sim.engine().watch(c, m.dram(kSem), steps));
     const RunResult r = sim.finish();
-    OpTime t{op, "", n, bytes, 0, r.events, ""};
+    OpTime t{op, "", n, bytes, 0, r.events, "", sim.disruptions()};
     t.ns = sim.engine().latest(done);
     std::string wrong;  // each rank checks its own chips
     if (op == "all_gather")
@@ -444,7 +483,7 @@ OpTime ring_shift(Simulation& sim, uint32_t distance, uint64_t bytes) {
         landed.push_back(sim.engine().watch(to, m.dram(kSem), 1));
     }
     const RunResult r = sim.finish();
-    OpTime t{"shift", "", n, bytes, 0, r.events, ""};
+    OpTime t{"shift", "", n, bytes, 0, r.events, "", sim.disruptions()};
     t.ns = sim.engine().latest(landed);
     return t;
 }

@@ -22,6 +22,14 @@
 
 namespace weft::fabric_model {
 
+// A disruptor's act at a time of the traffic: the cable at an end
+// ("5.E") is pulled, or plugged back in.
+struct CableEvent {
+    std::string end;
+    uint64_t at_ns = 0;  // virtual time from the start of the traffic
+    bool up = false;     // plugged back in; else pulled
+};
+
 struct ModelOptions {
     std::string cluster = "ring8";  // a file in clusters/
     // In place of the file: a grid of meshes made in memory (any number of
@@ -33,6 +41,9 @@ struct ModelOptions {
     // Cables out from the start, as CHIP.PORT ("5.E"): the fabric is planned
     // without them, as weft run plans the next op after a cable died.
     std::vector<std::string> unplugged;
+    // Cables pulled or plugged back while the traffic runs (finish() acts
+    // at each one's time), as `weft link` does to a QEMU cluster under an op.
+    std::vector<CableEvent> cable_events;
 };
 
 // A host-model fabric over the cluster, planned as `weft run --transport
@@ -56,9 +67,12 @@ public:
     // on a 2D fabric or for a payload larger than a packet.
     void multicast(uint32_t from, uint32_t first, uint8_t count, uint64_t dst, uint64_t src, uint32_t bytes,
                    uint64_t sem);
-    // Runs to the end; throws weft::Error with the stuck channels if the
-    // fabric deadlocks or `limit_ns` of virtual time pass first.
+    // Runs to the end, pulling and plugging the options' cable_events at
+    // their times; throws weft::Error with the stuck channels if the fabric
+    // deadlocks or `limit_ns` of virtual time pass first.
     RunResult finish(uint64_t limit_ns = 60'000'000'000ull);
+    // What each cable event did, one line each, in time order.
+    const std::vector<std::string>& disruptions() const { return disruptions_; }
 
     // Disruptors. The cable on (chip, port) fails now: the control plane
     // decides, as on a QEMU cluster, and a 2D fabric's routers move onto new
@@ -88,6 +102,15 @@ private:
         std::string why;
     };
     std::vector<Unrouted> unrouted_;
+    struct Scheduled {
+        std::string end;
+        uint32_t chip, port;
+        uint64_t at_ns;
+        bool up;
+    };
+    std::vector<Scheduled> scheduled_;  // by time; finish() takes them
+    std::vector<std::string> disruptions_;
+    void disrupt(const Scheduled& e);
 };
 
 struct Latency {
@@ -112,6 +135,7 @@ struct OpTime {
     // What the data check said: "" when none ran (too large, or traffic the
     // check does not cover), else e.g. "every element matches the host reference".
     std::string checked;
+    std::vector<std::string> disruptions;                                 // Simulation::disruptions()
     double algbw() const { return ns ? double(bytes) / double(ns) : 0; }  // GB/s
     double busbw() const;
 };

@@ -103,6 +103,22 @@ for args in "--cluster ring8 --fail 5.E" "--cluster mesh2x2-rv32 --fail 0.E" "--
         echo "FAIL run all_gather $args: $(cat "$TMP/err")"
     fi
 done
+# Disruptors under an op: a cable pulled at a virtual time is rerouted
+# live, and plugged back in; the op's every element is still checked.
+"$MODEL" run all_gather --algo all_gather/ring --cluster torus4x4 --size 1M --pull 5.E@3000 --plug 5.E@9000 \
+    >"$TMP/out" 2>"$TMP/err"
+if grep -q "pulled 5.E at 3000 ns: rerouted live: new tables for mesh 0" "$TMP/out" &&
+    grep -q "plugged 5.E at 9000 ns back in" "$TMP/out" && grep -q "check: every element matches" "$TMP/out"; then
+    passed=$((passed + 1))
+    echo "ok   --pull and --plug under an all-gather on torus4x4: rerouted live, every element right"
+else
+    failed=$((failed + 1))
+    echo "FAIL --pull 5.E@3000 on torus4x4: $(cat "$TMP/out" "$TMP/err")"
+fi
+refuses "chip 5 port 1: moving the running fabric's traffic onto tables without it could deadlock" \
+    run all_reduce --algo all_reduce/ring --cluster 4mesh3x3 --size 1M --pull 5.E@3000
+refuses "--pull 5.E: give CHIP.PORT@NS" run all_gather --pull 5.E
+refuses "'99.E' is not a cable end of this cluster" run all_gather --plug 99.E@10
 if "$MODEL" run shift --meshes 4 --shape 2x2 --size 64 | grep -q "shift on 16 chips, 64 bytes"; then
     passed=$((passed + 1))
     echo "ok   a grid made in memory (--meshes) runs"

@@ -19,13 +19,15 @@ run() {  # run RANKS ARGS...: the result lines of rank 0
     shift
     timeout 120 mpirun -np "$ranks" "$MODEL" "$@" 2>/dev/null
 }
-# Cables failing too: before the traffic, and two under random writes (the
-# control plane reroutes live, on a mesh the second move by detours that
-# walk the first's; between meshes one inside a mesh, then one between
-# meshes, which moves every chip's exits; every rank checks its own chips). The
-# collectives' own plans: every rank checks every chip's output.
+# Cables failing too: before the traffic (one of them pulled under it), and
+# two under random writes (the control plane reroutes live, on a mesh the
+# second move by detours that walk the first's; between meshes one inside a
+# mesh, then one between meshes, which moves every chip's exits; every rank
+# checks its own chips). The collectives' own plans: every rank checks every
+# chip's output.
 for args in "run all_gather --cluster torus4x4 --size 1M" "run all_reduce --cluster 4mesh3x3 --size 1M" \
-            "latency --cluster ring8 --from 3 --to 4" "run all_gather --cluster torus4x4 --size 1M --fail 5.E" \
+            "latency --cluster ring8 --from 3 --to 4" \
+            "run all_gather --cluster torus4x4 --size 1M --fail 5.E --pull 9.S@3000" \
             "random --cluster torus4x4 --writes 300 --fail 2 --seed 5" \
             "random --cluster mesh3x3 --writes 300 --fail 2 --seed 5" \
             "random --cluster 4mesh3x3 --writes 300 --fail 2 --seed 3" \
