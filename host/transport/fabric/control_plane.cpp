@@ -76,10 +76,18 @@ std::string ControlPlane::l0_route(const Mesh& mesh, uint32_t from, uint32_t to)
 }
 
 std::string ControlPlane::exit_route(uint32_t chip, uint32_t to_mesh) const {
+    return exit_route(chip, to_mesh, [&](uint32_t from, uint32_t to) {
+        const Mesh& own = topology_.mesh_of(from);
+        return l0_route(own, from - own.first_chip, to - own.first_chip);
+    });
+}
+
+std::string ControlPlane::exit_route(uint32_t chip, uint32_t to_mesh,
+                                     const std::function<std::string(uint32_t from, uint32_t to)>& route) const {
     const Mesh& own = topology_.mesh_of(chip);
     const uint32_t exit = l1_.exit_toward(chip, to_mesh);
     const uint32_t next = l1_.next_mesh(own.id, to_mesh);
-    const std::string inside = l0_route(own, chip - own.first_chip, exit - own.first_chip);
+    const std::string inside = route(chip, exit);
     if (std::string_view(inside) == kNoRoute) return kNoRoute;
     for (const ExitNode& e : topology_.exit_nodes(own.id))
         if (e.chip == exit && e.up && e.peer_mesh == next)

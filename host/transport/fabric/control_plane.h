@@ -18,6 +18,7 @@
 #pragma once
 #include <stdint.h>
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -61,6 +62,12 @@ public:
     // cable into the next mesh. kNoRoute for a chip taken out. Throws
     // weft::Error for a mesh no working cable reaches.
     std::string exit_route(uint32_t chip, uint32_t to_mesh) const;
+    // The same by other routes inside the mesh: `inside(from, to)` the L0
+    // route between two of its chips (cluster ids) in the spec's letters, as
+    // a running fabric's main tables hold it where only detours avoid a dead
+    // cable.
+    std::string exit_route(uint32_t chip, uint32_t to_mesh,
+                           const std::function<std::string(uint32_t from, uint32_t to)>& inside) const;
     // "" while every chip of `mesh` reaches every other by its tables; else
     // why not (the chips cut off, or no deadlock-free routes).
     std::string unusable(const Mesh& mesh) const;

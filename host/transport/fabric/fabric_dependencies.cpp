@@ -86,7 +86,7 @@ private:
     const abi::FabricRouteTable* detour(uint32_t chip, uint32_t dir) const {
         if (!move_) return nullptr;
         if ((chip == move_->chip && dir == move_->dir) || (chip == move_->peer_chip && dir == (move_->dir ^ 2)))
-            return &move_->next(chip);
+            return move_->detours ? &move_->detours(chip) : &move_->next(chip);
         if (earlier_)
             for (const EarlierDetour& e : *earlier_)
                 if (e.chip == chip && e.dir == dir) return &e.table;

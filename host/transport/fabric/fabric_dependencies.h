@@ -48,6 +48,11 @@ struct TableMove {
     // move that rewrote every chip's (a cable between meshes) they are no
     // longer the ones the fabric was built with. Empty: the builder's.
     std::function<const abi::FabricRouteTable&(uint32_t chip)> now = {};
+    // The detour tables the dead cable's two routers take, where they are
+    // not the chips' new tables: a move between meshes keeps the chips' own
+    // routes inside their mesh (only their exits change), and the detours
+    // route round every dead cable. Empty: `next`.
+    std::function<const abi::FabricRouteTable&(uint32_t chip)> detours = {};
 };
 // Whether a move round the cable between `chip` and `peer_chip` rewrites
 // every chip's tables: without an escape class (a torus under bubble flow

@@ -69,15 +69,24 @@ std::vector<EarlierDetour> earlier_detours(Machine& m, const FabricBuilder& fabr
 // their detour tables: inside a mesh every other route stays as it was, so
 // no new route mixes with the old ones. A cable between meshes changes every
 // mesh's exits, and (as on a torus) every router's chip tables change too.
-void write_tables(Machine& m, const FabricBuilder& fabric, const std::vector<abi::FabricRouteTable>& next,
-                  const TableMove& move, const FabricRouterPlan& a, const FabricRouterPlan& b) {
+// `detours`: what the dead cable's routers (and, between meshes, every
+// earlier detour's router: `refreshed`) take; `main`: every chip's own
+// tables, where the move rewrites them.
+void write_tables(Machine& m, const FabricBuilder& fabric, const std::vector<abi::FabricRouteTable>& detours,
+                  const std::vector<abi::FabricRouteTable>& main, const TableMove& move, const FabricRouterPlan& a,
+                  const FabricRouterPlan& b, const std::vector<EarlierDetour>& refreshed) {
+    const bool many = fabric.meshes().size() > 1;
     if (fabric.spec().flags & abi::kFabricEscapeVc)
         for (const FabricRouterPlan* end : {&a, &b})
-            write_detour_table(m, *end, next[fabric.position(end->chip)], fabric.meshes().size() > 1);
+            write_detour_table(m, *end, detours[fabric.position(end->chip)], many);
+    for (const EarlierDetour& e : refreshed) {
+        const int r = fabric.router_index(e.chip, compass_direction(e.dir));
+        if (r >= 0) write_detour_table(m, fabric.routers()[size_t(r)], e.table, many);
+    }
     if (!move.everywhere) return;
     for (const FabricRouterPlan& p : fabric.routers())
         if (p.config.route_table)
-            m.write(p.chip, p.config.route_table, &next[fabric.position(p.chip)], sizeof(abi::FabricRouteTable));
+            m.write(p.chip, p.config.route_table, &main[fabric.position(p.chip)], sizeof(abi::FabricRouteTable));
 }
 
 // The tables each chip of `fabric` routes by now (by position), read back
@@ -95,6 +104,37 @@ std::vector<abi::FabricRouteTable> held_tables(Machine& m, const FabricBuilder& 
         read[at] = true;
     }
     return held;
+}
+
+// A route's cables in the spec's letters (its first kFabricMaxRouteHops).
+std::string letters_of(const abi::FabricRouteEntry& e) {
+    std::string letters(1, abi::fabric_letter(e.first));
+    uint32_t later = e.route;
+    for (uint32_t k = 1; k < e.hops && k < abi::kFabricMaxRouteHops; ++k, later >>= 2)
+        letters += abi::fabric_letter(later);
+    return letters;
+}
+
+// Every chip's tables after a move between meshes: inside its mesh the
+// routes it holds now (where a dead cable crosses one, that cable's router
+// detours it, as before), and toward the other meshes the exits the control
+// plane now picks, reached along those same routes. The control plane's own
+// tables route round every dead cable inside a mesh too, the other
+// dimension first: on VC 0 beside the routes still held, those turns close
+// cycles, so they stay the detours'.
+std::vector<abi::FabricRouteTable> exits_by_held_routes(const FabricBuilder& fabric, const ControlPlane& control,
+                                                        const std::vector<abi::FabricRouteTable>& now) {
+    const RouteOf held = [&](uint32_t from, uint32_t to) -> std::string {
+        if (from == to) return "";
+        const abi::FabricRouteEntry& e =
+            now[fabric.position(from)].to[to - control.topology().mesh_of(from).first_chip];
+        return e.hops ? letters_of(e) : std::string(kNoRoute);
+    };
+    const ExitOf exits = [&](uint32_t from, uint32_t to_mesh) { return control.exit_route(from, to_mesh, held); };
+    std::vector<abi::FabricRouteTable> tables;
+    tables.reserve(fabric.order().size());
+    for (uint32_t c : fabric.order()) tables.push_back(fabric.table_with(c, held, exits));
+    return tables;
 }
 
 // Whether the control plane already sent router p's traffic round its cable.
@@ -225,14 +265,34 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
         return d;
     }
     const std::vector<abi::FabricRouteTable> now = held_tables(machine, fabric);
-    const TableMove move{[&](uint32_t c) -> const abi::FabricRouteTable& { return next[fabric.position(c)]; },
-                         chip,
-                         static_cast<uint32_t>(a->direction),
-                         b.chip,
-                         moves_every_table(fabric, chip, b.chip),
-                         [&](uint32_t c) -> const abi::FabricRouteTable& { return now[fabric.position(c)]; }};
+    const bool escape = fabric.spec().flags & abi::kFabricEscapeVc;
+    const bool everywhere = moves_every_table(fabric, chip, b.chip);
+    // Between meshes with an escape class: the chips keep their routes
+    // inside their meshes and take new exits; the detours route round
+    // every dead cable. (A route longer than a table entry is held only in
+    // part: those fabrics take the control plane's tables everywhere.)
+    const bool keep_inside = everywhere && escape && fabric.meshes().size() > 1 &&
+                             !(fabric.spec().flags & abi::kFabricLongRoutes);
+    std::vector<abi::FabricRouteTable> kept;
+    if (keep_inside) kept = exits_by_held_routes(fabric, control, now);
+    const std::vector<abi::FabricRouteTable>& main = keep_inside ? kept : next;
+    const auto at = [&fabric](const std::vector<abi::FabricRouteTable>& t) {
+        return [&fabric, tables = &t](uint32_t c) -> const abi::FabricRouteTable& {
+            return (*tables)[fabric.position(c)];
+        };
+    };
+    TableMove move{at(main), chip, static_cast<uint32_t>(a->direction), b.chip, everywhere, at(now)};
+    if (keep_inside) move.detours = at(next);
     std::vector<EarlierDetour> earlier;
-    if (fabric.spec().flags & abi::kFabricEscapeVc) earlier = earlier_detours(machine, fabric, *a, b);
+    if (escape) earlier = earlier_detours(machine, fabric, *a, b);
+    // Their detours toward other meshes led to the old exits: they take the
+    // control plane's tables too, as the dead cable's routers do.
+    std::vector<EarlierDetour> refreshed;
+    if (keep_inside)
+        for (EarlierDetour& e : earlier) {
+            e.table = next[fabric.position(e.chip)];
+            refreshed.push_back(e);
+        }
     std::string unsafe;
     try {
         const DependencyVerdict v = check_table_move(fabric, move, earlier);
@@ -246,7 +306,7 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
                 "; the next fabric is planned without it";
         return d;
     }
-    write_tables(machine, fabric, next, move, *a, b);
+    write_tables(machine, fabric, next, main, move, *a, b, refreshed);
     const auto at_a = filled(machine, *a), at_b = filled(machine, b);
     command_reroute(machine, *a, at_b, at_a);
     command_reroute(machine, b, at_a, at_b);
