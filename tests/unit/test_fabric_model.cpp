@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "deadlocked_ring.h"
@@ -123,12 +124,16 @@ uint64_t all_to_all(Simulation& sim, uint32_t bytes) {
 
 void check_all_to_all(Simulation& sim, uint32_t bytes) {
     model::FabricModel& m = sim.model();
+    std::vector<uint8_t> want(bytes);
     for (uint32_t to = 0; to < m.chips(); ++to) {
         assert_int_equal(m.word(to, m.dram(0)), m.chips() - 1);
         for (uint32_t from = 0; from < m.chips(); ++from) {
             if (from == to) continue;
             const uint8_t* got = m.bytes(to, m.dram((4 << 20) + from * bytes), bytes);
-            for (uint32_t i = 0; i < bytes; ++i) assert_int_equal(got[i], from + 1);
+            std::fill(want.begin(), want.end(), uint8_t(from + 1));
+            if (std::memcmp(got, want.data(), bytes) == 0) continue;
+            const size_t i = size_t(std::mismatch(got, got + bytes, want.begin()).first - got);
+            fail_msg("chip %u's bytes from chip %u: byte %zu is %u, not %u", to, from, i, got[i], from + 1);
         }
     }
 }
