@@ -267,7 +267,7 @@ void test_a_move_after_moves_between_meshes_is_checked_against_the_tables_held(v
 // control plane's own tables route round the first cable the other
 // dimension first: written into every chip beside the routes still held,
 // those turns closed cycles on VC 0 and the move was refused (of the 60
-// pairs with any cable between meshes second, 28 were; now 11, each one
+// pairs with any cable between meshes second, 28 were; now 13, 12 of them
 // mesh 0's one cable to mesh 1, refused alone too). Every pair of a cable
 // inside mesh 0 of the spec's 4mesh3x3 and one of its two cables to mesh
 // 2, under all-to-all traffic: all 24 move.

@@ -69,20 +69,14 @@ std::vector<EarlierDetour> earlier_detours(Machine& m, const FabricBuilder& fabr
 // their detour tables: inside a mesh every other route stays as it was, so
 // no new route mixes with the old ones. A cable between meshes changes every
 // mesh's exits, and (as on a torus) every router's chip tables change too.
-// `detours`: what the dead cable's routers (and, between meshes, every
-// earlier detour's router: `refreshed`) take; `main`: every chip's own
+// `detours`: what the dead cable's routers take; `main`: every chip's own
 // tables, where the move rewrites them.
 void write_tables(Machine& m, const FabricBuilder& fabric, const std::vector<abi::FabricRouteTable>& detours,
                   const std::vector<abi::FabricRouteTable>& main, const TableMove& move, const FabricRouterPlan& a,
-                  const FabricRouterPlan& b, const std::vector<EarlierDetour>& refreshed) {
-    const bool many = fabric.meshes().size() > 1;
+                  const FabricRouterPlan& b) {
     if (fabric.spec().flags & abi::kFabricEscapeVc)
         for (const FabricRouterPlan* end : {&a, &b})
-            write_detour_table(m, *end, detours[fabric.position(end->chip)], many);
-    for (const EarlierDetour& e : refreshed) {
-        const int r = fabric.router_index(e.chip, compass_direction(e.dir));
-        if (r >= 0) write_detour_table(m, fabric.routers()[size_t(r)], e.table, many);
-    }
+            write_detour_table(m, *end, detours[fabric.position(end->chip)], fabric.meshes().size() > 1);
     if (!move.everywhere) return;
     for (const FabricRouterPlan& p : fabric.routers())
         if (p.config.route_table)
@@ -283,16 +277,11 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     };
     TableMove move{at(main), chip, static_cast<uint32_t>(a->direction), b.chip, everywhere, at(now)};
     if (keep_inside) move.detours = at(next);
+    // Earlier detours keep the tables they were given (their exits may be
+    // the old ones): packets they sent already carry those routes, and the
+    // check walks a router's one table.
     std::vector<EarlierDetour> earlier;
     if (escape) earlier = earlier_detours(machine, fabric, *a, b);
-    // Their detours toward other meshes led to the old exits: they take the
-    // control plane's tables too, as the dead cable's routers do.
-    std::vector<EarlierDetour> refreshed;
-    if (keep_inside)
-        for (EarlierDetour& e : earlier) {
-            e.table = next[fabric.position(e.chip)];
-            refreshed.push_back(e);
-        }
     std::string unsafe;
     try {
         const DependencyVerdict v = check_table_move(fabric, move, earlier);
@@ -306,7 +295,7 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
                 "; the next fabric is planned without it";
         return d;
     }
-    write_tables(machine, fabric, next, main, move, *a, b, refreshed);
+    write_tables(machine, fabric, next, main, move, *a, b);
     const auto at_a = filled(machine, *a), at_b = filled(machine, b);
     command_reroute(machine, *a, at_b, at_a);
     command_reroute(machine, b, at_a, at_b);
