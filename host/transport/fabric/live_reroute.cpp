@@ -68,7 +68,8 @@ std::vector<EarlierDetour> earlier_detours(Machine& m, const FabricBuilder& fabr
 // With an escape class the dead cable's two routers take the new tables as
 // their detour tables: inside a mesh every other route stays as it was, so
 // no new route mixes with the old ones. A cable between meshes changes every
-// mesh's exits, and (as on a torus) every router's chip tables change too.
+// mesh's exits, so every router's chip tables change too (its exits only,
+// exits_by_held_routes; without an escape class, everything).
 // `detours`: what the dead cable's routers take; `main`: every chip's own
 // tables, where the move rewrites them.
 void write_tables(Machine& m, const FabricBuilder& fabric, const std::vector<abi::FabricRouteTable>& detours,

@@ -14,9 +14,11 @@
 // their mesh while every other packet keeps its old route. Old routes and
 // detours mixed on one VC close cycles of turns (8 of mesh3x3's 12
 // single-cable moves), and apart they cannot.
+// A cable between meshes changes every mesh's exits: every chip takes new
+// exits, reached along the routes inside its mesh it holds now, which stay.
 // A later cable's move is checked with the detours the earlier ones gave
-// (read back from their routers), since a packet one of them carries may
-// meet it. A torus's escape class is VC 2, above its datelines' two; under
+// and the tables the chips hold (both read back from their routers), since
+// a packet one of them carries may meet it. A torus's escape class is VC 2, above its datelines' two; under
 // bubble flow control (one VC, no escape class) every router of the fabric
 // takes the new tables. Either way check_table_move refuses a move that
 // could deadlock.
