@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "ccl/op_case.h"
@@ -11,6 +13,7 @@
 #include "cli/ccl_request.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/port_argument.h"
 #include "cli/tensor_run.h"
 #include "common/error.h"
 #include "common/hex.h"
@@ -30,7 +33,29 @@ struct RunArgs {
     std::string mesh;  // "": the whole cluster; a mesh id, or "all": each mesh its own op, all at once
     bool in_place = false;
     TensorRunArgs tensor;
+    std::string pull;  // "CHIP.PORT@MS": a cable pulled under the op
 };
+
+// --pull's cable and time: "5.E@20" is chip 5's port E, 20 ms into the op.
+struct Pull {
+    ChipPort end;
+    std::string name;
+    uint32_t after_ms = 0;
+};
+
+// Its words, before a cluster is started; resolve() names the port once one is.
+Pull parse_pull(const std::string& text) {
+    const size_t at = text.find('@');
+    const std::string ms = at == std::string::npos ? "" : text.substr(at + 1);
+    if (at == std::string::npos || at == 0 || ms.empty() || ms.size() > 6 ||
+        ms.find_first_not_of("0123456789") != std::string::npos)
+        throw UsageError("--pull " + text + ": give CHIP.PORT@MS, the cable and how long into the op to pull it " +
+                         "(as 5.E@20, at most 999999 ms)");
+    Pull p;
+    p.name = text.substr(0, at);
+    p.after_ms = static_cast<uint32_t>(std::stoul(ms));
+    return p;
+}
 
 constexpr const char* kShapeRange = "four whole numbers a,b,c,d of at least 1, at most 2^40 elements in all";
 
@@ -199,6 +224,10 @@ int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run
 int run_op(const RunArgs& a, const std::string& run_dir) {
     ccl::OpRequest r = request(a);
     knobs::check(knobs::Reader::kCcl);  // a bad WEFT_CCL_* is a usage error, before any cluster starts
+    if (!a.pull.empty() && (!a.mesh.empty() || tensor_asked(a.tensor)))
+        throw UsageError("--pull pulls a cable under one op over the whole cluster: leave out --mesh and --layout");
+    std::optional<Pull> pull;
+    if (!a.pull.empty()) pull = parse_pull(a.pull);
     if (tensor_asked(a.tensor)) return run_tensor(a, r, run_dir);
     if (!a.mesh.empty() && (!a.record.empty() || !a.trace.empty()))
         throw UsageError("--record and --trace follow one op over the whole cluster: leave out --mesh");
@@ -218,12 +247,20 @@ int run_op(const RunArgs& a, const std::string& run_dir) {
     if (r.root >= n)  // a value out of range, as --chip elsewhere: before the op's header is printed
         throw UsageError("--root: the cluster has chips 0 to " + std::to_string(n - 1) + ", not " +
                          std::to_string(r.root));
+    if (pull) pull->end = resolve(PortWords{pull->name, ""}, cluster->board(), n);
     ccl::CollectiveRunner run(*cluster, options);
     std::printf("%s on %u chips, ring %s (stretch %.2f)\n", ccl::collective_name(r.op).c_str(), n,
                 ring_text(run).c_str(), run.ring_stretch());
     std::unique_ptr<Trace> trace;
     if (!a.trace.empty()) trace = std::make_unique<Trace>(*cluster, a.trace);
-    const ccl::CaseResult res = ccl::run_case(run, *cluster, r, 1);
+    const ccl::CaseResult res =
+        pull ? ccl::run_case(run, *cluster, r, 1,
+                             [&] {
+                                 std::this_thread::sleep_for(std::chrono::milliseconds(pull->after_ms));
+                                 cluster->set_link(pull->end.chip, pull->end.port, false);
+                                 std::printf("  pulled %s %u ms into the op\n", pull->name.c_str(), pull->after_ms);
+                             })
+             : ccl::run_case(run, *cluster, r, 1);
     if (trace) std::printf("  trace: %zu events in %s (open it in Perfetto)\n", trace->stop(), a.trace.c_str());
     print_result(r, res, n);
     if (!a.record.empty()) write_record(*cluster, run, r, a.record);
@@ -260,6 +297,11 @@ Command add_run(CLI::App& weft, Globals& g) {
                     "every packet the fabric's routers send over their cables (the op runs over the fabric), logged "
                     "by them, to this file as JSON (replay it with weft-fabric-model replay FILE)")
         ->option_text("FILE");
+    cmd->add_option("--pull", a->pull,
+                    "pull this cable MS ms into the op, as weft link CHIP.PORT down would: the fabric routes round "
+                    "it live where it can, else the op fails naming why (on a running cluster the cable stays "
+                    "pulled: weft link CHIP.PORT up plugs it back)")
+        ->option_text("CHIP.PORT@MS");
     cmd->add_option("--mesh", a->mesh,
                     "run the op over one mesh's chips (its id, as weft routes shows them), or 'all': over every mesh "
                     "at once, each its own op (over the fabric, each mesh's own fabric)")

@@ -420,6 +420,21 @@ YAML
 $WEFT run all_reduce --cluster "$TMP/two-meshes.yaml" --mesh all --transport fabric --size 16K >"$TMP/out" 2>&1
 check "weft run --mesh all runs an op on each mesh at once" has "$TMP/out" "all_reduce on 2 meshes at once"
 check "... each over its own fabric, right" test "$(grep -c 'over the fabric, .* elements match the host reference' "$TMP/out")" -eq 2
+# A cable pulled under an op from the command line: the fabric goes round it
+# and the op is right; the cable stays pulled until weft link plugs it back.
+$WEFT up "$TMP/two-meshes.yaml" >/dev/null 2>&1
+$WEFT run all_reduce --transport fabric --size 1M --pull 0.E@20 >"$TMP/out" 2>&1
+check "weft run --pull pulls the cable under the op" has "$TMP/out" "pulled 0.E 20 ms into the op"
+check "... and the op is right" has "$TMP/out" "elements match the host reference"
+$WEFT status >"$TMP/status" 2>&1
+check "... the cable stays pulled" grep -q "chip 0.E .* down" "$TMP/status"
+$WEFT link 0.E up >/dev/null 2>&1
+$WEFT down >/dev/null 2>&1
+$WEFT run all_reduce --pull 0.E >"$TMP/out" 2>&1
+check "--pull without a time is a usage error" test $? -eq 2
+check "... naming the form" has "$TMP/out" "give CHIP.PORT@MS"
+$WEFT run all_reduce --pull 0.E@5 --mesh all >"$TMP/out" 2>&1
+check "--pull with --mesh is refused" has "$TMP/out" "--pull pulls a cable under one op over the whole cluster"
 
 # Ctrl-C on a bridge in the foreground.
 "$BUILD/bin/weft-bridge" --cluster "$SRC/clusters/pair.yaml" --run-dir "$WEFT_RUN_DIR" 2>"$TMP/fg.log" &
