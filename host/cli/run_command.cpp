@@ -258,7 +258,8 @@ int run_op(const RunArgs& a, const std::string& run_dir) {
                              [&] {
                                  std::this_thread::sleep_for(std::chrono::milliseconds(pull->after_ms));
                                  cluster->set_link(pull->end.chip, pull->end.port, false);
-                                 std::printf("  pulled %s %u ms into the op\n", pull->name.c_str(), pull->after_ms);
+                                 std::printf("  pulled %s %u ms into the op (weft status: what the fabric did)\n",
+                                             pull->name.c_str(), pull->after_ms);
                              })
              : ccl::run_case(run, *cluster, r, 1);
     if (trace) std::printf("  trace: %zu events in %s (open it in Perfetto)\n", trace->stop(), a.trace.c_str());
