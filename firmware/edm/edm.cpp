@@ -112,8 +112,13 @@ bool Edm::poll_handshake() {
         const uint64_t now = timer::now();
         if ((!handshake_sent_ || now >= next_handshake_) && tx_room(1)) {
             eth::send_word(config_.port, peer_word(&link_.handshake), config_.epoch);
+            constexpr uint32_t kHandshakeBackoff = 16;
+            const uint32_t most = config_.handshake_retry_us * kHandshakeBackoff;
+            handshake_wait_us_ = !handshake_sent_                 ? config_.handshake_retry_us
+                                 : handshake_wait_us_ >= most / 2 ? most
+                                                                  : handshake_wait_us_ * 2;
             handshake_sent_ = true;
-            next_handshake_ = now + uint64_t(config_.handshake_retry_us) * timer::ticks_per_us();
+            next_handshake_ = now + uint64_t(handshake_wait_us_) * timer::ticks_per_us();
             return true;
         }
         return false;
@@ -281,7 +286,9 @@ template <typename Ready>
 bool Edm::wait_progress(Ready ready, uint64_t& down_since, uint32_t wait_value) {
     const uint64_t limit = uint64_t(config_.progress_timeout_us) * timer::ticks_per_us();
     // An initiator resends its handshake on a timer: nothing rings for that.
-    const uint32_t alarm_us = !handshake_done_ && config_.handshake_initiator ? config_.handshake_retry_us : 0;
+    const uint32_t alarm_us = !handshake_done_ && config_.handshake_initiator
+                                  ? (handshake_wait_us_ ? handshake_wait_us_ : config_.handshake_retry_us)
+                                  : 0;
     bool out_of_time = false;
     wait_active(
         [&] {
