@@ -177,15 +177,6 @@ const abi::FabricRouteTable& live_table(model::FabricModel& model, uint32_t chip
     return model.fabric().table(chip);
 }
 
-std::string route_letters(const abi::FabricRouteEntry& entry) {
-    if (entry.hops == 0) return "";
-    std::string letters(1, abi::fabric_letter(entry.first));
-    uint32_t later = entry.route;
-    for (uint32_t k = 1; k < entry.hops && k < abi::kFabricMaxRouteHops; ++k, later >>= 2)
-        letters += abi::fabric_letter(later);
-    return letters;
-}
-
 nlohmann::json state_json(model::FabricModel& model, uint64_t now_ns, const StateOptions& options) {
     const ClusterTopology t = model.cluster().topology();
     const transport::FabricBuilder& f = model.fabric();

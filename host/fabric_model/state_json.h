@@ -10,6 +10,7 @@
 
 #include "fabric_model/traffic.h"
 #include "model/fabric_model.h"
+#include "transport/fabric/routing2d.h"
 
 namespace weft::fabric_model {
 
@@ -31,8 +32,6 @@ const abi::FabricRouteTable& live_table(model::FabricModel& model, uint32_t chip
 // A fabric node as the model's JSON writes it: {"mesh": M, "chip": C}.
 nlohmann::json node_json(abi::FabricNodeId n);
 
-// A route as the spec's compass letters ("EES"), first cable first; "" for
-// an entry of no hops (the chip itself, or no route).
-std::string route_letters(const abi::FabricRouteEntry& entry);
+using transport::route_letters;  // transport/fabric/routing2d.h
 
 }  // namespace weft::fabric_model

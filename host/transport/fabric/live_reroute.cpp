@@ -94,20 +94,11 @@ std::vector<abi::FabricRouteTable> held_tables(Machine& m, const FabricBuilder& 
     for (uint32_t c : fabric.order()) held.push_back(fabric.table(c));
     for (const FabricRouterPlan& p : fabric.routers()) {
         const size_t at = fabric.position(p.chip);
-        if (!p.config.route_table || p.relay_for >= 0 || read[at]) continue;
+        if (!p.config.route_table || read[at]) continue;  // a relay holds none
         m.read(p.chip, p.config.route_table, &held[at], sizeof(abi::FabricRouteTable));
         read[at] = true;
     }
     return held;
-}
-
-// A route's cables in the spec's letters (its first kFabricMaxRouteHops).
-std::string letters_of(const abi::FabricRouteEntry& e) {
-    std::string letters(1, abi::fabric_letter(e.first));
-    uint32_t later = e.route;
-    for (uint32_t k = 1; k < e.hops && k < abi::kFabricMaxRouteHops; ++k, later >>= 2)
-        letters += abi::fabric_letter(later);
-    return letters;
 }
 
 // Every chip's tables after a move between meshes: inside its mesh the
@@ -123,7 +114,7 @@ std::vector<abi::FabricRouteTable> exits_by_held_routes(const FabricBuilder& fab
         if (from == to) return "";
         const abi::FabricRouteEntry& e =
             now[fabric.position(from)].to[to - control.topology().mesh_of(from).first_chip];
-        return e.hops ? letters_of(e) : std::string(kNoRoute);
+        return e.hops ? route_letters(e) : std::string(kNoRoute);
     };
     const ExitOf exits = [&](uint32_t from, uint32_t to_mesh) { return control.exit_route(from, to_mesh, held); };
     std::vector<abi::FabricRouteTable> tables;

@@ -225,4 +225,13 @@ DependencyVerdict check_dependencies(const Mesh& m, const std::vector<std::vecto
         m, [&](uint32_t a, uint32_t b) { return tables[a][b]; }, datelines, bubble);
 }
 
+std::string route_letters(const abi::FabricRouteEntry& entry) {
+    if (entry.hops == 0) return "";
+    std::string letters(1, abi::fabric_letter(entry.first));
+    uint32_t later = entry.route;
+    for (uint32_t k = 1; k < entry.hops && k < abi::kFabricMaxRouteHops; ++k, later >>= 2)
+        letters += abi::fabric_letter(later);
+    return letters;
+}
+
 }  // namespace weft::transport

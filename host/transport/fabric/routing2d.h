@@ -91,4 +91,9 @@ DependencyVerdict check_dependencies(const Mesh& mesh, const std::vector<std::ve
 std::vector<std::string> find_ring_cycle(const Mesh& mesh, const std::vector<ChannelBits>& next,
                                          const std::function<uint32_t(uint32_t)>& across);
 
+// A table entry's route as the spec's compass letters ("EES"), first cable
+// first, as far as the entry holds it (kFabricMaxRouteHops); "" for an
+// entry of no hops (the chip itself, or no route).
+std::string route_letters(const abi::FabricRouteEntry& entry);
+
 }  // namespace weft::transport
