@@ -16,7 +16,10 @@ volatile uint32_t* word_at(uint64_t addr) { return reinterpret_cast<volatile uin
 
 }  // namespace
 
-Edm::Edm(abi::EdmConfig& config) : config_(config), link_(*reinterpret_cast<abi::EdmLinkWords*>(config.link_words)) {
+Edm::Edm(abi::EdmConfig& config)
+    : config_(config),
+      link_(*reinterpret_cast<abi::EdmLinkWords*>(config.link_words)),
+      handshake_wait_us_(config.handshake_retry_us) {
     if (config.magic != abi::kEdmMagic) mailbox::panic(abi::kPanicBadArgs, 0);
     if (config.num_channels > abi::kEdmMaxChannels) mailbox::panic(abi::kPanicBadArgs, 1);
     for (uint32_t i = 0; i < config.num_channels; ++i) {
@@ -114,9 +117,7 @@ bool Edm::poll_handshake() {
             eth::send_word(config_.port, peer_word(&link_.handshake), config_.epoch);
             constexpr uint32_t kHandshakeBackoff = 16;
             const uint32_t most = config_.handshake_retry_us * kHandshakeBackoff;
-            handshake_wait_us_ = !handshake_sent_                 ? config_.handshake_retry_us
-                                 : handshake_wait_us_ >= most / 2 ? most
-                                                                  : handshake_wait_us_ * 2;
+            if (handshake_sent_) handshake_wait_us_ = handshake_wait_us_ < most / 2 ? handshake_wait_us_ * 2 : most;
             handshake_sent_ = true;
             next_handshake_ = now + uint64_t(handshake_wait_us_) * timer::ticks_per_us();
             return true;
@@ -286,9 +287,7 @@ template <typename Ready>
 bool Edm::wait_progress(Ready ready, uint64_t& down_since, uint32_t wait_value) {
     const uint64_t limit = uint64_t(config_.progress_timeout_us) * timer::ticks_per_us();
     // An initiator resends its handshake on a timer: nothing rings for that.
-    const uint32_t alarm_us = !handshake_done_ && config_.handshake_initiator
-                                  ? (handshake_wait_us_ ? handshake_wait_us_ : config_.handshake_retry_us)
-                                  : 0;
+    const uint32_t alarm_us = !handshake_done_ && config_.handshake_initiator ? handshake_wait_us_ : 0;
     bool out_of_time = false;
     wait_active(
         [&] {

@@ -90,7 +90,7 @@ private:
     // Between resends of the handshake: handshake_retry_us, doubling up to
     // kHandshakeBackoff times it while the peer has not started (a busy
     // host can start it tens of ms late; every resend is a frame and a wake).
-    uint32_t handshake_wait_us_ = 0;
+    uint32_t handshake_wait_us_;
     bool done_ = false;
     uint32_t moved_ = 0;
     // TX ring entries a sender leaves free, one per receiver channel: a ring
