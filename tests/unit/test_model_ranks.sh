@@ -10,6 +10,8 @@ export WEFT_SOURCE_DIR=${WEFT_SOURCE_DIR:-$2}
 command -v mpirun >/dev/null || { echo "skip: no mpirun (make deps installs openmpi-bin)"; exit 77; }
 # CI runs as root; Open MPI refuses that unless told; two cores run four ranks.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# One host: the shared-memory transport; probing for UCX costs 0.2 s a launch.
+export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
 # The splits beside one rank: the sanitizer tree (make sanitize) runs only the
 # four-rank one, where every run costs several times more.
 RANKS=${WEFT_MODEL_RANKS:-2 4}
