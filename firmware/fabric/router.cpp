@@ -27,9 +27,39 @@ uint64_t describe(const abi::FabricPacketHeader& h) {
     return (uint64_t(h.src.mesh) << 48) | (uint64_t(h.src.chip) << 32) | h.seq;
 }
 
+// Hands out the slot records of Router's owner's memory, in the order
+// slot_bytes counts them.
+class SlotCarver {
+public:
+    explicit SlotCarver(void* at) : at_(static_cast<uint8_t*>(at)) {}
+    template <typename T>
+    T* take(uint32_t slots) {
+        T* t = reinterpret_cast<T*>(at_);
+        for (uint32_t i = 0; i < slots; ++i) t[i] = T{};
+        at_ += sizeof(T) * slots;
+        return t;
+    }
+
+private:
+    uint8_t* at_;
+};
+
+bool fallback_configured(const abi::FabricRouterConfig& c) { return c.fallback[0].slots != 0; }
+
 }  // namespace
 
-Router::Router(abi::FabricRouterConfig& config)
+size_t Router::slot_bytes(const abi::FabricRouterConfig& config) {
+    size_t bytes = 0;
+    for (uint32_t i = 0; i < config.num_senders && i < abi::kFabricMaxSenders; ++i)
+        bytes += sizeof(SentSlot) * config.senders[i].slots;
+    for (uint32_t v = 0; v < config.num_vcs && v < abi::kFabricMaxVcs; ++v) {
+        bytes += sizeof(uint32_t) * config.receivers[v].slots;
+        if (fallback_configured(config)) bytes += sizeof(uint32_t) * config.fallback_in[v].slots;
+    }
+    return bytes;
+}
+
+Router::Router(abi::FabricRouterConfig& config, void* slots)
     : config_(config),
       link_(*reinterpret_cast<abi::FabricLinkWords*>(config.link_words)),
       status_(*reinterpret_cast<abi::FabricRouterStatus*>(config.status)) {
@@ -41,11 +71,13 @@ Router::Router(abi::FabricRouterConfig& config)
     status_ = abi::FabricRouterStatus{};
     const uint64_t now = timer::now();
     last_poll_ = now;
+    SlotCarver carve(slots);
     for (uint32_t i = 0; i < config.num_senders; ++i) {
         const abi::FabricRing& r = config.senders[i];
         if (r.slots == 0 || r.slots > abi::kFabricMaxSlots || r.vc >= config.num_vcs)
             mailbox::panic(abi::kPanicBadArgs, 100 + i);
         senders_[i].ring = &r;
+        senders_[i].slot = carve.take<SentSlot>(r.slots);
         senders_[i].since = now;
         *word_at(r.written) = 0;  // its writer waits for our start before it writes
     }
@@ -58,6 +90,7 @@ Router::Router(abi::FabricRouterConfig& config)
         const abi::FabricRing& r = config.receivers[v];
         if (r.slots == 0 || r.slots > abi::kFabricMaxSlots) mailbox::panic(abi::kPanicBadArgs, 200 + v);
         receivers_[v].ring = &r;
+        receivers_[v].noc_command = carve.take<uint32_t>(r.slots);
         receivers_[v].since = now;
         for (uint32_t d = 0; d < abi::kFabricMaxDirections; ++d)
             if (config.forward[d][v].slots) *word_at(config.forward[d][v].freed) = 0;
@@ -69,6 +102,7 @@ Router::Router(abi::FabricRouterConfig& config)
         *word_at(config.fallback_in[v].written) = 0;
         *word_at(config.fallback[v].freed) = 0;
         fallback_rx_[v].ring = &config.fallback_in[v];
+        fallback_rx_[v].noc_command = carve.take<uint32_t>(config.fallback_in[v].slots);
         fallback_rx_[v].since = now;
     }
 }
@@ -209,7 +243,7 @@ uint32_t Router::settle(const uint32_t took[abi::kFabricMaxVcs]) {
         const uint32_t before = s.freed;
         for (; s.freed != s.sent; ++s.freed) {
             const uint32_t p = s.freed % s.ring->slots;
-            if (static_cast<int16_t>(s.link_index[p] - static_cast<uint16_t>(took[s.link_vc[p]])) >= 0) break;
+            if (static_cast<int16_t>(s.slot[p].link_index - static_cast<uint16_t>(took[s.slot[p].link_vc])) >= 0) break;
         }
         if (s.freed != before)
             noc::semaphore_inc(*reinterpret_cast<const volatile uint64_t*>(&s.ring->freed), s.freed - before);
@@ -238,7 +272,7 @@ bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
     h.route = e.route;
     h.vc = static_cast<uint16_t>(vc);
     if (!forward(config_.forward[e.first][vc], slot, abi::kFabricHeaderBytes + h.payload_bytes)) return false;
-    s.eth_command[s.sent % s.ring->slots] = command;
+    s.slot[s.sent % s.ring->slots].eth_command = command;
     return true;
 }
 
@@ -264,7 +298,7 @@ bool Router::send_back(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
         h.hops = hops, h.vc = vc;  // tried again at the next poll, from the packet as it was
         return false;
     }
-    s.eth_command[s.sent % s.ring->slots] = command;
+    s.slot[s.sent % s.ring->slots].eth_command = command;
     return true;
 }
 
@@ -273,7 +307,7 @@ bool Router::send_back(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
 bool Router::drop_sent(Sender& s, const abi::FabricPacketHeader& h) {
     const uint32_t command = noc::issued();
     drop(abi::kEventRoutingError, static_cast<uint32_t>(&s - senders_), h);
-    s.eth_command[s.sent % s.ring->slots] = command - 1;  // nothing to wait for
+    s.slot[s.sent % s.ring->slots].eth_command = command - 1;  // nothing to wait for
     return true;
 }
 
@@ -290,7 +324,7 @@ bool Router::send_over_fallback(Sender& s, abi::FabricPacketHeader& h, uint64_t 
     const uint32_t vc = h.vc < config_.num_vcs ? h.vc : 0;
     const uint32_t command = noc::issued();
     if (!push(config_.fallback[vc], fallback_sent_[vc], slot, bytes)) return false;
-    s.eth_command[s.sent % s.ring->slots] = command;
+    s.slot[s.sent % s.ring->slots].eth_command = command;
     return true;
 }
 
@@ -391,9 +425,8 @@ bool Router::send_head(Sender& s, uint64_t now) {
     const uint32_t bytes = abi::kFabricHeaderBytes + (h.payload_bytes <= config_.slot_size - abi::kFabricHeaderBytes
                                                           ? h.payload_bytes
                                                           : 0);  // the receiver drops it as corrupt
-    s.eth_command[s.sent % r.slots] = eth::issued(config_.port);
-    s.link_index[s.sent % r.slots] = static_cast<uint16_t>(peer_sent_[vc]);
-    s.link_vc[s.sent % r.slots] = static_cast<uint8_t>(vc);
+    s.slot[s.sent % r.slots] = {eth::issued(config_.port), static_cast<uint16_t>(peer_sent_[vc]),
+                                static_cast<uint8_t>(vc), 0};
     const uint64_t remote = config_.peer_receivers[vc] + uint64_t(config_.slot_size) * (peer_sent_[vc] % peer.slots);
     eth::send_bytes(config_.port, slot, remote, bytes);
     record(h, vc, now);
@@ -412,7 +445,7 @@ bool Router::send_head(Sender& s, uint64_t now) {
 // then surely left ours, even if our Ethernet ring has yet to say so.
 bool Router::acked(const Sender& s, uint32_t packet) const {
     const uint32_t p = packet % s.ring->slots;
-    return static_cast<int16_t>(s.link_index[p] - static_cast<uint16_t>(link_.acked[s.link_vc[p]])) < 0;
+    return static_cast<int16_t>(s.slot[p].link_index - static_cast<uint16_t>(link_.acked[s.slot[p].link_vc])) < 0;
 }
 
 // Slots whose bytes are on the wire go back to their writer, all in one increment.
@@ -421,7 +454,7 @@ bool Router::free_sent(Sender& s, uint64_t now) {
     const uint32_t before = s.freed;
     const uint32_t noc_done = noc::completed();
     auto done = [&](uint32_t packet) {
-        const uint32_t command = s.eth_command[packet % s.ring->slots];
+        const uint32_t command = s.slot[packet % s.ring->slots].eth_command;
         return path_ == Path::kCable ? eth::done(config_.port, command) || acked(s, packet)
                                      : reached(noc_done, command + 1);
     };

@@ -18,6 +18,7 @@
 // A packet that leaves on the ring's dateline cable moves to VC 1, so that no
 // cycle of full buffers can close around the ring.
 #pragma once
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fabric/route.h"
@@ -28,9 +29,28 @@
 
 namespace weft::fabric {
 
+// What a router keeps of each packet it sent over its cable, until the peer
+// frees its slot: the command that sent it (NoC's, on the fallback), its
+// number among its VC's packets on the cable, and that VC.
+struct SentSlot {
+    uint32_t eth_command;
+    uint16_t link_index;
+    uint8_t link_vc;
+    uint8_t pad;
+};
+static_assert(sizeof(SentSlot) == 8, "SentSlot layout");
+
 class Router {
 public:
-    explicit Router(abi::FabricRouterConfig& config);
+    // The records a router keeps per slot of its channels live in memory its
+    // owner gives it, as many as `config`'s channels have slots: the resident
+    // image keeps room for the most a config may have (kMaxSlotBytes), a
+    // model of thousands of chips only what each router's channels use.
+    static constexpr size_t kMaxSlotBytes =
+        abi::kFabricMaxSlots * (abi::kFabricMaxSenders * sizeof(SentSlot) + 2 * abi::kFabricMaxVcs * sizeof(uint32_t));
+    static size_t slot_bytes(const abi::FabricRouterConfig& config);
+    // `slots`: slot_bytes(config) bytes, 8-byte aligned, for the router's life.
+    Router(abi::FabricRouterConfig& config, void* slots);
 
     // One round over every channel; true if anything moved.
     bool poll();
@@ -51,16 +71,14 @@ private:
     struct Sender {
         const abi::FabricRing* ring = nullptr;
         uint32_t sent = 0, freed = 0;
-        uint32_t eth_command[abi::kFabricMaxSlots] = {};  // the command that sent slot i (NoC's, on the fallback)
-        uint16_t link_index[abi::kFabricMaxSlots] = {};   // slot i's number among its VC's packets on the cable
-        uint8_t link_vc[abi::kFabricMaxSlots] = {};       // and that VC
-        uint64_t since = 0;                               // mtime the head last moved
-        bool reported = false;                            // its head's timeout event was posted
+        SentSlot* slot = nullptr;  // ring->slots of them, slot i's at [i]
+        uint64_t since = 0;        // mtime the head last moved
+        bool reported = false;     // its head's timeout event was posted
     };
     struct Receiver {
         const abi::FabricRing* ring = nullptr;
         uint32_t handled = 0, released = 0, credited = 0;
-        uint32_t noc_command[abi::kFabricMaxSlots] = {};  // NoC commands issued once slot i was handled
+        uint32_t* noc_command = nullptr;                  // ring->slots: the NoC command issued once slot i was handled
         bool decided = false;                             // the head's route decision was taken
         Decision head;
         uint64_t since = 0;

@@ -11,6 +11,7 @@ extern "C" int kernel_main(KernelArgs a) {
     const auto& args = a.as<abi::ResidentArgs>();
     const auto& control = *reinterpret_cast<const abi::ResidentControl*>(args.control);
     if (!control.config) mailbox::panic(abi::kPanicBadArgs, 0);
-    fabric::Router router(*reinterpret_cast<abi::FabricRouterConfig*>(control.config));
+    alignas(8) uint8_t slots[fabric::Router::kMaxSlotBytes];
+    fabric::Router router(*reinterpret_cast<abi::FabricRouterConfig*>(control.config), slots);
     return resident::run(args, router);
 }

@@ -97,13 +97,15 @@ void FabricModel::start_routers() {
         auto* config = reinterpret_cast<abi::FabricRouterConfig*>(
             cluster_.bytes(plan.chip, plan.config_address, sizeof(abi::FabricRouterConfig)));
         relocate(*config, cluster_.memory(plan.chip), cluster_.memory(plan.peer_chip));
-        routers_.push_back({&cluster_.core(plan.chip, plan.core), config, nullptr, plan.chip, plan.core});
+        routers_.push_back({&cluster_.core(plan.chip, plan.core), config, nullptr, nullptr, plan.chip, plan.core});
         // A router waits only for its own devices (a reset of a dead cable's queue): they run in its sleeps.
         routers_.back().core->on_sleep = [this] { cluster_.step_devices(); };
     }
     // Every router starts before any worker writes to it, as on the cluster.
-    for (RouterCore& r : routers_)
-        host_board::run_as(*r.core, [&] { r.router = std::make_unique<fabric::Router>(*r.config); });
+    for (RouterCore& r : routers_) {
+        r.slots = std::make_unique<uint64_t[]>((fabric::Router::slot_bytes(*r.config) + 7) / 8);
+        host_board::run_as(*r.core, [&] { r.router = std::make_unique<fabric::Router>(*r.config, r.slots.get()); });
+    }
     worker_of_.assign(spec_.num_chips * transport::kFabricDirections * abi::kFabricMaxLanes, -1);
 }
 

@@ -138,6 +138,7 @@ private:
         host_board::Core* core;
         abi::FabricRouterConfig* config;
         std::unique_ptr<fabric::Router> router;
+        std::unique_ptr<uint64_t[]> slots;  // its slot records (Router::slot_bytes)
         uint32_t chip = 0, core_id = 0;
         bool asleep = false;
         uint32_t wait_value = 0;  // as posted when it went to sleep
