@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <optional>
@@ -254,6 +255,46 @@ std::string ranks_table() {
     return t.str();
 }
 
+// What the largest rank holds as the ranks grow: a rank keeps only its own
+// chips' routers. A shift of 4 bytes a chip on 16,384 chips (256 meshes of
+// 8x8), 1, 2 and 4 ranks of this host; the model prints the largest rank's
+// peak (1 rank: measured alone, as speed_table does).
+std::string rank_memory_table() {
+    if (bench::find_mpirun().empty()) return "";
+    const std::vector<std::string> model = {paths::build_root() + "/bin/weft-fabric-model",
+                                            "run",
+                                            "shift",
+                                            "--meshes",
+                                            "256",
+                                            "--shape",
+                                            "8x8",
+                                            "--size",
+                                            "64K",
+                                            "--packet-bytes",
+                                            "1024"};
+    std::ostringstream t;
+    t << "\nMemory a rank holds: shift of 4 bytes a chip on 16384 chips (256 meshes of 8x8), peak resident MB "
+         "of the largest rank\n\n| ranks | largest rank MB | of one rank's |\n|---|---|---|\n";
+    const double one = run_alone(speed_case("256 meshes of 8x8", "grid256x8x8", GridCluster{256, 8, 8, 2}, "shift",
+                                            uint64_t(4) * 16384, 1024))
+                           .peak_mb;
+    t << "| 1 | " << std::lround(one) << " | 1.00 |\n";
+    for (int ranks : {2, 4}) {
+        progress("shift on 16384 chips, " + std::to_string(ranks) + " MPI ranks: memory");
+        bench::MpirunOutput run;
+        std::string why;
+        if (!bench::run_mpirun(model, ranks, 600, false, &run, &why)) throw Error(why);
+        if (!run.ok())
+            throw Error("the model on " + std::to_string(ranks) + " ranks: " + bench::mpirun_failure(run, 600));
+        const size_t at = run.err.find("peaked at ");
+        if (at == std::string::npos) throw Error("the model on ranks printed no peak: " + run.err);
+        const double mb = std::stod(run.err.substr(at + 10));
+        t << "| " << ranks << " | " << std::lround(mb) << " | " << std::fixed << std::setprecision(2) << mb / one
+          << " |\n";
+    }
+    return t.str();
+}
+
 // The same ring all-gather on the QEMU torus4x4 (fabric transport) and in
 // the model, every cable shaped to one rate in both.
 std::string emulator_table(uint64_t bytes) {
@@ -303,6 +344,7 @@ int main(int argc, char** argv) {
         std::printf("%s", flow_control_table(quick).c_str());
         std::printf("%s", speed_table(quick).c_str());
         std::printf("%s", ranks_table().c_str());
+        if (!quick) std::printf("%s", rank_memory_table().c_str());
         std::printf("%s", emulator_table(1 << 20).c_str());
         std::fprintf(stderr, "\r%80s\r", "");
         return 0;

@@ -3,7 +3,7 @@
 // plans it on QEMU), runs traffic through the real router code and prints
 // what silicon-like chips and cables would take (costs.h).
 #include <stdio.h>
-
+#include <sys/resource.h>
 #include <unistd.h>
 #include <cstdio>
 
@@ -197,6 +197,17 @@ void print_op(const OpTime& t, const Costs& costs) {
 
 }  // namespace
 
+// On ranks, what the largest rank held: a rank keeps only its own chips'
+// routers, so more ranks (or hosts) take a model that one host cannot.
+void say_rank_memory(Ranks& ranks) {
+    if (ranks.size() == 1) return;
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const uint64_t largest = ranks.max(uint64_t(usage.ru_maxrss));  // KiB on Linux
+    fprintf(stderr, "weft-fabric-model: %u ranks, the largest peaked at %.0f MB resident\n", ranks.size(),
+            double(largest) / 1024);
+}
+
 int main(int argc, char** argv) {
     CLI::App app{"weft-fabric-model: the fabric router's own code on modelled chips, in virtual time"};
     app.require_subcommand(1);
@@ -353,6 +364,7 @@ int main(int argc, char** argv) {
                    a.from, a.to, (unsigned long long)s.bytes, (unsigned long long)s.packets, double(s.ns) / 1e3,
                    s.gbps(), s.gbps() / c.cable_gbps, s.mpps());
         }
+        say_rank_memory(ranks);
     } catch (const std::exception& e) {
         fprintf(stderr, "weft-fabric-model: %s\n", e.what());
         return 1;

@@ -139,7 +139,8 @@ json detours_json(model::FabricModel& model, uint32_t chip, const abi::FabricRou
     for (size_t r = 0; r < model.router_count(); ++r) {
         const abi::FabricRouterConfig& c = model.router_config(r);
         if (model.fabric().routers()[r].chip != chip || !c.detour_table) continue;
-        const auto& d = *reinterpret_cast<const abi::FabricRouteTable*>(c.detour_table);
+        const auto& d = model.at<abi::FabricRouteTable>(r, c.detour_table);
+        if (d.chips == 0) continue;  // never written: another rank's router, no move round its cable
         if (d.chips == own.chips && std::memcmp(d.to, own.to, sizeof(abi::FabricRouteEntry) * own.chips) == 0) continue;
         detours.push_back({{"port", model.fabric().routers()[r].port}, {"l0", l0_json(d, model.fabric().node(chip))}});
     }
@@ -171,9 +172,12 @@ json tables_json(model::FabricModel& model, const ClusterTopology& t) {
 json node_json(abi::FabricNodeId n) { return {{"mesh", n.mesh}, {"chip", n.chip}}; }
 
 const abi::FabricRouteTable& live_table(model::FabricModel& model, uint32_t chip) {
-    for (size_t r = 0; r < model.router_count(); ++r)
-        if (model.fabric().routers()[r].chip == chip && model.router_config(r).route_table)
-            return *reinterpret_cast<const abi::FabricRouteTable*>(model.router_config(r).route_table);
+    for (size_t r = 0; r < model.router_count(); ++r) {
+        if (model.fabric().routers()[r].chip != chip || !model.router_config(r).route_table) continue;
+        const auto& t = model.at<abi::FabricRouteTable>(r, model.router_config(r).route_table);
+        // Never written (another rank's router, no move rewrote it): the builder's.
+        if (t.chips) return t;
+    }
     return model.fabric().table(chip);
 }
 

@@ -46,6 +46,7 @@ std::pair<int, uint32_t> across(model::FabricModel& model, int out, uint32_t vc)
 std::vector<HeldChannel> held_channels(model::FabricModel& model) {
     std::vector<HeldChannel> out;
     for (size_t r = 0; r < model.router_count(); ++r) {
+        if (!model.holds_router(r)) continue;  // another rank's: it holds nothing here
         const abi::FabricRouterConfig& c = model.router_config(r);
         const abi::FabricRouterStatus& s = model.router_status(r);
         const auto& link = *reinterpret_cast<const abi::FabricLinkWords*>(c.link_words);

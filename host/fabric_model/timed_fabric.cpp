@@ -27,9 +27,9 @@ bool reset_pending(const Ring& ring) {
     return __atomic_load_n(const_cast<uint32_t*>(&ring.reset_seq), __ATOMIC_ACQUIRE) != ring.reset_ack;
 }
 
-// Whole meshes per rank where there are at least as many meshes as ranks,
-// else runs of chips in id order.
-std::vector<uint32_t> partition(const ClusterTopology& t, uint32_t chips, uint32_t ranks) {
+}  // namespace
+
+std::vector<uint32_t> chip_owners(const ClusterTopology& t, uint32_t chips, uint32_t ranks) {
     std::vector<uint32_t> owner(chips, 0);
     const auto& meshes = t.meshes();
     for (uint32_t c = 0; c < chips; ++c) {
@@ -43,6 +43,8 @@ std::vector<uint32_t> partition(const ClusterTopology& t, uint32_t chips, uint32
     }
     return owner;
 }
+
+namespace {
 
 // A delivery crossing to another rank: its event's key, then its bytes.
 struct Crossing {
@@ -64,7 +66,7 @@ TimedFabric::TimedFabric(model::FabricModel& model, const Costs& costs, Ranks* r
     ranks_ = ranks ? ranks : own_ranks_.get();
     if (ranks_->size() > 1 && costs.cable_latency_ns == 0)
         throw Error("the model's ranks need a cable latency above 0 ns: it is their lookahead");
-    owner_ = partition(model.cluster().topology(), chips, ranks_->size());
+    owner_ = chip_owners(model.cluster().topology(), chips, ranks_->size());
     made_.assign(chips, 0);
     host_made_.assign(chips, 0);
     outgoing_.resize(ranks_->size());

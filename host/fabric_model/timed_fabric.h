@@ -50,6 +50,10 @@ struct RunResult {
 
 class Ranks;
 
+// Which rank runs each chip: whole meshes per rank where there are at least
+// as many meshes as ranks, else runs of chips in id order.
+std::vector<uint32_t> chip_owners(const ClusterTopology& topology, uint32_t chips, uint32_t ranks);
+
 class TimedFabric {
 public:
     // `ranks` (default: this process alone) share the chips; every rank

@@ -6,6 +6,8 @@
 
 #include "ccl/collective.h"
 #include "common/error.h"
+#include "driver/cluster_file.h"
+#include "driver/paths.h"
 #include "driver/topology.h"
 #include "fabric_model/stuck_channels.h"
 #include "transport/fabric/fabric.h"
@@ -69,6 +71,16 @@ model::FabricModel::Plan plan_for(const ModelOptions& o) {
     };
 }
 
+// On ranks, the chips this rank runs (chip_owners): it holds only their
+// routers. Empty: one rank holds every chip.
+std::vector<bool> held_by_this_rank(const ClusterSpec& spec, const Ranks* ranks) {
+    if (!ranks || ranks->size() == 1) return {};
+    const std::vector<uint32_t> owner = chip_owners(ClusterTopology::from_spec(spec), spec.num_chips, ranks->size());
+    std::vector<bool> held(spec.num_chips);
+    for (uint32_t c = 0; c < spec.num_chips; ++c) held[c] = owner[c] == ranks->rank();
+    return held;
+}
+
 std::unique_ptr<model::FabricModel> model_for(const ModelOptions& o) {
     if (o.grid) {
         // What the routers' tables address, before a chip is mapped: a grid
@@ -83,9 +95,12 @@ std::unique_ptr<model::FabricModel> model_for(const ModelOptions& o) {
                         std::to_string(o.grid->width) + "x" + std::to_string(o.grid->height) + ")");
         ClusterSpec spec = grid_cluster_spec(*o.grid);
         const uint64_t ram_bytes = spec.board.dram.base - spec.board.ram.base + kGridDram;
-        return std::make_unique<model::FabricModel>(std::move(spec), plan_for(o), ram_bytes);
+        std::vector<bool> held = held_by_this_rank(spec, o.ranks);
+        return std::make_unique<model::FabricModel>(std::move(spec), plan_for(o), ram_bytes, std::move(held));
     }
-    return std::make_unique<model::FabricModel>(o.cluster, plan_for(o));
+    ClusterSpec spec = load_cluster(paths::cluster_file(o.cluster), paths::load_built_board);
+    std::vector<bool> held = held_by_this_rank(spec, o.ranks);
+    return std::make_unique<model::FabricModel>(std::move(spec), plan_for(o), 0, std::move(held));
 }
 
 }  // namespace

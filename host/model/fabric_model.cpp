@@ -83,8 +83,11 @@ FabricModel::FabricModel(const std::string& cluster, FabricSpec options, const t
 
 FabricModel::FabricModel(const std::string& cluster, const Plan& plan) : FabricModel(load(cluster), plan) {}
 
-FabricModel::FabricModel(ClusterSpec cluster, const Plan& plan, uint64_t ram_bytes)
-    : spec_(std::move(cluster)), cluster_(spec_, ram_bytes), l1_(spec_.board) {
+FabricModel::FabricModel(ClusterSpec cluster, const Plan& plan, uint64_t ram_bytes, std::vector<bool> held)
+    : spec_(std::move(cluster)), cluster_(spec_, ram_bytes), l1_(spec_.board), held_(std::move(held)) {
+    if (!held_.empty() && held_.size() != spec_.num_chips)
+        throw std::logic_error("FabricModel: `held` names " + std::to_string(held_.size()) + " chips of " +
+                               std::to_string(spec_.num_chips));
     fabric_ = std::make_unique<transport::FabricBuilder>(plan(cluster_));
     start_routers();
 }
@@ -92,8 +95,12 @@ FabricModel::FabricModel(ClusterSpec cluster, const Plan& plan, uint64_t ram_byt
 void FabricModel::start_routers() {
     for (size_t r = 0; r < fabric_->routers().size(); ++r) {
         const transport::FabricRouterPlan& plan = fabric_->routers()[r];
-        fabric_->write_router(cluster_, r);
         l1_.keep_out(plan.chip, plan.core, plan.l1);
+        if (!holds(plan.chip)) {
+            routers_.push_back({&cluster_.core(plan.chip, plan.core), nullptr, nullptr, nullptr, plan.chip, plan.core});
+            continue;
+        }
+        fabric_->write_router(cluster_, r);
         auto* config = reinterpret_cast<abi::FabricRouterConfig*>(
             cluster_.bytes(plan.chip, plan.config_address, sizeof(abi::FabricRouterConfig)));
         relocate(*config, cluster_.memory(plan.chip), cluster_.memory(plan.peer_chip));
@@ -103,6 +110,7 @@ void FabricModel::start_routers() {
     }
     // Every router starts before any worker writes to it, as on the cluster.
     for (RouterCore& r : routers_) {
+        if (!r.config) continue;
         r.slots = std::make_unique<uint64_t[]>((fabric::Router::slot_bytes(*r.config) + 7) / 8);
         host_board::run_as(*r.core, [&] { r.router = std::make_unique<fabric::Router>(*r.config, r.slots.get()); });
     }
@@ -191,6 +199,7 @@ bool FabricModel::poll(Worker& w) {
 
 void FabricModel::check_credits() {
     for (const RouterCore& r : routers_) {
+        if (!r.router) continue;
         const auto& link = *reinterpret_cast<const abi::FabricLinkWords*>(r.config->link_words);
         const auto& st = r.router->status();
         for (uint32_t v = 0; v < r.config->num_vcs; ++v)
@@ -199,7 +208,17 @@ void FabricModel::check_credits() {
     }
 }
 
+const abi::FabricRouterConfig& FabricModel::router_config(size_t r) const {
+    return routers_[r].config ? *routers_[r].config : fabric_->routers()[r].config;
+}
+
+const abi::FabricRouterStatus& FabricModel::router_status(size_t r) const {
+    static const abi::FabricRouterStatus kNone{};
+    return routers_[r].router ? routers_[r].router->status() : kNone;
+}
+
 bool FabricModel::poll_router(size_t r) {
+    if (!holds_router(r)) throw std::logic_error("FabricModel: router " + std::to_string(r) + " is another rank's");
     try {
         return host_board::run_as(*routers_[r].core, [&] { return routers_[r].router->poll(); });
     } catch (const host_board::Panic& p) {  // where and why, as a QEMU chip's fault says
@@ -234,13 +253,15 @@ bool FabricModel::step_router(size_t r, const Touched& touched) {
 }
 
 uint32_t FabricModel::router_wait_value(size_t r) {
+    if (!holds_router(r)) return 0;
     return host_board::run_as(*routers_[r].core, [&] { return routers_[r].router->wait_value(); });
 }
 
 void FabricModel::step() {
     bool moved = cluster_.step_devices();
     const std::vector<Touched> touched = cluster_.take_touched();
-    for (size_t r = 0; r < routers_.size(); ++r) moved |= step_router(r, touched[routers_[r].chip]);
+    for (size_t r = 0; r < routers_.size(); ++r)
+        if (holds_router(r)) moved |= step_router(r, touched[routers_[r].chip]);
     for (auto& w : workers_) moved |= poll(*w);
     check_credits();
     if (on_step) on_step();
@@ -255,6 +276,7 @@ bool FabricModel::idle() {
 }
 
 uint32_t FabricModel::slots_in_use(size_t r) const {
+    if (!holds_router(r)) return 0;
     const abi::FabricRouterConfig& c = *routers_[r].config;
     const abi::FabricRouterStatus& s = routers_[r].router->status();
     const auto& link = *reinterpret_cast<const abi::FabricLinkWords*>(c.link_words);
@@ -298,12 +320,13 @@ fabric::Route FabricModel::look_up(uint32_t chip, uint32_t to, uint8_t* first) {
 const abi::FabricRouterStatus& FabricModel::status(uint32_t chip, FabricDirection direction) {
     const int r = fabric_->router_index(chip, direction);
     if (r < 0) throw std::runtime_error("no such router");
-    return routers_[r].router->status();
+    return router_status(size_t(r));
 }
 
 void FabricModel::command_all(uint32_t command) {
     // As the host writes it into the router's L1 (the status lives there), and rings it.
     for (RouterCore& r : routers_) {
+        if (!r.router) continue;
         const_cast<abi::FabricRouterStatus&>(r.router->status()).command = command;
         r.asleep = false;
     }

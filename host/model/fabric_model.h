@@ -52,7 +52,11 @@ public:
     // The same over a cluster made in memory (one no cluster file holds:
     // more chips than kMaxClusterChips).
     // `ram_bytes`: what each chip keeps of the board's RAM (HostCluster).
-    FabricModel(ClusterSpec cluster, const Plan& plan, uint64_t ram_bytes = 0);
+    // `held`, when given, names the chips whose routers this process runs
+    // (an MPI rank's): the others' routers are planned but never written
+    // into their chips' memory nor started, so a rank's memory grows with
+    // its own chips. Writes to them (the control plane's) still land.
+    FabricModel(ClusterSpec cluster, const Plan& plan, uint64_t ram_bytes = 0, std::vector<bool> held = {});
 
     HostCluster& cluster() { return cluster_; }
     const transport::FabricBuilder& fabric() const { return *fabric_; }
@@ -103,8 +107,20 @@ public:
     // of step(): each router and worker polled alone, as `core`.
     size_t router_count() const { return routers_.size(); }
     host_board::Core& router_core(size_t r) { return *routers_[r].core; }
-    const abi::FabricRouterConfig& router_config(size_t r) const { return *routers_[r].config; }
-    const abi::FabricRouterStatus& router_status(size_t r) const { return routers_[r].router->status(); }
+    // Whether this process runs `chip`'s routers (the constructor's `held`).
+    bool holds(uint32_t chip) const { return held_.empty() || held_[chip]; }
+    bool holds_router(size_t r) const { return routers_[r].router != nullptr; }
+    // A router this process does not hold: its plan's config, board
+    // addresses (to reach them: at()), and a status of zeros.
+    const abi::FabricRouterConfig& router_config(size_t r) const;
+    const abi::FabricRouterStatus& router_status(size_t r) const;
+    // What a router's config address points at, on router r's chip,
+    // whether this process holds it or not.
+    template <typename T>
+    const T& at(size_t r, uint64_t address) {
+        if (holds_router(r)) return *reinterpret_cast<const T*>(address);
+        return *reinterpret_cast<const T*>(bytes(routers_[r].chip, address, sizeof(T)));
+    }
     uint32_t router_chip(size_t r) const { return routers_[r].chip; }
     bool poll_router(size_t r);
     // The slots router r's channels have in use: packets not yet passed on,
@@ -167,6 +183,7 @@ private:
     HostCluster cluster_;
     transport::L1Allocator l1_;
     std::unique_ptr<transport::FabricBuilder> fabric_;
+    std::vector<bool> held_;  // empty: every chip
     std::vector<RouterCore> routers_;
     std::vector<std::unique_ptr<Worker>> workers_;
     std::vector<int> worker_of_;  // (chip, direction, lane) -> worker index, -1: none yet

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -259,6 +260,45 @@ void test_a_move_after_moves_between_meshes_is_checked_against_the_tables_held(v
     }
     sim.finish();
     check_all_to_all(sim, kAllToAllBytes);
+}
+
+// The second rank of four, for what a rank builds: it runs nothing, so it
+// never meets the others.
+class SecondOfFour final : public Ranks {
+public:
+    uint32_t rank() const override { return 1; }
+    uint32_t size() const override { return 4; }
+    uint64_t min(uint64_t) override { throw std::logic_error("SecondOfFour runs nothing"); }
+    uint64_t max(uint64_t) override { throw std::logic_error("SecondOfFour runs nothing"); }
+    uint64_t sum(uint64_t) override { throw std::logic_error("SecondOfFour runs nothing"); }
+    std::vector<uint8_t> exchange(const std::vector<std::vector<uint8_t>>&) override {
+        throw std::logic_error("SecondOfFour runs nothing");
+    }
+};
+
+// A rank holds only its own chips' routers (4mesh3x3 on four ranks: mesh 1's):
+// the others' are planned alike, but neither written into their chips'
+// memory nor started, so a rank's memory grows with its share of the chips.
+void test_a_rank_holds_only_its_own_chips_routers(void**) {
+    SecondOfFour ranks;
+    ModelOptions o;
+    o.cluster = "4mesh3x3";
+    o.ranks = &ranks;
+    Simulation sim(o);
+    model::FabricModel& m = sim.model();
+    size_t held = 0;
+    for (size_t r = 0; r < m.router_count(); ++r) {
+        const transport::FabricRouterPlan& p = m.fabric().routers()[r];
+        const bool mine = sim.engine().owns(p.chip);
+        assert_int_equal(mine, m.fabric().node(p.chip).mesh == 1);
+        assert_int_equal(m.holds_router(r), mine);
+        uint32_t magic = 0;
+        std::memcpy(&magic, m.bytes(p.chip, p.config_address, sizeof magic), sizeof magic);
+        assert_int_equal(magic, mine ? abi::kFabricRouterMagic : 0);
+        assert_int_equal(m.router_config(r).port, p.port);  // its plan's, where it is not held
+        held += mine;
+    }
+    assert_true(held > 0 && held < m.router_count());
 }
 
 // A two-plane ring whose plane-0 cable is out plans as weft run plans it:
@@ -567,6 +607,7 @@ int main() {
         cmocka_unit_test(test_every_cable_of_a_ring_fails_under_traffic_and_nothing_is_lost),
         cmocka_unit_test(test_every_cable_of_four_meshes_fails_under_traffic),
         cmocka_unit_test(test_a_move_after_moves_between_meshes_is_checked_against_the_tables_held),
+        cmocka_unit_test(test_a_rank_holds_only_its_own_chips_routers),
         cmocka_unit_test(test_a_plane_that_lost_a_cable_leaves_the_fabric_to_the_next),
         cmocka_unit_test(test_a_cable_between_meshes_after_one_inside_a_mesh),
         cmocka_unit_test(test_cables_of_a_mesh_fail_one_after_another_under_traffic),

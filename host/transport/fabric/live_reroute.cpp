@@ -53,6 +53,7 @@ std::vector<EarlierDetour> earlier_detours(Machine& m, const FabricBuilder& fabr
         EarlierDetour e;
         e.chip = p.chip, e.dir = static_cast<uint32_t>(p.direction);
         m.read(p.chip, p.config.detour_table, &e.table, abi::kFabricDetourTableBytes);
+        if (e.table.chips == 0) continue;  // never written (a model rank's copy of another's router)
         if (many) {
             if (e.table.meshes == 0) continue;
             m.read(p.chip, p.config.detour_table + abi::kFabricDetourTableBytes, &e.table.to_mesh,
@@ -86,7 +87,9 @@ void write_tables(Machine& m, const FabricBuilder& fabric, const std::vector<abi
 
 // The tables each chip of `fabric` routes by now (by position), read back
 // from its routers: an earlier move between meshes rewrote every chip's, so
-// the builder's may be stale. A chip whose routers hold none keeps the builder's.
+// the builder's may be stale. A chip whose routers hold none keeps the
+// builder's, and so does one whose table reads empty: a model's rank holds
+// only its own chips' routers, and another rank's never had one written.
 std::vector<abi::FabricRouteTable> held_tables(Machine& m, const FabricBuilder& fabric) {
     std::vector<abi::FabricRouteTable> held;
     std::vector<bool> read(fabric.order().size());
@@ -95,7 +98,9 @@ std::vector<abi::FabricRouteTable> held_tables(Machine& m, const FabricBuilder& 
     for (const FabricRouterPlan& p : fabric.routers()) {
         const size_t at = fabric.position(p.chip);
         if (!p.config.route_table || read[at]) continue;  // a relay holds none
-        m.read(p.chip, p.config.route_table, &held[at], sizeof(abi::FabricRouteTable));
+        abi::FabricRouteTable t;
+        m.read(p.chip, p.config.route_table, &t, sizeof t);
+        if (t.chips) held[at] = t;
         read[at] = true;
     }
     return held;
