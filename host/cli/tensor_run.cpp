@@ -17,40 +17,18 @@ namespace weft::cli {
 namespace {
 
 abi::TensorMemory memory_named(const std::string& flag, const std::string& name) {
-    if (name == "interleaved") return abi::kInterleaved;
-    if (name == "height") return abi::kHeightSharded;
-    if (name == "width") return abi::kWidthSharded;
-    if (name == "block") return abi::kBlockSharded;
+    if (const std::optional<abi::TensorMemory> m = tensor::parse_memory(name)) return *m;
     throw UsageError(flag + " must be interleaved, height, width or block, not '" + name + "'");
 }
 
 // "XxY": the shard grid's columns and rows of worker cores.
-std::pair<uint16_t, uint16_t> grid_of(const std::string& text) {
+tensor::CoreGrid grid_of(const std::string& text) {
     unsigned x = 0, y = 0;
     char by = 0, extra = 0;
     if (std::sscanf(text.c_str(), "%u%c%u%c", &x, &by, &y, &extra) != 3 || by != 'x' || x == 0 || y == 0 || x > 64 ||
         y > 64)
         throw UsageError("--shard-grid must be XxY, each 1 to 64 (e.g. 2x1), not '" + text + "'");
     return {uint16_t(x), uint16_t(y)};
-}
-
-uint64_t up_to(uint64_t v, uint64_t grain) { return (v + grain - 1) / grain * grain; }
-
-// `t` in `memory` over the grid, its shards as even as whole pages allow.
-abi::TensorSpec in_memory(abi::TensorSpec t, abi::TensorMemory memory, std::pair<uint16_t, uint16_t> grid) {
-    t.memory = memory;
-    t.grid_x = grid.first, t.grid_y = grid.second;
-    const uint64_t cores = uint64_t(grid.first) * grid.second;
-    const uint64_t down = memory == abi::kBlockSharded ? grid.second : cores;
-    const uint64_t across = memory == abi::kBlockSharded ? grid.first : cores;
-    t.shard_rows = uint32_t(up_to((abi::tensor_rows(t) + down - 1) / down, abi::page_rows(t)));
-    const uint32_t grain = t.layout == abi::kTilePages ? abi::kTileSide : 1;
-    t.shard_cols = uint32_t(up_to((abi::tensor_cols(t) + across - 1) / across, grain));
-    return t;
-}
-
-abi::TensorAt placed(const BoardInfo& board, const abi::TensorSpec& t, uint64_t offset) {
-    return abi::tensor_sharded(t) ? tensor::sharded_at(board, t, offset) : tensor::interleaved_at(board, t, offset);
 }
 
 std::vector<uint8_t> random_bytes(const abi::TensorSpec& t, uint32_t seed) {
@@ -73,16 +51,6 @@ std::vector<std::vector<uint32_t>> groups_of(const std::string& axis, Cluster& c
     } catch (const Error& e) {
         throw UsageError(std::string("--mesh-axis: ") + e.what());
     }
-}
-
-// The op's input and output on every chip: the output after the input, in
-// the banks past the input's share, in L1 past its shards.
-struct Placed {
-    abi::TensorAt in, out;
-};
-Placed place_both(const BoardInfo& board, const abi::TensorSpec& in, const abi::TensorSpec& out) {
-    const uint64_t after = abi::tensor_sharded(in) == abi::tensor_sharded(out) ? up_to(abi::tensor_unit_bytes(in), 4096) : 0;
-    return {placed(board, in, 0), placed(board, out, after)};
 }
 
 // --out-memory, or --memory if not given.
@@ -115,7 +83,7 @@ abi::TensorSpec tensor_of(const TensorRunArgs& t, const std::array<uint64_t, 4>&
 }
 
 // --shard-grid, leaving the op's kernel a worker core of its own.
-std::pair<uint16_t, uint16_t> grid_for(const TensorRunArgs& t, const BoardInfo& board, const std::string& op) {
+tensor::CoreGrid grid_for(const TensorRunArgs& t, const BoardInfo& board, const std::string& op) {
     const auto grid = grid_of(t.shard_grid);
     const size_t workers = board.cores_with_role(CoreRole::kWorker).size();
     if (size_t(grid.first) * grid.second >= workers)
@@ -142,9 +110,10 @@ int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>&
     const uint32_t ranks = uint32_t(groups[0].size());
     const BoardInfo& board = cluster.board();
     const auto grid = grid_for(t, board, "all_gather");
-    const abi::TensorSpec part = in_memory(tensor_of(t, shape, dtype), memory_named("--memory", t.memory), grid);
-    const abi::TensorSpec whole = in_memory(tensor::gathered(part, dim, ranks, part), out_memory_of(t), grid);
-    const auto [in, out] = place_both(board, part, whole);
+    const abi::TensorSpec part =
+        tensor::in_memory(tensor_of(t, shape, dtype), memory_named("--memory", t.memory), grid);
+    const abi::TensorSpec whole = tensor::in_memory(tensor::gathered(part, dim, ranks, part), out_memory_of(t), grid);
+    const auto [in, out] = tensor::place_both(board, part, whole);
     auto fabric = transport::Fabric::start(cluster, transport::cluster_fabric(board, cluster.topology(), FabricSpec{}),
                                            std::chrono::milliseconds(10000));
     const std::vector<std::vector<uint8_t>> parts = write_random(cluster, in);
@@ -181,9 +150,9 @@ int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& 
     const BoardInfo& board = cluster.board();
     const auto grid = grid_for(t, board, "sendrecv");
     const abi::TensorSpec spec = tensor_of(t, shape, dtype);
-    const abi::TensorSpec sent = in_memory(spec, memory_named("--memory", t.memory), grid);
-    const abi::TensorSpec received = in_memory(spec, out_memory_of(t), grid);
-    const auto [in, out] = place_both(board, sent, received);
+    const abi::TensorSpec sent = tensor::in_memory(spec, memory_named("--memory", t.memory), grid);
+    const abi::TensorSpec received = tensor::in_memory(spec, out_memory_of(t), grid);
+    const auto [in, out] = tensor::place_both(board, sent, received);
     // Round the ring the flat sendrecv uses: each chip to the next.
     const std::vector<uint32_t> ring = Topology(cluster.topology()).ring_order();
     std::vector<std::pair<uint32_t, uint32_t>> shift;

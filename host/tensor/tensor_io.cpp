@@ -12,6 +12,8 @@ namespace {
 
 uint64_t unit_address(const abi::TensorAt& at, uint32_t unit) { return at.base + unit * at.unit_stride; }
 
+uint64_t up_to(uint64_t v, uint64_t grain) { return (v + grain - 1) / grain * grain; }
+
 }  // namespace
 
 abi::TensorAt interleaved_at(const BoardInfo& board, abi::TensorSpec t, uint64_t offset) {
@@ -49,6 +51,36 @@ abi::TensorAt sharded_at(const BoardInfo& board, const abi::TensorSpec& t, uint6
                         std::to_string(workers[k]) + "'s free L1 of " + std::to_string(free.size) + " bytes");
     }
     return {t, base, stride};
+}
+
+std::optional<abi::TensorMemory> parse_memory(const std::string& name) {
+    if (name == "interleaved") return abi::kInterleaved;
+    if (name == "height") return abi::kHeightSharded;
+    if (name == "width") return abi::kWidthSharded;
+    if (name == "block") return abi::kBlockSharded;
+    return std::nullopt;
+}
+
+abi::TensorSpec in_memory(abi::TensorSpec t, abi::TensorMemory memory, CoreGrid grid) {
+    t.memory = memory;
+    t.grid_x = grid.first, t.grid_y = grid.second;
+    const uint64_t cores = uint64_t(grid.first) * grid.second;
+    const uint64_t down = memory == abi::kBlockSharded ? grid.second : cores;
+    const uint64_t across = memory == abi::kBlockSharded ? grid.first : cores;
+    t.shard_rows = uint32_t(up_to((abi::tensor_rows(t) + down - 1) / down, abi::page_rows(t)));
+    const uint32_t grain = t.layout == abi::kTilePages ? abi::kTileSide : 1;
+    t.shard_cols = uint32_t(up_to((abi::tensor_cols(t) + across - 1) / across, grain));
+    return t;
+}
+
+abi::TensorAt placed(const BoardInfo& board, const abi::TensorSpec& t, uint64_t offset) {
+    return abi::tensor_sharded(t) ? sharded_at(board, t, offset) : interleaved_at(board, t, offset);
+}
+
+PlacedPair place_both(const BoardInfo& board, const abi::TensorSpec& in, const abi::TensorSpec& out) {
+    const uint64_t after = abi::tensor_sharded(in) == abi::tensor_sharded(out) ? up_to(abi::tensor_unit_bytes(in), 4096)
+                                                                               : 0;
+    return {placed(board, in, 0), placed(board, out, after)};
 }
 
 void write_tensor(Chip& chip, const abi::TensorAt& at, const void* data) {

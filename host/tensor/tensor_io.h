@@ -5,6 +5,9 @@
 #pragma once
 #include <stdint.h>
 
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "driver/board.h"
@@ -22,6 +25,22 @@ abi::TensorAt interleaved_at(const BoardInfo& board, abi::TensorSpec t, uint64_t
 // weft::Error if the grid has more cores than the board's workers or a shard
 // overruns a core's free L1.
 abi::TensorAt sharded_at(const BoardInfo& board, const abi::TensorSpec& t, uint64_t offset);
+
+// "interleaved", "height", "width" or "block"; nullopt for another name.
+std::optional<abi::TensorMemory> parse_memory(const std::string& name);
+// A grid of worker cores: columns, rows.
+using CoreGrid = std::pair<uint16_t, uint16_t>;
+// `t` in `memory` over `grid` (sharded memories), its shards as even as
+// whole pages allow; interleaved memory ignores the grid.
+abi::TensorSpec in_memory(abi::TensorSpec t, abi::TensorMemory memory, CoreGrid grid);
+// `t` where its memory says: interleaved_at or sharded_at.
+abi::TensorAt placed(const BoardInfo& board, const abi::TensorSpec& t, uint64_t offset);
+// An op's input and output on every chip: the output after the input, in
+// the banks past the input's share, or in L1 past its shards.
+struct PlacedPair {
+    abi::TensorAt in, out;
+};
+PlacedPair place_both(const BoardInfo& board, const abi::TensorSpec& in, const abi::TensorSpec& out);
 
 void write_tensor(Chip& chip, const abi::TensorAt& at, const void* data);
 std::vector<uint8_t> read_tensor(Chip& chip, const abi::TensorAt& at);
