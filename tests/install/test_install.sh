@@ -76,6 +76,11 @@ APP
 g++ "$TMP/app.cpp" -o "$TMP/app" \$(PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pkg-config --cflags --libs weft) >"$TMP/app.log" 2>&1 &&
     "$TMP/app" >"$TMP/app.out" 2>&1
 echo \$? >"$TMP/app.rc"
+PYTHONPATH="$PREFIX/lib/python3/dist-packages" /usr/bin/python3 -c "
+import numpy as np, weft
+with weft.Cluster.start('pair') as c:
+    print('python: all_reduce', c.all_reduce([np.full(8, 2, np.float32)] * c.chips)[0].tolist())
+" >"$TMP/python" 2>&1
 SCRIPT
 unshare --mount --map-root-user bash "$TMP/as_user.sh" >"$TMP/as_user.log" 2>&1
 check "the source and build trees were out of reach" has "$TMP/as_user.log" "=== trees hidden: 0 entries"
@@ -91,6 +96,8 @@ check "... its firmware test passes on the host board" test "$(cat "$TMP/fwtest.
 check "... the installed weft launches its kernel, which returns 1+...+10" has "$TMP/launch" "returned 55"
 check "g++ app.cpp \$(pkg-config --cflags --libs weft) builds a program that finds the install without weft::init()" \
     has "$TMP/app.out" "app: firmware in $PREFIX/share/weft/firmware/qemu-virt"
-[ "$failed" -eq 0 ] || { cat "$TMP/as_user.log"; tail -20 "$TMP/build.log" "$TMP/app.log" "$TMP/launch" "$TMP/allreduce" 2>/dev/null; }
+check "import weft, from the install's Python package, runs an all-reduce on its own pair" \
+    has "$TMP/python" "python: all_reduce \[4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0\]"
+[ "$failed" -eq 0 ] || { cat "$TMP/as_user.log" "$TMP/python"; tail -20 "$TMP/build.log" "$TMP/app.log" "$TMP/launch" "$TMP/allreduce" 2>/dev/null; }
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

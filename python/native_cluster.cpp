@@ -1,0 +1,243 @@
+#include "native_cluster.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+
+#include "common/error.h"
+#include "driver/paths.h"
+#include "driver/run_dir.h"
+#include "tensor/tensor_layout.h"
+#include "tensor/tensor_ops.h"
+#include "transport/fabric/fabric.h"
+
+namespace weft::python {
+namespace {
+
+constexpr std::chrono::milliseconds kTensorOpTimeout{60000};
+
+bool input_on_root_only(ccl::Collective op) {
+    return op == ccl::Collective::kBroadcast || op == ccl::Collective::kScatter;
+}
+bool output_on_root_only(ccl::Collective op) {
+    return op == ccl::Collective::kReduce || op == ccl::Collective::kGather;
+}
+// Each rank gives one block of the result (its part), not the whole vector.
+bool inputs_are_parts(ccl::Collective op) {
+    return op == ccl::Collective::kAllGather || op == ccl::Collective::kGather;
+}
+
+// Lets go of the cluster when the call ends, however it ends: another client
+// (weft, another program) may take it between this one's calls.
+class Claimed {
+public:
+    Claimed(Cluster& cluster, const std::string& what) : cluster_(cluster) { cluster_.claim(what); }
+    ~Claimed() { cluster_.release(); }
+    Claimed(const Claimed&) = delete;
+    Claimed& operator=(const Claimed&) = delete;
+
+private:
+    Cluster& cluster_;
+};
+
+// The size every giving rank's input has; throws weft::Error naming a rank
+// whose input is missing, empty, of another size or not whole elements.
+uint64_t input_bytes(const OpCall& call, ccl::Collective op, const std::vector<Bytes>& inputs) {
+    const uint32_t element = ccl::dtype_size(call.dtype);
+    uint64_t each = 0;
+    for (uint32_t rank = 0; rank < inputs.size(); ++rank) {
+        if (input_on_root_only(op) && rank != call.root) continue;
+        const uint64_t n = inputs[rank].size();
+        if (n == 0) throw Error(call.op + ": rank " + std::to_string(rank) + " gives no input");
+        if (n % element)
+            throw Error(call.op + ": rank " + std::to_string(rank) + "'s input is " + std::to_string(n) +
+                        " bytes, not whole " + ccl::dtype_name(call.dtype) + " elements");
+        if (each && n != each)
+            throw Error(call.op + ": every rank's input must be the same size (rank 0: " + std::to_string(each) +
+                        " bytes, rank " + std::to_string(rank) + ": " + std::to_string(n) + ")");
+        each = n;
+    }
+    return each;
+}
+
+std::string memory_names() { return "interleaved, height, width or block"; }
+
+abi::TensorMemory memory_named(const std::string& what, const std::string& name) {
+    const std::optional<abi::TensorMemory> m = tensor::parse_memory(name);
+    if (!m) throw Error(what + " must be " + memory_names() + ", not '" + name + "'");
+    return *m;
+}
+
+abi::TensorLayout layout_named(const std::string& name) {
+    if (name == "row") return abi::kRowMajorPages;
+    if (name == "tile") return abi::kTilePages;
+    throw Error("a tensor's layout must be row (row-major pages) or tile (32x32 tiles), not '" + name + "'");
+}
+
+abi::TensorSpec spec_of(const std::array<uint32_t, 4>& shape, abi::DataType dtype, const TensorCall& call,
+                        const std::string& memory) {
+    abi::TensorSpec t = tensor::matrix(1, 1, dtype, layout_named(call.layout));
+    for (uint32_t d = 0; d < abi::kTensorDims; ++d) t.shape[d] = shape[d];
+    return tensor::in_memory(t, memory_named("a tensor's memory", memory), call.grid);
+}
+
+// The shards leave a worker core for the op's kernel.
+void check_grid_leaves_a_core(const BoardInfo& board, const tensor::CoreGrid& grid) {
+    const size_t workers = board.cores_with_role(CoreRole::kWorker).size();
+    if (size_t(grid.first) * grid.second >= workers)
+        throw Error("a shard grid of " + std::to_string(grid.first) + "x" + std::to_string(grid.second) +
+                    ": the op's kernel needs a worker core of its own, so at most " + std::to_string(workers - 1) +
+                    " of board " + board.name + "'s " + std::to_string(workers) + " worker cores hold shards");
+}
+
+}  // namespace
+
+NativeCluster::NativeCluster(std::unique_ptr<Cluster> cluster)
+    : cluster_(std::move(cluster)), run_dir_(cluster_->run_dir()) {}
+
+std::unique_ptr<NativeCluster> NativeCluster::start(const std::string& cluster, const std::string& run_dir) {
+    const std::string file = paths::cluster_file(cluster);
+    std::string dir = run_dir;
+    if (dir.empty()) {
+        // Beside the default one, a directory per cluster this process starts.
+        static std::atomic<int> started{0};
+        const int n = started++;
+        const std::string base = paths::default_run_dir() + (n ? "-" + std::to_string(n) : "");
+        run_dir::remove_stale_temporaries(base);
+        dir = run_dir::temporary(base, getpid());
+    }
+    return std::unique_ptr<NativeCluster>(new NativeCluster(Cluster::start(file, dir)));
+}
+
+std::unique_ptr<NativeCluster> NativeCluster::attach(const std::string& run_dir) {
+    return std::unique_ptr<NativeCluster>(
+        new NativeCluster(Cluster::attach(run_dir.empty() ? paths::default_run_dir() : run_dir)));
+}
+
+Cluster& NativeCluster::cluster() {
+    if (!cluster_) throw Error("the cluster in " + run_dir_ + " was closed");
+    return *cluster_;
+}
+
+uint32_t NativeCluster::chips() { return uint32_t(cluster().size()); }
+std::string NativeCluster::name() { return cluster().info().value("name", std::string()); }
+const std::string& NativeCluster::run_dir() const { return run_dir_; }
+
+void NativeCluster::close() {
+    runners_.clear();  // their fabrics stop first
+    cluster_.reset();
+}
+
+ccl::CollectiveRunner& NativeCluster::runner(const std::string& transport) {
+    auto it = runners_.find(transport);
+    if (it != runners_.end()) return *it->second;
+    // One at a time: a runner's fabric holds the ERISC cores the EDM needs.
+    runners_.clear();
+    ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+    o.transport = transport;
+    return *runners_.emplace(transport, std::make_unique<ccl::CollectiveRunner>(cluster(), o)).first->second;
+}
+
+std::vector<Bytes> NativeCluster::collective(const OpCall& call, const std::vector<Bytes>& inputs) {
+    Cluster& c = cluster();
+    ccl::OpRequest r;
+    r.op = ccl::parse_collective(call.op);
+    if (r.op == ccl::Collective::kSendRecv) throw Error("sendrecv is not offered here: each rank's peer is implicit");
+    r.dtype = call.dtype;
+    r.redop = ccl::parse_redop(call.redop);
+    r.algo = call.algo;
+    r.root = call.root;
+    r.shape = call.shape;
+    r.dim = call.dim;
+    const uint32_t ranks = chips();
+    if (inputs.size() != ranks)
+        throw Error(call.op + " takes one input per chip of the cluster: " + std::to_string(ranks) + ", not " +
+                    std::to_string(inputs.size()));
+    if (r.root >= ranks)
+        throw Error("root " + std::to_string(r.root) + " is not a chip of the cluster (0-" + std::to_string(ranks - 1) +
+                    ")");
+    const uint64_t each = input_bytes(call, r.op, inputs);
+    r.bytes = inputs_are_parts(r.op) ? each * ranks : each;
+    ccl::CollectiveRunner& run = runner(call.transport);
+    const Claimed claimed(c, call.op);
+    const ccl::OpLayout l = run.layout(r);
+    for (uint32_t rank = 0; rank < ranks; ++rank) {
+        if (input_on_root_only(r.op) && rank != r.root) continue;
+        const abi::Pages in = l.input_of(rank);
+        if (in.bytes() != inputs[rank].size())
+            throw Error(call.op + ": rank " + std::to_string(rank) + " holds " + std::to_string(in.bytes()) +
+                        " bytes of this op's input, not " + std::to_string(inputs[rank].size()));
+        c.chip(run.chip_of(rank)).write(in.base, inputs[rank].data(), in.bytes());
+    }
+    run.run(r);
+    std::vector<Bytes> out(ranks);
+    for (uint32_t rank = 0; rank < ranks; ++rank) {
+        if (output_on_root_only(r.op) && rank != r.root) continue;
+        const abi::Pages o = l.output_of(rank);
+        out[rank].resize(o.bytes());
+        c.chip(run.chip_of(rank)).read(o.base, out[rank].data(), o.bytes());
+    }
+    return out;
+}
+
+PlacedTensor NativeCluster::put_tensor(uint32_t chip, const std::array<uint32_t, 4>& shape, abi::DataType dtype,
+                                       const TensorCall& call, const Bytes& data) {
+    Cluster& c = cluster();
+    if (chip >= c.size())
+        throw Error("chip " + std::to_string(chip) + " is not in the cluster (0-" + std::to_string(c.size() - 1) + ")");
+    const abi::TensorAt at = tensor::placed(c.board(), spec_of(shape, dtype, call, call.memory), call.offset);
+    const uint64_t want = tensor::elements(at.spec) * abi::dtype_size(dtype);
+    if (data.size() != want)
+        throw Error(tensor::describe(at.spec) + " holds " + std::to_string(want) + " bytes, not " +
+                    std::to_string(data.size()));
+    const Claimed claimed(c, "put_tensor");
+    tensor::write_tensor(c.chip(chip), at, data.data());
+    return {chip, at};
+}
+
+Bytes NativeCluster::get_tensor(const PlacedTensor& t) {
+    Cluster& c = cluster();
+    const Claimed claimed(c, "get_tensor");
+    return tensor::read_tensor(c.chip(t.chip), t.at);
+}
+
+std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype,
+                                                    uint32_t dim, const TensorCall& call,
+                                                    const std::vector<Bytes>& parts) {
+    Cluster& c = cluster();
+    const uint32_t ranks = chips();
+    if (parts.size() != ranks)
+        throw Error("all_gather_tensor takes one part per chip: " + std::to_string(ranks) + ", not " +
+                    std::to_string(parts.size()));
+    if (dim >= abi::kTensorDims) throw Error("dimension " + std::to_string(dim) + " of a 4-D tensor (0-3)");
+    const BoardInfo& board = c.board();
+    check_grid_leaves_a_core(board, call.grid);
+    const abi::TensorSpec part = spec_of(shape, dtype, call, call.memory);
+    const std::string out_memory = call.out_memory.empty() ? call.memory : call.out_memory;
+    const abi::TensorSpec whole = tensor::in_memory(tensor::gathered(part, dim, ranks, part),
+                                                    memory_named("the gathered tensor's memory", out_memory),
+                                                    call.grid);
+    const auto [in, out] = tensor::place_both(board, part, whole);
+    const uint64_t part_bytes = tensor::elements(part) * abi::dtype_size(dtype);
+    for (uint32_t chip = 0; chip < ranks; ++chip)
+        if (parts[chip].size() != part_bytes)
+            throw Error("chip " + std::to_string(chip) + "'s part is " + std::to_string(parts[chip].size()) +
+                        " bytes; " + tensor::describe(part) + " holds " + std::to_string(part_bytes));
+    runners_.clear();  // a collective's fabric holds the routers' cores: this op starts its own
+    const Claimed claimed(c, "all_gather_tensor");
+    for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
+    auto fabric = transport::Fabric::start(c, transport::cluster_fabric(board, c.topology(), FabricSpec{}),
+                                           std::chrono::milliseconds(10000));
+    std::vector<uint32_t> all(ranks);
+    for (uint32_t chip = 0; chip < ranks; ++chip) all[chip] = chip;
+    tensor::all_gather(c, *fabric, all, in, out, dim, board.cores_with_role(CoreRole::kWorker).back(),
+                       kTensorOpTimeout);
+    fabric->stop();
+    std::vector<Bytes> gathered(ranks);
+    for (uint32_t chip = 0; chip < ranks; ++chip) gathered[chip] = tensor::read_tensor(c.chip(chip), out);
+    return gathered;
+}
+
+}  // namespace weft::python

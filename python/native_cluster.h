@@ -1,0 +1,92 @@
+// What the Python module drives: a running cluster, the collectives on each
+// rank's bytes, and tensors placed on its chips. Plain C++ (no Python types),
+// so the binding (weft_module.cpp) only converts arrays and errors.
+#pragma once
+#include <stdint.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ccl/runner.h"
+#include "driver/cluster.h"
+#include "tensor/tensor_io.h"
+
+namespace weft::python {
+
+// One rank's bytes of an op's input or output (empty: none).
+using Bytes = std::vector<uint8_t>;
+
+struct OpCall {
+    std::string op;  // all_reduce, all_gather, reduce_scatter, broadcast, reduce, gather, scatter
+    abi::DataType dtype = abi::kF32;
+    std::string redop = "sum";
+    std::string algo = "auto";
+    std::string transport = "auto";
+    uint32_t root = 0;
+    // All-gather of 4-D parts: each rank's shape and the dimension they are
+    // concatenated along; shape[0] == 0: flat.
+    std::array<uint64_t, 4> shape{};
+    uint32_t dim = 0;
+};
+
+// A tensor placed on one chip: where, and in what shape and layout.
+struct PlacedTensor {
+    uint32_t chip = 0;
+    abi::TensorAt at{};
+};
+
+struct TensorCall {
+    std::string layout = "row";  // row (row-major pages) or tile (32x32 tiles)
+    std::string memory = "interleaved", out_memory;
+    tensor::CoreGrid grid{2, 1};
+    uint64_t offset = 0;
+};
+
+class NativeCluster {
+public:
+    // `run_dir` empty: a temporary run directory beside the default one.
+    static std::unique_ptr<NativeCluster> start(const std::string& cluster, const std::string& run_dir);
+    // `run_dir` empty: $WEFT_RUN_DIR or /tmp/weft-UID, where `weft up` starts one.
+    static std::unique_ptr<NativeCluster> attach(const std::string& run_dir);
+
+    // Both throw weft::Error once closed.
+    uint32_t chips();
+    std::string name();
+    const std::string& run_dir() const;
+    // Stops the cluster if this process started it, and lets go of it.
+    void close();
+    bool closed() const { return !cluster_; }
+
+    // The op on `inputs` (one per rank; empty where a rank gives none: the
+    // non-roots of broadcast and scatter). Returns each rank's output (empty
+    // where it has none: the non-roots of reduce and gather). Throws
+    // weft::Error naming what does not fit, TimeoutError / FaultError when the
+    // op fails (the cluster stays usable).
+    std::vector<Bytes> collective(const OpCall& call, const std::vector<Bytes>& inputs);
+
+    // `data` (row-major elements of `shape`, up to 4-D, outermost first) placed
+    // on `chip` in `call`'s layout and memory.
+    PlacedTensor put_tensor(uint32_t chip, const std::array<uint32_t, 4>& shape, abi::DataType dtype,
+                            const TensorCall& call, const Bytes& data);
+    // The tensor's elements back, row-major.
+    Bytes get_tensor(const PlacedTensor& t);
+    // Every chip's part (same shape) gathered along `dim` over the fabric, in
+    // `call`'s layouts (out_memory: the gathered tensor's memory, default the
+    // parts'). Returns each chip's gathered tensor, row-major.
+    std::vector<Bytes> all_gather_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype, uint32_t dim,
+                                         const TensorCall& call, const std::vector<Bytes>& parts);
+
+private:
+    explicit NativeCluster(std::unique_ptr<Cluster> cluster);
+    Cluster& cluster();
+    ccl::CollectiveRunner& runner(const std::string& transport);
+
+    std::unique_ptr<Cluster> cluster_;
+    std::string run_dir_;
+    std::map<std::string, std::unique_ptr<ccl::CollectiveRunner>> runners_;  // by transport, one at a time
+};
+
+}  // namespace weft::python

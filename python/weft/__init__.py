@@ -1,0 +1,192 @@
+"""weft from Python: a QEMU cluster of accelerator chips, its collectives on
+NumPy arrays, and tensors in the chips' layouts.
+
+    import numpy as np
+    import weft
+
+    with weft.Cluster.start("ring8") as cluster:      # or weft.Cluster.attach()
+        x = [np.full(1024, chip, np.float32) for chip in range(cluster.chips)]
+        total = cluster.all_reduce(x)                   # one array per chip
+        parts = cluster.all_gather(x)                   # each chip's gathered copy
+
+One array per chip goes in (rank r is chip r), one comes out per chip, as
+NCCL's ranks see it. Arrays are float32, float16 or int32. Every call waits
+with a deadline; a failed op raises weft.Error (weft.TimeoutError with the
+hang report, weft.FaultError naming the core) and leaves the cluster usable.
+"""
+
+import numpy as np
+
+from ._weft import Error, FaultError, NativeCluster, PlacedTensor, TimeoutError
+
+__all__ = ["Cluster", "Tensor", "Error", "TimeoutError", "FaultError"]
+
+
+def _arrays(arrays, chips, what):
+    if len(arrays) != chips:
+        raise ValueError(f"{what} takes one array per chip: {chips}, not {len(arrays)}")
+    return [None if a is None else np.ascontiguousarray(a) for a in arrays]
+
+
+def _same_shape(arrays, what):
+    shapes = {a.shape for a in arrays if a is not None}
+    if len(shapes) > 1:
+        raise ValueError(f"{what}: every chip's array must have the same shape, not {sorted(shapes)}")
+    return shapes.pop()
+
+
+class Tensor:
+    """A tensor placed on one chip in a layout (Cluster.put_tensor)."""
+
+    def __init__(self, placed, shape, layout, memory):
+        self._placed = placed
+        self.shape = tuple(shape)
+        self.layout = layout
+        self.memory = memory
+
+    @property
+    def chip(self):
+        return self._placed.chip
+
+    @property
+    def pages(self):
+        """Its pages: 32x32 tiles, or rows (a shard's width when sharded by width)."""
+        return self._placed.pages
+
+    @property
+    def units(self):
+        """The DRAM banks or worker cores it is spread over."""
+        return self._placed.units
+
+    def __repr__(self):
+        return f"weft.Tensor(chip={self.chip}, shape={self.shape}, layout={self.layout!r}, memory={self.memory!r})"
+
+
+class Cluster:
+    """A running cluster: started here (and stopped by close()), or attached to."""
+
+    def __init__(self, native):
+        self._native = native
+
+    @classmethod
+    def start(cls, cluster="ring8", run_dir=None):
+        """Boots a cluster from a file of clusters/ (a name) or a path; stopped by close()."""
+        return cls(NativeCluster.start(cluster, run_dir or ""))
+
+    @classmethod
+    def attach(cls, run_dir=None):
+        """The cluster `weft up` started ($WEFT_RUN_DIR or /tmp/weft-UID by default)."""
+        return cls(NativeCluster.attach(run_dir or ""))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def close(self):
+        """Stops the cluster if this process started it; lets go of it if attached."""
+        self._native.close()
+
+    @property
+    def chips(self):
+        return self._native.chips
+
+    @property
+    def name(self):
+        return self._native.name
+
+    @property
+    def run_dir(self):
+        return self._native.run_dir
+
+    def _run(self, op, arrays, **options):
+        return self._native.collective(op, arrays, **options)
+
+    def all_reduce(self, arrays, op="sum", algo="auto", transport="auto"):
+        """Every chip gets the element-wise reduction (sum, max, min, prod) of all chips' arrays."""
+        arrays = _arrays(arrays, self.chips, "all_reduce")
+        shape = _same_shape(arrays, "all_reduce")
+        out = self._run("all_reduce", arrays, redop=op, algo=algo, transport=transport)
+        return [o.reshape(shape) for o in out]
+
+    def all_gather(self, arrays, axis=0, algo="auto", transport="auto"):
+        """Every chip gets all chips' arrays concatenated along `axis` (up to 4-D), in chip order."""
+        arrays = _arrays(arrays, self.chips, "all_gather")
+        shape = _same_shape(arrays, "all_gather")
+        if not -len(shape) <= axis < max(len(shape), 1):
+            raise ValueError(f"all_gather: axis {axis} of arrays of {len(shape)} dimensions")
+        axis %= max(len(shape), 1)
+        if len(shape) > 4:
+            raise ValueError("all_gather: arrays of at most 4 dimensions")
+        options = {}
+        if len(shape) > 1:
+            options = {"shape": list(shape), "dim": axis + 4 - len(shape)}
+        out = self._run("all_gather", arrays, algo=algo, transport=transport, **options)
+        whole = list(shape) if shape else [1]
+        whole[axis] *= self.chips
+        return [o.reshape(whole) for o in out]
+
+    def reduce_scatter(self, arrays, op="sum", algo="auto", transport="auto"):
+        """Chip r gets block r of the reduction of all chips' 1-D arrays (remainders to the first chips)."""
+        arrays = _arrays(arrays, self.chips, "reduce_scatter")
+        _same_shape(arrays, "reduce_scatter")
+        return self._run("reduce_scatter", [a.ravel() for a in arrays], redop=op, algo=algo, transport=transport)
+
+    def broadcast(self, array, root=0, algo="auto", transport="auto"):
+        """Every chip gets `array`, sent from chip `root`."""
+        array = np.ascontiguousarray(array)
+        arrays = [array if chip == root else None for chip in range(self.chips)]
+        out = self._run("broadcast", arrays, root=root, algo=algo, transport=transport)
+        return [o.reshape(array.shape) for o in out]
+
+    def reduce(self, arrays, root=0, op="sum", algo="auto", transport="auto"):
+        """Chip `root` gets the element-wise reduction of all chips' arrays (returned)."""
+        arrays = _arrays(arrays, self.chips, "reduce")
+        shape = _same_shape(arrays, "reduce")
+        out = self._run("reduce", arrays, root=root, redop=op, algo=algo, transport=transport)
+        return out[root].reshape(shape)
+
+    def gather(self, arrays, root=0, algo="auto", transport="auto"):
+        """Chip `root` gets all chips' 1-D arrays concatenated in chip order (returned)."""
+        arrays = _arrays(arrays, self.chips, "gather")
+        _same_shape(arrays, "gather")
+        out = self._run("gather", [a.ravel() for a in arrays], root=root, algo=algo, transport=transport)
+        return out[root]
+
+    def scatter(self, array, root=0, algo="auto", transport="auto"):
+        """Chip r gets block r of chip `root`'s 1-D `array` (remainders to the first chips)."""
+        array = np.ascontiguousarray(array).ravel()
+        arrays = [array if chip == root else None for chip in range(self.chips)]
+        return self._run("scatter", arrays, root=root, algo=algo, transport=transport)
+
+    def put_tensor(self, chip, array, layout="row", memory="interleaved", grid=(2, 1), offset=0):
+        """Places `array` (up to 4-D) on `chip`: layout "row" (row-major pages) or "tile" (32x32 tiles,
+        four 16x16 faces each); memory "interleaved" over the DRAM banks, or "height", "width" or
+        "block" sharded over a grid (columns, rows) of worker cores' L1."""
+        array = np.ascontiguousarray(array)
+        placed = self._native.put_tensor(chip, array, layout, memory, tuple(grid), offset)
+        return Tensor(placed, array.shape, layout, memory)
+
+    def get_tensor(self, tensor):
+        """The tensor's elements, read back from its chip, as an array of its shape."""
+        return self._native.get_tensor(tensor._placed).reshape(tensor.shape)
+
+    def all_gather_tensor(self, parts, axis=0, layout="row", memory="interleaved", out_memory=None, grid=(2, 1)):
+        """Each chip's part placed in `layout` and `memory`, gathered over the fabric along `axis` into
+        `out_memory` (default: `memory`), resharded on the way; returns each chip's gathered tensor."""
+        parts = _arrays(parts, self.chips, "all_gather_tensor")
+        shape = _same_shape(parts, "all_gather_tensor")
+        if not -len(shape) <= axis < len(shape):
+            raise ValueError(f"all_gather_tensor: axis {axis} of parts of {len(shape)} dimensions")
+        axis %= len(shape)
+        out = self._native.all_gather_tensor(parts, axis, layout, memory, out_memory or "", tuple(grid))
+        whole = list(shape)
+        whole[axis] *= self.chips
+        return [o.reshape(whole) for o in out]
+
+    def __repr__(self):
+        if self._native.closed:
+            return f"weft.Cluster(closed, run_dir={self.run_dir!r})"
+        return f"weft.Cluster({self.name!r}, {self.chips} chips, run_dir={self.run_dir!r})"

@@ -1,0 +1,128 @@
+"""The Python module on a real QEMU cluster (line4): every collective and
+tensor call checked against NumPy, and bad input refused with an error that
+names it, the cluster usable after."""
+
+import numpy as np
+import pytest
+
+import weft
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with weft.Cluster.start("line4") as c:
+        yield c
+
+
+def parts(chips, n=1000, dtype=np.float32):
+    rng = np.random.default_rng(7)
+    if np.dtype(dtype).kind == "i":
+        return [rng.integers(-1000, 1000, n).astype(dtype) for _ in range(chips)]
+    return [rng.integers(-8, 8, n).astype(dtype) for _ in range(chips)]
+
+
+def test_the_cluster_is_what_its_file_says(cluster):
+    assert cluster.chips == 4
+    assert cluster.name == "line4"
+
+
+@pytest.mark.parametrize("transport", ["edm", "fabric"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_all_reduce_sums_every_chips_array(cluster, transport, dtype):
+    x = parts(cluster.chips, dtype=dtype)
+    for out in cluster.all_reduce(x, transport=transport):
+        assert out.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(out, sum(x))
+
+
+@pytest.mark.parametrize("op,reference", [("max", np.maximum), ("min", np.minimum), ("prod", np.multiply)])
+def test_all_reduce_takes_other_reductions(cluster, op, reference):
+    x = [a % 5 - 2 for a in parts(cluster.chips, n=257, dtype=np.int32)]  # small: prod stays in int32
+    want = reference.reduce(x)
+    for out in cluster.all_reduce(x, op=op):
+        np.testing.assert_array_equal(out, want)
+
+
+def test_all_gather_concatenates_in_chip_order(cluster):
+    x = parts(cluster.chips, n=333)
+    for out in cluster.all_gather(x):
+        np.testing.assert_array_equal(out, np.concatenate(x))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_all_gather_along_an_axis_of_a_3d_array(cluster, axis):
+    x = [np.arange(2 * 3 * 5, dtype=np.float32).reshape(2, 3, 5) + 100 * c for c in range(cluster.chips)]
+    for out in cluster.all_gather(x, axis=axis):
+        np.testing.assert_array_equal(out, np.concatenate(x, axis=axis))
+
+
+def test_reduce_scatter_leaves_each_chip_its_block(cluster):
+    x = parts(cluster.chips, n=1001)
+    blocks = cluster.reduce_scatter(x)
+    assert [len(b) for b in blocks] == [251, 250, 250, 250]  # the remainder to the first chips
+    np.testing.assert_array_equal(np.concatenate(blocks), sum(x))
+
+
+def test_broadcast_reduce_gather_and_scatter(cluster):
+    x = parts(cluster.chips, n=512)
+    for out in cluster.broadcast(x[2], root=2):
+        np.testing.assert_array_equal(out, x[2])
+    np.testing.assert_array_equal(cluster.reduce(x, root=1), sum(x))
+    np.testing.assert_array_equal(cluster.gather(x, root=3), np.concatenate(x))
+    np.testing.assert_array_equal(np.concatenate(cluster.scatter(x[0], root=0)), x[0])
+
+
+@pytest.mark.parametrize("layout", ["row", "tile"])
+@pytest.mark.parametrize("memory", ["interleaved", "height", "width", "block"])
+def test_a_tensor_comes_back_as_it_went_in(cluster, layout, memory):
+    data = np.arange(70 * 45, dtype=np.float32).reshape(70, 45)  # not whole tiles either way
+    t = cluster.put_tensor(1, data, layout=layout, memory=memory, grid=(2, 2) if memory == "block" else (2, 1))
+    assert t.chip == 1 and t.units >= 2
+    np.testing.assert_array_equal(cluster.get_tensor(t), data)
+
+
+@pytest.mark.parametrize("memory,out_memory", [("interleaved", "height"), ("width", "interleaved")])
+def test_tensor_all_gather_reshards_in_flight(cluster, memory, out_memory):
+    x = [np.full((32, 64), c, np.float16) + np.arange(64, dtype=np.float16) for c in range(cluster.chips)]
+    for out in cluster.all_gather_tensor(x, axis=0, layout="tile", memory=memory, out_memory=out_memory):
+        np.testing.assert_array_equal(out, np.concatenate(x))
+
+
+def test_bad_input_is_refused_by_name_and_the_cluster_stays_usable(cluster):
+    x = parts(cluster.chips)
+    with pytest.raises(TypeError, match="float64"):
+        cluster.all_reduce([a.astype(np.float64) for a in x])
+    with pytest.raises(ValueError, match="one array per chip: 4, not 3"):
+        cluster.all_reduce(x[:3])
+    with pytest.raises(ValueError, match="same shape"):
+        cluster.all_reduce(x[:3] + [x[3][:10]])
+    with pytest.raises(weft.Error, match="avg"):
+        cluster.all_reduce(x, op="avg")
+    with pytest.raises(weft.Error, match="root 9"):
+        cluster.reduce(x, root=9)
+    with pytest.raises(weft.Error, match="unknown transport 'pcie'"):
+        cluster.all_reduce(x, transport="pcie")
+    with pytest.raises(weft.Error, match="not 'diagonal'"):
+        cluster.put_tensor(0, np.zeros((4, 4), np.float32), memory="diagonal")
+    with pytest.raises(weft.Error, match="does not fit"):
+        cluster.put_tensor(0, np.zeros((1 << 16, 1 << 14), np.int32))
+    with pytest.raises(weft.Error, match="chip 7 is not in the cluster"):
+        cluster.put_tensor(7, np.zeros(4, np.float32))
+    for out in cluster.all_reduce(x):
+        np.testing.assert_array_equal(out, sum(x))
+
+
+def test_a_cluster_that_cannot_start_or_attach_says_why(tmp_path):
+    with pytest.raises(weft.Error, match="nosuch"):
+        weft.Cluster.start("nosuch")
+    run_dir = tmp_path / "empty"
+    run_dir.mkdir(mode=0o700)
+    with pytest.raises(weft.Error):
+        weft.Cluster.attach(str(run_dir))
+
+
+def test_a_closed_cluster_says_so():
+    c = weft.Cluster.start("pair")
+    c.close()
+    with pytest.raises(weft.Error, match="closed"):
+        c.all_reduce([np.zeros(4, np.float32)] * 2)
