@@ -203,6 +203,12 @@ Bytes NativeCluster::get_tensor(const PlacedTensor& t) {
     return tensor::read_tensor(c.chip(t.chip), t.at);
 }
 
+std::vector<std::vector<uint32_t>> NativeCluster::mesh_axis_groups(const std::string& axis) {
+    if (axis != "rows" && axis != "cols") throw Error("a mesh axis is rows or cols, not '" + axis + "'");
+    return tensor::mesh_axis_groups(cluster().topology(),
+                                    axis == "rows" ? tensor::MeshAxis::kRows : tensor::MeshAxis::kColumns);
+}
+
 std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype,
                                                     uint32_t dim, const TensorCall& call,
                                                     const std::vector<Bytes>& parts) {
@@ -212,11 +218,19 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
         throw Error("all_gather_tensor takes one part per chip: " + std::to_string(ranks) + ", not " +
                     std::to_string(parts.size()));
     if (dim >= abi::kTensorDims) throw Error("dimension " + std::to_string(dim) + " of a 4-D tensor (0-3)");
+    std::vector<std::vector<uint32_t>> groups;
+    if (call.mesh_axis.empty()) {
+        groups.emplace_back(ranks);
+        for (uint32_t chip = 0; chip < ranks; ++chip) groups[0][chip] = chip;
+    } else {
+        groups = mesh_axis_groups(call.mesh_axis);
+    }
     const BoardInfo& board = c.board();
     check_grid_leaves_a_core(board, call.grid);
     const abi::TensorSpec part = spec_of(shape, dtype, call, call.memory);
     const std::string out_memory = call.out_memory.empty() ? call.memory : call.out_memory;
-    const abi::TensorSpec whole = tensor::in_memory(tensor::gathered(part, dim, ranks, part),
+    const uint32_t group = uint32_t(groups[0].size());
+    const abi::TensorSpec whole = tensor::in_memory(tensor::gathered(part, dim, group, part),
                                                     memory_named("the gathered tensor's memory", out_memory),
                                                     call.grid);
     const auto [in, out] = tensor::place_both(board, part, whole);
@@ -230,10 +244,8 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
     auto fabric = transport::Fabric::start(c, transport::cluster_fabric(board, c.topology(), FabricSpec{}),
                                            std::chrono::milliseconds(10000));
-    std::vector<uint32_t> all(ranks);
-    for (uint32_t chip = 0; chip < ranks; ++chip) all[chip] = chip;
-    tensor::all_gather(c, *fabric, all, in, out, dim, board.cores_with_role(CoreRole::kWorker).back(),
-                       kTensorOpTimeout);
+    tensor::all_gather_groups(c, *fabric, groups, in, out, dim, board.cores_with_role(CoreRole::kWorker).back(),
+                              kTensorOpTimeout);
     fabric->stop();
     std::vector<Bytes> gathered(ranks);
     for (uint32_t chip = 0; chip < ranks; ++chip) gathered[chip] = tensor::read_tensor(c.chip(chip), out);

@@ -43,6 +43,9 @@ struct TensorCall {
     std::string memory = "interleaved", out_memory;
     tensor::CoreGrid grid{2, 1};
     uint64_t offset = 0;
+    // all_gather_tensor: "" (every chip, one group), "rows" or "cols" (a
+    // group along each row or column of the cluster's mesh, all at once).
+    std::string mesh_axis;
 };
 
 class NativeCluster {
@@ -73,9 +76,14 @@ public:
                             const TensorCall& call, const Bytes& data);
     // The tensor's elements back, row-major.
     Bytes get_tensor(const PlacedTensor& t);
+    // The chips along each row ("rows") or column ("cols") of the cluster's
+    // one mesh; throws weft::Error for another axis or a cluster that is not
+    // one 2D mesh or torus.
+    std::vector<std::vector<uint32_t>> mesh_axis_groups(const std::string& axis);
     // Every chip's part (same shape) gathered along `dim` over the fabric, in
     // `call`'s layouts (out_memory: the gathered tensor's memory, default the
-    // parts'). Returns each chip's gathered tensor, row-major.
+    // parts'), among all chips or in each group of call.mesh_axis at once.
+    // Returns each chip's gathered tensor, row-major.
     std::vector<Bytes> all_gather_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype, uint32_t dim,
                                          const TensorCall& call, const std::vector<Bytes>& parts);
 

@@ -166,7 +166,7 @@ PYBIND11_MODULE(_weft, m) {
             [](NativeCluster& c, uint32_t chip, const py::array& data, const std::string& layout,
                const std::string& memory, std::pair<uint16_t, uint16_t> grid, uint64_t offset) {
                 std::vector<uint64_t> shape(data.shape(), data.shape() + data.ndim());
-                const TensorCall call{layout, memory, "", grid, offset};
+                const TensorCall call{layout, memory, "", grid, offset, ""};
                 const Bytes bytes = bytes_of(data);
                 const weft::abi::DataType t = dtype_of(data.dtype());
                 py::gil_scoped_release unlocked;
@@ -186,13 +186,14 @@ PYBIND11_MODULE(_weft, m) {
         .def(
             "all_gather_tensor",
             [](NativeCluster& c, const py::list& parts, uint32_t dim, const std::string& layout,
-               const std::string& memory, const std::string& out_memory, std::pair<uint16_t, uint16_t> grid) {
+               const std::string& memory, const std::string& out_memory, std::pair<uint16_t, uint16_t> grid,
+               const std::string& mesh_axis) {
                 const weft::abi::DataType t = common_dtype(parts);
                 const py::array first = py::array::ensure(parts[0]);
                 const std::vector<uint64_t> shape(first.shape(), first.shape() + first.ndim());
                 std::vector<Bytes> in;
                 for (const py::handle h : parts) in.push_back(bytes_of(h));
-                const TensorCall call{layout, memory, out_memory, grid, 0};
+                const TensorCall call{layout, memory, out_memory, grid, 0, mesh_axis};
                 std::vector<Bytes> out;
                 {
                     py::gil_scoped_release unlocked;
@@ -201,5 +202,7 @@ PYBIND11_MODULE(_weft, m) {
                 return arrays_of(out, t);
             },
             py::arg("parts"), py::arg("dim"), py::arg("layout") = "row", py::arg("memory") = "interleaved",
-            py::arg("out_memory") = "", py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1});
+            py::arg("out_memory") = "", py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1},
+            py::arg("mesh_axis") = "")
+        .def("mesh_axis_groups", &NativeCluster::mesh_axis_groups, py::arg("axis"));
 }

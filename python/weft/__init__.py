@@ -173,17 +173,25 @@ class Cluster:
         """The tensor's elements, read back from its chip, as an array of its shape."""
         return self._native.get_tensor(tensor._placed).reshape(tensor.shape)
 
-    def all_gather_tensor(self, parts, axis=0, layout="row", memory="interleaved", out_memory=None, grid=(2, 1)):
+    def mesh_axis_groups(self, mesh_axis):
+        """The chips along each row ("rows") or column ("cols") of the cluster's one 2D mesh."""
+        return self._native.mesh_axis_groups(mesh_axis)
+
+    def all_gather_tensor(self, parts, axis=0, layout="row", memory="interleaved", out_memory=None, grid=(2, 1),
+                          mesh_axis=None):
         """Each chip's part placed in `layout` and `memory`, gathered over the fabric along `axis` into
-        `out_memory` (default: `memory`), resharded on the way; returns each chip's gathered tensor."""
+        `out_memory` (default: `memory`), resharded on the way; returns each chip's gathered tensor.
+        With `mesh_axis` ("rows" or "cols") each row or column of a 2D mesh gathers its own, all at once."""
         parts = _arrays(parts, self.chips, "all_gather_tensor")
         shape = _same_shape(parts, "all_gather_tensor")
         if not -len(shape) <= axis < len(shape):
             raise ValueError(f"all_gather_tensor: axis {axis} of parts of {len(shape)} dimensions")
         axis %= len(shape)
-        out = self._native.all_gather_tensor(parts, axis, layout, memory, out_memory or "", tuple(grid))
+        group = len(self.mesh_axis_groups(mesh_axis)[0]) if mesh_axis else self.chips
+        out = self._native.all_gather_tensor(parts, axis, layout, memory, out_memory or "", tuple(grid),
+                                             mesh_axis or "")
         whole = list(shape)
-        whole[axis] *= self.chips
+        whole[axis] *= group
         return [o.reshape(whole) for o in out]
 
     def __repr__(self):

@@ -88,6 +88,20 @@ def test_tensor_all_gather_reshards_in_flight(cluster, memory, out_memory):
         np.testing.assert_array_equal(out, np.concatenate(x))
 
 
+def test_each_row_and_each_column_of_a_mesh_gathers_its_own():
+    with weft.Cluster.start("mesh2x2") as mesh:
+        x = [np.full((32, 32), c, np.int32) for c in range(mesh.chips)]
+        for mesh_axis in ("rows", "cols"):
+            groups = mesh.mesh_axis_groups(mesh_axis)
+            assert sorted(c for g in groups for c in g) == list(range(mesh.chips))
+            out = mesh.all_gather_tensor(x, axis=1, layout="tile", mesh_axis=mesh_axis)
+            for g in groups:
+                for chip in g:
+                    np.testing.assert_array_equal(out[chip], np.concatenate([x[c] for c in g], axis=1))
+        with pytest.raises(weft.Error, match="rows or cols, not 'diagonal'"):
+            mesh.mesh_axis_groups("diagonal")
+
+
 def test_bad_input_is_refused_by_name_and_the_cluster_stays_usable(cluster):
     x = parts(cluster.chips)
     with pytest.raises(TypeError, match="float64"):
@@ -106,6 +120,8 @@ def test_bad_input_is_refused_by_name_and_the_cluster_stays_usable(cluster):
         cluster.put_tensor(0, np.zeros((4, 4), np.float32), memory="diagonal")
     with pytest.raises(weft.Error, match="does not fit"):
         cluster.put_tensor(0, np.zeros((1 << 16, 1 << 14), np.int32))
+    with pytest.raises(weft.Error, match="mesh"):
+        cluster.all_gather_tensor(x, mesh_axis="rows")  # line4 is no 2D mesh
     with pytest.raises(weft.Error, match="chip 7 is not in the cluster"):
         cluster.put_tensor(7, np.zeros(4, np.float32))
     for out in cluster.all_reduce(x):
