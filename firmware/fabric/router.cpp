@@ -97,7 +97,8 @@ Router::Router(abi::FabricRouterConfig& config, void* slots)
         link_.filled[v] = 0;
         link_.acked[v] = 0;
         if (!has_fallback()) continue;
-        if (!config.fallback_stage || !config.fallback_in[v].slots) mailbox::panic(abi::kPanicBadArgs, 3);
+        if (!config.fallback_stage || !config.fallback_in[v].slots || config.fallback_in[v].slots > abi::kFabricMaxSlots)
+            mailbox::panic(abi::kPanicBadArgs, 3);
         // Counters in our L1 that our relay writes: what it put in fallback_in, what it freed of fallback.
         *word_at(config.fallback_in[v].written) = 0;
         *word_at(config.fallback[v].freed) = 0;
