@@ -179,10 +179,10 @@ void Bridge::wake_cores(uint32_t id, const Touched& touched) {
     }
 }
 
-bool Bridge::sleep_until_woken(long timeout_us, bool uarts) {
+bool Bridge::sleep_until_woken(long timeout_us) {
     std::vector<pollfd> fds;
     for (auto& chip : chips_)
-        if (uarts && chip->uart_fd() >= 0) fds.push_back({chip->uart_fd(), POLLIN, 0});
+        if (chip->uart_fd() >= 0) fds.push_back({chip->uart_fd(), POLLIN, 0});
     if (kick_fd_ >= 0) fds.push_back({kick_fd_, POLLIN, 0});
     const timespec ts{timeout_us / 1000000, (timeout_us % 1000000) * 1000};
     const int ready = ppoll(fds.data(), fds.size(), &ts, nullptr);
@@ -260,7 +260,7 @@ void Bridge::engine_loop(uint32_t spin_passes, long nap_us) {
             continue;
         }
         if (nap_us > 0 && (now - last_work < kNapForMs || devices_->ethernet().in_flight())) {
-            sleep_until_woken(nap_us, false);
+            sleep_until_woken(nap_us);
             continue;
         }
         // Announce the deep sleep, then make one more pass: a core that queued

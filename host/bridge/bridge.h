@@ -52,10 +52,7 @@ private:
     // Rings the chip's doorbell if a core sleeps on it or a launch awaits.
     void wake_cores(uint32_t chip, const Touched& touched);
     // Blocks until a core or the driver wakes the engine (true), or timeout_us.
-    // A nap listens for drivers only: cores see no deep sleep announced, so
-    // they do not write to their UART to wake the engine, and polling every
-    // chip's UART each 10 us nap cost the host more than the nap saved.
-    bool sleep_until_woken(long timeout_us, bool uarts = true);
+    bool sleep_until_woken(long timeout_us);
 
     ClusterSpec spec_;
     BridgeOptions options_;
