@@ -126,41 +126,46 @@ std::string NativeCluster::name() { return cluster().info().value("name", std::s
 const std::string& NativeCluster::run_dir() const { return run_dir_; }
 
 void NativeCluster::close() {
-    runners_.clear();  // their fabrics stop first
+    runner_.reset();  // its fabric stops first
     cluster_.reset();
 }
 
-ccl::CollectiveRunner& NativeCluster::runner(const std::string& transport) {
-    auto it = runners_.find(transport);
-    if (it != runners_.end()) return *it->second;
-    // One at a time: a runner's fabric holds the ERISC cores the EDM needs.
-    runners_.clear();
+ccl::CollectiveRunner& NativeCluster::runner(const std::string& transport, const std::vector<uint32_t>& chips) {
+    std::string key = transport;
+    for (uint32_t c : chips) key += " " + std::to_string(c);
+    if (runner_ && key == runner_key_) return *runner_;
+    runner_.reset();  // its fabric stops before another starts
     ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
     o.transport = transport;
-    return *runners_.emplace(transport, std::make_unique<ccl::CollectiveRunner>(cluster(), o)).first->second;
+    runner_ = chips.empty() ? std::make_unique<ccl::CollectiveRunner>(cluster(), o)
+                            : std::make_unique<ccl::CollectiveRunner>(cluster(), chips, o);
+    runner_key_ = key;
+    return *runner_;
+}
+
+std::vector<uint32_t> NativeCluster::ring_order(const std::string& transport, const std::vector<uint32_t>& chips) {
+    return runner(transport, chips).ring();
 }
 
 std::vector<Bytes> NativeCluster::collective(const OpCall& call, const std::vector<Bytes>& inputs) {
     Cluster& c = cluster();
     ccl::OpRequest r;
     r.op = ccl::parse_collective(call.op);
-    if (r.op == ccl::Collective::kSendRecv) throw Error("sendrecv is not offered here: each rank's peer is implicit");
     r.dtype = call.dtype;
     r.redop = ccl::parse_redop(call.redop);
     r.algo = call.algo;
     r.root = call.root;
     r.shape = call.shape;
     r.dim = call.dim;
-    const uint32_t ranks = chips();
+    ccl::CollectiveRunner& run = runner(call.transport, call.chips);
+    const uint32_t ranks = uint32_t(run.chips().size());
     if (inputs.size() != ranks)
-        throw Error(call.op + " takes one input per chip of the cluster: " + std::to_string(ranks) + ", not " +
+        throw Error(call.op + " takes one input per rank: " + std::to_string(ranks) + ", not " +
                     std::to_string(inputs.size()));
     if (r.root >= ranks)
-        throw Error("root " + std::to_string(r.root) + " is not a chip of the cluster (0-" + std::to_string(ranks - 1) +
-                    ")");
+        throw Error("root " + std::to_string(r.root) + " is not a rank (0-" + std::to_string(ranks - 1) + ")");
     const uint64_t each = input_bytes(call, r.op, inputs);
     r.bytes = inputs_are_parts(r.op) ? each * ranks : each;
-    ccl::CollectiveRunner& run = runner(call.transport);
     const Claimed claimed(c, call.op);
     const ccl::OpLayout l = run.layout(r);
     for (uint32_t rank = 0; rank < ranks; ++rank) {
@@ -239,7 +244,7 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
         if (parts[chip].size() != part_bytes)
             throw Error("chip " + std::to_string(chip) + "'s part is " + std::to_string(parts[chip].size()) +
                         " bytes; " + tensor::describe(part) + " holds " + std::to_string(part_bytes));
-    runners_.clear();  // a collective's fabric holds the routers' cores: this op starts its own
+    runner_.reset();  // a collective's fabric holds the routers' cores: this op starts its own
     const Claimed claimed(c, "all_gather_tensor");
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
     auto fabric = transport::Fabric::start(c, transport::cluster_fabric(board, c.topology(), FabricSpec{}),

@@ -4,7 +4,6 @@
 #pragma once
 #include <stdint.h>
 
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +29,8 @@ struct OpCall {
     // concatenated along; shape[0] == 0: flat.
     std::array<uint64_t, 4> shape{};
     uint32_t dim = 0;
+    // A communicator of these chips (rank r is chips[r]); empty: every chip.
+    std::vector<uint32_t> chips;
 };
 
 // A tensor placed on one chip: where, and in what shape and layout.
@@ -65,10 +66,13 @@ public:
 
     // The op on `inputs` (one per rank; empty where a rank gives none: the
     // non-roots of broadcast and scatter). Returns each rank's output (empty
-    // where it has none: the non-roots of reduce and gather). Throws
+    // where it has none: the non-roots of reduce and gather). sendrecv: each
+    // rank receives from the one before it in ring_order. Throws
     // weft::Error naming what does not fit, TimeoutError / FaultError when the
     // op fails (the cluster stays usable).
     std::vector<Bytes> collective(const OpCall& call, const std::vector<Bytes>& inputs);
+    // The ranks in the order of the communicator's ring (its cables').
+    std::vector<uint32_t> ring_order(const std::string& transport, const std::vector<uint32_t>& chips);
 
     // `data` (row-major elements of `shape`, up to 4-D, outermost first) placed
     // on `chip` in `call`'s layout and memory.
@@ -90,11 +94,14 @@ public:
 private:
     explicit NativeCluster(std::unique_ptr<Cluster> cluster);
     Cluster& cluster();
-    ccl::CollectiveRunner& runner(const std::string& transport);
+    ccl::CollectiveRunner& runner(const std::string& transport, const std::vector<uint32_t>& chips);
 
     std::unique_ptr<Cluster> cluster_;
     std::string run_dir_;
-    std::map<std::string, std::unique_ptr<ccl::CollectiveRunner>> runners_;  // by transport, one at a time
+    // One at a time (a runner's fabric holds the ERISC cores the EDM needs),
+    // kept while the calls ask for the same transport and chips.
+    std::string runner_key_;
+    std::unique_ptr<ccl::CollectiveRunner> runner_;
 };
 
 }  // namespace weft::python

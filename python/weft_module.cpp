@@ -143,8 +143,8 @@ PYBIND11_MODULE(_weft, m) {
             "collective",
             [](NativeCluster& c, const std::string& op, const py::list& inputs, const std::string& redop,
                const std::string& algo, const std::string& transport, uint32_t root, const std::vector<uint64_t>& shape,
-               uint32_t dim) {
-                OpCall call{op, common_dtype(inputs), redop, algo, transport, root, {}, dim};
+               uint32_t dim, const std::vector<uint32_t>& chips) {
+                OpCall call{op, common_dtype(inputs), redop, algo, transport, root, {}, dim, chips};
                 if (!shape.empty()) {
                     const std::array<uint32_t, 4> s = shape4(shape);
                     for (size_t i = 0; i < 4; ++i) call.shape[i] = s[i];
@@ -160,7 +160,9 @@ PYBIND11_MODULE(_weft, m) {
             },
             py::arg("op"), py::arg("inputs"), py::arg("redop") = "sum", py::arg("algo") = "auto",
             py::arg("transport") = "auto", py::arg("root") = 0, py::arg("shape") = std::vector<uint64_t>{},
-            py::arg("dim") = 0)
+            py::arg("dim") = 0, py::arg("chips") = std::vector<uint32_t>{})
+        .def("ring_order", &NativeCluster::ring_order, py::arg("transport") = "auto",
+             py::arg("chips") = std::vector<uint32_t>{}, py::call_guard<py::gil_scoped_release>())
         .def(
             "put_tensor",
             [](NativeCluster& c, uint32_t chip, const py::array& data, const std::string& layout,

@@ -9,8 +9,9 @@ NumPy arrays, and tensors in the chips' layouts.
         total = cluster.all_reduce(x)                   # one array per chip
         parts = cluster.all_gather(x)                   # each chip's gathered copy
 
-One array per chip goes in (rank r is chip r), one comes out per chip, as
-NCCL's ranks see it. Arrays are float32, float16 or int32. Every call waits
+One array per rank goes in, one comes out per rank, as NCCL's ranks see it:
+rank r is chip r, or chips[r] for a call given chips=[...] (a communicator
+of those chips alone). Arrays are float32, float16 or int32. Every call waits
 with a deadline; a failed op raises weft.Error (weft.TimeoutError with the
 hang report, weft.FaultError naming the core) and leaves the cluster usable.
 """
@@ -101,19 +102,26 @@ class Cluster:
     def run_dir(self):
         return self._native.run_dir
 
-    def _run(self, op, arrays, **options):
-        return self._native.collective(op, arrays, **options)
+    def _ranks(self, chips):
+        return len(chips) if chips is not None else self.chips
 
-    def all_reduce(self, arrays, op="sum", algo="auto", transport="auto"):
+    def _run(self, op, arrays, chips=None, **options):
+        return self._native.collective(op, arrays, chips=list(chips or []), **options)
+
+    def ring_order(self, chips=None, transport="auto"):
+        """The ranks in the order of the communicator's ring: sendrecv sends each rank's array to the next."""
+        return self._native.ring_order(transport, list(chips or []))
+
+    def all_reduce(self, arrays, op="sum", algo="auto", transport="auto", chips=None):
         """Every chip gets the element-wise reduction (sum, max, min, prod) of all chips' arrays."""
-        arrays = _arrays(arrays, self.chips, "all_reduce")
+        arrays = _arrays(arrays, self._ranks(chips), "all_reduce")
         shape = _same_shape(arrays, "all_reduce")
-        out = self._run("all_reduce", arrays, redop=op, algo=algo, transport=transport)
+        out = self._run("all_reduce", arrays, redop=op, algo=algo, transport=transport, chips=chips)
         return [o.reshape(shape) for o in out]
 
-    def all_gather(self, arrays, axis=0, algo="auto", transport="auto"):
+    def all_gather(self, arrays, axis=0, algo="auto", transport="auto", chips=None):
         """Every chip gets all chips' arrays concatenated along `axis` (up to 4-D), in chip order."""
-        arrays = _arrays(arrays, self.chips, "all_gather")
+        arrays = _arrays(arrays, self._ranks(chips), "all_gather")
         shape = _same_shape(arrays, "all_gather")
         if not -len(shape) <= axis < max(len(shape), 1):
             raise ValueError(f"all_gather: axis {axis} of arrays of {len(shape)} dimensions")
@@ -123,43 +131,52 @@ class Cluster:
         options = {}
         if len(shape) > 1:
             options = {"shape": list(shape), "dim": axis + 4 - len(shape)}
-        out = self._run("all_gather", arrays, algo=algo, transport=transport, **options)
+        out = self._run("all_gather", arrays, algo=algo, transport=transport, **options, chips=chips)
         whole = list(shape) if shape else [1]
-        whole[axis] *= self.chips
+        whole[axis] *= self._ranks(chips)
         return [o.reshape(whole) for o in out]
 
-    def reduce_scatter(self, arrays, op="sum", algo="auto", transport="auto"):
+    def reduce_scatter(self, arrays, op="sum", algo="auto", transport="auto", chips=None):
         """Chip r gets block r of the reduction of all chips' 1-D arrays (remainders to the first chips)."""
-        arrays = _arrays(arrays, self.chips, "reduce_scatter")
+        arrays = _arrays(arrays, self._ranks(chips), "reduce_scatter")
         _same_shape(arrays, "reduce_scatter")
-        return self._run("reduce_scatter", [a.ravel() for a in arrays], redop=op, algo=algo, transport=transport)
+        flat = [a.ravel() for a in arrays]
+        return self._run("reduce_scatter", flat, redop=op, algo=algo, transport=transport, chips=chips)
 
-    def broadcast(self, array, root=0, algo="auto", transport="auto"):
+    def broadcast(self, array, root=0, algo="auto", transport="auto", chips=None):
         """Every chip gets `array`, sent from chip `root`."""
         array = np.ascontiguousarray(array)
-        arrays = [array if chip == root else None for chip in range(self.chips)]
-        out = self._run("broadcast", arrays, root=root, algo=algo, transport=transport)
+        arrays = [array if chip == root else None for chip in range(self._ranks(chips))]
+        out = self._run("broadcast", arrays, root=root, algo=algo, transport=transport, chips=chips)
         return [o.reshape(array.shape) for o in out]
 
-    def reduce(self, arrays, root=0, op="sum", algo="auto", transport="auto"):
+    def reduce(self, arrays, root=0, op="sum", algo="auto", transport="auto", chips=None):
         """Chip `root` gets the element-wise reduction of all chips' arrays (returned)."""
-        arrays = _arrays(arrays, self.chips, "reduce")
+        arrays = _arrays(arrays, self._ranks(chips), "reduce")
         shape = _same_shape(arrays, "reduce")
-        out = self._run("reduce", arrays, root=root, redop=op, algo=algo, transport=transport)
+        out = self._run("reduce", arrays, root=root, redop=op, algo=algo, transport=transport, chips=chips)
         return out[root].reshape(shape)
 
-    def gather(self, arrays, root=0, algo="auto", transport="auto"):
+    def gather(self, arrays, root=0, algo="auto", transport="auto", chips=None):
         """Chip `root` gets all chips' 1-D arrays concatenated in chip order (returned)."""
-        arrays = _arrays(arrays, self.chips, "gather")
+        arrays = _arrays(arrays, self._ranks(chips), "gather")
         _same_shape(arrays, "gather")
-        out = self._run("gather", [a.ravel() for a in arrays], root=root, algo=algo, transport=transport)
+        flat = [a.ravel() for a in arrays]
+        out = self._run("gather", flat, root=root, algo=algo, transport=transport, chips=chips)
         return out[root]
 
-    def scatter(self, array, root=0, algo="auto", transport="auto"):
+    def scatter(self, array, root=0, algo="auto", transport="auto", chips=None):
         """Chip r gets block r of chip `root`'s 1-D `array` (remainders to the first chips)."""
         array = np.ascontiguousarray(array).ravel()
-        arrays = [array if chip == root else None for chip in range(self.chips)]
-        return self._run("scatter", arrays, root=root, algo=algo, transport=transport)
+        arrays = [array if chip == root else None for chip in range(self._ranks(chips))]
+        return self._run("scatter", arrays, root=root, algo=algo, transport=transport, chips=chips)
+
+    def sendrecv(self, arrays, algo="auto", transport="auto", chips=None):
+        """Each rank's array goes to the next rank round the ring (ring_order); returns what each received."""
+        arrays = _arrays(arrays, self._ranks(chips), "sendrecv")
+        shape = _same_shape(arrays, "sendrecv")
+        out = self._run("sendrecv", arrays, algo=algo, transport=transport, chips=chips)
+        return [o.reshape(shape) for o in out]
 
     def put_tensor(self, chip, array, layout="row", memory="interleaved", grid=(2, 1), offset=0):
         """Places `array` (up to 4-D) on `chip`: layout "row" (row-major pages) or "tile" (32x32 tiles,

@@ -72,6 +72,30 @@ def test_broadcast_reduce_gather_and_scatter(cluster):
     np.testing.assert_array_equal(np.concatenate(cluster.scatter(x[0], root=0)), x[0])
 
 
+def test_sendrecv_passes_each_array_to_the_next_round_the_ring(cluster):
+    x = parts(cluster.chips, n=100)
+    ring = cluster.ring_order()
+    assert sorted(ring) == list(range(cluster.chips))
+    got = cluster.sendrecv(x)
+    for p, rank in enumerate(ring):
+        np.testing.assert_array_equal(got[rank], x[ring[p - 1]])
+
+
+def test_a_communicator_of_some_chips_runs_alone(cluster):
+    x = parts(2, n=300)  # line4's chips 0-1-2-3: a communicator's cables are those among its chips
+    for out in cluster.all_reduce(x, chips=[1, 2]):
+        np.testing.assert_array_equal(out, x[0] + x[1])
+    for out in cluster.all_gather(x, chips=[3, 2]):
+        np.testing.assert_array_equal(out, np.concatenate(x))
+    np.testing.assert_array_equal(cluster.reduce(x, root=1, chips=[1, 0]), x[0] + x[1])
+    with pytest.raises(weft.Error, match="cut"):
+        cluster.all_reduce(x, chips=[1, 3])
+    with pytest.raises(weft.Error, match="twice"):
+        cluster.all_reduce(x, chips=[1, 1])
+    with pytest.raises(ValueError, match="one array per chip: 2, not 4"):
+        cluster.all_reduce(parts(4), chips=[0, 1])
+
+
 @pytest.mark.parametrize("layout", ["row", "tile"])
 @pytest.mark.parametrize("memory", ["interleaved", "height", "width", "block"])
 def test_a_tensor_comes_back_as_it_went_in(cluster, layout, memory):
