@@ -166,6 +166,7 @@ std::vector<Bytes> NativeCluster::collective(const OpCall& call, const std::vect
         throw Error("root " + std::to_string(r.root) + " is not a rank (0-" + std::to_string(ranks - 1) + ")");
     const uint64_t each = input_bytes(call, r.op, inputs);
     r.bytes = inputs_are_parts(r.op) ? each * ranks : each;
+    ++ops_;
     const Claimed claimed(c, call.op);
     const ccl::OpLayout l = run.layout(r);
     for (uint32_t rank = 0; rank < ranks; ++rank) {
@@ -199,11 +200,14 @@ PlacedTensor NativeCluster::put_tensor(uint32_t chip, const std::array<uint32_t,
                     std::to_string(data.size()));
     const Claimed claimed(c, "put_tensor");
     tensor::write_tensor(c.chip(chip), at, data.data());
-    return {chip, at};
+    return {chip, at, ops_};
 }
 
 Bytes NativeCluster::get_tensor(const PlacedTensor& t) {
     Cluster& c = cluster();
+    if (t.ops_before != ops_)
+        throw Error("the tensor on chip " + std::to_string(t.chip) + " was placed before an op that may have " +
+                    "overwritten it: an op's buffers share the chips' DRAM and L1 with it; put it again after the op");
     const Claimed claimed(c, "get_tensor");
     return tensor::read_tensor(c.chip(t.chip), t.at);
 }
@@ -245,6 +249,7 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
             throw Error("chip " + std::to_string(chip) + "'s part is " + std::to_string(parts[chip].size()) +
                         " bytes; " + tensor::describe(part) + " holds " + std::to_string(part_bytes));
     runner_.reset();  // a collective's fabric holds the routers' cores: this op starts its own
+    ++ops_;
     const Claimed claimed(c, "all_gather_tensor");
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
     auto fabric = transport::Fabric::start(c, transport::cluster_fabric(board, c.topology(), FabricSpec{}),

@@ -37,6 +37,7 @@ struct OpCall {
 struct PlacedTensor {
     uint32_t chip = 0;
     abi::TensorAt at{};
+    uint64_t ops_before = 0;  // the cluster's ops when it was placed
 };
 
 struct TensorCall {
@@ -78,7 +79,10 @@ public:
     // on `chip` in `call`'s layout and memory.
     PlacedTensor put_tensor(uint32_t chip, const std::array<uint32_t, 4>& shape, abi::DataType dtype,
                             const TensorCall& call, const Bytes& data);
-    // The tensor's elements back, row-major.
+    // The tensor's elements back, row-major. Throws weft::Error once an op
+    // ran after it was placed: an op's buffers go anywhere in the chips'
+    // DRAM and workers' L1 that it does not itself use, so it may have
+    // overwritten the tensor.
     Bytes get_tensor(const PlacedTensor& t);
     // The chips along each row ("rows") or column ("cols") of the cluster's
     // one mesh; throws weft::Error for another axis or a cluster that is not
@@ -100,6 +104,7 @@ private:
     std::string run_dir_;
     // One at a time (a runner's fabric holds the ERISC cores the EDM needs),
     // kept while the calls ask for the same transport and chips.
+    uint64_t ops_ = 0;  // ops run (collectives and tensor ops), for get_tensor
     std::string runner_key_;
     std::unique_ptr<ccl::CollectiveRunner> runner_;
 };

@@ -105,6 +105,13 @@ def test_a_tensor_comes_back_as_it_went_in(cluster, layout, memory):
     np.testing.assert_array_equal(cluster.get_tensor(t), data)
 
 
+def test_a_tensor_an_op_may_have_overwritten_is_refused(cluster):
+    t = cluster.put_tensor(0, np.arange(64 * 64, dtype=np.float32).reshape(64, 64), layout="tile")
+    cluster.all_reduce(parts(cluster.chips, n=1 << 18))  # its buffers start where the tensor is
+    with pytest.raises(weft.Error, match="placed before an op"):
+        cluster.get_tensor(t)
+
+
 @pytest.mark.parametrize("memory,out_memory", [("interleaved", "height"), ("width", "interleaved")])
 def test_tensor_all_gather_reshards_in_flight(cluster, memory, out_memory):
     x = [np.full((32, 64), c, np.float16) + np.arange(64, dtype=np.float16) for c in range(cluster.chips)]
