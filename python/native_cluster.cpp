@@ -11,6 +11,7 @@
 #include "driver/run_dir.h"
 #include "tensor/tensor_layout.h"
 #include "tensor/tensor_ops.h"
+#include "tensor/tensor_reduce.h"
 #include "transport/fabric/fabric.h"
 
 namespace weft::python {
@@ -210,6 +211,36 @@ Bytes NativeCluster::get_tensor(const PlacedTensor& t) {
                     "overwritten it: an op's buffers share the chips' DRAM and L1 with it; put it again after the op");
     const Claimed claimed(c, "get_tensor");
     return tensor::read_tensor(c.chip(t.chip), t.at);
+}
+
+std::vector<Bytes> NativeCluster::all_reduce_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype,
+                                                    const std::string& redop, const std::string& transport,
+                                                    const TensorCall& call, const std::vector<Bytes>& parts) {
+    Cluster& c = cluster();
+    const uint32_t ranks = chips();
+    if (parts.size() != ranks)
+        throw Error("all_reduce_tensor takes one tensor per chip: " + std::to_string(ranks) + ", not " +
+                    std::to_string(parts.size()));
+    const BoardInfo& board = c.board();
+    check_grid_leaves_a_core(board, call.grid);
+    const abi::TensorAt at = tensor::placed(board, spec_of(shape, dtype, call, call.memory), 0);
+    // The run it is reduced in: in bank 0 past the tensor's own share there.
+    const uint64_t past = abi::tensor_sharded(at.spec) ? 0 : (abi::tensor_unit_bytes(at.spec) + 4095) & ~4095ull;
+    const abi::TensorAt run = tensor::contiguous_at(board, at.spec, past);
+    const uint64_t bytes = tensor::elements(at.spec) * abi::dtype_size(dtype);
+    for (uint32_t chip = 0; chip < ranks; ++chip)
+        if (parts[chip].size() != bytes)
+            throw Error("chip " + std::to_string(chip) + "'s tensor is " + std::to_string(parts[chip].size()) +
+                        " bytes; " + tensor::describe(at.spec) + " holds " + std::to_string(bytes));
+    const abi::MathOp op = ccl::parse_redop(redop);
+    ccl::CollectiveRunner& run_on = runner(transport, {});
+    ++ops_;
+    const Claimed claimed(c, "all_reduce_tensor");
+    for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), at, parts[chip].data());
+    tensor::all_reduce(c, run_on, at, op, run, board.cores_with_role(CoreRole::kWorker).back(), kTensorOpTimeout);
+    std::vector<Bytes> out(ranks);
+    for (uint32_t chip = 0; chip < ranks; ++chip) out[chip] = tensor::read_tensor(c.chip(chip), at);
+    return out;
 }
 
 std::vector<std::vector<uint32_t>> NativeCluster::mesh_axis_groups(const std::string& axis) {

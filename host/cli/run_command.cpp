@@ -203,12 +203,15 @@ int run_on_meshes(const std::string& mesh, const ccl::OpRequest& r, Cluster& clu
     return rc;
 }
 
-// --layout: the tensor all-gather or sendrecv, over the fabric.
+// --layout: the tensor all-gather or sendrecv, over the fabric; all-reduce
+// through the flat one, over any transport.
 int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run_dir) {
-    if (r.op != ccl::Collective::kAllGather && r.op != ccl::Collective::kSendRecv)
+    const bool reduce = r.op == ccl::Collective::kAllReduce;
+    if (r.op != ccl::Collective::kAllGather && r.op != ccl::Collective::kSendRecv && !reduce)
         throw UsageError("--layout: " + ccl::collective_name(r.op) +
-                         " on tensor layouts is not built yet; all_gather and sendrecv are");
-    if (a.ccl.transport == "edm") throw UsageError("--layout: the tensor ops run over the fabric, not the EDM");
+                         " on tensor layouts is not built yet; all_gather, all_reduce and sendrecv are");
+    if (a.ccl.transport == "edm" && !reduce)
+        throw UsageError("--layout: the tensor all_gather and sendrecv run over the fabric, not the EDM");
     if (a.size || a.ccl.algo != "auto")
         throw UsageError("--layout: --shape is the tensor's size and the op has one algorithm: leave out --size and "
                          "--algo");
@@ -217,6 +220,10 @@ int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run
                          "--in-place, --send and --recv");
     check_tensor(a.tensor, r.shape, r.dtype);
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
+    if (reduce) {
+        ccl::CollectiveRunner runner(*cluster, runner_options(a.ccl));
+        return run_tensor_all_reduce(a.tensor, r.shape, r.dtype, r.redop, runner, *cluster);
+    }
     if (r.op == ccl::Collective::kSendRecv) return run_tensor_send_recv(a.tensor, r.shape, r.dtype, *cluster);
     return run_tensor_all_gather(a.tensor, r.shape, r.dim, r.dtype, *cluster);
 }

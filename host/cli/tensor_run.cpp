@@ -5,12 +5,14 @@
 #include <random>
 #include <vector>
 
+#include "ccl/reference.h"
 #include "cli/exit_codes.h"
 #include "common/error.h"
 #include "driver/topology.h"
 #include "tensor/tensor_io.h"
 #include "tensor/tensor_layout.h"
 #include "tensor/tensor_ops.h"
+#include "tensor/tensor_reduce.h"
 #include "transport/fabric/fabric.h"
 
 namespace weft::cli {
@@ -176,6 +178,49 @@ int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& 
         }
     std::printf("  check: %llu elements on each of %zu chips match what the previous chip sent\n",
                 (unsigned long long)tensor::elements(sent), shift.size());
+    return kOk;
+}
+
+int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
+                          abi::MathOp redop, ccl::CollectiveRunner& runner, Cluster& cluster) {
+    if (!t.mesh_axis.empty()) throw UsageError("--mesh-axis: a tensor's all_reduce runs over every chip; leave it out");
+    if (!t.out_memory.empty())
+        throw UsageError("--out-memory: an all_reduce leaves the tensor where it is; leave it out");
+    const BoardInfo& board = cluster.board();
+    const auto grid = grid_for(t, board, "all_reduce");
+    const abi::TensorSpec spec =
+        tensor::in_memory(tensor_of(t, shape, dtype), memory_named("--memory", t.memory), grid);
+    const abi::TensorAt at = tensor::placed(board, spec, 0);
+    // The run it is reduced in: in bank 0 past the tensor's own share there.
+    const uint64_t past = abi::tensor_sharded(spec) ? 0 : (abi::tensor_unit_bytes(spec) + 4095) & ~4095ull;
+    const abi::TensorAt run = tensor::contiguous_at(board, spec, past);
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllReduce;
+    r.dtype = dtype;
+    r.redop = redop;
+    r.bytes = tensor::elements(spec) * abi::dtype_size(dtype);
+    const ccl::OpLayout l = runner.layout(r);  // the flat op's, for its inputs and the host reference
+    const ccl::OpData in = ccl::make_inputs(r, l, 1);
+    for (uint32_t chip = 0; chip < cluster.size(); ++chip)
+        tensor::write_tensor(cluster.chip(chip), at, in.input[chip].data());
+    const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
+    const auto t0 = std::chrono::steady_clock::now();
+    tensor::all_reduce(cluster, runner, at, redop, run, core, std::chrono::milliseconds(60000));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("all_reduce (%s) of %s in place on %zu chips, through the flat all-reduce over %s\n",
+                ccl::redop_name(redop).c_str(), tensor::describe(spec).c_str(), cluster.size(),
+                runner.transport_name().c_str());
+    std::printf("  time %.3f ms, algbw %.3f GB/s\n", seconds * 1e3, seconds > 0 ? r.bytes / seconds / 1e9 : 0);
+    std::vector<std::vector<uint8_t>> out;
+    for (uint32_t chip = 0; chip < cluster.size(); ++chip) out.push_back(tensor::read_tensor(cluster.chip(chip), at));
+    const ccl::CheckResult c = ccl::check_outputs(r, l, in, out, runner.ring());
+    if (c.wrong) {
+        std::printf("  check: %llu of %llu elements WRONG; first: %s\n", (unsigned long long)c.wrong,
+                    (unsigned long long)c.checked, c.first_wrong.c_str());
+        return kFailed;
+    }
+    std::printf("  check: %llu elements on each of %zu chips match the host reference\n",
+                (unsigned long long)(c.checked / cluster.size()), cluster.size());
     return kOk;
 }
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <string>
 
+#include "ccl/runner.h"
 #include "driver/cluster.h"
 #include "weft/abi/tensor.h"
 
@@ -33,5 +34,11 @@ int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>&
 // into --out-memory, checked on every chip.
 int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
                          Cluster& cluster);
+
+// weft run all_reduce --layout: every chip's tensor reduced into every chip's
+// copy in place, through the flat all-reduce over `runner`'s transport
+// (tensor/tensor_reduce.h), checked against the host reference.
+int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
+                          abi::MathOp redop, ccl::CollectiveRunner& runner, Cluster& cluster);
 
 }  // namespace weft::cli

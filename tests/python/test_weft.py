@@ -105,6 +105,25 @@ def test_a_tensor_comes_back_as_it_went_in(cluster, layout, memory):
     np.testing.assert_array_equal(cluster.get_tensor(t), data)
 
 
+@pytest.mark.parametrize("transport", ["edm", "fabric"])
+@pytest.mark.parametrize("layout,memory", [("tile", "interleaved"), ("tile", "width"), ("row", "height"),
+                                           ("row", "interleaved"), ("tile", "block")])
+def test_all_reduce_of_a_tensor_in_any_layout(cluster, transport, layout, memory):
+    grid = (1, 2) if memory == "block" else (2, 1)
+    x = [np.arange(40 * 70, dtype=np.float32).reshape(40, 70) % 13 - c for c in range(cluster.chips)]
+    for out in cluster.all_reduce_tensor(x, layout=layout, memory=memory, grid=grid, transport=transport):
+        np.testing.assert_array_equal(out, sum(x))
+    want = np.maximum.reduce(x)
+    for out in cluster.all_reduce_tensor(x, op="max", layout=layout, memory=memory, grid=grid):
+        np.testing.assert_array_equal(out, want)
+
+
+def test_all_reduce_of_row_pages_cut_by_width_shards_is_refused(cluster):
+    x = [np.ones((8, 64), np.float32)] * cluster.chips
+    with pytest.raises(weft.Error, match="pages differ"):
+        cluster.all_reduce_tensor(x, layout="row", memory="width")
+
+
 def test_a_tensor_an_op_may_have_overwritten_is_refused(cluster):
     t = cluster.put_tensor(0, np.arange(64 * 64, dtype=np.float32).reshape(64, 64), layout="tile")
     cluster.all_reduce(parts(cluster.chips, n=1 << 18))  # its buffers start where the tensor is

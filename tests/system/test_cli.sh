@@ -253,8 +253,15 @@ check "weft run sendrecv --layout row shifts height shards into the banks" \
 $WEFT run sendrecv --shape 1,1,8,64 --layout row --out-memory width >"$TMP/out" 2>&1
 check "a tensor sendrecv that would split rows is refused" \
     has "$TMP/out" "a page of the sent tensor does not fit inside one page of the received one"
-$WEFT run all_reduce --shape 1,1,64,32 --layout tile >"$TMP/out" 2>&1
-check "weft run refuses a tensor op not built yet by name" has "$TMP/out" "all_reduce on tensor layouts is not built yet"
+$WEFT run all_reduce --shape 1,2,40,70 --layout tile --memory width --transport edm --redop max >"$TMP/out" 2>&1
+check "weft run all_reduce --layout tile reduces width-sharded tiles over the EDM" \
+    has "$TMP/out" "check: 5600 elements on each of 2 chips match the host reference"
+check "... and says what it reduced" has "$TMP/out" "all_reduce (max) of tensor \[1,2,40,70\] tiles width-sharded"
+$WEFT run all_reduce --shape 1,1,8,64 --layout row --memory width >"$TMP/out" 2>&1
+check "a tensor all_reduce whose row pages width shards cut is refused, saying what lines up" \
+    has "$TMP/out" "tiles line up in any memory"
+$WEFT run reduce_scatter --shape 1,1,64,32 --layout tile >"$TMP/out" 2>&1
+check "weft run refuses a tensor op not built yet by name" has "$TMP/out" "reduce_scatter on tensor layouts is not built yet"
 $WEFT run all_gather --shape 1,1,32,40 --dim 3 --layout tile >"$TMP/out" 2>&1
 check "a tensor all_gather that would split tiles is refused" has "$TMP/out" "must be a multiple of 32"
 $WEFT run all_gather --shape 1,1,32,32 --memory width >"$TMP/out" 2>&1
