@@ -1,11 +1,13 @@
 // weft-bench-tensor: the tensor all-gather (host/tensor, over the fabric) in
-// each layout beside the flat-vector all-gather over the same fabric, on
+// each layout beside the flat-vector all-gather over the same fabric, and the
+// tensor all-reduce (through the flat one) beside the flat all-reduce, on
 // ring8 with every cable shaped (the cables, not the host, the bottleneck),
 // in one run: busbw as a fraction of a cable's rate, as a fraction of the
 // flat op's, and the time at half the rate (2.0: link-bound).
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "tensor/tensor_io.h"
 #include "tensor/tensor_layout.h"
 #include "tensor/tensor_ops.h"
+#include "tensor/tensor_reduce.h"
 #include "timing.h"
 #include "transport/fabric/fabric.h"
 
@@ -82,11 +85,93 @@ double tensor_seconds(Cluster& c, transport::Fabric& fabric, uint64_t bytes, con
     return bench::medians_in_turns({once}, kReps)[0];
 }
 
+// The flat all-reduce of `bytes` (ring, the runner's transport): the median time.
+double flat_reduce_seconds(Cluster& c, ccl::CollectiveRunner& run, uint64_t bytes) {
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllReduce;
+    r.algo = "ring";
+    r.bytes = bytes;
+    if (ccl::run_case(run, c, r, 1, true).check.wrong) throw Error("the flat all_reduce gave wrong results");
+    return bench::medians_in_turns({[&] { return ccl::run_case(run, c, r, 1, false).timing.seconds; }}, kReps)[0];
+}
+
+// The tensor (bytes of f32, 512 rows) in `l` on every chip, all-reduced in
+// place through the flat all-reduce (tensor_reduce.h). Checked once, then timed.
+double tensor_reduce_seconds(Cluster& c, ccl::CollectiveRunner& run, uint64_t bytes, const Layout& l) {
+    const uint32_t n = uint32_t(c.size()), cols = uint32_t(bytes / 4 / 512);
+    abi::TensorSpec t = tensor::matrix(512, cols, abi::kF32, l.pages);
+    t = tensor::in_memory(t, l.memory, {3, 1});
+    const abi::TensorAt at = tensor::placed(c.board(), t, 0);
+    const uint64_t past = abi::tensor_sharded(t) ? 0 : (abi::tensor_unit_bytes(t) + 4095) & ~4095ull;
+    const abi::TensorAt staging = tensor::contiguous_at(c.board(), t, past);
+    std::vector<float> want(tensor::elements(t), 0.0f), mine(want.size());
+    const auto put = [&] {
+        for (uint32_t chip = 0; chip < n; ++chip) {
+            for (size_t i = 0; i < mine.size(); ++i) mine[i] = float((i + chip) % 7);  // sums stay exact
+            tensor::write_tensor(c.chip(chip), at, mine.data());
+        }
+    };
+    for (uint32_t chip = 0; chip < n; ++chip)
+        for (size_t i = 0; i < want.size(); ++i) want[i] += float((i + chip) % 7);
+    const uint32_t core = c.board().cores_with_role(CoreRole::kWorker).back();
+    const auto once = [&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        tensor::all_reduce(c, run, at, abi::kMathSum, staging, core, std::chrono::milliseconds(600000), "ring");
+        return bench::seconds_since(t0);
+    };
+    put();
+    once();
+    for (uint32_t chip = 0; chip < n; ++chip) {
+        const std::vector<uint8_t> got = tensor::read_tensor(c.chip(chip), at);
+        if (got.size() != want.size() * 4 || std::memcmp(got.data(), want.data(), got.size()) != 0)
+            throw Error(std::string("the tensor all_reduce (") + l.name + ") gave wrong results on chip " +
+                        std::to_string(chip));
+    }
+    return bench::medians_in_turns({once}, kReps)[0];
+}
+
+// The all-reduce table: the flat ring all-reduce, then the tensor's in each layout.
+void all_reduce_table(Cluster& c, uint64_t bytes) {
+    const uint32_t n = uint32_t(c.size());
+    const double bus = 2.0 * (n - 1) / n;
+    const auto fraction = [&](double s) { return double(bytes) / s / 1e9 * bus / kRate; };
+    ccl::CollectiveRunner run(c);
+    std::printf("\nAll-reduce of %llu MiB on ring8 over %s, the same cables: the tensor op (its pages moved into "
+                "one run of DRAM by the reshard kernel, reduced there by the flat ring all-reduce, moved back) "
+                "beside the flat ring all-reduce\n\n| op | busbw / cable | / flat | time at half rate |\n"
+                "|---|---|---|---|\n",
+                (unsigned long long)(bytes >> 20), run.transport_name().c_str());
+    double flat[2];
+    for (int half = 0; half < 2; ++half) {
+        bench::shape_every_cable(c, half ? kRate / 2 : kRate);
+        std::fprintf(stderr, "\r  tensor bench: the flat all_reduce%s ...          ", half ? " at half rate" : "");
+        flat[half] = flat_reduce_seconds(c, run, bytes);
+    }
+    std::printf("| flat vector (ring) | %.3f | 1.00 | %.2fx%s |\n", fraction(flat[0]), flat[1] / flat[0],
+                flat[1] / flat[0] < 1.8 ? " (host-bound)" : "");
+    const std::vector<Layout> layouts = {{"tiles, interleaved", abi::kTilePages, abi::kInterleaved},
+                                         {"tiles, width-sharded on 3 cores", abi::kTilePages, abi::kWidthSharded},
+                                         {"row-major, height-sharded on 3 cores", abi::kRowMajorPages,
+                                          abi::kHeightSharded}};
+    for (const Layout& l : layouts) {
+        double s[2];
+        for (int half = 0; half < 2; ++half) {
+            bench::shape_every_cable(c, half ? kRate / 2 : kRate);
+            std::fprintf(stderr, "\r  tensor bench: all_reduce, %s%s ...          ", l.name,
+                         half ? " at half rate" : "");
+            s[half] = tensor_reduce_seconds(c, run, bytes, l);
+        }
+        std::printf("| tensor: %s | %.3f | %.2f | %.2fx%s |\n", l.name, fraction(s[0]), flat[0] / s[0], s[1] / s[0],
+                    s[1] / s[0] < 1.8 ? " (host-bound)" : "");
+        std::fflush(stdout);
+    }
+}
+
 }  // namespace
 
-constexpr const char* kUsage =
-    "usage: weft-bench-tensor [--quick]\n"
-    "Tensor layouts: resharding in flight against gathering then resharding.\n";
+constexpr const char* kUsage = "usage: weft-bench-tensor [--quick]\n"
+                               "Tensor layouts: the all-gather resharding in flight, and the all-reduce through\n"
+                               "the flat one, each beside the flat-vector op on shaped ring8.\n";
 
 int main(int argc, char** argv) {
     bench::start(argc, argv, kUsage, {"--quick"});
@@ -127,8 +212,9 @@ int main(int argc, char** argv) {
                         s[1] / s[0], s[1] / s[0] < 1.8 ? " (host-bound)" : "");
             std::fflush(stdout);
         }
-        std::fprintf(stderr, "\r%60s\r", "");
         fabric->stop();
+        all_reduce_table(*c, quick ? (2ull << 20) : (8ull << 20));
+        std::fprintf(stderr, "\r%60s\r", "");
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "weft-bench-tensor: %s\n", e.what());

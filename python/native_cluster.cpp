@@ -214,8 +214,9 @@ Bytes NativeCluster::get_tensor(const PlacedTensor& t) {
 }
 
 std::vector<Bytes> NativeCluster::all_reduce_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype,
-                                                    const std::string& redop, const std::string& transport,
-                                                    const TensorCall& call, const std::vector<Bytes>& parts) {
+                                                    const std::string& redop, const std::string& algo,
+                                                    const std::string& transport, const TensorCall& call,
+                                                    const std::vector<Bytes>& parts) {
     Cluster& c = cluster();
     const uint32_t ranks = chips();
     if (parts.size() != ranks)
@@ -237,7 +238,7 @@ std::vector<Bytes> NativeCluster::all_reduce_tensor(const std::array<uint32_t, 4
     ++ops_;
     const Claimed claimed(c, "all_reduce_tensor");
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), at, parts[chip].data());
-    tensor::all_reduce(c, run_on, at, op, run, board.cores_with_role(CoreRole::kWorker).back(), kTensorOpTimeout);
+    tensor::all_reduce(c, run_on, at, op, run, board.cores_with_role(CoreRole::kWorker).back(), kTensorOpTimeout, algo);
     std::vector<Bytes> out(ranks);
     for (uint32_t chip = 0; chip < ranks; ++chip) out[chip] = tensor::read_tensor(c.chip(chip), at);
     return out;

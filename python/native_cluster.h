@@ -85,10 +85,11 @@ public:
     // overwritten the tensor.
     Bytes get_tensor(const PlacedTensor& t);
     // Every chip's tensor (same shape), placed in `call`'s layout and memory,
-    // reduced element-wise by `redop` through the flat all-reduce over
+    // reduced element-wise by `redop` through the flat all-reduce (`algo`) over
     // `transport` (tensor_reduce.h); returns each chip's result, row-major.
     std::vector<Bytes> all_reduce_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype,
-                                         const std::string& redop, const std::string& transport, const TensorCall& call,
+                                         const std::string& redop, const std::string& algo,
+                                         const std::string& transport, const TensorCall& call,
                                          const std::vector<Bytes>& parts);
     // The chips along each row ("rows") or column ("cols") of the cluster's
     // one mesh; throws weft::Error for another axis or a cluster that is not

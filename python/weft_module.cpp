@@ -208,8 +208,9 @@ PYBIND11_MODULE(_weft, m) {
             py::arg("mesh_axis") = "")
         .def(
             "all_reduce_tensor",
-            [](NativeCluster& c, const py::list& parts, const std::string& redop, const std::string& transport,
-               const std::string& layout, const std::string& memory, std::pair<uint16_t, uint16_t> grid) {
+            [](NativeCluster& c, const py::list& parts, const std::string& redop, const std::string& algo,
+               const std::string& transport, const std::string& layout, const std::string& memory,
+               std::pair<uint16_t, uint16_t> grid) {
                 const weft::abi::DataType t = common_dtype(parts);
                 const py::array first = py::array::ensure(parts[0]);
                 const std::vector<uint64_t> shape(first.shape(), first.shape() + first.ndim());
@@ -219,11 +220,12 @@ PYBIND11_MODULE(_weft, m) {
                 std::vector<Bytes> out;
                 {
                     py::gil_scoped_release unlocked;
-                    out = c.all_reduce_tensor(shape4(shape), t, redop, transport, call, in);
+                    out = c.all_reduce_tensor(shape4(shape), t, redop, algo, transport, call, in);
                 }
                 return arrays_of(out, t);
             },
-            py::arg("parts"), py::arg("redop") = "sum", py::arg("transport") = "auto", py::arg("layout") = "row",
-            py::arg("memory") = "interleaved", py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1})
+            py::arg("parts"), py::arg("redop") = "sum", py::arg("algo") = "auto", py::arg("transport") = "auto",
+            py::arg("layout") = "row", py::arg("memory") = "interleaved",
+            py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1})
         .def("mesh_axis_groups", &NativeCluster::mesh_axis_groups, py::arg("axis"));
 }

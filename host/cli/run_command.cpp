@@ -212,9 +212,9 @@ int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run
                          " on tensor layouts is not built yet; all_gather, all_reduce and sendrecv are");
     if (a.ccl.transport == "edm" && !reduce)
         throw UsageError("--layout: the tensor all_gather and sendrecv run over the fabric, not the EDM");
-    if (a.size || a.ccl.algo != "auto")
-        throw UsageError("--layout: --shape is the tensor's size and the op has one algorithm: leave out --size and "
-                         "--algo");
+    if (a.size) throw UsageError("--layout: --shape is the tensor's size: leave out --size");
+    if (a.ccl.algo != "auto" && !reduce)
+        throw UsageError("--layout: the tensor " + ccl::collective_name(r.op) + " has one algorithm: leave out --algo");
     if (!a.mesh.empty() || !a.trace.empty() || !a.record.empty() || a.in_place || !a.send.empty() || !a.recv.empty())
         throw UsageError("--layout places its tensors itself and runs one op: leave out --mesh, --trace, --record, "
                          "--in-place, --send and --recv");
@@ -222,7 +222,7 @@ int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     if (reduce) {
         ccl::CollectiveRunner runner(*cluster, runner_options(a.ccl));
-        return run_tensor_all_reduce(a.tensor, r.shape, r.dtype, r.redop, runner, *cluster);
+        return run_tensor_all_reduce(a.tensor, r.shape, r.dtype, r.redop, a.ccl.algo, runner, *cluster);
     }
     if (r.op == ccl::Collective::kSendRecv) return run_tensor_send_recv(a.tensor, r.shape, r.dtype, *cluster);
     return run_tensor_all_gather(a.tensor, r.shape, r.dim, r.dtype, *cluster);

@@ -182,7 +182,7 @@ int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& 
 }
 
 int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
-                          abi::MathOp redop, ccl::CollectiveRunner& runner, Cluster& cluster) {
+                          abi::MathOp redop, const std::string& algo, ccl::CollectiveRunner& runner, Cluster& cluster) {
     if (!t.mesh_axis.empty()) throw UsageError("--mesh-axis: a tensor's all_reduce runs over every chip; leave it out");
     if (!t.out_memory.empty())
         throw UsageError("--out-memory: an all_reduce leaves the tensor where it is; leave it out");
@@ -198,6 +198,7 @@ int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>&
     r.op = ccl::Collective::kAllReduce;
     r.dtype = dtype;
     r.redop = redop;
+    r.algo = algo;
     r.bytes = tensor::elements(spec) * abi::dtype_size(dtype);
     const ccl::OpLayout l = runner.layout(r);  // the flat op's, for its inputs and the host reference
     const ccl::OpData in = ccl::make_inputs(r, l, 1);
@@ -205,7 +206,7 @@ int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>&
         tensor::write_tensor(cluster.chip(chip), at, in.input[chip].data());
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
     const auto t0 = std::chrono::steady_clock::now();
-    tensor::all_reduce(cluster, runner, at, redop, run, core, std::chrono::milliseconds(60000));
+    tensor::all_reduce(cluster, runner, at, redop, run, core, std::chrono::milliseconds(60000), algo);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("all_reduce (%s) of %s in place on %zu chips, through the flat all-reduce over %s\n",
                 ccl::redop_name(redop).c_str(), tensor::describe(spec).c_str(), cluster.size(),

@@ -36,9 +36,9 @@ int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& 
                          Cluster& cluster);
 
 // weft run all_reduce --layout: every chip's tensor reduced into every chip's
-// copy in place, through the flat all-reduce over `runner`'s transport
+// copy in place, through the flat all-reduce (`algo`) over `runner`'s transport
 // (tensor/tensor_reduce.h), checked against the host reference.
 int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
-                          abi::MathOp redop, ccl::CollectiveRunner& runner, Cluster& cluster);
+                          abi::MathOp redop, const std::string& algo, ccl::CollectiveRunner& runner, Cluster& cluster);
 
 }  // namespace weft::cli

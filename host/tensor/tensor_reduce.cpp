@@ -31,7 +31,8 @@ abi::TensorAt contiguous_at(const BoardInfo& board, abi::TensorSpec t, uint64_t 
 }
 
 void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& at, abi::MathOp op,
-                const abi::TensorAt& staging, uint32_t core, std::chrono::milliseconds timeout) {
+                const abi::TensorAt& staging, uint32_t core, std::chrono::milliseconds timeout,
+                const std::string& algo) {
     try {
         check_reshard(at, staging);
     } catch (const Error& e) {
@@ -53,6 +54,7 @@ void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::Tens
     r.op = ccl::Collective::kAllReduce;
     r.dtype = abi::DataType(at.spec.dtype);
     r.redop = op;
+    r.algo = algo;
     r.bytes = run;
     r.send = r.recv = staging.base;
     runner.run(r);

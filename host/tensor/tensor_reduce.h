@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <chrono>
+#include <string>
 
 #include "ccl/runner.h"
 #include "driver/cluster.h"
@@ -26,7 +27,9 @@ abi::TensorAt contiguous_at(const BoardInfo& board, abi::TensorSpec t, uint64_t 
 // kernel runs on `core` of each chip (a worker holding no shard). Throws
 // weft::Error for a layout whose pages cannot line up in one run (row-major
 // pages cut by width shards), TimeoutError / FaultError if a step fails.
+// `algo`: the flat all-reduce's algorithm (weft run's names, or auto).
 void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& at, abi::MathOp op,
-                const abi::TensorAt& staging, uint32_t core, std::chrono::milliseconds timeout);
+                const abi::TensorAt& staging, uint32_t core, std::chrono::milliseconds timeout,
+                const std::string& algo = "auto");
 
 }  // namespace weft::tensor

@@ -191,14 +191,14 @@ class Cluster:
         return self._native.get_tensor(tensor._placed).reshape(tensor.shape)
 
     def all_reduce_tensor(self, tensors, op="sum", layout="row", memory="interleaved", grid=(2, 1),
-                          transport="auto"):
+                          algo="auto", transport="auto"):
         """Each chip's tensor placed in `layout` and `memory`, reduced element-wise (sum, max, min,
-        prod) into every chip's copy, through the flat all-reduce over `transport`."""
+        prod) into every chip's copy, through the flat all-reduce (`algo`) over `transport`."""
         tensors = _arrays(tensors, self.chips, "all_reduce_tensor")
         shape = _same_shape(tensors, "all_reduce_tensor")
         if not 1 <= len(shape) <= 4:
             raise ValueError("all_reduce_tensor: tensors of 1 to 4 dimensions")
-        out = self._native.all_reduce_tensor(tensors, op, transport, layout, memory, tuple(grid))
+        out = self._native.all_reduce_tensor(tensors, op, algo, transport, layout, memory, tuple(grid))
         return [o.reshape(shape) for o in out]
 
     def mesh_axis_groups(self, mesh_axis):
