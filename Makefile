@@ -29,7 +29,7 @@ help:
 	@echo "  make bench-ccl    the CCL benchmark only"
 	@echo "  make bench-model  the fabric model: virtual-time figures beside silicon's, its speed, tables at scale"
 	@echo "  make bench-systems the hierarchical all-reduce on a cluster of systems, on QEMU and in the model"
-	@echo "  make bench-tensor the tensor all-gather in each layout beside the flat vector's, on shaped ring8"
+	@echo "  make bench-tensor the tensor all-gather and all-reduce in each layout beside the flat ops, on shaped ring8"
 	@echo "  make bench-boards ring8-rv32 (the 32-bit chip) beside ring8, shaped and unshaped"
 	@echo "  make clean        remove $(BUILD)/"
 	@echo "Variables: BUILD=$(BUILD) JOBS=$(JOBS) CTEST_ARGS='-R pattern' (make test CTEST_ARGS='-R ccl')"
