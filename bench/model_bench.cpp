@@ -225,11 +225,12 @@ std::string tables_table() {
 std::string ranks_table() {
     if (bench::find_mpirun().empty()) return "\n(no mpirun: the model's MPI ranks not measured)\n";
     progress("all_gather on 256 chips, 1 and 2 MPI ranks");
+    const GridClusterFile grid({4, 8, 8, 2});
     const std::vector<std::string> model = {paths::build_root() + "/bin/weft-fabric-model",
                                             "run",
                                             "all_gather",
                                             "--cluster",
-                                            write_grid_cluster({4, 8, 8, 2}),
+                                            grid.path(),
                                             "--size",
                                             "256K",
                                             "--packet-bytes",

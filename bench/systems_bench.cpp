@@ -117,8 +117,9 @@ std::string qemu_table(const std::vector<uint64_t>& sizes, double rate) {
 std::string model_table(const std::vector<uint64_t>& sizes) {
     fabric_model::GridCluster g;
     g.meshes = 16, g.width = 8, g.height = 4, g.systems = true;
+    const fabric_model::GridClusterFile file(g);
     fabric_model::ModelOptions o;
-    o.cluster = fabric_model::write_grid_cluster(g);
+    o.cluster = file.path();
     std::ostringstream t;
     t.setf(std::ios::fixed);
     t.precision(2);

@@ -5,6 +5,7 @@
 #pragma once
 #include <stdint.h>
 
+#include <cstdio>
 #include <string>
 
 #include "driver/cluster_file.h"
@@ -37,5 +38,17 @@ ClusterSpec grid_cluster_spec(const GridCluster& grid);
 
 // Writes it to a file of its own under /tmp and returns the path.
 std::string write_grid_cluster(const GridCluster& grid);
+// write_grid_cluster's file, removed when this goes.
+class GridClusterFile {
+public:
+    explicit GridClusterFile(const GridCluster& g) : path_(write_grid_cluster(g)) {}
+    ~GridClusterFile() { std::remove(path_.c_str()); }
+    GridClusterFile(const GridClusterFile&) = delete;
+    GridClusterFile& operator=(const GridClusterFile&) = delete;
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
 
 }  // namespace weft::fabric_model
