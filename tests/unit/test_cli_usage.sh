@@ -137,8 +137,10 @@ refused "a launch's --timeout in two groups" "kernel 2 (after ':' number 1): --t
 refused "run --layout without --shape" "--layout: give the tensor's --shape a,b,c,d" run sendrecv --layout row
 refused "run sendrecv in place" "--in-place: sendrecv cannot run in place" run sendrecv --in-place
 refused "run --layout blob" "--layout: must be row or tile, not 'blob'" run all_gather --shape 1,1,32,32 --layout blob
-refused "run --layout with --size" "--layout: --shape is the tensor's size and the op has one algorithm" \
+refused "run --layout with --size" "--layout: --shape is the tensor's size: leave out --size" \
     run all_gather --shape 1,1,32,32 --layout tile --size 4K
+refused "run --layout all_gather with --algo" "--layout: the tensor all_gather has one algorithm: leave out --algo" \
+    run all_gather --shape 1,1,32,32 --layout tile --algo ring
 refused "fabric --interval nan" "--interval: must be a number from 0.05 to 60, not 'nan'" fabric --interval nan
 weft run all_gather --record /nonexistent/r.json
 check "run --record to a folder that does not exist fails before the op" test "$rc" -eq 1
