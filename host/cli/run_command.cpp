@@ -315,8 +315,9 @@ Command add_run(CLI::App& weft, Globals& g) {
                     "at once, each its own op (over the fabric, each mesh's own fabric)")
         ->option_text("M|all");
     add_word(*cmd, "--layout", "row|tile", a->tensor.layout, one_of({"row", "tile"}),
-             "all_gather or sendrecv of a tensor (--shape: each chip's) in row-major or 32x32-tile pages, over the "
-             "fabric, resharded in flight into --out-memory");
+             "all_gather, sendrecv or all_reduce of a tensor (--shape: each chip's) in row-major or 32x32-tile "
+             "pages: all_gather and sendrecv over the fabric, resharded in flight into --out-memory; all_reduce in "
+             "place, through the flat all-reduce");
     cmd->add_option("--memory", a->tensor.memory,
                     "with --layout: the part interleaved over the DRAM banks, or sharded by height, width or block "
                     "over --shard-grid worker cores (default interleaved)")
