@@ -1,8 +1,9 @@
 // Tensors on real QEMU chips (pair, pair-rv32, line4, ring8, mesh3x3): host
 // data written into a layout, moved to another memory by the tensor_reshard
 // kernel (the page accessor of include/weft/abi/tensor.h, on the chip's own
-// cores), gathered and sent to other chips over the fabric, and read back as
-// the host array it was, every element checked.
+// cores), gathered and sent to other chips over the fabric, all-reduced
+// through the flat all-reduce, and read back as the host array it was (or
+// the reduction), every element checked.
 #include <functional>
 #include <utility>
 
@@ -10,6 +11,7 @@
 #include "tensor/tensor_io.h"
 #include "tensor/tensor_layout.h"
 #include "tensor/tensor_ops.h"
+#include "tensor/tensor_reduce.h"
 #include "transport/fabric/fabric.h"
 
 using namespace weft;
@@ -264,6 +266,45 @@ void test_what_does_not_fit_is_refused(void**) {
     }
 }
 
+// Each chip's tensor reduced into every chip's copy, in place, through the
+// flat all-reduce over the EDM and over whatever auto picks: tiles in the
+// banks and in width shards, rows in height shards, sum and max.
+void test_all_reduce_in_any_layout_through_the_flat_one(void**) {
+    Cluster& c = *g_cluster;
+    const uint32_t n = uint32_t(c.size()), core = c.board().cores_with_role(CoreRole::kWorker).back();
+    struct Case {
+        abi::TensorLayout pages;
+        abi::TensorMemory memory;
+        abi::MathOp op;
+        const char* transport;
+    };
+    for (const Case& k : {Case{abi::kTilePages, abi::kInterleaved, abi::kMathSum, "edm"},
+                          Case{abi::kTilePages, abi::kWidthSharded, abi::kMathMax, "auto"},
+                          Case{abi::kRowMajorPages, abi::kHeightSharded, abi::kMathSum, "auto"}}) {
+        const abi::TensorSpec t = tensor::in_memory(tensor::matrix(40, 70, abi::kI32, k.pages), k.memory, {2, 1});
+        const abi::TensorAt at = tensor::placed(c.board(), t, 0);
+        const uint64_t past = abi::tensor_sharded(t) ? 0 : (abi::tensor_unit_bytes(t) + 4095) & ~4095ull;
+        const abi::TensorAt run = tensor::contiguous_at(c.board(), t, past);
+        std::vector<int32_t> want(tensor::elements(t), k.op == abi::kMathMax ? INT32_MIN : 0), mine(want.size());
+        for (uint32_t chip = 0; chip < n; ++chip) {
+            for (size_t i = 0; i < mine.size(); ++i) {
+                mine[i] = int32_t((i * 7 + chip * 13) % 101) - 50;
+                want[i] = k.op == abi::kMathMax ? std::max(want[i], mine[i]) : want[i] + mine[i];
+            }
+            tensor::write_tensor(c.chip(chip), at, mine.data());
+        }
+        ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+        o.transport = k.transport;
+        ccl::CollectiveRunner runner(c, o);
+        tensor::all_reduce(c, runner, at, k.op, run, core, milliseconds(60000));
+        for (uint32_t chip = 0; chip < n; ++chip) {
+            const std::vector<uint8_t> got = tensor::read_tensor(c.chip(chip), at);
+            if (got.size() != want.size() * 4 || std::memcmp(got.data(), want.data(), got.size()) != 0)
+                fail_msg("%s over %s: chip %u's reduction differs", tensor::describe(t).c_str(), k.transport, chip);
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -274,6 +315,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_what_does_not_fit_is_refused),
         cmocka_unit_test(test_all_gather_reshards_in_flight),
         cmocka_unit_test(test_send_recv_reshards_in_flight),
+        cmocka_unit_test(test_all_reduce_in_any_layout_through_the_flat_one),
     };
     const struct CMUnitTest on_a_mesh[] = {
         cmocka_unit_test(test_all_gather_along_each_mesh_axis_at_once),
