@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -167,7 +168,7 @@ std::vector<Bytes> NativeCluster::collective(const OpCall& call, const std::vect
         throw Error("root " + std::to_string(r.root) + " is not a rank (0-" + std::to_string(ranks - 1) + ")");
     const uint64_t each = input_bytes(call, r.op, inputs);
     r.bytes = inputs_are_parts(r.op) ? each * ranks : each;
-    ++ops_;
+    new_op();
     const Claimed claimed(c, call.op);
     const ccl::OpLayout l = run.layout(r);
     for (uint32_t rank = 0; rank < ranks; ++rank) {
@@ -194,14 +195,34 @@ PlacedTensor NativeCluster::put_tensor(uint32_t chip, const std::array<uint32_t,
     Cluster& c = cluster();
     if (chip >= c.size())
         throw Error("chip " + std::to_string(chip) + " is not in the cluster (0-" + std::to_string(c.size() - 1) + ")");
-    const abi::TensorAt at = tensor::placed(c.board(), spec_of(shape, dtype, call, call.memory), call.offset);
+    const abi::TensorSpec spec = spec_of(shape, dtype, call, call.memory);
+    const uint64_t bytes = abi::tensor_unit_bytes(spec);
+    std::vector<std::pair<uint64_t, uint64_t>>& taken = placed_[{chip, abi::tensor_sharded(spec)}];
+    uint64_t offset = call.offset.value_or(0);
+    if (!call.offset) {  // first fit past the others, page-aligned
+        std::sort(taken.begin(), taken.end());
+        for (const auto& [a, z] : taken)
+            if (offset < z && a < offset + bytes) offset = (z + 4095) & ~4095ull;
+    }
+    for (const auto& [a, z] : taken)
+        if (offset < z && a < offset + bytes)
+            throw Error("a tensor at offset " + std::to_string(offset) + " would overlap one placed on chip " +
+                        std::to_string(chip) + " at offset " + std::to_string(a) + " (" + std::to_string(z - a) +
+                        " bytes): leave the offset out and weft places it clear");
+    const abi::TensorAt at = tensor::placed(c.board(), spec, offset);
     const uint64_t want = tensor::elements(at.spec) * abi::dtype_size(dtype);
     if (data.size() != want)
         throw Error(tensor::describe(at.spec) + " holds " + std::to_string(want) + " bytes, not " +
                     std::to_string(data.size()));
     const Claimed claimed(c, "put_tensor");
     tensor::write_tensor(c.chip(chip), at, data.data());
+    taken.push_back({offset, offset + bytes});
     return {chip, at, ops_};
+}
+
+void NativeCluster::new_op() {
+    ++ops_;
+    placed_.clear();  // what was placed may be overwritten now (get_tensor refuses it)
 }
 
 Bytes NativeCluster::get_tensor(const PlacedTensor& t) {
@@ -235,7 +256,7 @@ std::vector<Bytes> NativeCluster::all_reduce_tensor(const std::array<uint32_t, 4
                         " bytes; " + tensor::describe(at.spec) + " holds " + std::to_string(bytes));
     const abi::MathOp op = ccl::parse_redop(redop);
     ccl::CollectiveRunner& run_on = runner(transport, {});
-    ++ops_;
+    new_op();
     const Claimed claimed(c, "all_reduce_tensor");
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), at, parts[chip].data());
     tensor::all_reduce(c, run_on, at, op, run, board.cores_with_role(CoreRole::kWorker).back(), kTensorOpTimeout, algo);
@@ -281,7 +302,7 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
             throw Error("chip " + std::to_string(chip) + "'s part is " + std::to_string(parts[chip].size()) +
                         " bytes; " + tensor::describe(part) + " holds " + std::to_string(part_bytes));
     runner_.reset();  // a collective's fabric holds the routers' cores: this op starts its own
-    ++ops_;
+    new_op();
     const Claimed claimed(c, "all_gather_tensor");
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
     auto fabric = transport::Fabric::start(c, transport::cluster_fabric(board, c.topology(), FabricSpec{}),

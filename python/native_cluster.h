@@ -4,6 +4,7 @@
 #pragma once
 #include <stdint.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,7 +45,9 @@ struct TensorCall {
     std::string layout = "row";  // row (row-major pages) or tile (32x32 tiles)
     std::string memory = "interleaved", out_memory;
     tensor::CoreGrid grid{2, 1};
-    uint64_t offset = 0;
+    // put_tensor: bytes into each bank (or core's free L1) where it goes;
+    // nullopt: past the tensors already placed there since the last op.
+    std::optional<uint64_t> offset;
     // all_gather_tensor: "" (every chip, one group), "rows" or "cols" (a
     // group along each row or column of the cluster's mesh, all at once).
     std::string mesh_axis;
@@ -106,12 +109,18 @@ private:
     explicit NativeCluster(std::unique_ptr<Cluster> cluster);
     Cluster& cluster();
     ccl::CollectiveRunner& runner(const std::string& transport, const std::vector<uint32_t>& chips);
+    // An op starts: the tensors placed before it may be overwritten.
+    void new_op();
 
     std::unique_ptr<Cluster> cluster_;
     std::string run_dir_;
     // One at a time (a runner's fabric holds the ERISC cores the EDM needs),
     // kept while the calls ask for the same transport and chips.
     uint64_t ops_ = 0;  // ops run (collectives and tensor ops), for get_tensor
+    // The offsets [begin, end) each chip's tensors placed since the last op
+    // take, in DRAM banks (false) or workers' L1 (true): put_tensor keeps a
+    // new one clear of them.
+    std::map<std::pair<uint32_t, bool>, std::vector<std::pair<uint64_t, uint64_t>>> placed_;
     std::string runner_key_;
     std::unique_ptr<ccl::CollectiveRunner> runner_;
 };

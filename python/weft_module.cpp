@@ -166,7 +166,7 @@ PYBIND11_MODULE(_weft, m) {
         .def(
             "put_tensor",
             [](NativeCluster& c, uint32_t chip, const py::array& data, const std::string& layout,
-               const std::string& memory, std::pair<uint16_t, uint16_t> grid, uint64_t offset) {
+               const std::string& memory, std::pair<uint16_t, uint16_t> grid, std::optional<uint64_t> offset) {
                 std::vector<uint64_t> shape(data.shape(), data.shape() + data.ndim());
                 const TensorCall call{layout, memory, "", grid, offset, ""};
                 const Bytes bytes = bytes_of(data);
@@ -175,7 +175,7 @@ PYBIND11_MODULE(_weft, m) {
                 return c.put_tensor(chip, shape4(shape), t, call, bytes);
             },
             py::arg("chip"), py::arg("data"), py::arg("layout") = "row", py::arg("memory") = "interleaved",
-            py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1}, py::arg("offset") = 0)
+            py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1}, py::arg("offset") = py::none())
         .def("get_tensor",
              [](NativeCluster& c, const PlacedTensor& t) {
                  Bytes b;

@@ -178,10 +178,11 @@ class Cluster:
         out = self._run("sendrecv", arrays, algo=algo, transport=transport, chips=chips)
         return [o.reshape(shape) for o in out]
 
-    def put_tensor(self, chip, array, layout="row", memory="interleaved", grid=(2, 1), offset=0):
+    def put_tensor(self, chip, array, layout="row", memory="interleaved", grid=(2, 1), offset=None):
         """Places `array` (up to 4-D) on `chip`: layout "row" (row-major pages) or "tile" (32x32 tiles,
         four 16x16 faces each); memory "interleaved" over the DRAM banks, or "height", "width" or
-        "block" sharded over a grid (columns, rows) of worker cores' L1."""
+        "block" sharded over a grid (columns, rows) of worker cores' L1. `offset`: bytes into each bank
+        (or core's L1) where it goes; None: clear of the tensors placed on that chip since the last op."""
         array = np.ascontiguousarray(array)
         placed = self._native.put_tensor(chip, array, layout, memory, tuple(grid), offset)
         return Tensor(placed, array.shape, layout, memory)

@@ -124,6 +124,21 @@ def test_all_reduce_of_row_pages_cut_by_width_shards_is_refused(cluster):
         cluster.all_reduce_tensor(x, layout="row", memory="width")
 
 
+def test_tensors_placed_on_one_chip_keep_clear_of_each_other(cluster):
+    a = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    b = -a[:32]
+    ta = cluster.put_tensor(2, a, layout="tile")
+    tb = cluster.put_tensor(2, b, layout="tile")
+    tc = cluster.put_tensor(2, a.astype(np.int32), memory="height")
+    td = cluster.put_tensor(2, b.astype(np.int32), memory="height")
+    np.testing.assert_array_equal(cluster.get_tensor(ta), a)
+    np.testing.assert_array_equal(cluster.get_tensor(tb), b)
+    np.testing.assert_array_equal(cluster.get_tensor(tc), a.astype(np.int32))
+    np.testing.assert_array_equal(cluster.get_tensor(td), b.astype(np.int32))
+    with pytest.raises(weft.Error, match="would overlap one placed on chip 2"):
+        cluster.put_tensor(2, a, layout="tile", offset=0)
+
+
 def test_a_tensor_an_op_may_have_overwritten_is_refused(cluster):
     t = cluster.put_tensor(0, np.arange(64 * 64, dtype=np.float32).reshape(64, 64), layout="tile")
     cluster.all_reduce(parts(cluster.chips, n=1 << 18))  # its buffers start where the tensor is
