@@ -36,16 +36,15 @@ struct Layout {
     abi::TensorMemory memory;
 };
 
-// The flat all-gather of `bytes` (ring, over the fabric): the median time.
-double flat_seconds(Cluster& c, uint64_t bytes) {
-    ccl::RunnerOptions o;
-    o.transport = "fabric";
-    ccl::CollectiveRunner run(c, o);
+// The flat `op` of `bytes` (its ring algorithm, on `run`): checked once,
+// then the median time.
+double flat_seconds(Cluster& c, ccl::CollectiveRunner& run, ccl::Collective op, uint64_t bytes) {
     ccl::OpRequest r;
-    r.op = ccl::Collective::kAllGather;
+    r.op = op;
     r.algo = "ring";
     r.bytes = bytes;
-    if (ccl::run_case(run, c, r, 1, true).check.wrong) throw Error("the flat all_gather gave wrong results");
+    if (ccl::run_case(run, c, r, 1, true).check.wrong)
+        throw Error("the flat " + ccl::collective_name(op) + " gave wrong results");
     return bench::medians_in_turns({[&] { return ccl::run_case(run, c, r, 1, false).timing.seconds; }}, kReps)[0];
 }
 
@@ -85,16 +84,6 @@ double tensor_seconds(Cluster& c, transport::Fabric& fabric, uint64_t bytes, con
     return bench::medians_in_turns({once}, kReps)[0];
 }
 
-// The flat all-reduce of `bytes` (ring, the runner's transport): the median time.
-double flat_reduce_seconds(Cluster& c, ccl::CollectiveRunner& run, uint64_t bytes) {
-    ccl::OpRequest r;
-    r.op = ccl::Collective::kAllReduce;
-    r.algo = "ring";
-    r.bytes = bytes;
-    if (ccl::run_case(run, c, r, 1, true).check.wrong) throw Error("the flat all_reduce gave wrong results");
-    return bench::medians_in_turns({[&] { return ccl::run_case(run, c, r, 1, false).timing.seconds; }}, kReps)[0];
-}
-
 // The tensor (bytes of f32, 512 rows) in `l` on every chip, all-reduced in
 // place through the flat all-reduce (tensor_reduce.h). Checked once, then timed.
 double tensor_reduce_seconds(Cluster& c, ccl::CollectiveRunner& run, uint64_t bytes, const Layout& l) {
@@ -102,8 +91,6 @@ double tensor_reduce_seconds(Cluster& c, ccl::CollectiveRunner& run, uint64_t by
     abi::TensorSpec t = tensor::matrix(512, cols, abi::kF32, l.pages);
     t = tensor::in_memory(t, l.memory, {3, 1});
     const abi::TensorAt at = tensor::placed(c.board(), t, 0);
-    const uint64_t past = abi::tensor_sharded(t) ? 0 : (abi::tensor_unit_bytes(t) + 4095) & ~4095ull;
-    const abi::TensorAt staging = tensor::contiguous_at(c.board(), t, past);
     std::vector<float> want(tensor::elements(t), 0.0f), mine(want.size());
     const auto put = [&] {
         for (uint32_t chip = 0; chip < n; ++chip) {
@@ -116,7 +103,7 @@ double tensor_reduce_seconds(Cluster& c, ccl::CollectiveRunner& run, uint64_t by
     const uint32_t core = c.board().cores_with_role(CoreRole::kWorker).back();
     const auto once = [&] {
         const auto t0 = std::chrono::steady_clock::now();
-        tensor::all_reduce(c, run, at, abi::kMathSum, staging, core, std::chrono::milliseconds(600000), "ring");
+        tensor::all_reduce(c, run, at, abi::kMathSum, core, std::chrono::milliseconds(600000), "ring");
         return bench::seconds_since(t0);
     };
     put();
@@ -145,7 +132,7 @@ void all_reduce_table(Cluster& c, uint64_t bytes) {
     for (int half = 0; half < 2; ++half) {
         bench::shape_every_cable(c, half ? kRate / 2 : kRate);
         std::fprintf(stderr, "\r  tensor bench: the flat all_reduce%s ...          ", half ? " at half rate" : "");
-        flat[half] = flat_reduce_seconds(c, run, bytes);
+        flat[half] = flat_seconds(c, run, ccl::Collective::kAllReduce, bytes);
     }
     std::printf("| flat vector (ring) | %.3f | 1.00 | %.2fx%s |\n", fraction(flat[0]), flat[1] / flat[0],
                 flat[1] / flat[0] < 1.8 ? " (host-bound)" : "");
@@ -192,10 +179,13 @@ int main(int argc, char** argv) {
                     (unsigned long long)(bytes >> 20), kRate);
         const auto fraction = [&](double s) { return double(bytes) / s / 1e9 * bus / kRate; };
         double flat[2];
+        ccl::RunnerOptions over_fabric;
+        over_fabric.transport = "fabric";
         for (int half = 0; half < 2; ++half) {
             bench::shape_every_cable(*c, half ? kRate / 2 : kRate);
             std::fprintf(stderr, "\r  tensor bench: the flat all_gather%s ...          ", half ? " at half rate" : "");
-            flat[half] = flat_seconds(*c, bytes);
+            ccl::CollectiveRunner run(*c, over_fabric);  // gone, its fabric stopped, before the tensor ops' starts
+            flat[half] = flat_seconds(*c, run, ccl::Collective::kAllGather, bytes);
         }
         std::printf("| flat vector (ring) | %.3f | 1.00 | %.2fx%s |\n", fraction(flat[0]), flat[1] / flat[0],
                     flat[1] / flat[0] < 1.8 ? " (host-bound)" : "");

@@ -64,11 +64,9 @@ uint64_t input_bytes(const OpCall& call, ccl::Collective op, const std::vector<B
     return each;
 }
 
-std::string memory_names() { return "interleaved, height, width or block"; }
-
 abi::TensorMemory memory_named(const std::string& what, const std::string& name) {
     const std::optional<abi::TensorMemory> m = tensor::parse_memory(name);
-    if (!m) throw Error(what + " must be " + memory_names() + ", not '" + name + "'");
+    if (!m) throw Error(what + " must be interleaved, height, width or block, not '" + name + "'");
     return *m;
 }
 
@@ -85,13 +83,23 @@ abi::TensorSpec spec_of(const std::array<uint32_t, 4>& shape, abi::DataType dtyp
     return tensor::in_memory(t, memory_named("a tensor's memory", memory), call.grid);
 }
 
-// The shards leave a worker core for the op's kernel.
-void check_grid_leaves_a_core(const BoardInfo& board, const tensor::CoreGrid& grid) {
-    const size_t workers = board.cores_with_role(CoreRole::kWorker).size();
-    if (size_t(grid.first) * grid.second >= workers)
-        throw Error("a shard grid of " + std::to_string(grid.first) + "x" + std::to_string(grid.second) +
-                    ": the op's kernel needs a worker core of its own, so at most " + std::to_string(workers - 1) +
-                    " of board " + board.name + "'s " + std::to_string(workers) + " worker cores hold shards");
+// The shards leave a worker core for `op`'s kernel.
+void check_grid_leaves_a_core(const BoardInfo& board, const tensor::CoreGrid& grid, const std::string& op) {
+    if (const std::string why = tensor::kernel_core_shortfall(board, grid, op); !why.empty())
+        throw Error("a shard grid of " + std::to_string(grid.first) + "x" + std::to_string(grid.second) + ": " + why);
+}
+
+// One part per chip, each `spec`'s bytes; throws weft::Error naming the
+// first that is not.
+void check_parts(const std::string& op, const std::vector<Bytes>& parts, uint32_t chips, const abi::TensorSpec& spec) {
+    if (parts.size() != chips)
+        throw Error(op + " takes one tensor per chip: " + std::to_string(chips) + ", not " +
+                    std::to_string(parts.size()));
+    const uint64_t bytes = tensor::elements(spec) * abi::dtype_size(spec.dtype);
+    for (uint32_t chip = 0; chip < chips; ++chip)
+        if (parts[chip].size() != bytes)
+            throw Error("chip " + std::to_string(chip) + "'s tensor is " + std::to_string(parts[chip].size()) +
+                        " bytes; " + tensor::describe(spec) + " holds " + std::to_string(bytes));
 }
 
 }  // namespace
@@ -240,26 +248,16 @@ std::vector<Bytes> NativeCluster::all_reduce_tensor(const std::array<uint32_t, 4
                                                     const std::vector<Bytes>& parts) {
     Cluster& c = cluster();
     const uint32_t ranks = chips();
-    if (parts.size() != ranks)
-        throw Error("all_reduce_tensor takes one tensor per chip: " + std::to_string(ranks) + ", not " +
-                    std::to_string(parts.size()));
     const BoardInfo& board = c.board();
-    check_grid_leaves_a_core(board, call.grid);
+    check_grid_leaves_a_core(board, call.grid, "all_reduce_tensor");
     const abi::TensorAt at = tensor::placed(board, spec_of(shape, dtype, call, call.memory), 0);
-    // The run it is reduced in: in bank 0 past the tensor's own share there.
-    const uint64_t past = abi::tensor_sharded(at.spec) ? 0 : (abi::tensor_unit_bytes(at.spec) + 4095) & ~4095ull;
-    const abi::TensorAt run = tensor::contiguous_at(board, at.spec, past);
-    const uint64_t bytes = tensor::elements(at.spec) * abi::dtype_size(dtype);
-    for (uint32_t chip = 0; chip < ranks; ++chip)
-        if (parts[chip].size() != bytes)
-            throw Error("chip " + std::to_string(chip) + "'s tensor is " + std::to_string(parts[chip].size()) +
-                        " bytes; " + tensor::describe(at.spec) + " holds " + std::to_string(bytes));
+    check_parts("all_reduce_tensor", parts, ranks, at.spec);
     const abi::MathOp op = ccl::parse_redop(redop);
     ccl::CollectiveRunner& run_on = runner(transport, {});
     new_op();
     const Claimed claimed(c, "all_reduce_tensor");
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), at, parts[chip].data());
-    tensor::all_reduce(c, run_on, at, op, run, board.cores_with_role(CoreRole::kWorker).back(), kTensorOpTimeout, algo);
+    tensor::all_reduce(c, run_on, at, op, board.cores_with_role(CoreRole::kWorker).back(), kTensorOpTimeout, algo);
     std::vector<Bytes> out(ranks);
     for (uint32_t chip = 0; chip < ranks; ++chip) out[chip] = tensor::read_tensor(c.chip(chip), at);
     return out;
@@ -276,9 +274,6 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
                                                     const std::vector<Bytes>& parts) {
     Cluster& c = cluster();
     const uint32_t ranks = chips();
-    if (parts.size() != ranks)
-        throw Error("all_gather_tensor takes one part per chip: " + std::to_string(ranks) + ", not " +
-                    std::to_string(parts.size()));
     if (dim >= abi::kTensorDims) throw Error("dimension " + std::to_string(dim) + " of a 4-D tensor (0-3)");
     std::vector<std::vector<uint32_t>> groups;
     if (call.mesh_axis.empty()) {
@@ -288,19 +283,15 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
         groups = mesh_axis_groups(call.mesh_axis);
     }
     const BoardInfo& board = c.board();
-    check_grid_leaves_a_core(board, call.grid);
+    check_grid_leaves_a_core(board, call.grid, "all_gather_tensor");
     const abi::TensorSpec part = spec_of(shape, dtype, call, call.memory);
+    check_parts("all_gather_tensor", parts, ranks, part);
     const std::string out_memory = call.out_memory.empty() ? call.memory : call.out_memory;
     const uint32_t group = uint32_t(groups[0].size());
     const abi::TensorSpec whole = tensor::in_memory(tensor::gathered(part, dim, group, part),
                                                     memory_named("the gathered tensor's memory", out_memory),
                                                     call.grid);
     const auto [in, out] = tensor::place_both(board, part, whole);
-    const uint64_t part_bytes = tensor::elements(part) * abi::dtype_size(dtype);
-    for (uint32_t chip = 0; chip < ranks; ++chip)
-        if (parts[chip].size() != part_bytes)
-            throw Error("chip " + std::to_string(chip) + "'s part is " + std::to_string(parts[chip].size()) +
-                        " bytes; " + tensor::describe(part) + " holds " + std::to_string(part_bytes));
     runner_.reset();  // a collective's fabric holds the routers' cores: this op starts its own
     new_op();
     const Claimed claimed(c, "all_gather_tensor");

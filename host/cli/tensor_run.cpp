@@ -87,11 +87,8 @@ abi::TensorSpec tensor_of(const TensorRunArgs& t, const std::array<uint64_t, 4>&
 // --shard-grid, leaving the op's kernel a worker core of its own.
 tensor::CoreGrid grid_for(const TensorRunArgs& t, const BoardInfo& board, const std::string& op) {
     const auto grid = grid_of(t.shard_grid);
-    const size_t workers = board.cores_with_role(CoreRole::kWorker).size();
-    if (size_t(grid.first) * grid.second >= workers)
-        throw UsageError("--shard-grid " + t.shard_grid + ": the " + op + "'s kernel needs a worker core of its own, "
-                         "so at most " + std::to_string(workers - 1) + " of board " + board.name + "'s " +
-                         std::to_string(workers) + " worker cores hold shards");
+    if (const std::string why = tensor::kernel_core_shortfall(board, grid, op); !why.empty())
+        throw UsageError("--shard-grid " + t.shard_grid + ": " + why);
     return grid;
 }
 
@@ -191,9 +188,6 @@ int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>&
     const abi::TensorSpec spec =
         tensor::in_memory(tensor_of(t, shape, dtype), memory_named("--memory", t.memory), grid);
     const abi::TensorAt at = tensor::placed(board, spec, 0);
-    // The run it is reduced in: in bank 0 past the tensor's own share there.
-    const uint64_t past = abi::tensor_sharded(spec) ? 0 : (abi::tensor_unit_bytes(spec) + 4095) & ~4095ull;
-    const abi::TensorAt run = tensor::contiguous_at(board, spec, past);
     ccl::OpRequest r;
     r.op = ccl::Collective::kAllReduce;
     r.dtype = dtype;
@@ -206,7 +200,7 @@ int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>&
         tensor::write_tensor(cluster.chip(chip), at, in.input[chip].data());
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
     const auto t0 = std::chrono::steady_clock::now();
-    tensor::all_reduce(cluster, runner, at, redop, run, core, std::chrono::milliseconds(60000), algo);
+    tensor::all_reduce(cluster, runner, at, redop, core, std::chrono::milliseconds(60000), algo);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("all_reduce (%s) of %s in place on %zu chips, through the flat all-reduce over %s\n",
                 ccl::redop_name(redop).c_str(), tensor::describe(spec).c_str(), cluster.size(),

@@ -73,6 +73,13 @@ abi::TensorSpec in_memory(abi::TensorSpec t, abi::TensorMemory memory, CoreGrid 
     return t;
 }
 
+std::string kernel_core_shortfall(const BoardInfo& board, CoreGrid grid, const std::string& op) {
+    const size_t workers = board.cores_with_role(CoreRole::kWorker).size();
+    if (size_t(grid.first) * grid.second < workers) return "";
+    return "the " + op + "'s kernel needs a worker core of its own, so at most " + std::to_string(workers - 1) +
+           " of board " + board.name + "'s " + std::to_string(workers) + " worker cores hold shards";
+}
+
 abi::TensorAt placed(const BoardInfo& board, const abi::TensorSpec& t, uint64_t offset) {
     return abi::tensor_sharded(t) ? sharded_at(board, t, offset) : interleaved_at(board, t, offset);
 }

@@ -33,6 +33,9 @@ using CoreGrid = std::pair<uint16_t, uint16_t>;
 // `t` in `memory` over `grid` (sharded memories), its shards as even as
 // whole pages allow; interleaved memory ignores the grid.
 abi::TensorSpec in_memory(abi::TensorSpec t, abi::TensorMemory memory, CoreGrid grid);
+// "" where shards over `grid` leave a worker core of `board` for `op`'s
+// kernel; else why they do not.
+std::string kernel_core_shortfall(const BoardInfo& board, CoreGrid grid, const std::string& op);
 // `t` where its memory says: interleaved_at or sharded_at.
 abi::TensorAt placed(const BoardInfo& board, const abi::TensorSpec& t, uint64_t offset);
 // An op's input and output on every chip: the output after the input, in

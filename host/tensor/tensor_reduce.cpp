@@ -10,15 +10,11 @@
 namespace weft::tensor {
 namespace {
 
-// The DRAM bytes `at` holds in bank 0 (none where it lives in L1).
-std::pair<uint64_t, uint64_t> in_bank0(const abi::TensorAt& at) {
-    if (abi::tensor_sharded(at.spec)) return {0, 0};
-    return {at.base, at.base + abi::tensor_unit_bytes(at.spec)};
-}
-
-}  // namespace
-
-abi::TensorAt contiguous_at(const BoardInfo& board, abi::TensorSpec t, uint64_t offset) {
+// `at`'s pages in order in one run of DRAM bank 0, past what `at` itself
+// holds of the bank (nothing where it lives in L1).
+abi::TensorAt staging_for(const BoardInfo& board, const abi::TensorAt& at) {
+    abi::TensorSpec t = at.spec;
+    const uint64_t offset = abi::tensor_sharded(t) ? 0 : (abi::tensor_unit_bytes(t) + 4095) & ~4095ull;
     t.memory = abi::kInterleaved;
     t.banks = 1;
     check_spec(t);
@@ -30,20 +26,18 @@ abi::TensorAt contiguous_at(const BoardInfo& board, abi::TensorSpec t, uint64_t 
     return {t, bank.base + offset, bank.size};
 }
 
-void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& at, abi::MathOp op,
-                const abi::TensorAt& staging, uint32_t core, std::chrono::milliseconds timeout,
-                const std::string& algo) {
+}  // namespace
+
+void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& at, abi::MathOp op, uint32_t core,
+                std::chrono::milliseconds timeout, const std::string& algo) {
+    const BoardInfo& board = cluster.board();
+    const abi::TensorAt staging = staging_for(board, at);
     try {
         check_reshard(at, staging);
     } catch (const Error& e) {
         throw Error(std::string("a tensor's all_reduce runs its pages through one run of DRAM, page for page: ") +
                     e.what() + " (tiles line up in any memory, rows of the whole width in interleaved or height-sharded)");
     }
-    const auto [a, z] = in_bank0(at);
-    const uint64_t run = abi::tensor_unit_bytes(staging.spec);
-    if (staging.base < z && a < staging.base + run)
-        throw Error("the staging run of " + describe(staging.spec) + " overlaps the tensor's own bytes in DRAM");
-    const BoardInfo& board = cluster.board();
     std::vector<Launch> there, back;
     for (uint32_t chip : runner.chips()) {
         there.push_back(reshard_launch(board, chip, core, at, staging));
@@ -55,7 +49,7 @@ void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::Tens
     r.dtype = abi::DataType(at.spec.dtype);
     r.redop = op;
     r.algo = algo;
-    r.bytes = run;
+    r.bytes = abi::tensor_unit_bytes(staging.spec);
     r.send = r.recv = staging.base;
     runner.run(r);
     cluster.run(back, timeout);

@@ -17,19 +17,15 @@
 
 namespace weft::tensor {
 
-// `t`'s pages in order in one run of DRAM bank 0, from `offset` in it.
-// Throws weft::Error if they do not fit the bank.
-abi::TensorAt contiguous_at(const BoardInfo& board, abi::TensorSpec t, uint64_t offset);
-
 // The tensor at `at` on every chip of `runner` (the same place on each)
-// reduced element-wise by `op` into every chip's copy of it, in place. The
-// pages run through DRAM at `staging`, which must not overlap `at`; the
-// kernel runs on `core` of each chip (a worker holding no shard). Throws
-// weft::Error for a layout whose pages cannot line up in one run (row-major
-// pages cut by width shards), TimeoutError / FaultError if a step fails.
-// `algo`: the flat all-reduce's algorithm (weft run's names, or auto).
-void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& at, abi::MathOp op,
-                const abi::TensorAt& staging, uint32_t core, std::chrono::milliseconds timeout,
-                const std::string& algo = "auto");
+// reduced element-wise by `op` into every chip's copy, in place. Its pages
+// run through DRAM bank 0, past the tensor's own share of it; the kernel
+// runs on `core` of each chip (a worker holding no shard). `algo`: the flat
+// all-reduce's algorithm (weft run's names, or auto). Throws weft::Error for
+// a layout whose pages cannot line up in one run (row-major pages cut by
+// width shards) or a tensor the bank cannot hold twice, TimeoutError /
+// FaultError if a step fails.
+void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& at, abi::MathOp op, uint32_t core,
+                std::chrono::milliseconds timeout, const std::string& algo = "auto");
 
 }  // namespace weft::tensor
