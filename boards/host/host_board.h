@@ -27,6 +27,9 @@ namespace weft::host_board {
 // time: a chip's harts, or a whole simulation.
 struct Clock {
     uint64_t now = 0;
+    // The owner moves `now` (a machine that follows the host's time), and a
+    // sleep does not jump it to its deadline.
+    bool kept_by_owner = false;
 };
 
 class Core {
@@ -39,6 +42,12 @@ public:
     const uint32_t id;  // the hart id: its HartStatus and rings in the control block
     Clock& clock;
     uint64_t sleeps = 0;
+    // Where the core's chip keeps its RAM in host memory, so that the
+    // addresses the host gives the firmware resolve (pointer_to,
+    // rt/address.h). None: addresses are host pointers already (what tests
+    // that build configurations in host memory give).
+    uint8_t* ram = nullptr;
+    uint64_t ram_base = 0, ram_size = 0;
     // Runs, with this core current, every time the firmware would sleep in
     // WFI: where the test acts as the devices and as the other cores.
     std::function<void()> on_sleep;
@@ -50,6 +59,8 @@ public:
 
 // The calling thread's current core; aborts, naming the mistake, if none is.
 Core& current();
+// The same, or nullptr.
+Core* current_or_null();
 
 // Makes a core current on the calling thread for a scope. The core that was
 // current before is current again after it, also when the firmware panicked

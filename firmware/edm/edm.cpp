@@ -12,13 +12,13 @@
 namespace weft::edm {
 namespace {
 
-volatile uint32_t* word_at(uint64_t addr) { return reinterpret_cast<volatile uint32_t*>(addr); }
+volatile uint32_t* word_at(uint64_t addr) { return pointer_to<volatile uint32_t>(addr); }
 
 }  // namespace
 
 Edm::Edm(abi::EdmConfig& config)
     : config_(config),
-      link_(*reinterpret_cast<abi::EdmLinkWords*>(config.link_words)),
+      link_(*pointer_to<abi::EdmLinkWords>(config.link_words)),
       handshake_wait_us_(config.handshake_retry_us) {
     if (config.magic != abi::kEdmMagic) mailbox::panic(abi::kPanicBadArgs, 0);
     if (config.num_channels > abi::kEdmMaxChannels) mailbox::panic(abi::kPanicBadArgs, 1);
@@ -66,7 +66,7 @@ uint64_t Edm::worker_semaphore(const Channel& ch, uint32_t worker, uint32_t slot
 }
 
 uint64_t Edm::peer_word(const volatile uint32_t* word) const {
-    return config_.peer_link_words + (address_of(word) - config_.link_words);
+    return config_.peer_link_words + (address_of(word) - address_of(&link_));
 }
 
 // Which workers take message number `message`: returns how many, from *first.

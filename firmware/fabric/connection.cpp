@@ -31,7 +31,7 @@ void Connection::send(abi::FabricPacketHeader h, uint64_t payload) {
     if (room() == 0) noc::semaphore_wait_min(lane.freed, sent_ + 1 - lane.slots);
     const uint32_t slot = sent_ % lane.slots;
     h.seq = sent_;
-    auto* staged = reinterpret_cast<abi::FabricPacketHeader*>(c_->headers + uint64_t(abi::kFabricHeaderBytes) * slot);
+    auto* staged = pointer_to<abi::FabricPacketHeader>(c_->headers + uint64_t(abi::kFabricHeaderBytes) * slot);
     *staged = h;
     const uint64_t dst = lane.buffer + uint64_t(c_->slot_size) * slot;
     noc::async_write(address_of(staged), dst, abi::kFabricHeaderBytes);
@@ -58,7 +58,7 @@ Route Connection::route_to(uint16_t chip, uint8_t* first) const {
     const uint64_t entry = c_->route_table + offsetof(abi::FabricRouteTable, to) + sizeof(abi::FabricRouteEntry) * chip;
     noc::async_read(entry, c_->scratch, sizeof(abi::FabricRouteEntry));
     noc::barrier();
-    const auto& e = *reinterpret_cast<const volatile abi::FabricRouteEntry*>(c_->scratch);
+    const auto& e = *pointer_to<const volatile abi::FabricRouteEntry>(c_->scratch);
     Route r;
     r.dst = {c_->self.mesh, chip};
     r.hops = e.hops;

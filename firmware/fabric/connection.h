@@ -9,6 +9,8 @@
 #pragma once
 #include <stdint.h>
 
+#include "rt/address.h"
+
 #include "weft/abi/fabric_router.h"
 
 namespace weft::fabric {
@@ -77,7 +79,7 @@ class Connections {
 public:
     explicit Connections(const uint64_t (&addresses)[4]) : addresses_(addresses) {
         for (uint32_t d = 0; d < 4; ++d)
-            if (addresses[d]) ways_[d] = Connection(*reinterpret_cast<const abi::FabricWorkerConnection*>(addresses[d]));
+            if (addresses[d]) ways_[d] = Connection(*pointer_to<const abi::FabricWorkerConnection>(addresses[d]));
     }
     bool has(uint32_t way) const { return way < 4 && addresses_[way] != 0; }
     Connection& operator[](uint32_t way) { return ways_[way]; }

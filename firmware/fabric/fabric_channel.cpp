@@ -2,11 +2,12 @@
 
 #include "hal/math.h"
 #include "hal/noc.h"
+#include "rt/address.h"
 
 namespace weft::fabric {
 
 FabricChannel::FabricChannel(const abi::FabricStreamEnd& end, ConnectionPool& pool)
-    : end_(&end), conn_(&pool.get(*reinterpret_cast<const abi::FabricWorkerConnection*>(end.connection))) {
+    : end_(&end), conn_(&pool.get(*pointer_to<const abi::FabricWorkerConnection>(end.connection))) {
     if (end.slots == 0 || end.message_bytes == 0) mailbox::panic(abi::kPanicBadArgs, end.slots);
 }
 

@@ -13,7 +13,7 @@
 namespace weft::fabric {
 namespace {
 
-volatile uint32_t* word_at(uint64_t addr) { return reinterpret_cast<volatile uint32_t*>(addr); }
+volatile uint32_t* word_at(uint64_t addr) { return pointer_to<volatile uint32_t>(addr); }
 
 // Counters wrap: has the NoC completed every command numbered below `mark`?
 bool reached(uint32_t completed, uint32_t mark) { return static_cast<int32_t>(completed - mark) >= 0; }
@@ -61,8 +61,8 @@ size_t Router::slot_bytes(const abi::FabricRouterConfig& config) {
 
 Router::Router(abi::FabricRouterConfig& config, void* slots)
     : config_(config),
-      link_(*reinterpret_cast<abi::FabricLinkWords*>(config.link_words)),
-      status_(*reinterpret_cast<abi::FabricRouterStatus*>(config.status)) {
+      link_(*pointer_to<abi::FabricLinkWords>(config.link_words)),
+      status_(*pointer_to<abi::FabricRouterStatus>(config.status)) {
     if (config.magic != abi::kFabricRouterMagic) mailbox::panic(abi::kPanicBadArgs, 0);
     if (config.num_vcs == 0 || config.num_vcs > abi::kFabricMaxVcs || config.num_senders > abi::kFabricMaxSenders ||
         config.slot_size <= abi::kFabricHeaderBytes || config.slot_size % 64 ||
@@ -84,7 +84,7 @@ Router::Router(abi::FabricRouterConfig& config, void* slots)
     hop_ = Hop{config.dims, config.compass, config.self, nullptr};
     if (config.flags & (abi::kFabricMeshClasses | abi::kFabricLongRoutes)) {
         if (config.dims != 2 || !config.route_table) mailbox::panic(abi::kPanicBadArgs, 2);
-        hop_.table = reinterpret_cast<const abi::FabricRouteTable*>(config.route_table);
+        hop_.table = pointer_to<const abi::FabricRouteTable>(config.route_table);
     }
     for (uint32_t v = 0; v < config.num_vcs; ++v) {
         const abi::FabricRing& r = config.receivers[v];
@@ -109,7 +109,7 @@ Router::Router(abi::FabricRouterConfig& config, void* slots)
 }
 
 uint64_t Router::peer_word(const volatile uint32_t* word) const {
-    return config_.peer_link_words + (address_of(word) - config_.link_words);
+    return config_.peer_link_words + (address_of(word) - address_of(&link_));
 }
 
 bool Router::poll() {
@@ -262,7 +262,7 @@ uint32_t Router::settle(const uint32_t took[abi::kFabricMaxVcs]) {
 bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
     if (config_.dims == 1) return send_back(s, h, slot);
     const uint64_t at = config_.detour_table ? config_.detour_table : config_.route_table;
-    const auto& table = *reinterpret_cast<const abi::FabricRouteTable*>(at);
+    const auto& table = *pointer_to<const abi::FabricRouteTable>(at);
     const abi::FabricRouteEntry e = abi::fabric_route_entry(table, config_.self.mesh, h.dst);
     if (h.send_type != abi::kFabricUnicast || e.hops == 0 || e.first == config_.compass ||
         !config_.forward[e.first][0].slots)  // every VC's channel exists where VC 0's does
@@ -599,7 +599,7 @@ bool Router::release(uint32_t vc) {
 void Router::record(const abi::FabricPacketHeader& h, uint32_t vc, uint64_t now) {
     if (!config_.record_slots) return;
     const uint32_t i = status_.recorded;
-    auto& r = reinterpret_cast<abi::FabricPacketRecord*>(config_.records)[i % config_.record_slots];
+    auto& r = pointer_to<abi::FabricPacketRecord>(config_.records)[i % config_.record_slots];
     r.src = h.src;
     r.dst = h.dst;
     r.seq = h.seq;

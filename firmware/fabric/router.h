@@ -121,9 +121,7 @@ private:
                  volatile uint32_t& stuck_us);
     bool tx_room(uint32_t commands) const { return eth::has_room(config_.port, commands); }
     uint64_t peer_word(const volatile uint32_t* word) const;
-    abi::FabricPacketHeader& header_at(uint64_t slot) const {
-        return *reinterpret_cast<abi::FabricPacketHeader*>(slot);
-    }
+    abi::FabricPacketHeader& header_at(uint64_t slot) const { return *pointer_to<abi::FabricPacketHeader>(slot); }
 
     abi::FabricRouterConfig& config_;
     abi::FabricLinkWords& link_;

@@ -4,14 +4,15 @@
 #include "fabric/router.h"
 #include "kernels/kernel.h"
 #include "resident/resident.h"
+#include "rt/address.h"
 
 using namespace weft;
 
 extern "C" int kernel_main(KernelArgs a) {
     const auto& args = a.as<abi::ResidentArgs>();
-    const auto& control = *reinterpret_cast<const abi::ResidentControl*>(args.control);
+    const auto& control = *pointer_to<const abi::ResidentControl>(args.control);
     if (!control.config) mailbox::panic(abi::kPanicBadArgs, 0);
     alignas(8) uint8_t slots[fabric::Router::kMaxSlotBytes];
-    fabric::Router router(*reinterpret_cast<abi::FabricRouterConfig*>(control.config), slots);
+    fabric::Router router(*pointer_to<abi::FabricRouterConfig>(control.config), slots);
     return resident::run(args, router);
 }

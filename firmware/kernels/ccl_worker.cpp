@@ -8,6 +8,7 @@
 #include "hal/math.h"
 #include "hal/noc.h"
 #include "kernels/kernel.h"
+#include "rt/address.h"
 #include "transport/page_stream.h"
 #include "weft/abi/ccl.h"
 
@@ -24,10 +25,10 @@ struct ChannelStorage {
 transport::Channel* open_channel(const abi::ChannelRef& ref, ChannelStorage& storage, fabric::ConnectionPool& pool) {
     switch (ref.transport) {
         case abi::kTransportEdm:
-            storage.edm = edm::EdmChannel(*reinterpret_cast<const abi::EdmWorkerConnection*>(ref.address));
+            storage.edm = edm::EdmChannel(*pointer_to<const abi::EdmWorkerConnection>(ref.address));
             return &storage.edm;
         case abi::kTransportFabric:
-            storage.fabric = fabric::FabricChannel(*reinterpret_cast<const abi::FabricStreamEnd*>(ref.address), pool);
+            storage.fabric = fabric::FabricChannel(*pointer_to<const abi::FabricStreamEnd>(ref.address), pool);
             return &storage.fabric;
     }
     mailbox::panic(abi::kPanicBadArgs, ref.transport);
@@ -89,10 +90,10 @@ void run(const abi::CclInstr& in, uint32_t i, transport::Channel* channel, uint6
 
 extern "C" int kernel_main(KernelArgs a) {
     const auto& args = a.as<abi::CclWorkerArgs>();
-    const auto* program = reinterpret_cast<const abi::CclInstr*>(args.program);
+    const auto* program = pointer_to<const abi::CclInstr>(args.program);
     const uint32_t channels = args.channels ? args.channel_count : 0;
     if (channels > abi::kCclMaxChannels) mailbox::panic(abi::kPanicBadArgs, channels);
-    const auto* refs = reinterpret_cast<const abi::ChannelRef*>(args.channels);
+    const auto* refs = pointer_to<const abi::ChannelRef>(args.channels);
     ChannelStorage storage[abi::kCclMaxChannels];
     fabric::ConnectionPool pool;
     transport::Channel* channel[abi::kCclMaxChannels] = {};

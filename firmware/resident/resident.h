@@ -17,6 +17,7 @@
 
 #include "hal/mailbox.h"
 #include "hal/wake.h"
+#include "rt/address.h"
 #include "weft/abi/resident.h"
 
 namespace weft::resident {
@@ -31,12 +32,12 @@ void post_wait(const abi::ResidentControl& control, const Image& image) {
     else if constexpr (requires { image.wait_kind(); })
         mailbox::set_wait(image.wait_kind(), image.wait_address(), 0);
     else
-        mailbox::set_wait(abi::kWaitWord, reinterpret_cast<uintptr_t>(&control.stop), 1);
+        mailbox::set_wait(abi::kWaitWord, address_of(&control.stop), 1);
 }
 
 template <typename Image>
 int run(const abi::ResidentArgs& args, Image& image) {
-    auto& control = *reinterpret_cast<abi::ResidentControl*>(args.control);
+    auto& control = *pointer_to<abi::ResidentControl>(args.control);
     control.state = abi::kResidentRunning;
     while (!control.stop) {
         if (image.poll()) {

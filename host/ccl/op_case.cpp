@@ -1,5 +1,6 @@
 #include "ccl/op_case.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -31,21 +32,21 @@ std::shared_ptr<const OpData> inputs_for(const OpRequest& r, const OpLayout& l, 
 
 }  // namespace
 
-CaseTraffic traffic_now(Cluster& cluster) {
-    const nlohmann::json c = cluster.counters();
-    CaseTraffic t;
-    // Once each: a frame sent again (a drop, or a retransmit timer on a busy
-    // host) is the link's cost, not the algorithm's.
-    for (const auto& l : c["links"])
-        for (const char* way : {"a_to_b", "b_to_a"})
-            t.wire_bytes += l[way]["bytes"].get<uint64_t>() - l[way].value("bytes_resent", uint64_t(0));
-    for (const auto& chip : c["chips"]) t.doorbells += chip.value("doorbell_rings", uint64_t(0));
-    return t;
+CaseTraffic traffic_now(Machine& machine) {
+    const Machine::Traffic t = machine.traffic();
+    return {t.wire_bytes, t.doorbells};
 }
 
 namespace {
 
-CaseResult run_case_with(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed, bool check,
+void poison(Machine& machine, uint32_t chip, uint64_t address, uint64_t bytes) {
+    constexpr uint64_t kRun = 1 << 20;
+    const std::vector<uint8_t> run(std::min(bytes, kRun), 0x7f);
+    for (uint64_t at = 0; at < bytes; at += kRun)
+        machine.write(chip, address + at, run.data(), std::min(kRun, bytes - at));
+}
+
+CaseResult run_case_with(CollectiveRunner& runner, Machine& cluster, const OpRequest& r, uint32_t seed, bool check,
                          const std::function<void()>& meanwhile) {
     cluster.claim(collective_name(r.op));  // before its inputs go in: nobody else's op writes there meanwhile
     CaseResult res;
@@ -54,13 +55,13 @@ CaseResult run_case_with(CollectiveRunner& runner, Cluster& cluster, const OpReq
     const std::shared_ptr<const OpData> inputs = inputs_for(r, l, seed);
     const OpData& data = *inputs;
     for (uint32_t c = 0; c < l.ranks; ++c) {
-        Chip& chip = cluster.chip(runner.chip_of(c));
+        const uint32_t chip = runner.chip_of(c);
         // Poison: 0x7f bytes are ~3e38 or NaN in every float type and 2139062143 as
         // i32, none of them a value an op can produce here: a byte the op forgot
         // to write fails. In place, the input goes in over the poison.
         const Pages out = l.output_of(c), in = l.input_of(c);
-        if (check && !l.output_in_input) std::memset(chip.host_ptr(out.base, out.bytes()), 0x7f, out.bytes());
-        chip.write(in.base, data.input[c].data(), in.bytes());
+        if (check && !l.output_in_input) poison(cluster, chip, out.base, out.bytes());
+        cluster.write(chip, in.base, data.input[c].data(), in.bytes());
     }
     auto run = [&] {
         if (!meanwhile) return runner.run(r);
@@ -76,10 +77,13 @@ CaseResult run_case_with(CollectiveRunner& runner, Cluster& cluster, const OpReq
     res.timing = run();
     const CaseTraffic after = traffic_now(cluster);
     res.traffic = {after.wire_bytes - before.wire_bytes, after.doorbells - before.doorbells};
+    std::vector<std::vector<uint8_t>> read(l.ranks);
     std::vector<std::span<const uint8_t>> out;
     for (uint32_t c = 0; c < l.ranks; ++c) {
         const Pages o = l.output_of(c);
-        out.emplace_back(cluster.chip(runner.chip_of(c)).host_ptr(o.base, o.bytes()), o.bytes());
+        read[c].resize(o.bytes());
+        cluster.read(runner.chip_of(c), o.base, read[c].data(), o.bytes());
+        out.emplace_back(read[c]);
     }
     res.check = check_outputs(r, l, data, out, runner.ring());
     return res;
@@ -87,11 +91,11 @@ CaseResult run_case_with(CollectiveRunner& runner, Cluster& cluster, const OpReq
 
 }  // namespace
 
-CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed, bool check) {
+CaseResult run_case(CollectiveRunner& runner, Machine& cluster, const OpRequest& r, uint32_t seed, bool check) {
     return run_case_with(runner, cluster, r, seed, check, {});
 }
 
-CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed,
+CaseResult run_case(CollectiveRunner& runner, Machine& cluster, const OpRequest& r, uint32_t seed,
                     const std::function<void()>& meanwhile) {
     return run_case_with(runner, cluster, r, seed, true, meanwhile);
 }

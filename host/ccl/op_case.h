@@ -22,13 +22,13 @@ struct CaseResult {
 };
 
 // The bridge's totals now, for differences around an op.
-CaseTraffic traffic_now(Cluster& cluster);
+CaseTraffic traffic_now(Machine& machine);
 
 // check = false: skip reading and checking the outputs (the bench's timed repeats).
-CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed, bool check = true);
+CaseResult run_case(CollectiveRunner& runner, Machine& machine, const OpRequest& r, uint32_t seed, bool check = true);
 // The same, with `meanwhile` run once the op has started and before it is
 // waited for (a fault injected under a running op).
-CaseResult run_case(CollectiveRunner& runner, Cluster& cluster, const OpRequest& r, uint32_t seed,
+CaseResult run_case(CollectiveRunner& runner, Machine& machine, const OpRequest& r, uint32_t seed,
                     const std::function<void()>& meanwhile);
 
 }  // namespace weft::ccl

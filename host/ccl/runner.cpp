@@ -37,17 +37,17 @@ uint32_t fits_board_slot_size(const BoardInfo& board, uint32_t slots) {
 
 namespace {
 
-std::vector<uint32_t> every_chip(const Cluster& cluster) {
-    std::vector<uint32_t> all(cluster.size());
+std::vector<uint32_t> every_chip(const Machine& cluster) {
+    std::vector<uint32_t> all(cluster.chip_count());
     for (uint32_t c = 0; c < all.size(); ++c) all[c] = c;
     return all;
 }
 
 // An op needs every chip of its communicator: one whose QEMU is gone is named
 // as such, not as the cables it took with it ("chip 0 cannot reach chips 5, 6").
-const std::vector<uint32_t>& all_alive(Cluster& cluster, const std::vector<uint32_t>& chips) {
+const std::vector<uint32_t>& all_alive(Machine& cluster, const std::vector<uint32_t>& chips) {
     for (uint32_t c : chips)
-        if (!cluster.chip(c).alive())
+        if (c < cluster.chip_count() && !cluster.alive(c))
             throw Error(cluster.death_of(c) +
                         ": an op needs every chip of its communicator; weft down and weft up start the cluster again");
     return chips;
@@ -55,22 +55,22 @@ const std::vector<uint32_t>& all_alive(Cluster& cluster, const std::vector<uint3
 
 // The chips with an op running, per cluster: communicators over disjoint
 // chips run at once, over shared chips one after the other.
-std::map<const Cluster*, std::set<uint32_t>>& busy_chips() {
-    static std::map<const Cluster*, std::set<uint32_t>> busy;
+std::map<const Machine*, std::set<uint32_t>>& busy_chips() {
+    static std::map<const Machine*, std::set<uint32_t>> busy;
     return busy;
 }
 
 }  // namespace
 
-CollectiveRunner::CollectiveRunner(Cluster& cluster, RunnerOptions options)
+CollectiveRunner::CollectiveRunner(Machine& cluster, RunnerOptions options)
     : CollectiveRunner(cluster, every_chip(cluster), std::move(options)) {}
 
-std::map<int, std::unique_ptr<CollectiveRunner>> CollectiveRunner::split(Cluster& cluster,
+std::map<int, std::unique_ptr<CollectiveRunner>> CollectiveRunner::split(Machine& cluster,
                                                                          const std::vector<int>& colour,
                                                                          RunnerOptions options) {
-    if (colour.size() != cluster.size())
-        throw Error("split: " + std::to_string(colour.size()) + " colours for a " + std::to_string(cluster.size()) +
-                    "-chip cluster (one per chip, < 0 for none)");
+    if (colour.size() != cluster.chip_count())
+        throw Error("split: " + std::to_string(colour.size()) + " colours for a " +
+                    std::to_string(cluster.chip_count()) + "-chip cluster (one per chip, < 0 for none)");
     std::map<int, std::vector<uint32_t>> members;
     for (uint32_t c = 0; c < colour.size(); ++c)
         if (colour[c] >= 0) members[colour[c]].push_back(c);
@@ -79,7 +79,7 @@ std::map<int, std::unique_ptr<CollectiveRunner>> CollectiveRunner::split(Cluster
     return out;
 }
 
-CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips, RunnerOptions options)
+CollectiveRunner::CollectiveRunner(Machine& cluster, std::vector<uint32_t> chips, RunnerOptions options)
     : cluster_(cluster),
       options_(options),
       chips_(all_alive(cluster, chips)),
@@ -88,7 +88,7 @@ CollectiveRunner::CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips
       ring_(topo_.ring_order()),
       line_(topo_.line_order()),
       workers_(cluster.board().cores_with_role(CoreRole::kWorker)),
-      model_(CostModel::for_cluster(cluster.info().value("name", std::string()))) {
+      model_(CostModel::for_cluster(cluster.name())) {
     cluster.apply_wake_override();
     if (options_.slot_size == 0) options_.slot_size = fits_board_slot_size(cluster.board(), options_.slots);
     // A fabric spans the whole cluster, or one whole mesh of it (each mesh's
@@ -544,7 +544,7 @@ OpTiming CollectiveRunner::wait(PendingOp& op) {
     for (uint32_t c : chips_) busy_chips()[&cluster_].erase(c);
     std::vector<KernelResult> results;
     try {
-        Cluster::Watch watch;
+        Machine::Watch watch;
         if (!fabric_.empty()) watch = [this] { return tend_fabrics(); };
         results = cluster_.wait_all(op.launched, op.deadline, watch);
     } catch (const Error& e) {

@@ -94,17 +94,17 @@ struct PendingOp {
 class CollectiveRunner {
 public:
     // Throws weft::Error for an unknown transport, or a fabric the cluster's cables cannot form.
-    explicit CollectiveRunner(Cluster& cluster, RunnerOptions options = RunnerOptions::from_env());
+    explicit CollectiveRunner(Machine& cluster, RunnerOptions options = RunnerOptions::from_env());
     // A communicator over some of the chips: rank r is chips[r], the ops
     // use only the cables between them, and runners over disjoint chips run
     // their ops at the same time. Over the EDM any chips; over the fabric one
     // whole mesh of the cluster (its chips in order: the mesh keeps its shape,
     // and its own fabric runs on its chips alone). Throws weft::Error for a
     // chip out of range or named twice, or the fabric over other chips.
-    CollectiveRunner(Cluster& cluster, std::vector<uint32_t> chips, RunnerOptions options = RunnerOptions::from_env());
+    CollectiveRunner(Machine& cluster, std::vector<uint32_t> chips, RunnerOptions options = RunnerOptions::from_env());
     // ncclCommSplit: colour[c] is chip c's colour (< 0: in none); one runner
     // per colour over its chips, ranked by chip id.
-    static std::map<int, std::unique_ptr<CollectiveRunner>> split(Cluster& cluster, const std::vector<int>& colour,
+    static std::map<int, std::unique_ptr<CollectiveRunner>> split(Machine& cluster, const std::vector<int>& colour,
                                                                   RunnerOptions options = RunnerOptions::from_env());
     ~CollectiveRunner();
     // The chip of each rank (the whole cluster: rank r is chip r).
@@ -199,7 +199,7 @@ private:
     ClusterTopology ours(const ClusterTopology& now) const;
     std::chrono::milliseconds deadline(const LoweredOp& op) const;
 
-    Cluster& cluster_;
+    Machine& cluster_;
     RunnerOptions options_;
     std::vector<uint32_t> chips_;                        // rank -> chip
     bool whole_;                                         // chips_ are the cluster's, rank r chip r

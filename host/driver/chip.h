@@ -8,6 +8,7 @@
 
 #include "driver/board.h"
 #include "driver/kernel_image.h"
+#include "driver/kernel_launch.h"
 #include "weft/abi/control_block.h"
 
 namespace weft {
@@ -20,12 +21,6 @@ struct LoadedKernel {
     uint64_t end = 0;    // first free L1 byte after the image (8-aligned)
     uint64_t code_size = 0;
     bool new_code = false;  // code bytes changed since the core last ran
-};
-
-struct KernelResult {
-    int32_t return_code = 0;
-    uint64_t cycles = 0;
-    uint64_t ticks = 0;  // mtime ticks (board timebase)
 };
 
 class Chip {

@@ -343,6 +343,16 @@ std::vector<CoreRef> unfinished(const std::vector<std::pair<CoreRef, uint32_t>>&
 
 }  // namespace
 
+Machine::Traffic Cluster::traffic() {
+    const nlohmann::json c = counters();
+    Traffic t;
+    for (const auto& l : c["links"])
+        for (const char* way : {"a_to_b", "b_to_a"})
+            t.wire_bytes += l[way]["bytes"].get<uint64_t>() - l[way].value("bytes_resent", uint64_t(0));
+    for (const auto& chip : c["chips"]) t.doorbells += chip.value("doorbell_rings", uint64_t(0));
+    return t;
+}
+
 std::vector<int> Cluster::processes() const {
     std::vector<int> pids;
     if (const int bridge = info_.value("bridge_pid", 0)) pids.push_back(bridge);

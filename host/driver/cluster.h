@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,18 +22,6 @@
 #include "driver/stall_clock.h"
 
 namespace weft {
-
-struct CoreRef {
-    uint32_t chip = 0;
-    uint32_t core = 0;
-};
-
-struct Launch {
-    uint32_t chip = 0;
-    uint32_t core = 0;
-    const KernelImage* kernel = nullptr;
-    std::vector<uint32_t> args;
-};
 
 // Told of every kernel this process launches and sees finish (a trace).
 class LaunchObserver {
@@ -58,15 +47,22 @@ public:
     void read(uint32_t chip, uint64_t address, void* data, size_t bytes) override;
     const BoardInfo& board() const override { return board_; }
     FabricSpec fabric_spec() const override;
+    std::string name() const override { return info_.value("name", std::string("?")); }
+    abi::ChipControlBlock& control(uint32_t chip) override { return chips_.at(chip)->control(); }
+    bool alive(uint32_t chip) const override { return chips_.at(chip)->alive(); }
+    std::string describe_fault(uint32_t chip, uint32_t core) override { return chips_.at(chip)->describe_fault(core); }
     const nlohmann::json& info() const { return info_; }
     const std::string& run_dir() const { return run_dir_; }
     // "chip 5 died (killed by signal Killed; its QEMU's log: RUN/chip5.qemu.log)",
     // for a chip whose QEMU is gone.
-    std::string death_of(uint32_t chip) const;
+    std::string death_of(uint32_t chip) const override;
     std::vector<LinkInfo> links();
     // Meshes, coordinates, cables (with their state now) and exit nodes.
     ClusterTopology topology() override;
     nlohmann::json counters();
+    // From the bridge's counters: a frame sent again (a drop, or a
+    // retransmit timer on a busy host) is the link's cost, not the op's.
+    Traffic traffic() override;
     void set_link(uint32_t chip, uint32_t port, bool up);
     // Sets wire faults on the link at (chip, port): any of drop_rate,
     // bit_error_rate, flap_period_ms, flap_down_ms, mode ("ttlink" or
@@ -81,7 +77,8 @@ public:
     // WEFT_ACTIVE_WAKE_US: the back-off cap (µs) of waiting kernels on every
     // chip, for experiments; unset, the firmware default (written back, so a
     // value does not outlive the client that set it).
-    void apply_wake_override();
+    void apply_wake_override() override;
+    void pass_time(std::chrono::microseconds nap) override { std::this_thread::sleep_for(nap); }
 
     // Loads each launch's kernel onto its core, launches them in the order
     // given and waits for all. Throws FaultError on a fault, TimeoutError with
@@ -90,7 +87,7 @@ public:
     // failed op leaves its cores ready for the next.
     std::vector<KernelResult> run(const std::vector<Launch>& launches, std::chrono::milliseconds timeout);
     // The two halves of run, for callers that do work between them.
-    std::vector<std::pair<CoreRef, uint32_t>> launch_all(const std::vector<Launch>& launches);
+    std::vector<std::pair<CoreRef, uint32_t>> launch_all(const std::vector<Launch>& launches) override;
     // nullptr: none. The observer must outlive its registration.
     void observe(LaunchObserver* observer) { observer_ = observer; }
     // `watch`, when given, is asked as the wait goes (every ~50 ms) whether
@@ -99,7 +96,6 @@ public:
     // the hang report, instead of at the deadline. A watch that knows the
     // whole cause (a cable the fabric cannot route round) throws
     // weft::Error itself: the report would add nothing.
-    using Watch = std::function<std::string()>;
     // `timeout` is how long the cluster may go without anything moving (a
     // stall), in its own time (driver/stall_clock.h): it restarts whenever a
     // ring, a core's progress word or a launch moves anywhere, and time spent
@@ -107,7 +103,7 @@ public:
     // op slow, not failed; an op that keeps busy for kStallCapFactor timeouts
     // of its own time in all also ends.
     std::vector<KernelResult> wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
-                                       std::chrono::milliseconds timeout, const Watch& watch = {});
+                                       std::chrono::milliseconds timeout, const Watch& watch = {}) override;
     static constexpr int kStallCapFactor = 10;
 
     // Asks each launch still running among `launched` to stop (its kernel
@@ -115,32 +111,33 @@ public:
     // a chip with a kernel that will not stop is reset. Returns what it did,
     // for the error that made the caller stop them ("" if nothing ran).
     std::string stop_kernels(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
-                             std::chrono::milliseconds timeout = std::chrono::milliseconds(3000));
+                             std::chrono::milliseconds timeout = std::chrono::milliseconds(3000)) override;
 
     // Claims the cluster for this process's ops (the bridge grants one claim
     // at a time, held until this Cluster disconnects): waits up to `wait` for
     // another holder to let go, saying once that it waits and for whom, then
     // throws weft::Error naming the holder. Once granted, stops kernels left
     // running by a holder that died mid-op. Every launch claims first.
-    void claim(const std::string& what, std::chrono::milliseconds wait = claim_wait());
+    void claim(const std::string& what, std::chrono::milliseconds wait);
+    void claim(const std::string& what) override { claim(what, claim_wait()); }
     static std::chrono::milliseconds claim_wait();  // WEFT_CLAIM_WAIT_MS, default 30 s
     // Lets another client have the cluster between this one's ops.
     void release();
 
     // The bridge's and the chips' QEMU processes: a StallClock's, so that a
     // wait counts the cluster's own time (driver/stall_clock.h).
-    std::vector<int> processes() const;
+    std::vector<int> processes() const override;
     // The resident images this process started (driver/resident.h): any other
     // one found when the claim is granted was left by a process that is gone.
-    void adopt_resident(uint32_t chip, uint32_t core) { residents_.insert({chip, core}); }
-    void forget_resident(uint32_t chip, uint32_t core) { residents_.erase({chip, core}); }
+    void adopt_resident(uint32_t chip, uint32_t core) override { residents_.insert({chip, core}); }
+    void forget_resident(uint32_t chip, uint32_t core) override { residents_.erase({chip, core}); }
 
     // Wakes a core sleeping on its doorbell (abi::HostArea::ring), after the
     // host wrote something it waits for: a resident image's stop request.
-    void ring_core(uint32_t chip, uint32_t core);
+    void ring_core(uint32_t chip, uint32_t core) override;
 
     // Where every chip and core stands; `waiting` marks the cores still owed.
-    std::string hang_report(const std::vector<CoreRef>& waiting);
+    std::string hang_report(const std::vector<CoreRef>& waiting) override;
     // Stops the cluster (only if this object started it, unless force).
     void shutdown();
 

@@ -33,7 +33,7 @@ const char* link_name(uint32_t s) {
     return "-";
 }
 
-std::string describe_wait(const Chip& chip, const abi::HartStatus& st) {
+std::string describe_wait(const MachineChip& chip, const abi::HartStatus& st) {
     const abi::ChipControlBlock& cb = chip.control();
     switch (st.wait_kind) {
         case abi::kWaitNone: return "";
@@ -98,16 +98,17 @@ void tt_link_lines(std::ostringstream& o, const nlohmann::json& links, const std
 }
 
 // Dead chips and pulled cables first: they explain most hangs at a glance.
-void down_cables(std::ostringstream& o, const std::vector<std::unique_ptr<Chip>>& chips, const BoardInfo& board) {
+void down_cables(std::ostringstream& o, Machine& machine) {
+    const BoardInfo& board = machine.board();
     std::string down, dead;
-    for (const auto& chip : chips) {
-        if (!chip->alive()) dead += " " + std::to_string(chip->id());
+    for (uint32_t chip = 0; chip < machine.chip_count(); ++chip) {
+        if (!machine.alive(chip)) dead += " " + std::to_string(chip);
         for (uint32_t p = 0; p < board.ports.size(); ++p) {
-            const abi::PortState& ps = chip->control().port[p];
+            const abi::PortState& ps = machine.control(chip).port[p];
             // Each cable once, from its lower end.
-            if (ps.state != abi::kLinkDown || std::make_pair(uint32_t(chip->id()), p) > std::make_pair(ps.peer_chip, ps.peer_port))
+            if (ps.state != abi::kLinkDown || std::make_pair(chip, p) > std::make_pair(ps.peer_chip, ps.peer_port))
                 continue;
-            down += " chip " + std::to_string(chip->id()) + "." + port_name(board, p) + " <-> chip " +
+            down += " chip " + std::to_string(chip) + "." + port_name(board, p) + " <-> chip " +
                     std::to_string(ps.peer_chip) + "." + port_name(board, ps.peer_port) + ";";
         }
     }
@@ -115,54 +116,70 @@ void down_cables(std::ostringstream& o, const std::vector<std::unique_ptr<Chip>>
     if (!down.empty()) o << "DOWN cables:" << down.substr(0, down.size() - 1) << "\n";
 }
 
+bool stopped(const abi::HartStatus& st) {
+    return st.state == abi::kHartFault && st.mcause == abi::kPanicCause && st.return_code == abi::kPanicStopped;
+}
+
+void core_lines(std::ostringstream& o, Machine& machine, uint32_t chip,
+                const std::set<std::pair<uint32_t, uint32_t>>& owed) {
+    const BoardInfo& board = machine.board();
+    const abi::ChipControlBlock& cb = machine.control(chip);
+    for (uint32_t c = 0; c < board.cores.size(); ++c) {
+        const abi::HartStatus& st = cb.hart[c];
+        const bool stuck = owed.count({chip, c}) != 0;
+        const bool busy = st.state == abi::kHartRunning || st.state == abi::kHartFault;
+        if (!stuck && !busy) continue;  // idle cores would only bury the ones that matter
+        const CoreInfo& ci = board.cores[c];
+        std::string role = role_name(ci.role);
+        if (ci.port >= 0) role += "/" + port_name(board, static_cast<uint32_t>(ci.port));
+        if (!resident_name(machine, chip, c).empty()) role += " resident";
+        o << "  core " << c << " " << std::left << std::setw(9) << role << " " << std::setw(8)
+          << (stopped(st) ? "STOPPED" : state_name(st.state)) << " kernel '" << kernel_name(machine, chip, c)
+          << "' launch " << cb.host.launch[c].seq << " (finished " << st.done_seq << ")";
+        if (st.progress) o << " progress " << st.progress;
+        if (stuck) o << "   <-- not finished";
+        o << "\n";
+        std::string wait = describe_wait(MachineChip(machine, chip), st);
+        if (!wait.empty()) {
+            // Asleep on its doorbell or between checks: a core that sleeps on a
+            // condition already true was not rung for it (a missed doorbell).
+            o << "      waiting on " << wait
+              << (abi::doorbell_armed(cb.doorbell[c].seq) ? " (asleep on its doorbell)" : "") << "\n";
+        }
+        if (st.state == abi::kHartFault) o << "      " << machine.describe_fault(chip, c) << "\n";
+        ring_line(o, "NoC ring", "of core " + std::to_string(c), cb.noc[c]);
+        ring_line(o, "math ring", "of core " + std::to_string(c), cb.math[c]);
+        if (ci.port >= 0)
+            ring_line(o, "Ethernet TX", port_name(board, static_cast<uint32_t>(ci.port)), cb.eth[ci.port]);
+    }
+}
+
 }  // namespace
 
-std::string Cluster::hang_report(const std::vector<CoreRef>& waiting) {
+std::string machine_hang_report(Machine& machine, const std::vector<CoreRef>& waiting) {
     std::set<std::pair<uint32_t, uint32_t>> owed;
     for (const CoreRef& r : waiting) owed.insert({r.chip, r.core});
+    const BoardInfo& board = machine.board();
     std::ostringstream o;
-    o << "=== weft hang report: cluster '" << info_.value("name", "?") << "', " << chips_.size() << " chips ===\n";
-    down_cables(o, chips_, board_);
-    for (auto& chip_ptr : chips_) {
-        const Chip& chip = *chip_ptr;
-        const abi::ChipControlBlock& cb = chip.control();
-        o << "chip " << chip.id() << (chip.alive() ? "" : "  ** DEAD (QEMU exited) **") << "  links:";
-        for (uint32_t p = 0; p < board_.ports.size(); ++p) {
-            o << " " << port_name(board_, p) << ":" << link_name(cb.port[p].state);
+    o << "=== weft hang report: cluster '" << machine.name() << "', " << machine.chip_count() << " chips ===\n";
+    down_cables(o, machine);
+    for (uint32_t chip = 0; chip < machine.chip_count(); ++chip) {
+        const abi::ChipControlBlock& cb = machine.control(chip);
+        o << "chip " << chip << (machine.alive(chip) ? "" : "  ** DEAD (QEMU exited) **") << "  links:";
+        for (uint32_t p = 0; p < board.ports.size(); ++p) {
+            o << " " << port_name(board, p) << ":" << link_name(cb.port[p].state);
             if (cb.port[p].state != abi::kLinkUnwired)
-                o << "->" << cb.port[p].peer_chip << "." << port_name(board_, cb.port[p].peer_port);
+                o << "->" << cb.port[p].peer_chip << "." << port_name(board, cb.port[p].peer_port);
         }
         o << "\n";
-        for (uint32_t c = 0; c < board_.cores.size(); ++c) {
-            const abi::HartStatus& st = cb.hart[c];
-            const bool stuck = owed.count({chip.id(), c}) != 0;
-            const bool busy = st.state == abi::kHartRunning || st.state == abi::kHartFault;
-            if (!stuck && !busy) continue;  // idle cores would only bury the ones that matter
-            const CoreInfo& ci = board_.cores[c];
-            std::string role = role_name(ci.role);
-            if (ci.port >= 0) role += "/" + port_name(board_, static_cast<uint32_t>(ci.port));
-            if (!chip.resident_name(c).empty()) role += " resident";
-            o << "  core " << c << " " << std::left << std::setw(9) << role << " " << std::setw(8)
-              << (chip.stopped(c) ? "STOPPED" : state_name(st.state))
-              << " kernel '" << chip.kernel_name(c) << "' launch " << cb.host.launch[c].seq << " (finished "
-              << st.done_seq << ")";
-            if (st.progress) o << " progress " << st.progress;
-            if (stuck) o << "   <-- not finished";
-            o << "\n";
-            std::string wait = describe_wait(chip, st);
-            if (!wait.empty()) {
-                // Asleep on its doorbell or between checks: a core that sleeps on a
-                // condition already true was not rung for it (a missed doorbell).
-                o << "      waiting on " << wait
-                  << (abi::doorbell_armed(cb.doorbell[c].seq) ? " (asleep on its doorbell)" : "") << "\n";
-            }
-            if (st.state == abi::kHartFault) o << "      " << chip.describe_fault(c) << "\n";
-            ring_line(o, "NoC ring", "of core " + std::to_string(c), cb.noc[c]);
-            ring_line(o, "math ring", "of core " + std::to_string(c), cb.math[c]);
-            if (ci.port >= 0)
-                ring_line(o, "Ethernet TX", port_name(board_, static_cast<uint32_t>(ci.port)), cb.eth[ci.port]);
-        }
+        core_lines(o, machine, chip, owed);
     }
+    return o.str();
+}
+
+std::string Cluster::hang_report(const std::vector<CoreRef>& waiting) {
+    std::ostringstream o;
+    o << machine_hang_report(*this, waiting);
     std::set<uint32_t> stuck_chips;
     for (const CoreRef& r : waiting) stuck_chips.insert(r.chip);
     if (!stuck_chips.empty() && control_) {

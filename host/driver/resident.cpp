@@ -11,42 +11,56 @@
 namespace weft::resident {
 namespace {
 
-void record(Chip& chip, uint32_t core, const Region& l1) {
-    abi::CoreImage& held = chip.control().host.image[core];
+void record(Machine& machine, uint32_t chip, uint32_t core, const Region& l1) {
+    abi::CoreImage& held = machine.control(chip).host.image[core];
     held.resident_control = l1.base;
     held.resident_l1_base = l1.base;
     held.resident_l1_size = l1.size;
 }
 
-void forget(Chip& chip, uint32_t core) { record(chip, core, Region{}); }
+void forget(Machine& machine, uint32_t chip, uint32_t core) {
+    record(machine, chip, core, Region{});
+    machine.forget_resident(chip, core);
+}
+
+uint32_t read32(Machine& machine, uint32_t chip, uint64_t address) {
+    uint32_t v = 0;
+    machine.read(chip, address, &v, sizeof v);
+    return v;
+}
+
+KernelResult result(Machine& machine, uint32_t chip, uint32_t core) {
+    const abi::HartStatus& st = machine.control(chip).hart[core];
+    if (st.state == abi::kHartFault) throw FaultError(machine.describe_fault(chip, core));
+    return KernelResult{st.return_code, st.cycles, st.ticks};
+}
 
 // Until the image says it runs; its launch ending first is a failure. The
 // timeout is in the cluster's own time (driver/stall_clock.h): on a busy host
 // a chip that has not been given the CPU has not failed to start.
-void wait_running(Cluster& cluster, uint32_t chip_id, uint32_t core, uint32_t seq, std::chrono::milliseconds timeout) {
-    Chip& chip = cluster.chip(chip_id);
-    const uint64_t state = chip.image(core).resident_control + offsetof(abi::ResidentControl, state);
-    StallClock clock(cluster.processes());
-    while (chip.read32(state) != abi::kResidentRunning) {
-        if (chip.finished(core, seq)) {
-            forget(chip, core);
-            cluster.forget_resident(chip_id, core);
-            const KernelResult r = chip.result(core);  // throws FaultError on a fault
-            throw Error("resident image '" + chip.kernel_name(core) + "' on " + core_name(chip_id, core) + " returned " +
-                        std::to_string(r.return_code) + " before it ran");
+void wait_running(Machine& machine, uint32_t chip_id, uint32_t core, uint32_t seq, std::chrono::milliseconds timeout) {
+    const uint64_t state = machine.control(chip_id).host.image[core].resident_control +
+                           offsetof(abi::ResidentControl, state);
+    StallClock clock(machine.processes());
+    while (read32(machine, chip_id, state) != abi::kResidentRunning) {
+        if (finished(machine, chip_id, core, seq)) {
+            forget(machine, chip_id, core);
+            const KernelResult r = result(machine, chip_id, core);  // throws FaultError on a fault
+            throw Error("resident image '" + kernel_name(machine, chip_id, core) + "' on " + core_name(chip_id, core) +
+                        " returned " + std::to_string(r.return_code) + " before it ran");
         }
-        if (!chip.alive()) throw Error("chip " + std::to_string(chip_id) + " died starting a resident image");
+        if (!machine.alive(chip_id)) throw Error("chip " + std::to_string(chip_id) + " died starting a resident image");
         clock.look(false);
         if (clock.total() > timeout) {
-            const std::string report = cluster.hang_report({{chip_id, core}});
-            const std::string stopped = cluster.stop_kernels({{{chip_id, core}, seq}});
-            forget(chip, core);
-            cluster.forget_resident(chip_id, core);
-            throw TimeoutError("resident image '" + chip.kernel_name(core) + "' on " + core_name(chip_id, core) +
+            const std::string report = machine.hang_report({{chip_id, core}});
+            const std::string stopped = machine.stop_kernels({{{chip_id, core}, seq}}, std::chrono::milliseconds(3000));
+            const std::string name = kernel_name(machine, chip_id, core);
+            forget(machine, chip_id, core);
+            throw TimeoutError("resident image '" + name + "' on " + core_name(chip_id, core) +
                                " did not start within " + std::to_string(timeout.count()) + " ms" + stopped + "\n" +
                                report);
         }
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        machine.pass_time(std::chrono::microseconds(200));
     }
 }
 
@@ -62,15 +76,14 @@ Region kept_l1(const BoardInfo& board, uint32_t chip, uint32_t core, uint64_t l1
     return {base, free.end() - base};
 }
 
-Running start(Cluster& cluster, uint32_t chip_id, uint32_t core, const KernelImage& image, uint64_t l1_bytes,
+Running start(Machine& machine, uint32_t chip_id, uint32_t core, const KernelImage& image, uint64_t l1_bytes,
               const Configure& configure, std::chrono::milliseconds timeout) {
-    if (chip_id >= cluster.size()) throw Error("the cluster has no chip " + std::to_string(chip_id));
-    const BoardInfo& board = cluster.board();
+    if (chip_id >= machine.chip_count()) throw Error("the cluster has no chip " + std::to_string(chip_id));
+    const BoardInfo& board = machine.board();
     if (core >= board.cores.size())
         throw Error("chip " + std::to_string(chip_id) + " has no core " + std::to_string(core));
-    cluster.claim("resident image " + image.name);
-    Chip& chip = cluster.chip(chip_id);
-    if (const std::string name = chip.resident_name(core); !name.empty())
+    machine.claim("resident image " + image.name);
+    if (const std::string name = resident_name(machine, chip_id, core); !name.empty())
         throw Error(core_name(chip_id, core) + " already runs the resident image '" + name + "'");
     const Region l1 = kept_l1(board, chip_id, core, l1_bytes);
     constexpr uint64_t kControlBytes = abi::kResidentControlBytes;
@@ -80,32 +93,33 @@ Running start(Cluster& cluster, uint32_t chip_id, uint32_t core, const KernelIma
     control.l1_base = l1.base;
     control.l1_size = l1.size;
     if (configure)
-        control.config = configure(cluster, chip_id, Region{l1.base + kControlBytes, l1.size - kControlBytes});
-    cluster.write(chip_id, l1.base, &control, sizeof control);
-    const auto launched = cluster.launch_all({{chip_id, core, &image, KernelArgWords::of(abi::ResidentArgs{l1.base})}});
-    record(chip, core, l1);
-    cluster.adopt_resident(chip_id, core);
-    wait_running(cluster, chip_id, core, launched.front().second, timeout);
+        control.config = configure(machine, chip_id, Region{l1.base + kControlBytes, l1.size - kControlBytes});
+    machine.write(chip_id, l1.base, &control, sizeof control);
+    const auto launched = machine.launch_all({{chip_id, core, &image, KernelArgWords::of(abi::ResidentArgs{l1.base})}});
+    record(machine, chip_id, core, l1);
+    machine.adopt_resident(chip_id, core);
+    wait_running(machine, chip_id, core, launched.front().second, timeout);
     return {chip_id, core, image.name, l1, l1.base};
 }
 
-std::string stop(Cluster& cluster, uint32_t chip_id, uint32_t core, std::chrono::milliseconds timeout) {
-    if (chip_id >= cluster.size()) throw Error("the cluster has no chip " + std::to_string(chip_id));
-    Chip& chip = cluster.chip(chip_id);
-    if (core >= cluster.board().cores.size() || chip.resident_name(core).empty())
+std::string stop(Machine& machine, uint32_t chip_id, uint32_t core, std::chrono::milliseconds timeout) {
+    if (chip_id >= machine.chip_count()) throw Error("the cluster has no chip " + std::to_string(chip_id));
+    if (core >= machine.board().cores.size() || resident_name(machine, chip_id, core).empty())
         throw Error(core_name(chip_id, core) + " runs no resident image");
-    const std::string name = chip.resident_name(core);
-    if (!chip.alive()) {  // nothing runs there any more
-        forget(chip, core);
-        cluster.forget_resident(chip_id, core);
+    const std::string name = resident_name(machine, chip_id, core);
+    if (!machine.alive(chip_id)) {  // nothing runs there any more
+        forget(machine, chip_id, core);
         return "resident image '" + name + "' on " + core_name(chip_id, core) + ": its chip is dead";
     }
-    chip.write32(chip.image(core).resident_control + offsetof(abi::ResidentControl, stop), 1);
-    cluster.ring_core(chip_id, core);
-    const uint32_t seq = chip.control().host.launch[core].seq;
+    const uint32_t stop = 1;
+    machine.write(chip_id,
+                  machine.control(chip_id).host.image[core].resident_control + offsetof(abi::ResidentControl, stop),
+                  &stop, sizeof stop);
+    machine.ring_core(chip_id, core);
+    const uint32_t seq = machine.control(chip_id).host.launch[core].seq;
     std::string forced;
     try {
-        cluster.wait_all({{{chip_id, core}, seq}}, timeout);
+        machine.wait_all({{{chip_id, core}, seq}}, timeout, {});
     } catch (const FaultError& e) {
         forced = std::string("it ended in a fault: ") + e.what();
     } catch (const Error& e) {
@@ -116,21 +130,19 @@ std::string stop(Cluster& cluster, uint32_t chip_id, uint32_t core, std::chrono:
         forced = "it did not stop within " + std::to_string(timeout.count()) + " ms" +
                  (done == std::string::npos ? "" : what.substr(done));
     }
-    forget(chip, core);
-    cluster.forget_resident(chip_id, core);
+    forget(machine, chip_id, core);
     return forced.empty() ? "" : "resident image '" + name + "' on " + core_name(chip_id, core) + ": " + forced;
 }
 
-std::vector<Running> list(Cluster& cluster) {
+std::vector<Running> list(Machine& machine) {
     std::vector<Running> out;
-    for (uint32_t c = 0; c < cluster.size(); ++c) {
-        Chip& chip = cluster.chip(c);
-        for (uint32_t core = 0; core < cluster.board().cores.size(); ++core) {
-            const abi::CoreImage& held = chip.image(core);
+    for (uint32_t c = 0; c < machine.chip_count(); ++c) {
+        for (uint32_t core = 0; core < machine.board().cores.size(); ++core) {
+            const abi::CoreImage& held = machine.control(c).host.image[core];
             if (held.resident_l1_size)
                 out.push_back({c,
                                core,
-                               chip.kernel_name(core),
+                               kernel_name(machine, c, core),
                                {held.resident_l1_base, held.resident_l1_size},
                                held.resident_control});
         }

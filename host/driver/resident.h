@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "driver/cluster.h"
+#include "driver/machine.h"
 #include "weft/abi/resident.h"
 
 namespace weft::resident {
@@ -41,7 +41,7 @@ Region kept_l1(const BoardInfo& board, uint32_t chip, uint32_t core, uint64_t l1
 // for it, and returns once the image reports it runs. Throws weft::Error
 // naming the core when it is busy, the L1 does not fit, or the image faults or
 // does not start within `timeout`.
-Running start(Cluster& cluster, uint32_t chip, uint32_t core, const KernelImage& image, uint64_t l1_bytes,
+Running start(Machine& machine, uint32_t chip, uint32_t core, const KernelImage& image, uint64_t l1_bytes,
               const Configure& configure, std::chrono::milliseconds timeout);
 // Asks the image on (chip, core) to stop, waits for its launch to end, and
 // frees its L1. An image that faults stopping or does not stop by the
@@ -49,8 +49,8 @@ Running start(Cluster& cluster, uint32_t chip, uint32_t core, const KernelImage&
 // stop word, else a reset of its chip): it is gone and its L1 free either
 // way. Returns "" for a clean stop, else what happened, naming the image and
 // core. Throws weft::Error if none runs there.
-std::string stop(Cluster& cluster, uint32_t chip, uint32_t core, std::chrono::milliseconds timeout);
+std::string stop(Machine& machine, uint32_t chip, uint32_t core, std::chrono::milliseconds timeout);
 // Every resident image of the cluster, from the control blocks.
-std::vector<Running> list(Cluster& cluster);
+std::vector<Running> list(Machine& machine);
 
 }  // namespace weft::resident

@@ -29,7 +29,7 @@ void register_wait_decoder(uint32_t kind, const std::string& owner, WaitDecoder 
     registry()[kind] = {owner, std::move(decode)};
 }
 
-std::string decode_owned_wait(uint32_t kind, const Chip& chip, const abi::HartStatus& status) {
+std::string decode_owned_wait(uint32_t kind, const MachineChip& chip, const abi::HartStatus& status) {
     Registered r;
     {
         std::lock_guard<std::mutex> lock(registry_mutex());

@@ -9,16 +9,16 @@
 #include <functional>
 #include <string>
 
-#include "driver/chip.h"
+#include "driver/machine.h"
 #include "weft/abi/control_block.h"
 
 namespace weft {
 
-using WaitDecoder = std::function<std::string(const Chip& chip, const abi::HartStatus& status)>;
+using WaitDecoder = std::function<std::string(const MachineChip& chip, const abi::HartStatus& status)>;
 
 // Registers (or replaces) the decoder of `kind`; `owner` names it in reports.
 void register_wait_decoder(uint32_t kind, const std::string& owner, WaitDecoder decode);
 // What the registered decoder says, or "" if nobody registered `kind`.
-std::string decode_owned_wait(uint32_t kind, const Chip& chip, const abi::HartStatus& status);
+std::string decode_owned_wait(uint32_t kind, const MachineChip& chip, const abi::HartStatus& status);
 
 }  // namespace weft

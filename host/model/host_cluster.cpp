@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "boot/launch_protocol.h"
 #include "common/error.h"
 #include "hal/timer.h"
 
@@ -44,6 +45,15 @@ HostCluster::HostCluster(const ClusterSpec& spec, uint64_t ram_bytes) : spec_(sp
         harts_.push_back(std::make_unique<host_board::Chip>(memory_.back()->control(), cores, clock_));
         harts_.back()->on_sleep([this] { step_devices(); });
         harts_.back()->throw_on_panic();
+        host_board::Chip& harts = *harts_.back();
+        const ChipMemory& ram = memory_.back()->memory();
+        for (uint32_t c = 0; c < cores; ++c) {
+            // The addresses the host gives the firmware resolve in this chip's memory.
+            harts.core(c).ram = ram.host;
+            harts.core(c).ram_base = spec.board.ram.base;
+            harts.core(c).ram_size = ram.size;
+            boot::post_ready(memory_.back()->control().host.launch[c], memory_.back()->control().hart[c]);
+        }
     }
     // The cables run on the cores' clock: a run is the same every time.
     devices_ =

@@ -7,6 +7,7 @@
 #pragma once
 #include <stdint.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -18,6 +19,7 @@
 #include "driver/cluster_file.h"
 #include "driver/machine.h"
 #include "host_board.h"
+#include "model/kernel_threads.h"
 
 namespace weft::model {
 
@@ -70,6 +72,29 @@ public:
     // Every core and port ring of every chip has no command left.
     bool rings_idle();
 
+    // ---- Kernels (host_cluster_kernels.cpp): the firmware's own, built for
+    // the host board (host_kernels.h), launched by the image's name. The
+    // machine runs while the host waits (wait_all, pass_time), one core at a
+    // time, its clock following the host's from the first launch.
+    std::string name() const override { return spec_.name; }
+    abi::ChipControlBlock& control(uint32_t chip) override;
+    bool alive(uint32_t) const override { return true; }
+    std::string death_of(uint32_t chip) const override { return "chip " + std::to_string(chip) + " is alive"; }
+    std::string describe_fault(uint32_t chip, uint32_t core) override;
+    std::vector<std::pair<CoreRef, uint32_t>> launch_all(const std::vector<Launch>& launches) override;
+    std::vector<KernelResult> wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
+                                       std::chrono::milliseconds timeout, const Watch& watch) override;
+    std::string stop_kernels(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
+                             std::chrono::milliseconds timeout) override;
+    std::string hang_report(const std::vector<CoreRef>& waiting) override;
+    // Every kernel runs each round: a doorbell has nobody to wake.
+    void ring_core(uint32_t, uint32_t) override {}
+    // One process owns a host model.
+    void claim(const std::string&) override {}
+    void adopt_resident(uint32_t, uint32_t) override {}
+    void forget_resident(uint32_t, uint32_t) override {}
+    void pass_time(std::chrono::microseconds nap) override;
+
 private:
     // One anonymous mapping, unmapped after the chips in it (declared first).
     struct Arena {
@@ -89,6 +114,15 @@ private:
     std::unique_ptr<ClusterDevices> devices_;
     std::vector<Touched> touched_;
     std::set<std::pair<uint32_t, uint32_t>> unplugged_;  // (chip, port), both ends of each
+    std::unique_ptr<KernelThreads> threads_;             // from the first launch
+    std::chrono::steady_clock::time_point started_;      // of the first launch: the clock's zero
+
+    uint32_t post_launch(const Launch& l);
+    void run_round();
+    // A sum that changes whenever anything on the machine moves.
+    uint64_t activity();
+    std::vector<KernelResult> wait_or_throw(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
+                                            std::chrono::milliseconds timeout, const Watch& watch);
 };
 
 }  // namespace weft::model

@@ -19,6 +19,8 @@ Core& current() {
     return *current_core;
 }
 
+Core* current_or_null() { return current_core; }
+
 Enter::Enter(Core& core) : previous_(current_core) { current_core = &core; }
 Enter::~Enter() { current_core = previous_; }
 

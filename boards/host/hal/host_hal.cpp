@@ -5,8 +5,28 @@
 #include "hal/mailbox.h"
 #include "hal/timer.h"
 #include "host_board.h"
+#include "rt/address.h"
 
 namespace weft {
+
+// A byte of the current core's chip's RAM is named by its board address;
+// any other (the stack, a test's own memory) by its host address.
+uint64_t host_board_address(const volatile void* p) {
+    const uint64_t host = reinterpret_cast<uintptr_t>(p);
+    const host_board::Core* core = host_board::current_or_null();
+    const uint64_t base = core ? reinterpret_cast<uintptr_t>(core->ram) : 0;
+    if (core && core->ram && host >= base && host - base < core->ram_size) return core->ram_base + (host - base);
+    return host;
+}
+
+// A board address of the current core's chip moves to the chip's host copy;
+// anything else is taken for a host pointer already.
+void* host_board_pointer(uint64_t address) {
+    const host_board::Core* core = host_board::current_or_null();
+    if (core && core->ram && address >= core->ram_base && address - core->ram_base < core->ram_size)
+        return core->ram + (address - core->ram_base);
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(address));
+}
 
 namespace timer {
 uint64_t now() { return host_board::current().clock.now; }
@@ -18,7 +38,7 @@ void sleep_until(uint64_t deadline) {
     auto& core = host_board::current();
     ++core.sleeps;
     if (core.on_sleep) core.on_sleep();
-    if (core.clock.now < deadline) core.clock.now = deadline;
+    if (!core.clock.kept_by_owner && core.clock.now < deadline) core.clock.now = deadline;
 }
 }  // namespace timer
 

@@ -1,6 +1,7 @@
 #include "hal/noc.h"
 
 #include "ring_submit.h"
+#include "rt/address.h"
 
 namespace weft::noc {
 namespace {
@@ -22,7 +23,7 @@ void submit(uint16_t op, uint64_t src, uint64_t dst, uint32_t len, uint64_t sem 
     ring_submit(ring(), c, abi::kRingNoc, mailbox::core_id(), abi::kWaitNocRing);
 }
 
-volatile uint32_t* word(uint64_t addr) { return reinterpret_cast<volatile uint32_t*>(addr); }
+volatile uint32_t* word(uint64_t addr) { return pointer_to<volatile uint32_t>(addr); }
 
 }  // namespace
 

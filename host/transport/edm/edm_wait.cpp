@@ -32,7 +32,7 @@ std::string describe_channel(const abi::EdmConfig& c, const abi::EdmLinkWords& l
 }
 
 // Which channel stalls and on which side of the link.
-std::string describe_edm(const Chip& chip, const abi::HartStatus& status) {
+std::string describe_edm(const MachineChip& chip, const abi::HartStatus& status) {
     const uint64_t config_addr = status.wait_addr;
     abi::EdmConfig c;
     abi::EdmLinkWords lw;

@@ -152,7 +152,7 @@ std::vector<FabricBuilder> rows_and_columns(Machine& machine, bool ring, FabricS
     return out;
 }
 
-Fabric::Fabric(Cluster& cluster, FabricBuilder builder, std::vector<uint32_t> chips)
+Fabric::Fabric(Machine& cluster, FabricBuilder builder, std::vector<uint32_t> chips)
     : cluster_(cluster),
       builder_(std::move(builder)),
       chips_(std::move(chips)),
@@ -167,7 +167,7 @@ uint32_t Fabric::index_of(uint32_t cluster_chip) const {
     throw Error("chip " + std::to_string(cluster_chip) + " is not a chip of this fabric");
 }
 
-std::unique_ptr<Fabric> Fabric::start(Cluster& cluster, FabricBuilder builder, std::chrono::milliseconds timeout,
+std::unique_ptr<Fabric> Fabric::start(Machine& cluster, FabricBuilder builder, std::chrono::milliseconds timeout,
                                       std::vector<uint32_t> chips) {
     std::unique_ptr<Fabric> fabric(new Fabric(cluster, std::move(builder), std::move(chips)));
     const KernelImage& image = kernel_at(paths::firmware_dir(cluster.board().name) + "/resident/fabric_router.elf");
@@ -218,15 +218,16 @@ std::string Fabric::cable_name(const FabricRouterPlan& p, const abi::PortState& 
 std::string Fabric::fault() const {
     for (size_t r = 0; r < started_; ++r) {
         const FabricRouterPlan& plan = builder_.routers()[r];
-        Chip& chip = cluster_.chip(chip_id(plan.chip));
-        if (!chip.alive()) return router_name(plan) + " is gone: chip " + std::to_string(chip_id(plan.chip)) + " died";
-        if (chip.resident_name(plan.core).empty() || chip.status(plan.core).state != abi::kHartRunning)
+        const uint32_t chip = chip_id(plan.chip);
+        if (!cluster_.alive(chip)) return router_name(plan) + " is gone: chip " + std::to_string(chip) + " died";
+        const abi::HartStatus& hart = cluster_.control(chip).hart[plan.core];
+        if (resident_name(cluster_, chip, plan.core).empty() || hart.state != abi::kHartRunning)
             return router_name(plan) + " is not running" +
-                   (chip.status(plan.core).state == abi::kHartFault ? ": " + chip.describe_fault(plan.core) : "");
-        const abi::PortState& port = chip.control().port[plan.port];
+                   (hart.state == abi::kHartFault ? ": " + cluster_.describe_fault(chip, plan.core) : "");
+        const abi::PortState& port = cluster_.control(chip).port[plan.port];
         if (port.state == abi::kLinkUp || !plan.config.timeout_us) continue;
         abi::FabricRouterStatus status;
-        chip.read(plan.config.status, &status, sizeof status);
+        cluster_.read(chip, plan.config.status, &status, sizeof status);
         const auto [channel, us] = most_stuck(plan.config, status);
         if (us < plan.config.timeout_us) continue;
         char held[32];
@@ -245,17 +246,17 @@ std::string Fabric::tend() {
     Machine& machine = mapped ? static_cast<Machine&>(*mapped) : cluster_;
     for (size_t r = 0; r < started_; ++r) {
         const FabricRouterPlan& plan = builder_.routers()[r];
-        Chip& chip = cluster_.chip(chip_id(plan.chip));
+        const uint32_t chip = chip_id(plan.chip);
         // A router with a fallback relay moves onto it by itself, and the
         // control plane only notes it; a relay's cable is noted too (its
         // router's cable, lost after it, gets tables round it).
-        if (rerouted_.count({plan.chip, plan.port}) || !chip.alive() ||
-            chip.control().port[plan.port].state == abi::kLinkUp)
+        if (rerouted_.count({plan.chip, plan.port}) || !cluster_.alive(chip) ||
+            cluster_.control(chip).port[plan.port].state == abi::kLinkUp)
             continue;
         const RerouteDecision d =
             reroute_live(machine, builder_, control_, plan.chip, plan.port,
                          [&](uint32_t c, uint32_t core) { cluster_.ring_core(chip_id(c), core); });
-        const abi::PortState& port = chip.control().port[plan.port];
+        const abi::PortState& port = cluster_.control(chip).port[plan.port];
         rerouted_.insert({plan.chip, plan.port});  // decided once: fault() reports what was not rerouted
         rerouted_.insert({index_of(port.peer_chip), port.peer_port});
         const std::string cable = cable_name(plan, port);
@@ -277,10 +278,10 @@ std::string Fabric::tend() {
 void Fabric::check_dropped() const {
     for (size_t r = 0; r < started_; ++r) {
         const FabricRouterPlan& plan = builder_.routers()[r];
-        Chip& chip = cluster_.chip(chip_id(plan.chip));
-        if (!chip.alive()) continue;
+        const uint32_t chip = chip_id(plan.chip);
+        if (!cluster_.alive(chip)) continue;
         uint32_t dropped = 0;
-        chip.read(plan.config.status + offsetof(abi::FabricRouterStatus, dropped), &dropped, sizeof dropped);
+        cluster_.read(chip, plan.config.status + offsetof(abi::FabricRouterStatus, dropped), &dropped, sizeof dropped);
         if (dropped)
             throw Error(router_name(plan) + " dropped " + std::to_string(dropped) +
                         " packet(s) it could not pass on (weft status names each: routing_error, "
@@ -293,7 +294,7 @@ std::string Fabric::stop(std::chrono::milliseconds timeout) {
     for (; started_ > 0; --started_) {
         const FabricRouterPlan& plan = builder_.routers()[started_ - 1];
         const uint32_t chip = chip_id(plan.chip);
-        if (cluster_.chip(chip).resident_name(plan.core).empty()) continue;  // stopped by someone else
+        if (resident_name(cluster_, chip, plan.core).empty()) continue;  // stopped by someone else
         const std::string how = resident::stop(cluster_, chip, plan.core, timeout);
         if (!how.empty()) forced += (forced.empty() ? "" : "\n") + how;
     }

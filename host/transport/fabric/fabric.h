@@ -64,7 +64,7 @@ public:
     // in its ranks); empty where the builder's chips are the cluster's. Such
     // a fabric's control plane holds the cables among its chips, in its
     // numbers, and reroutes round one that dies as over the whole cluster.
-    static std::unique_ptr<Fabric> start(Cluster& cluster, FabricBuilder builder, std::chrono::milliseconds timeout,
+    static std::unique_ptr<Fabric> start(Machine& cluster, FabricBuilder builder, std::chrono::milliseconds timeout,
                                          std::vector<uint32_t> chips = {});
     ~Fabric();
     Fabric(const Fabric&) = delete;
@@ -93,13 +93,13 @@ public:
 
 private:
     void check_dropped() const;
-    Fabric(Cluster& cluster, FabricBuilder builder, std::vector<uint32_t> chips);
+    Fabric(Machine& cluster, FabricBuilder builder, std::vector<uint32_t> chips);
     uint32_t chip_id(uint32_t chip) const { return chips_.empty() ? chip : chips_.at(chip); }
     uint32_t index_of(uint32_t cluster_chip) const;  // chip_id's inverse
     std::string router_name(const FabricRouterPlan& p) const;
     std::string cable_name(const FabricRouterPlan& p, const abi::PortState& port) const;
 
-    Cluster& cluster_;
+    Machine& cluster_;
     FabricBuilder builder_;
     std::vector<uint32_t> chips_;  // the builder's chip -> the cluster's; empty: the same
     ControlPlane control_;  // the cables among its chips as the fabric was built (its numbers), and what died since

@@ -21,7 +21,7 @@ const char* command_name(uint8_t c) {
     return "bad command";
 }
 
-std::string describe_packet(const Chip& chip, uint64_t slot, uint32_t dims) {
+std::string describe_packet(const MachineChip& chip, uint64_t slot, uint32_t dims) {
     abi::FabricPacketHeader h;
     chip.read(slot, &h, sizeof h);
     std::ostringstream o;
@@ -73,7 +73,7 @@ std::string held_for(const abi::FabricRouterConfig& c, const abi::FabricRouterSt
     return ", still for " + std::to_string(st.senders[i].stuck_us) + " us";
 }
 
-std::string describe_senders(const Chip& chip, const abi::FabricRouterConfig& c, const abi::FabricLinkWords& lw,
+std::string describe_senders(const MachineChip& chip, const abi::FabricRouterConfig& c, const abi::FabricLinkWords& lw,
                              const abi::FabricRouterStatus& st) {
     std::ostringstream o;
     for (uint32_t i = 0; i < c.num_senders && i < abi::kFabricMaxSenders; ++i) {
@@ -90,8 +90,8 @@ std::string describe_senders(const Chip& chip, const abi::FabricRouterConfig& c,
     return o.str();
 }
 
-std::string describe_receivers(const Chip& chip, const abi::FabricRouterConfig& c, const abi::FabricLinkWords& lw,
-                               const abi::FabricRouterStatus& st) {
+std::string describe_receivers(const MachineChip& chip, const abi::FabricRouterConfig& c,
+                               const abi::FabricLinkWords& lw, const abi::FabricRouterStatus& st) {
     std::ostringstream o;
     for (uint32_t v = 0; v < c.num_vcs && v < abi::kFabricMaxVcs; ++v) {
         const uint32_t filled = lw.filled[v], handled = st.receivers[v].done, freed = st.receivers[v].freed;
@@ -109,7 +109,7 @@ std::string describe_receivers(const Chip& chip, const abi::FabricRouterConfig& 
     return o.str();
 }
 
-std::string describe_router(const Chip& chip, const abi::HartStatus& status) {
+std::string describe_router(const MachineChip& chip, const abi::HartStatus& status) {
     abi::FabricRouterConfig c;
     abi::FabricLinkWords lw;
     abi::FabricRouterStatus st;

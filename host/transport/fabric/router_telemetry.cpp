@@ -45,7 +45,7 @@ std::string deadlock_avoidance(uint32_t flags) {
     return "datelines (VC 1 past each ring's dateline cable)";
 }
 
-std::vector<RouterView> read_routers(Cluster& cluster) {
+std::vector<RouterView> read_routers(Machine& cluster) {
     std::vector<RouterView> out;
     for (const resident::Running& r : resident::list(cluster)) {
         if (r.name != "fabric_router") continue;
@@ -70,7 +70,7 @@ std::vector<RouterView> read_routers(Cluster& cluster) {
     return out;
 }
 
-size_t command_routers(Cluster& cluster, uint32_t command) {
+size_t command_routers(Machine& cluster, uint32_t command) {
     const std::vector<RouterView> routers = read_routers(cluster);
     for (const RouterView& r : routers) {
         const uint64_t at = r.status_address + offsetof(abi::FabricRouterStatus, command);

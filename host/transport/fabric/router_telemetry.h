@@ -33,9 +33,9 @@ const char* router_state_name(uint32_t state);
 std::string deadlock_avoidance(uint32_t flags);
 
 // The resident fabric routers running now, by chip and core.
-std::vector<RouterView> read_routers(Cluster& cluster);
+std::vector<RouterView> read_routers(Machine& cluster);
 // Writes `command` (abi::FabricRouterCommand) to every running router and
 // wakes it; returns how many got it.
-size_t command_routers(Cluster& cluster, uint32_t command);
+size_t command_routers(Machine& cluster, uint32_t command);
 
 }  // namespace weft::transport
