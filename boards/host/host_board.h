@@ -42,6 +42,8 @@ public:
     const uint32_t id;  // the hart id: its HartStatus and rings in the control block
     Clock& clock;
     uint64_t sleeps = 0;
+    // When the sleep on_sleep runs for ends by itself (its timer), in ticks.
+    uint64_t sleep_deadline = 0;
     // Where the core's chip keeps its RAM in host memory, so that the
     // addresses the host gives the firmware resolve (pointer_to,
     // rt/address.h). None: addresses are host pointers already (what tests

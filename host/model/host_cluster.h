@@ -19,7 +19,7 @@
 #include "driver/cluster_file.h"
 #include "driver/machine.h"
 #include "host_board.h"
-#include "model/kernel_threads.h"
+#include "model/kernel_fibers.h"
 
 namespace weft::model {
 
@@ -114,9 +114,12 @@ private:
     std::unique_ptr<ClusterDevices> devices_;
     std::vector<Touched> touched_;
     std::set<std::pair<uint32_t, uint32_t>> unplugged_;  // (chip, port), both ends of each
-    std::unique_ptr<KernelThreads> threads_;             // from the first launch
+    std::unique_ptr<KernelFibers> threads_;              // from the first launch
     std::chrono::steady_clock::time_point started_;      // of the first launch: the clock's zero
 
+    // How far an idle round moves the clock at most, in ticks: a kernel's
+    // timer is never missed, and a stuck machine still reaches its deadlines.
+    static constexpr uint64_t kIdleSkip = 100'000;
     uint32_t post_launch(const Launch& l);
     void run_round();
     // A sum that changes whenever anything on the machine moves.

@@ -1,6 +1,6 @@
 // The host-model machine's kernels (host_cluster.h): launches, waits, stops
 // and the hang report, as driver/cluster.cpp has them for QEMU, over the
-// firmware's kernels built for the host (kernel_threads.h).
+// firmware's kernels built for the host (kernel_fibers.h).
 #include <chrono>
 #include <cstring>
 
@@ -68,7 +68,7 @@ uint32_t HostCluster::post_launch(const Launch& l) {
 
 Launched HostCluster::launch_all(const std::vector<Launch>& launches) {
     if (!threads_) {
-        threads_ = std::make_unique<KernelThreads>();
+        threads_ = std::make_unique<KernelFibers>();
         clock_.kept_by_owner = true;
         started_ = std::chrono::steady_clock::now();
     }
@@ -82,15 +82,25 @@ Launched HostCluster::launch_all(const std::vector<Launch>& launches) {
     return launched;
 }
 
-// One turn of the whole machine: the clock follows the host's, the devices
-// serve what is queued, and every running kernel runs until it sleeps.
+// One turn of the whole machine: the devices serve what is queued, and each
+// kernel with cause to look again runs until it sleeps. A kernel is woken as
+// a doorbell would wake it (the devices touched its core or its port) or by
+// its own timer. The clock keeps at least the host's time, and skips ahead
+// to the next timer when nothing else would run.
 void HostCluster::run_round() {
     if (!threads_) return;
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started_);
     clock_.now = std::max<uint64_t>(clock_.now, static_cast<uint64_t>(us.count()) * timer::ticks_per_us());
-    while (step_devices()) {
-    }
-    threads_->round();
+    bool moved = false;
+    while (step_devices()) moved = true;
+    const std::vector<Touched> touched = take_touched();
+    const auto due = [&](const host_board::Core& core, uint64_t deadline) {
+        const Touched& t = touched[core.control.host.chip_id];
+        const int port = spec_.board.cores[core.id].port;
+        return ((t.cores | t.others) >> core.id & 1) || (port >= 0 && (t.ports >> port & 1)) || clock_.now >= deadline;
+    };
+    if (threads_->round(due) == 0 && !moved)
+        clock_.now = std::max(clock_.now, std::min(threads_->next_deadline(), clock_.now + kIdleSkip));
 }
 
 uint64_t HostCluster::activity() {

@@ -37,6 +37,7 @@ uint64_t alarm() { return mailbox::my_status().alarm; }
 void sleep_until(uint64_t deadline) {
     auto& core = host_board::current();
     ++core.sleeps;
+    core.sleep_deadline = deadline;
     if (core.on_sleep) core.on_sleep();
     if (!core.clock.kept_by_owner && core.clock.now < deadline) core.clock.now = deadline;
 }
