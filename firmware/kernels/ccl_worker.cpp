@@ -39,7 +39,7 @@ transport::Channel* open_channel(const abi::ChannelRef& ref, ChannelStorage& sto
 // our L1 once we are gone. Receivers pay first: a peer's sender may be
 // waiting for them while we wait for its receiver's. `sending`: bit c set
 // when the program sent on channel c (a channel is one end of one stream).
-void finish_channels(transport::Channel* const* channel, uint32_t channels, uint32_t sending) {
+void finish_channels(transport::Channel* const* channel, uint32_t channels, uint64_t sending) {
     for (uint32_t senders = 0; senders < 2; ++senders)
         for (uint32_t c = 0; c < channels; ++c)
             if (((sending >> c) & 1) == senders) channel[c]->finish();
@@ -100,7 +100,7 @@ extern "C" int kernel_main(KernelArgs a) {
     for (uint32_t c = 0; c < channels; ++c) channel[c] = open_channel(refs[c], storage[c], pool);
     uint32_t last_op = 0;       // the last op other than a signal
     bool math_pending = false;  // a reduction of ours may still be running
-    uint32_t sending = 0;       // bit c: we sent on channel c
+    uint64_t sending = 0;       // bit c: we sent on channel c
     for (uint32_t i = 0; i < args.instructions; ++i) {
         const abi::CclInstr& in = program[i];
         mailbox::set_progress(i);
@@ -114,7 +114,7 @@ extern "C" int kernel_main(KernelArgs a) {
         }
         run(in, i, uses_channel(in.opcode) ? channel[in.channel] : nullptr, args.signals, last_op);
         if (ends_on_math(in.opcode)) math_pending = true;
-        if (in.opcode == abi::kCclSend) sending |= 1u << in.channel;
+        if (in.opcode == abi::kCclSend) sending |= uint64_t(1) << in.channel;
         if (in.opcode != abi::kCclSignal) last_op = in.opcode;
     }
     finish_channels(channel, channels, sending);

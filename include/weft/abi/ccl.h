@@ -17,9 +17,10 @@ inline constexpr uint32_t kCclMaxProducers = 8;  // workers of one chip that may
 // board's planes; or one per peer behind one fabric router), named by
 // CclInstr::channel. Over the fabric a root that trades with every chip
 // (gather, scatter, the direct broadcast and reduce) deals its peers over its
-// four workers: 35 on 4mesh3x3 need nine a worker. 32 is the width of the
-// worker's mask of channels it sent on; each costs ~110 bytes of its stack.
-inline constexpr uint32_t kCclMaxChannels = 32;
+// four workers: 35 on 4mesh3x3 need nine a worker, and a full mesh's worker
+// for one direction serves 33 there. 64 is the width of the worker's mask of
+// channels it sent on; each costs ~110 bytes of its stack (7 KB of 16).
+inline constexpr uint32_t kCclMaxChannels = 64;
 
 enum CclOpcode : uint32_t {
     kCclSend = 1,        // stream `src` (pages) into the sending end of a channel
