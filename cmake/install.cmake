@@ -61,6 +61,32 @@ set_target_properties(weft_fw_host_edm PROPERTIES EXPORT_NAME firmware_host_edm)
 set_target_properties(weft_fw_host_fabric PROPERTIES EXPORT_NAME firmware_host_fabric)
 install(TARGETS weft_fw_host weft_fw_host_edm weft_fw_host_fabric EXPORT weftTargets ARCHIVE DESTINATION lib)
 
+# The host-model machine (weft::model, host/model/host_cluster.h): chips in
+# host memory running weft's own kernels built for the host board, with the
+# devices library between them, for a user's tests that run collectives
+# through the same runner without QEMU. Its headers are those
+# host_cluster.h includes from host/, found as weft.h's are.
+set_target_properties(weft_devices PROPERTIES EXPORT_NAME devices)
+set_target_properties(weft_fw_host_kernels PROPERTIES EXPORT_NAME firmware_host_kernels)
+set_target_properties(weft_model PROPERTIES EXPORT_NAME model)
+install(TARGETS weft_devices weft_fw_host_kernels weft_model EXPORT weftTargets ARCHIVE DESTINATION lib)
+execute_process(COMMAND ${CMAKE_CXX_COMPILER} -std=gnu++20 -MM -MT x -I${CMAKE_SOURCE_DIR}/include
+                        -I${CMAKE_SOURCE_DIR}/host -I${CMAKE_SOURCE_DIR}/firmware -I${CMAKE_SOURCE_DIR}/boards/host
+                        ${CMAKE_SOURCE_DIR}/host/model/host_cluster.h
+                OUTPUT_VARIABLE model_deps RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cannot list the headers host/model/host_cluster.h includes")
+endif()
+string(REGEX REPLACE "\\\\\n" " " model_deps "${model_deps}")
+string(REGEX MATCHALL "[^ \n:]+\\.h" model_headers "${model_deps}")
+foreach(h ${model_headers})
+  file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${h})
+  if(rel MATCHES "^host/(.*)/[^/]+$")
+    install(FILES ${h} DESTINATION include/weft/host/${CMAKE_MATCH_1})
+  endif()
+endforeach()
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${model_headers})
+
 # The prefix is only known at install time.
 install(CODE "
   file(READ \"${CMAKE_SOURCE_DIR}/cmake/install/weft.pc.in\" pc)
@@ -73,7 +99,8 @@ install(CODE "
 install(CODE "
   foreach(f bin/weft bin/weft-bridge bin/weft-check-firmware lib/libweft_common.a lib/libweft_board.a
             lib/libweft_driver.a lib/libweft_transport.a lib/libweft_ccl.a lib/libweft_tensor.a lib/libweft_plot.a lib/libweft_fw_host.a
-            lib/libweft_fw_host_edm.a lib/libweft_fw_host_fabric.a)
+            lib/libweft_fw_host_edm.a lib/libweft_fw_host_fabric.a lib/libweft_devices.a lib/libweft_fw_host_kernels.a
+            lib/libweft_model.a)
     execute_process(COMMAND ${CMAKE_STRIP} --strip-debug \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/\${f}\"
                     COMMAND_ERROR_IS_FATAL ANY)
   endforeach()")

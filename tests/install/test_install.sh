@@ -65,6 +65,7 @@ echo \$? >"$TMP/built"
 echo \$? >"$TMP/exchange.rc"
 "$TMP/outside/outside_firmware_test" >"$TMP/fwtest" 2>&1
 echo \$? >"$TMP/fwtest.rc"
+"$TMP/outside/outside_model" >"$TMP/model" 2>&1
 "$PREFIX/bin/weft" up pair >/dev/null 2>&1
 "$PREFIX/bin/weft" launch "$TMP/outside/outside_kernel.elf" --core 4 --args n=10 pad=0 scratch=0x81800000 >"$TMP/launch" 2>&1
 "$PREFIX/bin/weft" down >/dev/null 2>&1
@@ -93,11 +94,13 @@ check "examples/host/exchange_host, built unchanged against the install, runs on
 check "... the program runs a checked all-reduce on its own buffers, out of place and in place, with the installed firmware" \
     has "$TMP/allreduce" ": 0 wrong; in place: 0 wrong; send buffer intact; firmware from $PREFIX/share/weft/firmware/qemu-virt"
 check "... its firmware test passes on the host board" test "$(cat "$TMP/fwtest.rc")" = 0
+check "... its program runs a checked all-reduce on the installed host-model machine (weft::model)" \
+    has "$TMP/model" "model all-reduce over the fabric on 8 chips: 0 wrong of"
 check "... the installed weft launches its kernel, which returns 1+...+10" has "$TMP/launch" "returned 55"
 check "g++ app.cpp \$(pkg-config --cflags --libs weft) builds a program that finds the install without weft::init()" \
     has "$TMP/app.out" "app: firmware in $PREFIX/share/weft/firmware/qemu-virt"
 check "import weft, from the install's Python package, runs an all-reduce on its own pair" \
     has "$TMP/python" "python: all_reduce \[4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0\]"
-[ "$failed" -eq 0 ] || { cat "$TMP/as_user.log" "$TMP/python"; tail -20 "$TMP/build.log" "$TMP/app.log" "$TMP/launch" "$TMP/allreduce" 2>/dev/null; }
+[ "$failed" -eq 0 ] || { cat "$TMP/as_user.log" "$TMP/python"; tail -20 "$TMP/build.log" "$TMP/app.log" "$TMP/launch" "$TMP/allreduce" "$TMP/model" 2>/dev/null; }
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
