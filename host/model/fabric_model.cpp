@@ -19,9 +19,12 @@ using transport::FabricDirection;
 
 ClusterSpec load(const std::string& name) { return load_cluster(paths::cluster_file(name), paths::load_built_board); }
 
-// Firmware on the host board dereferences what it is given: the builder's
-// board addresses move to the chip's host copy (a loader's relocation). The
-// addresses packets carry stay board addresses: every host chip answers to them.
+// The model's own readers (the stuck channels, the state JSON, the occupancy
+// counts) dereference a router's configuration as host pointers, so the
+// builder's board addresses move to the chip's host copy (a loader's
+// relocation). The firmware takes either (pointer_to resolves a board
+// address and leaves a host one), and the addresses packets carry stay
+// board addresses: every host chip answers to them.
 void relocate(uint64_t& addr, const HostChip& chip) {
     if (addr) addr = chip.to_host(addr);
 }
