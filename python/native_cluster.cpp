@@ -35,13 +35,13 @@ bool inputs_are_parts(ccl::Collective op) {
 // (weft, another program) may take it between this one's calls.
 class Claimed {
 public:
-    Claimed(Cluster& cluster, const std::string& what) : cluster_(cluster) { cluster_.claim(what); }
-    ~Claimed() { cluster_.release(); }
+    Claimed(Machine& machine, const std::string& what) : machine_(machine) { machine_.claim(what); }
+    ~Claimed() { machine_.release(); }
     Claimed(const Claimed&) = delete;
     Claimed& operator=(const Claimed&) = delete;
 
 private:
-    Cluster& cluster_;
+    Machine& machine_;
 };
 
 // The size every giving rank's input has; throws weft::Error naming a rank
@@ -121,23 +121,45 @@ std::unique_ptr<NativeCluster> NativeCluster::start(const std::string& cluster, 
     return std::unique_ptr<NativeCluster>(new NativeCluster(Cluster::start(file, dir)));
 }
 
+NativeCluster::NativeCluster(std::unique_ptr<ClusterSpec> spec, std::unique_ptr<model::HostCluster> model)
+    : spec_(std::move(spec)), model_(std::move(model)) {}
+
+std::unique_ptr<NativeCluster> NativeCluster::model(const std::string& cluster) {
+    auto spec = std::make_unique<ClusterSpec>(load_cluster(paths::cluster_file(cluster), paths::load_built_board));
+    auto machine = std::make_unique<model::HostCluster>(*spec);
+    return std::unique_ptr<NativeCluster>(new NativeCluster(std::move(spec), std::move(machine)));
+}
+
 std::unique_ptr<NativeCluster> NativeCluster::attach(const std::string& run_dir) {
     return std::unique_ptr<NativeCluster>(
         new NativeCluster(Cluster::attach(run_dir.empty() ? paths::default_run_dir() : run_dir)));
 }
 
-Cluster& NativeCluster::cluster() {
-    if (!cluster_) throw Error("the cluster in " + run_dir_ + " was closed");
+Machine& NativeCluster::machine() {
+    if (model_) return *model_;
+    if (!cluster_)
+        throw Error(run_dir_.empty() ? "the host model was closed" : "the cluster in " + run_dir_ + " was closed");
     return *cluster_;
 }
 
-uint32_t NativeCluster::chips() { return uint32_t(cluster().size()); }
-std::string NativeCluster::name() { return cluster().info().value("name", std::string()); }
+Cluster& NativeCluster::cluster() {
+    if (model_)
+        throw Error("tensors need a QEMU cluster (weft.Cluster.start or attach): their kernels are not built for "
+                    "the host model, which runs the collectives");
+    if (!cluster_)
+        throw Error(run_dir_.empty() ? "the host model was closed" : "the cluster in " + run_dir_ + " was closed");
+    return *cluster_;
+}
+
+uint32_t NativeCluster::chips() { return machine().chip_count(); }
+std::string NativeCluster::name() { return machine().name(); }
 const std::string& NativeCluster::run_dir() const { return run_dir_; }
 
 void NativeCluster::close() {
     runner_.reset();  // its fabric stops first
     cluster_.reset();
+    model_.reset();
+    spec_.reset();
 }
 
 ccl::CollectiveRunner& NativeCluster::runner(const std::string& transport, const std::vector<uint32_t>& chips) {
@@ -147,8 +169,8 @@ ccl::CollectiveRunner& NativeCluster::runner(const std::string& transport, const
     runner_.reset();  // its fabric stops before another starts
     ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
     o.transport = transport;
-    runner_ = chips.empty() ? std::make_unique<ccl::CollectiveRunner>(cluster(), o)
-                            : std::make_unique<ccl::CollectiveRunner>(cluster(), chips, o);
+    runner_ = chips.empty() ? std::make_unique<ccl::CollectiveRunner>(machine(), o)
+                            : std::make_unique<ccl::CollectiveRunner>(machine(), chips, o);
     runner_key_ = key;
     return *runner_;
 }
@@ -158,7 +180,7 @@ std::vector<uint32_t> NativeCluster::ring_order(const std::string& transport, co
 }
 
 std::vector<Bytes> NativeCluster::collective(const OpCall& call, const std::vector<Bytes>& inputs) {
-    Cluster& c = cluster();
+    Machine& c = machine();
     ccl::OpRequest r;
     r.op = ccl::parse_collective(call.op);
     r.dtype = call.dtype;
@@ -185,7 +207,7 @@ std::vector<Bytes> NativeCluster::collective(const OpCall& call, const std::vect
         if (in.bytes() != inputs[rank].size())
             throw Error(call.op + ": rank " + std::to_string(rank) + " holds " + std::to_string(in.bytes()) +
                         " bytes of this op's input, not " + std::to_string(inputs[rank].size()));
-        c.chip(run.chip_of(rank)).write(in.base, inputs[rank].data(), in.bytes());
+        c.write(run.chip_of(rank), in.base, inputs[rank].data(), in.bytes());
     }
     run.run(r);
     std::vector<Bytes> out(ranks);
@@ -193,7 +215,7 @@ std::vector<Bytes> NativeCluster::collective(const OpCall& call, const std::vect
         if (output_on_root_only(r.op) && rank != r.root) continue;
         const abi::Pages o = l.output_of(rank);
         out[rank].resize(o.bytes());
-        c.chip(run.chip_of(rank)).read(o.base, out[rank].data(), o.bytes());
+        c.read(run.chip_of(rank), o.base, out[rank].data(), o.bytes());
     }
     return out;
 }

@@ -12,6 +12,8 @@
 
 #include "ccl/runner.h"
 #include "driver/cluster.h"
+#include "driver/cluster_file.h"
+#include "model/host_cluster.h"
 #include "tensor/tensor_io.h"
 
 namespace weft::python {
@@ -59,6 +61,11 @@ public:
     static std::unique_ptr<NativeCluster> start(const std::string& cluster, const std::string& run_dir);
     // `run_dir` empty: $WEFT_RUN_DIR or /tmp/weft-UID, where `weft up` starts one.
     static std::unique_ptr<NativeCluster> attach(const std::string& run_dir);
+    // The cluster file's chips on the host-model machine (model/host_cluster.h),
+    // in this process: weft's own kernels on host memory, no QEMU. It runs
+    // the collectives; tensors need a QEMU cluster (their kernels are not
+    // built for the host).
+    static std::unique_ptr<NativeCluster> model(const std::string& cluster);
 
     // Both throw weft::Error once closed.
     uint32_t chips();
@@ -66,7 +73,7 @@ public:
     const std::string& run_dir() const;
     // Stops the cluster if this process started it, and lets go of it.
     void close();
-    bool closed() const { return !cluster_; }
+    bool closed() const { return !cluster_ && !model_; }
 
     // The op on `inputs` (one per rank; empty where a rank gives none: the
     // non-roots of broadcast and scatter). Returns each rank's output (empty
@@ -107,12 +114,17 @@ public:
 
 private:
     explicit NativeCluster(std::unique_ptr<Cluster> cluster);
+    NativeCluster(std::unique_ptr<ClusterSpec> spec, std::unique_ptr<model::HostCluster> model);
+    // The QEMU cluster, for the tensor ops; throws weft::Error on the model.
     Cluster& cluster();
+    Machine& machine();
     ccl::CollectiveRunner& runner(const std::string& transport, const std::vector<uint32_t>& chips);
     // An op starts: the tensors placed before it may be overwritten.
     void new_op();
 
     std::unique_ptr<Cluster> cluster_;
+    std::unique_ptr<ClusterSpec> spec_;  // the model's, which it refers to
+    std::unique_ptr<model::HostCluster> model_;
     std::string run_dir_;
     // One at a time (a runner's fabric holds the ERISC cores the EDM needs),
     // kept while the calls ask for the same transport and chips.
@@ -122,7 +134,7 @@ private:
     // new one clear of them.
     std::map<std::pair<uint32_t, bool>, std::vector<std::pair<uint64_t, uint64_t>>> placed_;
     std::string runner_key_;
-    std::unique_ptr<ccl::CollectiveRunner> runner_;
+    std::unique_ptr<ccl::CollectiveRunner> runner_;  // declared last: it goes first
 };
 
 }  // namespace weft::python

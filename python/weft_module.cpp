@@ -134,6 +134,7 @@ PYBIND11_MODULE(_weft, m) {
         .def_static("start", &NativeCluster::start, py::arg("cluster"), py::arg("run_dir") = "",
                     py::call_guard<py::gil_scoped_release>())
         .def_static("attach", &NativeCluster::attach, py::arg("run_dir") = "")
+        .def_static("model", &NativeCluster::model, py::arg("cluster"))
         .def_property_readonly("chips", &NativeCluster::chips)
         .def_property_readonly("name", &NativeCluster::name)
         .def_property_readonly("run_dir", &NativeCluster::run_dir)

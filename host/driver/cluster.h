@@ -122,7 +122,7 @@ public:
     void claim(const std::string& what) override { claim(what, claim_wait()); }
     static std::chrono::milliseconds claim_wait();  // WEFT_CLAIM_WAIT_MS, default 30 s
     // Lets another client have the cluster between this one's ops.
-    void release();
+    void release() override;
 
     // The bridge's and the chips' QEMU processes: a StallClock's, so that a
     // wait counts the cluster's own time (driver/stall_clock.h).

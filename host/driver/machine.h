@@ -69,6 +69,8 @@ public:
     // Claims the machine for this process's ops (the QEMU cluster has one
     // owner at a time); `what` names the op for a client left waiting.
     virtual void claim(const std::string& what) = 0;
+    // Lets another client have the machine between this one's ops.
+    virtual void release() {}
     // The processes whose CPU time a wait counts (driver/stall_clock.h); none: wall time.
     virtual std::vector<int> processes() const { return {}; }
     // The resident images this process started (driver/resident.h).
@@ -154,6 +156,7 @@ public:
     std::string hang_report(const std::vector<CoreRef>& waiting) override;
     void ring_core(uint32_t chip, uint32_t core) override { whole_.ring_core(chips_.at(chip), core); }
     void claim(const std::string& what) override { whole_.claim(what); }
+    void release() override { whole_.release(); }
     std::vector<int> processes() const override { return whole_.processes(); }
     void adopt_resident(uint32_t chip, uint32_t core) override { whole_.adopt_resident(chips_.at(chip), core); }
     void forget_resident(uint32_t chip, uint32_t core) override { whole_.forget_resident(chips_.at(chip), core); }

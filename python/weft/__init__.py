@@ -79,6 +79,13 @@ class Cluster:
         """The cluster `weft up` started ($WEFT_RUN_DIR or /tmp/weft-UID by default)."""
         return cls(NativeCluster.attach(run_dir or ""))
 
+    @classmethod
+    def model(cls, cluster="ring8"):
+        """The cluster's chips modelled in this process, no QEMU: weft's own
+        kernels on host memory run the collectives in milliseconds (tensors
+        need a started cluster). Its run_dir is ""."""
+        return cls(NativeCluster.model(cluster))
+
     def __enter__(self):
         return self
 

@@ -207,3 +207,41 @@ def test_a_closed_cluster_says_so():
     c.close()
     with pytest.raises(weft.Error, match="closed"):
         c.all_reduce([np.zeros(4, np.float32)] * 2)
+
+
+# The host-model machine: the same calls on chips modelled in this process.
+@pytest.fixture(scope="module")
+def model():
+    with weft.Cluster.model("mesh3x3") as m:
+        yield m
+
+
+def test_a_model_is_the_cluster_file_in_this_process(model):
+    assert (model.chips, model.name, model.run_dir) == (9, "mesh3x3", "")
+
+
+@pytest.mark.parametrize("transport", ["edm", "fabric"])
+def test_a_model_runs_every_collective_as_a_cluster_does(model, transport):
+    x = parts(model.chips, n=301, dtype=np.int32)
+    for out in model.all_reduce(x, transport=transport):
+        np.testing.assert_array_equal(out, sum(x))
+    for out in model.all_gather(x, transport=transport):
+        np.testing.assert_array_equal(out, np.concatenate(x))
+    blocks = np.array_split(sum(x), model.chips)
+    for got, want in zip(model.reduce_scatter(x, transport=transport), blocks):
+        np.testing.assert_array_equal(got, want)
+    for out in model.broadcast(x[4], root=4, transport=transport):
+        np.testing.assert_array_equal(out, x[4])
+
+
+def test_a_model_refuses_tensors_by_name(model):
+    with pytest.raises(weft.Error, match="tensors need a QEMU cluster"):
+        model.put_tensor(0, np.zeros((32, 32), np.float32))
+    np.testing.assert_array_equal(model.all_reduce([np.ones(3, np.float32)] * model.chips)[0], np.full(3, 9))
+
+
+def test_a_closed_model_says_so():
+    m = weft.Cluster.model("pair")
+    m.close()
+    with pytest.raises(weft.Error, match="the host model was closed"):
+        m.all_reduce([np.ones(2, np.float32)] * 2)
