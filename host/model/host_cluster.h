@@ -114,7 +114,7 @@ private:
     std::unique_ptr<ClusterDevices> devices_;
     std::vector<Touched> touched_;
     std::set<std::pair<uint32_t, uint32_t>> unplugged_;  // (chip, port), both ends of each
-    std::unique_ptr<KernelFibers> threads_;              // from the first launch
+    std::unique_ptr<KernelFibers> kernels_;              // from the first launch
     std::chrono::steady_clock::time_point started_;      // of the first launch: the clock's zero
 
     // How far an idle round moves the clock at most, in ticks: a kernel's

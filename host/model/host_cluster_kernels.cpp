@@ -67,8 +67,8 @@ uint32_t HostCluster::post_launch(const Launch& l) {
 }
 
 Launched HostCluster::launch_all(const std::vector<Launch>& launches) {
-    if (!threads_) {
-        threads_ = std::make_unique<KernelFibers>();
+    if (!kernels_) {
+        kernels_ = std::make_unique<KernelFibers>();
         clock_.kept_by_owner = true;
         started_ = std::chrono::steady_clock::now();
     }
@@ -76,7 +76,7 @@ Launched HostCluster::launch_all(const std::vector<Launch>& launches) {
     for (const Launch& l : launches) {
         const uint32_t seq = post_launch(l);
         const auto* args = reinterpret_cast<const uint32_t*>(bytes(l.chip, spec_.board.args_base(l.core), 4));
-        threads_->start(core(l.chip, l.core), host_kernel(l.kernel->name), args, static_cast<uint32_t>(l.args.size()));
+        kernels_->start(core(l.chip, l.core), host_kernel(l.kernel->name), args, static_cast<uint32_t>(l.args.size()));
         launched.push_back({{l.chip, l.core}, seq});
     }
     return launched;
@@ -88,7 +88,7 @@ Launched HostCluster::launch_all(const std::vector<Launch>& launches) {
 // its own timer. The clock keeps at least the host's time, and skips ahead
 // to the next timer when nothing else would run.
 void HostCluster::run_round() {
-    if (!threads_) return;
+    if (!kernels_) return;
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started_);
     clock_.now = std::max<uint64_t>(clock_.now, static_cast<uint64_t>(us.count()) * timer::ticks_per_us());
     bool moved = false;
@@ -99,8 +99,8 @@ void HostCluster::run_round() {
         const int port = spec_.board.cores[core.id].port;
         return ((t.cores | t.others) >> core.id & 1) || (port >= 0 && (t.ports >> port & 1)) || clock_.now >= deadline;
     };
-    if (threads_->round(due) == 0 && !moved)
-        clock_.now = std::max(clock_.now, std::min(threads_->next_deadline(), clock_.now + kIdleSkip));
+    if (kernels_->round(due) == 0 && !moved)
+        clock_.now = std::max(clock_.now, std::min(kernels_->next_deadline(), clock_.now + kIdleSkip));
 }
 
 uint64_t HostCluster::activity() {
@@ -165,6 +165,7 @@ std::vector<KernelResult> HostCluster::wait_or_throw(const Launched& launched, s
 // As on a chip: the stop word, honoured at the kernel's next wait; a kernel
 // that does not honour it by the deadline is ended as a reset would.
 std::string HostCluster::stop_kernels(const Launched& launched, std::chrono::milliseconds timeout) {
+    if (!kernels_) return "";  // nothing was ever launched
     std::string stopped;
     for (const auto& [ref, seq] : launched) {
         if (finished(*this, ref.chip, ref.core, seq)) continue;
@@ -174,7 +175,7 @@ std::string HostCluster::stop_kernels(const Launched& launched, std::chrono::mil
     if (stopped.empty()) return "";
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (!unfinished(*this, launched).empty() && std::chrono::steady_clock::now() < deadline) run_round();
-    for (const CoreRef& r : unfinished(*this, launched)) threads_->abandon(core(r.chip, r.core));
+    for (const CoreRef& r : unfinished(*this, launched)) kernels_->abandon(core(r.chip, r.core));
     return stopped;
 }
 
