@@ -2,11 +2,16 @@
 // a pair cluster from the install's clusters and runs an all-reduce on
 // buffers of its own choosing, out of place and then in place, overlapping
 // the first with its own check of the inputs; checks every element.
+// `outside model`: an all-reduce over the fabric on the installed host-model
+// machine (weft::model) instead: ring8's eight chips in this process running
+// weft's own kernels, through the same runner, every element checked.
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
+#include "model/host_cluster.h"
 #include "weft.h"
 
 namespace {
@@ -49,9 +54,49 @@ void write_inputs(weft::Cluster& cluster, uint64_t addr) {
     }
 }
 
+int model() {
+    using namespace weft;
+    const ClusterSpec spec = load_cluster(paths::cluster_file("ring8"), paths::load_built_board);
+    model::HostCluster machine(spec);
+    ccl::RunnerOptions options;
+    options.transport = "fabric";
+    ccl::CollectiveRunner runner(machine, options);
+    ccl::OpRequest r;
+    r.bytes = 64 << 10;
+    const ccl::OpLayout l = runner.layout(r);
+    const uint64_t count = r.bytes / sizeof(float);
+    for (uint32_t c = 0; c < spec.num_chips; ++c) {
+        std::vector<float> v(count);
+        for (uint64_t i = 0; i < count; ++i) v[i] = input(c, i);
+        machine.write(c, l.input_of(c).base, v.data(), r.bytes);
+    }
+    runner.run(r);
+    int wrong = 0;
+    for (uint32_t c = 0; c < spec.num_chips; ++c) {
+        std::vector<float> got(count);
+        machine.read(c, l.output_of(c).base, got.data(), r.bytes);
+        for (uint64_t i = 0; i < count; ++i) {
+            float want = 0;
+            for (uint32_t k = 0; k < spec.num_chips; ++k) want += input(k, i);
+            wrong += got[i] != want;
+        }
+    }
+    std::printf("model all-reduce over the fabric on %u chips: %d wrong of %llu\n", spec.num_chips, wrong,
+                (unsigned long long)(count * spec.num_chips));
+    return wrong ? 1 : 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "model") {
+        try {
+            return model();
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "outside model: %s\n", e.what());
+            return 1;
+        }
+    }
     try {
         auto cluster =
             weft::Cluster::start(weft::paths::cluster_file("pair"), "/tmp/weft-outside-" + std::to_string(getpid()));

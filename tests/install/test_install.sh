@@ -65,7 +65,7 @@ echo \$? >"$TMP/built"
 echo \$? >"$TMP/exchange.rc"
 "$TMP/outside/outside_firmware_test" >"$TMP/fwtest" 2>&1
 echo \$? >"$TMP/fwtest.rc"
-"$TMP/outside/outside_model" >"$TMP/model" 2>&1
+"$TMP/outside/outside" model >"$TMP/model" 2>&1
 "$PREFIX/bin/weft" up pair >/dev/null 2>&1
 "$PREFIX/bin/weft" launch "$TMP/outside/outside_kernel.elf" --core 4 --args n=10 pad=0 scratch=0x81800000 >"$TMP/launch" 2>&1
 "$PREFIX/bin/weft" down >/dev/null 2>&1

@@ -230,7 +230,6 @@ int main() {
         cmocka_unit_test(test_every_case_on_torus4x4_over_the_fabric),
         cmocka_unit_test(test_every_case_on_ring8x2_over_the_fabric),
         cmocka_unit_test(test_big_cluster_every_case_on_4mesh3x3),
-        cmocka_unit_test(test_big_cluster_every_case_on_4mesh3x3_over_the_fabric),
         cmocka_unit_test(test_big_cluster_every_case_on_galaxy),
         cmocka_unit_test(test_a_stuck_kernel_times_out_with_the_hang_report),
         cmocka_unit_test(test_a_faulting_kernel_is_named_and_the_machine_stays_usable),
