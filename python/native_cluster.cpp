@@ -169,6 +169,7 @@ ccl::CollectiveRunner& NativeCluster::runner(const std::string& transport, const
     runner_.reset();  // its fabric stops before another starts
     ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
     o.transport = transport;
+    o.interrupted = [this] { return interrupted_ && interrupted_(); };
     runner_ = chips.empty() ? std::make_unique<ccl::CollectiveRunner>(machine(), o)
                             : std::make_unique<ccl::CollectiveRunner>(machine(), chips, o);
     runner_key_ = key;

@@ -102,6 +102,13 @@ void find_weft_tree() {
     weft::paths::set_installed_prefix(package.parent_path().parent_path().parent_path().parent_path().c_str());
 }
 
+// Asked by a waiting op, which runs with the GIL released: a SIGINT Python
+// has seen since leaves KeyboardInterrupt set, and the op ends.
+bool ctrl_c_pressed() {
+    py::gil_scoped_acquire locked;
+    return PyErr_CheckSignals() != 0;
+}
+
 void register_errors(py::module_& m) {
     static py::exception<weft::Error> error(m, "Error", PyExc_RuntimeError);
     static py::exception<weft::TimeoutError> timeout(m, "TimeoutError", error.ptr());
@@ -153,9 +160,13 @@ PYBIND11_MODULE(_weft, m) {
                 std::vector<Bytes> in;
                 for (const py::handle h : inputs) in.push_back(bytes_of(h));
                 std::vector<Bytes> out;
-                {
+                c.on_interrupt(ctrl_c_pressed);
+                try {
                     py::gil_scoped_release unlocked;
                     out = c.collective(call, in);
+                } catch (const weft::Error&) {
+                    if (PyErr_Occurred()) throw py::error_already_set();  // KeyboardInterrupt: the op was stopped
+                    throw;
                 }
                 return arrays_of(out, call.dtype);
             },

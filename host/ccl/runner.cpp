@@ -544,8 +544,11 @@ OpTiming CollectiveRunner::wait(PendingOp& op) {
     for (uint32_t c : chips_) busy_chips()[&cluster_].erase(c);
     std::vector<KernelResult> results;
     try {
-        Machine::Watch watch;
-        if (!fabric_.empty()) watch = [this] { return tend_fabrics(); };
+        // An interrupt knows its whole cause: no hang report.
+        const Machine::Watch watch = [this] {
+            if (options_.interrupted && options_.interrupted()) throw Error("interrupted: the op was stopped");
+            return fabric_.empty() ? std::string() : tend_fabrics();
+        };
         results = cluster_.wait_all(op.launched, op.deadline, watch);
     } catch (const Error& e) {
         if (fabric_.empty()) throw;

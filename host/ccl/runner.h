@@ -11,6 +11,7 @@
 //   ... read outputs ...
 #pragma once
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -70,6 +71,10 @@ struct RunnerOptions {
     // over their cables (FabricSpec::record_packets); packet_log() reads them.
     // The fabric then runs on plane 0 alone, so the log holds every packet.
     uint32_t record_packets = 0;
+    // Asked as an op's wait goes (every 0.05-0.1 s): true ends the op at once
+    // as weft::Error ("interrupted"), its kernels stopped, so the cluster
+    // stays usable. The Python module asks whether Ctrl-C was pressed.
+    std::function<bool()> interrupted;
     // WEFT_CCL_SLOTS / WEFT_CCL_SLOT_SIZE override the EDM buffering,
     // WEFT_CCL_WORKERS_PER_LINK the lanes, WEFT_CCL_PLANES the planes.
     static RunnerOptions from_env();

@@ -2,6 +2,11 @@
 tensor call checked against NumPy, and bad input refused with an error that
 names it, the cluster usable after."""
 
+import os
+import signal
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -207,6 +212,19 @@ def test_a_closed_cluster_says_so():
     c.close()
     with pytest.raises(weft.Error, match="closed"):
         c.all_reduce([np.zeros(4, np.float32)] * 2)
+
+
+def test_ctrl_c_ends_a_running_op_and_the_cluster_stays_usable(cluster):
+    x = [np.ones(8 << 20, np.float32) for _ in range(cluster.chips)]  # 32 MiB a chip
+    start = time.monotonic()
+    cluster.all_reduce(x)
+    whole = time.monotonic() - start
+    threading.Timer(whole / 8, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        cluster.all_reduce(x)
+    assert time.monotonic() - start < whole * 0.6  # stopped mid-op, not felt at its end
+    np.testing.assert_array_equal(cluster.all_reduce([np.ones(5, np.float32)] * cluster.chips)[0], np.full(5, 4))
 
 
 # The host-model machine: the same calls on chips modelled in this process.
