@@ -301,27 +301,44 @@ LoweredOp CollectiveRunner::lower_op(const OpRequest& r, const std::string& algo
     return lower(plan, transport::CableRouting(topo_), workers(via), lo);
 }
 
+namespace {
+
+// The most L1 one worker's program takes.
+uint64_t longest_program_bytes(const LoweredOp& op) {
+    size_t most = 0;
+    for (const WorkerProgram& w : op.workers) most = std::max(most, w.code.size());
+    return most * sizeof(abi::CclInstr);
+}
+
+}  // namespace
+
 CollectiveRunner::Fitted CollectiveRunner::fit(const OpRequest& r, const std::string& algo, LoweredOp op,
                                                Via via) const {
     const KernelImage* worker = &kernel_named(cluster_.board(), "ccl_worker");
     uint32_t message = message_bytes(via);
+    std::optional<transport::L1Shortage> first;  // at the messages asked for: what to tell
     for (;;) {
         transport::L1Allocator mem = allocator(via);
         const auto transport = make_transport(mem, message, via);
         try {
             return {algo, op, place_op(op, *transport, mem, worker), message, via};
         } catch (const transport::L1Shortage& e) {
+            if (!first) first = e;
             // Over the fabric the stream messages shrink to what the workers'
-            // L1 holds, as the EDM's slots are sized to its cores' L1.
-            if (via != Via::kFabric || message / 2 < kMinFabricMessage) {
-                if (options_.workers_per_link <= 1) throw;
+            // L1 holds, as the EDM's slots are sized to its cores' L1. Smaller
+            // messages cut an op into more pieces, a longer program: once one
+            // worker's program alone outgrows its L1, halving only makes it worse.
+            const bool halve = via == Via::kFabric && message / 2 >= kMinFabricMessage;
+            LoweredOp smaller = halve ? lower_op(r, algo, message / 2, via) : LoweredOp{};
+            if (!halve || longest_program_bytes(smaller) > cluster_.board().l1_free(workers(via).front()).size) {
+                if (options_.workers_per_link <= 1) throw transport::L1Shortage(*first);
                 throw transport::L1Shortage(
-                    std::string(e.what()) + " (workers_per_link " + std::to_string(options_.workers_per_link) +
+                    std::string(first->what()) + " (workers_per_link " + std::to_string(options_.workers_per_link) +
                     " stripes each link over that many streams; lower WEFT_CCL_WORKERS_PER_LINK, WEFT_CCL_SLOTS or"
                     " WEFT_CCL_SLOT_SIZE)");
             }
             message /= 2;
-            op = lower_op(r, algo, message, via);
+            op = std::move(smaller);
         }
     }
 }

@@ -18,7 +18,10 @@
 #include "common/error.h"
 #include "common/hex.h"
 #include "common/knobs.h"
+#include "driver/cluster_file.h"
+#include "driver/paths.h"
 #include "driver/trace.h"
+#include "model/host_cluster.h"
 
 namespace weft::cli {
 namespace {
@@ -34,6 +37,7 @@ struct RunArgs {
     bool in_place = false;
     TensorRunArgs tensor;
     std::string pull;  // "CHIP.PORT@MS": a cable pulled under the op
+    bool model = false;  // on the host-model machine of --cluster, not a QEMU cluster
 };
 
 // --pull's cable and time: "5.E@20" is chip 5's port E, 20 ms into the op.
@@ -228,9 +232,32 @@ int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run
     return run_tensor_all_gather(a.tensor, r.shape, r.dim, r.dtype, *cluster);
 }
 
+// --model: the op on the host-model machine of the cluster file, in this
+// process: the same runner and the firmware's own kernels, built for the
+// host. Its answer is checked as on QEMU; its time is the host's.
+int run_on_model(const RunArgs& a, ccl::OpRequest r) {
+    if (tensor_asked(a.tensor) || !a.pull.empty() || !a.mesh.empty() || !a.trace.empty() || !a.record.empty())
+        throw UsageError("--model runs one op on the host model: leave out --layout, --pull, --mesh, --trace and "
+                         "--record (a QEMU cluster's)");
+    const ClusterSpec spec =
+        load_cluster(paths::cluster_file(a.ccl.cluster.empty() ? "ring8" : a.ccl.cluster), paths::load_built_board);
+    model::HostCluster machine(spec);
+    if (r.root >= spec.num_chips)
+        throw UsageError("--root: the cluster has chips 0 to " + std::to_string(spec.num_chips - 1) + ", not " +
+                         std::to_string(r.root));
+    if (a.in_place) r.send = r.recv = r.send ? r.send : r.recv ? r.recv : spec.board.dram.base;
+    ccl::CollectiveRunner run(machine, runner_options(a.ccl));
+    std::printf("%s on the host model of %s (%u chips, no QEMU), ring %s\n", ccl::collective_name(r.op).c_str(),
+                spec.name.c_str(), spec.num_chips, ring_text(run).c_str());
+    const ccl::CaseResult res = ccl::run_case(run, machine, r, 1);
+    print_result(r, res, spec.num_chips);
+    return print_check(res.check, "  check: ");
+}
+
 int run_op(const RunArgs& a, const std::string& run_dir) {
     ccl::OpRequest r = request(a);
     knobs::check(knobs::Reader::kCcl);  // a bad WEFT_CCL_* is a usage error, before any cluster starts
+    if (a.model) return run_on_model(a, r);
     if (!a.pull.empty() && (!a.mesh.empty() || tensor_asked(a.tensor)))
         throw UsageError("--pull pulls a cable under one op over the whole cluster: leave out --mesh and --layout");
     std::optional<Pull> pull;
@@ -329,6 +356,10 @@ Command add_run(CLI::App& weft, Globals& g) {
     cmd->add_option("--mesh-axis", a->tensor.mesh_axis,
                     "with --layout, on a 2D mesh: one all_gather per row (rows) or column (cols), all at once")
         ->option_text("rows|cols");
+    cmd->add_flag("--model", a->model,
+                  "run it on the host model of --cluster (default ring8): its chips in this process running the "
+                  "firmware's own worker, EDM and router code built for the host, no QEMU; checked as on a "
+                  "cluster, its time the host's");
     add_run_dir(*cmd, g.run_dir);
     cmd->footer(algorithms_help());
     return {cmd, [a, &g] { return run_op(*a, g.run_dir); }};
