@@ -111,7 +111,9 @@ ccl::OpRequest request(const RunArgs& a) {
     return r;
 }
 
-void print_result(const ccl::OpRequest& r, const ccl::CaseResult& res, uint32_t n) {
+// `counted`: the bridge counted the cables' bytes and the doorbells (a QEMU
+// cluster; the host model counts neither).
+void print_result(const ccl::OpRequest& r, const ccl::CaseResult& res, uint32_t n, bool counted = true) {
     const uint64_t bytes = res.layout.elements * res.layout.element;
     const double alg = algbw(bytes, res.timing.seconds);
     std::printf("  algo %s%s, %s %s, %llu bytes (%llu elements), %u workers, %u %s streams", res.timing.algo.c_str(),
@@ -124,6 +126,7 @@ void print_result(const ccl::OpRequest& r, const ccl::CaseResult& res, uint32_t 
                 hex(res.layout.output).c_str(), r.in_place() ? " (in place)" : "");
     std::printf("  time %.3f ms, algbw %.3f GB/s, busbw %.3f GB/s\n", res.timing.seconds * 1e3, alg,
                 alg * ccl::bus_factor(r.op, n));
+    if (!counted) return;
     const double steps = res.timing.features.critical_path > 1 ? res.timing.features.critical_path : 1;
     std::printf(
         "  cables carried %llu payload bytes for the algorithm's %llu (%.3fx); %llu doorbells, %.2f per chip per"
@@ -250,7 +253,7 @@ int run_on_model(const RunArgs& a, ccl::OpRequest r) {
     std::printf("%s on the host model of %s (%u chips, no QEMU), ring %s\n", ccl::collective_name(r.op).c_str(),
                 spec.name.c_str(), spec.num_chips, ring_text(run).c_str());
     const ccl::CaseResult res = ccl::run_case(run, machine, r, 1);
-    print_result(r, res, spec.num_chips);
+    print_result(r, res, spec.num_chips, false);
     return print_check(res.check, "  check: ");
 }
 

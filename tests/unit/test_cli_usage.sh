@@ -309,6 +309,17 @@ check "... asking for MESH:Y" has "$TMP/out" "--remove-row '5': 4mesh3x3 has 4 m
 check "a row past the mesh is a usage error naming its rows" has "$TMP/out" "--remove-row: mesh 0 has no row 7 (rows 0-2)"
 
 # The bench programs (built by make, not by make sanitize's unit-tests):
+# weft run --model: the op on the host model, no cluster started (WEFT_QEMU
+# is /bin/false), checked; what it cannot do refused by name.
+weft run all_reduce --model --cluster mesh3x3 --transport fabric --size 64K
+check "run --model: checked on the host model" test "$rc" -eq 0
+check "run --model: says where it ran" has "$TMP/out" "all_reduce on the host model of mesh3x3 (9 chips, no QEMU)"
+check "run --model: every element right" has "$TMP/out" "check: 147456 elements match the host reference"
+refused "run --model --layout" "--model runs one op on the host model: leave out --layout" \
+    run all_reduce --model --layout row --shape 1,1,32,32
+refused "run --model --root out of range" "--root: the cluster has chips 0 to 1, not 5" \
+    run broadcast --model --cluster pair --root 5
+
 # --help says what each runs and exits 0; an argument it lacks is refused
 # with exit code 2 before any bench starts.
 for b in "$BUILD"/bin/weft-bench-*; do
