@@ -64,20 +64,38 @@ bool reads_src(const LowOp& o) {
            o.opcode == abi::kCclReduce;
 }
 
-bool conflicts(const LowOp& earlier, const LowOp& later) {
-    auto reads = [](const LowOp& o, const Pages& s) {
-        return (reads_src(o) && overlaps(o.src, s)) || (o.reads_dst && overlaps(o.dst, s));
-    };
-    auto writes = [](const LowOp& o, const Pages& s) { return o.opcode != abi::kCclSend && overlaps(o.dst, s); };
-    // later reads what earlier writes; later writes what earlier reads or writes.
-    if (reads_src(later) && writes(earlier, later.src)) return true;
-    if (later.opcode != abi::kCclSend) {
-        if (writes(earlier, later.dst) || reads(earlier, later.dst)) return true;
-    }
-    return false;
-}
-
 uint64_t lcm64(uint64_t a, uint64_t b) { return a / std::gcd(a, b) * b; }
+
+// The runs of pages one worker's ops touched so far, by address, each with
+// the op's index: which of them a new run overlaps is a look at the runs
+// starting within the longest one's length below it, not a scan of every op.
+class Footprint {
+public:
+    void add(const Pages& p, size_t op) {
+        if (!p.bytes()) return;
+        runs_.insert({p.base, {p, op}});
+        longest_ = std::max(longest_, p.end() - p.base);
+    }
+    // The latest op whose run overlaps `p` (overlaps()), or SIZE_MAX.
+    size_t latest_overlapping(const Pages& p) const {
+        if (!p.bytes() || runs_.empty()) return SIZE_MAX;
+        size_t latest = SIZE_MAX;
+        const uint64_t from = p.base > longest_ ? p.base - longest_ : 0;
+        for (auto it = runs_.lower_bound(from); it != runs_.end() && it->first < p.end(); ++it)
+            if (overlaps(it->second.pages, p) && (latest == SIZE_MAX || it->second.op > latest)) latest = it->second.op;
+        return latest;
+    }
+
+private:
+    struct Run {
+        Pages pages;
+        size_t op;
+    };
+    std::multimap<uint64_t, Run> runs_;
+    uint64_t longest_ = 0;
+};
+
+size_t later_of(size_t a, size_t b) { return a == SIZE_MAX ? b : b == SIZE_MAX ? a : std::max(a, b); }
 
 // One lowering attempt, phase by phase: route every piece into per-chip ops,
 // hand the ops to workers (and lanes), give each link worker its channels,
@@ -370,15 +388,27 @@ private:
     // each worker's code: its waits, the op, its signals.
     void order_chip(uint32_t c) {
         std::vector<LowOp>& v = ops_[c];
-        const size_t others = (c + 1 < n_ ? first_worker_[c + 1] : out_.workers.size()) - first_worker_[c];
+        const size_t workers = (c + 1 < n_ ? first_worker_[c + 1] : out_.workers.size()) - first_worker_[c];
+        // Each op follows, of every other worker, the latest earlier op it
+        // conflicts with: one that writes what it reads, or reads or writes
+        // what it writes (a send writes nothing of this chip's).
+        std::vector<Footprint> written(workers), read(workers);
         for (size_t i = 0; i < v.size(); ++i) {
-            std::set<int> seen;
-            for (size_t j = i; j-- > 0 && seen.size() + 1 < others;) {
-                if (v[j].worker == v[i].worker || seen.count(v[j].worker)) continue;
-                if (!conflicts(v[j], v[i])) continue;
-                seen.insert(v[j].worker);
-                v[i].deps[v[j].worker] = j;
+            const LowOp& o = v[i];
+            for (size_t w = 0; w < workers; ++w) {
+                if (static_cast<int>(w) == o.worker) continue;
+                size_t latest = SIZE_MAX;
+                if (reads_src(o)) latest = later_of(latest, written[w].latest_overlapping(o.src));
+                if (o.opcode != abi::kCclSend) {
+                    latest = later_of(latest, written[w].latest_overlapping(o.dst));
+                    latest = later_of(latest, read[w].latest_overlapping(o.dst));
+                }
+                if (latest != SIZE_MAX) v[i].deps[static_cast<int>(w)] = latest;
             }
+            const size_t w = static_cast<size_t>(o.worker);
+            if (o.opcode != abi::kCclSend) written[w].add(o.dst, i);
+            if (reads_src(o)) read[w].add(o.src, i);
+            if (o.reads_dst) read[w].add(o.dst, i);
         }
         for (size_t i = 0; i < v.size(); ++i)
             for (auto& [w, j] : v[i].deps) v[j].signal[v[i].worker] = 0;
