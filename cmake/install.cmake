@@ -30,25 +30,30 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/install/weftConfigVersion.c
 install(FILES ${CMAKE_BINARY_DIR}/install/weftConfig.cmake ${CMAKE_BINARY_DIR}/install/weftConfigVersion.cmake
   cmake/install/weftFirmware.cmake DESTINATION lib/cmake/weft)
 
-# The public headers: weft.h and what it includes, found by the compiler
-# itself, so nothing private is installed and nothing public is missed.
-execute_process(COMMAND ${CMAKE_CXX_COMPILER} -std=gnu++20 -MM -MT x -I${CMAKE_SOURCE_DIR}/include
-                        -I${CMAKE_SOURCE_DIR}/host ${CMAKE_SOURCE_DIR}/host/weft.h
-                OUTPUT_VARIABLE deps RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "cannot list the headers host/weft.h includes")
-endif()
-string(REGEX REPLACE "\\\\\n" " " deps "${deps}")
-string(REGEX MATCHALL "[^ \n:]+\\.h" headers "${deps}")
-foreach(h ${headers})
-  file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${h})
-  if(rel MATCHES "^host/(.*)/[^/]+$")
-    install(FILES ${h} DESTINATION include/weft/host/${CMAKE_MATCH_1})
-  elseif(rel MATCHES "^host/[^/]+$")
-    install(FILES ${h} DESTINATION include/weft/host)
+# The public headers: those `header` includes from host/, found by the
+# compiler itself, so nothing private is installed and nothing public is
+# missed. weft.h's, and below the host-model machine's.
+function(weft_install_headers_of header)
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -std=gnu++20 -MM -MT x -I${CMAKE_SOURCE_DIR}/include
+                          -I${CMAKE_SOURCE_DIR}/host -I${CMAKE_SOURCE_DIR}/firmware -I${CMAKE_SOURCE_DIR}/boards/host
+                          ${CMAKE_SOURCE_DIR}/${header}
+                  OUTPUT_VARIABLE deps RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "cannot list the headers ${header} includes")
   endif()
-endforeach()
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${headers})
+  string(REGEX REPLACE "\\\\\n" " " deps "${deps}")
+  string(REGEX MATCHALL "[^ \n:]+\\.h" headers "${deps}")
+  foreach(h ${headers})
+    file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${h})
+    if(rel MATCHES "^host/(.*)/[^/]+$")
+      install(FILES ${h} DESTINATION include/weft/host/${CMAKE_MATCH_1})
+    elseif(rel MATCHES "^host/[^/]+$")
+      install(FILES ${h} DESTINATION include/weft/host)
+    endif()
+  endforeach()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${headers})
+endfunction()
+weft_install_headers_of(host/weft.h)
 install(DIRECTORY include/weft DESTINATION include)
 # The firmware's headers, for kernels of one's own (firmware/kernels/kernel.h
 # and the HAL they use), and the host board's, for firmware tests on the host.
@@ -64,28 +69,12 @@ install(TARGETS weft_fw_host weft_fw_host_edm weft_fw_host_fabric EXPORT weftTar
 # The host-model machine (weft::model, host/model/host_cluster.h): chips in
 # host memory running weft's own kernels built for the host board, with the
 # devices library between them, for a user's tests that run collectives
-# through the same runner without QEMU. Its headers are those
-# host_cluster.h includes from host/, found as weft.h's are.
+# through the same runner without QEMU.
 set_target_properties(weft_devices PROPERTIES EXPORT_NAME devices)
 set_target_properties(weft_fw_host_kernels PROPERTIES EXPORT_NAME firmware_host_kernels)
 set_target_properties(weft_model PROPERTIES EXPORT_NAME model)
 install(TARGETS weft_devices weft_fw_host_kernels weft_model EXPORT weftTargets ARCHIVE DESTINATION lib)
-execute_process(COMMAND ${CMAKE_CXX_COMPILER} -std=gnu++20 -MM -MT x -I${CMAKE_SOURCE_DIR}/include
-                        -I${CMAKE_SOURCE_DIR}/host -I${CMAKE_SOURCE_DIR}/firmware -I${CMAKE_SOURCE_DIR}/boards/host
-                        ${CMAKE_SOURCE_DIR}/host/model/host_cluster.h
-                OUTPUT_VARIABLE model_deps RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "cannot list the headers host/model/host_cluster.h includes")
-endif()
-string(REGEX REPLACE "\\\\\n" " " model_deps "${model_deps}")
-string(REGEX MATCHALL "[^ \n:]+\\.h" model_headers "${model_deps}")
-foreach(h ${model_headers})
-  file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${h})
-  if(rel MATCHES "^host/(.*)/[^/]+$")
-    install(FILES ${h} DESTINATION include/weft/host/${CMAKE_MATCH_1})
-  endif()
-endforeach()
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${model_headers})
+weft_install_headers_of(host/model/host_cluster.h)
 
 # The prefix is only known at install time.
 install(CODE "
