@@ -136,8 +136,8 @@ void test_every_case_on_line4_over_the_fabric(void**) { expect_every_case_right(
 void test_every_case_on_mesh3x3(void**) { expect_every_case_right("mesh3x3", "auto"); }
 void test_every_case_on_torus4x4_over_the_fabric(void**) { expect_every_case_right("torus4x4", "fabric"); }
 void test_every_case_on_ring8x2_over_the_fabric(void**) { expect_every_case_right("ring8x2", "fabric"); }
+// Over auto the EDM carries what it can between meshes, and the fabric the rest.
 void test_big_cluster_every_case_on_4mesh3x3(void**) { expect_every_case_right("4mesh3x3", "auto"); }
-void test_big_cluster_every_case_on_4mesh3x3_over_the_fabric(void**) { expect_every_case_right("4mesh3x3", "fabric"); }
 void test_big_cluster_every_case_on_galaxy(void**) { expect_every_case_right("galaxy", "auto"); }
 
 // One worker whose program waits for a signal nobody sends.
