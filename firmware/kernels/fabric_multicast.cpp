@@ -7,6 +7,7 @@
 #include "fabric/connection.h"
 #include "hal/noc.h"
 #include "kernels/kernel.h"
+#include "rt/address.h"
 
 using namespace weft;
 
@@ -17,7 +18,7 @@ extern "C" int kernel_main(KernelArgs a) {
     for (uint32_t d = 0; d < 2; ++d) {
         if (!args.count[d]) continue;
         if (!args.connection[d]) mailbox::panic(abi::kPanicBadArgs, d);
-        way[d] = fabric::Connection(*reinterpret_cast<const abi::FabricWorkerConnection*>(args.connection[d]));
+        way[d] = fabric::Connection(*pointer_to<const abi::FabricWorkerConnection>(args.connection[d]));
         fabric::Route to;
         to.dst = {0, args.first_chip[d]};
         to.hops = 1;

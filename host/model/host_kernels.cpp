@@ -6,6 +6,7 @@
 extern "C" int weft_host_ccl_worker(weft::KernelArgs args);
 extern "C" int weft_host_edm(weft::KernelArgs args);
 extern "C" int weft_host_fabric_router(weft::KernelArgs args);
+extern "C" int weft_host_fabric_multicast(weft::KernelArgs args);
 
 namespace weft::model {
 namespace {
@@ -14,6 +15,7 @@ const std::pair<const char*, HostKernelMain> kKernels[] = {
     {"ccl_worker", weft_host_ccl_worker},
     {"edm", weft_host_edm},
     {"fabric_router", weft_host_fabric_router},
+    {"fabric_multicast", weft_host_fabric_multicast},
 };
 
 }  // namespace

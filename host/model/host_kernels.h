@@ -11,7 +11,8 @@ namespace weft::model {
 
 using HostKernelMain = int (*)(KernelArgs);
 
-// The kernel named `name` ("ccl_worker", "edm", "fabric_router"), or nullptr
+// The kernel named `name` ("ccl_worker", "edm", "fabric_router",
+// "fabric_multicast"), or nullptr
 // if none is built for the host board.
 HostKernelMain host_kernel(const std::string& name);
 // The names there are, for an error that lists them.

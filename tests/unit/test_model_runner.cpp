@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ccl/algorithm_table.h"
 #include "ccl/op_case.h"
 #include "ccl/runner.h"
 #include "common/error.h"
@@ -17,6 +18,7 @@
 #include "driver/kernel_args.h"
 #include "driver/paths.h"
 #include "model/host_cluster.h"
+#include "transport/fabric/fabric.h"
 #include "weft/abi/ccl.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
@@ -86,7 +88,13 @@ void expect_every_case_right(const std::string& cluster, const std::string& tran
     model::HostCluster machine(spec);
     ccl::CollectiveRunner runner(machine, over(transport));
     const uint32_t n = spec.num_chips;
-    const bool grid = ccl::is_grid(machine.topology());
+    // What the cluster's shape runs (a grid's, a cluster of systems'), and
+    // over a 1D fabric its multicast's (a 2D fabric multicasts along one row
+    // only: no algorithm of the ops uses it).
+    const bool multicast =
+        transport != "edm" &&
+        transport::cluster_fabric(machine.board(), machine.topology(), machine.fabric_spec()).dims() == 1;
+    const uint32_t capabilities = multicast ? uint32_t(transport::kCanMulticast) : 0u;
     std::vector<std::string> failures;
     size_t cases = 0;
     uint32_t seed = 1;
@@ -94,7 +102,7 @@ void expect_every_case_right(const std::string& cluster, const std::string& tran
     // what a type changes is the math, which the smaller clusters cover.
     uint32_t turn = 0;
     for (ccl::Collective op : ccl::all_collectives())
-        for (const std::string& algo : ccl::algorithms(op, grid)) {
+        for (const std::string& algo : ccl::algorithms_on(op, machine.topology(), capabilities)) {
             std::vector<abi::DataType> types(std::begin(kTypes), std::end(kTypes));
             if (n > 16) types = {abi::kF32, kTypes[1 + turn++ % 3]};
             for (abi::DataType t : types)
@@ -136,6 +144,9 @@ void test_every_case_on_line4_over_the_fabric(void**) { expect_every_case_right(
 void test_every_case_on_mesh3x3(void**) { expect_every_case_right("mesh3x3", "auto"); }
 void test_every_case_on_torus4x4_over_the_fabric(void**) { expect_every_case_right("torus4x4", "fabric"); }
 void test_every_case_on_ring8x2_over_the_fabric(void**) { expect_every_case_right("ring8x2", "fabric"); }
+// Clusters of systems (seed 003): the hierarchical all-reduce among the others.
+void test_every_case_on_systems_torus2x2x2x2(void**) { expect_every_case_right("systems-torus2x2x2x2", "auto"); }
+void test_every_case_on_systems_mesh3x2(void**) { expect_every_case_right("systems-mesh3x2", "auto"); }
 // Over auto the EDM carries what it can between meshes, and the fabric the rest.
 void test_big_cluster_every_case_on_4mesh3x3(void**) { expect_every_case_right("4mesh3x3", "auto"); }
 void test_big_cluster_every_case_on_galaxy(void**) { expect_every_case_right("galaxy", "auto"); }
@@ -229,6 +240,8 @@ int main() {
         cmocka_unit_test(test_every_case_on_mesh3x3),
         cmocka_unit_test(test_every_case_on_torus4x4_over_the_fabric),
         cmocka_unit_test(test_every_case_on_ring8x2_over_the_fabric),
+        cmocka_unit_test(test_every_case_on_systems_torus2x2x2x2),
+        cmocka_unit_test(test_every_case_on_systems_mesh3x2),
         cmocka_unit_test(test_big_cluster_every_case_on_4mesh3x3),
         cmocka_unit_test(test_big_cluster_every_case_on_galaxy),
         cmocka_unit_test(test_a_stuck_kernel_times_out_with_the_hang_report),
