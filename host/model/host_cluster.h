@@ -1,9 +1,11 @@
 // The host-model machine: a cluster of host-memory chips in one process, for
-// tests and models that run firmware logic on several chips at once: each chip's memory (devices/host_chip.h),
-// its harts (host_board::Chip), all on one clock, and the devices library's
-// engines between them, cabled as the cluster spec says. The test steps the
-// cores; every core's sleep runs the devices once, so firmware that waits for a
-// device (a full ring) gets it served.
+// tests and models that run firmware logic on several chips at once: each
+// chip's memory (devices/host_chip.h), its harts (host_board::Chip), all on
+// one clock, and the devices library's engines between them, cabled as the
+// cluster spec says. A test may step the cores itself (every core's sleep
+// runs the devices once, so firmware that waits for a device gets it
+// served), or launch the firmware's kernels through the Machine seam, as
+// the collective runner does, and wait for them.
 #pragma once
 #include <stdint.h>
 
@@ -79,7 +81,9 @@ public:
     std::string name() const override { return spec_.name; }
     abi::ChipControlBlock& control(uint32_t chip) override;
     bool alive(uint32_t) const override { return true; }
-    std::string death_of(uint32_t chip) const override { return "chip " + std::to_string(chip) + " is alive"; }
+    std::string death_of(uint32_t chip) const override {
+        return "chip " + std::to_string(chip) + " is a host-model chip, which does not die";
+    }
     std::string describe_fault(uint32_t chip, uint32_t core) override;
     std::vector<std::pair<CoreRef, uint32_t>> launch_all(const std::vector<Launch>& launches) override;
     std::vector<KernelResult> wait_all(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
@@ -87,7 +91,8 @@ public:
     std::string stop_kernels(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
                              std::chrono::milliseconds timeout) override;
     std::string hang_report(const std::vector<CoreRef>& waiting) override;
-    // Every kernel runs each round: a doorbell has nobody to wake.
+    // A host write (write, clear) marks its chip touched already: the next
+    // round wakes its kernels.
     void ring_core(uint32_t, uint32_t) override {}
     // One process owns a host model.
     void claim(const std::string&) override {}
