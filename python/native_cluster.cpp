@@ -146,8 +146,7 @@ Cluster& NativeCluster::cluster() {
     if (model_)
         throw Error("tensors need a QEMU cluster (weft.Cluster.start or attach): their kernels are not built for "
                     "the host model, which runs the collectives");
-    if (!cluster_)
-        throw Error(run_dir_.empty() ? "the host model was closed" : "the cluster in " + run_dir_ + " was closed");
+    machine();  // throws once closed
     return *cluster_;
 }
 

@@ -66,6 +66,9 @@ bool reads_src(const LowOp& o) {
 
 uint64_t lcm64(uint64_t a, uint64_t b) { return a / std::gcd(a, b) * b; }
 
+// The later of two op indices, SIZE_MAX standing for none.
+size_t later_of(size_t a, size_t b) { return a == SIZE_MAX ? b : b == SIZE_MAX ? a : std::max(a, b); }
+
 // The runs of pages one worker's ops touched so far, by address, each with
 // the op's index: which of them a new run overlaps is a look at the runs
 // starting within the longest one's length below it, not a scan of every op.
@@ -82,7 +85,7 @@ public:
         size_t latest = SIZE_MAX;
         const uint64_t from = p.base > longest_ ? p.base - longest_ : 0;
         for (auto it = runs_.lower_bound(from); it != runs_.end() && it->first < p.end(); ++it)
-            if (overlaps(it->second.pages, p) && (latest == SIZE_MAX || it->second.op > latest)) latest = it->second.op;
+            if (overlaps(it->second.pages, p)) latest = later_of(latest, it->second.op);
         return latest;
     }
 
@@ -94,8 +97,6 @@ private:
     std::multimap<uint64_t, Run> runs_;
     uint64_t longest_ = 0;
 };
-
-size_t later_of(size_t a, size_t b) { return a == SIZE_MAX ? b : b == SIZE_MAX ? a : std::max(a, b); }
 
 // One lowering attempt, phase by phase: route every piece into per-chip ops,
 // hand the ops to workers (and lanes), give each link worker its channels,

@@ -8,11 +8,9 @@
 
 namespace weft::ccl {
 
-// What the cables and the bridge counted while the op ran (the checked run only).
-struct CaseTraffic {
-    uint64_t wire_bytes = 0;  // payload bytes the cables carried once (not resent), both ways, every cable
-    uint64_t doorbells = 0;   // doorbell rings, every chip
-};
+// What the cables and the bridge counted while the op ran (the checked run
+// only): Machine::Traffic's payload bytes carried once and doorbells.
+using CaseTraffic = Machine::Traffic;
 
 struct CaseResult {
     OpLayout layout;

@@ -235,6 +235,18 @@ int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run
     return run_tensor_all_gather(a.tensor, r.shape, r.dim, r.dtype, *cluster);
 }
 
+// A root out of range, as --chip elsewhere: before the op's header is printed.
+void check_root(const ccl::OpRequest& r, uint32_t chips) {
+    if (r.root >= chips)
+        throw UsageError("--root: the cluster has chips 0 to " + std::to_string(chips - 1) + ", not " +
+                         std::to_string(r.root));
+}
+
+// --in-place: at --send or --recv, else at the bottom of DRAM.
+void place_in_place(const RunArgs& a, ccl::OpRequest& r, const BoardInfo& board) {
+    if (a.in_place) r.send = r.recv = r.send ? r.send : r.recv ? r.recv : board.dram.base;
+}
+
 // --model: the op on the host-model machine of the cluster file, in this
 // process: the same runner and the firmware's own kernels, built for the
 // host. Its answer is checked as on QEMU; its time is the host's.
@@ -245,10 +257,8 @@ int run_on_model(const RunArgs& a, ccl::OpRequest r) {
     const ClusterSpec spec =
         load_cluster(paths::cluster_file(a.ccl.cluster.empty() ? "ring8" : a.ccl.cluster), paths::load_built_board);
     model::HostCluster machine(spec);
-    if (r.root >= spec.num_chips)
-        throw UsageError("--root: the cluster has chips 0 to " + std::to_string(spec.num_chips - 1) + ", not " +
-                         std::to_string(r.root));
-    if (a.in_place) r.send = r.recv = r.send ? r.send : r.recv ? r.recv : spec.board.dram.base;
+    check_root(r, spec.num_chips);
+    place_in_place(a, r, spec.board);
     ccl::CollectiveRunner run(machine, runner_options(a.ccl));
     std::printf("%s on the host model of %s (%u chips, no QEMU), ring %s\n", ccl::collective_name(r.op).c_str(),
                 spec.name.c_str(), spec.num_chips, ring_text(run).c_str());
@@ -274,16 +284,14 @@ int run_op(const RunArgs& a, const std::string& run_dir) {
     if (!a.trace.empty()) check_writable("--trace", a.trace);
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     ccl::RunnerOptions options = runner_options(a.ccl);
-    if (a.in_place) r.send = r.recv = r.send ? r.send : r.recv ? r.recv : cluster->board().dram.base;
+    place_in_place(a, r, cluster->board());
     if (!a.mesh.empty()) return run_on_meshes(a.mesh, r, *cluster, options);
     if (!a.record.empty()) {
         options.record_packets = transport::kDefaultRecordedPackets;
         options.transport = "fabric";  // auto could pick the EDM, which has no routers to log
     }
     const uint32_t n = static_cast<uint32_t>(cluster->size());
-    if (r.root >= n)  // a value out of range, as --chip elsewhere: before the op's header is printed
-        throw UsageError("--root: the cluster has chips 0 to " + std::to_string(n - 1) + ", not " +
-                         std::to_string(r.root));
+    check_root(r, n);
     if (pull) pull->end = resolve(PortWords{pull->name, ""}, cluster->board(), n);
     ccl::CollectiveRunner run(*cluster, options);
     std::printf("%s on %u chips, ring %s (stretch %.2f)\n", ccl::collective_name(r.op).c_str(), n,

@@ -161,10 +161,7 @@ LoadedKernel Chip::load(uint32_t core, const KernelImage& image) {
     return k;
 }
 
-std::string Chip::kernel_name(uint32_t core) const {
-    const abi::CoreImage& held = image(core);
-    return std::string(held.name, strnlen(held.name, sizeof held.name));
-}
+std::string Chip::kernel_name(uint32_t core) const { return image_name(image(core)); }
 
 std::string Chip::resident_name(uint32_t core) const { return image(core).resident_l1_size ? kernel_name(core) : ""; }
 
@@ -191,14 +188,9 @@ uint32_t Chip::launch(const LoadedKernel& k, const std::vector<uint32_t>& args) 
     return seq;
 }
 
-bool Chip::stopped(uint32_t core) const {
-    const abi::HartStatus& st = status(core);
-    return st.state == abi::kHartFault && st.mcause == abi::kPanicCause && st.return_code == abi::kPanicStopped;
-}
+bool Chip::stopped(uint32_t core) const { return stopped_by_host(status(core)); }
 
-bool Chip::finished(uint32_t core, uint32_t seq) const {
-    return __atomic_load_n(const_cast<uint32_t*>(&status(core).done_seq), __ATOMIC_ACQUIRE) == seq;
-}
+bool Chip::finished(uint32_t core, uint32_t seq) const { return launch_ended(status(core), seq); }
 
 std::string Chip::describe_fault(uint32_t core) const {
     const abi::HartStatus& st = status(core);
@@ -248,7 +240,7 @@ std::string Chip::where(uint32_t core, uint64_t pc) const {
 KernelResult Chip::result(uint32_t core) const {
     const abi::HartStatus& st = status(core);
     if (st.state == abi::kHartFault) throw FaultError(describe_fault(core));
-    return KernelResult{st.return_code, st.cycles, st.ticks};
+    return returned(st);
 }
 
 }  // namespace weft

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "driver/board.h"
+#include "driver/hart_state.h"
 #include "driver/kernel_image.h"
 #include "driver/kernel_launch.h"
 #include "weft/abi/control_block.h"

@@ -361,17 +361,6 @@ std::vector<int> Cluster::processes() const {
     return pids;
 }
 
-uint64_t Cluster::activity() const {
-    uint64_t sum = 0;
-    for (const auto& chip : chips_) {
-        const abi::ChipControlBlock& cb = chip->control();
-        for (uint32_t c = 0; c < board_.cores.size(); ++c)
-            sum += cb.noc[c].head + cb.math[c].head + cb.hart[c].progress + cb.hart[c].done_seq;
-        for (uint32_t p = 0; p < board_.ports.size(); ++p) sum += cb.eth[p].head;
-    }
-    return sum;
-}
-
 Cluster::BridgeWatch::BridgeWatch(const Cluster& cluster)
     : cluster_(cluster), pid_(cluster.info_.value("bridge_pid", 0)), clock_(std::vector<int>{pid_}) {}
 
@@ -405,7 +394,7 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
     StallClock clock(processes());
     BridgeWatch bridge(*this);
     auto next_look = Clock::now();
-    uint64_t seen = activity();
+    uint64_t seen = weft::activity(*this);
     std::vector<bool> done(launched.size(), false);
     size_t remaining = launched.size();
     // A reset ends a kernel without its return: the boot firmware marks the launch done.
@@ -439,7 +428,7 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
         if (now >= next_look) {
             next_look = now + std::chrono::milliseconds(100);
             bridge.look();
-            const uint64_t a = activity();
+            const uint64_t a = weft::activity(*this);
             clock.look(a != seen || progressed);
             seen = a;
             if (const std::string failed = watch ? watch() : ""; !failed.empty())

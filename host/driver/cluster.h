@@ -149,9 +149,6 @@ private:
     // Wakes the bridge's engine, which may sleep, to ring the launched chips.
     void kick_bridge();
 
-    // A sum of every chip's ring heads, cores' progress words and finished
-    // launches: it changes whenever anything on the cluster moves.
-    uint64_t activity() const;
     // Throws weft::Error once the bridge has exited or has not beaten for
     // long in its own time (a busy host's delay does not count).
     class BridgeWatch {

@@ -9,6 +9,7 @@
 #include "common/hex.h"
 #include "driver/cluster.h"
 #include "driver/cluster_file.h"
+#include "driver/hart_state.h"
 #include "driver/wait_decoders.h"
 
 namespace weft {
@@ -116,10 +117,6 @@ void down_cables(std::ostringstream& o, Machine& machine) {
     if (!down.empty()) o << "DOWN cables:" << down.substr(0, down.size() - 1) << "\n";
 }
 
-bool stopped(const abi::HartStatus& st) {
-    return st.state == abi::kHartFault && st.mcause == abi::kPanicCause && st.return_code == abi::kPanicStopped;
-}
-
 void core_lines(std::ostringstream& o, Machine& machine, uint32_t chip,
                 const std::set<std::pair<uint32_t, uint32_t>>& owed) {
     const BoardInfo& board = machine.board();
@@ -134,7 +131,7 @@ void core_lines(std::ostringstream& o, Machine& machine, uint32_t chip,
         if (ci.port >= 0) role += "/" + port_name(board, static_cast<uint32_t>(ci.port));
         if (!resident_name(machine, chip, c).empty()) role += " resident";
         o << "  core " << c << " " << std::left << std::setw(9) << role << " " << std::setw(8)
-          << (stopped(st) ? "STOPPED" : state_name(st.state)) << " kernel '" << kernel_name(machine, chip, c)
+          << (stopped_by_host(st) ? "STOPPED" : state_name(st.state)) << " kernel '" << kernel_name(machine, chip, c)
           << "' launch " << cb.host.launch[c].seq << " (finished " << st.done_seq << ")";
         if (st.progress) o << " progress " << st.progress;
         if (stuck) o << "   <-- not finished";

@@ -1,14 +1,12 @@
 #include "driver/machine.h"
 
-#include <string.h>
-
-#include <sstream>
+#include "common/error.h"
+#include "driver/hart_state.h"
 
 namespace weft {
 
 std::string kernel_name(Machine& machine, uint32_t chip, uint32_t core) {
-    const abi::CoreImage& held = machine.control(chip).host.image[core];
-    return std::string(held.name, strnlen(held.name, sizeof held.name));
+    return image_name(machine.control(chip).host.image[core]);
 }
 
 std::string resident_name(Machine& machine, uint32_t chip, uint32_t core) {
@@ -16,7 +14,20 @@ std::string resident_name(Machine& machine, uint32_t chip, uint32_t core) {
 }
 
 bool finished(Machine& machine, uint32_t chip, uint32_t core, uint32_t seq) {
-    return __atomic_load_n(&machine.control(chip).hart[core].done_seq, __ATOMIC_ACQUIRE) == seq;
+    return launch_ended(machine.control(chip).hart[core], seq);
+}
+
+KernelResult result(Machine& machine, uint32_t chip, uint32_t core) {
+    const abi::HartStatus& st = machine.control(chip).hart[core];
+    if (st.state == abi::kHartFault) throw FaultError(machine.describe_fault(chip, core));
+    return returned(st);
+}
+
+uint64_t activity(Machine& machine) {
+    uint64_t sum = 0;
+    for (uint32_t chip = 0; chip < machine.chip_count(); ++chip)
+        sum += activity(machine.control(chip), machine.board());
+    return sum;
 }
 
 std::vector<std::pair<CoreRef, uint32_t>> MappedMachine::to_whole(

@@ -115,6 +115,10 @@ std::string kernel_name(Machine& machine, uint32_t chip, uint32_t core);
 std::string resident_name(Machine& machine, uint32_t chip, uint32_t core);
 // The launch `seq` on (chip, core) has ended (returned, faulted or stopped).
 bool finished(Machine& machine, uint32_t chip, uint32_t core, uint32_t seq);
+// What the core's last launch returned; throws FaultError describing a fault.
+KernelResult result(Machine& machine, uint32_t chip, uint32_t core);
+// A sum that changes whenever anything on the machine moves (hart_state.h).
+uint64_t activity(Machine& machine);
 // The hang report's part every machine has: dead chips, down cables, and
 // each busy or owed core with the wait it posted (driver/hang_report.cpp).
 std::string machine_hang_report(Machine& machine, const std::vector<CoreRef>& waiting);

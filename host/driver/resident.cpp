@@ -23,18 +23,6 @@ void forget(Machine& machine, uint32_t chip, uint32_t core) {
     machine.forget_resident(chip, core);
 }
 
-uint32_t read32(Machine& machine, uint32_t chip, uint64_t address) {
-    uint32_t v = 0;
-    machine.read(chip, address, &v, sizeof v);
-    return v;
-}
-
-KernelResult result(Machine& machine, uint32_t chip, uint32_t core) {
-    const abi::HartStatus& st = machine.control(chip).hart[core];
-    if (st.state == abi::kHartFault) throw FaultError(machine.describe_fault(chip, core));
-    return KernelResult{st.return_code, st.cycles, st.ticks};
-}
-
 // Until the image says it runs; its launch ending first is a failure. The
 // timeout is in the cluster's own time (driver/stall_clock.h): on a busy host
 // a chip that has not been given the CPU has not failed to start.
@@ -42,7 +30,7 @@ void wait_running(Machine& machine, uint32_t chip_id, uint32_t core, uint32_t se
     const uint64_t state = machine.control(chip_id).host.image[core].resident_control +
                            offsetof(abi::ResidentControl, state);
     StallClock clock(machine.processes());
-    while (read32(machine, chip_id, state) != abi::kResidentRunning) {
+    while (MachineChip(machine, chip_id).read32(state) != abi::kResidentRunning) {
         if (finished(machine, chip_id, core, seq)) {
             forget(machine, chip_id, core);
             const KernelResult r = result(machine, chip_id, core);  // throws FaultError on a fault

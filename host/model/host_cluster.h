@@ -127,8 +127,6 @@ private:
     static constexpr uint64_t kIdleSkip = 100'000;
     uint32_t post_launch(const Launch& l);
     void run_round();
-    // A sum that changes whenever anything on the machine moves.
-    uint64_t activity();
     std::vector<KernelResult> wait_or_throw(const std::vector<std::pair<CoreRef, uint32_t>>& launched,
                                             std::chrono::milliseconds timeout, const Watch& watch);
 };

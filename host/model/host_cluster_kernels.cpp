@@ -103,17 +103,6 @@ void HostCluster::run_round() {
         clock_.now = std::max(clock_.now, std::min(kernels_->next_deadline(), clock_.now + kIdleSkip));
 }
 
-uint64_t HostCluster::activity() {
-    uint64_t sum = 0;
-    for (uint32_t chip = 0; chip < spec_.num_chips; ++chip) {
-        const abi::ChipControlBlock& cb = control(chip);
-        for (uint32_t c = 0; c < spec_.board.cores.size(); ++c)
-            sum += cb.noc[c].head + cb.math[c].head + cb.hart[c].progress + cb.hart[c].done_seq;
-        for (uint32_t p = 0; p < spec_.board.ports.size(); ++p) sum += cb.eth[p].head;
-    }
-    return sum;
-}
-
 std::vector<KernelResult> HostCluster::wait_all(const Launched& launched, std::chrono::milliseconds timeout,
                                                 const Watch& watch) {
     try {
@@ -127,7 +116,7 @@ std::vector<KernelResult> HostCluster::wait_all(const Launched& launched, std::c
 std::vector<KernelResult> HostCluster::wait_or_throw(const Launched& launched, std::chrono::milliseconds timeout,
                                                      const Watch& watch) {
     StallClock clock({});
-    uint64_t seen = activity();
+    uint64_t seen = weft::activity(*this);
     auto next_look = std::chrono::steady_clock::now();
     for (;;) {
         bool all = true;
@@ -141,7 +130,7 @@ std::vector<KernelResult> HostCluster::wait_or_throw(const Launched& launched, s
         }
         if (all) break;
         run_round();
-        const uint64_t a = activity();
+        const uint64_t a = weft::activity(*this);
         clock.look(a != seen);
         seen = a;
         if (const auto now = std::chrono::steady_clock::now(); watch && now >= next_look) {
@@ -155,10 +144,7 @@ std::vector<KernelResult> HostCluster::wait_or_throw(const Launched& launched, s
                                " kernel(s) unfinished\n" + hang_report(unfinished(*this, launched)));
     }
     std::vector<KernelResult> results;
-    for (const auto& [ref, seq] : launched) {
-        const abi::HartStatus& st = control(ref.chip).hart[ref.core];
-        results.push_back(KernelResult{st.return_code, st.cycles, st.ticks});
-    }
+    for (const auto& [ref, seq] : launched) results.push_back(result(*this, ref.chip, ref.core));
     return results;
 }
 
