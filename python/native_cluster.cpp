@@ -179,6 +179,10 @@ std::vector<uint32_t> NativeCluster::ring_order(const std::string& transport, co
     return runner(transport, chips).ring();
 }
 
+void NativeCluster::stop_if_interrupted(const char* while_doing) const {
+    if (interrupted_ && interrupted_()) throw Error(std::string("interrupted: the op was stopped ") + while_doing);
+}
+
 std::vector<Bytes> NativeCluster::collective(const OpCall& call, const std::vector<Bytes>& inputs) {
     Machine& c = machine();
     ccl::OpRequest r;
@@ -207,6 +211,7 @@ std::vector<Bytes> NativeCluster::collective(const OpCall& call, const std::vect
         if (in.bytes() != inputs[rank].size())
             throw Error(call.op + ": rank " + std::to_string(rank) + " holds " + std::to_string(in.bytes()) +
                         " bytes of this op's input, not " + std::to_string(inputs[rank].size()));
+        stop_if_interrupted("while its inputs were written");
         c.write(run.chip_of(rank), in.base, inputs[rank].data(), in.bytes());
     }
     run.run(r);
@@ -214,6 +219,7 @@ std::vector<Bytes> NativeCluster::collective(const OpCall& call, const std::vect
     for (uint32_t rank = 0; rank < ranks; ++rank) {
         if (output_on_root_only(r.op) && rank != r.root) continue;
         const abi::Pages o = l.output_of(rank);
+        stop_if_interrupted("while its outputs were read");
         out[rank].resize(o.bytes());
         c.read(run.chip_of(rank), o.base, out[rank].data(), o.bytes());
     }

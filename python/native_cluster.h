@@ -83,7 +83,8 @@ public:
     // weft::Error naming what does not fit, TimeoutError / FaultError when the
     // op fails (the cluster stays usable).
     std::vector<Bytes> collective(const OpCall& call, const std::vector<Bytes>& inputs);
-    // Asked as an op waits: true stops it (Ctrl-C, from the binding).
+    // Asked as an op waits and between the chips its inputs and outputs
+    // move to and from: true stops it (Ctrl-C, from the binding).
     void on_interrupt(std::function<bool()> interrupted) { interrupted_ = std::move(interrupted); }
     // The ranks in the order of the communicator's ring (its cables').
     std::vector<uint32_t> ring_order(const std::string& transport, const std::vector<uint32_t>& chips);
@@ -138,6 +139,8 @@ private:
     std::map<std::pair<uint32_t, bool>, std::vector<std::pair<uint64_t, uint64_t>>> placed_;
     std::string runner_key_;
     std::function<bool()> interrupted_;
+    // Throws "interrupted: ..." once interrupted_ says so.
+    void stop_if_interrupted(const char* while_doing) const;
     std::unique_ptr<ccl::CollectiveRunner> runner_;  // declared last: it goes first
 };
 

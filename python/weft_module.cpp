@@ -164,9 +164,12 @@ PYBIND11_MODULE(_weft, m) {
                 try {
                     py::gil_scoped_release unlocked;
                     out = c.collective(call, in);
-                } catch (const weft::Error&) {
-                    if (PyErr_Occurred()) throw py::error_already_set();  // KeyboardInterrupt: the op was stopped
-                    throw;
+                } catch (const weft::Error& stopped) {
+                    if (!PyErr_Occurred()) throw;
+                    // KeyboardInterrupt, the op stopped under it: the note says where it was.
+                    py::error_already_set ctrl_c;
+                    if (py::hasattr(ctrl_c.value(), "add_note")) ctrl_c.value().attr("add_note")(stopped.what());
+                    throw ctrl_c;
                 }
                 return arrays_of(out, call.dtype);
             },

@@ -219,11 +219,13 @@ def test_ctrl_c_ends_a_running_op_and_the_cluster_stays_usable(cluster):
     start = time.monotonic()
     cluster.all_reduce(x)
     whole = time.monotonic() - start
-    threading.Timer(whole / 8, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
-    start = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
+    threading.Timer(whole / 20, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt) as ctrl_c:
         cluster.all_reduce(x)
-    assert time.monotonic() - start < whole * 0.6  # stopped mid-op, not felt at its end
+    # Stopped inside the call, not felt at its end: the call ended it (a
+    # bound on the time failed beside the rest of the suite, the inputs'
+    # copies then taking most of it).
+    assert "the op was stopped" in " ".join(getattr(ctrl_c.value, "__notes__", []))
     np.testing.assert_array_equal(cluster.all_reduce([np.ones(5, np.float32)] * cluster.chips)[0], np.full(5, 4))
 
 
