@@ -46,6 +46,21 @@ private:
 
 bool fallback_configured(const abi::FabricRouterConfig& c) { return c.fallback[0].slots != 0; }
 
+// Counters wrap: is `count` past `mark`?
+bool ahead(uint32_t count, uint32_t mark) { return static_cast<int32_t>(count - mark) > 0; }
+
+// The three per-VC counts a sync or a rejoin mark carries, and back.
+static_assert(abi::kFabricMaxVcs == 3, "a sync or mark carries three counts");
+void put_counts(abi::FabricPacketHeader& h, const uint32_t counts[abi::kFabricMaxVcs]) {
+    h.dst_address = counts[0] | uint64_t(counts[1]) << 32;
+    h.sem_address = counts[2];
+}
+void get_counts(const abi::FabricPacketHeader& h, uint32_t counts[abi::kFabricMaxVcs]) {
+    counts[0] = static_cast<uint32_t>(h.dst_address);
+    counts[1] = static_cast<uint32_t>(h.dst_address >> 32);
+    counts[2] = static_cast<uint32_t>(h.sem_address);
+}
+
 }  // namespace
 
 size_t Router::slot_bytes(const abi::FabricRouterConfig& config) {
@@ -69,6 +84,7 @@ Router::Router(abi::FabricRouterConfig& config, void* slots)
         (config.dims != 1 && config.dims != 2) || config.compass >= abi::kFabricMaxDirections)
         mailbox::panic(abi::kPanicBadArgs, 1);
     status_ = abi::FabricRouterStatus{};
+    stage_free_at_ = noc::issued();
     const uint64_t now = timer::now();
     last_poll_ = now;
     SlotCarver carve(slots);
@@ -117,7 +133,8 @@ bool Router::poll() {
     const uint64_t now = timer::now();
     account(now);
     watch_link();
-    bool moved = (path_ == Path::kSyncing || path_ == Path::kFallback) && poll_fallback(now);
+    bool moved = awaits_marks() && poll_fallback(now);
+    if (path_ == Path::kRejoining) moved |= poll_rejoin();
     for (uint32_t v = 0; v < config_.num_vcs; ++v) moved |= poll_receiver(v, now);
     moved |= poll_senders(now);
     mailbox::set_progress(status_.delivered + status_.forwarded);
@@ -138,6 +155,7 @@ void Router::account(uint64_t now) {
     if (c == abi::kFabricReroute && path_ == Path::kCable && (config_.dims == 2 || config_.ring_chips) &&
         !eth::link_up(config_.port))
         start_reroute();
+    if (c == abi::kFabricRejoin && path_ == Path::kFallback && eth::link_up(config_.port)) start_rejoin();
     status_.state = c == abi::kFabricPause   ? abi::kFabricRouterPaused
                     : c == abi::kFabricDrain ? abi::kFabricRouterDraining
                     : path_ != Path::kCable  ? abi::kFabricRouterRerouted
@@ -169,21 +187,47 @@ void Router::watch_link() {
 void Router::start_fallback() {
     path_ = Path::kSyncing;
     rt::acquire_fence();
-    for (uint32_t v = 0; v < config_.num_vcs; ++v) frozen_[v] = link_.filled[v];
+    for (uint32_t v = 0; v < config_.num_vcs; ++v) {
+        // A count the cable delivered before an earlier return can trail what we took.
+        const uint32_t filled = link_.filled[v];
+        frozen_[v] = ahead(filled, receivers_[v].handled) ? filled : receivers_[v].handled;
+        rx_live_[v] = false;
+    }
     eth::recover(config_.port, /*drop_queued=*/true);
-    abi::FabricPacketHeader& sync = header_at(config_.fallback_stage);
-    sync = abi::FabricPacketHeader{};
-    sync.src = config_.self;
-    sync.send_type = abi::kFabricFallbackSync;
-    sync.dst_address = frozen_[0] | uint64_t(config_.num_vcs > 1 ? frozen_[1] : 0) << 32;
-    sync.sem_address = config_.num_vcs > 2 ? frozen_[2] : 0;
     sync_sent_ = false;
+}
+
+// Writes what we tell the peer into the fallback stage, once the NoC has
+// read what was staged before. False until then.
+bool Router::stage(const abi::FabricPacketHeader& h) {
+    if (!reached(noc::completed(), stage_free_at_)) return false;
+    header_at(config_.fallback_stage) = h;
+    return true;
+}
+
+// While the cable is down, and after it returned until the peer's marks
+// came: the fallback's packets (the sync first).
+bool Router::awaits_marks() const {
+    if (path_ == Path::kSyncing || path_ == Path::kFallback || path_ == Path::kRejoining) return true;
+    if (path_ != Path::kCable) return false;
+    for (uint32_t v = 0; v < config_.num_vcs; ++v)
+        if (!rx_live_[v]) return true;
+    return false;
 }
 
 bool Router::poll_fallback(uint64_t now) {
     bool moved = false;
-    if (!sync_sent_ && push(config_.fallback[0], fallback_sent_[0], config_.fallback_stage, abi::kFabricHeaderBytes))
-        sync_sent_ = moved = true;
+    if (!sync_sent_) {
+        abi::FabricPacketHeader sync{};
+        sync.src = config_.self;
+        sync.send_type = abi::kFabricFallbackSync;
+        put_counts(sync, frozen_);
+        if (stage(sync) &&
+            push(config_.fallback[0], fallback_sent_[0], config_.fallback_stage, abi::kFabricHeaderBytes)) {
+            stage_free_at_ = noc::issued();
+            sync_sent_ = moved = true;
+        }
+    }
     for (uint32_t v = 0; v < config_.num_vcs; ++v) moved |= poll_fallback_in(v, now);
     return moved;
 }
@@ -199,6 +243,8 @@ bool Router::poll_fallback_in(uint32_t vc, uint64_t now) {
         abi::FabricPacketHeader& h = header_at(slot);
         if (h.send_type == abi::kFabricFallbackSync) {
             on_sync(h);
+        } else if (h.send_type == abi::kFabricRejoinMark) {
+            if (!on_rejoin_mark(h)) break;
         } else if (receivers_[vc].handled != frozen_[vc] || !handle_head(rx, vc, h, slot)) {
             break;
         }
@@ -214,9 +260,8 @@ bool Router::poll_fallback_in(uint32_t vc, uint64_t now) {
 // The peer took our packets of the dead cable numbered below sync's counts:
 // those are done; the rest go again, over the fallback.
 void Router::on_sync(const abi::FabricPacketHeader& h) {
-    const uint32_t took[abi::kFabricMaxVcs] = {static_cast<uint32_t>(h.dst_address),
-                                               static_cast<uint32_t>(h.dst_address >> 32),
-                                               static_cast<uint32_t>(h.sem_address)};
+    uint32_t took[abi::kFabricMaxVcs];
+    get_counts(h, took);
     const uint32_t again = settle(took);
     path_ = Path::kFallback;
     status::post(abi::kEventRerouted, config_.port, config_.fallback_port, again);
@@ -228,11 +273,66 @@ void Router::on_sync(const abi::FabricPacketHeader& h) {
 void Router::start_reroute() {
     uint32_t took[abi::kFabricMaxVcs];
     for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) took[v] = status_.peer_took[v];
-    for (uint32_t v = 0; v < config_.num_vcs; ++v) frozen_[v] = status_.freeze_at[v];
+    for (uint32_t v = 0; v < config_.num_vcs; ++v) {
+        frozen_[v] = status_.freeze_at[v];
+        rx_live_[v] = false;
+    }
     eth::recover(config_.port, /*drop_queued=*/true);
     const uint32_t again = settle(took);
     path_ = Path::kRouted;
     status::post(abi::kEventRerouted, config_.port, config_.port, again);
+}
+
+// The cable is back (the host's kFabricRejoin). Nothing is held: a VC's
+// packets go on over the fallback until its mark follows them there, and
+// over the cable after it (send_head); once every VC is marked, the router
+// is on its cable again.
+void Router::start_rejoin() {
+    path_ = Path::kRejoining;
+    marks_ = 0;
+}
+
+bool Router::poll_rejoin() {
+    if (!sync_sent_) return false;  // the peer waits for it before anything else of ours
+    bool moved = false;
+    for (uint32_t v = 0; v < config_.num_vcs; ++v) moved |= !marked(v) && push_mark(v);
+    if (marks_ != (1u << config_.num_vcs) - 1) return moved;
+    path_ = Path::kCable;
+    status::post(abi::kEventRejoined, config_.port, config_.fallback_port, 0);
+    return true;
+}
+
+// VC vc's mark carries how many packets we had sent into the peer's
+// receivers when the cable died: the peer skips those it never took (they
+// went again over the fallback; the cable, lossless, still delivers them
+// first when it returns) and reads that VC off the cable from there.
+bool Router::push_mark(uint32_t vc) {
+    abi::FabricPacketHeader mark{};
+    mark.src = config_.self;
+    mark.send_type = abi::kFabricRejoinMark;
+    mark.vc = static_cast<uint16_t>(vc);
+    put_counts(mark, peer_sent_);
+    if (!stage(mark) ||
+        !push(config_.fallback[vc], fallback_sent_[vc], config_.fallback_stage, abi::kFabricHeaderBytes))
+        return false;
+    stage_free_at_ = noc::issued();
+    marks_ |= 1u << vc;
+    return true;
+}
+
+// The peer's mark for VC h.vc: all it sent over the fallback on that VC came
+// before it, so our receiver of that VC reads the cable again, from the
+// peer's count. False while the receiver still holds slots of the dead cable.
+bool Router::on_rejoin_mark(const abi::FabricPacketHeader& h) {
+    if (h.vc >= config_.num_vcs) return true;  // a corrupt mark: nothing to rejoin
+    Receiver& rx = receivers_[h.vc];
+    if (rx.handled != frozen_[h.vc] || rx.released != rx.handled) return false;
+    uint32_t sent[abi::kFabricMaxVcs];
+    get_counts(h, sent);
+    rx.handled = rx.released = frozen_[h.vc] = sent[h.vc];
+    rx.decided = false;
+    rx_live_[h.vc] = true;  // release() gives the peer its credits from here
+    return true;
 }
 
 // Frees our packets of the dead cable the peer took (numbered below took[vc]
@@ -273,7 +373,7 @@ bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
     h.route = e.route;
     h.vc = static_cast<uint16_t>(vc);
     if (!forward(config_.forward[e.first][vc], slot, abi::kFabricHeaderBytes + h.payload_bytes)) return false;
-    s.slot[s.sent % s.ring->slots].eth_command = command;
+    s.slot[s.sent % s.ring->slots] = {command, 0, 0, 1};
     return true;
 }
 
@@ -299,7 +399,7 @@ bool Router::send_back(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
         h.hops = hops, h.vc = vc;  // tried again at the next poll, from the packet as it was
         return false;
     }
-    s.slot[s.sent % s.ring->slots].eth_command = command;
+    s.slot[s.sent % s.ring->slots] = {command, 0, 0, 1};
     return true;
 }
 
@@ -308,7 +408,7 @@ bool Router::send_back(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
 bool Router::drop_sent(Sender& s, const abi::FabricPacketHeader& h) {
     const uint32_t command = noc::issued();
     drop(abi::kEventRoutingError, static_cast<uint32_t>(&s - senders_), h);
-    s.slot[s.sent % s.ring->slots].eth_command = command - 1;  // nothing to wait for
+    s.slot[s.sent % s.ring->slots] = {command - 1, 0, 0, 1};  // nothing to wait for
     return true;
 }
 
@@ -325,7 +425,7 @@ bool Router::send_over_fallback(Sender& s, abi::FabricPacketHeader& h, uint64_t 
     const uint32_t vc = h.vc < config_.num_vcs ? h.vc : 0;
     const uint32_t command = noc::issued();
     if (!push(config_.fallback[vc], fallback_sent_[vc], slot, bytes)) return false;
-    s.slot[s.sent % s.ring->slots].eth_command = command;
+    s.slot[s.sent % s.ring->slots] = {command, 0, 0, 1};
     return true;
 }
 
@@ -398,8 +498,9 @@ bool Router::send_head(Sender& s, uint64_t now) {
     abi::FabricPacketHeader& h = header_at(slot);
     const bool cross = abi::fabric_crosses_dateline(config_.dateline, config_.flags, r.vc);
     const uint32_t vc = cross ? 1 : r.vc;
-    if (path_ != Path::kCable) {  // round the dead cable: by the new tables, or over the fallback relay
-        if (path_ == Path::kFallback) {
+    if (path_ != Path::kCable && !(path_ == Path::kRejoining && marked(vc))) {
+        // round the dead cable: by the new tables, or over the fallback relay
+        if (path_ != Path::kRouted) {
             cross_cable(h, cross);
             h.vc = static_cast<uint16_t>(vc);
         }
@@ -455,9 +556,9 @@ bool Router::free_sent(Sender& s, uint64_t now) {
     const uint32_t before = s.freed;
     const uint32_t noc_done = noc::completed();
     auto done = [&](uint32_t packet) {
-        const uint32_t command = s.slot[packet % s.ring->slots].eth_command;
-        return path_ == Path::kCable ? eth::done(config_.port, command) || acked(s, packet)
-                                     : reached(noc_done, command + 1);
+        const SentSlot& sent = s.slot[packet % s.ring->slots];
+        return sent.by_noc ? reached(noc_done, sent.eth_command + 1)
+                           : eth::done(config_.port, sent.eth_command) || acked(s, packet);
     };
     while (s.freed < s.sent && done(s.freed)) ++s.freed;
     if (s.freed == before) return false;
@@ -471,8 +572,10 @@ bool Router::free_sent(Sender& s, uint64_t now) {
 bool Router::poll_receiver(uint32_t vc, uint64_t now) {
     Receiver& rx = receivers_[vc];
     bool moved = release(vc);
-    const uint32_t filled = path_ == Path::kCable ? link_.filled[vc] : frozen_[vc];
-    while (rx.handled != filled) {
+    // After a return, counts the cable still delivered from before its death
+    // trail what the receiver took: only a count past it is news.
+    const uint32_t filled = rx_live_[vc] ? link_.filled[vc] : frozen_[vc];
+    while (ahead(filled, rx.handled)) {
         const uint64_t slot = slot_of(*rx.ring, config_.slot_size, rx.handled);
         abi::FabricPacketHeader& h = header_at(slot);
         if (!handle_head(rx, vc, h, slot)) {
@@ -491,7 +594,7 @@ bool Router::poll_receiver(uint32_t vc, uint64_t now) {
         rx.reported = false;
         moved = true;
     }
-    if (rx.handled == filled) rx.since = now;
+    if (!ahead(filled, rx.handled)) rx.since = now;
     if (rx.since == now) status_.receivers[vc].stuck_us = 0;
     status_.receivers[vc].done = rx.handled;
     return release(vc) || moved;
@@ -587,8 +690,10 @@ bool Router::release(uint32_t vc) {
     const uint32_t done = noc::completed();
     while (rx.released < rx.handled && reached(done, rx.noc_command[rx.released % rx.ring->slots])) ++rx.released;
     status_.receivers[vc].freed = rx.released;
-    if (path_ != Path::kCable) rx.credited = rx.released;  // nobody reads credits over a dead cable
-    if (rx.released == rx.credited || !tx_room(1)) return false;
+    // Nobody reads credits over a dead cable: they wait for the peer's mark,
+    // and `credited` stays what the peer was last sent (the cable, lossless,
+    // still delivers it when it returns).
+    if (!rx_live_[vc] || rx.released == rx.credited || !tx_room(1)) return false;
     rx.credited = rx.released;
     eth::send_word(config_.port, peer_word(&link_.acked[vc]), rx.credited);
     return true;

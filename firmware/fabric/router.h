@@ -29,14 +29,15 @@
 
 namespace weft::fabric {
 
-// What a router keeps of each packet it sent over its cable, until the peer
-// frees its slot: the command that sent it (NoC's, on the fallback), its
-// number among its VC's packets on the cable, and that VC.
+// What a router keeps of each packet it sent, until it may free its slot:
+// the command that sent it (the NoC's where it went round the cable or over
+// the fallback: by_noc), its number among its VC's packets on the cable, and
+// that VC.
 struct SentSlot {
     uint32_t eth_command;
     uint16_t link_index;
     uint8_t link_vc;
-    uint8_t pad;
+    uint8_t by_noc;
 };
 static_assert(sizeof(SentSlot) == 8, "SentSlot layout");
 
@@ -65,8 +66,10 @@ public:
 private:
     // Which way its packets go: over its cable; waiting for the peer to say
     // which of them arrived before the cable died; over the fallback relay;
-    // round the dead cable by the chip's new tables (the host's kFabricReroute).
-    enum class Path : uint8_t { kCable, kSyncing, kFallback, kRouted };
+    // round the dead cable by the chip's new tables (the host's kFabricReroute);
+    // its cable back (the host's kFabricRejoin): a VC's packets take the
+    // cable again once its mark went into the fallback after them.
+    enum class Path : uint8_t { kCable, kSyncing, kFallback, kRouted, kRejoining };
 
     struct Sender {
         const abi::FabricRing* ring = nullptr;
@@ -92,6 +95,13 @@ private:
     bool poll_fallback(uint64_t now);
     bool poll_fallback_in(uint32_t vc, uint64_t now);
     void on_sync(const abi::FabricPacketHeader& h);
+    bool stage(const abi::FabricPacketHeader& h);
+    bool awaits_marks() const;
+    void start_rejoin();
+    bool poll_rejoin();
+    bool push_mark(uint32_t vc);
+    bool marked(uint32_t vc) const { return marks_ >> vc & 1; }
+    bool on_rejoin_mark(const abi::FabricPacketHeader& h);
     uint32_t settle(const uint32_t took[abi::kFabricMaxVcs]);
     void start_reroute();
     bool route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot);
@@ -136,7 +146,14 @@ private:
     // kSyncing, kFallback: the dead cable's packets our receivers take (the
     // count when it died); later ones it delivers when it returns are stale.
     uint32_t frozen_[abi::kFabricMaxVcs] = {};
+    // Whether receiver v reads its cable: not from the cable's death until
+    // the peer's kFabricRejoinMark for v came round the fallback.
+    bool rx_live_[abi::kFabricMaxVcs] = {true, true, true};
     bool sync_sent_ = false;
+    uint32_t marks_ = 0;  // kRejoining: bit v, VC v's mark went into the fallback
+    // The NoC command count from which the fallback stage is ours again: the
+    // sync or a mark pushed from it may not have been read yet.
+    uint32_t stage_free_at_ = 0;
     Receiver fallback_rx_[abi::kFabricMaxVcs];         // the peer's packets, through our relay
     uint32_t fallback_sent_[abi::kFabricMaxVcs] = {};  // packets written into fallback[vc]
     uint32_t next_sender_ = 0;                         // round-robin: who goes first next time

@@ -34,6 +34,7 @@ const char* event_kind_name(uint32_t kind) {
         case abi::kEventTimeout: return "timeout";
         case abi::kEventRoutingError: return "routing_error";
         case abi::kEventRerouted: return "rerouted";
+        case abi::kEventRejoined: return "rejoined";
     }
     return "unknown";
 }
@@ -71,7 +72,8 @@ uint32_t EventLog::drain() {
                                 {"port", e.port},       {"port_name", port_name(bridge_.spec().board, e.port)},
                                 {"channel", e.channel}, {"detail", e.detail},
                                 {"chip_time", e.time}};
-            if (e.kind == abi::kEventRerouted) j["fallback_port_name"] = port_name(bridge_.spec().board, e.channel);
+            if (e.kind == abi::kEventRerouted || e.kind == abi::kEventRejoined)
+                j["fallback_port_name"] = port_name(bridge_.spec().board, e.channel);
             if (const int li = bridge_.ethernet().link_index(chip->id(), e.port); li >= 0)
                 j["link"] = link_name(bridge_, static_cast<size_t>(li), PortRef{chip->id(), e.port});
             record(std::move(j));

@@ -62,7 +62,7 @@ void print_links(const nlohmann::json& counters) {
 
 // A firmware event's channel and detail, in words where its kind gives them
 // a meaning: a rerouted router's way round (its fallback port, or new
-// tables on its own) and the packets it sent again.
+// tables on its own) and the packets it sent again; a rejoined one's relay.
 std::string event_fields(const nlohmann::json& e) {
     const auto detail = e["detail"].get<uint64_t>();
     if (e["kind"] == "rerouted") {
@@ -70,6 +70,7 @@ std::string event_fields(const nlohmann::json& e) {
         return (onto == e["port_name"] ? " round its cable by new tables, " : " onto port " + onto + ", ") +
                std::to_string(detail) + " packet(s) sent again";
     }
+    if (e["kind"] == "rejoined") return " back on its cable, off port " + e.value("fallback_port_name", "");
     return " channel " + std::to_string(e["channel"].get<int>()) + " detail " + std::to_string(detail);
 }
 

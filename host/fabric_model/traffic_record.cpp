@@ -44,7 +44,8 @@ TrafficRecorder::~TrafficRecorder() { engine_.on_packet_hop = nullptr; }
 
 void TrafficRecorder::record(const PacketHop& hop) {
     const abi::FabricPacketHeader& h = *hop.header;
-    if (h.send_type == abi::kFabricFallbackSync) return;  // between two routers: no one's traffic
+    // Between two routers: no one's traffic.
+    if (h.send_type == abi::kFabricFallbackSync || h.send_type == abi::kFabricRejoinMark) return;
     const Hop kept{{node_word(h.src), node_word(h.dst), h.payload_bytes, h.seq, h.dst_address, h.sem_address},
                    hop.left_ns,
                    hop.landed_ns,

@@ -45,6 +45,7 @@ constexpr int kMaxSteps = 200000;
 constexpr uint32_t kSrc = 0x0, kDst = 0x100000, kSems = 0x200000, kIncs = 0x200100, kInline = 0x200200,
                    kScatter = 0x300000;
 constexpr uint32_t kBlock = 16 * 1024;
+constexpr uint32_t kOrdered = kInline + 0x100;  // ordered_inline_writes' words
 
 uint8_t pattern(uint32_t from, uint32_t to, uint32_t i) {
     return static_cast<uint8_t>(from * 31 + to * 7 + i * 13 + 1);
@@ -285,6 +286,96 @@ void test_a_pulled_cable_moves_onto_its_fallback(void**) {
         }
     }
     assert_true(resent > 0);  // some pull caught packets on the wire, which went again
+}
+
+// In order per sender: every chip writes every other `count` words into one
+// address, each packet on the same lane; the last must be what lands.
+void ordered_inline_writes(FabricModel& m, uint32_t count) {
+    const uint32_t n = m.chips();
+    for (uint32_t f = 0; f < n; ++f)
+        for (uint32_t t = 0; t < n; ++t) {
+            if (f == t) continue;
+            for (uint32_t k = 1; k <= count; ++k) {
+                ModelPacket in;
+                in.command = abi::kFabricInlineWrite;
+                in.dst = m.dram(kOrdered + 4 * f);
+                in.inc = (f << 24) | (t << 16) | k;
+                m.send(f, t, in, 1);
+            }
+        }
+}
+
+// The cable comes back under traffic: the control plane tells both routers
+// (kFabricRejoin), each sends a mark per VC over the fallback after what
+// went there, and takes the cable again. Whatever the moment, every byte and
+// count is right, every chip's last inline write from every other lands
+// last (no packet overtook an earlier one of its lane), both routers run on
+// their cable again and carried packets over it after the return, and each
+// posted rerouted and rejoined once. Frames the cable still held when it
+// died land on its return and are skipped. `a` and `b`: the directions of
+// chip 0's and chip 1's routers on the cable between them (plane 0).
+// Returns whether packets crossed the cable after its return (none may be
+// left to, late in the traffic).
+bool rejoin_under_traffic(FabricModel& m, int pull_at, FabricDirection a, FabricDirection b) {
+    constexpr uint32_t kWrites = 12;
+    const auto east0 = static_cast<uint32_t>(m.cluster().board().port_for(abi::kFabricEast, 0));
+    transport::ControlPlane control(m.cluster().board(), m.cluster().topology(), 0, true);
+    Ethernet& eth = m.cluster().devices().ethernet();
+    const size_t cable = size_t(eth.link_index(0, east0));
+    int steps = 0;
+    std::string rejoined = "never asked", early;
+    uint64_t sent_at_return = 0;
+    m.on_step = [&] {
+        ++steps;
+        if (steps == pull_at) eth.set_link_up(cable, false);
+        if (steps == pull_at + 3) transport::reroute_live(m.cluster(), m.fabric(), control, 0, east0);
+        if (steps == pull_at + 6) early = transport::rejoin_live(m.cluster(), m.fabric(), control, 0, east0);
+        if (steps == pull_at + 12) eth.set_link_up(cable, true);
+        if (steps == pull_at + 18) {
+            rejoined = transport::rejoin_live(m.cluster(), m.fabric(), control, 0, east0);
+            sent_at_return = m.status(0, a).bytes_sent + m.status(1, b).bytes_sent;
+        }
+    };
+    ordered_inline_writes(m, kWrites);
+    every_chip_to_every_other(m);
+    if (steps <= pull_at + 18) fail_msg("all of it arrived in %d steps, before the return", steps);
+    if (!rejoined.empty()) fail_msg("pulled at %d: not rejoined: %s", pull_at, rejoined.c_str());
+    assert_string_equal(early.c_str(), "it is still down");  // asked before the cable was back
+    for (uint32_t t = 0; t < m.chips(); ++t)
+        for (uint32_t f = 0; f < m.chips(); ++f)
+            if (f != t && m.word(t, m.dram(kOrdered + 4 * f)) != ((f << 24) | (t << 16) | kWrites))
+                fail_msg("pulled at %d: chip %u's last word from %u is 0x%x", pull_at, t, f,
+                         m.word(t, m.dram(kOrdered + 4 * f)));
+    for (auto [chip, way] : {std::pair{0u, a}, std::pair{1u, b}}) {
+        const abi::FabricRouterStatus& s = m.status(chip, way);
+        assert_int_equal(s.state, abi::kFabricRouterRunning);
+        assert_int_equal(s.link_downs, 1);
+        assert_int_equal(m.events(chip, abi::kEventRerouted), 1);
+        assert_int_equal(m.events(chip, abi::kEventRejoined), 1);
+    }
+    return m.status(0, a).bytes_sent + m.status(1, b).bytes_sent > sent_at_return;
+}
+
+void test_a_returned_ring_cable_takes_its_traffic_back_live(void**) {
+    int crossed = 0;
+    for (int pull_at : {3, 10, 25, 40, 60, 90}) {
+        FabricSpec o = small_options();
+        o.fallback = true;
+        FabricModel m("ring8x2", true, o);
+        crossed += rejoin_under_traffic(m, pull_at, FabricDirection::kForward, FabricDirection::kBackward);
+    }
+    assert_true(crossed >= 3);
+}
+
+void test_a_returned_mesh_cable_takes_its_traffic_back_live(void**) {
+    int crossed = 0;
+    for (int pull_at : {2, 6, 12, 20}) {
+        FabricSpec o = small_options();
+        o.fallback = true;
+        FabricModel m("mesh2x2-rv32", o);
+        crossed += rejoin_under_traffic(m, pull_at, FabricDirection::kEast, FabricDirection::kWest);
+    }
+    assert_true(crossed >= 2);
 }
 
 // A cable whose fallback relay's cable died before it: the router sees its
@@ -1120,6 +1211,8 @@ int main() {
         cmocka_unit_test(test_torus4x4_every_chip_to_every_other),
         cmocka_unit_test(test_4mesh3x3_every_chip_to_every_other),
         cmocka_unit_test(test_a_pulled_cable_moves_onto_its_fallback),
+        cmocka_unit_test(test_a_returned_ring_cable_takes_its_traffic_back_live),
+        cmocka_unit_test(test_a_returned_mesh_cable_takes_its_traffic_back_live),
         cmocka_unit_test(test_a_cable_whose_relays_cable_is_dead_is_routed_round),
         cmocka_unit_test(test_two_planes_are_two_hops_between_every_pair),
         cmocka_unit_test(test_a_pulled_torus_cable_is_routed_round_live),

@@ -267,9 +267,36 @@ std::string Fabric::tend() {
         // waited out their timeout; the cause is known, so no hang report.
         if (d.kind == RerouteDecision::kCutOff || d.kind == RerouteDecision::kRefused)
             throw Error(cable + " is down and the fabric cannot route round it: " + d.why);
+        if (d.kind == RerouteDecision::kFallback) on_fallback_.insert(r);
     }
+    rejoin_returned_cables(machine);
     check_dropped();
     return fault();
+}
+
+// Each cable on the fallback that is up at both ends again: its routers
+// go back onto it, and it is tended as any other once more.
+void Fabric::rejoin_returned_cables(Machine& machine) {
+    for (auto it = on_fallback_.begin(); it != on_fallback_.end();) {
+        const FabricRouterPlan& plan = builder_.routers()[*it];
+        const abi::PortState& state = cluster_.control(chip_id(plan.chip)).port[plan.port];
+        if (state.state != abi::kLinkUp ||
+            cluster_.control(state.peer_chip).port[state.peer_port].state != abi::kLinkUp) {
+            ++it;
+            continue;
+        }
+        const std::string cable = cable_name(plan, state);
+        const std::string why = rejoin_live(machine, builder_, control_, plan.chip, plan.port,
+                                            [&](uint32_t c, uint32_t core) { cluster_.ring_core(chip_id(c), core); });
+        if (why.empty()) {
+            WEFT_INFO("fabric", "%s is back under the fabric: its routers leave their fallbacks for it", cable.c_str());
+            rerouted_.erase({plan.chip, plan.port});
+            rerouted_.erase({index_of(state.peer_chip), state.peer_port});
+        } else {
+            WEFT_INFO("fabric", "%s is back, but not under this fabric: %s", cable.c_str(), why.c_str());
+        }
+        it = on_fallback_.erase(it);
+    }
 }
 
 // A packet a router dropped (no route on, a multicast for a dead cable, a

@@ -84,6 +84,8 @@ public:
     // rerouted still fails the op, naming the cable. A cable the control plane
     // finds no way round (a cut mesh, ring or line, tables that could
     // deadlock), or a packet a router dropped, throws weft::Error saying so.
+    // A cable whose routers moved onto their fallback relays, once back,
+    // takes their traffic again (rejoin_live).
     std::string tend();
     // Stops every router (each lets what it issued finish; a router whose
     // cable is down drops what it queued for it). A router that does not stop
@@ -93,6 +95,7 @@ public:
 
 private:
     void check_dropped() const;
+    void rejoin_returned_cables(Machine& machine);
     Fabric(Machine& cluster, FabricBuilder builder, std::vector<uint32_t> chips);
     uint32_t chip_id(uint32_t chip) const { return chips_.empty() ? chip : chips_.at(chip); }
     uint32_t index_of(uint32_t cluster_chip) const;  // chip_id's inverse
@@ -104,6 +107,10 @@ private:
     std::vector<uint32_t> chips_;  // the builder's chip -> the cluster's; empty: the same
     ControlPlane control_;  // the cables among its chips as the fabric was built (its numbers), and what died since
     std::set<std::pair<uint32_t, uint32_t>> rerouted_;  // (chip, port) of cables routed round live, its numbers
+    // The routers (builder_.routers() indices) whose cables went down under
+    // them and that moved onto their fallback relays: when one's cable comes
+    // back, both its routers return to it.
+    std::set<size_t> on_fallback_;
     size_t started_ = 0;                                // routers 0..started_-1 run
 };
 

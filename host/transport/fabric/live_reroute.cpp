@@ -20,6 +20,17 @@ const FabricRouterPlan* router_on(const FabricBuilder& fabric, uint32_t chip, ui
     return nullptr;
 }
 
+// The router at the far end of a's cable. Throws weft::Error if the fabric has none.
+const FabricRouterPlan& peer_router(const FabricBuilder& fabric, const FabricRouterPlan& a) {
+    const FabricDirection back =
+        fabric.dims() == 1
+            ? (a.direction == FabricDirection::kForward ? FabricDirection::kBackward : FabricDirection::kForward)
+            : compass_direction(static_cast<uint32_t>(a.direction) ^ 2);
+    const int b = fabric.router_index(a.peer_chip, back);
+    if (b < 0) throw Error("the fabric's router on chip " + std::to_string(a.chip) + " has no peer router");
+    return fabric.routers()[size_t(b)];
+}
+
 // Packets the router has taken in off its cable, per VC (its link words).
 std::array<uint32_t, abi::kFabricMaxVcs> filled(Machine& m, const FabricRouterPlan& p) {
     abi::FabricLinkWords w{};
@@ -153,11 +164,7 @@ RerouteDecision reroute_ring(Machine& m, const FabricBuilder& fabric, const Fabr
                              const std::function<void(uint32_t chip, uint32_t core)>& wake) {
     RerouteDecision d;
     d.chip = a.chip, d.port = a.port;
-    const bool forward = a.direction == FabricDirection::kForward;
-    const int b_index =
-        fabric.router_index(a.peer_chip, forward ? FabricDirection::kBackward : FabricDirection::kForward);
-    if (b_index < 0) throw Error("the fabric's router on chip " + std::to_string(a.chip) + " has no peer router");
-    const FabricRouterPlan& b = fabric.routers()[size_t(b_index)];
+    const FabricRouterPlan& b = peer_router(fabric, a);
     const std::vector<uint32_t>& order = fabric.order();
     const size_t past = std::max(fabric.position(a.chip), fabric.position(b.chip));  // the first chip past it
     if (!fabric.ring()) {
@@ -224,6 +231,26 @@ RerouteDecision relay_cable_down(const FabricBuilder& fabric, ControlPlane& cont
     return d;
 }
 
+std::string rejoin_live(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
+                        uint32_t port, const std::function<void(uint32_t chip, uint32_t core)>& wake) {
+    const FabricRouterPlan* a = router_on(fabric, chip, port);
+    if (!a || a->relay_for >= 0) return "the running fabric has no router of its own on it";
+    const FabricRouterPlan& b = peer_router(fabric, *a);
+    for (const FabricRouterPlan* end : {a, &b}) {
+        // A router hears no ring when its cable returns: told before, it would sleep on.
+        if (machine.control(end->chip).port[end->port].state != abi::kLinkUp) return "it is still down";
+        if (!end->config.fallback[0].slots) return "its routers route round it by tables until the next fabric";
+        if (sent_round(machine, *end)) return "its routers route round it by tables until the next fabric";
+    }
+    const uint32_t command = abi::kFabricRejoin;
+    for (const FabricRouterPlan* end : {a, &b})
+        machine.write(end->chip, end->config.status + offsetof(abi::FabricRouterStatus, command), &command,
+                      sizeof command);
+    control.cable_up(chip, port);
+    if (wake) wake(a->chip, a->core), wake(b.chip, b.core);
+    return "";
+}
+
 RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
                              uint32_t port, const std::function<void(uint32_t chip, uint32_t core)>& wake) {
     const FabricRouterPlan* a = router_on(fabric, chip, port);
@@ -241,9 +268,7 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
             if (RerouteDecision d = control.cable_down(chip, port); d.kind == RerouteDecision::kFallback) return d;
         return reroute_ring(machine, fabric, *a, wake);
     }
-    const int b_index = fabric.router_index(a->peer_chip, compass_direction(static_cast<uint32_t>(a->direction) ^ 2));
-    if (b_index < 0) throw Error("the fabric's router on chip " + std::to_string(chip) + " has no peer router");
-    const FabricRouterPlan& b = fabric.routers()[size_t(b_index)];
+    const FabricRouterPlan& b = peer_router(fabric, *a);
     RerouteDecision d = control.cable_down(chip, port);
     if (d.kind != RerouteDecision::kNewTables) return d;
     std::vector<abi::FabricRouteTable> next;

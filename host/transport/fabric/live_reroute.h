@@ -50,4 +50,13 @@ std::vector<abi::FabricRouteTable> control_plane_tables(const FabricBuilder& fab
 RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
                              uint32_t port, const std::function<void(uint32_t chip, uint32_t core)>& wake = {});
 
+// The cable on (chip, port) is up again. Where its two routers moved onto
+// their fallback relays, both go back onto it live (kFabricRejoin: what went
+// over the fallback arrives first, then the cable carries again, nothing
+// lost or twice) and the control plane takes the cable back. Returns "" when
+// they were told to, else why they stay off it until the next fabric (a
+// cable routed round by tables: its detours stay).
+std::string rejoin_live(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
+                        uint32_t port, const std::function<void(uint32_t chip, uint32_t core)>& wake = {});
+
 }  // namespace weft::transport

@@ -101,6 +101,7 @@ enum StatusEventKind : uint32_t {
     kEventTimeout = 3,        // port, channel: what made no progress; detail: µs waited
     kEventRoutingError = 4,   // detail: the offending destination
     kEventRerouted = 5,       // port: whose cable died; channel: the fallback port; detail: packets sent again
+    kEventRejoined = 6,       // port: whose cable came back; channel: the fallback port it left; detail: 0
 };
 
 struct StatusEvent {

@@ -48,6 +48,13 @@ enum FabricSendType : uint8_t {
     // dead cable: VC 0's in dst_address's low word, VC 1's in its high word,
     // VC 2's in sem_address's low word.
     kFabricFallbackSync = 3,
+    // Between the two routers of a cable that came back (kFabricRejoin), over
+    // the fallback, after every packet the sender put there on that VC: the
+    // packets the sender sent into the peer's receivers before the cable died
+    // (VC 0's in dst_address's low word, VC 1's in its high word, VC 2's in
+    // sem_address's low word). The receiver skips those it never took (they
+    // went again over the fallback) and reads its cable again from there.
+    kFabricRejoinMark = 4,
 };
 
 inline constexpr uint32_t kFabricMaxScatter = 3;  // dst_address and the two in scatter[]

@@ -164,7 +164,16 @@ constexpr bool fabric_router_sends(uint32_t state, bool lane) {
 // the first, send the rest again, and from then on give every packet for the
 // dead cable a new route from this chip's tables (which the control plane
 // has rewritten around it) through another router of the chip.
-enum FabricRouterCommand : uint32_t { kFabricRun = 0, kFabricPause = 1, kFabricDrain = 2, kFabricReroute = 3 };
+// kFabricRejoin (its cable back, the router on its fallback relay): send
+// what it has sent over the fallback, then the kFabricRejoinMark per VC;
+// read the cable again once the peer's marks came; send over the cable again.
+enum FabricRouterCommand : uint32_t {
+    kFabricRun = 0,
+    kFabricPause = 1,
+    kFabricDrain = 2,
+    kFabricReroute = 3,
+    kFabricRejoin = 4,
+};
 
 struct FabricRouterStatus {
     FabricChannelStatus senders[kFabricMaxSenders];
