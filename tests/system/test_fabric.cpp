@@ -863,9 +863,11 @@ void test_collectives_stripe_over_both_planes(void**) {
 // Ethernet fallback, live (ring8x2's 1D fabric, mesh2x2-rv32's 2D one): a
 // plane-0 fabric with relays on plane 1. While
 // every chip streams to every other, chip 0's plane-0 east cable is pulled:
-// traffic goes on round it through the relays, every byte arrives and every
-// increment counts once, and the events name the cable and both rerouted
-// routers with their fallback port. Back in, the cluster runs ops as before.
+// traffic goes on round it through the relays; the cable comes back under
+// the stream and its routers return to it. Every byte arrives and every
+// increment counts once, the cable carried traffic again after its return,
+// and the events name the cable and both routers, rerouted with their
+// fallback port and rejoined. The cluster runs ops as before.
 void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
     g_fabric.reset();
     FabricSpec o;
@@ -905,6 +907,7 @@ void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
     // Crawling, the cable still holds its share for the relays to carry.
     slow_to_a_crawl(0, east);
     const size_t rerouted_before = events_at("rerouted", 0, "E").size();
+    const size_t rejoined_before = events_at("rejoined", 0, "E").size();
     transport::L1Allocator l1(g_cluster->board());
     std::vector<Launch> launches = traffic.launches(*fabric, l1);
     const auto running = g_cluster->launch_all(launches);
@@ -918,7 +921,45 @@ void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
     const uint64_t packets_to_chip_1 = (n - 1) * (kBig / fabric->builder().spec().payload_bytes() + kIncsPerPair);
     for (int i = 0; i < 2000 && delivered() < packets_to_chip_1 / 5; ++i) std::this_thread::sleep_for(milliseconds(1));
     g_cluster->set_link(0, east, false);
-    g_cluster->wait_all(running, milliseconds(60000));
+    // Both ends move onto their relays; the control plane notes it (tend, as
+    // an op's wait plays it). Then the cable comes back under the stream.
+    const auto cable_routers = [&] {
+        std::vector<transport::RouterView> ends;
+        for (const transport::RouterView& r : transport::read_routers(*g_cluster))
+            if (!r.relay && ((r.chip == 0 && r.way == "E") || (r.chip == 1 && r.way == "W"))) ends.push_back(r);
+        return ends;
+    };
+    const auto both_in = [&](uint32_t state) {
+        size_t in = 0;
+        for (const transport::RouterView& r : cable_routers()) in += r.status.state == state;
+        return in == 2;
+    };
+    const auto over_the_cable = [&] {
+        uint64_t bytes = 0;
+        for (const transport::RouterView& r : cable_routers()) bytes += r.status.bytes_sent;
+        return bytes;
+    };
+    uint64_t relayed = 0, resent = 0;
+    const auto on_relays = [&] {  // both moved, and the relays carry their traffic
+        relayed = resent = 0;
+        for (const transport::RouterView& r : transport::read_routers(*g_cluster)) {
+            if (r.relay) relayed += r.status.forwarded;
+            if (r.status.state == abi::kFabricRouterRerouted) resent += r.status.resent;
+        }
+        return both_in(abi::kFabricRouterRerouted) && relayed > 0;
+    };
+    for (int i = 0; i < 1000 && !on_relays(); ++i) {
+        assert_string_equal(fabric->tend().c_str(), "");
+        std::this_thread::sleep_for(milliseconds(5));
+    }
+    assert_true(on_relays());
+    if (g_cluster->chip(1).read32(dram(kSems)) != 0)
+        fail_msg("chip 0's stream to chip 1 ended before the cable came back");
+    const uint64_t before_return = over_the_cable();
+    g_cluster->set_fault(0, east, kUnfaulted);
+    g_cluster->set_link(0, east, true);
+    assert_string_equal(fabric->tend().c_str(), "");  // the control plane sees it back: both routers told
+    g_cluster->wait_all(running, milliseconds(60000), [&] { return fabric->tend(); });
     for (uint32_t t = 0; t < n; ++t)
         for (uint32_t f = 0; f < n; ++f) {
             if (f == t) continue;
@@ -931,26 +972,22 @@ void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
             for (uint32_t i = 0; i < kBig; ++i)
                 if (got[i] != pattern(f, t, i)) fail_msg("chip %u -> %u: byte %u differs", f, t, i);
         }
-    uint64_t relayed = 0, resent = 0;
-    size_t rerouted = 0;
-    for (const transport::RouterView& r : transport::read_routers(*g_cluster)) {
-        if (r.relay) relayed += r.status.forwarded;
-        if (r.status.state == abi::kFabricRouterRerouted) ++rerouted, resent += r.status.resent;
-    }
-    fprintf(stderr, "after the pull: %llu packets relayed, %llu sent again\n", static_cast<unsigned long long>(relayed),
-            static_cast<unsigned long long>(resent));
-    assert_true(relayed > 0);
-    assert_int_equal(rerouted, 2);  // the two ends of the cable
+    const uint64_t after_return = over_the_cable() - before_return;
+    fprintf(stderr, "after the pull: %llu packets relayed, %llu sent again; back: %llu bytes over the cable\n",
+            static_cast<unsigned long long>(relayed), static_cast<unsigned long long>(resent),
+            static_cast<unsigned long long>(after_return));
+    assert_true(both_in(abi::kFabricRouterRunning));  // off their relays, on the cable again
+    assert_true(after_return > 0);
     std::vector<nlohmann::json> events;
-    for (int i = 0; i < 100 && events.size() <= rerouted_before; ++i) {
+    for (int i = 0; i < 100 && (events.size() <= rerouted_before || events_at("rejoined", 1, "W").empty()); ++i) {
         events = events_at("rerouted", 0, "E");
         std::this_thread::sleep_for(milliseconds(20));
     }
     assert_true(events.size() > rerouted_before);
     assert_string_equal(events.back().value("fallback_port_name", "").c_str(), "E1");
     assert_true(events_at("rerouted", 1, "W").size() > 0);
-    g_cluster->set_link(0, east, true);
-    g_cluster->set_fault(0, east, kUnfaulted);
+    assert_true(events_at("rejoined", 0, "E").size() > rejoined_before);
+    assert_true(events_at("rejoined", 1, "W").size() > 0);
     fabric->stop();
     g_fabric.reset();
     all_reduce_is_right("fabric");
