@@ -120,6 +120,33 @@ double clean_rate(Cluster& c, const Case& k, double gbps, milliseconds window) {
     return r;
 }
 
+// Ms from the cable's return until the router it left runs on it again (the
+// control plane, tended every 0.2 ms, tells both ends); -1 if not in 5 s; -2
+// for a cable routed round by tables, which keeps its detours until the
+// next fabric.
+double back_on_cable(Cluster& c, transport::Fabric& f, const Case& k, uint32_t port) {
+    const transport::FabricRouterPlan* router = nullptr;
+    for (const transport::FabricRouterPlan& p : f.builder().routers())
+        if (p.chip == k.from && p.port == port && p.relay_for < 0) router = &p;
+    const auto running = [&] {
+        return status_word(c, *router, offsetof(abi::FabricRouterStatus, state)) == abi::kFabricRouterRunning;
+    };
+    const auto returned = Clock::now();
+    f.tend();
+    if (status_word(c, *router, offsetof(abi::FabricRouterStatus, command)) == abi::kFabricReroute) return -2;
+    while (!running() && Clock::now() - returned < std::chrono::seconds(5)) {
+        f.tend();
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return running() ? duration<double, std::milli>(Clock::now() - returned).count() : -1;
+}
+
+std::string fixed2(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f", v);
+    return b;
+}
+
 uint64_t detoured(Cluster& c, const transport::Fabric& f, const Case& k) {
     uint64_t n = 0;
     for (const transport::FabricRouterPlan& p : f.builder().routers())
@@ -135,12 +162,12 @@ std::string rows(const Case& k, bool quick) {
     const double clean = clean_rate(*c, k, gbps, window), half = clean_rate(*c, k, gbps / 2, window);
     std::fprintf(stderr, "\r  fabric bench: reroute on %s, a cable pulled under a stream ...  ", k.cluster);
     shape(*c, k, gbps);
-    double before = 0, during = 0, pause_ms = -1;
+    double before = 0, during = 0, back = 0, pause_ms = -1, return_ms = -1;
     uint32_t resent = 0;
     const uint32_t port = static_cast<uint32_t>(port_named(c->board(), k.port));
     {
         auto fabric = start(*c, k);
-        Stream s(*c, *fabric, k, uint64_t(gbps * 1e9 * (2 * window.count() + 1600) / 1000));
+        Stream s(*c, *fabric, k, uint64_t(gbps * 1e9 * (3 * window.count() + 2400) / 1000));
         std::this_thread::sleep_for(milliseconds(300));
         before = s.rate(window);
         const uint64_t detoured_before = detoured(*c, *fabric, k);
@@ -154,12 +181,15 @@ std::string rows(const Case& k, bool quick) {
             pause_ms = duration<double, std::milli>(Clock::now() - pulled).count();
         std::this_thread::sleep_for(milliseconds(200));
         during = s.rate(window);
-        s.wait();
         for (const transport::FabricRouterPlan& p : fabric->builder().routers())
             resent += status_word(*c, p, offsetof(abi::FabricRouterStatus, resent));
+        std::fprintf(stderr, "\r  fabric bench: reroute on %s, the cable back under the stream ...  ", k.cluster);
         c->set_link(k.from, port, true);
+        return_ms = back_on_cable(*c, *fabric, k, port);
+        if (return_ms != -2) back = s.rate(window);
+        s.wait();
     }
-    std::fprintf(stderr, "\r  fabric bench: reroute on %s, after the cable returns ...      ", k.cluster);
+    std::fprintf(stderr, "\r  fabric bench: reroute on %s, the next fabric ...                ", k.cluster);
     const double after = clean_rate(*c, k, gbps, window);
     shape(*c, k, 0);
     std::ostringstream t;
@@ -167,12 +197,13 @@ std::string rows(const Case& k, bool quick) {
     t.precision(2);
     t << "| " << k.cluster << " | " << k.what << " | " << clean << " | " << half / clean
       << (half / clean > 0.65 ? " (host-bound)" : "") << " | " << before / clean << " | " << during / clean << " | "
-      << after / clean << " | ";
-    t.precision(1);
-    if (pause_ms < 0) t << "none in 5 s";
-    else
-        t << pause_ms;
-    t << " | " << resent << " |\n";
+      << (return_ms == -2 ? std::string("stays round") : fixed2(back / clean)) << " | " << after / clean << " | ";
+    const auto ms = [](double v) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.1f", v);
+        return v == -2 ? std::string("-") : v < 0 ? std::string("none in 5 s") : std::string(b);
+    };
+    t << ms(pause_ms) << " | " << ms(return_ms) << " | " << resent << " |\n";
     return t.str();
 }
 
@@ -210,13 +241,14 @@ std::string reroute_table(bool quick) {
     std::ostringstream t;
     t << "\nA stream across a cable pulled under it (4 KiB packets; the cable and the first cable of its detour shaped "
          "to 0.05 GB/s, the rest of the detour not): its "
-         "rate before the pull, while its traffic goes round, and on the next fabric after the cable returns, as "
+         "rate before the pull, while its traffic goes round, once the cable is back under the same stream (its "
+         "routers leave the relays live; detours stay until the next fabric), and on the next fabric, as "
          "fractions of the clean rate (a clean stream at half the link rate shows whether the link is the "
          "bottleneck: 0.50); the pause from the pull to the first packet round it (host-polled every 0.2 ms; on "
-         "torus4x4 it includes the control plane's new tables, written by the host); packets sent again (on the "
-         "wire when it died)\n\n"
-      << "| cluster | traffic goes | clean MB/s | at half rate | before | rerouted | after | pause ms | sent again "
-         "|\n|---|---|---|---|---|---|---|---|---|\n";
+         "torus4x4 it includes the control plane's new tables, written by the host) and from the return to the "
+         "router running on its cable again; packets sent again (on the wire when it died)\n\n"
+      << "| cluster | traffic goes | clean MB/s | at half rate | before | rerouted | back, live | next fabric | "
+         "pause ms | back in ms | sent again |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const Case& k : cases) t << rows(k, quick);
     return t.str();
 }
