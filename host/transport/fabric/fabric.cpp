@@ -267,35 +267,42 @@ std::string Fabric::tend() {
         // waited out their timeout; the cause is known, so no hang report.
         if (d.kind == RerouteDecision::kCutOff || d.kind == RerouteDecision::kRefused)
             throw Error(cable + " is down and the fabric cannot route round it: " + d.why);
-        if (d.kind == RerouteDecision::kFallback) on_fallback_.insert(r);
     }
     rejoin_returned_cables(machine);
     check_dropped();
     return fault();
 }
 
-// Each cable on the fallback that is up at both ends again: its routers
-// go back onto it, and it is tended as any other once more.
+// Each router on its fallback relay whose cable is up at both ends again
+// goes back onto it with its peer, whether or not a wait saw the cable go
+// (a short pull between two looks). A router told already is rung: it hears
+// no ring when its cable returns, and may have lost it again since.
 void Fabric::rejoin_returned_cables(Machine& machine) {
-    for (auto it = on_fallback_.begin(); it != on_fallback_.end();) {
-        const FabricRouterPlan& plan = builder_.routers()[*it];
-        const abi::PortState& state = cluster_.control(chip_id(plan.chip)).port[plan.port];
-        if (state.state != abi::kLinkUp ||
-            cluster_.control(state.peer_chip).port[state.peer_port].state != abi::kLinkUp) {
-            ++it;
+    for (size_t r = 0; r < started_; ++r) {
+        const FabricRouterPlan& plan = builder_.routers()[r];
+        const uint32_t chip = chip_id(plan.chip);
+        if (plan.relay_for >= 0 || !plan.config.fallback[0].slots || !cluster_.alive(chip)) continue;
+        uint32_t state = 0, command = 0;
+        cluster_.read(chip, plan.config.status + offsetof(abi::FabricRouterStatus, state), &state, sizeof state);
+        cluster_.read(chip, plan.config.status + offsetof(abi::FabricRouterStatus, command), &command, sizeof command);
+        const abi::PortState& port = cluster_.control(chip).port[plan.port];
+        if (state != abi::kFabricRouterRerouted || command == abi::kFabricReroute || port.state != abi::kLinkUp ||
+            cluster_.control(port.peer_chip).port[port.peer_port].state != abi::kLinkUp)
+            continue;
+        if (command == abi::kFabricRejoin) {
+            cluster_.ring_core(chip, plan.core);
             continue;
         }
-        const std::string cable = cable_name(plan, state);
+        const std::string cable = cable_name(plan, port);
         const std::string why = rejoin_live(machine, builder_, control_, plan.chip, plan.port,
                                             [&](uint32_t c, uint32_t core) { cluster_.ring_core(chip_id(c), core); });
-        if (why.empty()) {
-            WEFT_INFO("fabric", "%s is back under the fabric: its routers leave their fallbacks for it", cable.c_str());
-            rerouted_.erase({plan.chip, plan.port});
-            rerouted_.erase({index_of(state.peer_chip), state.peer_port});
-        } else {
+        if (!why.empty()) {
             WEFT_INFO("fabric", "%s is back, but not under this fabric: %s", cable.c_str(), why.c_str());
+            continue;
         }
-        it = on_fallback_.erase(it);
+        WEFT_INFO("fabric", "%s is back under the fabric: its routers leave their fallbacks for it", cable.c_str());
+        rerouted_.erase({plan.chip, plan.port});
+        rerouted_.erase({index_of(port.peer_chip), port.peer_port});
     }
 }
 

@@ -107,10 +107,6 @@ private:
     std::vector<uint32_t> chips_;  // the builder's chip -> the cluster's; empty: the same
     ControlPlane control_;  // the cables among its chips as the fabric was built (its numbers), and what died since
     std::set<std::pair<uint32_t, uint32_t>> rerouted_;  // (chip, port) of cables routed round live, its numbers
-    // The routers (builder_.routers() indices) whose cables went down under
-    // them and that moved onto their fallback relays: when one's cable comes
-    // back, both its routers return to it.
-    std::set<size_t> on_fallback_;
     size_t started_ = 0;                                // routers 0..started_-1 run
 };
 
