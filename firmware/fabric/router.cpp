@@ -357,14 +357,20 @@ uint32_t Router::settle(const uint32_t took[abi::kFabricMaxVcs]) {
 
 // A packet for the dead cable gets a new route from this chip, by its
 // tables, through the router of its first direction (a pass-through channel
-// from us, on vc_round_dead_cable's VC). One with no other way, or a
-// multicast (its run of chips lies beyond the cable), is dropped and reported.
+// from us, on vc_round_dead_cable's VC); a multicast, a copy to each chip of
+// its run (copy_run_round). One with no other way is dropped and reported.
 bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
     if (config_.dims == 1) return send_back(s, h, slot);
+    if (s.run.chips || (h.send_type == abi::kFabricMulticast && h.mcast_count > 1)) return copy_run_round(s, h, slot);
+    return route_unicast_round(s, h, slot);
+}
+
+bool Router::route_unicast_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
     const uint64_t at = config_.detour_table ? config_.detour_table : config_.route_table;
     const auto& table = *pointer_to<const abi::FabricRouteTable>(at);
     const abi::FabricRouteEntry e = abi::fabric_route_entry(table, config_.self.mesh, h.dst);
-    if (h.send_type != abi::kFabricUnicast || e.hops == 0 || e.first == config_.compass ||
+    if ((h.send_type != abi::kFabricUnicast && h.send_type != abi::kFabricMulticast) || e.hops == 0 ||
+        e.first == config_.compass ||
         !config_.forward[e.first][0].slots)  // every VC's channel exists where VC 0's does
         return drop_sent(s, h);
     const uint32_t command = noc::issued();
@@ -374,6 +380,55 @@ bool Router::route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
     h.vc = static_cast<uint16_t>(vc);
     if (!forward(config_.forward[e.first][vc], slot, abi::kFabricHeaderBytes + h.payload_bytes)) return false;
     s.slot[s.sent % s.ring->slots] = {command, 0, 0, 1};
+    return true;
+}
+
+// Chip k of a multicast's run: k cables on from its first chip, its way
+// (round the mesh's wrap, on a torus: a run never spans a ring).
+abi::FabricNodeId Router::run_chip(const RunRound& run, uint32_t k) const {
+    const auto& table = *pointer_to<const abi::FabricRouteTable>(config_.route_table);
+    const uint32_t width = config_.mesh_width ? config_.mesh_width : 1, height = table.chips / width;
+    uint32_t x = run.first.chip % width, y = run.first.chip / width;
+    switch (run.way) {
+        case abi::kFabricNorth: y = (y + height - k % height) % height; break;
+        case abi::kFabricSouth: y = (y + k) % height; break;
+        case abi::kFabricEast: x = (x + k) % width; break;
+        default: x = (x + width - k % width) % width; break;
+    }
+    return {run.first.mesh, static_cast<uint16_t>(x + y * width)};
+}
+
+// The head multicast of sender s, whose run of chips lies beyond the dead
+// cable: a unicast copy to each chip of the run, in order, each routed round
+// as a unicast. False until the last copy is on its way.
+bool Router::copy_run_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
+    RunRound& run = s.run;
+    if (!run.chips) {
+        // Short of its first chip, the run starts there and goes on the way
+        // its last cable goes; within the run (or one cable from its start)
+        // it goes on across this cable, straight on.
+        if (h.hops > 1) {
+            run.first = h.dst;
+            run.way = static_cast<uint8_t>((h.route >> (2 * (h.hops - 2))) & 3);
+        } else {
+            run.way = static_cast<uint8_t>(config_.compass);
+            run.first = config_.self;
+            run.first = run_chip(run, 1);
+        }
+        run.chips = h.mcast_count;
+        run.copied = 0;
+        run.read_by = noc::issued();
+    }
+    while (run.copied < run.chips) {
+        if (!reached(noc::completed(), run.read_by)) return false;  // the last copy's header is still to be read
+        h.send_type = abi::kFabricUnicast;
+        h.mcast_count = 1;
+        h.dst = run_chip(run, run.copied);
+        if (!route_unicast_round(s, h, slot)) return false;  // tried again at the next poll
+        run.read_by = noc::issued();
+        ++run.copied;
+    }
+    run.chips = 0;
     return true;
 }
 

@@ -71,12 +71,23 @@ private:
     // cable again once its mark went into the fallback after them.
     enum class Path : uint8_t { kCable, kSyncing, kFallback, kRouted, kRejoining };
 
+    // A 2D multicast whose run lies beyond the dead cable goes round as a
+    // unicast copy to each chip of the run, one at a time (the copies share
+    // the slot's header, rewritten once the NoC has read the last).
+    struct RunRound {
+        abi::FabricNodeId first{};  // the run's first chip
+        uint8_t way = 0;            // the run goes on this way (FabricCompass)
+        uint8_t chips = 0;          // 0: no multicast being copied
+        uint8_t copied = 0;
+        uint32_t read_by = 0;  // the NoC command count once the last copy was read
+    };
     struct Sender {
         const abi::FabricRing* ring = nullptr;
         uint32_t sent = 0, freed = 0;
         SentSlot* slot = nullptr;  // ring->slots of them, slot i's at [i]
         uint64_t since = 0;        // mtime the head last moved
         bool reported = false;     // its head's timeout event was posted
+        RunRound run;
     };
     struct Receiver {
         const abi::FabricRing* ring = nullptr;
@@ -105,6 +116,9 @@ private:
     uint32_t settle(const uint32_t took[abi::kFabricMaxVcs]);
     void start_reroute();
     bool route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot);
+    bool copy_run_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot);
+    bool route_unicast_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot);
+    abi::FabricNodeId run_chip(const RunRound& run, uint32_t k) const;
     bool send_back(Sender& s, abi::FabricPacketHeader& h, uint64_t slot);
     bool drop_sent(Sender& s, const abi::FabricPacketHeader& h);
     bool push(const abi::FabricRing& to, uint32_t& count, uint64_t slot, uint32_t bytes);

@@ -1052,6 +1052,66 @@ void test_multicasts_go_back_round_a_dead_ring_cable(void**) {
     }
 }
 
+// 2D multicasts along torus4x4's rows (runs of three chips, or two from the
+// chip the cable leaves), and the cable from chip 5 east pulled under them
+// at several points: the cable's routers send each multicast they hold for
+// it round as a copy to each chip still ahead in its run (whether the cable
+// starts the run or lies within it), and every chip of every run gets each
+// one exactly once; none is dropped.
+void test_2d_multicasts_go_round_a_dead_cable_to_every_chip_of_their_run(void**) {
+    constexpr uint32_t kRounds = 12, kBytes = 3000;
+    struct Run {
+        uint32_t from, first, chips;
+    };
+    // Row 1 crosses the cable at its start (5), inside (4 east, 7 west);
+    // rows 0 and 2 do not cross it.
+    const Run runs[] = {{4, 5, 3}, {7, 6, 3}, {5, 6, 2}, {0, 1, 3}, {11, 10, 3}};
+    for (int pull_at : {2, 6, 12, 20}) {
+        FabricModel m("torus4x4", small_options());
+        fill_sources(m, kBytes);
+        for (const Run& r : runs)
+            for (uint32_t round = 0; round < kRounds; ++round) {
+                ModelPacket p;
+                p.command = abi::kFabricWriteInc;
+                p.src = m.dram(kSrc);
+                p.dst = m.dram(kDst + r.from * kBlock);
+                p.bytes = kBytes;
+                p.sem = m.dram(kSems + 4 * r.from);
+                p.inc = 1;
+                p.route.count = static_cast<uint8_t>(r.chips);
+                m.send(r.from, r.first, p, 0);
+            }
+        const BoardInfo& board = m.cluster().board();
+        const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
+        transport::ControlPlane control(board, m.cluster().topology());
+        Ethernet& eth = m.cluster().devices().ethernet();
+        int steps = 0;
+        transport::RerouteDecision d;
+        m.on_step = [&] {
+            if (++steps == pull_at) eth.set_link_up(size_t(eth.link_index(5, east)), false);
+            if (steps == pull_at + 3) d = transport::reroute_live(m.cluster(), m.fabric(), control, 5, east);
+        };
+        run_to_completion(m);
+        if (steps <= pull_at + 3) fail_msg("pulled at step %d: all of it arrived before", pull_at);
+        if (d.kind != transport::RerouteDecision::kNewTables) fail_msg("pulled at step %d: %s", pull_at, d.why.c_str());
+        for (uint32_t c = 0; c < m.chips(); ++c) {
+            assert_int_equal(m.events(c, abi::kEventRoutingError), 0);
+            for (const Run& r : runs) {
+                const uint32_t row = r.first / 4, x = r.first % 4, step = r.first == (r.from + 1) % 4 + row * 4 ? 1 : 3;
+                bool in_run = false;
+                for (uint32_t k = 0; k < r.chips; ++k) in_run |= c == row * 4 + (x + k * step) % 4;
+                if (m.word(c, m.dram(kSems + 4 * r.from)) != (in_run ? kRounds : 0))
+                    fail_msg("pulled at step %d: chip %u has %u of chip %u's multicasts, not %u", pull_at, c,
+                             m.word(c, m.dram(kSems + 4 * r.from)), r.from, in_run ? kRounds : 0);
+                const uint8_t* got = m.bytes(c, m.dram(kDst + r.from * kBlock), kBytes);
+                for (uint32_t i = 0; in_run && i < kBytes; ++i)
+                    if (got[i] != pattern(r.from, 0, i))
+                        fail_msg("chip %u: byte %u of chip %u's multicast differs", c, i, r.from);
+            }
+        }
+    }
+}
+
 // The same traffic with the dateline switch off deadlocks: no step moves
 // anything, with packets still to deliver, and the routers report their
 // stuck heads once the timeout passes (at their fallback alarm: nothing
@@ -1236,6 +1296,7 @@ int main() {
         cmocka_unit_test(test_without_the_dateline_the_ring_deadlocks),
         cmocka_unit_test(test_a_saturated_ring_loses_a_cable_and_completes),
         cmocka_unit_test(test_multicasts_go_back_round_a_dead_ring_cable),
+        cmocka_unit_test(test_2d_multicasts_go_round_a_dead_cable_to_every_chip_of_their_run),
         cmocka_unit_test(test_bubble_flow_control_keeps_a_saturated_ring_moving),
         cmocka_unit_test(test_bubble_flow_control_gives_vc0_the_buffers_of_vc1),
         cmocka_unit_test(test_bubble_flow_control_keeps_a_saturated_torus_moving),

@@ -306,7 +306,7 @@ void Fabric::rejoin_returned_cables(Machine& machine) {
     }
 }
 
-// A packet a router dropped (no route on, a multicast for a dead cable, a
+// A packet a router dropped (no route on or round a dead cable, a
 // corrupt header, its TTL spent) never arrives, so the op cannot complete:
 // say so now, not at its deadline. The cause is known: no hang report.
 void Fabric::check_dropped() const {

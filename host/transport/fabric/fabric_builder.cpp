@@ -536,6 +536,7 @@ void FabricBuilder::place(FabricRouterPlan& r) const {
     if (!relay && ring_ && (spec_.flags & abi::kFabricRingEscape)) c.ring_chips = static_cast<uint32_t>(order_.size());
     if (c.dims == 2) {
         c.compass = static_cast<uint32_t>(r.direction);
+        c.mesh_width = mesh_of(r.chip).width;
         c.route_table = base + l.route_table;
         if (spec_.flags & abi::kFabricEscapeVc) c.detour_table = base + l.detour_table;
     }

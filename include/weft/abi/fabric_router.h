@@ -226,7 +226,7 @@ struct FabricRouterConfig {
     FabricRing forward[kFabricMaxDirections][kFabricMaxVcs];
     uint64_t status;   // FabricRouterStatus
     uint32_t compass;  // 2D: the direction this router's cable leaves the chip (FabricCompass)
-    uint32_t pad;
+    uint32_t mesh_width;   // 2D: its chip's mesh's width (chip ids: x + y * width), for a multicast's run
     uint64_t route_table;  // 2D: this chip's FabricRouteTable (in this router's L1); 0 on 1D
     // Ethernet fallback (the TT-Fabric spec's fallback channel per VC): while
     // the cable is down, packets go into fallback[vc], a sender channel of
