@@ -1755,6 +1755,83 @@ void test_a_meshs_own_fabric_is_rerouted_live(void**) {
     all_reduce_is_right("fabric");
 }
 
+// 2D multicasts along torus4x4's row 1 under a cable pulled beneath them
+// (chip 5 east, slowed to a crawl first so they wait on it): the control
+// plane routes round it live, and the cable's routers send each multicast
+// they hold for it round as a copy to each chip still ahead in its run, the
+// cable at its start (from 5) or within it (from 4 east, from 7 west).
+// Every chip of every run gets all of it, once; none beyond it gets any.
+void test_2d_multicasts_go_round_a_pulled_cable_live(void**) {
+    auto* fabric = &start_fabric();
+    constexpr uint32_t kBytes = 256 * 1024, kBigSrc = 0x1000000, kBigDst = 0x2000000;
+    struct Run {
+        uint32_t from, first, chips;
+        FabricDirection way;
+    };
+    const Run runs[] = {{4, 5, 3, FabricDirection::kEast},
+                        {7, 6, 3, FabricDirection::kWest},
+                        {5, 6, 2, FabricDirection::kEast}};
+    const auto in_run = [](const Run& r, uint32_t chip) {
+        for (uint32_t k = 0; k < r.chips; ++k)
+            if (chip == 4 + (r.first - 4 + (r.way == FabricDirection::kEast ? k : 4 - k)) % 4) return true;
+        return false;
+    };
+    std::vector<uint8_t> src(kBytes);
+    Traffic traffic;
+    for (const Run& r : runs) {
+        for (uint32_t i = 0; i < kBytes; ++i) src[i] = pattern(r.from, 0, i);
+        g_cluster->chip(r.from).write(dram(kBigSrc), src.data(), kBytes);
+        test_abi::FabricTrafficJob j{};
+        j.command = abi::kFabricWriteInc;
+        j.hops = 1;
+        j.count = static_cast<uint8_t>(r.chips);
+        j.ttl = abi::kFabricDefaultTtl;
+        j.direction = static_cast<uint8_t>(connection_of(r.way));
+        j.src = dram(kBigSrc);
+        j.dst = dram(kBigDst + r.from * kBytes);
+        j.bytes = kBytes;
+        j.sem = dram(kSems + 4 * r.from);
+        j.inc = 1;
+        traffic.add(r.from, j);
+    }
+    for (uint32_t c = 0; c < g_cluster->size(); ++c) {
+        g_cluster->clear(c, dram(kBigDst), 8 * kBytes);
+        g_cluster->clear(c, dram(kSems), 0x40);
+    }
+    const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
+    slow_to_a_crawl(5, east);
+    const size_t before = events_at("rerouted", 5, "E").size();
+    transport::L1Allocator l1(g_cluster->board());
+    const auto running = g_cluster->launch_all(traffic.launches(*fabric, l1));
+    std::this_thread::sleep_for(milliseconds(50));
+    g_cluster->set_link(5, east, false);
+    g_cluster->wait_all(running, milliseconds(60000), [&] { return fabric->tend(); });
+    g_cluster->set_fault(5, east, kUnfaulted);  // still pulled
+    for (const Run& r : runs)
+        for (uint32_t c = 0; c < g_cluster->size(); ++c) {
+            const bool in = in_run(r, c);
+            if (in && !word_reaches(c, dram(kSems + 4 * r.from), 1))
+                fail_msg("chip %u never got chip %u's run", c, r.from);
+            if (g_cluster->chip(c).read32(dram(kSems + 4 * r.from)) != (in ? 1u : 0u))
+                fail_msg("chip %u holds %u of chip %u's multicast", c,
+                         g_cluster->chip(c).read32(dram(kSems + 4 * r.from)), r.from);
+            if (!in) continue;
+            std::vector<uint8_t> got(kBytes);
+            g_cluster->chip(c).read(dram(kBigDst + r.from * kBytes), got.data(), kBytes);
+            for (uint32_t i = 0; i < kBytes; ++i)
+                if (got[i] != pattern(r.from, 0, i))
+                    fail_msg("chip %u: byte %u of chip %u's run differs", c, i, r.from);
+        }
+    size_t rerouted = 0;
+    for (const transport::RouterView& v : transport::read_routers(*g_cluster))
+        rerouted += v.status.state == abi::kFabricRouterRerouted;
+    assert_int_equal(rerouted, 2);  // both ends of the cable
+    expect_more_events("rerouted", 5, "E", before);
+    g_cluster->set_link(5, east, true);
+    fabric->stop();
+    g_fabric.reset();
+}
+
 // A cable that stays down: the next fabric op plans its fabric around it
 // (the control plane's tables), starts no router on it, and is right; with
 // the cable back, a new runner's fabric uses every cable again.
@@ -1927,6 +2004,7 @@ int main(int argc, char** argv) {
         healed_test(test_a_recorded_all_to_all_replays_alike_in_the_model),
         healed_test(test_traffic_from_the_model_replays_alike_on_qemu),
         healed_test(test_a_pulled_cable_is_routed_round_live),
+        healed_test(test_2d_multicasts_go_round_a_pulled_cable_live),
         healed_test(test_the_next_op_routes_around_a_dead_cable),
         healed_test(test_the_next_op_routes_around_two_dead_cables_of_one_ring),
     };
