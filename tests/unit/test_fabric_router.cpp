@@ -989,6 +989,26 @@ void test_a_saturated_ring_loses_a_cable_and_completes(void**) {
     }
 }
 
+// Runs m's traffic to its end with chip `chip`'s east cable pulled at step
+// `pull_at` and routed round by the control plane three steps later, as a
+// host polling it would; fails unless the traffic outlived the move and the
+// control plane gave the routers new tables.
+void pull_east_cable_under(FabricModel& m, uint32_t chip, int pull_at) {
+    const BoardInfo& board = m.cluster().board();
+    const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
+    transport::ControlPlane control(board, m.cluster().topology());
+    Ethernet& eth = m.cluster().devices().ethernet();
+    int steps = 0;
+    transport::RerouteDecision d;
+    m.on_step = [&] {
+        if (++steps == pull_at) eth.set_link_up(size_t(eth.link_index(chip, east)), false);
+        if (steps == pull_at + 3) d = transport::reroute_live(m.cluster(), m.fabric(), control, chip, east);
+    };
+    run_to_completion(m);
+    if (steps <= pull_at + 3) fail_msg("pulled at step %d: all of it arrived before", pull_at);
+    if (d.kind != transport::RerouteDecision::kNewTables) fail_msg("pulled at step %d: %s", pull_at, d.why.c_str());
+}
+
 // Multicasts each way round ring8 from every chip (each run five chips
 // long, two slots a channel), and a cable pulled under them at several
 // points: the cable's routers send the multicasts they hold for it back
@@ -1019,18 +1039,7 @@ void test_multicasts_go_back_round_a_dead_ring_cable(void**) {
                 }
                 m.add_worker(f, 4, dir, 0, std::move(packets));
             }
-        const BoardInfo& board = m.cluster().board();
-        const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
-        transport::ControlPlane control(board, m.cluster().topology());
-        Ethernet& eth = m.cluster().devices().ethernet();
-        int steps = 0;
-        transport::RerouteDecision d;
-        m.on_step = [&] {
-            if (++steps == pull_at) eth.set_link_up(size_t(eth.link_index(5, east)), false);
-            if (steps == pull_at + 3) d = transport::reroute_live(m.cluster(), m.fabric(), control, 5, east);
-        };
-        run_to_completion(m);
-        if (d.kind != transport::RerouteDecision::kNewTables) fail_msg("pulled at step %d: %s", pull_at, d.why.c_str());
+        pull_east_cable_under(m, 5, pull_at);
         uint32_t sent_back = 0;
         for (uint32_t c = 0; c < 8; ++c) {
             assert_int_equal(m.events(c, abi::kEventRoutingError), 0);
@@ -1081,19 +1090,7 @@ void test_2d_multicasts_go_round_a_dead_cable_to_every_chip_of_their_run(void**)
                 p.route.count = static_cast<uint8_t>(r.chips);
                 m.send(r.from, r.first, p, 0);
             }
-        const BoardInfo& board = m.cluster().board();
-        const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
-        transport::ControlPlane control(board, m.cluster().topology());
-        Ethernet& eth = m.cluster().devices().ethernet();
-        int steps = 0;
-        transport::RerouteDecision d;
-        m.on_step = [&] {
-            if (++steps == pull_at) eth.set_link_up(size_t(eth.link_index(5, east)), false);
-            if (steps == pull_at + 3) d = transport::reroute_live(m.cluster(), m.fabric(), control, 5, east);
-        };
-        run_to_completion(m);
-        if (steps <= pull_at + 3) fail_msg("pulled at step %d: all of it arrived before", pull_at);
-        if (d.kind != transport::RerouteDecision::kNewTables) fail_msg("pulled at step %d: %s", pull_at, d.why.c_str());
+        pull_east_cable_under(m, 5, pull_at);
         for (uint32_t c = 0; c < m.chips(); ++c) {
             assert_int_equal(m.events(c, abi::kEventRoutingError), 0);
             for (const Run& r : runs) {
