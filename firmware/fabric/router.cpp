@@ -156,6 +156,7 @@ void Router::account(uint64_t now) {
         !eth::link_up(config_.port))
         start_reroute();
     if (c == abi::kFabricRejoin && path_ == Path::kFallback && eth::link_up(config_.port)) start_rejoin();
+    if (c == abi::kFabricRejoin && path_ == Path::kRouted && eth::link_up(config_.port)) rejoin_from_tables();
     status_.state = c == abi::kFabricPause   ? abi::kFabricRouterPaused
                     : c == abi::kFabricDrain ? abi::kFabricRouterDraining
                     : path_ != Path::kCable  ? abi::kFabricRouterRerouted
@@ -320,6 +321,27 @@ bool Router::push_mark(uint32_t vc) {
     return true;
 }
 
+// The cable is back after the control plane routed round it by tables: it
+// paused both routers and waited until every packet they had sent round
+// was delivered, so nothing sent over the cable now can pass one. Its
+// counts (freeze_at: how many packets the peer had sent into each of our
+// receivers) say where the peer's sending stands; we skip what the cable
+// lost (it went round) and read the cable again from there.
+void Router::rejoin_from_tables() {
+    for (uint32_t v = 0; v < config_.num_vcs; ++v)  // every packet the dead cable brought handled and read
+        if (receivers_[v].handled != frozen_[v] || receivers_[v].released != receivers_[v].handled) return;
+    for (uint32_t i = 0; i < config_.num_senders; ++i)
+        if (senders_[i].run.chips) return;  // a multicast's copies round the cable still going
+    for (uint32_t v = 0; v < config_.num_vcs; ++v) {
+        Receiver& rx = receivers_[v];
+        rx.handled = rx.released = frozen_[v] = status_.freeze_at[v];
+        rx.decided = false;
+        rx_live_[v] = true;
+    }
+    path_ = Path::kCable;
+    status::post(abi::kEventRejoined, config_.port, config_.port, 0);
+}
+
 // The peer's mark for VC h.vc: all it sent over the fallback on that VC came
 // before it, so our receiver of that VC reads the cable again, from the
 // peer's count. False while the receiver still holds slots of the dead cable.
@@ -375,10 +397,14 @@ bool Router::route_unicast_round(Sender& s, abi::FabricPacketHeader& h, uint64_t
         return drop_sent(s, h);
     const uint32_t command = noc::issued();
     const uint32_t vc = vc_round_dead_cable(s.ring->vc, config_.flags);
+    const abi::FabricPacketHeader was = h;
     h.hops = e.hops;
     h.route = e.route;
     h.vc = static_cast<uint16_t>(vc);
-    if (!forward(config_.forward[e.first][vc], slot, abi::kFabricHeaderBytes + h.payload_bytes)) return false;
+    if (!forward(config_.forward[e.first][vc], slot, abi::kFabricHeaderBytes + h.payload_bytes)) {
+        h = was;  // as it came: tried again later, round or (the cable back) over it
+        return false;
+    }
     s.slot[s.sent % s.ring->slots] = {command, 0, 0, 1};
     return true;
 }
@@ -535,7 +561,9 @@ bool Router::poll_senders(uint64_t now) {
 bool Router::send_head(Sender& s, uint64_t now) {
     const abi::FabricRing& r = *s.ring;
     const uint32_t index = static_cast<uint32_t>(&s - senders_);
-    if (!may_send(index)) {
+    // A multicast half copied round a dead cable goes on: its copies share
+    // the slot, which nothing may take while they are being made.
+    if (!may_send(index) && !s.run.chips) {
         s.since = now;  // held by command, not stuck
         return false;
     }

@@ -113,6 +113,7 @@ private:
     bool push_mark(uint32_t vc);
     bool marked(uint32_t vc) const { return marks_ >> vc & 1; }
     bool on_rejoin_mark(const abi::FabricPacketHeader& h);
+    void rejoin_from_tables();
     uint32_t settle(const uint32_t took[abi::kFabricMaxVcs]);
     void start_reroute();
     bool route_round(Sender& s, abi::FabricPacketHeader& h, uint64_t slot);

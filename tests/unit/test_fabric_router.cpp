@@ -378,6 +378,64 @@ void test_a_returned_mesh_cable_takes_its_traffic_back_live(void**) {
     assert_true(crossed >= 2);
 }
 
+// The cable comes back after the control plane routed round it by tables,
+// under every-pair traffic: from a few steps after its return the host asks
+// each step, as it polls, and the return goes a step at a time (both routers
+// paused, the detours drained, both back on the cable). Every byte and count
+// is right, both routers run on the cable, and each posted rejoined once.
+// Returns whether packets crossed the cable after. (A lane's order is not
+// checked: the move onto the detours itself can reorder it, see
+// live_reroute.h.)
+bool return_from_tables_under_traffic(FabricModel& m, uint32_t chip, FabricDirection a, FabricDirection b,
+                                      int pull_at) {
+    const BoardInfo& board = m.cluster().board();
+    const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
+    transport::ControlPlane control(board, m.cluster().topology());
+    Ethernet& eth = m.cluster().devices().ethernet();
+    const size_t cable = size_t(eth.link_index(chip, east));
+    int steps = 0, rejoined_at = 0;
+    transport::RerouteDecision d;
+    uint64_t seen = 0, sent_at_return = 0;
+    std::vector<transport::ReturnStep> went;
+    m.on_step = [&] {
+        ++steps;
+        if (steps == pull_at) eth.set_link_up(cable, false);
+        if (steps == pull_at + 3) d = transport::reroute_live(m.cluster(), m.fabric(), control, chip, east);
+        if (steps == pull_at + 12) eth.set_link_up(cable, true);
+        if (steps >= pull_at + 15 && !rejoined_at) {
+            went.push_back(transport::return_from_detours(m.cluster(), m.fabric(), control, chip, east, seen));
+            if (went.back() == transport::ReturnStep::kRejoined) {
+                rejoined_at = steps;
+                sent_at_return = m.status(chip, a).bytes_sent + m.status(chip + 1, b).bytes_sent;
+            }
+        }
+    };
+    every_chip_to_every_other(m);
+    if (d.kind != transport::RerouteDecision::kNewTables) fail_msg("pulled at %d: %s", pull_at, d.why.c_str());
+    if (!rejoined_at) fail_msg("pulled at %d: not back on the cable when the traffic ended (%d steps)", pull_at, steps);
+    assert_int_equal(went.front(), transport::ReturnStep::kPaused);
+    for (auto [at, way] : {std::pair{chip, a}, std::pair{chip + 1, b}}) {
+        assert_int_equal(m.status(at, way).state, abi::kFabricRouterRunning);
+        assert_int_equal(m.events(at, abi::kEventRejoined), 1);
+    }
+    return m.status(chip, a).bytes_sent + m.status(chip + 1, b).bytes_sent > sent_at_return;
+}
+
+void test_a_returned_cable_leaves_its_detours_live(void**) {
+    int crossed = 0, runs = 0;
+    for (int pull_at : {3, 10, 20}) {
+        FabricModel mesh("mesh3x3", small_options());
+        crossed += return_from_tables_under_traffic(mesh, 4, FabricDirection::kEast, FabricDirection::kWest, pull_at);
+        FabricModel torus("torus4x4", small_options());
+        crossed += return_from_tables_under_traffic(torus, 5, FabricDirection::kEast, FabricDirection::kWest, pull_at);
+        FabricModel ring("ring8", true, small_options());
+        crossed +=
+            return_from_tables_under_traffic(ring, 2, FabricDirection::kForward, FabricDirection::kBackward, pull_at);
+        runs += 3;
+    }
+    if (crossed < runs / 2) fail_msg("packets crossed the returned cable in %d of %d runs", crossed, runs);
+}
+
 // A cable whose fallback relay's cable died before it: the router sees its
 // relay's cable down and does not move onto it, and the control plane's
 // tables (a few steps later, as a host polls) take its traffic round both;
@@ -1270,6 +1328,7 @@ int main() {
         cmocka_unit_test(test_a_pulled_cable_moves_onto_its_fallback),
         cmocka_unit_test(test_a_returned_ring_cable_takes_its_traffic_back_live),
         cmocka_unit_test(test_a_returned_mesh_cable_takes_its_traffic_back_live),
+        cmocka_unit_test(test_a_returned_cable_leaves_its_detours_live),
         cmocka_unit_test(test_a_cable_whose_relays_cable_is_dead_is_routed_round),
         cmocka_unit_test(test_two_planes_are_two_hops_between_every_pair),
         cmocka_unit_test(test_a_pulled_torus_cable_is_routed_round_live),

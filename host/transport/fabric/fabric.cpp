@@ -281,14 +281,22 @@ void Fabric::rejoin_returned_cables(Machine& machine) {
     for (size_t r = 0; r < started_; ++r) {
         const FabricRouterPlan& plan = builder_.routers()[r];
         const uint32_t chip = chip_id(plan.chip);
-        if (plan.relay_for >= 0 || !plan.config.fallback[0].slots || !cluster_.alive(chip)) continue;
+        if (plan.relay_for >= 0 || !cluster_.alive(chip) || kept_round_.count(r)) continue;
         uint32_t state = 0, command = 0;
         cluster_.read(chip, plan.config.status + offsetof(abi::FabricRouterStatus, state), &state, sizeof state);
         cluster_.read(chip, plan.config.status + offsetof(abi::FabricRouterStatus, command), &command, sizeof command);
         const abi::PortState& port = cluster_.control(chip).port[plan.port];
-        if (state != abi::kFabricRouterRerouted || command == abi::kFabricReroute || port.state != abi::kLinkUp ||
-            cluster_.control(port.peer_chip).port[port.peer_port].state != abi::kLinkUp)
+        if (port.state != abi::kLinkUp || cluster_.control(port.peer_chip).port[port.peer_port].state != abi::kLinkUp) {
+            if (returning_.erase(r))  // gone again while its routers paused: back to the detours
+                resume_detours(machine, builder_, plan.chip, plan.port,
+                               [&](uint32_t c, uint32_t core) { cluster_.ring_core(chip_id(c), core); });
             continue;
+        }
+        if (command == abi::kFabricReroute || returning_.count(r)) {
+            return_from_tables(machine, r);
+            continue;
+        }
+        if (state != abi::kFabricRouterRerouted || !plan.config.fallback[0].slots) continue;
         if (command == abi::kFabricRejoin) {
             cluster_.ring_core(chip, plan.core);
             continue;
@@ -304,6 +312,43 @@ void Fabric::rejoin_returned_cables(Machine& machine) {
         rerouted_.erase({plan.chip, plan.port});
         rerouted_.erase({index_of(port.peer_chip), port.peer_port});
     }
+}
+
+// One step of the return of router r's cable, which the control plane
+// routed round by tables: its routers pause until what they sent round is
+// delivered, then take the cable again (return_from_detours). A drain that
+// does not come within kReturnWait (traffic round other dead cables keeps
+// the escape VC busy) resumes the detours until the next fabric.
+void Fabric::return_from_tables(Machine& machine, size_t r) {
+    constexpr std::chrono::seconds kReturnWait(5);
+    const FabricRouterPlan& plan = builder_.routers()[r];
+    const abi::PortState& port = cluster_.control(chip_id(plan.chip)).port[plan.port];
+    const std::string cable = cable_name(plan, port);
+    const auto wake = [&](uint32_t c, uint32_t core) { cluster_.ring_core(chip_id(c), core); };
+    Returning& back = returning_.try_emplace(r, Returning{std::chrono::steady_clock::now(), 0}).first->second;
+    switch (return_from_detours(machine, builder_, control_, plan.chip, plan.port, back.seen, wake)) {
+        case ReturnStep::kPaused:
+            WEFT_INFO("fabric", "%s is back: its routers pause until what they sent round it arrives", cable.c_str());
+            return;
+        case ReturnStep::kWaiting:
+            if (std::chrono::steady_clock::now() - back.since < kReturnWait) return;
+            resume_detours(machine, builder_, plan.chip, plan.port, wake);
+            WEFT_INFO("fabric", "%s is back, but the detours round it did not drain: they stay until the next fabric",
+                      cable.c_str());
+            break;
+        case ReturnStep::kRejoined:
+            WEFT_INFO("fabric", "%s is back under the fabric: its routers leave their detours for it", cable.c_str());
+            rerouted_.erase({plan.chip, plan.port});
+            rerouted_.erase({index_of(port.peer_chip), port.peer_port});
+            returning_.erase(r);
+            return;
+        case ReturnStep::kRefused:
+            WEFT_INFO("fabric", "%s is back; between meshes its detours stay until the next fabric", cable.c_str());
+            break;
+    }
+    returning_.erase(r);
+    kept_round_.insert(r);
+    kept_round_.insert(size_t(&peer_router(builder_, plan) - builder_.routers().data()));
 }
 
 // A packet a router dropped (no route on or round a dead cable, a

@@ -7,6 +7,7 @@
 //   fabric->stop();   // or let it go out of scope
 #pragma once
 #include <chrono>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -96,6 +97,7 @@ public:
 private:
     void check_dropped() const;
     void rejoin_returned_cables(Machine& machine);
+    void return_from_tables(Machine& machine, size_t router);
     Fabric(Machine& cluster, FabricBuilder builder, std::vector<uint32_t> chips);
     uint32_t chip_id(uint32_t chip) const { return chips_.empty() ? chip : chips_.at(chip); }
     uint32_t index_of(uint32_t cluster_chip) const;  // chip_id's inverse
@@ -107,6 +109,14 @@ private:
     std::vector<uint32_t> chips_;  // the builder's chip -> the cluster's; empty: the same
     ControlPlane control_;  // the cables among its chips as the fabric was built (its numbers), and what died since
     std::set<std::pair<uint32_t, uint32_t>> rerouted_;  // (chip, port) of cables routed round live, its numbers
+    // Cables routed round by tables that came back: by the index of the
+    // router tend found first, when their return began and its drain's look.
+    struct Returning {
+        std::chrono::steady_clock::time_point since;
+        uint64_t seen = 0;
+    };
+    std::map<size_t, Returning> returning_;
+    std::set<size_t> kept_round_;                       // routers whose cables came back but keep their detours
     size_t started_ = 0;                                // routers 0..started_-1 run
 };
 

@@ -20,17 +20,6 @@ const FabricRouterPlan* router_on(const FabricBuilder& fabric, uint32_t chip, ui
     return nullptr;
 }
 
-// The router at the far end of a's cable. Throws weft::Error if the fabric has none.
-const FabricRouterPlan& peer_router(const FabricBuilder& fabric, const FabricRouterPlan& a) {
-    const FabricDirection back =
-        fabric.dims() == 1
-            ? (a.direction == FabricDirection::kForward ? FabricDirection::kBackward : FabricDirection::kForward)
-            : compass_direction(static_cast<uint32_t>(a.direction) ^ 2);
-    const int b = fabric.router_index(a.peer_chip, back);
-    if (b < 0) throw Error("the fabric's router on chip " + std::to_string(a.chip) + " has no peer router");
-    return fabric.routers()[size_t(b)];
-}
-
 // Packets the router has taken in off its cable, per VC (its link words).
 std::array<uint32_t, abi::kFabricMaxVcs> filled(Machine& m, const FabricRouterPlan& p) {
     abi::FabricLinkWords w{};
@@ -201,6 +190,16 @@ RerouteDecision reroute_ring(Machine& m, const FabricBuilder& fabric, const Fabr
 
 }  // namespace
 
+const FabricRouterPlan& peer_router(const FabricBuilder& fabric, const FabricRouterPlan& a) {
+    const FabricDirection back =
+        fabric.dims() == 1
+            ? (a.direction == FabricDirection::kForward ? FabricDirection::kBackward : FabricDirection::kForward)
+            : compass_direction(static_cast<uint32_t>(a.direction) ^ 2);
+    const int b = fabric.router_index(a.peer_chip, back);
+    if (b < 0) throw Error("the fabric's router on chip " + std::to_string(a.chip) + " has no peer router");
+    return fabric.routers()[size_t(b)];
+}
+
 std::vector<abi::FabricRouteTable> control_plane_tables(const FabricBuilder& fabric, const ControlPlane& control) {
     const RouteOf routes = [&](uint32_t from, uint32_t to) {
         const Mesh& m = control.topology().mesh_of(from);
@@ -249,6 +248,103 @@ std::string rejoin_live(Machine& machine, const FabricBuilder& fabric, ControlPl
     control.cable_up(chip, port);
     if (wake) wake(a->chip, a->core), wake(b.chip, b.core);
     return "";
+}
+
+namespace {
+
+void command(Machine& m, const FabricRouterPlan& p, uint32_t c) {
+    m.write(p.chip, p.config.status + offsetof(abi::FabricRouterStatus, command), &c, sizeof c);
+}
+
+abi::FabricRouterStatus status_of(Machine& m, const FabricRouterPlan& p) {
+    abi::FabricRouterStatus s;
+    m.read(p.chip, p.config.status, &s, sizeof s);
+    return s;
+}
+
+// The escape class's VC: the detours' in 2D, the packets sent back round a ring in 1D.
+uint32_t escape_vc(const FabricBuilder& fabric) {
+    return fabric.dims() == 2 ? abi::fabric_escape_vc(fabric.spec().flags) : abi::kFabricMaxVcs - 1;
+}
+
+}  // namespace
+
+bool escape_drained(Machine& machine, const FabricBuilder& fabric, uint64_t& seen) {
+    const uint32_t esc = escape_vc(fabric);
+    uint64_t sent = 0, received = 0;
+    bool idle = true;
+    for (const FabricRouterPlan& p : fabric.routers()) {
+        if (p.relay_for >= 0 || esc >= p.config.num_vcs) continue;
+        const abi::FabricRouterStatus s = status_of(machine, p);
+        sent += s.vc_packets_sent[esc];
+        received += s.receivers[esc].done;
+        idle &= s.receivers[esc].done == s.receivers[esc].freed;  // a delivered packet's slot read: its write done
+        for (uint32_t i = 0; i < p.config.num_senders; ++i) {
+            if (p.config.senders[i].vc != esc || !p.config.senders[i].slots) continue;
+            uint32_t written = 0;
+            machine.read(p.chip, p.config.senders[i].written, &written, sizeof written);
+            idle &= written == s.senders[i].done;
+        }
+    }
+    const uint64_t look = (sent << 32 | (received & 0xffffffff)) + 1;  // never 0, the caller's start
+    const bool drained = idle && sent == received && look == seen;
+    seen = idle && sent == received ? look : 0;
+    return drained;
+}
+
+void resume_detours(Machine& machine, const FabricBuilder& fabric, uint32_t chip, uint32_t port,
+                    const std::function<void(uint32_t chip, uint32_t core)>& wake) {
+    const FabricRouterPlan* a = router_on(fabric, chip, port);
+    if (!a) return;
+    const FabricRouterPlan& b = peer_router(fabric, *a);
+    for (const FabricRouterPlan* end : {a, &b}) {
+        command(machine, *end, abi::kFabricReroute);  // its path stays round: the command only lets it send
+        if (wake) wake(end->chip, end->core);
+    }
+}
+
+ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
+                               uint32_t port, uint64_t& seen,
+                               const std::function<void(uint32_t chip, uint32_t core)>& wake) {
+    const FabricRouterPlan* a = router_on(fabric, chip, port);
+    if (!a || a->relay_for >= 0) return ReturnStep::kRefused;
+    const FabricRouterPlan& b = peer_router(fabric, *a);
+    const auto tell = [&](uint32_t c) {
+        for (const FabricRouterPlan* end : {a, &b}) {
+            command(machine, *end, c);
+            if (wake) wake(end->chip, end->core);
+        }
+    };
+    if (sent_round(machine, *a)) {
+        if (fabric.dims() == 2 && moves_every_table(fabric, a->chip, b.chip)) return ReturnStep::kRefused;
+        seen = 0;
+        tell(abi::kFabricPause);
+        return ReturnStep::kPaused;
+    }
+    // What the two sent round is in another router's channel only once their
+    // NoC has written it there: every slot they sent from given back first.
+    for (const FabricRouterPlan* end : {a, &b}) {
+        const abi::FabricRouterStatus st = status_of(machine, *end);
+        for (uint32_t i = 0; i < end->config.num_senders; ++i)
+            if (st.senders[i].done != st.senders[i].freed) return ReturnStep::kWaiting;
+    }
+    if (!escape_drained(machine, fabric, seen)) return ReturnStep::kWaiting;
+    // Each receives from where the other's sending stands (its packets sent
+    // on the cable, per VC, since the fabric started).
+    const auto sent_by = [&](const FabricRouterPlan& p) {
+        const abi::FabricRouterStatus s = status_of(machine, p);
+        std::array<uint32_t, abi::kFabricMaxVcs> n{};
+        for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) n[v] = s.vc_packets_sent[v];
+        return n;
+    };
+    const auto from_a = sent_by(*a), from_b = sent_by(b);
+    machine.write(a->chip, a->config.status + offsetof(abi::FabricRouterStatus, freeze_at), from_b.data(),
+                  sizeof(uint32_t) * from_b.size());
+    machine.write(b.chip, b.config.status + offsetof(abi::FabricRouterStatus, freeze_at), from_a.data(),
+                  sizeof(uint32_t) * from_a.size());
+    tell(abi::kFabricRejoin);
+    control.cable_up(chip, port);
+    return ReturnStep::kRejoined;
 }
 
 RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,

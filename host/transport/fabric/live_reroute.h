@@ -26,6 +26,13 @@
 // A ring (1D) needs no tables: the cable's two routers send what they hold
 // for it back the other way round, on VC 2 (abi::kFabricRingEscape). A
 // second dead cable cuts a ring in two, and one cuts a line: kCutOff.
+//
+// Not kept: a lane's order across the move. A packet that crossed the cable
+// before it died may still be on its old route past the cable while a later
+// one of the same lane, sent round, gets there first (mesh3x3, chip 4's east
+// cable pulled at step 10 of the model's every-pair traffic: chip 0's last
+// word from chip 5 is the 4th of 12). A fallback relay keeps it: the peer
+// takes what came round only after all the cable brought.
 #pragma once
 #include <stdint.h>
 
@@ -37,6 +44,9 @@
 #include "transport/fabric/fabric_builder.h"
 
 namespace weft::transport {
+
+// The router at the far end of a's cable. Throws weft::Error if the fabric has none.
+const FabricRouterPlan& peer_router(const FabricBuilder& fabric, const FabricRouterPlan& a);
 
 // The routing table of each chip of `fabric` (in its order) as the control
 // plane routes now. Throws weft::Error where a route needs a cable the fabric
@@ -58,5 +68,28 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
 // cable routed round by tables: its detours stay).
 std::string rejoin_live(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
                         uint32_t port, const std::function<void(uint32_t chip, uint32_t core)>& wake = {});
+
+// The cable on (chip, port), which the control plane routed round by
+// tables, is up again. Its return is a step at a time, one per call, as a
+// host polls: kPaused, both routers told to send nothing (kFabricPause); then
+// kWaiting while any packet they sent round is undelivered (escape_drained;
+// `seen` is the caller's, 0 to start); then kRejoined, both told where the
+// other's sending stands and to take the cable again (kFabricRejoin), and
+// the control plane has the cable back. kRefused: a cable between meshes
+// moved every chip's exits; moving them back live is not done, so its
+// detours stay until the next fabric. A caller that gives up waiting
+// resumes the detours with resume_detours.
+enum class ReturnStep { kPaused, kWaiting, kRejoined, kRefused };
+ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
+                               uint32_t port, uint64_t& seen,
+                               const std::function<void(uint32_t chip, uint32_t core)>& wake = {});
+void resume_detours(Machine& machine, const FabricBuilder& fabric, uint32_t chip, uint32_t port,
+                    const std::function<void(uint32_t chip, uint32_t core)>& wake = {});
+// Whether every packet on the fabric's escape VC (the detours; on a ring the
+// packets sent back round) is delivered: none on a cable, none waiting in a
+// channel, every receiver's slot read. True only when two looks in a row
+// found it so with the same counts (`seen` keeps the last look's), so a
+// packet moving between two routers' reads cannot hide.
+bool escape_drained(Machine& machine, const FabricBuilder& fabric, uint64_t& seen);
 
 }  // namespace weft::transport

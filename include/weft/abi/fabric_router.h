@@ -164,9 +164,11 @@ constexpr bool fabric_router_sends(uint32_t state, bool lane) {
 // the first, send the rest again, and from then on give every packet for the
 // dead cable a new route from this chip's tables (which the control plane
 // has rewritten around it) through another router of the chip.
-// kFabricRejoin (its cable back, the router on its fallback relay): send
-// what it has sent over the fallback, then the kFabricRejoinMark per VC;
-// read the cable again once the peer's marks came; send over the cable again.
+// kFabricRejoin (its cable back): on its fallback relay, send a
+// kFabricRejoinMark per VC after what went there and that VC over the cable
+// from then, reading a VC off the cable once the peer's mark came; routed
+// round by tables (paused until what went round was delivered), read each
+// VC off the cable again from freeze_at[vc] (the peer's count) and send over it.
 enum FabricRouterCommand : uint32_t {
     kFabricRun = 0,
     kFabricPause = 1,
@@ -196,7 +198,7 @@ struct FabricRouterStatus {
     volatile uint64_t vc_bytes_received[kFabricMaxVcs];
     volatile uint32_t vc_packets_sent[kFabricMaxVcs];
     volatile uint32_t peer_took[kFabricMaxVcs];  // host, with kFabricReroute
-    volatile uint32_t freeze_at[kFabricMaxVcs];  // host, with kFabricReroute
+    volatile uint32_t freeze_at[kFabricMaxVcs];  // host, with kFabricReroute and (routed round) kFabricRejoin
     volatile uint32_t recorded;  // packets written into the log so far (the latest record_slots are kept)
 };
 static_assert((3 * kFabricMaxVcs + 1) % 2 == 0, "FabricRouterStatus: its words end on an 8-byte boundary");
