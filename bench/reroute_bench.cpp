@@ -242,7 +242,7 @@ std::string reroute_table(bool quick) {
     t << "\nA stream across a cable pulled under it (4 KiB packets; the cable and the first cable of its detour shaped "
          "to 0.05 GB/s, the rest of the detour not): its "
          "rate before the pull, while its traffic goes round, once the cable is back under the same stream (its "
-         "routers leave the relays live; detours stay until the next fabric), and on the next fabric, as "
+         "routers leave the relays, or pause until their detours drain, live), and on the next fabric, as "
          "fractions of the clean rate (a clean stream at half the link rate shows whether the link is the "
          "bottleneck: 0.50); the pause from the pull to the first packet round it (host-polled every 0.2 ms; on "
          "torus4x4 it includes the control plane's new tables, written by the host) and from the return to the "
