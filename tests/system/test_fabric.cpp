@@ -860,6 +860,28 @@ void test_collectives_stripe_over_both_planes(void**) {
     assert_int_equal(res.timing.planes, 2);
 }
 
+// The two routers (not relays) of the cable from chip `chip` east to the
+// next chip west, as the routers publish them.
+struct CableEnds {
+    uint32_t chip;
+    std::vector<transport::RouterView> routers() const {
+        std::vector<transport::RouterView> v;
+        for (const transport::RouterView& r : transport::read_routers(*g_cluster))
+            if (!r.relay && ((r.chip == chip && r.way == "E") || (r.chip == chip + 1 && r.way == "W"))) v.push_back(r);
+        return v;
+    }
+    bool both(uint32_t state) const {
+        size_t n = 0;
+        for (const transport::RouterView& r : routers()) n += r.status.state == state;
+        return n == 2;
+    }
+    uint64_t bytes_sent() const {
+        uint64_t b = 0;
+        for (const transport::RouterView& r : routers()) b += r.status.bytes_sent;
+        return b;
+    }
+};
+
 // Ethernet fallback, live (ring8x2's 1D fabric, mesh2x2-rv32's 2D one): a
 // plane-0 fabric with relays on plane 1. While
 // every chip streams to every other, chip 0's plane-0 east cable is pulled:
@@ -927,22 +949,7 @@ void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
     g_cluster->set_link(0, east, false);
     // Both ends move onto their relays; the control plane notes it (tend, as
     // an op's wait plays it). Then the cable comes back under the stream.
-    const auto cable_routers = [&] {
-        std::vector<transport::RouterView> ends;
-        for (const transport::RouterView& r : transport::read_routers(*g_cluster))
-            if (!r.relay && ((r.chip == 0 && r.way == "E") || (r.chip == 1 && r.way == "W"))) ends.push_back(r);
-        return ends;
-    };
-    const auto both_in = [&](uint32_t state) {
-        size_t in = 0;
-        for (const transport::RouterView& r : cable_routers()) in += r.status.state == state;
-        return in == 2;
-    };
-    const auto over_the_cable = [&] {
-        uint64_t bytes = 0;
-        for (const transport::RouterView& r : cable_routers()) bytes += r.status.bytes_sent;
-        return bytes;
-    };
+    const CableEnds cable{0};
     uint64_t relayed = 0, resent = 0;
     const auto on_relays = [&] {  // both moved, and the relays carry their traffic
         relayed = resent = 0;
@@ -950,7 +957,7 @@ void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
             if (r.relay) relayed += r.status.forwarded;
             if (r.status.state == abi::kFabricRouterRerouted) resent += r.status.resent;
         }
-        return both_in(abi::kFabricRouterRerouted) && relayed > 0;
+        return cable.both(abi::kFabricRouterRerouted) && relayed > 0;
     };
     for (int i = 0; i < 1000 && !on_relays(); ++i) {
         assert_string_equal(fabric->tend().c_str(), "");
@@ -959,7 +966,7 @@ void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
     assert_true(on_relays());
     if (g_cluster->chip(1).read32(dram(kSems)) != 0)
         fail_msg("chip 0's stream to chip 1 ended before the cable came back");
-    const uint64_t before_return = over_the_cable();
+    const uint64_t before_return = cable.bytes_sent();
     g_cluster->set_fault(0, east, kUnfaulted);
     g_cluster->set_link(0, east, true);
     assert_string_equal(fabric->tend().c_str(), "");  // the control plane sees it back: both routers told
@@ -977,11 +984,11 @@ void test_a_pulled_cable_moves_onto_its_fallback_live(void**) {
             for (uint32_t i = 0; i < kBig; ++i)
                 if (got[i] != pattern(f, t, i)) fail_msg("chip %u -> %u: byte %u differs", f, t, i);
         }
-    const uint64_t after_return = over_the_cable() - before_return;
+    const uint64_t after_return = cable.bytes_sent() - before_return;
     fprintf(stderr, "after the pull: %llu packets relayed, %llu sent again; back: %llu bytes over the cable\n",
             static_cast<unsigned long long>(relayed), static_cast<unsigned long long>(resent),
             static_cast<unsigned long long>(after_return));
-    assert_true(both_in(abi::kFabricRouterRunning));  // off their relays, on the cable again
+    assert_true(cable.both(abi::kFabricRouterRunning));  // off their relays, on the cable again
     assert_true(after_return > 0);
     std::vector<nlohmann::json> events;
     for (int i = 0; i < 100 && (events.size() <= rerouted_before || events_at("rejoined", 1, "W").empty()); ++i) {
@@ -1854,22 +1861,7 @@ void test_a_cable_routed_round_returns_under_a_stream(void**) {
     w.inc = 1;
     traffic.add(5, w);
     const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
-    const auto ends = [&] {
-        std::vector<transport::RouterView> v;
-        for (const transport::RouterView& r : transport::read_routers(*g_cluster))
-            if ((r.chip == 5 && r.way == "E") || (r.chip == 6 && r.way == "W")) v.push_back(r);
-        return v;
-    };
-    const auto both = [&](uint32_t state) {
-        size_t n = 0;
-        for (const transport::RouterView& r : ends()) n += r.status.state == state;
-        return n == 2;
-    };
-    const auto on_cable = [&] {
-        uint64_t b = 0;
-        for (const transport::RouterView& r : ends()) b += r.status.bytes_sent;
-        return b;
-    };
+    const CableEnds cable{5};
     const size_t rejoined_before = events_at("rejoined", 5, "E").size();
     // Crawling, the cable holds the stream when it goes, and so does the
     // detour's first cable (the other way round the row) until the return:
@@ -1881,20 +1873,20 @@ void test_a_cable_routed_round_returns_under_a_stream(void**) {
     const auto running = g_cluster->launch_all(traffic.launches(*fabric, l1));
     std::this_thread::sleep_for(milliseconds(50));
     g_cluster->set_link(5, east, false);
-    for (int i = 0; i < 1000 && !both(abi::kFabricRouterRerouted); ++i) {
+    for (int i = 0; i < 1000 && !cable.both(abi::kFabricRouterRerouted); ++i) {
         assert_string_equal(fabric->tend().c_str(), "");
         std::this_thread::sleep_for(milliseconds(5));
     }
-    assert_true(both(abi::kFabricRouterRerouted));
+    assert_true(cable.both(abi::kFabricRouterRerouted));
     if (g_cluster->chip(6).read32(dram(kSems)) != 0) fail_msg("the stream ended before the cable came back");
-    const uint64_t before_return = on_cable();
+    const uint64_t before_return = cable.bytes_sent();
     g_cluster->set_fault(5, east, kUnfaulted);
     g_cluster->set_link(5, east, true);
-    for (int i = 0; i < 2000 && !both(abi::kFabricRouterRunning); ++i) {
+    for (int i = 0; i < 2000 && !cable.both(abi::kFabricRouterRunning); ++i) {
         assert_string_equal(fabric->tend().c_str(), "");
         std::this_thread::sleep_for(milliseconds(5));
     }
-    assert_true(both(abi::kFabricRouterRunning));  // paused, drained, back on the cable
+    assert_true(cable.both(abi::kFabricRouterRunning));  // paused, drained, back on the cable
     g_cluster->set_fault(5, west, kUnfaulted);
     g_cluster->wait_all(running, milliseconds(60000), [&] { return fabric->tend(); });
     assert_true(word_reaches(6, dram(kSems), 1));
@@ -1902,7 +1894,7 @@ void test_a_cable_routed_round_returns_under_a_stream(void**) {
     g_cluster->chip(6).read(dram(kBigDst), got.data(), kBytes);
     for (uint32_t i = 0; i < kBytes; ++i)
         if (got[i] != pattern(5, 6, i)) fail_msg("byte %u differs", i);
-    const uint64_t after = on_cable() - before_return;
+    const uint64_t after = cable.bytes_sent() - before_return;
     fprintf(stderr, "back: %llu bytes over the cable after its return\n", static_cast<unsigned long long>(after));
     assert_true(after > 0);
     for (int i = 0; i < 100 && events_at("rejoined", 6, "W").empty(); ++i)
