@@ -238,6 +238,12 @@ std::string Fabric::fault() const {
     return "";
 }
 
+// Rings a router (in the fabric's chip numbers) that may sleep: the control
+// plane's commands are written into its status, which rings nothing.
+std::function<void(uint32_t chip, uint32_t core)> Fabric::wake_router() {
+    return [this](uint32_t chip, uint32_t core) { cluster_.ring_core(chip_id(chip), core); };
+}
+
 std::string Fabric::tend() {
     // A fabric over some chips is rerouted in its own numbers: its control
     // plane holds the cables among them, and reads and writes go to the chips they stand for.
@@ -253,9 +259,7 @@ std::string Fabric::tend() {
         if (rerouted_.count({plan.chip, plan.port}) || !cluster_.alive(chip) ||
             cluster_.control(chip).port[plan.port].state == abi::kLinkUp)
             continue;
-        const RerouteDecision d =
-            reroute_live(machine, builder_, control_, plan.chip, plan.port,
-                         [&](uint32_t c, uint32_t core) { cluster_.ring_core(chip_id(c), core); });
+        const RerouteDecision d = reroute_live(machine, builder_, control_, plan.chip, plan.port, wake_router());
         const abi::PortState& port = cluster_.control(chip).port[plan.port];
         rerouted_.insert({plan.chip, plan.port});  // decided once: fault() reports what was not rerouted
         rerouted_.insert({index_of(port.peer_chip), port.peer_port});
@@ -288,8 +292,7 @@ void Fabric::rejoin_returned_cables(Machine& machine) {
         const abi::PortState& port = cluster_.control(chip).port[plan.port];
         if (port.state != abi::kLinkUp || cluster_.control(port.peer_chip).port[port.peer_port].state != abi::kLinkUp) {
             if (returning_.erase(r))  // gone again while its routers paused: back to the detours
-                resume_detours(machine, builder_, plan.chip, plan.port,
-                               [&](uint32_t c, uint32_t core) { cluster_.ring_core(chip_id(c), core); });
+                resume_detours(machine, builder_, plan.chip, plan.port, wake_router());
             continue;
         }
         if (command == abi::kFabricReroute || returning_.count(r)) {
@@ -302,8 +305,7 @@ void Fabric::rejoin_returned_cables(Machine& machine) {
             continue;
         }
         const std::string cable = cable_name(plan, port);
-        const std::string why = rejoin_live(machine, builder_, control_, plan.chip, plan.port,
-                                            [&](uint32_t c, uint32_t core) { cluster_.ring_core(chip_id(c), core); });
+        const std::string why = rejoin_live(machine, builder_, control_, plan.chip, plan.port, wake_router());
         if (!why.empty()) {
             WEFT_INFO("fabric", "%s is back, but not under this fabric: %s", cable.c_str(), why.c_str());
             continue;
@@ -324,7 +326,7 @@ void Fabric::return_from_tables(Machine& machine, size_t r) {
     const FabricRouterPlan& plan = builder_.routers()[r];
     const abi::PortState& port = cluster_.control(chip_id(plan.chip)).port[plan.port];
     const std::string cable = cable_name(plan, port);
-    const auto wake = [&](uint32_t c, uint32_t core) { cluster_.ring_core(chip_id(c), core); };
+    const auto wake = wake_router();
     Returning& back = returning_.try_emplace(r, Returning{std::chrono::steady_clock::now(), 0}).first->second;
     switch (return_from_detours(machine, builder_, control_, plan.chip, plan.port, back.seen, wake)) {
         case ReturnStep::kPaused:

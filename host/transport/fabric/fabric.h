@@ -7,6 +7,7 @@
 //   fabric->stop();   // or let it go out of scope
 #pragma once
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -85,8 +86,9 @@ public:
     // rerouted still fails the op, naming the cable. A cable the control plane
     // finds no way round (a cut mesh, ring or line, tables that could
     // deadlock), or a packet a router dropped, throws weft::Error saying so.
-    // A cable whose routers moved onto their fallback relays, once back,
-    // takes their traffic again (rejoin_live).
+    // A cable that comes back takes its routers back: from their fallback
+    // relays at once (rejoin_live), from detours once what they sent round
+    // is delivered (return_from_detours).
     std::string tend();
     // Stops every router (each lets what it issued finish; a router whose
     // cable is down drops what it queued for it). A router that does not stop
@@ -98,6 +100,7 @@ private:
     void check_dropped() const;
     void rejoin_returned_cables(Machine& machine);
     void return_from_tables(Machine& machine, size_t router);
+    std::function<void(uint32_t chip, uint32_t core)> wake_router();
     Fabric(Machine& cluster, FabricBuilder builder, std::vector<uint32_t> chips);
     uint32_t chip_id(uint32_t chip) const { return chips_.empty() ? chip : chips_.at(chip); }
     uint32_t index_of(uint32_t cluster_chip) const;  // chip_id's inverse

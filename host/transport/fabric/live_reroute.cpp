@@ -20,6 +20,26 @@ const FabricRouterPlan* router_on(const FabricBuilder& fabric, uint32_t chip, ui
     return nullptr;
 }
 
+// The host's command to router p (FabricRouterStatus::command).
+void command(Machine& m, const FabricRouterPlan& p, uint32_t c) {
+    m.write(p.chip, p.config.status + offsetof(abi::FabricRouterStatus, command), &c, sizeof c);
+}
+
+// The same command to a cable's two routers, each rung: one may sleep.
+void tell_both(Machine& m, const FabricRouterPlan& a, const FabricRouterPlan& b, uint32_t c,
+               const std::function<void(uint32_t chip, uint32_t core)>& wake) {
+    for (const FabricRouterPlan* end : {&a, &b}) {
+        command(m, *end, c);
+        if (wake) wake(end->chip, end->core);
+    }
+}
+
+abi::FabricRouterStatus status_of(Machine& m, const FabricRouterPlan& p) {
+    abi::FabricRouterStatus s;
+    m.read(p.chip, p.config.status, &s, sizeof s);
+    return s;
+}
+
 // Packets the router has taken in off its cable, per VC (its link words).
 std::array<uint32_t, abi::kFabricMaxVcs> filled(Machine& m, const FabricRouterPlan& p) {
     abi::FabricLinkWords w{};
@@ -35,8 +55,7 @@ void command_reroute(Machine& m, const FabricRouterPlan& p, const std::array<uin
     m.write(p.chip, status + offsetof(abi::FabricRouterStatus, peer_took), took.data(), sizeof(uint32_t) * took.size());
     m.write(p.chip, status + offsetof(abi::FabricRouterStatus, freeze_at), freeze.data(),
             sizeof(uint32_t) * freeze.size());
-    const uint32_t command = abi::kFabricReroute;  // after the counts: the router reads them when it sees it
-    m.write(p.chip, status + offsetof(abi::FabricRouterStatus, command), &command, sizeof command);
+    command(m, p, abi::kFabricReroute);  // after the counts: the router reads them when it sees it
 }
 
 // The routers of `fabric` an earlier move routed round their cables (all
@@ -238,29 +257,15 @@ std::string rejoin_live(Machine& machine, const FabricBuilder& fabric, ControlPl
     for (const FabricRouterPlan* end : {a, &b}) {
         // A router hears no ring when its cable returns: told before, it would sleep on.
         if (machine.control(end->chip).port[end->port].state != abi::kLinkUp) return "it is still down";
-        if (!end->config.fallback[0].slots) return "its routers route round it by tables until the next fabric";
-        if (sent_round(machine, *end)) return "its routers route round it by tables until the next fabric";
+        if (!end->config.fallback[0].slots || sent_round(machine, *end))
+            return "its routers route round it by tables: they return by return_from_detours";
     }
-    const uint32_t command = abi::kFabricRejoin;
-    for (const FabricRouterPlan* end : {a, &b})
-        machine.write(end->chip, end->config.status + offsetof(abi::FabricRouterStatus, command), &command,
-                      sizeof command);
     control.cable_up(chip, port);
-    if (wake) wake(a->chip, a->core), wake(b.chip, b.core);
+    tell_both(machine, *a, b, abi::kFabricRejoin, wake);
     return "";
 }
 
 namespace {
-
-void command(Machine& m, const FabricRouterPlan& p, uint32_t c) {
-    m.write(p.chip, p.config.status + offsetof(abi::FabricRouterStatus, command), &c, sizeof c);
-}
-
-abi::FabricRouterStatus status_of(Machine& m, const FabricRouterPlan& p) {
-    abi::FabricRouterStatus s;
-    m.read(p.chip, p.config.status, &s, sizeof s);
-    return s;
-}
 
 // The escape class's VC: the detours' in 2D, the packets sent back round a ring in 1D.
 uint32_t escape_vc(const FabricBuilder& fabric) {
@@ -296,11 +301,7 @@ void resume_detours(Machine& machine, const FabricBuilder& fabric, uint32_t chip
                     const std::function<void(uint32_t chip, uint32_t core)>& wake) {
     const FabricRouterPlan* a = router_on(fabric, chip, port);
     if (!a) return;
-    const FabricRouterPlan& b = peer_router(fabric, *a);
-    for (const FabricRouterPlan* end : {a, &b}) {
-        command(machine, *end, abi::kFabricReroute);  // its path stays round: the command only lets it send
-        if (wake) wake(end->chip, end->core);
-    }
+    tell_both(machine, *a, peer_router(fabric, *a), abi::kFabricReroute, wake);  // its path stays round: it may send
 }
 
 ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
@@ -309,40 +310,29 @@ ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, Co
     const FabricRouterPlan* a = router_on(fabric, chip, port);
     if (!a || a->relay_for >= 0) return ReturnStep::kRefused;
     const FabricRouterPlan& b = peer_router(fabric, *a);
-    const auto tell = [&](uint32_t c) {
-        for (const FabricRouterPlan* end : {a, &b}) {
-            command(machine, *end, c);
-            if (wake) wake(end->chip, end->core);
-        }
-    };
     if (sent_round(machine, *a)) {
         if (fabric.dims() == 2 && moves_every_table(fabric, a->chip, b.chip)) return ReturnStep::kRefused;
         seen = 0;
-        tell(abi::kFabricPause);
+        tell_both(machine, *a, b, abi::kFabricPause, wake);
         return ReturnStep::kPaused;
     }
-    // What the two sent round is in another router's channel only once their
-    // NoC has written it there: every slot they sent from given back first.
-    for (const FabricRouterPlan* end : {a, &b}) {
-        const abi::FabricRouterStatus st = status_of(machine, *end);
-        for (uint32_t i = 0; i < end->config.num_senders; ++i)
-            if (st.senders[i].done != st.senders[i].freed) return ReturnStep::kWaiting;
-    }
+    // Paused, the two send nothing more, so one read of each serves: what
+    // they sent round is in another router's channel only once their NoC
+    // has written it there (every slot they sent from given back), and their
+    // packets sent on the cable per VC say where each one's sending stands.
+    const FabricRouterPlan* ends[2] = {a, &b};
+    const abi::FabricRouterStatus at[2] = {status_of(machine, *a), status_of(machine, b)};
+    for (size_t e = 0; e < 2; ++e)
+        for (uint32_t i = 0; i < ends[e]->config.num_senders; ++i)
+            if (at[e].senders[i].done != at[e].senders[i].freed) return ReturnStep::kWaiting;
     if (!escape_drained(machine, fabric, seen)) return ReturnStep::kWaiting;
-    // Each receives from where the other's sending stands (its packets sent
-    // on the cable, per VC, since the fabric started).
-    const auto sent_by = [&](const FabricRouterPlan& p) {
-        const abi::FabricRouterStatus s = status_of(machine, p);
-        std::array<uint32_t, abi::kFabricMaxVcs> n{};
-        for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) n[v] = s.vc_packets_sent[v];
-        return n;
-    };
-    const auto from_a = sent_by(*a), from_b = sent_by(b);
-    machine.write(a->chip, a->config.status + offsetof(abi::FabricRouterStatus, freeze_at), from_b.data(),
-                  sizeof(uint32_t) * from_b.size());
-    machine.write(b.chip, b.config.status + offsetof(abi::FabricRouterStatus, freeze_at), from_a.data(),
-                  sizeof(uint32_t) * from_a.size());
-    tell(abi::kFabricRejoin);
+    for (size_t e = 0; e < 2; ++e) {  // each receives from where the other's sending stands
+        std::array<uint32_t, abi::kFabricMaxVcs> sent{};
+        for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) sent[v] = at[1 - e].vc_packets_sent[v];
+        machine.write(ends[e]->chip, ends[e]->config.status + offsetof(abi::FabricRouterStatus, freeze_at), sent.data(),
+                      sizeof(uint32_t) * sent.size());
+    }
+    tell_both(machine, *a, b, abi::kFabricRejoin, wake);
     control.cable_up(chip, port);
     return ReturnStep::kRejoined;
 }
