@@ -55,6 +55,14 @@ void put_counts(abi::FabricPacketHeader& h, const uint32_t counts[abi::kFabricMa
     h.dst_address = counts[0] | uint64_t(counts[1]) << 32;
     h.sem_address = counts[2];
 }
+// A note between a cable's two routers (a sync, a mark) from `self`.
+abi::FabricPacketHeader note(abi::FabricNodeId self, uint8_t type, const uint32_t counts[abi::kFabricMaxVcs]) {
+    abi::FabricPacketHeader h{};
+    h.src = self;
+    h.send_type = type;
+    put_counts(h, counts);
+    return h;
+}
 void get_counts(const abi::FabricPacketHeader& h, uint32_t counts[abi::kFabricMaxVcs]) {
     counts[0] = static_cast<uint32_t>(h.dst_address);
     counts[1] = static_cast<uint32_t>(h.dst_address >> 32);
@@ -198,11 +206,14 @@ void Router::start_fallback() {
     sync_sent_ = false;
 }
 
-// Writes what we tell the peer into the fallback stage, once the NoC has
-// read what was staged before. False until then.
-bool Router::stage(const abi::FabricPacketHeader& h) {
+// What we tell the peer (a sync, a mark) into fallback[vc], through the
+// fallback stage, which it takes only once the NoC has read what was staged
+// before. False until it went (tried again at the next poll).
+bool Router::tell_peer(const abi::FabricPacketHeader& h, uint32_t vc) {
     if (!reached(noc::completed(), stage_free_at_)) return false;
     header_at(config_.fallback_stage) = h;
+    if (!push(config_.fallback[vc], fallback_sent_[vc], config_.fallback_stage, abi::kFabricHeaderBytes)) return false;
+    stage_free_at_ = noc::issued();
     return true;
 }
 
@@ -218,17 +229,7 @@ bool Router::awaits_marks() const {
 
 bool Router::poll_fallback(uint64_t now) {
     bool moved = false;
-    if (!sync_sent_) {
-        abi::FabricPacketHeader sync{};
-        sync.src = config_.self;
-        sync.send_type = abi::kFabricFallbackSync;
-        put_counts(sync, frozen_);
-        if (stage(sync) &&
-            push(config_.fallback[0], fallback_sent_[0], config_.fallback_stage, abi::kFabricHeaderBytes)) {
-            stage_free_at_ = noc::issued();
-            sync_sent_ = moved = true;
-        }
-    }
+    if (!sync_sent_) sync_sent_ = moved = tell_peer(note(config_.self, abi::kFabricFallbackSync, frozen_), 0);
     for (uint32_t v = 0; v < config_.num_vcs; ++v) moved |= poll_fallback_in(v, now);
     return moved;
 }
@@ -308,15 +309,9 @@ bool Router::poll_rejoin() {
 // went again over the fallback; the cable, lossless, still delivers them
 // first when it returns) and reads that VC off the cable from there.
 bool Router::push_mark(uint32_t vc) {
-    abi::FabricPacketHeader mark{};
-    mark.src = config_.self;
-    mark.send_type = abi::kFabricRejoinMark;
+    abi::FabricPacketHeader mark = note(config_.self, abi::kFabricRejoinMark, peer_sent_);
     mark.vc = static_cast<uint16_t>(vc);
-    put_counts(mark, peer_sent_);
-    if (!stage(mark) ||
-        !push(config_.fallback[vc], fallback_sent_[vc], config_.fallback_stage, abi::kFabricHeaderBytes))
-        return false;
-    stage_free_at_ = noc::issued();
+    if (!tell_peer(mark, vc)) return false;
     marks_ |= 1u << vc;
     return true;
 }

@@ -106,7 +106,7 @@ private:
     bool poll_fallback(uint64_t now);
     bool poll_fallback_in(uint32_t vc, uint64_t now);
     void on_sync(const abi::FabricPacketHeader& h);
-    bool stage(const abi::FabricPacketHeader& h);
+    bool tell_peer(const abi::FabricPacketHeader& h, uint32_t vc);
     bool awaits_marks() const;
     void start_rejoin();
     bool poll_rejoin();
