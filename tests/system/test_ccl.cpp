@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/ccl_matrix.h"
 #include "ccl/algorithm_table.h"
 #include "ccl/calls.h"
 #include "ccl/op_case.h"
@@ -47,8 +48,6 @@ int teardown(void**) {
     g_cluster.reset();
     return 0;
 }
-
-const abi::DataType kTypes[] = {abi::kF32, abi::kBF16, abi::kF16, abi::kI32};
 
 // The 32-bit chip's clusters run the plans the 64-bit ones run; what differs
 // is the firmware (its ISA, its six workers, its 32-bit addresses). They run
@@ -94,26 +93,16 @@ void test_every_op_algorithm_and_type(void**) {
     for (ccl::Collective op : ccl::all_collectives()) {
         const std::vector<std::string> algos = ccl::algorithms(op, grid);  // a grid's: rows, then columns
         for (const std::string& algo : algos) {
-            const abi::DataType other = kTypes[1 + turn % 3];
+            const abi::DataType other = test::kMatrixTypes[1 + turn % 3];
             const bool f32_small = turn++ % 2 == 0;
-            std::vector<abi::DataType> types(std::begin(kTypes), std::end(kTypes));
+            std::vector<abi::DataType> types(std::begin(test::kMatrixTypes), std::end(test::kMatrixTypes));
             if (!every_type) types = {abi::kF32, other};
             if (g_name == "ring8-rv32") types = {abi::kF32};  // mesh2x2-rv32 meets the rv32 chip's other types
             for (abi::DataType t : types) {
-                const uint32_t es = ccl::dtype_size(t);
                 // One element per rank, then a size no rank count divides (odd elements).
                 for (uint64_t elements : {uint64_t(n), uint64_t(3000 * n + n / 2 + 1)}) {
                     if (types.size() == 2 && (t == abi::kF32) != (f32_small == (elements == n))) continue;
-                    std::vector<abi::MathOp> redops{abi::kMathSum};
-                    if (ccl::reduces(op) && elements > n) redops.push_back(abi::MathOp(abi::kMathMax + (seed % 3)));
-                    for (abi::MathOp redop : redops) {
-                        ccl::OpRequest r;
-                        r.op = op;
-                        r.algo = algo;
-                        r.dtype = t;
-                        r.redop = redop;
-                        r.bytes = elements * es;
-                        r.root = seed % n;  // rooted ops: a different root each time
+                    for (const ccl::OpRequest& r : test::matrix_cell(op, algo, t, elements, n, seed)) {
                         ++cases;
                         const std::string f = run_one(r, seed++);
                         if (!f.empty()) failures.push_back(f);

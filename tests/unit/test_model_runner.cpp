@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/ccl_matrix.h"
 #include "ccl/algorithm_table.h"
 #include "ccl/op_case.h"
 #include "ccl/runner.h"
@@ -75,8 +76,6 @@ void test_ring8_all_reduce_over_the_edm(void**) {
     expect_right("ring8", "edm", ccl::Collective::kAllReduce, "ring", 64 << 10);
 }
 
-const abi::DataType kTypes[] = {abi::kF32, abi::kBF16, abi::kF16, abi::kI32};
-
 // Every op, every algorithm the cluster's shape runs, every type, at one
 // element a rank and at a size no rank count divides, each reduction's sum
 // and another reduction: over `transport` ("auto": the EDM where it can,
@@ -103,23 +102,14 @@ void expect_every_case_right(const std::string& cluster, const std::string& tran
     uint32_t turn = 0;
     for (ccl::Collective op : ccl::all_collectives())
         for (const std::string& algo : ccl::algorithms_on(op, machine.topology(), capabilities)) {
-            std::vector<abi::DataType> types(std::begin(kTypes), std::end(kTypes));
-            if (n > 16) types = {abi::kF32, kTypes[1 + turn++ % 3]};
+            std::vector<abi::DataType> types(std::begin(test::kMatrixTypes), std::end(test::kMatrixTypes));
+            if (n > 16) types = {abi::kF32, test::kMatrixTypes[1 + turn++ % 3]};
             for (abi::DataType t : types)
                 for (uint64_t elements : {uint64_t(n), uint64_t(300 * n + n / 2 + 1)}) {
-                    std::vector<abi::MathOp> redops{abi::kMathSum};
-                    if (ccl::reduces(op) && elements > n) redops.push_back(abi::MathOp(abi::kMathMax + seed % 3));
-                    for (abi::MathOp redop : redops) {
-                        ccl::OpRequest r;
-                        r.op = op;
-                        r.algo = algo;
-                        r.dtype = t;
-                        r.redop = redop;
-                        r.bytes = elements * ccl::dtype_size(t);
-                        r.root = seed % n;
+                    for (const ccl::OpRequest& r : test::matrix_cell(op, algo, t, elements, n, seed)) {
                         ++cases;
                         const std::string what = ccl::collective_name(op) + "/" + algo + "/" + ccl::dtype_name(t) +
-                                                 "/" + ccl::redop_name(redop) + " " + std::to_string(r.bytes) + " B";
+                                                 "/" + ccl::redop_name(r.redop) + " " + std::to_string(r.bytes) + " B";
                         try {
                             const ccl::CaseResult res = ccl::run_case(runner, machine, r, seed++);
                             if (!res.check.checked) failures.push_back(what + ": nothing checked");
