@@ -168,7 +168,7 @@ ccl::CollectiveRunner& NativeCluster::runner(const std::string& transport, const
     runner_.reset();  // its fabric stops before another starts
     ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
     o.transport = transport;
-    o.interrupted = [this] { return interrupted_ && interrupted_(); };
+    o.interrupted = [this] { return interrupted(); };
     runner_ = chips.empty() ? std::make_unique<ccl::CollectiveRunner>(machine(), o)
                             : std::make_unique<ccl::CollectiveRunner>(machine(), chips, o);
     runner_key_ = key;
@@ -180,7 +180,7 @@ std::vector<uint32_t> NativeCluster::ring_order(const std::string& transport, co
 }
 
 void NativeCluster::stop_if_interrupted(const char* while_doing) const {
-    if (interrupted_ && interrupted_()) throw Error(std::string("interrupted: the op was stopped ") + while_doing);
+    if (interrupted()) throw Error(std::string("interrupted: the op was stopped ") + while_doing);
 }
 
 std::vector<Bytes> NativeCluster::collective(const OpCall& call, const std::vector<Bytes>& inputs) {

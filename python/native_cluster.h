@@ -139,7 +139,8 @@ private:
     std::map<std::pair<uint32_t, bool>, std::vector<std::pair<uint64_t, uint64_t>>> placed_;
     std::string runner_key_;
     std::function<bool()> interrupted_;
-    // Throws "interrupted: ..." once interrupted_ says so.
+    bool interrupted() const { return interrupted_ && interrupted_(); }
+    // Throws "interrupted: ..." once interrupted() says so.
     void stop_if_interrupted(const char* while_doing) const;
     std::unique_ptr<ccl::CollectiveRunner> runner_;  // declared last: it goes first
 };
