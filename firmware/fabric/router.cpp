@@ -159,16 +159,17 @@ void Router::account(uint64_t now) {
         status_.idle_ticks = status_.idle_ticks + since;
     last_poll_ = now;
     status_.heartbeat = now;
+    status_.polls = status_.polls + 1;
     const uint32_t c = status_.command;
     if (c == abi::kFabricReroute && path_ == Path::kCable && (config_.dims == 2 || config_.ring_chips) &&
         !eth::link_up(config_.port))
         start_reroute();
     if (c == abi::kFabricRejoin && path_ == Path::kFallback && eth::link_up(config_.port)) start_rejoin();
     if (c == abi::kFabricRejoin && path_ == Path::kRouted && eth::link_up(config_.port)) rejoin_from_tables();
-    status_.state = c == abi::kFabricPause   ? abi::kFabricRouterPaused
-                    : c == abi::kFabricDrain ? abi::kFabricRouterDraining
-                    : path_ != Path::kCable  ? abi::kFabricRouterRerouted
-                                             : abi::kFabricRouterRunning;
+    status_.state = c == abi::kFabricPause                         ? abi::kFabricRouterPaused
+                    : c == abi::kFabricDrain || status_.hold_lanes ? abi::kFabricRouterDraining
+                    : path_ != Path::kCable                        ? abi::kFabricRouterRerouted
+                                                                   : abi::kFabricRouterRunning;
 }
 
 // A cable that goes down is reported once, as the EDM does, and the router

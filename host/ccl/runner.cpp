@@ -567,6 +567,7 @@ OpTiming CollectiveRunner::wait(PendingOp& op) {
             return fabric_.empty() ? std::string() : tend_fabrics();
         };
         results = cluster_.wait_all(op.launched, op.deadline, watch);
+        for (auto& f : fabric_) f->finish_move();
     } catch (const Error& e) {
         if (fabric_.empty()) throw;
         drop_fabric(e);

@@ -144,8 +144,8 @@ void TimedFabric::wake_written(uint32_t chip, uint64_t address, uint64_t t) {
         if (p >= model_.router_count()) wake(p, t);
 }
 
-void TimedFabric::wake_routers() {
-    for (uint32_t r = 0; r < model_.router_count(); ++r) wake(r, now_);
+void TimedFabric::wake_routers(uint64_t at_ns) {
+    for (uint32_t r = 0; r < model_.router_count(); ++r) wake(r, std::max(at_ns, now_));
 }
 
 uint64_t TimedFabric::router_work(size_t r) const {

@@ -78,8 +78,9 @@ public:
     // cable does: both ends see it, what is on the wire is lost, and queued
     // commands wait while it is down.
     void set_cable(uint32_t chip, uint32_t port, bool up);
-    // Wakes every router (after the host wrote a command into their status).
-    void wake_routers();
+    // Wakes every router (after the host wrote a command into their status),
+    // now or, on every rank alike, at `at_ns` (a look of the host's).
+    void wake_routers(uint64_t at_ns = 0);
 
     // The first virtual time the word at `address` (a board address) on
     // `chip` is at least `value`: a delivery's time, seen where it lands.

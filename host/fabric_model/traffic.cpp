@@ -240,14 +240,39 @@ transport::RerouteDecision Simulation::fail_cable(uint32_t chip, uint32_t port) 
     engine_->set_cable(chip, port, false);
     const auto stale = share_link_words(chip, port);
     const transport::RerouteDecision d =
-        transport::reroute_live(model_->cluster(), model_->fabric(), *control_, chip, port);
+        transport::reroute_live(model_->cluster(), model_->fabric(), *control_, chip, port, moving_);
     // Another rank's chips keep the copy they had: this rank neither runs
     // nor counts them (the held packets of its quiet()).
     for (const auto& [w, old] : stale) std::memcpy(w, &old, sizeof old);
     engine_->wake_routers();  // the host wrote their tables and commands
+    settle_move();
     if (d.kind == transport::RerouteDecision::kRefused || d.kind == transport::RerouteDecision::kCutOff)
         unrouted_.push_back({ends_of(chip, port), d.why});
     return d;
+}
+
+// The move round a dead cable settles as a host's would (settle_move), a
+// look every few cable latencies of virtual time; the cable's two routers
+// read each other's counts across ranks when they go round.
+void Simulation::settle_move() {
+    Ranks& ranks = engine_->ranks();
+    const transport::AllRanks all = [&ranks](bool here) { return ranks.min(here ? 1 : 0) == 1; };
+    const uint64_t look_ns = std::max<uint64_t>(2000, 4 * engine_->costs().cable_latency_ns);
+    uint64_t t = engine_->now_ns();
+    for (int looks = 0; moving_.phase != transport::PendingMove::kNone; ++looks) {
+        t += look_ns;
+        engine_->run(t);
+        const auto stale = share_link_words(moving_.chip, moving_.port);
+        if (looks == kSettleLooks) {
+            transport::end_move(model_->cluster(), model_->fabric(), moving_);
+            disruptions_.push_back("the move did not settle in " + std::to_string(kSettleLooks) +
+                                   " looks: its routers went round at once, order unkept");
+        } else {
+            transport::settle_move(model_->cluster(), model_->fabric(), moving_, {}, all);
+        }
+        for (const auto& [w, old] : stale) std::memcpy(w, &old, sizeof old);
+        engine_->wake_routers(t);  // a rank whose queue ran dry stands before t
+    }
 }
 
 void Simulation::restore_cable(uint32_t chip, uint32_t port) {

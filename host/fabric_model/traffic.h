@@ -19,6 +19,7 @@
 #include "fabric_model/timed_fabric.h"
 #include "model/fabric_model.h"
 #include "transport/fabric/control_plane.h"
+#include "transport/fabric/live_reroute.h"
 
 namespace weft::fabric_model {
 
@@ -77,6 +78,8 @@ public:
     // Disruptors. The cable on (chip, port) fails now: the control plane
     // decides, as on a QEMU cluster, and a 2D fabric's routers move onto new
     // tables round it while traffic runs (transport::reroute_live).
+    // Virtual time passes while the move settles (a lane's packets keep
+    // their order: transport::settle_move).
     transport::RerouteDecision fail_cable(uint32_t chip, uint32_t port);
     // It returns: its ends see it up; the tables keep their way round it.
     void restore_cable(uint32_t chip, uint32_t port);
@@ -95,6 +98,9 @@ private:
     std::unique_ptr<model::FabricModel> model_;
     std::unique_ptr<TimedFabric> engine_;
     std::unique_ptr<transport::ControlPlane> control_;
+    transport::PendingMove moving_;
+    static constexpr int kSettleLooks = 1000;
+    void settle_move();
     // Cables that died and were not routed round (refused, or a mesh cut):
     // packets waiting on one are stuck, which finish() tells from a deadlock.
     struct Unrouted {

@@ -46,6 +46,28 @@ constexpr uint32_t kSrc = 0x0, kDst = 0x100000, kSems = 0x200000, kIncs = 0x2001
                    kScatter = 0x300000;
 constexpr uint32_t kBlock = 16 * 1024;
 constexpr uint32_t kOrdered = kInline + 0x100;  // ordered_inline_writes' words
+constexpr uint32_t kOrderedWrites = 12;         // per pair of chips
+
+// The host's side of live moves as it polls the model: a move started by
+// reroute_live is stepped once a step after (settle_move), as Fabric::tend
+// steps it on a cluster.
+struct HostMoves {
+    transport::PendingMove move;
+    transport::RerouteDecision reroute(FabricModel& m, transport::ControlPlane& control, uint32_t chip, uint32_t port) {
+        return transport::reroute_live(m.cluster(), m.fabric(), control, chip, port, move);
+    }
+    void poll(FabricModel& m) { transport::settle_move(m.cluster(), m.fabric(), move); }
+    // Steps m until the move has settled, a look a step (after the traffic:
+    // its on_step, which looks too, is done).
+    void settle(FabricModel& m) {
+        m.on_step = nullptr;
+        for (int steps = 0; transport::settle_move(m.cluster(), m.fabric(), move); ++steps) {
+            if (steps > 1000) fail_msg("the move did not settle in 1000 steps");
+            m.step();
+        }
+        m.step();  // the routers see their lanes go again
+    }
+};
 
 uint8_t pattern(uint32_t from, uint32_t to, uint32_t i) {
     return static_cast<uint8_t>(from * 31 + to * 7 + i * 13 + 1);
@@ -305,6 +327,16 @@ void ordered_inline_writes(FabricModel& m, uint32_t count) {
         }
 }
 
+// Every chip's last inline write from every other landed last: no packet
+// overtook an earlier one of its lane.
+void check_last_words_last(FabricModel& m, uint32_t count, int pull_at) {
+    for (uint32_t t = 0; t < m.chips(); ++t)
+        for (uint32_t f = 0; f < m.chips(); ++f)
+            if (f != t && m.word(t, m.dram(kOrdered + 4 * f)) != ((f << 24) | (t << 16) | count))
+                fail_msg("pulled at %d: chip %u's last word from %u is 0x%x", pull_at, t, f,
+                         m.word(t, m.dram(kOrdered + 4 * f)));
+}
+
 // The cable comes back under traffic: the control plane tells both routers
 // (kFabricRejoin), each sends a mark per VC over the fallback after what
 // went there, and takes the cable again. Whatever the moment, every byte and
@@ -317,7 +349,6 @@ void ordered_inline_writes(FabricModel& m, uint32_t count) {
 // Returns whether packets crossed the cable after its return (none may be
 // left to, late in the traffic).
 bool rejoin_under_traffic(FabricModel& m, int pull_at, FabricDirection a, FabricDirection b) {
-    constexpr uint32_t kWrites = 12;
     const auto east0 = static_cast<uint32_t>(m.cluster().board().port_for(abi::kFabricEast, 0));
     transport::ControlPlane control(m.cluster().board(), m.cluster().topology(), 0, true);
     Ethernet& eth = m.cluster().devices().ethernet();
@@ -325,10 +356,12 @@ bool rejoin_under_traffic(FabricModel& m, int pull_at, FabricDirection a, Fabric
     int steps = 0;
     std::string rejoined = "never asked", early;
     uint64_t sent_at_return = 0;
+    HostMoves moves;
     m.on_step = [&] {
+        moves.poll(m);
         ++steps;
         if (steps == pull_at) eth.set_link_up(cable, false);
-        if (steps == pull_at + 3) transport::reroute_live(m.cluster(), m.fabric(), control, 0, east0);
+        if (steps == pull_at + 3) moves.reroute(m, control, 0, east0);
         if (steps == pull_at + 6) early = transport::rejoin_live(m.cluster(), m.fabric(), control, 0, east0);
         if (steps == pull_at + 12) eth.set_link_up(cable, true);
         if (steps == pull_at + 18) {
@@ -336,16 +369,12 @@ bool rejoin_under_traffic(FabricModel& m, int pull_at, FabricDirection a, Fabric
             sent_at_return = m.status(0, a).bytes_sent + m.status(1, b).bytes_sent;
         }
     };
-    ordered_inline_writes(m, kWrites);
+    ordered_inline_writes(m, kOrderedWrites);
     every_chip_to_every_other(m);
     if (steps <= pull_at + 18) fail_msg("all of it arrived in %d steps, before the return", steps);
     if (!rejoined.empty()) fail_msg("pulled at %d: not rejoined: %s", pull_at, rejoined.c_str());
     assert_string_equal(early.c_str(), "it is still down");  // asked before the cable was back
-    for (uint32_t t = 0; t < m.chips(); ++t)
-        for (uint32_t f = 0; f < m.chips(); ++f)
-            if (f != t && m.word(t, m.dram(kOrdered + 4 * f)) != ((f << 24) | (t << 16) | kWrites))
-                fail_msg("pulled at %d: chip %u's last word from %u is 0x%x", pull_at, t, f,
-                         m.word(t, m.dram(kOrdered + 4 * f)));
+    check_last_words_last(m, kOrderedWrites, pull_at);
     for (auto [chip, way] : {std::pair{0u, a}, std::pair{1u, b}}) {
         const abi::FabricRouterStatus& s = m.status(chip, way);
         assert_int_equal(s.state, abi::kFabricRouterRunning);
@@ -379,13 +408,14 @@ void test_a_returned_mesh_cable_takes_its_traffic_back_live(void**) {
 }
 
 // The cable comes back after the control plane routed round it by tables,
-// under every-pair traffic: from a few steps after its return the host asks
-// each step, as it polls, and the return goes a step at a time (both routers
-// paused, the detours drained, both back on the cable). Every byte and count
-// is right, both routers run on the cable, and each posted rejoined once.
-// Returns whether packets crossed the cable after. (A lane's order is not
-// checked: the move onto the detours itself can reorder it, see
-// live_reroute.h.)
+// under every-pair traffic and ordered inline writes: the move round it
+// settles first (the host steps it each step), then the cable returns; from a
+// few steps after, the host asks each step, as it polls, and the return goes
+// a step at a time (both routers paused, the detours drained, both back on
+// the cable). Every byte and count is right, every chip's last word from
+// every other lands last (across both moves), both routers run on the
+// cable, and each posted rejoined once. Returns whether packets crossed the
+// cable after.
 bool return_from_tables_under_traffic(FabricModel& m, uint32_t chip, FabricDirection a, FabricDirection b,
                                       int pull_at) {
     const BoardInfo& board = m.cluster().board();
@@ -397,12 +427,18 @@ bool return_from_tables_under_traffic(FabricModel& m, uint32_t chip, FabricDirec
     transport::RerouteDecision d;
     uint64_t seen = 0, sent_at_return = 0;
     std::vector<transport::ReturnStep> went;
+    HostMoves moves;
+    int back_at = 0;
     m.on_step = [&] {
+        moves.poll(m);
         ++steps;
         if (steps == pull_at) eth.set_link_up(cable, false);
-        if (steps == pull_at + 3) d = transport::reroute_live(m.cluster(), m.fabric(), control, chip, east);
-        if (steps == pull_at + 12) eth.set_link_up(cable, true);
-        if (steps >= pull_at + 15 && !rejoined_at) {
+        if (steps == pull_at + 3) d = moves.reroute(m, control, chip, east);
+        if (!back_at && steps >= pull_at + 12 && moves.move.phase == transport::PendingMove::kNone) {
+            eth.set_link_up(cable, true);  // once the move round it has settled
+            back_at = steps;
+        }
+        if (back_at && steps >= back_at + 3 && !rejoined_at) {
             went.push_back(transport::return_from_detours(m.cluster(), m.fabric(), control, chip, east, seen));
             if (went.back() == transport::ReturnStep::kRejoined) {
                 rejoined_at = steps;
@@ -410,9 +446,11 @@ bool return_from_tables_under_traffic(FabricModel& m, uint32_t chip, FabricDirec
             }
         }
     };
+    ordered_inline_writes(m, kOrderedWrites);
     every_chip_to_every_other(m);
     if (d.kind != transport::RerouteDecision::kNewTables) fail_msg("pulled at %d: %s", pull_at, d.why.c_str());
     if (!rejoined_at) fail_msg("pulled at %d: not back on the cable when the traffic ended (%d steps)", pull_at, steps);
+    check_last_words_last(m, kOrderedWrites, pull_at);
     assert_int_equal(went.front(), transport::ReturnStep::kPaused);
     for (auto [at, way] : {std::pair{chip, a}, std::pair{chip + 1, b}}) {
         assert_int_equal(m.status(at, way).state, abi::kFabricRouterRunning);
@@ -453,16 +491,19 @@ void test_a_cable_whose_relays_cable_is_dead_is_routed_round(void**) {
         Ethernet& eth = m.cluster().devices().ethernet();
         int steps = 0;
         transport::RerouteDecision relay, cable;
+        HostMoves moves;
         m.on_step = [&] {
+            moves.poll(m);
             ++steps;
             if (steps == 2) {
                 eth.set_link_up(size_t(eth.link_index(0, east1)), false);
-                relay = transport::reroute_live(m.cluster(), m.fabric(), control, 0, east1);
+                relay = moves.reroute(m, control, 0, east1);
             }
             if (steps == pull_at) eth.set_link_up(size_t(eth.link_index(0, east)), false);
-            if (steps == pull_at + 3) cable = transport::reroute_live(m.cluster(), m.fabric(), control, 0, east);
+            if (steps == pull_at + 3) cable = moves.reroute(m, control, 0, east);
         };
         every_chip_to_every_other(m);
+        moves.settle(m);
         if (steps <= pull_at + 3) fail_msg("all of it arrived in %d steps, before the pull", steps);
         assert_int_equal(relay.kind, transport::RerouteDecision::kNone);
         if (cable.kind != transport::RerouteDecision::kNewTables)
@@ -490,14 +531,19 @@ uint64_t pull_under_all_pairs(const char* cluster, uint32_t chip, std::initializ
         const int cable = eth.link_index(chip, east);
         int steps = 0;
         transport::RerouteDecision d;
+        HostMoves moves;
         m.on_step = [&] {
+            moves.poll(m);
             ++steps;
             if (steps == pull_at) eth.set_link_up(size_t(cable), false);
-            if (steps == pull_at + 3) d = transport::reroute_live(m.cluster(), m.fabric(), control, chip, east);
+            if (steps == pull_at + 3) d = moves.reroute(m, control, chip, east);
         };
+        ordered_inline_writes(m, kOrderedWrites);
         every_chip_to_every_other(m);
+        moves.settle(m);
         if (steps <= pull_at + 3) fail_msg("%s: all of it arrived in %d steps, before the pull", cluster, steps);
         if (d.kind != transport::RerouteDecision::kNewTables) fail_msg("%s: %s", cluster, d.why.c_str());
+        check_last_words_last(m, kOrderedWrites, pull_at);
         for (auto [at, way] : {std::pair{chip, FabricDirection::kEast}, std::pair{chip + 1, FabricDirection::kWest}}) {
             const abi::FabricRouterStatus& s = m.status(at, way);
             assert_int_equal(s.state, abi::kFabricRouterRerouted);
@@ -538,8 +584,9 @@ void test_a_pulled_mesh_cable_is_routed_round_on_the_escape_vc(void**) {
     const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
     const auto south = static_cast<uint32_t>(board.port_for(abi::kFabricSouth, 0));
     eth.set_link_up(size_t(eth.link_index(4, east)), false);
-    assert_int_equal(transport::reroute_live(m.cluster(), m.fabric(), control, 4, east).kind,
-                     transport::RerouteDecision::kNewTables);
+    HostMoves moves;
+    assert_int_equal(moves.reroute(m, control, 4, east).kind, transport::RerouteDecision::kNewTables);
+    moves.settle(m);
     const auto chip_tables_stay = [&] {
         for (const transport::FabricRouterPlan& r : m.fabric().routers()) {
             const auto* held = reinterpret_cast<const abi::FabricRouteTable*>(
@@ -549,7 +596,8 @@ void test_a_pulled_mesh_cable_is_routed_round_on_the_escape_vc(void**) {
     };
     chip_tables_stay();
     eth.set_link_up(size_t(eth.link_index(0, south)), false);
-    const transport::RerouteDecision second = transport::reroute_live(m.cluster(), m.fabric(), control, 0, south);
+    const transport::RerouteDecision second = moves.reroute(m, control, 0, south);
+    moves.settle(m);
     assert_int_equal(second.kind, transport::RerouteDecision::kNewTables);
     chip_tables_stay();
     // The detour tables: the second cable's routers route round both cables;
@@ -578,7 +626,8 @@ void test_a_move_onto_cables_the_fabric_lacks_is_refused(void**) {
         transport::mesh_fabric(spec.board, cluster.topology(), small_options(), /*wrap=*/false);
     transport::ControlPlane control(spec.board, cluster.topology());
     const auto east = static_cast<uint32_t>(spec.board.port_for(abi::kFabricEast, 0));
-    const transport::RerouteDecision d = transport::reroute_live(cluster, fabric, control, 5, east);
+    transport::PendingMove unused;
+    const transport::RerouteDecision d = transport::reroute_live(cluster, fabric, control, 5, east, unused);
     assert_int_equal(d.kind, transport::RerouteDecision::kRefused);
     assert_true(d.why.find("cables the running fabric does not use") != std::string::npos);
 }
@@ -598,7 +647,8 @@ void test_an_inter_mesh_move_that_could_deadlock_is_refused(void**) {
     Ethernet& eth = m.cluster().devices().ethernet();
     eth.set_link_up(size_t(eth.link_index(5, east)), false);
     const abi::FabricRouteTable before = m.fabric().table(0);
-    const transport::RerouteDecision d = transport::reroute_live(m.cluster(), m.fabric(), control, 5, east);
+    HostMoves moves;
+    const transport::RerouteDecision d = moves.reroute(m, control, 5, east);
     assert_int_equal(d.kind, transport::RerouteDecision::kRefused);
     assert_true(d.why.find("could deadlock: chip") != std::string::npos);
     const auto& route_table = m.fabric().routers()[size_t(m.fabric().router_index(0, FabricDirection::kEast))];
@@ -1031,11 +1081,14 @@ void test_a_saturated_ring_loses_a_cable_and_completes(void**) {
         Ethernet& eth = s.m.cluster().devices().ethernet();
         int steps = 0;
         transport::RerouteDecision d;
+        HostMoves moves;
         s.m.on_step = [&] {
+            moves.poll(s.m);
             if (++steps == pull_at) eth.set_link_up(size_t(eth.link_index(5, east)), false);
-            if (steps == pull_at + 3) d = transport::reroute_live(s.m.cluster(), s.m.fabric(), control, 5, east);
+            if (steps == pull_at + 3) d = moves.reroute(s.m, control, 5, east);
         };
         run_to_completion(s.m);
+        moves.settle(s.m);
         if (d.kind != transport::RerouteDecision::kNewTables) fail_msg("pulled at step %d: %s", pull_at, d.why.c_str());
         assert_int_equal(s.delivered(), s.expected);
         uint32_t sent_back = 0;
@@ -1058,11 +1111,14 @@ void pull_east_cable_under(FabricModel& m, uint32_t chip, int pull_at) {
     Ethernet& eth = m.cluster().devices().ethernet();
     int steps = 0;
     transport::RerouteDecision d;
+    HostMoves moves;
     m.on_step = [&] {
+        moves.poll(m);
         if (++steps == pull_at) eth.set_link_up(size_t(eth.link_index(chip, east)), false);
-        if (steps == pull_at + 3) d = transport::reroute_live(m.cluster(), m.fabric(), control, chip, east);
+        if (steps == pull_at + 3) d = moves.reroute(m, control, chip, east);
     };
     run_to_completion(m);
+    moves.settle(m);
     if (steps <= pull_at + 3) fail_msg("pulled at step %d: all of it arrived before", pull_at);
     if (d.kind != transport::RerouteDecision::kNewTables) fail_msg("pulled at step %d: %s", pull_at, d.why.c_str());
 }

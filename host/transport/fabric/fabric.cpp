@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <thread>
 
 #include "common/error.h"
 #include "common/log.h"
@@ -244,13 +245,54 @@ std::function<void(uint32_t chip, uint32_t core)> Fabric::wake_router() {
     return [this](uint32_t chip, uint32_t core) { cluster_.ring_core(chip_id(chip), core); };
 }
 
+// A fabric over some chips is rerouted in its own numbers: its control plane
+// holds the cables among them, and reads and writes go to the chips they stand for.
+void Fabric::in_own_numbers(const std::function<void(Machine&)>& act) {
+    if (chips_.empty()) return act(cluster_);
+    MappedMachine mapped(cluster_, chips_, control_.topology());
+    act(mapped);
+}
+
 std::string Fabric::tend() {
-    // A fabric over some chips is rerouted in its own numbers: its control
-    // plane holds the cables among them, and reads and writes go to the chips they stand for.
-    std::optional<MappedMachine> mapped;
-    if (!chips_.empty()) mapped.emplace(cluster_, chips_, control_.topology());
-    Machine& machine = mapped ? static_cast<Machine&>(*mapped) : cluster_;
-    for (size_t r = 0; r < started_; ++r) {
+    in_own_numbers([this](Machine& machine) {
+        if (settle(machine)) return;
+        reroute_dead_cables(machine);
+        if (moving_.phase == PendingMove::kNone) rejoin_returned_cables(machine);
+    });
+    check_dropped();
+    return fault();
+}
+
+void Fabric::finish_move() {
+    in_own_numbers([this](Machine& machine) {
+        while (settle(machine)) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    });
+}
+
+// One step of a move under way; true while it goes on. One that has not
+// settled in kSettleWait (a socket's reader that stopped reading keeps a
+// packet that crossed from landing) goes round now, its order unkept.
+bool Fabric::settle(Machine& machine) {
+    constexpr std::chrono::seconds kSettleWait(5);
+    if (moving_.phase == PendingMove::kNone) return false;
+    if (!settle_move(machine, builder_, moving_, wake_router())) {
+        WEFT_INFO("fabric", "the move round chip %u port %u settled: its lanes go on", chip_id(moving_.chip),
+                  moving_.port);
+        return false;
+    }
+    if (std::chrono::steady_clock::now() - moving_since_ < kSettleWait) return true;
+    WEFT_INFO("fabric",
+              "the move round chip %u port %u did not settle in %lld s: its routers go round now, "
+              "and a lane's packets may land out of order",
+              chip_id(moving_.chip), moving_.port, static_cast<long long>(kSettleWait.count()));
+    end_move(machine, builder_, moving_, wake_router());
+    return false;
+}
+
+// Starts the move round the first dead cable not yet decided; the next
+// waits for it to end.
+void Fabric::reroute_dead_cables(Machine& machine) {
+    for (size_t r = 0; r < started_ && moving_.phase == PendingMove::kNone; ++r) {
         const FabricRouterPlan& plan = builder_.routers()[r];
         const uint32_t chip = chip_id(plan.chip);
         // A router with a fallback relay moves onto it by itself, and the
@@ -259,7 +301,9 @@ std::string Fabric::tend() {
         if (rerouted_.count({plan.chip, plan.port}) || !cluster_.alive(chip) ||
             cluster_.control(chip).port[plan.port].state == abi::kLinkUp)
             continue;
-        const RerouteDecision d = reroute_live(machine, builder_, control_, plan.chip, plan.port, wake_router());
+        const RerouteDecision d =
+            reroute_live(machine, builder_, control_, plan.chip, plan.port, moving_, wake_router());
+        moving_since_ = std::chrono::steady_clock::now();
         const abi::PortState& port = cluster_.control(chip).port[plan.port];
         rerouted_.insert({plan.chip, plan.port});  // decided once: fault() reports what was not rerouted
         rerouted_.insert({index_of(port.peer_chip), port.peer_port});
@@ -272,9 +316,6 @@ std::string Fabric::tend() {
         if (d.kind == RerouteDecision::kCutOff || d.kind == RerouteDecision::kRefused)
             throw Error(cable + " is down and the fabric cannot route round it: " + d.why);
     }
-    rejoin_returned_cables(machine);
-    check_dropped();
-    return fault();
 }
 
 // Each router on its fallback relay whose cable is up at both ends again

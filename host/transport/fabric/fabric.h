@@ -18,6 +18,7 @@
 #include "driver/cluster.h"
 #include "transport/fabric/control_plane.h"
 #include "transport/fabric/fabric_builder.h"
+#include "transport/fabric/live_reroute.h"
 
 namespace weft::transport {
 
@@ -86,10 +87,15 @@ public:
     // rerouted still fails the op, naming the cable. A cable the control plane
     // finds no way round (a cut mesh, ring or line, tables that could
     // deadlock), or a packet a router dropped, throws weft::Error saying so.
-    // A cable that comes back takes its routers back: from their fallback
-    // relays at once (rejoin_live), from detours once what they sent round
-    // is delivered (return_from_detours).
+    // A move round a dead cable settles over several calls (settle_move),
+    // the fabric's worker lanes held meanwhile; nothing else moves until it
+    // ends. A cable that comes back takes its routers back: from their
+    // fallback relays at once (rejoin_live), from detours once what they
+    // sent round is delivered (return_from_detours).
     std::string tend();
+    // An op ended while a move settled: its lanes would wait into the next
+    // op. The fabric is quiet now, so looks a few ms apart end it at once.
+    void finish_move();
     // Stops every router (each lets what it issued finish; a router whose
     // cable is down drops what it queued for it). A router that does not stop
     // in time is stopped by force; returns what was forced, one line per
@@ -98,6 +104,9 @@ public:
 
 private:
     void check_dropped() const;
+    void in_own_numbers(const std::function<void(Machine&)>& act);
+    bool settle(Machine& machine);
+    void reroute_dead_cables(Machine& machine);
     void rejoin_returned_cables(Machine& machine);
     void return_from_tables(Machine& machine, size_t router);
     std::function<void(uint32_t chip, uint32_t core)> wake_router();
@@ -120,6 +129,8 @@ private:
     };
     std::map<size_t, Returning> returning_;
     std::set<size_t> kept_round_;                       // routers whose cables came back but keep their detours
+    PendingMove moving_;                                // a move round a dead cable under way
+    std::chrono::steady_clock::time_point moving_since_;
     size_t started_ = 0;                                // routers 0..started_-1 run
 };
 

@@ -58,6 +58,38 @@ void command_reroute(Machine& m, const FabricRouterPlan& p, const std::array<uin
     command(m, p, abi::kFabricReroute);  // after the counts: the router reads them when it sees it
 }
 
+// Every router's worker lanes wait (hold != 0) or go again, each router rung:
+// one may sleep, and a settle look needs each to poll.
+void hold_lanes(Machine& m, const FabricBuilder& fabric, uint32_t hold,
+                const std::function<void(uint32_t chip, uint32_t core)>& wake) {
+    for (const FabricRouterPlan& p : fabric.routers()) {
+        if (!m.alive(p.chip)) continue;
+        m.write(p.chip, p.config.status + offsetof(abi::FabricRouterStatus, hold_lanes), &hold, sizeof hold);
+        if (wake) wake(p.chip, p.core);
+    }
+}
+
+// The dead cable's two routers hold what they have for it (their cable is
+// down) and every worker lane waits, until the packets that crossed it have
+// landed (settle_move).
+void start_move(Machine& m, const FabricBuilder& fabric, const FabricRouterPlan& a, PendingMove& move,
+                const std::function<void(uint32_t chip, uint32_t core)>& wake) {
+    move.phase = PendingMove::kCrossing;
+    move.chip = a.chip, move.port = a.port;
+    move.watch.reset();
+    hold_lanes(m, fabric, 1, wake);
+}
+
+// The cable's two routers settle what crossed it (counts read at both ends)
+// and send the rest, and every later packet for it, round.
+void send_round(Machine& m, const FabricRouterPlan& a, const FabricRouterPlan& b,
+                const std::function<void(uint32_t chip, uint32_t core)>& wake) {
+    const auto at_a = filled(m, a), at_b = filled(m, b);
+    command_reroute(m, a, at_b, at_a);
+    command_reroute(m, b, at_a, at_b);
+    if (wake) wake(a.chip, a.core), wake(b.chip, b.core);
+}
+
 // The routers of `fabric` an earlier move routed round their cables (all
 // but a and b), with the detour tables they hold: read back, since what they
 // route by is what the check must cover. A router given none holds its chip's
@@ -168,7 +200,7 @@ std::string chips_in(const std::vector<uint32_t>& order, size_t from, size_t to)
 // 1D: a ring's two routers of the dead cable settle what crossed it, as
 // in 2D, and send the rest, and every later packet for it, back the other
 // way round (Router::send_back, on the escape VC). A line is cut in two.
-RerouteDecision reroute_ring(Machine& m, const FabricBuilder& fabric, const FabricRouterPlan& a,
+RerouteDecision reroute_ring(Machine& m, const FabricBuilder& fabric, const FabricRouterPlan& a, PendingMove& move,
                              const std::function<void(uint32_t chip, uint32_t core)>& wake) {
     RerouteDecision d;
     d.chip = a.chip, d.port = a.port;
@@ -198,10 +230,7 @@ RerouteDecision reroute_ring(Machine& m, const FabricBuilder& fabric, const Fabr
                 "has); the next fabric is planned without it";
         return d;
     }
-    const auto at_a = filled(m, a), at_b = filled(m, b);
-    command_reroute(m, a, at_b, at_a);
-    command_reroute(m, b, at_a, at_b);
-    if (wake) wake(a.chip, a.core), wake(b.chip, b.core);
+    start_move(m, fabric, a, move, wake);
     d.kind = RerouteDecision::kNewTables;
     d.why = "its packets go back the other way round the ring";
     return d;
@@ -338,7 +367,8 @@ ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, Co
 }
 
 RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
-                             uint32_t port, const std::function<void(uint32_t chip, uint32_t core)>& wake) {
+                             uint32_t port, PendingMove& pending,
+                             const std::function<void(uint32_t chip, uint32_t core)>& wake) {
     const FabricRouterPlan* a = router_on(fabric, chip, port);
     if (!a) {
         RerouteDecision d;
@@ -352,7 +382,7 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     if (fabric.dims() == 1) {
         if (a->config.fallback[0].slots)
             if (RerouteDecision d = control.cable_down(chip, port); d.kind == RerouteDecision::kFallback) return d;
-        return reroute_ring(machine, fabric, *a, wake);
+        return reroute_ring(machine, fabric, *a, pending, wake);
     }
     const FabricRouterPlan& b = peer_router(fabric, *a);
     RerouteDecision d = control.cable_down(chip, port);
@@ -404,11 +434,40 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
         return d;
     }
     write_tables(machine, fabric, next, main, move, *a, b);
-    const auto at_a = filled(machine, *a), at_b = filled(machine, b);
-    command_reroute(machine, *a, at_b, at_a);
-    command_reroute(machine, b, at_a, at_b);
-    if (wake) wake(a->chip, a->core), wake(b.chip, b.core);
+    start_move(machine, fabric, *a, pending, wake);
     return d;
+}
+
+}  // namespace weft::transport
+
+namespace weft::transport {
+
+bool settle_move(Machine& machine, const FabricBuilder& fabric, PendingMove& move,
+                 const std::function<void(uint32_t chip, uint32_t core)>& wake, const AllRanks& all) {
+    if (move.phase == PendingMove::kNone) return false;
+    const bool settled = move.watch.look(machine, fabric, all);
+    if (settled && move.phase == PendingMove::kCrossing) {
+        const FabricRouterPlan& a = *router_on(fabric, move.chip, move.port);
+        send_round(machine, a, peer_router(fabric, a), wake);
+        move.phase = PendingMove::kGoingRound;
+        move.watch.reset();
+    } else if (settled) {
+        move.phase = PendingMove::kNone;
+        hold_lanes(machine, fabric, 0, wake);
+        return false;
+    }
+    hold_lanes(machine, fabric, 1, wake);  // rings every router: each polls before the next look
+    return true;
+}
+
+void end_move(Machine& machine, const FabricBuilder& fabric, PendingMove& move,
+              const std::function<void(uint32_t chip, uint32_t core)>& wake) {
+    if (move.phase == PendingMove::kCrossing) {
+        const FabricRouterPlan& a = *router_on(fabric, move.chip, move.port);
+        send_round(machine, a, peer_router(fabric, a), wake);
+    }
+    if (move.phase != PendingMove::kNone) hold_lanes(machine, fabric, 0, wake);
+    move.phase = PendingMove::kNone;
 }
 
 }  // namespace weft::transport

@@ -27,12 +27,18 @@
 // for it back the other way round, on VC 2 (abi::kFabricRingEscape). A
 // second dead cable cuts a ring in two, and one cuts a line: kCutOff.
 //
-// Not kept: a lane's order across the move. A packet that crossed the cable
-// before it died may still be on its old route past the cable while a later
-// one of the same lane, sent round, gets there first (mesh3x3, chip 4's east
+// A lane's order holds across the move. A packet that crossed the cable
+// before it died may still be on its old route past the cable; one of the
+// same lane sent round after it could get there first (mesh3x3, chip 4's east
 // cable pulled at step 10 of the model's every-pair traffic: chip 0's last
-// word from chip 5 is the 4th of 12). A fallback relay keeps it: the peer
-// takes what came round only after all the cable brought.
+// word from chip 5 came 4th of 12). So the move goes in two steps, as the
+// host polls (settle_move): every router's worker lanes wait and the cable's
+// two routers hold what they have for it until the fabric settles
+// (fabric_settle.h: what crossed has landed); then the two send round, and
+// the lanes wait until that has landed too (a move between meshes gives
+// every chip new exits, which must not overtake what waited at the cable).
+// A fallback relay keeps the order by itself: the peer takes what came
+// round only after all the cable brought.
 #pragma once
 #include <stdint.h>
 
@@ -42,6 +48,7 @@
 #include "driver/machine.h"
 #include "transport/fabric/control_plane.h"
 #include "transport/fabric/fabric_builder.h"
+#include "transport/fabric/fabric_settle.h"
 
 namespace weft::transport {
 
@@ -53,12 +60,35 @@ const FabricRouterPlan& peer_router(const FabricBuilder& fabric, const FabricRou
 // does not use (one planned narrower than the cluster: a torus run as a mesh).
 std::vector<abi::FabricRouteTable> control_plane_tables(const FabricBuilder& fabric, const ControlPlane& control);
 
+// A move round a dead cable under way: reroute_live starts it, settle_move
+// steps it. kCrossing: the lanes wait and the cable's routers hold, until
+// what crossed the cable has landed; kGoingRound: the two send round, and
+// the lanes wait until that has landed too.
+struct PendingMove {
+    enum Phase { kNone, kCrossing, kGoingRound };
+    Phase phase = kNone;
+    uint32_t chip = 0, port = 0;  // the dead cable's router that started it
+    SettleWatch watch;
+};
+
 // `wake(chip, core)` rings a router that may sleep (none on a host model).
 // Returns the control plane's decision: kNewTables when the routers were
-// rerouted; anything else did nothing to the running fabric (a cut mesh,
-// refused tables, or a cable the fabric does not use).
+// given their tables and `move` started (the caller steps it with
+// settle_move); anything else did nothing to the running fabric (a cut
+// mesh, refused tables, or a cable the fabric does not use). A move under
+// way must end before the next starts.
 RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
-                             uint32_t port, const std::function<void(uint32_t chip, uint32_t core)>& wake = {});
+                             uint32_t port, PendingMove& move,
+                             const std::function<void(uint32_t chip, uint32_t core)>& wake = {});
+// One look of a move under way, as a host polls (a model: once a step).
+// Returns whether it is still under way. `all`: on the fabric model's ranks,
+// whether every rank found its routers settled.
+bool settle_move(Machine& machine, const FabricBuilder& fabric, PendingMove& move,
+                 const std::function<void(uint32_t chip, uint32_t core)>& wake = {}, const AllRanks& all = {});
+// Ends it now, whatever its step (a caller that waited long enough): the
+// cable's routers send round, the lanes go. Only the order may suffer.
+void end_move(Machine& machine, const FabricBuilder& fabric, PendingMove& move,
+              const std::function<void(uint32_t chip, uint32_t core)>& wake = {});
 
 // The cable on (chip, port) is up again. Where its two routers moved onto
 // their fallback relays, both go back onto it live (kFabricRejoin: what went

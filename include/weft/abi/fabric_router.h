@@ -200,10 +200,14 @@ struct FabricRouterStatus {
     volatile uint32_t peer_took[kFabricMaxVcs];  // host, with kFabricReroute
     volatile uint32_t freeze_at[kFabricMaxVcs];  // host, with kFabricReroute and (routed round) kFabricRejoin
     volatile uint32_t recorded;  // packets written into the log so far (the latest record_slots are kept)
+    // Host: non-zero while the control plane settles a move round a dead
+    // cable (its worker lanes wait, as Draining, whatever the command).
+    volatile uint32_t hold_lanes;
+    volatile uint32_t polls;  // every poll, whether it moved anything or not
 };
-static_assert((3 * kFabricMaxVcs + 1) % 2 == 0, "FabricRouterStatus: its words end on an 8-byte boundary");
+static_assert((3 * kFabricMaxVcs + 3) % 2 == 0, "FabricRouterStatus: its words end on an 8-byte boundary");
 static_assert(sizeof(FabricRouterStatus) ==
-                  16 * (kFabricMaxSenders + kFabricMaxVcs) + 72 + 16 * kFabricMaxVcs + 4 * (3 * kFabricMaxVcs + 1),
+                  16 * (kFabricMaxSenders + kFabricMaxVcs) + 72 + 16 * kFabricMaxVcs + 4 * (3 * kFabricMaxVcs + 3),
               "FabricRouterStatus layout");
 
 struct FabricRouterConfig {
