@@ -864,10 +864,11 @@ void test_collectives_stripe_over_both_planes(void**) {
 // next chip west, as the routers publish them.
 struct CableEnds {
     uint32_t chip;
+    uint32_t peer = chip + 1;  // the chip its east cable leads to
     std::vector<transport::RouterView> routers() const {
         std::vector<transport::RouterView> v;
         for (const transport::RouterView& r : transport::read_routers(*g_cluster))
-            if (!r.relay && ((r.chip == chip && r.way == "E") || (r.chip == chip + 1 && r.way == "W"))) v.push_back(r);
+            if (!r.relay && ((r.chip == chip && r.way == "E") || (r.chip == peer && r.way == "W"))) v.push_back(r);
         return v;
     }
     bool both(uint32_t state) const {
@@ -1840,70 +1841,78 @@ void test_2d_multicasts_go_round_a_pulled_cable_live(void**) {
 }
 
 // A cable routed round by tables comes back under the stream that crosses
-// it (torus4x4, chip 5 east to chip 6, 1 MiB): the control plane pauses its
-// two routers until what they sent round is delivered, then they take the
-// cable again. Every byte arrives, the cable carried the stream again after
-// its return, and both routers posted rejoined and run on it.
-void test_a_cable_routed_round_returns_under_a_stream(void**) {
+// it (1 MiB from `from` to `to`, over from's east cable): the control plane
+// pauses its two routers until what they sent round is delivered, then they
+// take the cable again. Every byte arrives, the cable carried the stream
+// again after its return, and both routers posted rejoined and run on it.
+// Crawling, the cable holds the stream when it goes, and so does the
+// detour's first cable (from's `detour` port) until the return: some of the
+// stream is left for the cable however fast the host runs.
+void cable_returns_under_a_stream(uint32_t from, uint32_t to, const char* detour) {
     auto* fabric = &start_fabric();
     constexpr uint32_t kBytes = 1 << 20, kBigSrc = 0x1000000, kBigDst = 0x2000000;
     std::vector<uint8_t> src(kBytes);
-    for (uint32_t i = 0; i < kBytes; ++i) src[i] = pattern(5, 6, i);
-    g_cluster->chip(5).write(dram(kBigSrc), src.data(), kBytes);
-    g_cluster->clear(6, dram(kBigDst), kBytes);
-    g_cluster->clear(6, dram(kSems), 0x40);
+    for (uint32_t i = 0; i < kBytes; ++i) src[i] = pattern(from, to, i);
+    g_cluster->chip(from).write(dram(kBigSrc), src.data(), kBytes);
+    g_cluster->clear(to, dram(kBigDst), kBytes);
+    g_cluster->clear(to, dram(kSems), 0x40);
     Traffic traffic;
-    auto w = job_to(*fabric, 5, 6, abi::kFabricWriteInc);
+    auto w = job_to(*fabric, from, to, abi::kFabricWriteInc);
     w.src = dram(kBigSrc);
     w.dst = dram(kBigDst);
     w.bytes = kBytes;
     w.sem = dram(kSems);
     w.inc = 1;
-    traffic.add(5, w);
+    traffic.add(from, w);
     const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
-    const CableEnds cable{5};
-    const size_t rejoined_before = events_at("rejoined", 5, "E").size();
-    // Crawling, the cable holds the stream when it goes, and so does the
-    // detour's first cable (the other way round the row) until the return:
-    // some of the stream is left for the cable however fast the host runs.
-    const uint32_t west = static_cast<uint32_t>(port_named(g_cluster->board(), "W"));
-    slow_to_a_crawl(5, east);
-    slow_to_a_crawl(5, west);
+    const CableEnds cable{from, to};
+    const size_t rejoined_before = events_at("rejoined", from, "E").size();
+    const uint32_t round = static_cast<uint32_t>(port_named(g_cluster->board(), detour));
+    slow_to_a_crawl(from, east);
+    slow_to_a_crawl(from, round);
     transport::L1Allocator l1(g_cluster->board());
     const auto running = g_cluster->launch_all(traffic.launches(*fabric, l1));
     std::this_thread::sleep_for(milliseconds(50));
-    g_cluster->set_link(5, east, false);
+    g_cluster->set_link(from, east, false);
     for (int i = 0; i < 1000 && !cable.both(abi::kFabricRouterRerouted); ++i) {
         assert_string_equal(fabric->tend().c_str(), "");
         std::this_thread::sleep_for(milliseconds(5));
     }
     assert_true(cable.both(abi::kFabricRouterRerouted));
-    if (g_cluster->chip(6).read32(dram(kSems)) != 0) fail_msg("the stream ended before the cable came back");
+    if (g_cluster->chip(to).read32(dram(kSems)) != 0) fail_msg("the stream ended before the cable came back");
     const uint64_t before_return = cable.bytes_sent();
-    g_cluster->set_fault(5, east, kUnfaulted);
-    g_cluster->set_link(5, east, true);
+    g_cluster->set_fault(from, east, kUnfaulted);
+    g_cluster->set_link(from, east, true);
     for (int i = 0; i < 2000 && !cable.both(abi::kFabricRouterRunning); ++i) {
         assert_string_equal(fabric->tend().c_str(), "");
         std::this_thread::sleep_for(milliseconds(5));
     }
     assert_true(cable.both(abi::kFabricRouterRunning));  // paused, drained, back on the cable
-    g_cluster->set_fault(5, west, kUnfaulted);
+    g_cluster->set_fault(from, round, kUnfaulted);
     g_cluster->wait_all(running, milliseconds(60000), [&] { return fabric->tend(); });
-    assert_true(word_reaches(6, dram(kSems), 1));
+    assert_true(word_reaches(to, dram(kSems), 1));
     std::vector<uint8_t> got(kBytes);
-    g_cluster->chip(6).read(dram(kBigDst), got.data(), kBytes);
+    g_cluster->chip(to).read(dram(kBigDst), got.data(), kBytes);
     for (uint32_t i = 0; i < kBytes; ++i)
-        if (got[i] != pattern(5, 6, i)) fail_msg("byte %u differs", i);
+        if (got[i] != pattern(from, to, i)) fail_msg("byte %u differs", i);
     const uint64_t after = cable.bytes_sent() - before_return;
     fprintf(stderr, "back: %llu bytes over the cable after its return\n", static_cast<unsigned long long>(after));
     assert_true(after > 0);
-    for (int i = 0; i < 100 && events_at("rejoined", 6, "W").empty(); ++i)
+    for (int i = 0; i < 100 && events_at("rejoined", to, "W").empty(); ++i)
         std::this_thread::sleep_for(milliseconds(20));
-    assert_true(events_at("rejoined", 5, "E").size() > rejoined_before);
-    assert_true(events_at("rejoined", 6, "W").size() > 0);
+    assert_true(events_at("rejoined", from, "E").size() > rejoined_before);
+    assert_true(events_at("rejoined", to, "W").size() > 0);
     fabric->stop();
     g_fabric.reset();
 }
+
+// torus4x4, chip 5 east to chip 6: its detour goes the other way round the row.
+void test_a_cable_routed_round_returns_under_a_stream(void**) { cable_returns_under_a_stream(5, 6, "W"); }
+
+// 4mesh3x3, mesh 2's chip 8 east to mesh 3's chip 6 (chips 26 and 33): its
+// move gave every chip new exits, and its return gives them back, with every
+// worker lane held until the fabric has settled. Its detour leaves north.
+void test_a_cable_between_meshes_returns_under_a_stream(void**) { cable_returns_under_a_stream(26, 33, "N"); }
 
 // A cable that stays down: the next fabric op plans its fabric around it
 // (the control plane's tables), starts no router on it, and is right; with
@@ -2106,6 +2115,7 @@ int main(int argc, char** argv) {
         healed_test(test_a_routing_loop_is_stopped_by_ttl),
         healed_test(test_a_cable_inside_a_mesh_pulled_under_an_op_is_routed_round_live),
         healed_test(test_a_cable_between_meshes_pulled_under_an_op_is_routed_round_live),
+        healed_test(test_a_cable_between_meshes_returns_under_a_stream),
         healed_test(test_an_inter_mesh_cable_pulled_under_an_op),
         healed_test(test_collectives_run_over_every_mesh),
         healed_test(test_each_mesh_runs_its_own_op_at_once),

@@ -256,7 +256,10 @@ void Fabric::in_own_numbers(const std::function<void(Machine&)>& act) {
 std::string Fabric::tend() {
     in_own_numbers([this](Machine& machine) {
         if (settle(machine)) return;
-        reroute_dead_cables(machine);
+        // A return between meshes holds the lanes too: a move waits for it.
+        const bool holding =
+            std::any_of(returning_.begin(), returning_.end(), [](const auto& r) { return r.second.back.holding; });
+        if (!holding) reroute_dead_cables(machine);
         if (moving_.phase == PendingMove::kNone) rejoin_returned_cables(machine);
     });
     check_dropped();
@@ -332,8 +335,11 @@ void Fabric::rejoin_returned_cables(Machine& machine) {
         cluster_.read(chip, plan.config.status + offsetof(abi::FabricRouterStatus, command), &command, sizeof command);
         const abi::PortState& port = cluster_.control(chip).port[plan.port];
         if (port.state != abi::kLinkUp || cluster_.control(port.peer_chip).port[port.peer_port].state != abi::kLinkUp) {
-            if (returning_.erase(r))  // gone again while its routers paused: back to the detours
-                resume_detours(machine, builder_, plan.chip, plan.port, wake_router());
+            if (auto back = returning_.find(r); back != returning_.end()) {
+                // gone again while its routers paused: back to the detours
+                resume_detours(machine, builder_, plan.chip, plan.port, back->second.back, wake_router());
+                returning_.erase(back);
+            }
             continue;
         }
         if (command == abi::kFabricReroute || returning_.count(r)) {
@@ -368,14 +374,14 @@ void Fabric::return_from_tables(Machine& machine, size_t r) {
     const abi::PortState& port = cluster_.control(chip_id(plan.chip)).port[plan.port];
     const std::string cable = cable_name(plan, port);
     const auto wake = wake_router();
-    Returning& back = returning_.try_emplace(r, Returning{std::chrono::steady_clock::now(), 0}).first->second;
-    switch (return_from_detours(machine, builder_, control_, plan.chip, plan.port, back.seen, wake)) {
+    Returning& back = returning_.try_emplace(r, Returning{std::chrono::steady_clock::now(), {}}).first->second;
+    switch (return_from_detours(machine, builder_, control_, plan.chip, plan.port, back.back, wake)) {
         case ReturnStep::kPaused:
             WEFT_INFO("fabric", "%s is back: its routers pause until what they sent round it arrives", cable.c_str());
             return;
         case ReturnStep::kWaiting:
             if (std::chrono::steady_clock::now() - back.since < kReturnWait) return;
-            resume_detours(machine, builder_, plan.chip, plan.port, wake);
+            resume_detours(machine, builder_, plan.chip, plan.port, back.back, wake);
             WEFT_INFO("fabric", "%s is back, but the detours round it did not drain: they stay until the next fabric",
                       cable.c_str());
             break;
@@ -386,7 +392,9 @@ void Fabric::return_from_tables(Machine& machine, size_t r) {
             returning_.erase(r);
             return;
         case ReturnStep::kRefused:
-            WEFT_INFO("fabric", "%s is back; between meshes its detours stay until the next fabric", cable.c_str());
+            WEFT_INFO("fabric",
+                      "%s is back, but another cable is still routed round: its detours stay until the next fabric",
+                      cable.c_str());
             break;
     }
     returning_.erase(r);

@@ -125,7 +125,7 @@ private:
     // router tend found first, when their return began and its drain's look.
     struct Returning {
         std::chrono::steady_clock::time_point since;
-        uint64_t seen = 0;
+        PendingReturn back;
     };
     std::map<size_t, Returning> returning_;
     std::set<size_t> kept_round_;                       // routers whose cables came back but keep their detours

@@ -326,23 +326,49 @@ bool escape_drained(Machine& machine, const FabricBuilder& fabric, uint64_t& see
     return drained;
 }
 
-void resume_detours(Machine& machine, const FabricBuilder& fabric, uint32_t chip, uint32_t port,
+void resume_detours(Machine& machine, const FabricBuilder& fabric, uint32_t chip, uint32_t port, PendingReturn& back,
                     const std::function<void(uint32_t chip, uint32_t core)>& wake) {
     const FabricRouterPlan* a = router_on(fabric, chip, port);
     if (!a) return;
     tell_both(machine, *a, peer_router(fabric, *a), abi::kFabricReroute, wake);  // its path stays round: it may send
+    if (back.holding) hold_lanes(machine, fabric, 0, wake);
+    back.holding = false;
 }
 
+namespace {
+
+// Whether a's cable is the only one of the fabric routed round (by tables
+// or onto a relay): then the tables the fabric was built with, which count
+// on every other cable, are the ones to go back to.
+bool only_cable_round(Machine& m, const FabricBuilder& fabric, const FabricRouterPlan& a, const FabricRouterPlan& b) {
+    for (const FabricRouterPlan& p : fabric.routers()) {
+        if (&p == &a || &p == &b || !m.alive(p.chip)) continue;
+        if (sent_round(m, p) || status_of(m, p).state == abi::kFabricRouterRerouted) return false;
+    }
+    return true;
+}
+
+// Every chip's tables as the fabric was built.
+void write_built_tables(Machine& m, const FabricBuilder& fabric) {
+    for (const FabricRouterPlan& p : fabric.routers())
+        if (p.config.route_table && m.alive(p.chip))
+            m.write(p.chip, p.config.route_table, &fabric.table(p.chip), sizeof(abi::FabricRouteTable));
+}
+
+}  // namespace
+
 ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
-                               uint32_t port, uint64_t& seen,
+                               uint32_t port, PendingReturn& back,
                                const std::function<void(uint32_t chip, uint32_t core)>& wake) {
     const FabricRouterPlan* a = router_on(fabric, chip, port);
     if (!a || a->relay_for >= 0) return ReturnStep::kRefused;
     const FabricRouterPlan& b = peer_router(fabric, *a);
     if (sent_round(machine, *a)) {
-        if (fabric.dims() == 2 && moves_every_table(fabric, a->chip, b.chip)) return ReturnStep::kRefused;
-        seen = 0;
+        back = PendingReturn{};
+        back.holding = fabric.dims() == 2 && moves_every_table(fabric, a->chip, b.chip);
+        if (back.holding && !only_cable_round(machine, fabric, *a, b)) return ReturnStep::kRefused;
         tell_both(machine, *a, b, abi::kFabricPause, wake);
+        if (back.holding) hold_lanes(machine, fabric, 1, wake);
         return ReturnStep::kPaused;
     }
     // Paused, the two send nothing more, so one read of each serves: what
@@ -354,7 +380,13 @@ ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, Co
     for (size_t e = 0; e < 2; ++e)
         for (uint32_t i = 0; i < ends[e]->config.num_senders; ++i)
             if (at[e].senders[i].done != at[e].senders[i].freed) return ReturnStep::kWaiting;
-    if (!escape_drained(machine, fabric, seen)) return ReturnStep::kWaiting;
+    if (!escape_drained(machine, fabric, back.seen)) return ReturnStep::kWaiting;
+    if (back.holding) {
+        const bool settled = back.watch.look(machine, fabric);
+        hold_lanes(machine, fabric, 1, wake);  // rings every router: each polls before the next look
+        if (!settled) return ReturnStep::kWaiting;
+        write_built_tables(machine, fabric);
+    }
     for (size_t e = 0; e < 2; ++e) {  // each receives from where the other's sending stands
         std::array<uint32_t, abi::kFabricMaxVcs> sent{};
         for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) sent[v] = at[1 - e].vc_packets_sent[v];
@@ -363,6 +395,8 @@ ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, Co
     }
     tell_both(machine, *a, b, abi::kFabricRejoin, wake);
     control.cable_up(chip, port);
+    if (back.holding) hold_lanes(machine, fabric, 0, wake);
+    back.holding = false;
     return ReturnStep::kRejoined;
 }
 

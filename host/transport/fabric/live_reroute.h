@@ -102,18 +102,27 @@ std::string rejoin_live(Machine& machine, const FabricBuilder& fabric, ControlPl
 // The cable on (chip, port), which the control plane routed round by
 // tables, is up again. Its return is a step at a time, one per call, as a
 // host polls: kPaused, both routers told to send nothing (kFabricPause); then
-// kWaiting while any packet they sent round is undelivered (escape_drained;
-// `seen` is the caller's, 0 to start); then kRejoined, both told where the
-// other's sending stands and to take the cable again (kFabricRejoin), and
-// the control plane has the cable back. kRefused: a cable between meshes
-// moved every chip's exits; moving them back live is not done, so its
-// detours stay until the next fabric. A caller that gives up waiting
-// resumes the detours with resume_detours.
+// kWaiting while any packet they sent round is undelivered (escape_drained);
+// then kRejoined, both told where the other's sending stands and to take
+// the cable again (kFabricRejoin), and the control plane has the cable back.
+// A cable between meshes moved every chip's exits: its return also holds
+// every worker lane from kPaused and waits for the fabric to settle, so no
+// packet is on its way when the chips take back the tables the fabric was
+// built with; the lanes go with kRejoined. Only the last dead cable of the
+// fabric returns so (the built tables assume every other cable is up):
+// while another is routed round, kRefused, and its detours stay until the
+// next fabric. A caller that gives up waiting resumes the detours with
+// resume_detours. `back` is the caller's, fresh for each return.
 enum class ReturnStep { kPaused, kWaiting, kRejoined, kRefused };
+struct PendingReturn {
+    uint64_t seen = 0;     // escape_drained's last look
+    bool holding = false;  // every lane held: a cable between meshes
+    SettleWatch watch;
+};
 ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
-                               uint32_t port, uint64_t& seen,
+                               uint32_t port, PendingReturn& back,
                                const std::function<void(uint32_t chip, uint32_t core)>& wake = {});
-void resume_detours(Machine& machine, const FabricBuilder& fabric, uint32_t chip, uint32_t port,
+void resume_detours(Machine& machine, const FabricBuilder& fabric, uint32_t chip, uint32_t port, PendingReturn& back,
                     const std::function<void(uint32_t chip, uint32_t core)>& wake = {});
 // Whether every packet on the fabric's escape VC (the detours; on a ring the
 // packets sent back round) is delivered: none on a cable, none waiting in a
