@@ -291,6 +291,37 @@ std::vector<Bytes> NativeCluster::all_reduce_tensor(const std::array<uint32_t, 4
     return out;
 }
 
+std::vector<Bytes> NativeCluster::reduce_scatter_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype,
+                                                        uint32_t dim, const std::string& redop, const std::string& algo,
+                                                        const std::string& transport, const TensorCall& call,
+                                                        const std::vector<Bytes>& parts) {
+    Cluster& c = cluster();
+    const uint32_t ranks = chips();
+    if (dim >= abi::kTensorDims) throw Error("dimension " + std::to_string(dim) + " of a 4-D tensor (0-3)");
+    const BoardInfo& board = c.board();
+    check_grid_leaves_a_core(board, call.grid, "reduce_scatter_tensor");
+    const abi::TensorSpec whole = spec_of(shape, dtype, call, call.memory);
+    check_parts("reduce_scatter_tensor", parts, ranks, whole);
+    if (whole.shape[dim] % ranks)
+        throw Error("reduce_scatter_tensor: dimension " + std::to_string(dim) + " (" +
+                    std::to_string(whole.shape[dim]) + ") does not divide among " + std::to_string(ranks) + " chips");
+    std::array<uint32_t, 4> part_shape = shape;
+    part_shape[dim] /= ranks;
+    const abi::TensorSpec part =
+        spec_of(part_shape, dtype, call, call.out_memory.empty() ? call.memory : call.out_memory);
+    const auto [in, out] = tensor::place_both(board, whole, part);
+    const abi::MathOp op = ccl::parse_redop(redop);
+    ccl::CollectiveRunner& run_on = runner(transport, {});
+    new_op();
+    const Claimed claimed(c, "reduce_scatter_tensor");
+    for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
+    tensor::reduce_scatter(c, run_on, in, out, dim, op, board.cores_with_role(CoreRole::kWorker).back(),
+                           kTensorOpTimeout, algo);
+    std::vector<Bytes> result(ranks);
+    for (uint32_t chip = 0; chip < ranks; ++chip) result[chip] = tensor::read_tensor(c.chip(chip), out);
+    return result;
+}
+
 std::vector<std::vector<uint32_t>> NativeCluster::mesh_axis_groups(const std::string& axis) {
     if (axis != "rows" && axis != "cols") throw Error("a mesh axis is rows or cols, not '" + axis + "'");
     return tensor::mesh_axis_groups(cluster().topology(),

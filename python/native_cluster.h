@@ -105,6 +105,14 @@ public:
                                          const std::string& redop, const std::string& algo,
                                          const std::string& transport, const TensorCall& call,
                                          const std::vector<Bytes>& parts);
+    // Every chip's tensor (same shape) reduced element-wise by `redop` and
+    // cut along `dim` into a part a chip, through the flat reduce-scatter
+    // (tensor_reduce.h); returns each chip's part, row-major. The parts go
+    // in call.out_memory (call.memory if empty).
+    std::vector<Bytes> reduce_scatter_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype, uint32_t dim,
+                                             const std::string& redop, const std::string& algo,
+                                             const std::string& transport, const TensorCall& call,
+                                             const std::vector<Bytes>& parts);
     // The chips along each row ("rows") or column ("cols") of the cluster's
     // one mesh; throws weft::Error for another axis or a cluster that is not
     // one 2D mesh or torus.

@@ -242,5 +242,27 @@ PYBIND11_MODULE(_weft, m) {
             py::arg("parts"), py::arg("redop") = "sum", py::arg("algo") = "auto", py::arg("transport") = "auto",
             py::arg("layout") = "row", py::arg("memory") = "interleaved",
             py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1})
+        .def(
+            "reduce_scatter_tensor",
+            [](NativeCluster& c, const py::list& parts, uint32_t dim, const std::string& redop, const std::string& algo,
+               const std::string& transport, const std::string& layout, const std::string& memory,
+               const std::string& out_memory, std::pair<uint16_t, uint16_t> grid) {
+                const weft::abi::DataType t = common_dtype(parts);
+                const py::array first = py::array::ensure(parts[0]);
+                const std::vector<uint64_t> shape(first.shape(), first.shape() + first.ndim());
+                std::vector<Bytes> in;
+                for (const py::handle h : parts) in.push_back(bytes_of(h));
+                const TensorCall call{layout, memory, out_memory, grid, 0, ""};
+                std::vector<Bytes> out;
+                {
+                    py::gil_scoped_release unlocked;
+                    out = c.reduce_scatter_tensor(shape4(shape), t, dim + uint32_t(4 - shape.size()), redop, algo,
+                                                  transport, call, in);
+                }
+                return arrays_of(out, t);
+            },
+            py::arg("parts"), py::arg("dim"), py::arg("redop") = "sum", py::arg("algo") = "auto",
+            py::arg("transport") = "auto", py::arg("layout") = "row", py::arg("memory") = "interleaved",
+            py::arg("out_memory") = "", py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1})
         .def("mesh_axis_groups", &NativeCluster::mesh_axis_groups, py::arg("axis"));
 }

@@ -98,8 +98,11 @@ ccl::OpRequest request(const RunArgs& a) {
     if (r.shape[0] == 0 && r.bytes % element)
         throw UsageError("--size " + std::to_string(r.bytes) + ": not a whole number of " + ccl::dtype_name(r.dtype) +
                          " elements (" + std::to_string(element) + " bytes each)");
-    if (a.dim_option && a.dim_option->count() && (a.shape.empty() || r.op != ccl::Collective::kAllGather))
-        throw UsageError("--dim: the dimension an all_gather's --shape is gathered along; give it with those only");
+    const bool scatters = r.op == ccl::Collective::kReduceScatter && tensor_asked(a.tensor);
+    if (a.dim_option && a.dim_option->count() &&
+        (a.shape.empty() || (r.op != ccl::Collective::kAllGather && !scatters)))
+        throw UsageError("--dim: the dimension an all_gather's --shape is gathered along (a tensor reduce_scatter's, "
+                         "scattered along); give it with those only");
     if (!a.shape.empty() && r.op != ccl::Collective::kAllGather && !tensor_asked(a.tensor))
         throw UsageError("--shape: a tensor's shape applies to all_gather only (and with --layout to sendrecv)");
     if (a.in_place && r.op == ccl::Collective::kSendRecv)
@@ -211,12 +214,13 @@ int run_on_meshes(const std::string& mesh, const ccl::OpRequest& r, Cluster& clu
 }
 
 // --layout: the tensor all-gather or sendrecv, over the fabric; all-reduce
-// through the flat one, over any transport.
+// and reduce-scatter through the flat ones, over any transport.
 int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run_dir) {
-    const bool reduce = r.op == ccl::Collective::kAllReduce;
+    const bool reduce = r.op == ccl::Collective::kAllReduce || r.op == ccl::Collective::kReduceScatter;
     if (r.op != ccl::Collective::kAllGather && r.op != ccl::Collective::kSendRecv && !reduce)
-        throw UsageError("--layout: " + ccl::collective_name(r.op) +
-                         " on tensor layouts is not built yet; all_gather, all_reduce and sendrecv are");
+        throw UsageError(
+            "--layout: " + ccl::collective_name(r.op) +
+            " on tensor layouts is not built yet; all_gather, reduce_scatter, all_reduce and sendrecv are");
     if (a.ccl.transport == "edm" && !reduce)
         throw UsageError("--layout: the tensor all_gather and sendrecv run over the fabric, not the EDM");
     if (a.size) throw UsageError("--layout: --shape is the tensor's size: leave out --size");
@@ -229,6 +233,8 @@ int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     if (reduce) {
         ccl::CollectiveRunner runner(*cluster, runner_options(a.ccl));
+        if (r.op == ccl::Collective::kReduceScatter)
+            return run_tensor_reduce_scatter(a.tensor, r.shape, r.dim, r.dtype, r.redop, a.ccl.algo, runner, *cluster);
         return run_tensor_all_reduce(a.tensor, r.shape, r.dtype, r.redop, a.ccl.algo, runner, *cluster);
     }
     if (r.op == ccl::Collective::kSendRecv) return run_tensor_send_recv(a.tensor, r.shape, r.dtype, *cluster);

@@ -219,4 +219,61 @@ int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>&
     return kOk;
 }
 
+int run_tensor_reduce_scatter(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, uint32_t dim,
+                              abi::DataType dtype, abi::MathOp redop, const std::string& algo,
+                              ccl::CollectiveRunner& runner, Cluster& cluster) {
+    if (!t.mesh_axis.empty())
+        throw UsageError("--mesh-axis: a tensor's reduce_scatter runs over every chip; leave it out");
+    const BoardInfo& board = cluster.board();
+    const auto grid = grid_for(t, board, "reduce_scatter");
+    const auto n = static_cast<uint32_t>(cluster.size());
+    const abi::TensorSpec rows = tensor_of(t, shape, dtype);
+    if (rows.shape[dim] % n)
+        throw UsageError("--shape: dimension " + std::to_string(dim) + " (" + std::to_string(rows.shape[dim]) +
+                         ") must divide among the cluster's " + std::to_string(n) + " chips");
+    const abi::TensorSpec whole = tensor::in_memory(rows, memory_named("--memory", t.memory), grid);
+    abi::TensorSpec part_rows = rows;
+    part_rows.shape[dim] /= n;
+    const abi::TensorSpec part = tensor::in_memory(part_rows, out_memory_of(t), grid);
+    const auto [in, out] = tensor::place_both(board, whole, part);
+    // The flat op's inputs and reference: a chip's vector is its parts one
+    // after another, so the flat op's block k is part k of the tensor.
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kReduceScatter;
+    r.dtype = dtype;
+    r.redop = redop;
+    r.algo = algo;
+    r.bytes = tensor::elements(whole) * abi::dtype_size(dtype);
+    const ccl::OpLayout l = runner.layout(r);
+    const ccl::OpData flat = ccl::make_inputs(r, l, 1);
+    const uint64_t part_bytes = tensor::elements(part) * abi::dtype_size(dtype);
+    for (uint32_t chip = 0; chip < n; ++chip) {
+        std::vector<std::vector<uint8_t>> parts;
+        for (uint32_t k = 0; k < n; ++k)
+            parts.emplace_back(flat.input[chip].begin() + k * part_bytes,
+                               flat.input[chip].begin() + (k + 1) * part_bytes);
+        tensor::write_tensor(cluster.chip(chip), in, tensor::concatenate(part, dim, parts).data());
+    }
+    const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
+    const auto t0 = std::chrono::steady_clock::now();
+    tensor::reduce_scatter(cluster, runner, in, out, dim, redop, core, std::chrono::milliseconds(60000), algo);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("reduce_scatter (%s) of %s along dimension %u into %s on each of %zu chips, through the flat "
+                "reduce-scatter over %s\n",
+                ccl::redop_name(redop).c_str(), tensor::describe(whole).c_str(), dim, tensor::describe(part).c_str(),
+                cluster.size(), runner.transport_name().c_str());
+    std::printf("  time %.3f ms, algbw %.3f GB/s\n", seconds * 1e3, seconds > 0 ? r.bytes / seconds / 1e9 : 0);
+    std::vector<std::vector<uint8_t>> got;
+    for (uint32_t chip = 0; chip < n; ++chip) got.push_back(tensor::read_tensor(cluster.chip(chip), out));
+    const ccl::CheckResult c = ccl::check_outputs(r, l, flat, got, runner.ring());
+    if (c.wrong) {
+        std::printf("  check: %llu of %llu elements WRONG; first: %s\n", (unsigned long long)c.wrong,
+                    (unsigned long long)c.checked, c.first_wrong.c_str());
+        return kFailed;
+    }
+    std::printf("  check: %llu elements on each of %zu chips match the host reference\n",
+                (unsigned long long)(c.checked / n), cluster.size());
+    return kOk;
+}
+
 }  // namespace weft::cli

@@ -57,16 +57,17 @@ Launch gather_launch(Cluster& cluster, const transport::FabricBuilder& f, transp
 
 // Throws unless every page of every rank's part lands inside one page of
 // `whole`, and together they fill it without overlap.
+// `part_name` and `whole_name` say what they are in the message.
 void check_pages_fit(const std::string& what, const abi::TensorSpec& part, const abi::TensorSpec& whole, uint32_t dim,
-                     uint32_t ranks, const std::string& hint) {
+                     uint32_t ranks, const std::string& hint, const std::string& part_name,
+                     const std::string& whole_name) {
     const uint64_t pb = abi::page_bytes(whole);
     std::vector<std::pair<uint64_t, uint64_t>> spans;  // (first byte in the whole's pages, bytes)
     for (uint32_t k = 0; k < ranks; ++k)
         for (uint64_t p = 0; p < abi::tensor_pages(part); ++p) {
             const abi::GatheredPage g = abi::gathered_page(part, whole, dim, k, p);
             if (g.page >= abi::tensor_pages(whole) || g.offset + uint64_t(g.bytes) > pb)
-                throw Error(what + ": a page of " + (ranks > 1 ? "the part" : "the sent tensor") +
-                            " does not fit inside one page of " + (ranks > 1 ? "the gathered tensor" : "the received one") +
+                throw Error(what + ": a page of " + part_name + " does not fit inside one page of " + whole_name +
                             hint);
             spans.push_back({g.page * pb + g.offset, g.bytes});
         }
@@ -106,7 +107,29 @@ void check_all_gather(const abi::TensorSpec& part, const abi::TensorSpec& whole,
     const std::string hint = whole.layout == abi::kTilePages && dim >= 2
                                  ? " (with tiles the part's dimension " + std::to_string(dim) + " must be a multiple of 32)"
                                  : "";
-    check_pages_fit(what, part, whole, dim, ranks, hint);
+    check_pages_fit(what, part, whole, dim, ranks, hint, "the part", "the gathered tensor");
+}
+
+void check_reduce_scatter(const abi::TensorSpec& whole, const abi::TensorSpec& part, uint32_t dim, uint32_t ranks) {
+    check_spec(whole);
+    check_spec(part);
+    const std::string what = "reduce_scatter of " + describe(whole) + " along dimension " + std::to_string(dim) +
+                             " into " + describe(part) + " a chip";
+    if (ranks < 2) throw Error(what + ": it spans at least 2 chips, not " + std::to_string(ranks));
+    if (dim >= abi::kTensorDims || whole.dtype != part.dtype || whole.layout != part.layout)
+        throw Error(what + ": each chip's part must have the tensor's dtype and page layout");
+    if (whole.shape[dim] % ranks)
+        throw Error(what + ": dimension " + std::to_string(dim) + " (" + std::to_string(whole.shape[dim]) +
+                    ") does not divide among " + std::to_string(ranks) + " chips");
+    for (uint32_t d = 0; d < abi::kTensorDims; ++d)
+        if (part.shape[d] * (d == dim ? ranks : 1) != whole.shape[d])
+            throw Error(what + ": a part's shape must be the tensor's with dimension " + std::to_string(dim) +
+                        " divided by " + std::to_string(ranks));
+    const std::string hint = whole.layout == abi::kTilePages && dim >= 2
+                                 ? " (with tiles a part's dimension " + std::to_string(dim) +
+                                       " must be a multiple of 32)"
+                                 : "";
+    check_pages_fit(what, part, whole, dim, ranks, hint, "a chip's part", "the tensor");
 }
 
 void check_send_recv(const abi::TensorSpec& sent, const abi::TensorSpec& received) {
@@ -116,7 +139,7 @@ void check_send_recv(const abi::TensorSpec& sent, const abi::TensorSpec& receive
     if (received.dtype != sent.dtype || received.layout != sent.layout ||
         !std::equal(std::begin(sent.shape), std::end(sent.shape), std::begin(received.shape)))
         throw Error(what + ": the received tensor must have the sent one's shape, dtype and page layout");
-    check_pages_fit(what, sent, received, 0, 1, "");
+    check_pages_fit(what, sent, received, 0, 1, "", "the sent tensor", "the received one");
 }
 
 // Round a ring, else along a line, where it can: on a ring of 8, sending

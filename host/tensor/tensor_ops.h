@@ -45,6 +45,11 @@ void all_gather(Cluster& cluster, transport::Fabric& fabric, const std::vector<u
                 const abi::TensorAt& input, const abi::TensorAt& output, uint32_t dim, uint32_t core,
                 std::chrono::milliseconds timeout);
 
+// Throws weft::Error unless `whole` cuts into `ranks` tensors shaped `part`
+// along shape[dim] (its dtype and page layout, that dimension divided by
+// ranks), each of whose pages holds one run of one page of `whole`.
+void check_reduce_scatter(const abi::TensorSpec& whole, const abi::TensorSpec& part, uint32_t dim, uint32_t ranks);
+
 // Throws weft::Error unless `sent` moves page for page into `received`: the
 // same shape, dtype and page layout, in any memory.
 void check_send_recv(const abi::TensorSpec& sent, const abi::TensorSpec& received);

@@ -1,28 +1,42 @@
 #include "tensor/tensor_reduce.h"
 
+#include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
+#include "driver/kernel_args.h"
 #include "tensor/tensor_io.h"
 #include "tensor/tensor_layout.h"
+#include "tensor/tensor_ops.h"
 
 namespace weft::tensor {
 namespace {
 
-// `at`'s pages in order in one run of DRAM bank 0, past what `at` itself
-// holds of the bank (nothing where it lives in L1).
-abi::TensorAt staging_for(const BoardInfo& board, const abi::TensorAt& at) {
-    abi::TensorSpec t = at.spec;
-    const uint64_t offset = abi::tensor_sharded(t) ? 0 : (abi::tensor_unit_bytes(t) + 4095) & ~4095ull;
+// Where `at`'s share of DRAM bank 0 ends, from the bank's start, in whole
+// pages of the host (0 where it lives in L1).
+uint64_t end_in_bank0(const BoardInfo& board, const abi::TensorAt& at) {
+    const Region bank = board.dram_bank(0);
+    if (abi::tensor_sharded(at.spec) || at.base < bank.base || at.base >= bank.base + bank.size) return 0;
+    return (at.base - bank.base + abi::tensor_unit_bytes(at.spec) + 4095) & ~4095ull;
+}
+
+// `copies` runs of `t`'s pages in order, one after another in DRAM bank 0,
+// past what `clear_of` hold of the bank.
+abi::TensorAt staging_for(const BoardInfo& board, abi::TensorSpec t, uint32_t copies,
+                          std::initializer_list<abi::TensorAt> clear_of) {
+    uint64_t offset = 0;
+    for (const abi::TensorAt& at : clear_of) offset = std::max(offset, end_in_bank0(board, at));
     t.memory = abi::kInterleaved;
     t.banks = 1;
     check_spec(t);
     const Region bank = board.dram_bank(0);
-    if (offset > bank.size || abi::tensor_unit_bytes(t) > bank.size - offset)
-        throw Error(describe(t) + " does not fit one run of board " + board.name + "'s DRAM bank 0: it takes " +
-                    std::to_string(abi::tensor_unit_bytes(t)) + " bytes from byte " + std::to_string(offset) +
-                    " of a bank of " + std::to_string(bank.size));
+    const uint64_t bytes = abi::tensor_unit_bytes(t) * copies;
+    if (offset > bank.size || bytes > bank.size - offset)
+        throw Error(std::to_string(copies) + " run(s) of " + describe(t) + " do not fit board " + board.name +
+                    "'s DRAM bank 0: they take " + std::to_string(bytes) + " bytes from byte " +
+                    std::to_string(offset) + " of a bank of " + std::to_string(bank.size));
     return {t, bank.base + offset, bank.size};
 }
 
@@ -31,7 +45,7 @@ abi::TensorAt staging_for(const BoardInfo& board, const abi::TensorAt& at) {
 void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& at, abi::MathOp op, uint32_t core,
                 std::chrono::milliseconds timeout, const std::string& algo) {
     const BoardInfo& board = cluster.board();
-    const abi::TensorAt staging = staging_for(board, at);
+    const abi::TensorAt staging = staging_for(board, at.spec, 1, {at});
     try {
         check_reshard(at, staging);
     } catch (const Error& e) {
@@ -50,6 +64,44 @@ void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::Tens
     r.redop = op;
     r.algo = algo;
     r.bytes = abi::tensor_unit_bytes(staging.spec);
+    r.send = r.recv = staging.base;
+    runner.run(r);
+    cluster.run(back, timeout);
+}
+
+void reduce_scatter(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& input,
+                    const abi::TensorAt& output, uint32_t dim, abi::MathOp op, uint32_t core,
+                    std::chrono::milliseconds timeout, const std::string& algo) {
+    const BoardInfo& board = cluster.board();
+    const std::vector<uint32_t> chips = runner.chips();
+    const auto ranks = static_cast<uint32_t>(chips.size());
+    check_reduce_scatter(input.spec, output.spec, dim, ranks);
+    const abi::TensorAt staging = staging_for(board, output.spec, ranks, {input, output});
+    const uint64_t stride = abi::tensor_unit_bytes(staging.spec);
+    try {
+        check_reshard(staging, output);
+    } catch (const Error& e) {
+        throw Error(std::string("a tensor's reduce_scatter moves each chip's part out of one run of DRAM, page for "
+                                "page: ") +
+                    e.what());
+    }
+    std::vector<Launch> split, back;
+    for (uint32_t k = 0; k < ranks; ++k) {
+        // Zeroed first: a row-major part's page may end in padding the split does not write.
+        cluster.clear(chips[k], staging.base, stride * ranks);
+        split.push_back({chips[k], core, &kernel_named(board, "tensor_split"),
+                         KernelArgWords::of(abi::TensorSplitArgs{input, staging, dim, ranks, stride})});
+        abi::TensorAt mine = staging;
+        mine.base += k * stride;
+        back.push_back(reshard_launch(board, chips[k], core, mine, output));
+    }
+    cluster.run(split, timeout);
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kReduceScatter;
+    r.dtype = abi::DataType(input.spec.dtype);
+    r.redop = op;
+    r.algo = algo;
+    r.bytes = stride * ranks;  // a rank's block is its part: the parts are equal and whole elements
     r.send = r.recv = staging.base;
     runner.run(r);
     cluster.run(back, timeout);

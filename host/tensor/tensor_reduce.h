@@ -1,4 +1,4 @@
-// All-reduce of a tensor in any layout through the flat all-reduce. On each
+// All-reduce (and reduce-scatter) of a tensor in any layout through the flat one. On each
 // chip the tensor_reshard kernel moves the tensor's pages into one run of
 // DRAM (the same tensor interleaved over a single bank: its pages in order,
 // padding included), the collective runner reduces that run in place over
@@ -27,5 +27,21 @@ namespace weft::tensor {
 // FaultError if a step fails.
 void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& at, abi::MathOp op, uint32_t core,
                 std::chrono::milliseconds timeout, const std::string& algo = "auto");
+
+// Reduce-scatter of a tensor in any layout through the flat one: the tensor
+// at `input` on every chip of `runner` reduced element-wise by `op` and cut
+// into as many parts along shape[dim] as the runner has chips, part k into
+// `output` on its k-th chip (the same place on each; `output`'s shape is the
+// input's with shape[dim] divided by the chips, in any memory). On each chip
+// the tensor_split kernel moves the input's parts into runs of their own,
+// one after another in DRAM bank 0 past both tensors' share of it; the flat
+// reduce-scatter reduces them in place as one vector whose blocks are the
+// parts; the reshard kernel moves each chip's reduced part into `output`.
+// Throws weft::Error for a part that does not cut out of the input page by
+// page (check_reduce_scatter) or parts the bank cannot hold, TimeoutError /
+// FaultError if a step fails.
+void reduce_scatter(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& input,
+                    const abi::TensorAt& output, uint32_t dim, abi::MathOp op, uint32_t core,
+                    std::chrono::milliseconds timeout, const std::string& algo = "auto");
 
 }  // namespace weft::tensor

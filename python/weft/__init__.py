@@ -209,6 +209,24 @@ class Cluster:
         out = self._native.all_reduce_tensor(tensors, op, algo, transport, layout, memory, tuple(grid))
         return [o.reshape(shape) for o in out]
 
+    def reduce_scatter_tensor(self, tensors, dim, op="sum", layout="row", memory="interleaved", out_memory="",
+                              grid=(2, 1), algo="auto", transport="auto"):
+        """Each chip's tensor placed in `layout` and `memory`, reduced element-wise (sum, max, min,
+        prod) and cut along `dim` into a part a chip (in `out_memory`, else `memory`), through the
+        flat reduce-scatter (`algo`) over `transport`. Returns each chip's part."""
+        tensors = _arrays(tensors, self.chips, "reduce_scatter_tensor")
+        shape = _same_shape(tensors, "reduce_scatter_tensor")
+        if not 1 <= len(shape) <= 4:
+            raise ValueError("reduce_scatter_tensor: tensors of 1 to 4 dimensions")
+        if not -len(shape) <= dim < len(shape):
+            raise ValueError(f"reduce_scatter_tensor: dim {dim} of a {len(shape)}-D tensor")
+        dim %= len(shape)
+        out = self._native.reduce_scatter_tensor(tensors, dim, op, algo, transport, layout, memory, out_memory,
+                                                 tuple(grid))
+        part = list(shape)
+        part[dim] //= len(tensors)
+        return [o.reshape(part) for o in out]
+
     def mesh_axis_groups(self, mesh_axis):
         """The chips along each row ("rows") or column ("cols") of the cluster's one 2D mesh."""
         return self._native.mesh_axis_groups(mesh_axis)

@@ -123,6 +123,30 @@ def test_all_reduce_of_a_tensor_in_any_layout(cluster, transport, layout, memory
         np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize("transport", ["edm", "fabric"])
+@pytest.mark.parametrize("layout,memory,out_memory,axis", [("tile", "interleaved", "width", 0),
+                                                           ("tile", "block", "interleaved", 1),
+                                                           ("row", "height", "height", 0),
+                                                           ("row", "interleaved", "interleaved", 1)])
+def test_reduce_scatter_of_a_tensor_in_any_layout(cluster, transport, layout, memory, out_memory, axis):
+    n = cluster.chips
+    grid = (1, 2) if memory == "block" else (2, 1)
+    x = [np.arange(64 * n * 64, dtype=np.int32).reshape(64 * n, 64) % 29 - 3 * c for c in range(n)]
+    if axis == 1:
+        x = [a.reshape(64, 64 * n) for a in x]
+    parts = np.split(sum(x), n, axis=axis)
+    got = cluster.reduce_scatter_tensor(x, axis, layout=layout, memory=memory, out_memory=out_memory, grid=grid,
+                                        transport=transport)
+    for chip in range(n):
+        np.testing.assert_array_equal(got[chip], parts[chip])
+
+
+def test_reduce_scatter_of_a_dimension_the_chips_do_not_divide_is_refused(cluster):
+    x = [np.ones((cluster.chips + 1, 64), np.float32)] * cluster.chips
+    with pytest.raises(weft.Error, match="does not divide among"):
+        cluster.reduce_scatter_tensor(x, 0)
+
+
 def test_all_reduce_of_row_pages_cut_by_width_shards_is_refused(cluster):
     x = [np.ones((8, 64), np.float32)] * cluster.chips
     with pytest.raises(weft.Error, match="pages differ"):

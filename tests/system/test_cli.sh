@@ -260,8 +260,14 @@ check "... and says what it reduced" has "$TMP/out" "all_reduce (max) of tensor 
 $WEFT run all_reduce --shape 1,1,8,64 --layout row --memory width >"$TMP/out" 2>&1
 check "a tensor all_reduce whose row pages width shards cut is refused, saying what lines up" \
     has "$TMP/out" "tiles line up in any memory"
-$WEFT run reduce_scatter --shape 1,1,64,32 --layout tile >"$TMP/out" 2>&1
-check "weft run refuses a tensor op not built yet by name" has "$TMP/out" "reduce_scatter on tensor layouts is not built yet"
+$WEFT run reduce_scatter --shape 1,1,64,32 --dim 2 --layout tile --out-memory width >"$TMP/out" 2>&1
+check "weft run reduce_scatter --layout tile leaves each chip its part, width-sharded" \
+    has "$TMP/out" "check: 1024 elements on each of 2 chips match the host reference"
+check "... and says what it cut into what" has "$TMP/out" "of tensor \[1,1,64,32\] tiles interleaved along dimension 2 into tensor \[1,1,32,32\] tiles width-sharded"
+$WEFT run reduce_scatter --shape 1,1,64,32 --dim 3 --layout tile >"$TMP/out" 2>&1
+check "a tensor reduce_scatter that would split tiles is refused" has "$TMP/out" "must be a multiple of 32"
+$WEFT run broadcast --shape 1,1,64,32 --layout tile >"$TMP/out" 2>&1
+check "weft run refuses a tensor op not built yet by name" has "$TMP/out" "broadcast on tensor layouts is not built yet"
 $WEFT run all_gather --shape 1,1,32,40 --dim 3 --layout tile >"$TMP/out" 2>&1
 check "a tensor all_gather that would split tiles is refused" has "$TMP/out" "must be a multiple of 32"
 $WEFT run all_gather --shape 1,1,32,32 --memory width >"$TMP/out" 2>&1

@@ -303,6 +303,71 @@ void test_all_reduce_in_any_layout_through_the_flat_one(void**) {
     }
 }
 
+// Every chip's tensor reduced and cut along a dimension, chip k left with
+// part k, through the flat reduce-scatter over the EDM, the fabric and
+// whatever auto picks: tiles cut by rows and by columns, rows cut by rows
+// and by columns, from and into banks and shards, sum and max. Each part
+// is checked against the host's reduction.
+void test_reduce_scatter_in_any_layout_through_the_flat_one(void**) {
+    Cluster& c = *g_cluster;
+    const uint32_t n = uint32_t(c.size()), core = c.board().cores_with_role(CoreRole::kWorker).back();
+    struct Case {
+        abi::TensorLayout pages;
+        uint32_t rows, cols, dim;
+        abi::TensorMemory in, out;
+        abi::MathOp op;
+        const char* transport;
+    };
+    for (const Case& k :
+         {Case{abi::kTilePages, 32 * n, 64, 2, abi::kInterleaved, abi::kWidthSharded, abi::kMathSum, "edm"},
+          Case{abi::kTilePages, 64, 32 * n, 3, abi::kBlockSharded, abi::kInterleaved, abi::kMathMax, "auto"},
+          Case{abi::kRowMajorPages, 3 * n, 70, 2, abi::kHeightSharded, abi::kHeightSharded, abi::kMathSum, "fabric"},
+          Case{abi::kRowMajorPages, 6, 5 * n, 3, abi::kInterleaved, abi::kInterleaved, abi::kMathSum, "auto"}}) {
+        const uint32_t pr = k.dim == 2 ? k.rows / n : k.rows, pc = k.dim == 3 ? k.cols / n : k.cols;
+        const abi::TensorSpec whole =
+            tensor::in_memory(tensor::matrix(k.rows, k.cols, abi::kI32, k.pages), k.in, {2, 1});
+        const abi::TensorSpec part = tensor::in_memory(tensor::matrix(pr, pc, abi::kI32, k.pages), k.out, {2, 1});
+        const auto [in, out] = tensor::place_both(c.board(), whole, part);
+        std::vector<int32_t> want(tensor::elements(whole), k.op == abi::kMathMax ? INT32_MIN : 0), mine(want.size());
+        for (uint32_t chip = 0; chip < n; ++chip) {
+            for (size_t i = 0; i < mine.size(); ++i) {
+                mine[i] = int32_t((i * 11 + chip * 17) % 103) - 51;
+                want[i] = k.op == abi::kMathMax ? std::max(want[i], mine[i]) : want[i] + mine[i];
+            }
+            tensor::write_tensor(c.chip(chip), in, mine.data());
+        }
+        ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+        o.transport = k.transport;
+        ccl::CollectiveRunner runner(c, o);
+        tensor::reduce_scatter(c, runner, in, out, k.dim, k.op, core, milliseconds(60000));
+        const std::string what = tensor::describe(whole) + " along " + std::to_string(k.dim) + " over " + k.transport;
+        for (uint32_t chip = 0; chip < n; ++chip) {
+            const std::vector<uint8_t> got = tensor::read_tensor(c.chip(chip), out);
+            if (got.size() != size_t(pr) * pc * 4)
+                fail_msg("%s: chip %u's part has %zu bytes", what.c_str(), chip, got.size());
+            for (uint32_t r = 0; r < pr; ++r)
+                for (uint32_t col = 0; col < pc; ++col) {
+                    const uint32_t wr = k.dim == 2 ? chip * pr + r : r, wc = k.dim == 3 ? chip * pc + col : col;
+                    int32_t v;
+                    std::memcpy(&v, &got[(size_t(r) * pc + col) * 4], 4);
+                    if (v != want[size_t(wr) * k.cols + wc])
+                        fail_msg("%s: chip %u's element (%u, %u) is %d, not %d", what.c_str(), chip, r, col, v,
+                                 want[size_t(wr) * k.cols + wc]);
+                }
+        }
+    }
+    // A dimension the chips do not divide is refused by name, before anything runs.
+    const abi::TensorSpec odd = tensor::matrix(n + 1, 64, abi::kI32, abi::kRowMajorPages);
+    const auto [in, out] = tensor::place_both(c.board(), odd, tensor::matrix(1, 64, abi::kI32, abi::kRowMajorPages));
+    ccl::CollectiveRunner runner(c, ccl::RunnerOptions::from_env());
+    try {
+        tensor::reduce_scatter(c, runner, in, out, 2, abi::kMathSum, core, milliseconds(60000));
+        fail_msg("a reduce_scatter of %u rows over %u chips ran", n + 1, n);
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "does not divide among"));
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -314,6 +379,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_all_gather_reshards_in_flight),
         cmocka_unit_test(test_send_recv_reshards_in_flight),
         cmocka_unit_test(test_all_reduce_in_any_layout_through_the_flat_one),
+        cmocka_unit_test(test_reduce_scatter_in_any_layout_through_the_flat_one),
     };
     const struct CMUnitTest on_a_mesh[] = {
         cmocka_unit_test(test_all_gather_along_each_mesh_axis_at_once),

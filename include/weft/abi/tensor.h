@@ -172,6 +172,18 @@ constexpr GatheredPage gathered_page(const TensorSpec& part, const TensorSpec& w
             uint32_t(c % page_cols(whole) * eb), uint32_t(left * page_rows(part) * eb)};
 }
 
+// The tensor_split kernel: cuts `whole` into `ranks` parts along
+// shape[dim], part k into its own tensor `part` at part.base + k * stride
+// (gathered_page's map, read the other way): the first step of a tensor's
+// reduce-scatter through the flat one (host/tensor/tensor_reduce.h).
+struct TensorSplitArgs {
+    TensorAt whole;
+    TensorAt part;
+    uint32_t dim, ranks;
+    uint64_t stride;
+};
+static_assert(kIsKernelArgs<TensorSplitArgs> && sizeof(TensorSplitArgs) == 128, "TensorSplitArgs layout");
+
 // The tensor_all_gather kernel's way to one peer over the fabric (its route
 // as the fabric builder gives it).
 struct TensorPeerRoute {
