@@ -179,6 +179,11 @@ std::vector<uint32_t> NativeCluster::ring_order(const std::string& transport, co
     return runner(transport, chips).ring();
 }
 
+void NativeCluster::on_interrupt(std::function<bool()> interrupted) {
+    interrupted_ = std::move(interrupted);
+    if (cluster_) cluster_->on_interrupt(interrupted_);
+}
+
 void NativeCluster::stop_if_interrupted(const char* while_doing) const {
     if (interrupted()) throw Error(std::string("interrupted: the op was stopped ") + while_doing);
 }

@@ -85,7 +85,9 @@ public:
     std::vector<Bytes> collective(const OpCall& call, const std::vector<Bytes>& inputs);
     // Asked as an op waits and between the chips its inputs and outputs
     // move to and from: true stops it (Ctrl-C, from the binding).
-    void on_interrupt(std::function<bool()> interrupted) { interrupted_ = std::move(interrupted); }
+    // Asked as ops run (the collectives' waits, and every wait on the
+    // cluster's kernels: the tensor ops'); true stops the op.
+    void on_interrupt(std::function<bool()> interrupted);
     // The ranks in the order of the communicator's ring (its cables').
     std::vector<uint32_t> ring_order(const std::string& transport, const std::vector<uint32_t>& chips);
 

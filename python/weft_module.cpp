@@ -109,6 +109,38 @@ bool ctrl_c_pressed() {
     return PyErr_CheckSignals() != 0;
 }
 
+// Runs `call` (a call into the cluster) with the GIL released and Ctrl-C
+// watched: an op it stops leaves KeyboardInterrupt set, raised here with a
+// note saying where the op was.
+template <typename Call>
+auto interruptible(NativeCluster& c, Call&& call) {
+    c.on_interrupt(ctrl_c_pressed);
+    try {
+        py::gil_scoped_release unlocked;
+        return call();
+    } catch (const weft::Error& stopped) {
+        if (!PyErr_Occurred()) throw;
+        py::error_already_set ctrl_c;
+        if (py::hasattr(ctrl_c.value(), "add_note")) ctrl_c.value().attr("add_note")(stopped.what());
+        throw ctrl_c;
+    }
+}
+
+// Every chip's array of a tensor op: their common type, the first's shape
+// and each one's bytes.
+struct TensorParts {
+    weft::abi::DataType dtype;
+    std::vector<uint64_t> shape;
+    std::vector<Bytes> bytes;
+};
+TensorParts tensor_parts(const py::list& parts) {
+    TensorParts t{common_dtype(parts), {}, {}};
+    const py::array first = py::array::ensure(parts[0]);
+    t.shape.assign(first.shape(), first.shape() + first.ndim());
+    for (const py::handle h : parts) t.bytes.push_back(bytes_of(h));
+    return t;
+}
+
 void register_errors(py::module_& m) {
     static py::exception<weft::Error> error(m, "Error", PyExc_RuntimeError);
     static py::exception<weft::TimeoutError> timeout(m, "TimeoutError", error.ptr());
@@ -159,19 +191,7 @@ PYBIND11_MODULE(_weft, m) {
                 }
                 std::vector<Bytes> in;
                 for (const py::handle h : inputs) in.push_back(bytes_of(h));
-                std::vector<Bytes> out;
-                c.on_interrupt(ctrl_c_pressed);
-                try {
-                    py::gil_scoped_release unlocked;
-                    out = c.collective(call, in);
-                } catch (const weft::Error& stopped) {
-                    if (!PyErr_Occurred()) throw;
-                    // KeyboardInterrupt, the op stopped under it: the note says where it was.
-                    py::error_already_set ctrl_c;
-                    if (py::hasattr(ctrl_c.value(), "add_note")) ctrl_c.value().attr("add_note")(stopped.what());
-                    throw ctrl_c;
-                }
-                return arrays_of(out, call.dtype);
+                return arrays_of(interruptible(c, [&] { return c.collective(call, in); }), call.dtype);
             },
             py::arg("op"), py::arg("inputs"), py::arg("redop") = "sum", py::arg("algo") = "auto",
             py::arg("transport") = "auto", py::arg("root") = 0, py::arg("shape") = std::vector<uint64_t>{},
@@ -205,18 +225,15 @@ PYBIND11_MODULE(_weft, m) {
             [](NativeCluster& c, const py::list& parts, uint32_t dim, const std::string& layout,
                const std::string& memory, const std::string& out_memory, std::pair<uint16_t, uint16_t> grid,
                const std::string& mesh_axis) {
-                const weft::abi::DataType t = common_dtype(parts);
-                const py::array first = py::array::ensure(parts[0]);
-                const std::vector<uint64_t> shape(first.shape(), first.shape() + first.ndim());
-                std::vector<Bytes> in;
-                for (const py::handle h : parts) in.push_back(bytes_of(h));
+                const TensorParts in = tensor_parts(parts);
                 const TensorCall call{layout, memory, out_memory, grid, 0, mesh_axis};
-                std::vector<Bytes> out;
-                {
-                    py::gil_scoped_release unlocked;
-                    out = c.all_gather_tensor(shape4(shape), t, dim + uint32_t(4 - shape.size()), call, in);
-                }
-                return arrays_of(out, t);
+                return arrays_of(interruptible(c,
+                                               [&] {
+                                                   return c.all_gather_tensor(shape4(in.shape), in.dtype,
+                                                                              dim + uint32_t(4 - in.shape.size()), call,
+                                                                              in.bytes);
+                                               }),
+                                 in.dtype);
             },
             py::arg("parts"), py::arg("dim"), py::arg("layout") = "row", py::arg("memory") = "interleaved",
             py::arg("out_memory") = "", py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1},
@@ -226,18 +243,14 @@ PYBIND11_MODULE(_weft, m) {
             [](NativeCluster& c, const py::list& parts, const std::string& redop, const std::string& algo,
                const std::string& transport, const std::string& layout, const std::string& memory,
                std::pair<uint16_t, uint16_t> grid) {
-                const weft::abi::DataType t = common_dtype(parts);
-                const py::array first = py::array::ensure(parts[0]);
-                const std::vector<uint64_t> shape(first.shape(), first.shape() + first.ndim());
-                std::vector<Bytes> in;
-                for (const py::handle h : parts) in.push_back(bytes_of(h));
+                const TensorParts in = tensor_parts(parts);
                 const TensorCall call{layout, memory, "", grid, 0, ""};
-                std::vector<Bytes> out;
-                {
-                    py::gil_scoped_release unlocked;
-                    out = c.all_reduce_tensor(shape4(shape), t, redop, algo, transport, call, in);
-                }
-                return arrays_of(out, t);
+                return arrays_of(interruptible(c,
+                                               [&] {
+                                                   return c.all_reduce_tensor(shape4(in.shape), in.dtype, redop, algo,
+                                                                              transport, call, in.bytes);
+                                               }),
+                                 in.dtype);
             },
             py::arg("parts"), py::arg("redop") = "sum", py::arg("algo") = "auto", py::arg("transport") = "auto",
             py::arg("layout") = "row", py::arg("memory") = "interleaved",
@@ -247,19 +260,16 @@ PYBIND11_MODULE(_weft, m) {
             [](NativeCluster& c, const py::list& parts, uint32_t dim, const std::string& redop, const std::string& algo,
                const std::string& transport, const std::string& layout, const std::string& memory,
                const std::string& out_memory, std::pair<uint16_t, uint16_t> grid) {
-                const weft::abi::DataType t = common_dtype(parts);
-                const py::array first = py::array::ensure(parts[0]);
-                const std::vector<uint64_t> shape(first.shape(), first.shape() + first.ndim());
-                std::vector<Bytes> in;
-                for (const py::handle h : parts) in.push_back(bytes_of(h));
+                const TensorParts in = tensor_parts(parts);
                 const TensorCall call{layout, memory, out_memory, grid, 0, ""};
-                std::vector<Bytes> out;
-                {
-                    py::gil_scoped_release unlocked;
-                    out = c.reduce_scatter_tensor(shape4(shape), t, dim + uint32_t(4 - shape.size()), redop, algo,
-                                                  transport, call, in);
-                }
-                return arrays_of(out, t);
+                return arrays_of(interruptible(c,
+                                               [&] {
+                                                   return c.reduce_scatter_tensor(shape4(in.shape), in.dtype,
+                                                                                  dim + uint32_t(4 - in.shape.size()),
+                                                                                  redop, algo, transport, call,
+                                                                                  in.bytes);
+                                               }),
+                                 in.dtype);
             },
             py::arg("parts"), py::arg("dim"), py::arg("redop") = "sum", py::arg("algo") = "auto",
             py::arg("transport") = "auto", py::arg("layout") = "row", py::arg("memory") = "interleaved",

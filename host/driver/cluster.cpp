@@ -431,6 +431,7 @@ std::vector<KernelResult> Cluster::wait_all_or_throw(const std::vector<std::pair
             const uint64_t a = weft::activity(*this);
             clock.look(a != seen || progressed);
             seen = a;
+            if (interrupt_asked()) throw Error("interrupted: the op was stopped while its kernels ran");
             if (const std::string failed = watch ? watch() : ""; !failed.empty())
                 throw Error(failed + "\n" + hang_report(unfinished(launched, done)));
         }

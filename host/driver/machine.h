@@ -88,6 +88,16 @@ public:
     virtual Traffic traffic() { return {}; }
     // Settings a machine applies before a runner's ops (QEMU: WEFT_ACTIVE_WAKE_US).
     virtual void apply_wake_override() {}
+    // Asked at each look of a wait on kernels (QEMU: every 100 ms): true
+    // stops them, and the wait throws weft::Error saying it was interrupted
+    // (Python's Ctrl-C). Empty: never.
+    void on_interrupt(std::function<bool()> asked) { interrupt_ = std::move(asked); }
+
+protected:
+    bool interrupt_asked() const { return interrupt_ && interrupt_(); }
+
+private:
+    std::function<bool()> interrupt_;
 };
 
 // One chip of a machine, read as the hang report's wait decoders read it.

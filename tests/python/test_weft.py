@@ -253,6 +253,21 @@ def test_ctrl_c_ends_a_running_op_and_the_cluster_stays_usable(cluster):
     np.testing.assert_array_equal(cluster.all_reduce([np.ones(5, np.float32)] * cluster.chips)[0], np.full(5, 4))
 
 
+def test_ctrl_c_ends_a_running_tensor_op_and_the_cluster_stays_usable(cluster):
+    x = [np.ones((1024 * cluster.chips, 1024), np.float32) for _ in range(cluster.chips)]  # 4 MiB per chip, on each
+    start = time.monotonic()
+    cluster.reduce_scatter_tensor(x, 0, layout="tile")
+    whole = time.monotonic() - start
+    threading.Timer(whole / 10, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt) as ctrl_c:
+        cluster.reduce_scatter_tensor(x, 0, layout="tile")
+    # Stopped inside the call (its kernels' wait, or the flat op's), not felt at its end.
+    assert "the op was stopped" in " ".join(getattr(ctrl_c.value, "__notes__", []))
+    y = [np.full((cluster.chips, 64), c, np.float32) for c in range(cluster.chips)]
+    got = cluster.reduce_scatter_tensor(y, 0)
+    np.testing.assert_array_equal(got[1], np.full((1, 64), sum(range(cluster.chips)), np.float32))
+
+
 # The host-model machine: the same calls on chips modelled in this process.
 @pytest.fixture(scope="module")
 def model():
