@@ -232,10 +232,10 @@ int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run
     check_tensor(a.tensor, r.shape, r.dtype);
     auto cluster = attach_or_start(run_dir, a.ccl.cluster, "ring8");
     if (reduce) {
-        ccl::CollectiveRunner runner(*cluster, runner_options(a.ccl));
+        const ccl::RunnerOptions options = runner_options(a.ccl);
         if (r.op == ccl::Collective::kReduceScatter)
-            return run_tensor_reduce_scatter(a.tensor, r.shape, r.dim, r.dtype, r.redop, a.ccl.algo, runner, *cluster);
-        return run_tensor_all_reduce(a.tensor, r.shape, r.dtype, r.redop, a.ccl.algo, runner, *cluster);
+            return run_tensor_reduce_scatter(a.tensor, r.shape, r.dim, r.dtype, r.redop, a.ccl.algo, options, *cluster);
+        return run_tensor_all_reduce(a.tensor, r.shape, r.dtype, r.redop, a.ccl.algo, options, *cluster);
     }
     if (r.op == ccl::Collective::kSendRecv) return run_tensor_send_recv(a.tensor, r.shape, r.dtype, *cluster);
     return run_tensor_all_gather(a.tensor, r.shape, r.dim, r.dtype, *cluster);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -178,13 +179,64 @@ int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& 
     return kOk;
 }
 
+namespace {
+
+// A runner a group of --mesh-axis (one over every chip without it).
+struct Groups {
+    std::vector<std::vector<uint32_t>> chips;
+    std::vector<std::unique_ptr<ccl::CollectiveRunner>> runs;
+    std::vector<ccl::CollectiveRunner*> runners() const {
+        std::vector<ccl::CollectiveRunner*> v;
+        for (const auto& r : runs) v.push_back(r.get());
+        return v;
+    }
+};
+Groups runners_for(const TensorRunArgs& t, Cluster& cluster, const ccl::RunnerOptions& options) {
+    Groups g;
+    g.chips = groups_of(t.mesh_axis, cluster);
+    for (const std::vector<uint32_t>& chips : g.chips)
+        g.runs.push_back(std::make_unique<ccl::CollectiveRunner>(cluster, chips, options));
+    return g;
+}
+
+// Each group's outputs at `at`, in rank order, checked against its flat
+// reference; prints and returns the verdict.
+int check_groups(const Groups& g, const ccl::OpRequest& r, const std::vector<ccl::OpLayout>& layouts,
+                 const std::vector<ccl::OpData>& inputs, Cluster& cluster, const abi::TensorAt& at) {
+    uint64_t checked = 0;
+    for (size_t i = 0; i < g.chips.size(); ++i) {
+        std::vector<std::vector<uint8_t>> out;
+        for (uint32_t chip : g.chips[i]) out.push_back(tensor::read_tensor(cluster.chip(chip), at));
+        const ccl::CheckResult c = ccl::check_outputs(r, layouts[i], inputs[i], out, g.runs[i]->ring());
+        if (c.wrong) {
+            std::printf("  check: %llu of %llu elements WRONG%s; first: %s\n", (unsigned long long)c.wrong,
+                        (unsigned long long)c.checked,
+                        g.chips.size() > 1 ? (" in group " + std::to_string(i)).c_str() : "", c.first_wrong.c_str());
+            return kFailed;
+        }
+        checked += c.checked;
+    }
+    std::printf("  check: %llu elements on each of %zu chips match the host reference\n",
+                (unsigned long long)(checked / cluster.size()), cluster.size());
+    return kOk;
+}
+
+std::string groups_text(const Groups& g) {
+    return g.chips.size() == 1
+               ? std::to_string(g.chips[0].size()) + " chips"
+               : std::to_string(g.chips.size()) + " groups of " + std::to_string(g.chips[0].size()) + " chips at once";
+}
+
+}  // namespace
+
 int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
-                          abi::MathOp redop, const std::string& algo, ccl::CollectiveRunner& runner, Cluster& cluster) {
-    if (!t.mesh_axis.empty()) throw UsageError("--mesh-axis: a tensor's all_reduce runs over every chip; leave it out");
+                          abi::MathOp redop, const std::string& algo, const ccl::RunnerOptions& options,
+                          Cluster& cluster) {
     if (!t.out_memory.empty())
         throw UsageError("--out-memory: an all_reduce leaves the tensor where it is; leave it out");
     const BoardInfo& board = cluster.board();
     const auto grid = grid_for(t, board, "all_reduce");
+    const Groups g = runners_for(t, cluster, options);
     const abi::TensorSpec spec =
         tensor::in_memory(tensor_of(t, shape, dtype), memory_named("--memory", t.memory), grid);
     const abi::TensorAt at = tensor::placed(board, spec, 0);
@@ -194,43 +246,37 @@ int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>&
     r.redop = redop;
     r.algo = algo;
     r.bytes = tensor::elements(spec) * abi::dtype_size(dtype);
-    const ccl::OpLayout l = runner.layout(r);  // the flat op's, for its inputs and the host reference
-    const ccl::OpData in = ccl::make_inputs(r, l, 1);
-    for (uint32_t chip = 0; chip < cluster.size(); ++chip)
-        tensor::write_tensor(cluster.chip(chip), at, in.input[chip].data());
+    std::vector<ccl::OpLayout> layouts;  // the flat op's, for its inputs and the host reference
+    std::vector<ccl::OpData> inputs;
+    for (size_t i = 0; i < g.chips.size(); ++i) {
+        layouts.push_back(g.runs[i]->layout(r));
+        inputs.push_back(ccl::make_inputs(r, layouts.back(), uint32_t(1 + i)));
+        for (size_t rank = 0; rank < g.chips[i].size(); ++rank)
+            tensor::write_tensor(cluster.chip(g.chips[i][rank]), at, inputs.back().input[rank].data());
+    }
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
     const auto t0 = std::chrono::steady_clock::now();
-    tensor::all_reduce(cluster, runner, at, redop, core, std::chrono::milliseconds(60000), algo);
+    tensor::all_reduce(cluster, g.runners(), at, redop, core, std::chrono::milliseconds(60000), algo);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("all_reduce (%s) of %s in place on %zu chips, through the flat all-reduce over %s\n",
-                ccl::redop_name(redop).c_str(), tensor::describe(spec).c_str(), cluster.size(),
-                runner.transport_name().c_str());
+    std::printf("all_reduce (%s) of %s in place on %s, through the flat all-reduce over %s\n",
+                ccl::redop_name(redop).c_str(), tensor::describe(spec).c_str(), groups_text(g).c_str(),
+                g.runs[0]->transport_name().c_str());
     std::printf("  time %.3f ms, algbw %.3f GB/s\n", seconds * 1e3, seconds > 0 ? r.bytes / seconds / 1e9 : 0);
-    std::vector<std::vector<uint8_t>> out;
-    for (uint32_t chip = 0; chip < cluster.size(); ++chip) out.push_back(tensor::read_tensor(cluster.chip(chip), at));
-    const ccl::CheckResult c = ccl::check_outputs(r, l, in, out, runner.ring());
-    if (c.wrong) {
-        std::printf("  check: %llu of %llu elements WRONG; first: %s\n", (unsigned long long)c.wrong,
-                    (unsigned long long)c.checked, c.first_wrong.c_str());
-        return kFailed;
-    }
-    std::printf("  check: %llu elements on each of %zu chips match the host reference\n",
-                (unsigned long long)(c.checked / cluster.size()), cluster.size());
-    return kOk;
+    return check_groups(g, r, layouts, inputs, cluster, at);
 }
 
 int run_tensor_reduce_scatter(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, uint32_t dim,
                               abi::DataType dtype, abi::MathOp redop, const std::string& algo,
-                              ccl::CollectiveRunner& runner, Cluster& cluster) {
-    if (!t.mesh_axis.empty())
-        throw UsageError("--mesh-axis: a tensor's reduce_scatter runs over every chip; leave it out");
+                              const ccl::RunnerOptions& options, Cluster& cluster) {
     const BoardInfo& board = cluster.board();
     const auto grid = grid_for(t, board, "reduce_scatter");
-    const auto n = static_cast<uint32_t>(cluster.size());
+    const Groups g = runners_for(t, cluster, options);
+    const auto n = static_cast<uint32_t>(g.chips[0].size());
     const abi::TensorSpec rows = tensor_of(t, shape, dtype);
     if (rows.shape[dim] % n)
         throw UsageError("--shape: dimension " + std::to_string(dim) + " (" + std::to_string(rows.shape[dim]) +
-                         ") must divide among the cluster's " + std::to_string(n) + " chips");
+                         ") must divide among the " + std::to_string(n) + " chips of " +
+                         (g.chips.size() > 1 ? "each group" : "the cluster"));
     const abi::TensorSpec whole = tensor::in_memory(rows, memory_named("--memory", t.memory), grid);
     abi::TensorSpec part_rows = rows;
     part_rows.shape[dim] /= n;
@@ -244,36 +290,30 @@ int run_tensor_reduce_scatter(const TensorRunArgs& t, const std::array<uint64_t,
     r.redop = redop;
     r.algo = algo;
     r.bytes = tensor::elements(whole) * abi::dtype_size(dtype);
-    const ccl::OpLayout l = runner.layout(r);
-    const ccl::OpData flat = ccl::make_inputs(r, l, 1);
     const uint64_t part_bytes = tensor::elements(part) * abi::dtype_size(dtype);
-    for (uint32_t chip = 0; chip < n; ++chip) {
-        std::vector<std::vector<uint8_t>> parts;
-        for (uint32_t k = 0; k < n; ++k)
-            parts.emplace_back(flat.input[chip].begin() + k * part_bytes,
-                               flat.input[chip].begin() + (k + 1) * part_bytes);
-        tensor::write_tensor(cluster.chip(chip), in, tensor::concatenate(part, dim, parts).data());
+    std::vector<ccl::OpLayout> layouts;
+    std::vector<ccl::OpData> inputs;
+    for (size_t i = 0; i < g.chips.size(); ++i) {
+        layouts.push_back(g.runs[i]->layout(r));
+        inputs.push_back(ccl::make_inputs(r, layouts.back(), uint32_t(1 + i)));
+        for (size_t rank = 0; rank < n; ++rank) {
+            const std::vector<uint8_t>& flat = inputs.back().input[rank];
+            std::vector<std::vector<uint8_t>> parts;
+            for (uint32_t k = 0; k < n; ++k)
+                parts.emplace_back(flat.begin() + k * part_bytes, flat.begin() + (k + 1) * part_bytes);
+            tensor::write_tensor(cluster.chip(g.chips[i][rank]), in, tensor::concatenate(part, dim, parts).data());
+        }
     }
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
     const auto t0 = std::chrono::steady_clock::now();
-    tensor::reduce_scatter(cluster, runner, in, out, dim, redop, core, std::chrono::milliseconds(60000), algo);
+    tensor::reduce_scatter(cluster, g.runners(), in, out, dim, redop, core, std::chrono::milliseconds(60000), algo);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("reduce_scatter (%s) of %s along dimension %u into %s on each of %zu chips, through the flat "
-                "reduce-scatter over %s\n",
+    std::printf("reduce_scatter (%s) of %s along dimension %u into %s on %s, through the flat reduce-scatter over "
+                "%s\n",
                 ccl::redop_name(redop).c_str(), tensor::describe(whole).c_str(), dim, tensor::describe(part).c_str(),
-                cluster.size(), runner.transport_name().c_str());
+                groups_text(g).c_str(), g.runs[0]->transport_name().c_str());
     std::printf("  time %.3f ms, algbw %.3f GB/s\n", seconds * 1e3, seconds > 0 ? r.bytes / seconds / 1e9 : 0);
-    std::vector<std::vector<uint8_t>> got;
-    for (uint32_t chip = 0; chip < n; ++chip) got.push_back(tensor::read_tensor(cluster.chip(chip), out));
-    const ccl::CheckResult c = ccl::check_outputs(r, l, flat, got, runner.ring());
-    if (c.wrong) {
-        std::printf("  check: %llu of %llu elements WRONG; first: %s\n", (unsigned long long)c.wrong,
-                    (unsigned long long)c.checked, c.first_wrong.c_str());
-        return kFailed;
-    }
-    std::printf("  check: %llu elements on each of %zu chips match the host reference\n",
-                (unsigned long long)(c.checked / n), cluster.size());
-    return kOk;
+    return check_groups(g, r, layouts, inputs, cluster, out);
 }
 
 }  // namespace weft::cli

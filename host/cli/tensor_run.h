@@ -37,15 +37,18 @@ int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& 
 
 // weft run reduce_scatter --layout: every chip's tensor (--shape, in
 // --memory) reduced and cut along --dim, chip k left with part k (in
-// --out-memory), through the flat reduce-scatter over the runner's
+// --out-memory), through the flat reduce-scatter over the options'
 // transport (tensor/tensor_reduce.h), checked against the host reference.
+// With --mesh-axis, every row (or column) of the mesh its own, at once.
 int run_tensor_reduce_scatter(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, uint32_t dim,
                               abi::DataType dtype, abi::MathOp redop, const std::string& algo,
-                              ccl::CollectiveRunner& runner, Cluster& cluster);
+                              const ccl::RunnerOptions& options, Cluster& cluster);
 // weft run all_reduce --layout: every chip's tensor reduced into every chip's
-// copy in place, through the flat all-reduce (`algo`) over `runner`'s transport
-// (tensor/tensor_reduce.h), checked against the host reference.
+// copy in place, through the flat all-reduce (`algo`) over the options'
+// transport (tensor/tensor_reduce.h), checked against the host reference.
+// With --mesh-axis, every row (or column) of the mesh its own, at once.
 int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
-                          abi::MathOp redop, const std::string& algo, ccl::CollectiveRunner& runner, Cluster& cluster);
+                          abi::MathOp redop, const std::string& algo, const ccl::RunnerOptions& options,
+                          Cluster& cluster);
 
 }  // namespace weft::cli

@@ -40,10 +40,23 @@ abi::TensorAt staging_for(const BoardInfo& board, abi::TensorSpec t, uint32_t co
     return {t, bank.base + offset, bank.size};
 }
 
+// Every runner's flat op r at once: a group a runner (the rows of a mesh).
+void run_at_once(const std::vector<ccl::CollectiveRunner*>& runners, const ccl::OpRequest& r) {
+    std::vector<ccl::PendingOp> ops;
+    ops.reserve(runners.size());
+    for (ccl::CollectiveRunner* run : runners) ops.push_back(run->start(r));
+    for (size_t i = 0; i < runners.size(); ++i) runners[i]->wait(ops[i]);
+}
+
 }  // namespace
 
 void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& at, abi::MathOp op, uint32_t core,
                 std::chrono::milliseconds timeout, const std::string& algo) {
+    all_reduce(cluster, std::vector<ccl::CollectiveRunner*>{&runner}, at, op, core, timeout, algo);
+}
+
+void all_reduce(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& at,
+                abi::MathOp op, uint32_t core, std::chrono::milliseconds timeout, const std::string& algo) {
     const BoardInfo& board = cluster.board();
     const abi::TensorAt staging = staging_for(board, at.spec, 1, {at});
     try {
@@ -53,10 +66,11 @@ void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::Tens
                     e.what() + " (tiles line up in any memory, rows of the whole width in interleaved or height-sharded)");
     }
     std::vector<Launch> there, back;
-    for (uint32_t chip : runner.chips()) {
-        there.push_back(reshard_launch(board, chip, core, at, staging));
-        back.push_back(reshard_launch(board, chip, core, staging, at));
-    }
+    for (const ccl::CollectiveRunner* run : runners)
+        for (uint32_t chip : run->chips()) {
+            there.push_back(reshard_launch(board, chip, core, at, staging));
+            back.push_back(reshard_launch(board, chip, core, staging, at));
+        }
     cluster.run(there, timeout);
     ccl::OpRequest r;
     r.op = ccl::Collective::kAllReduce;
@@ -65,16 +79,25 @@ void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::Tens
     r.algo = algo;
     r.bytes = abi::tensor_unit_bytes(staging.spec);
     r.send = r.recv = staging.base;
-    runner.run(r);
+    run_at_once(runners, r);
     cluster.run(back, timeout);
 }
 
 void reduce_scatter(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& input,
                     const abi::TensorAt& output, uint32_t dim, abi::MathOp op, uint32_t core,
                     std::chrono::milliseconds timeout, const std::string& algo) {
+    reduce_scatter(cluster, std::vector<ccl::CollectiveRunner*>{&runner}, input, output, dim, op, core, timeout, algo);
+}
+
+void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& input,
+                    const abi::TensorAt& output, uint32_t dim, abi::MathOp op, uint32_t core,
+                    std::chrono::milliseconds timeout, const std::string& algo) {
     const BoardInfo& board = cluster.board();
-    const std::vector<uint32_t> chips = runner.chips();
-    const auto ranks = static_cast<uint32_t>(chips.size());
+    const auto ranks = static_cast<uint32_t>(runners.at(0)->chips().size());
+    for (const ccl::CollectiveRunner* run : runners)
+        if (run->chips().size() != ranks)
+            throw Error("a tensor's reduce_scatter over several groups at once takes groups of one size: " +
+                        std::to_string(ranks) + " chips and " + std::to_string(run->chips().size()));
     check_reduce_scatter(input.spec, output.spec, dim, ranks);
     const abi::TensorAt staging = staging_for(board, output.spec, ranks, {input, output});
     const uint64_t stride = abi::tensor_unit_bytes(staging.spec);
@@ -86,15 +109,17 @@ void reduce_scatter(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::
                     e.what());
     }
     std::vector<Launch> split, back;
-    for (uint32_t k = 0; k < ranks; ++k) {
-        // Zeroed first: a row-major part's page may end in padding the split does not write.
-        cluster.clear(chips[k], staging.base, stride * ranks);
-        split.push_back({chips[k], core, &kernel_named(board, "tensor_split"),
-                         KernelArgWords::of(abi::TensorSplitArgs{input, staging, dim, ranks, stride})});
-        abi::TensorAt mine = staging;
-        mine.base += k * stride;
-        back.push_back(reshard_launch(board, chips[k], core, mine, output));
-    }
+    for (const ccl::CollectiveRunner* run : runners)
+        for (uint32_t k = 0; k < ranks; ++k) {
+            const uint32_t chip = run->chips()[k];
+            // Zeroed first: a row-major part's page may end in padding the split does not write.
+            cluster.clear(chip, staging.base, stride * ranks);
+            split.push_back({chip, core, &kernel_named(board, "tensor_split"),
+                             KernelArgWords::of(abi::TensorSplitArgs{input, staging, dim, ranks, stride})});
+            abi::TensorAt mine = staging;
+            mine.base += k * stride;
+            back.push_back(reshard_launch(board, chip, core, mine, output));
+        }
     cluster.run(split, timeout);
     ccl::OpRequest r;
     r.op = ccl::Collective::kReduceScatter;
@@ -103,7 +128,7 @@ void reduce_scatter(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::
     r.algo = algo;
     r.bytes = stride * ranks;  // a rank's block is its part: the parts are equal and whole elements
     r.send = r.recv = staging.base;
-    runner.run(r);
+    run_at_once(runners, r);
     cluster.run(back, timeout);
 }
 

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "ccl/runner.h"
 #include "driver/cluster.h"
@@ -27,6 +28,11 @@ namespace weft::tensor {
 // FaultError if a step fails.
 void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& at, abi::MathOp op, uint32_t core,
                 std::chrono::milliseconds timeout, const std::string& algo = "auto");
+// The same in several groups of chips at once, a runner each (a communicator
+// a row, or a column, of a mesh: tensor::mesh_axis_groups), their flat ops
+// started together.
+void all_reduce(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& at,
+                abi::MathOp op, uint32_t core, std::chrono::milliseconds timeout, const std::string& algo = "auto");
 
 // Reduce-scatter of a tensor in any layout through the flat one: the tensor
 // at `input` on every chip of `runner` reduced element-wise by `op` and cut
@@ -41,6 +47,11 @@ void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::Tens
 // page (check_reduce_scatter) or parts the bank cannot hold, TimeoutError /
 // FaultError if a step fails.
 void reduce_scatter(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& input,
+                    const abi::TensorAt& output, uint32_t dim, abi::MathOp op, uint32_t core,
+                    std::chrono::milliseconds timeout, const std::string& algo = "auto");
+// The same in several groups of chips at once, a runner each (of one size),
+// each group's part k going to its k-th chip.
+void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& input,
                     const abi::TensorAt& output, uint32_t dim, abi::MathOp op, uint32_t core,
                     std::chrono::milliseconds timeout, const std::string& algo = "auto");
 

@@ -266,6 +266,8 @@ check "weft run reduce_scatter --layout tile leaves each chip its part, width-sh
 check "... and says what it cut into what" has "$TMP/out" "of tensor \[1,1,64,32\] tiles interleaved along dimension 2 into tensor \[1,1,32,32\] tiles width-sharded"
 $WEFT run reduce_scatter --shape 1,1,64,32 --dim 3 --layout tile >"$TMP/out" 2>&1
 check "a tensor reduce_scatter that would split tiles is refused" has "$TMP/out" "must be a multiple of 32"
+$WEFT run all_reduce --shape 1,1,32,32 --layout tile --mesh-axis rows >"$TMP/out" 2>&1
+check "a tensor all_reduce along a mesh axis off a mesh is refused" has "$TMP/out" "a mesh axis needs a cluster of one 2D mesh"
 $WEFT run broadcast --shape 1,1,64,32 --layout tile >"$TMP/out" 2>&1
 check "weft run refuses a tensor op not built yet by name" has "$TMP/out" "broadcast on tensor layouts is not built yet"
 $WEFT run all_gather --shape 1,1,32,40 --dim 3 --layout tile >"$TMP/out" 2>&1

@@ -5,6 +5,7 @@
 // through the flat all-reduce, and read back as the host array it was (or
 // the reduction), every element checked.
 #include <functional>
+#include <memory>
 #include <utility>
 
 #include "system_test.h"
@@ -237,6 +238,59 @@ void test_all_gather_along_each_mesh_axis_at_once(void**) {
     fabric->stop();
 }
 
+std::vector<uint8_t> bytes_of(const int32_t* v, size_t n) {
+    return std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v), reinterpret_cast<const uint8_t*>(v + n));
+}
+
+// Along each axis of the mesh at once, a communicator per row (then per
+// column): each row's tensors reduce-scattered among its own chips (tiles
+// cut by rows into width shards), then all-reduced among them in place, the
+// groups' flat ops started together. Each chip's result is its own group's
+// reduction, not the cluster's.
+void test_reductions_along_each_mesh_axis_at_once(void**) {
+    Cluster& c = *g_cluster;
+    const uint32_t core = c.board().cores_with_role(CoreRole::kWorker).back();
+    for (tensor::MeshAxis axis : {tensor::MeshAxis::kRows, tensor::MeshAxis::kColumns}) {
+        const auto groups = tensor::mesh_axis_groups(c.topology(), axis);
+        const uint32_t n = uint32_t(groups[0].size());
+        std::vector<std::unique_ptr<ccl::CollectiveRunner>> runs;
+        std::vector<ccl::CollectiveRunner*> runners;
+        for (const std::vector<uint32_t>& g : groups) {
+            runs.push_back(std::make_unique<ccl::CollectiveRunner>(c, g, ccl::RunnerOptions::from_env()));
+            runners.push_back(runs.back().get());
+        }
+        const abi::TensorSpec whole =
+            tensor::in_memory(tensor::matrix(32 * n, 64, abi::kI32, abi::kTilePages), abi::kInterleaved, {2, 1});
+        const abi::TensorSpec part =
+            tensor::in_memory(tensor::matrix(32, 64, abi::kI32, abi::kTilePages), abi::kWidthSharded, {2, 1});
+        const auto [in, out] = tensor::place_both(c.board(), whole, part);
+        std::vector<std::vector<int32_t>> data(c.size(), std::vector<int32_t>(tensor::elements(whole)));
+        for (uint32_t chip = 0; chip < c.size(); ++chip) {
+            for (size_t i = 0; i < data[chip].size(); ++i) data[chip][i] = int32_t((i * 5 + chip * 3) % 97) - 40;
+            tensor::write_tensor(c.chip(chip), in, data[chip].data());
+        }
+        const char* along = axis == tensor::MeshAxis::kRows ? "row" : "column";
+        std::vector<std::vector<int32_t>> sums;  // per group
+        for (const std::vector<uint32_t>& g : groups) {
+            sums.emplace_back(tensor::elements(whole), 0);
+            for (uint32_t chip : g)
+                for (size_t i = 0; i < sums.back().size(); ++i) sums.back()[i] += data[chip][i];
+        }
+        // Each result read before the next op: an op's buffers may take the
+        // memory a tensor left by the last one holds (the shards' L1).
+        tensor::reduce_scatter(c, runners, in, out, 2, abi::kMathSum, core, milliseconds(60000));
+        for (size_t i = 0; i < groups.size(); ++i)
+            for (uint32_t k = 0; k < n; ++k)
+                if (tensor::read_tensor(c.chip(groups[i][k]), out) != bytes_of(&sums[i][size_t(k) * 32 * 64], 32 * 64))
+                    fail_msg("chip %u: its %s's reduce-scatter part %u differs", groups[i][k], along, k);
+        tensor::all_reduce(c, runners, in, abi::kMathSum, core, milliseconds(60000));
+        for (size_t i = 0; i < groups.size(); ++i)
+            for (uint32_t chip : groups[i])
+                if (tensor::read_tensor(c.chip(chip), in) != bytes_of(sums[i].data(), sums[i].size()))
+                    fail_msg("chip %u: its %s's all-reduce differs", chip, along);
+    }
+}
+
 // What cannot move page for page, or does not fit the board, is refused by name.
 void test_what_does_not_fit_is_refused(void**) {
     Cluster& c = *g_cluster;
@@ -383,6 +437,7 @@ int main(int argc, char** argv) {
     };
     const struct CMUnitTest on_a_mesh[] = {
         cmocka_unit_test(test_all_gather_along_each_mesh_axis_at_once),
+        cmocka_unit_test(test_reductions_along_each_mesh_axis_at_once),
     };
     const int failed = cmocka_run_group_tests(tests, setup, teardown);
     // A mesh's axes: on a cluster of one 2D mesh only.
