@@ -275,6 +275,27 @@ Bytes NativeCluster::get_tensor(const PlacedTensor& t) {
     return tensor::read_tensor(c.chip(t.chip), t.at);
 }
 
+// The runners a tensor reduction runs on: the cached one over every chip,
+// or, along a mesh axis, one a row (or column) for this call alone (the
+// cached runner's transport stops first: it holds the cores they take).
+NativeCluster::GroupRunners NativeCluster::group_runners(const std::string& transport, const std::string& axis) {
+    GroupRunners g;
+    if (axis.empty()) {
+        g.runners.push_back(&runner(transport, {}));
+        return g;
+    }
+    const std::vector<std::vector<uint32_t>> groups = mesh_axis_groups(axis);
+    runner_.reset();
+    ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+    o.transport = transport;
+    o.interrupted = [this] { return interrupted(); };
+    for (const std::vector<uint32_t>& chips : groups) {
+        g.own.push_back(std::make_unique<ccl::CollectiveRunner>(machine(), chips, o));
+        g.runners.push_back(g.own.back().get());
+    }
+    return g;
+}
+
 std::vector<Bytes> NativeCluster::all_reduce_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype,
                                                     const std::string& redop, const std::string& algo,
                                                     const std::string& transport, const TensorCall& call,
@@ -286,11 +307,12 @@ std::vector<Bytes> NativeCluster::all_reduce_tensor(const std::array<uint32_t, 4
     const abi::TensorAt at = tensor::placed(board, spec_of(shape, dtype, call, call.memory), 0);
     check_parts("all_reduce_tensor", parts, ranks, at.spec);
     const abi::MathOp op = ccl::parse_redop(redop);
-    ccl::CollectiveRunner& run_on = runner(transport, {});
+    const GroupRunners run_on = group_runners(transport, call.mesh_axis);
     new_op();
     const Claimed claimed(c, "all_reduce_tensor");
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), at, parts[chip].data());
-    tensor::all_reduce(c, run_on, at, op, board.cores_with_role(CoreRole::kWorker).back(), kTensorOpTimeout, algo);
+    tensor::all_reduce(c, run_on.runners, at, op, board.cores_with_role(CoreRole::kWorker).back(), kTensorOpTimeout,
+                       algo);
     std::vector<Bytes> out(ranks);
     for (uint32_t chip = 0; chip < ranks; ++chip) out[chip] = tensor::read_tensor(c.chip(chip), at);
     return out;
@@ -307,20 +329,21 @@ std::vector<Bytes> NativeCluster::reduce_scatter_tensor(const std::array<uint32_
     check_grid_leaves_a_core(board, call.grid, "reduce_scatter_tensor");
     const abi::TensorSpec whole = spec_of(shape, dtype, call, call.memory);
     check_parts("reduce_scatter_tensor", parts, ranks, whole);
-    if (whole.shape[dim] % ranks)
+    const uint32_t group = call.mesh_axis.empty() ? ranks : uint32_t(mesh_axis_groups(call.mesh_axis)[0].size());
+    if (whole.shape[dim] % group)
         throw Error("reduce_scatter_tensor: dimension " + std::to_string(dim) + " (" +
-                    std::to_string(whole.shape[dim]) + ") does not divide among " + std::to_string(ranks) + " chips");
+                    std::to_string(whole.shape[dim]) + ") does not divide among " + std::to_string(group) + " chips");
     std::array<uint32_t, 4> part_shape = shape;
-    part_shape[dim] /= ranks;
+    part_shape[dim] /= group;
     const abi::TensorSpec part =
         spec_of(part_shape, dtype, call, call.out_memory.empty() ? call.memory : call.out_memory);
     const auto [in, out] = tensor::place_both(board, whole, part);
     const abi::MathOp op = ccl::parse_redop(redop);
-    ccl::CollectiveRunner& run_on = runner(transport, {});
+    const GroupRunners run_on = group_runners(transport, call.mesh_axis);
     new_op();
     const Claimed claimed(c, "reduce_scatter_tensor");
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
-    tensor::reduce_scatter(c, run_on, in, out, dim, op, board.cores_with_role(CoreRole::kWorker).back(),
+    tensor::reduce_scatter(c, run_on.runners, in, out, dim, op, board.cores_with_role(CoreRole::kWorker).back(),
                            kTensorOpTimeout, algo);
     std::vector<Bytes> result(ranks);
     for (uint32_t chip = 0; chip < ranks; ++chip) result[chip] = tensor::read_tensor(c.chip(chip), out);

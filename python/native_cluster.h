@@ -110,7 +110,9 @@ public:
     // Every chip's tensor (same shape) reduced element-wise by `redop` and
     // cut along `dim` into a part a chip, through the flat reduce-scatter
     // (tensor_reduce.h); returns each chip's part, row-major. The parts go
-    // in call.out_memory (call.memory if empty).
+    // in call.out_memory (call.memory if empty). With call.mesh_axis, each
+    // row (or column) of the mesh reduces and cuts its own, at once; so does
+    // all_reduce_tensor.
     std::vector<Bytes> reduce_scatter_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype, uint32_t dim,
                                              const std::string& redop, const std::string& algo,
                                              const std::string& transport, const TensorCall& call,
@@ -149,6 +151,11 @@ private:
     std::map<std::pair<uint32_t, bool>, std::vector<std::pair<uint64_t, uint64_t>>> placed_;
     std::string runner_key_;
     std::function<bool()> interrupted_;
+    struct GroupRunners {
+        std::vector<ccl::CollectiveRunner*> runners;
+        std::vector<std::unique_ptr<ccl::CollectiveRunner>> own;
+    };
+    GroupRunners group_runners(const std::string& transport, const std::string& axis);
     bool interrupted() const { return interrupted_ && interrupted_(); }
     // Throws "interrupted: ..." once interrupted() says so.
     void stop_if_interrupted(const char* while_doing) const;

@@ -242,9 +242,9 @@ PYBIND11_MODULE(_weft, m) {
             "all_reduce_tensor",
             [](NativeCluster& c, const py::list& parts, const std::string& redop, const std::string& algo,
                const std::string& transport, const std::string& layout, const std::string& memory,
-               std::pair<uint16_t, uint16_t> grid) {
+               std::pair<uint16_t, uint16_t> grid, const std::string& mesh_axis) {
                 const TensorParts in = tensor_parts(parts);
-                const TensorCall call{layout, memory, "", grid, 0, ""};
+                const TensorCall call{layout, memory, "", grid, 0, mesh_axis};
                 return arrays_of(interruptible(c,
                                                [&] {
                                                    return c.all_reduce_tensor(shape4(in.shape), in.dtype, redop, algo,
@@ -254,14 +254,14 @@ PYBIND11_MODULE(_weft, m) {
             },
             py::arg("parts"), py::arg("redop") = "sum", py::arg("algo") = "auto", py::arg("transport") = "auto",
             py::arg("layout") = "row", py::arg("memory") = "interleaved",
-            py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1})
+            py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1}, py::arg("mesh_axis") = "")
         .def(
             "reduce_scatter_tensor",
             [](NativeCluster& c, const py::list& parts, uint32_t dim, const std::string& redop, const std::string& algo,
                const std::string& transport, const std::string& layout, const std::string& memory,
-               const std::string& out_memory, std::pair<uint16_t, uint16_t> grid) {
+               const std::string& out_memory, std::pair<uint16_t, uint16_t> grid, const std::string& mesh_axis) {
                 const TensorParts in = tensor_parts(parts);
-                const TensorCall call{layout, memory, out_memory, grid, 0, ""};
+                const TensorCall call{layout, memory, out_memory, grid, 0, mesh_axis};
                 return arrays_of(interruptible(c,
                                                [&] {
                                                    return c.reduce_scatter_tensor(shape4(in.shape), in.dtype,
@@ -273,6 +273,7 @@ PYBIND11_MODULE(_weft, m) {
             },
             py::arg("parts"), py::arg("dim"), py::arg("redop") = "sum", py::arg("algo") = "auto",
             py::arg("transport") = "auto", py::arg("layout") = "row", py::arg("memory") = "interleaved",
-            py::arg("out_memory") = "", py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1})
+            py::arg("out_memory") = "", py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1},
+            py::arg("mesh_axis") = "")
         .def("mesh_axis_groups", &NativeCluster::mesh_axis_groups, py::arg("axis"));
 }

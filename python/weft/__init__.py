@@ -199,21 +199,23 @@ class Cluster:
         return self._native.get_tensor(tensor._placed).reshape(tensor.shape)
 
     def all_reduce_tensor(self, tensors, op="sum", layout="row", memory="interleaved", grid=(2, 1),
-                          algo="auto", transport="auto"):
+                          algo="auto", transport="auto", mesh_axis=""):
         """Each chip's tensor placed in `layout` and `memory`, reduced element-wise (sum, max, min,
-        prod) into every chip's copy, through the flat all-reduce (`algo`) over `transport`."""
+        prod) into every chip's copy, through the flat all-reduce (`algo`) over `transport`. With
+        `mesh_axis` ("rows" or "cols") each row (column) of the mesh reduces its own, at once."""
         tensors = _arrays(tensors, self.chips, "all_reduce_tensor")
         shape = _same_shape(tensors, "all_reduce_tensor")
         if not 1 <= len(shape) <= 4:
             raise ValueError("all_reduce_tensor: tensors of 1 to 4 dimensions")
-        out = self._native.all_reduce_tensor(tensors, op, algo, transport, layout, memory, tuple(grid))
+        out = self._native.all_reduce_tensor(tensors, op, algo, transport, layout, memory, tuple(grid), mesh_axis)
         return [o.reshape(shape) for o in out]
 
     def reduce_scatter_tensor(self, tensors, dim, op="sum", layout="row", memory="interleaved", out_memory="",
-                              grid=(2, 1), algo="auto", transport="auto"):
+                              grid=(2, 1), algo="auto", transport="auto", mesh_axis=""):
         """Each chip's tensor placed in `layout` and `memory`, reduced element-wise (sum, max, min,
         prod) and cut along `dim` into a part a chip (in `out_memory`, else `memory`), through the
-        flat reduce-scatter (`algo`) over `transport`. Returns each chip's part."""
+        flat reduce-scatter (`algo`) over `transport`. Returns each chip's part. With `mesh_axis`
+        ("rows" or "cols") each row (column) of the mesh reduces and cuts its own, at once."""
         tensors = _arrays(tensors, self.chips, "reduce_scatter_tensor")
         shape = _same_shape(tensors, "reduce_scatter_tensor")
         if not 1 <= len(shape) <= 4:
@@ -222,9 +224,9 @@ class Cluster:
             raise ValueError(f"reduce_scatter_tensor: dim {dim} of a {len(shape)}-D tensor")
         dim %= len(shape)
         out = self._native.reduce_scatter_tensor(tensors, dim, op, algo, transport, layout, memory, out_memory,
-                                                 tuple(grid))
+                                                 tuple(grid), mesh_axis)
         part = list(shape)
-        part[dim] //= len(tensors)
+        part[dim] //= len(self.mesh_axis_groups(mesh_axis)[0]) if mesh_axis else len(tensors)
         return [o.reshape(part) for o in out]
 
     def mesh_axis_groups(self, mesh_axis):

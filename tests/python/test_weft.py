@@ -182,9 +182,9 @@ def test_tensor_all_gather_reshards_in_flight(cluster, memory, out_memory):
         np.testing.assert_array_equal(out, np.concatenate(x))
 
 
-def test_each_row_and_each_column_of_a_mesh_gathers_its_own():
+def test_each_row_and_each_column_of_a_mesh_gathers_and_reduces_its_own():
     with weft.Cluster.start("mesh2x2") as mesh:
-        x = [np.full((32, 32), c, np.int32) for c in range(mesh.chips)]
+        x = [np.arange(32 * 32, dtype=np.int32).reshape(32, 32) * (c + 1) % 1009 for c in range(mesh.chips)]
         for mesh_axis in ("rows", "cols"):
             groups = mesh.mesh_axis_groups(mesh_axis)
             assert sorted(c for g in groups for c in g) == list(range(mesh.chips))
@@ -192,6 +192,13 @@ def test_each_row_and_each_column_of_a_mesh_gathers_its_own():
             for g in groups:
                 for chip in g:
                     np.testing.assert_array_equal(out[chip], np.concatenate([x[c] for c in g], axis=1))
+            reduced = mesh.all_reduce_tensor(x, layout="row", mesh_axis=mesh_axis)
+            parts = mesh.reduce_scatter_tensor(x, 0, layout="row", mesh_axis=mesh_axis)
+            for g in groups:
+                total = sum(x[c] for c in g)
+                for k, chip in enumerate(g):
+                    np.testing.assert_array_equal(reduced[chip], total)
+                    np.testing.assert_array_equal(parts[chip], np.split(total, len(g))[k])
         with pytest.raises(weft.Error, match="rows or cols, not 'diagonal'"):
             mesh.mesh_axis_groups("diagonal")
 
