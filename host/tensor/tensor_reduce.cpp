@@ -50,6 +50,17 @@ void run_at_once(const std::vector<ccl::CollectiveRunner*>& runners, const ccl::
 
 }  // namespace
 
+ccl::OpRequest flat_reduction(ccl::Collective op, abi::DataType dtype, abi::MathOp redop, const std::string& algo,
+                              uint64_t bytes) {
+    ccl::OpRequest r;
+    r.op = op;
+    r.dtype = dtype;
+    r.redop = redop;
+    r.algo = algo;
+    r.bytes = bytes;
+    return r;
+}
+
 void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& at, abi::MathOp op, uint32_t core,
                 std::chrono::milliseconds timeout, const std::string& algo) {
     all_reduce(cluster, std::vector<ccl::CollectiveRunner*>{&runner}, at, op, core, timeout, algo);
@@ -72,12 +83,8 @@ void all_reduce(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& run
             back.push_back(reshard_launch(board, chip, core, staging, at));
         }
     cluster.run(there, timeout);
-    ccl::OpRequest r;
-    r.op = ccl::Collective::kAllReduce;
-    r.dtype = abi::DataType(at.spec.dtype);
-    r.redop = op;
-    r.algo = algo;
-    r.bytes = abi::tensor_unit_bytes(staging.spec);
+    ccl::OpRequest r = flat_reduction(ccl::Collective::kAllReduce, abi::DataType(at.spec.dtype), op, algo,
+                                      abi::tensor_unit_bytes(staging.spec));
     r.send = r.recv = staging.base;
     run_at_once(runners, r);
     cluster.run(back, timeout);
@@ -121,12 +128,9 @@ void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>&
             back.push_back(reshard_launch(board, chip, core, mine, output));
         }
     cluster.run(split, timeout);
-    ccl::OpRequest r;
-    r.op = ccl::Collective::kReduceScatter;
-    r.dtype = abi::DataType(input.spec.dtype);
-    r.redop = op;
-    r.algo = algo;
-    r.bytes = stride * ranks;  // a rank's block is its part: the parts are equal and whole elements
+    // A rank's block is its part: the parts are equal and whole elements.
+    ccl::OpRequest r =
+        flat_reduction(ccl::Collective::kReduceScatter, abi::DataType(input.spec.dtype), op, algo, stride * ranks);
     r.send = r.recv = staging.base;
     run_at_once(runners, r);
     cluster.run(back, timeout);

@@ -18,6 +18,12 @@
 
 namespace weft::tensor {
 
+// The flat op a tensor reduction runs through: `op` (all-reduce or
+// reduce-scatter) of `bytes` of `dtype`, reduced by `redop`, by `algo`. The
+// tensor calls add where its vector lies; weft run checks against its reference.
+ccl::OpRequest flat_reduction(ccl::Collective op, abi::DataType dtype, abi::MathOp redop, const std::string& algo,
+                              uint64_t bytes);
+
 // The tensor at `at` on every chip of `runner` (the same place on each)
 // reduced element-wise by `op` into every chip's copy, in place. Its pages
 // run through DRAM bank 0, past the tensor's own share of it; the kernel
