@@ -106,6 +106,7 @@ private:
     void check_dropped() const;
     void in_own_numbers(const std::function<void(Machine&)>& act);
     bool settle(Machine& machine);
+    bool settling(const FabricRouterPlan& plan) const;
     void reroute_dead_cables(Machine& machine);
     void rejoin_returned_cables(Machine& machine);
     void return_from_tables(Machine& machine, size_t router);
