@@ -16,10 +16,10 @@
 #include "driver/paths.h"
 #include "shaping.h"
 #include "start.h"
+#include "tensor/tensor_flat.h"
 #include "tensor/tensor_io.h"
 #include "tensor/tensor_layout.h"
 #include "tensor/tensor_ops.h"
-#include "tensor/tensor_reduce.h"
 #include "timing.h"
 #include "transport/fabric/fabric.h"
 
@@ -85,7 +85,7 @@ double tensor_seconds(Cluster& c, transport::Fabric& fabric, uint64_t bytes, con
 }
 
 // The tensor (bytes of f32, 512 rows) in `l` on every chip, all-reduced in
-// place through the flat all-reduce (tensor_reduce.h). Checked once, then timed.
+// place through the flat all-reduce (tensor_flat.h). Checked once, then timed.
 double tensor_reduce_seconds(Cluster& c, ccl::CollectiveRunner& run, uint64_t bytes, const Layout& l) {
     const uint32_t n = uint32_t(c.size()), cols = uint32_t(bytes / 4 / 512);
     abi::TensorSpec t = tensor::matrix(512, cols, abi::kF32, l.pages);

@@ -10,9 +10,9 @@
 #include "common/error.h"
 #include "driver/paths.h"
 #include "driver/run_dir.h"
+#include "tensor/tensor_flat.h"
 #include "tensor/tensor_layout.h"
 #include "tensor/tensor_ops.h"
-#include "tensor/tensor_reduce.h"
 #include "transport/fabric/fabric.h"
 
 namespace weft::python {
@@ -358,7 +358,7 @@ std::vector<std::vector<uint32_t>> NativeCluster::mesh_axis_groups(const std::st
 
 std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype,
                                                     uint32_t dim, const TensorCall& call,
-                                                    const std::vector<Bytes>& parts) {
+                                                    const std::vector<Bytes>& parts, const std::string& transport) {
     Cluster& c = cluster();
     const uint32_t ranks = chips();
     if (dim >= abi::kTensorDims) throw Error("dimension " + std::to_string(dim) + " of a 4-D tensor (0-3)");
@@ -379,15 +379,25 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
                                                     memory_named("the gathered tensor's memory", out_memory),
                                                     call.grid);
     const auto [in, out] = tensor::place_both(board, part, whole);
-    runner_.reset();  // a collective's fabric holds the routers' cores: this op starts its own
-    new_op();
-    const Claimed claimed(c, "all_gather_tensor");
-    for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
-    auto fabric = transport::Fabric::start(c, transport::cluster_fabric(board, c.topology(), FabricSpec{}),
-                                           std::chrono::milliseconds(10000));
-    tensor::all_gather_groups(c, *fabric, groups, in, out, dim, board.cores_with_role(CoreRole::kWorker).back(),
-                              kTensorOpTimeout);
-    fabric->stop();
+    const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
+    if (transport == "edm") {  // the fabric's kernel cannot: through the flat all-gather
+        const GroupRunners run_on = group_runners(transport, call.mesh_axis);
+        new_op();
+        const Claimed claimed(c, "all_gather_tensor");
+        for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
+        tensor::all_gather(c, run_on.runners, in, out, dim, core, kTensorOpTimeout);
+    } else {
+        if (transport != "fabric" && transport != "auto")
+            throw Error("all_gather_tensor runs over the fabric or the EDM, not '" + transport + "'");
+        runner_.reset();  // a collective's fabric holds the routers' cores: this op starts its own
+        new_op();
+        const Claimed claimed(c, "all_gather_tensor");
+        for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
+        auto fabric = transport::Fabric::start(c, transport::cluster_fabric(board, c.topology(), FabricSpec{}),
+                                               std::chrono::milliseconds(10000));
+        tensor::all_gather_groups(c, *fabric, groups, in, out, dim, core, kTensorOpTimeout);
+        fabric->stop();
+    }
     std::vector<Bytes> gathered(ranks);
     for (uint32_t chip = 0; chip < ranks; ++chip) gathered[chip] = tensor::read_tensor(c.chip(chip), out);
     return gathered;

@@ -51,7 +51,7 @@ struct TensorCall {
     // put_tensor: bytes into each bank (or core's free L1) where it goes;
     // nullopt: past the tensors already placed there since the last op.
     std::optional<uint64_t> offset;
-    // all_gather_tensor: "" (every chip, one group), "rows" or "cols" (a
+    // The tensor ops: "" (every chip, one group), "rows" or "cols" (a
     // group along each row or column of the cluster's mesh, all at once).
     std::string mesh_axis;
 };
@@ -102,14 +102,14 @@ public:
     Bytes get_tensor(const PlacedTensor& t);
     // Every chip's tensor (same shape), placed in `call`'s layout and memory,
     // reduced element-wise by `redop` through the flat all-reduce (`algo`) over
-    // `transport` (tensor_reduce.h); returns each chip's result, row-major.
+    // `transport` (tensor_flat.h); returns each chip's result, row-major.
     std::vector<Bytes> all_reduce_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype,
                                          const std::string& redop, const std::string& algo,
                                          const std::string& transport, const TensorCall& call,
                                          const std::vector<Bytes>& parts);
     // Every chip's tensor (same shape) reduced element-wise by `redop` and
     // cut along `dim` into a part a chip, through the flat reduce-scatter
-    // (tensor_reduce.h); returns each chip's part, row-major. The parts go
+    // (tensor_flat.h); returns each chip's part, row-major. The parts go
     // in call.out_memory (call.memory if empty). With call.mesh_axis, each
     // row (or column) of the mesh reduces and cuts its own, at once; so does
     // all_reduce_tensor.
@@ -121,12 +121,15 @@ public:
     // one mesh; throws weft::Error for another axis or a cluster that is not
     // one 2D mesh or torus.
     std::vector<std::vector<uint32_t>> mesh_axis_groups(const std::string& axis);
-    // Every chip's part (same shape) gathered along `dim` over the fabric, in
-    // `call`'s layouts (out_memory: the gathered tensor's memory, default the
-    // parts'), among all chips or in each group of call.mesh_axis at once.
-    // Returns each chip's gathered tensor, row-major.
+    // Every chip's part (same shape) gathered along `dim`, in `call`'s
+    // layouts (out_memory: the gathered tensor's memory, default the
+    // parts'), among all chips or in each group of call.mesh_axis at once:
+    // over the fabric by its kernel ("fabric" or "auto"), or through the flat
+    // all-gather over the EDM ("edm"). Returns each chip's gathered tensor,
+    // row-major.
     std::vector<Bytes> all_gather_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype, uint32_t dim,
-                                         const TensorCall& call, const std::vector<Bytes>& parts);
+                                         const TensorCall& call, const std::vector<Bytes>& parts,
+                                         const std::string& transport = "fabric");
 
 private:
     explicit NativeCluster(std::unique_ptr<Cluster> cluster);

@@ -224,20 +224,20 @@ PYBIND11_MODULE(_weft, m) {
             "all_gather_tensor",
             [](NativeCluster& c, const py::list& parts, uint32_t dim, const std::string& layout,
                const std::string& memory, const std::string& out_memory, std::pair<uint16_t, uint16_t> grid,
-               const std::string& mesh_axis) {
+               const std::string& mesh_axis, const std::string& transport) {
                 const TensorParts in = tensor_parts(parts);
                 const TensorCall call{layout, memory, out_memory, grid, 0, mesh_axis};
                 return arrays_of(interruptible(c,
                                                [&] {
                                                    return c.all_gather_tensor(shape4(in.shape), in.dtype,
                                                                               dim + uint32_t(4 - in.shape.size()), call,
-                                                                              in.bytes);
+                                                                              in.bytes, transport);
                                                }),
                                  in.dtype);
             },
             py::arg("parts"), py::arg("dim"), py::arg("layout") = "row", py::arg("memory") = "interleaved",
             py::arg("out_memory") = "", py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1},
-            py::arg("mesh_axis") = "")
+            py::arg("mesh_axis") = "", py::arg("transport") = "fabric")
         .def(
             "all_reduce_tensor",
             [](NativeCluster& c, const py::list& parts, const std::string& redop, const std::string& algo,

@@ -10,10 +10,10 @@
 #include "cli/exit_codes.h"
 #include "common/error.h"
 #include "driver/topology.h"
+#include "tensor/tensor_flat.h"
 #include "tensor/tensor_io.h"
 #include "tensor/tensor_layout.h"
 #include "tensor/tensor_ops.h"
-#include "tensor/tensor_reduce.h"
 #include "transport/fabric/fabric.h"
 
 namespace weft::cli {
@@ -104,8 +104,58 @@ bool tensor_asked(const TensorRunArgs& t) {
            !t.mesh_axis.empty();
 }
 
+namespace {
+
+// A runner a group of --mesh-axis (one over every chip without it).
+struct Groups {
+    std::vector<std::vector<uint32_t>> chips;
+    std::vector<std::unique_ptr<ccl::CollectiveRunner>> runs;
+    std::vector<ccl::CollectiveRunner*> runners() const {
+        std::vector<ccl::CollectiveRunner*> v;
+        for (const auto& r : runs) v.push_back(r.get());
+        return v;
+    }
+};
+Groups runners_for(const TensorRunArgs& t, Cluster& cluster, const ccl::RunnerOptions& options) {
+    Groups g;
+    g.chips = groups_of(t.mesh_axis, cluster);
+    for (const std::vector<uint32_t>& chips : g.chips)
+        g.runs.push_back(std::make_unique<ccl::CollectiveRunner>(cluster, chips, options));
+    return g;
+}
+
+// Each group's outputs at `at`, in rank order, checked against its flat
+// reference; prints and returns the verdict.
+int check_groups(const Groups& g, const ccl::OpRequest& r, const std::vector<ccl::OpLayout>& layouts,
+                 const std::vector<ccl::OpData>& inputs, Cluster& cluster, const abi::TensorAt& at) {
+    uint64_t checked = 0;
+    for (size_t i = 0; i < g.chips.size(); ++i) {
+        std::vector<std::vector<uint8_t>> out;
+        for (uint32_t chip : g.chips[i]) out.push_back(tensor::read_tensor(cluster.chip(chip), at));
+        const ccl::CheckResult c = ccl::check_outputs(r, layouts[i], inputs[i], out, g.runs[i]->ring());
+        if (c.wrong) {
+            std::printf("  check: %llu of %llu elements WRONG%s; first: %s\n", (unsigned long long)c.wrong,
+                        (unsigned long long)c.checked,
+                        g.chips.size() > 1 ? (" in group " + std::to_string(i)).c_str() : "", c.first_wrong.c_str());
+            return kFailed;
+        }
+        checked += c.checked;
+    }
+    std::printf("  check: %llu elements on each of %zu chips match the host reference\n",
+                (unsigned long long)(checked / cluster.size()), cluster.size());
+    return kOk;
+}
+
+std::string groups_text(const Groups& g) {
+    return g.chips.size() == 1
+               ? std::to_string(g.chips[0].size()) + " chips"
+               : std::to_string(g.chips.size()) + " groups of " + std::to_string(g.chips[0].size()) + " chips at once";
+}
+
+}  // namespace
+
 int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, uint32_t dim,
-                          abi::DataType dtype, Cluster& cluster) {
+                          abi::DataType dtype, const ccl::RunnerOptions& options, Cluster& cluster) {
     const auto groups = groups_of(t.mesh_axis, cluster);
     const uint32_t ranks = uint32_t(groups[0].size());
     const BoardInfo& board = cluster.board();
@@ -114,16 +164,25 @@ int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>&
         tensor::in_memory(tensor_of(t, shape, dtype), memory_named("--memory", t.memory), grid);
     const abi::TensorSpec whole = tensor::in_memory(tensor::gathered(part, dim, ranks, part), out_memory_of(t), grid);
     const auto [in, out] = tensor::place_both(board, part, whole);
-    auto fabric = transport::Fabric::start(cluster, transport::cluster_fabric(board, cluster.topology(), FabricSpec{}),
-                                           std::chrono::milliseconds(10000));
     const std::vector<std::vector<uint8_t>> parts = write_random(cluster, in);
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
     const auto t0 = std::chrono::steady_clock::now();
-    tensor::all_gather_groups(cluster, *fabric, groups, in, out, dim, core, std::chrono::milliseconds(60000));
+    std::string how = "over the fabric";
+    if (options.transport == "edm") {  // the fabric's kernel cannot: through the flat all-gather
+        const Groups g = runners_for(t, cluster, options);
+        tensor::all_gather(cluster, g.runners(), in, out, dim, core, std::chrono::milliseconds(60000));
+        how = "through the flat all-gather over the EDM";
+    } else {
+        auto fabric = transport::Fabric::start(cluster,
+                                               transport::cluster_fabric(board, cluster.topology(), FabricSpec{}),
+                                               std::chrono::milliseconds(10000));
+        tensor::all_gather_groups(cluster, *fabric, groups, in, out, dim, core, std::chrono::milliseconds(60000));
+        fabric->stop();
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    fabric->stop();
-    std::printf("all_gather of %s along dimension %u into %s, over the fabric: %zu group(s) of %u chips at once\n",
-                tensor::describe(part).c_str(), dim, tensor::describe(whole).c_str(), groups.size(), ranks);
+    std::printf("all_gather of %s along dimension %u into %s, %s: %zu group(s) of %u chips at once\n",
+                tensor::describe(part).c_str(), dim, tensor::describe(whole).c_str(), how.c_str(), groups.size(),
+                ranks);
     const uint64_t bytes = tensor::elements(whole) * abi::dtype_size(dtype);
     std::printf("  time %.3f ms, algbw %.3f GB/s per group\n", seconds * 1e3, seconds > 0 ? bytes / seconds / 1e9 : 0);
     uint32_t chips = 0;
@@ -178,56 +237,6 @@ int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& 
                 (unsigned long long)tensor::elements(sent), shift.size());
     return kOk;
 }
-
-namespace {
-
-// A runner a group of --mesh-axis (one over every chip without it).
-struct Groups {
-    std::vector<std::vector<uint32_t>> chips;
-    std::vector<std::unique_ptr<ccl::CollectiveRunner>> runs;
-    std::vector<ccl::CollectiveRunner*> runners() const {
-        std::vector<ccl::CollectiveRunner*> v;
-        for (const auto& r : runs) v.push_back(r.get());
-        return v;
-    }
-};
-Groups runners_for(const TensorRunArgs& t, Cluster& cluster, const ccl::RunnerOptions& options) {
-    Groups g;
-    g.chips = groups_of(t.mesh_axis, cluster);
-    for (const std::vector<uint32_t>& chips : g.chips)
-        g.runs.push_back(std::make_unique<ccl::CollectiveRunner>(cluster, chips, options));
-    return g;
-}
-
-// Each group's outputs at `at`, in rank order, checked against its flat
-// reference; prints and returns the verdict.
-int check_groups(const Groups& g, const ccl::OpRequest& r, const std::vector<ccl::OpLayout>& layouts,
-                 const std::vector<ccl::OpData>& inputs, Cluster& cluster, const abi::TensorAt& at) {
-    uint64_t checked = 0;
-    for (size_t i = 0; i < g.chips.size(); ++i) {
-        std::vector<std::vector<uint8_t>> out;
-        for (uint32_t chip : g.chips[i]) out.push_back(tensor::read_tensor(cluster.chip(chip), at));
-        const ccl::CheckResult c = ccl::check_outputs(r, layouts[i], inputs[i], out, g.runs[i]->ring());
-        if (c.wrong) {
-            std::printf("  check: %llu of %llu elements WRONG%s; first: %s\n", (unsigned long long)c.wrong,
-                        (unsigned long long)c.checked,
-                        g.chips.size() > 1 ? (" in group " + std::to_string(i)).c_str() : "", c.first_wrong.c_str());
-            return kFailed;
-        }
-        checked += c.checked;
-    }
-    std::printf("  check: %llu elements on each of %zu chips match the host reference\n",
-                (unsigned long long)(checked / cluster.size()), cluster.size());
-    return kOk;
-}
-
-std::string groups_text(const Groups& g) {
-    return g.chips.size() == 1
-               ? std::to_string(g.chips[0].size()) + " chips"
-               : std::to_string(g.chips.size()) + " groups of " + std::to_string(g.chips[0].size()) + " chips at once";
-}
-
-}  // namespace
 
 int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
                           abi::MathOp redop, const std::string& algo, const ccl::RunnerOptions& options,

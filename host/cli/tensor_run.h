@@ -25,9 +25,11 @@ bool tensor_asked(const TensorRunArgs& t);
 // What --layout and --shape say of the tensor, refused (UsageError) before any cluster starts.
 void check_tensor(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype);
 // Runs it and prints what happened; returns the exit code. Throws UsageError
-// for options that do not fit each other or the cluster.
+// for options that do not fit each other or the cluster. Over the fabric by
+// its own kernel; with the options' transport "edm", through the flat
+// all-gather (tensor/tensor_flat.h).
 int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, uint32_t dim,
-                          abi::DataType dtype, Cluster& cluster);
+                          abi::DataType dtype, const ccl::RunnerOptions& options, Cluster& cluster);
 
 // weft run sendrecv --layout: every chip's tensor to the next chip round the
 // cluster's ring at once (the flat sendrecv's shift), resharded in flight
@@ -38,14 +40,14 @@ int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& 
 // weft run reduce_scatter --layout: every chip's tensor (--shape, in
 // --memory) reduced and cut along --dim, chip k left with part k (in
 // --out-memory), through the flat reduce-scatter over the options'
-// transport (tensor/tensor_reduce.h), checked against the host reference.
+// transport (tensor/tensor_flat.h), checked against the host reference.
 // With --mesh-axis, every row (or column) of the mesh its own, at once.
 int run_tensor_reduce_scatter(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, uint32_t dim,
                               abi::DataType dtype, abi::MathOp redop, const std::string& algo,
                               const ccl::RunnerOptions& options, Cluster& cluster);
 // weft run all_reduce --layout: every chip's tensor reduced into every chip's
 // copy in place, through the flat all-reduce (`algo`) over the options'
-// transport (tensor/tensor_reduce.h), checked against the host reference.
+// transport (tensor/tensor_flat.h), checked against the host reference.
 // With --mesh-axis, every row (or column) of the mesh its own, at once.
 int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
                           abi::MathOp redop, const std::string& algo, const ccl::RunnerOptions& options,

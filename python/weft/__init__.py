@@ -234,10 +234,11 @@ class Cluster:
         return self._native.mesh_axis_groups(mesh_axis)
 
     def all_gather_tensor(self, parts, axis=0, layout="row", memory="interleaved", out_memory=None, grid=(2, 1),
-                          mesh_axis=None):
+                          mesh_axis=None, transport="fabric"):
         """Each chip's part placed in `layout` and `memory`, gathered over the fabric along `axis` into
         `out_memory` (default: `memory`), resharded on the way; returns each chip's gathered tensor.
-        With `mesh_axis` ("rows" or "cols") each row or column of a 2D mesh gathers its own, all at once."""
+        With `mesh_axis` ("rows" or "cols") each row or column of a 2D mesh gathers its own, all at once.
+        With `transport="edm"` the parts go through the flat all-gather over the EDM instead."""
         parts = _arrays(parts, self.chips, "all_gather_tensor")
         shape = _same_shape(parts, "all_gather_tensor")
         if not -len(shape) <= axis < len(shape):
@@ -245,7 +246,7 @@ class Cluster:
         axis %= len(shape)
         group = len(self.mesh_axis_groups(mesh_axis)[0]) if mesh_axis else self.chips
         out = self._native.all_gather_tensor(parts, axis, layout, memory, out_memory or "", tuple(grid),
-                                             mesh_axis or "")
+                                             mesh_axis or "", transport)
         whole = list(shape)
         whole[axis] *= group
         return [o.reshape(whole) for o in out]

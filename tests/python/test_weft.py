@@ -175,10 +175,12 @@ def test_a_tensor_an_op_may_have_overwritten_is_refused(cluster):
         cluster.get_tensor(t)
 
 
+@pytest.mark.parametrize("transport", ["fabric", "edm"])
 @pytest.mark.parametrize("memory,out_memory", [("interleaved", "height"), ("width", "interleaved")])
-def test_tensor_all_gather_reshards_in_flight(cluster, memory, out_memory):
+def test_tensor_all_gather_reshards_in_flight(cluster, memory, out_memory, transport):
     x = [np.full((32, 64), c, np.float16) + np.arange(64, dtype=np.float16) for c in range(cluster.chips)]
-    for out in cluster.all_gather_tensor(x, axis=0, layout="tile", memory=memory, out_memory=out_memory):
+    for out in cluster.all_gather_tensor(x, axis=0, layout="tile", memory=memory, out_memory=out_memory,
+                                         transport=transport):
         np.testing.assert_array_equal(out, np.concatenate(x))
 
 

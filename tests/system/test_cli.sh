@@ -246,6 +246,10 @@ $WEFT run all_gather --shape 1,2,50,32 --dim 3 --dtype bf16 --layout tile --out-
 check "weft run all_gather --layout tile gathers tiles into block shards" \
     has "$TMP/out" "6400 elements on each of 2 chips match the parts concatenated"
 check "... and says what it gathered into what" has "$TMP/out" "tensor \[1,2,50,64\] tiles block-sharded"
+$WEFT run all_gather --shape 1,2,50,32 --dim 3 --layout tile --out-memory block --transport edm >"$TMP/out" 2>&1
+check "weft run all_gather --layout --transport edm gathers through the flat all-gather" \
+    has "$TMP/out" "through the flat all-gather over the EDM"
+check "... and checks it" has "$TMP/out" "6400 elements on each of 2 chips match the parts concatenated"
 $WEFT run sendrecv --shape 1,1,8,40 --dtype bf16 --layout row --memory height --out-memory interleaved \
     >"$TMP/out" 2>&1
 check "weft run sendrecv --layout row shifts height shards into the banks" \

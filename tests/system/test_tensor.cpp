@@ -9,10 +9,10 @@
 #include <utility>
 
 #include "system_test.h"
+#include "tensor/tensor_flat.h"
 #include "tensor/tensor_io.h"
 #include "tensor/tensor_layout.h"
 #include "tensor/tensor_ops.h"
-#include "tensor/tensor_reduce.h"
 #include "transport/fabric/fabric.h"
 
 using namespace weft;
@@ -127,6 +127,42 @@ void test_all_gather_reshards_in_flight(void**) {
                          k.dim, tensor::describe(out.spec).c_str());
     }
     fabric->stop();
+}
+
+// The same gathers through the flat all-gather, over the EDM and over what
+// auto picks (the fabric's kernel is not used): each chip's part moved into
+// its run, the runs gathered, joined into the whole's memory.
+void test_all_gather_over_any_transport_through_the_flat_one(void**) {
+    Cluster& c = *g_cluster;
+    const uint32_t n = c.size(), core = c.board().cores_with_role(CoreRole::kWorker).back();
+    abi::TensorSpec tiles_out{}, rows_out{};
+    tiles_out.memory = abi::kBlockSharded, tiles_out.grid_x = 2, tiles_out.grid_y = 1, tiles_out.shard_rows = 64;
+    tiles_out.shard_cols = 32 * ((n + 1) / 2);
+    rows_out.memory = abi::kHeightSharded, rows_out.grid_x = 2, rows_out.grid_y = 1, rows_out.shard_rows = 3 * n;
+    struct Case {
+        abi::TensorSpec part, memory;
+        uint32_t dim;
+        const char* transport;
+    };
+    for (const Case& k : {Case{tensor::matrix(64, 32, abi::kF32, abi::kTilePages), tiles_out, 3, "edm"},
+                          Case{tensor::matrix(6, 24, abi::kBF16, abi::kRowMajorPages), rows_out, 2, "auto"}}) {
+        const abi::TensorAt in = tensor::interleaved_at(c.board(), k.part, 4 << 20);
+        const abi::TensorAt out = tensor::sharded_at(c.board(), tensor::gathered(k.part, k.dim, n, k.memory), 0);
+        std::vector<std::vector<uint8_t>> parts;
+        for (uint32_t chip = 0; chip < n; ++chip) {
+            parts.push_back(some_data(k.part, 40 + chip));
+            tensor::write_tensor(c.chip(chip), in, parts.back().data());
+        }
+        ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+        o.transport = k.transport;
+        ccl::CollectiveRunner runner(c, o);
+        tensor::all_gather(c, {&runner}, in, out, k.dim, core, milliseconds(60000));
+        const std::vector<uint8_t> want = tensor::concatenate(k.part, k.dim, parts);
+        for (uint32_t chip = 0; chip < n; ++chip)
+            if (tensor::read_tensor(c.chip(chip), out) != want)
+                fail_msg("chip %u: %s gathered along %u over %s differs", chip, tensor::describe(k.part).c_str(), k.dim,
+                         k.transport);
+    }
 }
 
 // Send/recv over the fabric from chip 0 to the chip farthest from it: tiles
@@ -431,6 +467,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_rows_move_between_dram_banks_and_height_shards),
         cmocka_unit_test(test_what_does_not_fit_is_refused),
         cmocka_unit_test(test_all_gather_reshards_in_flight),
+        cmocka_unit_test(test_all_gather_over_any_transport_through_the_flat_one),
         cmocka_unit_test(test_send_recv_reshards_in_flight),
         cmocka_unit_test(test_all_reduce_in_any_layout_through_the_flat_one),
         cmocka_unit_test(test_reduce_scatter_in_any_layout_through_the_flat_one),

@@ -175,14 +175,17 @@ constexpr GatheredPage gathered_page(const TensorSpec& part, const TensorSpec& w
 // The tensor_split kernel: cuts `whole` into `ranks` parts along
 // shape[dim], part k into its own tensor `part` at part.base + k * stride
 // (gathered_page's map, read the other way): the first step of a tensor's
-// reduce-scatter through the flat one (host/tensor/tensor_reduce.h).
+// reduce-scatter through the flat one (host/tensor/tensor_flat.h). With
+// `join`, the other way: the parts into `whole` (the last step of an
+// all-gather through the flat one).
 struct TensorSplitArgs {
     TensorAt whole;
     TensorAt part;
     uint32_t dim, ranks;
     uint64_t stride;
+    uint32_t join, pad;
 };
-static_assert(kIsKernelArgs<TensorSplitArgs> && sizeof(TensorSplitArgs) == 128, "TensorSplitArgs layout");
+static_assert(kIsKernelArgs<TensorSplitArgs> && sizeof(TensorSplitArgs) == 136, "TensorSplitArgs layout");
 
 // The tensor_all_gather kernel's way to one peer over the fabric (its route
 // as the fabric builder gives it).

@@ -1,4 +1,5 @@
-// All-reduce (and reduce-scatter) of a tensor in any layout through the flat one. On each
+// Tensor ops in any layout through the flat collectives, so over any
+// transport (the EDM too): all-reduce, reduce-scatter and all-gather. On each
 // chip the tensor_reshard kernel moves the tensor's pages into one run of
 // DRAM (the same tensor interleaved over a single bank: its pages in order,
 // padding included), the collective runner reduces that run in place over
@@ -60,5 +61,19 @@ void reduce_scatter(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::
 void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& input,
                     const abi::TensorAt& output, uint32_t dim, abi::MathOp op, uint32_t core,
                     std::chrono::milliseconds timeout, const std::string& algo = "auto");
+
+// All-gather of a tensor in any layout through the flat one, over any
+// transport: each chip's part at `input` (the same place on each) is
+// concatenated along shape[dim] with the others of its group into `output`
+// (the part's shape with shape[dim] times the group's chips, in any memory),
+// a runner a group, the groups at once. On each chip the reshard kernel
+// moves the part into its rank's run in DRAM bank 0 (the runs one after
+// another past both tensors); the flat all-gather fills every run in place;
+// tensor_split, joining, moves the runs into `output`. Throws weft::Error
+// for parts that do not land page by page in the whole (check_all_gather's
+// rule), TimeoutError / FaultError if a step fails.
+void all_gather(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& input,
+                const abi::TensorAt& output, uint32_t dim, uint32_t core, std::chrono::milliseconds timeout,
+                const std::string& algo = "auto");
 
 }  // namespace weft::tensor

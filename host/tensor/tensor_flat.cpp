@@ -1,4 +1,4 @@
-#include "tensor/tensor_reduce.h"
+#include "tensor/tensor_flat.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -46,6 +46,16 @@ void run_at_once(const std::vector<ccl::CollectiveRunner*>& runners, const ccl::
     ops.reserve(runners.size());
     for (ccl::CollectiveRunner* run : runners) ops.push_back(run->start(r));
     for (size_t i = 0; i < runners.size(); ++i) runners[i]->wait(ops[i]);
+}
+
+// The chips of each group (all of one size), for `op`'s message.
+uint32_t group_size(const std::vector<ccl::CollectiveRunner*>& runners, const char* op) {
+    const auto ranks = static_cast<uint32_t>(runners.at(0)->chips().size());
+    for (const ccl::CollectiveRunner* run : runners)
+        if (run->chips().size() != ranks)
+            throw Error(std::string("a tensor's ") + op + " over several groups at once takes groups of one size: " +
+                        std::to_string(ranks) + " chips and " + std::to_string(run->chips().size()));
+    return ranks;
 }
 
 }  // namespace
@@ -100,11 +110,7 @@ void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>&
                     const abi::TensorAt& output, uint32_t dim, abi::MathOp op, uint32_t core,
                     std::chrono::milliseconds timeout, const std::string& algo) {
     const BoardInfo& board = cluster.board();
-    const auto ranks = static_cast<uint32_t>(runners.at(0)->chips().size());
-    for (const ccl::CollectiveRunner* run : runners)
-        if (run->chips().size() != ranks)
-            throw Error("a tensor's reduce_scatter over several groups at once takes groups of one size: " +
-                        std::to_string(ranks) + " chips and " + std::to_string(run->chips().size()));
+    const uint32_t ranks = group_size(runners, "reduce_scatter");
     check_reduce_scatter(input.spec, output.spec, dim, ranks);
     const abi::TensorAt staging = staging_for(board, output.spec, ranks, {input, output});
     const uint64_t stride = abi::tensor_unit_bytes(staging.spec);
@@ -122,7 +128,7 @@ void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>&
             // Zeroed first: a row-major part's page may end in padding the split does not write.
             cluster.clear(chip, staging.base, stride * ranks);
             split.push_back({chip, core, &kernel_named(board, "tensor_split"),
-                             KernelArgWords::of(abi::TensorSplitArgs{input, staging, dim, ranks, stride})});
+                             KernelArgWords::of(abi::TensorSplitArgs{input, staging, dim, ranks, stride, 0, 0})});
             abi::TensorAt mine = staging;
             mine.base += k * stride;
             back.push_back(reshard_launch(board, chip, core, mine, output));
@@ -134,6 +140,42 @@ void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>&
     r.send = r.recv = staging.base;
     run_at_once(runners, r);
     cluster.run(back, timeout);
+}
+
+void all_gather(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& input,
+                const abi::TensorAt& output, uint32_t dim, uint32_t core, std::chrono::milliseconds timeout,
+                const std::string& algo) {
+    const BoardInfo& board = cluster.board();
+    const uint32_t ranks = group_size(runners, "all_gather");
+    check_all_gather(input.spec, output.spec, dim, ranks);
+    const abi::TensorAt staging = staging_for(board, input.spec, ranks, {input, output});
+    const uint64_t stride = abi::tensor_unit_bytes(staging.spec);
+    try {
+        check_reshard(input, staging);
+    } catch (const Error& e) {
+        throw Error(std::string("a tensor's all_gather through the flat one moves each chip's part into one run of "
+                                "DRAM, page for page: ") +
+                    e.what());
+    }
+    std::vector<Launch> there, join;
+    for (const ccl::CollectiveRunner* run : runners)
+        for (uint32_t k = 0; k < ranks; ++k) {
+            const uint32_t chip = run->chips()[k];
+            abi::TensorAt mine = staging;
+            mine.base += k * stride;
+            there.push_back(reshard_launch(board, chip, core, input, mine));
+            join.push_back({chip, core, &kernel_named(board, "tensor_split"),
+                            KernelArgWords::of(abi::TensorSplitArgs{output, staging, dim, ranks, stride, 1, 0})});
+        }
+    cluster.run(there, timeout);
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kAllGather;
+    r.dtype = abi::DataType(input.spec.dtype);
+    r.algo = algo;
+    r.bytes = stride * ranks;  // rank k's block is its run: the runs are equal and whole elements
+    r.send = r.recv = staging.base;
+    run_at_once(runners, r);
+    cluster.run(join, timeout);
 }
 
 }  // namespace weft::tensor
