@@ -221,8 +221,6 @@ int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run
         throw UsageError(
             "--layout: " + ccl::collective_name(r.op) +
             " on tensor layouts is not built yet; all_gather, reduce_scatter, all_reduce and sendrecv are");
-    if (a.ccl.transport == "edm" && r.op == ccl::Collective::kSendRecv)
-        throw UsageError("--layout: the tensor sendrecv runs over the fabric, not the EDM");
     if (a.size) throw UsageError("--layout: --shape is the tensor's size: leave out --size");
     if (a.ccl.algo != "auto" && !reduce)
         throw UsageError("--layout: the tensor " + ccl::collective_name(r.op) + " has one algorithm: leave out --algo");
@@ -237,7 +235,8 @@ int run_tensor(const RunArgs& a, const ccl::OpRequest& r, const std::string& run
             return run_tensor_reduce_scatter(a.tensor, r.shape, r.dim, r.dtype, r.redop, a.ccl.algo, options, *cluster);
         return run_tensor_all_reduce(a.tensor, r.shape, r.dtype, r.redop, a.ccl.algo, options, *cluster);
     }
-    if (r.op == ccl::Collective::kSendRecv) return run_tensor_send_recv(a.tensor, r.shape, r.dtype, *cluster);
+    if (r.op == ccl::Collective::kSendRecv)
+        return run_tensor_send_recv(a.tensor, r.shape, r.dtype, runner_options(a.ccl), *cluster);
     return run_tensor_all_gather(a.tensor, r.shape, r.dim, r.dtype, runner_options(a.ccl), *cluster);
 }
 

@@ -204,7 +204,7 @@ int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>&
 }
 
 int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
-                         Cluster& cluster) {
+                         const ccl::RunnerOptions& options, Cluster& cluster) {
     if (!t.mesh_axis.empty()) throw UsageError("--mesh-axis: sendrecv shifts round all the cluster's chips; leave it out");
     const BoardInfo& board = cluster.board();
     const auto grid = grid_for(t, board, "sendrecv");
@@ -212,20 +212,29 @@ int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& 
     const abi::TensorSpec sent = tensor::in_memory(spec, memory_named("--memory", t.memory), grid);
     const abi::TensorSpec received = tensor::in_memory(spec, out_memory_of(t), grid);
     const auto [in, out] = tensor::place_both(board, sent, received);
+    const bool flat = options.transport == "edm";  // the fabric's kernel cannot: through the flat sendrecv
+    std::unique_ptr<ccl::CollectiveRunner> runner;
+    if (flat) runner = std::make_unique<ccl::CollectiveRunner>(cluster, options);
     // Round the ring the flat sendrecv uses: each chip to the next.
-    const std::vector<uint32_t> ring = Topology(cluster.topology()).ring_order();
+    const std::vector<uint32_t> ring = flat ? runner->ring() : Topology(cluster.topology()).ring_order();
     std::vector<std::pair<uint32_t, uint32_t>> shift;
     for (size_t i = 0; i < ring.size(); ++i) shift.push_back({ring[i], ring[(i + 1) % ring.size()]});
-    auto fabric = transport::Fabric::start(cluster, transport::cluster_fabric(board, cluster.topology(), FabricSpec{}),
-                                           std::chrono::milliseconds(10000));
     const std::vector<std::vector<uint8_t>> data = write_random(cluster, in);
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
     const auto t0 = std::chrono::steady_clock::now();
-    tensor::send_recv(cluster, *fabric, shift, in, out, core, std::chrono::milliseconds(60000));
+    if (flat) {
+        tensor::send_recv(cluster, *runner, in, out, core, std::chrono::milliseconds(60000));
+    } else {
+        auto fabric = transport::Fabric::start(cluster,
+                                               transport::cluster_fabric(board, cluster.topology(), FabricSpec{}),
+                                               std::chrono::milliseconds(10000));
+        tensor::send_recv(cluster, *fabric, shift, in, out, core, std::chrono::milliseconds(60000));
+        fabric->stop();
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    fabric->stop();
-    std::printf("sendrecv of %s into %s, over the fabric: each of %zu chips to the next round the ring\n",
-                tensor::describe(sent).c_str(), tensor::describe(received).c_str(), shift.size());
+    std::printf("sendrecv of %s into %s, %s: each of %zu chips to the next round the ring\n",
+                tensor::describe(sent).c_str(), tensor::describe(received).c_str(),
+                flat ? "through the flat sendrecv over the EDM" : "over the fabric", shift.size());
     const uint64_t bytes = tensor::elements(sent) * abi::dtype_size(dtype);
     std::printf("  time %.3f ms, algbw %.3f GB/s per chip\n", seconds * 1e3, seconds > 0 ? bytes / seconds / 1e9 : 0);
     for (const auto& [from, to] : shift)

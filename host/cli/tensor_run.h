@@ -33,9 +33,10 @@ int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>&
 
 // weft run sendrecv --layout: every chip's tensor to the next chip round the
 // cluster's ring at once (the flat sendrecv's shift), resharded in flight
-// into --out-memory, checked on every chip.
+// into --out-memory, checked on every chip: over the fabric by its kernel, or
+// with the options' transport "edm" through the flat sendrecv.
 int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, abi::DataType dtype,
-                         Cluster& cluster);
+                         const ccl::RunnerOptions& options, Cluster& cluster);
 
 // weft run reduce_scatter --layout: every chip's tensor (--shape, in
 // --memory) reduced and cut along --dim, chip k left with part k (in

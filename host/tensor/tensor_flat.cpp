@@ -178,4 +178,36 @@ void all_gather(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& run
     cluster.run(join, timeout);
 }
 
+void send_recv(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& input, const abi::TensorAt& output,
+               uint32_t core, std::chrono::milliseconds timeout, const std::string& algo) {
+    const BoardInfo& board = cluster.board();
+    check_send_recv(input.spec, output.spec);
+    const abi::TensorAt sent = staging_for(board, input.spec, 2, {input, output});
+    abi::TensorAt received = sent;
+    received.base += abi::tensor_unit_bytes(sent.spec);
+    try {
+        check_reshard(input, sent);
+        check_reshard(received, output);
+    } catch (const Error& e) {
+        throw Error(std::string("a tensor's sendrecv through the flat one moves it through runs of DRAM, page for "
+                                "page: ") +
+                    e.what());
+    }
+    std::vector<Launch> there, back;
+    for (uint32_t chip : runner.chips()) {
+        there.push_back(reshard_launch(board, chip, core, input, sent));
+        back.push_back(reshard_launch(board, chip, core, received, output));
+    }
+    cluster.run(there, timeout);
+    ccl::OpRequest r;
+    r.op = ccl::Collective::kSendRecv;
+    r.dtype = abi::DataType(input.spec.dtype);
+    r.algo = algo;
+    r.bytes = abi::tensor_unit_bytes(sent.spec);
+    r.send = sent.base;
+    r.recv = received.base;
+    runner.run(r);
+    cluster.run(back, timeout);
+}
+
 }  // namespace weft::tensor

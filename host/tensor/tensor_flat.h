@@ -76,4 +76,14 @@ void all_gather(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& run
                 const abi::TensorAt& output, uint32_t dim, uint32_t core, std::chrono::milliseconds timeout,
                 const std::string& algo = "auto");
 
+// Send/recv of a tensor in any layout through the flat one, over any
+// transport: every chip's tensor at `input` to the next chip round the
+// runner's ring (ring()), into `output` there (the same shape, dtype and
+// page layout, in any memory). Each chip's tensor goes through two runs of
+// DRAM bank 0, sent from one and received into the other. Throws
+// weft::Error for tensors that do not move page for page
+// (check_send_recv's rule), TimeoutError / FaultError if a step fails.
+void send_recv(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& input, const abi::TensorAt& output,
+               uint32_t core, std::chrono::milliseconds timeout, const std::string& algo = "auto");
+
 }  // namespace weft::tensor

@@ -254,6 +254,10 @@ $WEFT run sendrecv --shape 1,1,8,40 --dtype bf16 --layout row --memory height --
     >"$TMP/out" 2>&1
 check "weft run sendrecv --layout row shifts height shards into the banks" \
     has "$TMP/out" "on each of 2 chips match what the previous chip sent"
+$WEFT run sendrecv --shape 1,1,64,64 --layout tile --out-memory width --transport edm >"$TMP/out" 2>&1
+check "weft run sendrecv --layout --transport edm goes through the flat sendrecv" \
+    has "$TMP/out" "through the flat sendrecv over the EDM"
+check "... and checks it" has "$TMP/out" "4096 elements on each of 2 chips match what the previous chip sent"
 $WEFT run sendrecv --shape 1,1,8,64 --layout row --out-memory width >"$TMP/out" 2>&1
 check "a tensor sendrecv that would split rows is refused" \
     has "$TMP/out" "a page of the sent tensor does not fit inside one page of the received one"

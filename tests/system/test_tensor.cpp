@@ -165,6 +165,39 @@ void test_all_gather_over_any_transport_through_the_flat_one(void**) {
     }
 }
 
+// Send/recv through the flat one, over the EDM: every chip's tiles from the
+// banks into the next chip's width shards round the runner's ring, bf16
+// rows from height shards into the banks; every element checked.
+void test_send_recv_over_the_edm_through_the_flat_one(void**) {
+    Cluster& c = *g_cluster;
+    const uint32_t n = c.size(), core = c.board().cores_with_role(CoreRole::kWorker).back();
+    ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+    o.transport = "edm";
+    ccl::CollectiveRunner runner(c, o);
+    const std::vector<uint32_t> ring = runner.ring();
+    struct Case {
+        abi::TensorSpec t;
+        abi::TensorMemory from, to;
+    };
+    for (const Case& k :
+         {Case{tensor::matrix(64, 64, abi::kF32, abi::kTilePages), abi::kInterleaved, abi::kWidthSharded},
+          Case{tensor::matrix(8, 40, abi::kBF16, abi::kRowMajorPages), abi::kHeightSharded, abi::kInterleaved}}) {
+        const auto [in, out] =
+            tensor::place_both(c.board(), tensor::in_memory(k.t, k.from, {2, 1}), tensor::in_memory(k.t, k.to, {2, 1}));
+        std::vector<std::vector<uint8_t>> sent(n);
+        for (uint32_t chip = 0; chip < n; ++chip) {
+            sent[chip] = some_data(k.t, 60 + chip);
+            tensor::write_tensor(c.chip(chip), in, sent[chip].data());
+        }
+        tensor::send_recv(c, runner, in, out, core, milliseconds(60000));
+        for (size_t i = 0; i < ring.size(); ++i) {
+            const uint32_t from = ring[i], to = ring[(i + 1) % ring.size()];
+            if (tensor::read_tensor(c.chip(to), out) != sent[from])
+                fail_msg("chip %u did not receive chip %u's %s", to, from, tensor::describe(in.spec).c_str());
+        }
+    }
+}
+
 // Send/recv over the fabric from chip 0 to the chip farthest from it: tiles
 // from the DRAM banks into block shards there, bf16 rows from height shards
 // into the banks; then every chip to the next at once; every element
@@ -469,6 +502,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_all_gather_reshards_in_flight),
         cmocka_unit_test(test_all_gather_over_any_transport_through_the_flat_one),
         cmocka_unit_test(test_send_recv_reshards_in_flight),
+        cmocka_unit_test(test_send_recv_over_the_edm_through_the_flat_one),
         cmocka_unit_test(test_all_reduce_in_any_layout_through_the_flat_one),
         cmocka_unit_test(test_reduce_scatter_in_any_layout_through_the_flat_one),
     };
