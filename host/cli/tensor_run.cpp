@@ -258,8 +258,8 @@ int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>&
     const abi::TensorSpec spec =
         tensor::in_memory(tensor_of(t, shape, dtype), memory_named("--memory", t.memory), grid);
     const abi::TensorAt at = tensor::placed(board, spec, 0);
-    const ccl::OpRequest r = tensor::flat_reduction(ccl::Collective::kAllReduce, dtype, redop, algo,
-                                                    tensor::elements(spec) * abi::dtype_size(dtype));
+    const ccl::OpRequest r = tensor::flat_op(ccl::Collective::kAllReduce, dtype, algo,
+                                             tensor::elements(spec) * abi::dtype_size(dtype), redop);
     std::vector<ccl::OpLayout> layouts;  // the flat op's, for its inputs and the host reference
     std::vector<ccl::OpData> inputs;
     for (size_t i = 0; i < g.chips.size(); ++i) {
@@ -298,8 +298,8 @@ int run_tensor_reduce_scatter(const TensorRunArgs& t, const std::array<uint64_t,
     const auto [in, out] = tensor::place_both(board, whole, part);
     // The flat op's inputs and reference: a chip's vector is its parts one
     // after another, so the flat op's block k is part k of the tensor.
-    const ccl::OpRequest r = tensor::flat_reduction(ccl::Collective::kReduceScatter, dtype, redop, algo,
-                                                    tensor::elements(whole) * abi::dtype_size(dtype));
+    const ccl::OpRequest r = tensor::flat_op(ccl::Collective::kReduceScatter, dtype, algo,
+                                             tensor::elements(whole) * abi::dtype_size(dtype), redop);
     const uint64_t part_bytes = tensor::elements(part) * abi::dtype_size(dtype);
     std::vector<ccl::OpLayout> layouts;
     std::vector<ccl::OpData> inputs;

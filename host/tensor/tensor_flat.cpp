@@ -48,6 +48,25 @@ void run_at_once(const std::vector<ccl::CollectiveRunner*>& runners, const ccl::
     for (size_t i = 0; i < runners.size(); ++i) runners[i]->wait(ops[i]);
 }
 
+// The kernels' run `before` on every chip, then every group's flat op r at
+// once, then the kernels' run `after`.
+void through_flat(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners,
+                  const std::vector<Launch>& before, const ccl::OpRequest& r, const std::vector<Launch>& after,
+                  std::chrono::milliseconds timeout) {
+    cluster.run(before, timeout);
+    run_at_once(runners, r);
+    cluster.run(after, timeout);
+}
+
+// check_reshard of each (from, to), its refusal prefixed by `why`.
+void check_moves(const std::string& why, std::initializer_list<std::pair<abi::TensorAt, abi::TensorAt>> moves) {
+    try {
+        for (const auto& [from, to] : moves) check_reshard(from, to);
+    } catch (const Error& e) {
+        throw Error(why + ": " + e.what());
+    }
+}
+
 // The chips of each group (all of one size), for `op`'s message.
 uint32_t group_size(const std::vector<ccl::CollectiveRunner*>& runners, const char* op) {
     const auto ranks = static_cast<uint32_t>(runners.at(0)->chips().size());
@@ -60,8 +79,8 @@ uint32_t group_size(const std::vector<ccl::CollectiveRunner*>& runners, const ch
 
 }  // namespace
 
-ccl::OpRequest flat_reduction(ccl::Collective op, abi::DataType dtype, abi::MathOp redop, const std::string& algo,
-                              uint64_t bytes) {
+ccl::OpRequest flat_op(ccl::Collective op, abi::DataType dtype, const std::string& algo, uint64_t bytes,
+                       abi::MathOp redop) {
     ccl::OpRequest r;
     r.op = op;
     r.dtype = dtype;
@@ -92,12 +111,10 @@ void all_reduce(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& run
             there.push_back(reshard_launch(board, chip, core, at, staging));
             back.push_back(reshard_launch(board, chip, core, staging, at));
         }
-    cluster.run(there, timeout);
-    ccl::OpRequest r = flat_reduction(ccl::Collective::kAllReduce, abi::DataType(at.spec.dtype), op, algo,
-                                      abi::tensor_unit_bytes(staging.spec));
+    ccl::OpRequest r = flat_op(ccl::Collective::kAllReduce, abi::DataType(at.spec.dtype), algo,
+                               abi::tensor_unit_bytes(staging.spec), op);
     r.send = r.recv = staging.base;
-    run_at_once(runners, r);
-    cluster.run(back, timeout);
+    through_flat(cluster, runners, there, r, back, timeout);
 }
 
 void reduce_scatter(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& input,
@@ -114,13 +131,8 @@ void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>&
     check_reduce_scatter(input.spec, output.spec, dim, ranks);
     const abi::TensorAt staging = staging_for(board, output.spec, ranks, {input, output});
     const uint64_t stride = abi::tensor_unit_bytes(staging.spec);
-    try {
-        check_reshard(staging, output);
-    } catch (const Error& e) {
-        throw Error(std::string("a tensor's reduce_scatter moves each chip's part out of one run of DRAM, page for "
-                                "page: ") +
-                    e.what());
-    }
+    check_moves("a tensor's reduce_scatter moves each chip's part out of one run of DRAM, page for page",
+                {{staging, output}});
     std::vector<Launch> split, back;
     for (const ccl::CollectiveRunner* run : runners)
         for (uint32_t k = 0; k < ranks; ++k) {
@@ -133,13 +145,11 @@ void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>&
             mine.base += k * stride;
             back.push_back(reshard_launch(board, chip, core, mine, output));
         }
-    cluster.run(split, timeout);
     // A rank's block is its part: the parts are equal and whole elements.
     ccl::OpRequest r =
-        flat_reduction(ccl::Collective::kReduceScatter, abi::DataType(input.spec.dtype), op, algo, stride * ranks);
+        flat_op(ccl::Collective::kReduceScatter, abi::DataType(input.spec.dtype), algo, stride * ranks, op);
     r.send = r.recv = staging.base;
-    run_at_once(runners, r);
-    cluster.run(back, timeout);
+    through_flat(cluster, runners, split, r, back, timeout);
 }
 
 void all_gather(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& input,
@@ -150,13 +160,9 @@ void all_gather(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& run
     check_all_gather(input.spec, output.spec, dim, ranks);
     const abi::TensorAt staging = staging_for(board, input.spec, ranks, {input, output});
     const uint64_t stride = abi::tensor_unit_bytes(staging.spec);
-    try {
-        check_reshard(input, staging);
-    } catch (const Error& e) {
-        throw Error(std::string("a tensor's all_gather through the flat one moves each chip's part into one run of "
-                                "DRAM, page for page: ") +
-                    e.what());
-    }
+    check_moves("a tensor's all_gather through the flat one moves each chip's part into one run of DRAM, page for "
+                "page",
+                {{input, staging}});
     std::vector<Launch> there, join;
     for (const ccl::CollectiveRunner* run : runners)
         for (uint32_t k = 0; k < ranks; ++k) {
@@ -167,15 +173,10 @@ void all_gather(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& run
             join.push_back({chip, core, &kernel_named(board, "tensor_split"),
                             KernelArgWords::of(abi::TensorSplitArgs{output, staging, dim, ranks, stride, 1, 0})});
         }
-    cluster.run(there, timeout);
-    ccl::OpRequest r;
-    r.op = ccl::Collective::kAllGather;
-    r.dtype = abi::DataType(input.spec.dtype);
-    r.algo = algo;
-    r.bytes = stride * ranks;  // rank k's block is its run: the runs are equal and whole elements
+    // Rank k's block is its run: the runs are equal and whole elements.
+    ccl::OpRequest r = flat_op(ccl::Collective::kAllGather, abi::DataType(input.spec.dtype), algo, stride * ranks);
     r.send = r.recv = staging.base;
-    run_at_once(runners, r);
-    cluster.run(join, timeout);
+    through_flat(cluster, runners, there, r, join, timeout);
 }
 
 void send_recv(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& input, const abi::TensorAt& output,
@@ -185,29 +186,18 @@ void send_recv(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::Tenso
     const abi::TensorAt sent = staging_for(board, input.spec, 2, {input, output});
     abi::TensorAt received = sent;
     received.base += abi::tensor_unit_bytes(sent.spec);
-    try {
-        check_reshard(input, sent);
-        check_reshard(received, output);
-    } catch (const Error& e) {
-        throw Error(std::string("a tensor's sendrecv through the flat one moves it through runs of DRAM, page for "
-                                "page: ") +
-                    e.what());
-    }
+    check_moves("a tensor's sendrecv through the flat one moves it through runs of DRAM, page for page",
+                {{input, sent}, {received, output}});
     std::vector<Launch> there, back;
     for (uint32_t chip : runner.chips()) {
         there.push_back(reshard_launch(board, chip, core, input, sent));
         back.push_back(reshard_launch(board, chip, core, received, output));
     }
-    cluster.run(there, timeout);
-    ccl::OpRequest r;
-    r.op = ccl::Collective::kSendRecv;
-    r.dtype = abi::DataType(input.spec.dtype);
-    r.algo = algo;
-    r.bytes = abi::tensor_unit_bytes(sent.spec);
+    ccl::OpRequest r =
+        flat_op(ccl::Collective::kSendRecv, abi::DataType(input.spec.dtype), algo, abi::tensor_unit_bytes(sent.spec));
     r.send = sent.base;
     r.recv = received.base;
-    runner.run(r);
-    cluster.run(back, timeout);
+    through_flat(cluster, {&runner}, there, r, back, timeout);
 }
 
 }  // namespace weft::tensor

@@ -19,11 +19,11 @@
 
 namespace weft::tensor {
 
-// The flat op a tensor reduction runs through: `op` (all-reduce or
-// reduce-scatter) of `bytes` of `dtype`, reduced by `redop`, by `algo`. The
-// tensor calls add where its vector lies; weft run checks against its reference.
-ccl::OpRequest flat_reduction(ccl::Collective op, abi::DataType dtype, abi::MathOp redop, const std::string& algo,
-                              uint64_t bytes);
+// The flat op a tensor op runs through: `op` of `bytes` of `dtype` by
+// `algo`, a reduction by `redop`. The tensor calls add where its vector
+// lies; weft run checks against its reference.
+ccl::OpRequest flat_op(ccl::Collective op, abi::DataType dtype, const std::string& algo, uint64_t bytes,
+                       abi::MathOp redop = abi::kMathSum);
 
 // The tensor at `at` on every chip of `runner` (the same place on each)
 // reduced element-wise by `op` into every chip's copy, in place. Its pages
