@@ -1,9 +1,9 @@
 // weft-bench-tensor: the tensor all-gather (host/tensor, over the fabric) in
 // each layout beside the flat-vector all-gather over the same fabric, and the
-// tensor all-reduce (through the flat one) beside the flat all-reduce, on
-// ring8 with every cable shaped (the cables, not the host, the bottleneck),
-// in one run: busbw as a fraction of a cable's rate, as a fraction of the
-// flat op's, and the time at half the rate (2.0: link-bound).
+// tensor all-reduce and reduce-scatter (through the flat ones) beside the
+// flat ops, on ring8 with every cable shaped (the cables, not the host, the
+// bottleneck), in one run: busbw as a fraction of a cable's rate, as a
+// fraction of the flat op's, and the time at half the rate (2.0: link-bound).
 #include <unistd.h>
 
 #include <cstdio>
@@ -85,12 +85,17 @@ double tensor_seconds(Cluster& c, transport::Fabric& fabric, uint64_t bytes, con
 }
 
 // The tensor (bytes of f32, 512 rows) in `l` on every chip, all-reduced in
-// place through the flat all-reduce (tensor_flat.h). Checked once, then timed.
-double tensor_reduce_seconds(Cluster& c, ccl::CollectiveRunner& run, uint64_t bytes, const Layout& l) {
+// place, or reduce-scattered by rows into parts in the same memory, through
+// the flat op (tensor_flat.h). Checked once, then timed.
+double tensor_reduce_seconds(Cluster& c, ccl::CollectiveRunner& run, uint64_t bytes, const Layout& l,
+                             ccl::Collective op) {
     const uint32_t n = uint32_t(c.size()), cols = uint32_t(bytes / 4 / 512);
-    abi::TensorSpec t = tensor::matrix(512, cols, abi::kF32, l.pages);
-    t = tensor::in_memory(t, l.memory, {3, 1});
-    const abi::TensorAt at = tensor::placed(c.board(), t, 0);
+    const bool scatter = op == ccl::Collective::kReduceScatter;
+    const abi::TensorSpec t = tensor::in_memory(tensor::matrix(512, cols, abi::kF32, l.pages), l.memory, {3, 1});
+    const abi::TensorSpec part =
+        tensor::in_memory(tensor::matrix(scatter ? 512 / n : 512, cols, abi::kF32, l.pages), l.memory, {3, 1});
+    const auto [at, out] = scatter ? tensor::place_both(c.board(), t, part)
+                                   : tensor::PlacedPair{tensor::placed(c.board(), t, 0), {}};
     std::vector<float> want(tensor::elements(t), 0.0f), mine(want.size());
     const auto put = [&] {
         for (uint32_t chip = 0; chip < n; ++chip) {
@@ -103,36 +108,47 @@ double tensor_reduce_seconds(Cluster& c, ccl::CollectiveRunner& run, uint64_t by
     const uint32_t core = c.board().cores_with_role(CoreRole::kWorker).back();
     const auto once = [&] {
         const auto t0 = std::chrono::steady_clock::now();
-        tensor::all_reduce(c, run, at, abi::kMathSum, core, std::chrono::milliseconds(600000), "ring");
+        if (scatter)
+            tensor::reduce_scatter(c, run, at, out, 2, abi::kMathSum, core, std::chrono::milliseconds(600000), "ring");
+        else
+            tensor::all_reduce(c, run, at, abi::kMathSum, core, std::chrono::milliseconds(600000), "ring");
         return bench::seconds_since(t0);
     };
     put();
     once();
+    const size_t each = tensor::elements(part);
     for (uint32_t chip = 0; chip < n; ++chip) {
-        const std::vector<uint8_t> got = tensor::read_tensor(c.chip(chip), at);
-        if (got.size() != want.size() * 4 || std::memcmp(got.data(), want.data(), got.size()) != 0)
-            throw Error(std::string("the tensor all_reduce (") + l.name + ") gave wrong results on chip " +
+        const std::vector<uint8_t> got = tensor::read_tensor(c.chip(chip), scatter ? out : at);
+        const float* expect = want.data() + (scatter ? chip * each : 0);
+        if (got.size() != each * 4 || std::memcmp(got.data(), expect, got.size()) != 0)
+            throw Error("the tensor " + ccl::collective_name(op) + " (" + l.name + ") gave wrong results on chip " +
                         std::to_string(chip));
     }
     return bench::medians_in_turns({once}, kReps)[0];
 }
 
-// The all-reduce table: the flat ring all-reduce, then the tensor's in each layout.
-void all_reduce_table(Cluster& c, uint64_t bytes) {
+// A reduction's table: the flat ring op, then the tensor's in each layout.
+void reduce_table(Cluster& c, uint64_t bytes, ccl::Collective op) {
     const uint32_t n = uint32_t(c.size());
-    const double bus = 2.0 * (n - 1) / n;
+    const bool scatter = op == ccl::Collective::kReduceScatter;
+    const double bus = ccl::bus_factor(op, n);
     const auto fraction = [&](double s) { return double(bytes) / s / 1e9 * bus / kRate; };
     ccl::CollectiveRunner run(c);
-    std::printf("\nAll-reduce of %llu MiB on ring8 over %s, the same cables: the tensor op (its pages moved into "
-                "one run of DRAM by the reshard kernel, reduced there by the flat ring all-reduce, moved back) "
-                "beside the flat ring all-reduce\n\n| op | busbw / cable | / flat | time at half rate |\n"
+    const std::string name = ccl::collective_name(op);
+    std::printf("\n%s of %llu MiB on ring8 over %s, the same cables: the tensor op (%s, by the flat ring %s) "
+                "beside the flat ring %s\n\n| op | busbw / cable | / flat | time at half rate |\n"
                 "|---|---|---|---|\n",
-                (unsigned long long)(bytes >> 20), run.transport_name().c_str());
+                name.c_str(), (unsigned long long)(bytes >> 20), run.transport_name().c_str(),
+                scatter ? "each chip's tensor cut by rows into runs of DRAM by tensor_split, reduced there, each "
+                          "chip's part moved into its memory"
+                        : "its pages moved into one run of DRAM by the reshard kernel, reduced there, moved back",
+                name.c_str(), name.c_str());
     double flat[2];
     for (int half = 0; half < 2; ++half) {
         bench::shape_every_cable(c, half ? kRate / 2 : kRate);
-        std::fprintf(stderr, "\r  tensor bench: the flat all_reduce%s ...          ", half ? " at half rate" : "");
-        flat[half] = flat_seconds(c, run, ccl::Collective::kAllReduce, bytes);
+        std::fprintf(stderr, "\r  tensor bench: the flat %s%s ...          ", name.c_str(),
+                     half ? " at half rate" : "");
+        flat[half] = flat_seconds(c, run, op, bytes);
     }
     std::printf("| flat vector (ring) | %.3f | 1.00 | %.2fx%s |\n", fraction(flat[0]), flat[1] / flat[0],
                 flat[1] / flat[0] < 1.8 ? " (host-bound)" : "");
@@ -144,9 +160,9 @@ void all_reduce_table(Cluster& c, uint64_t bytes) {
         double s[2];
         for (int half = 0; half < 2; ++half) {
             bench::shape_every_cable(c, half ? kRate / 2 : kRate);
-            std::fprintf(stderr, "\r  tensor bench: all_reduce, %s%s ...          ", l.name,
+            std::fprintf(stderr, "\r  tensor bench: %s, %s%s ...          ", name.c_str(), l.name,
                          half ? " at half rate" : "");
-            s[half] = tensor_reduce_seconds(c, run, bytes, l);
+            s[half] = tensor_reduce_seconds(c, run, bytes, l, op);
         }
         std::printf("| tensor: %s | %.3f | %.2f | %.2fx%s |\n", l.name, fraction(s[0]), flat[0] / s[0], s[1] / s[0],
                     s[1] / s[0] < 1.8 ? " (host-bound)" : "");
@@ -156,9 +172,10 @@ void all_reduce_table(Cluster& c, uint64_t bytes) {
 
 }  // namespace
 
-constexpr const char* kUsage = "usage: weft-bench-tensor [--quick]\n"
-                               "Tensor layouts: the all-gather resharding in flight, and the all-reduce through\n"
-                               "the flat one, each beside the flat-vector op on shaped ring8.\n";
+constexpr const char* kUsage =
+    "usage: weft-bench-tensor [--quick]\n"
+    "Tensor layouts: the all-gather resharding in flight, and the all-reduce and\n"
+    "reduce-scatter through the flat ones, each beside the flat-vector op on shaped ring8.\n";
 
 int main(int argc, char** argv) {
     bench::start(argc, argv, kUsage, {"--quick"});
@@ -205,7 +222,8 @@ int main(int argc, char** argv) {
         fabric->stop();
         // Each chip holds the whole tensor: sharded over 3 workers' L1 (under 1 MiB
         // free each), 2 MiB is about what fits.
-        all_reduce_table(*c, quick ? (1ull << 20) : (2ull << 20));
+        reduce_table(*c, quick ? (1ull << 20) : (2ull << 20), ccl::Collective::kAllReduce);
+        reduce_table(*c, quick ? (1ull << 20) : (2ull << 20), ccl::Collective::kReduceScatter);
         std::fprintf(stderr, "\r%60s\r", "");
         return 0;
     } catch (const std::exception& e) {
