@@ -20,7 +20,7 @@ import numpy as np
 
 from ._weft import Error, FaultError, NativeCluster, PlacedTensor, TimeoutError
 
-__all__ = ["Cluster", "Tensor", "Error", "TimeoutError", "FaultError"]
+__all__ = ["Cluster", "Tensor", "MeshTensor", "Error", "TimeoutError", "FaultError"]
 
 
 def _arrays(arrays, chips, what):
@@ -61,6 +61,52 @@ class Tensor:
 
     def __repr__(self):
         return f"weft.Tensor(chip={self.chip}, shape={self.shape}, layout={self.layout!r}, memory={self.memory!r})"
+
+
+class MeshTensor:
+    """One logical tensor sharded over a cluster's one 2D mesh: its dimension `row_dim` is cut over
+    the mesh's rows and `col_dim` over its columns (None: whole along that axis of the mesh), so the
+    chip at row y, column x holds part (y, x). `parts` is by chip. Ops along one axis of the mesh
+    run every row (or column) at once."""
+
+    def __init__(self, cluster, parts, shape, row_dim=None, col_dim=None):
+        self.cluster, self.parts, self.shape = cluster, list(parts), tuple(shape)
+        self.row_dim, self.col_dim = row_dim, col_dim
+
+    @classmethod
+    def shard(cls, cluster, array, row_dim=None, col_dim=None):
+        """`array` cut into a part a chip: along `row_dim` over the mesh's rows, `col_dim` over its
+        columns (each must divide evenly, and the two must differ)."""
+        array = np.asarray(array)
+        if row_dim is not None and row_dim == col_dim:
+            raise ValueError("MeshTensor.shard: row_dim and col_dim must differ")
+        rows = cluster.mesh_axis_groups("rows")
+        parts = [None] * cluster.chips
+        for y, row in enumerate(rows):
+            across = np.split(array, len(rows), axis=row_dim)[y] if row_dim is not None else array
+            for x, chip in enumerate(row):
+                parts[chip] = np.split(across, len(row), axis=col_dim)[x] if col_dim is not None else across
+        return cls(cluster, parts, array.shape, row_dim, col_dim)
+
+    def to_array(self):
+        """The whole tensor, put back together from the parts."""
+        rows = [[self.parts[c] for c in row] for row in self.cluster.mesh_axis_groups("rows")]
+        joined = [np.concatenate(r, axis=self.col_dim) if self.col_dim is not None else r[0] for r in rows]
+        return np.concatenate(joined, axis=self.row_dim) if self.row_dim is not None else joined[0]
+
+    def all_gather(self, mesh_axis, layout="row", memory="interleaved", transport="fabric"):
+        """Every row ("rows": the dimension cut over the columns) or every column ("cols": the one
+        cut over the rows) gathers its parts at once; returns the mesh tensor that leaves."""
+        dim = {"rows": self.col_dim, "cols": self.row_dim}.get(mesh_axis, -1)
+        if dim == -1:
+            raise ValueError(f"MeshTensor.all_gather: a mesh axis is rows or cols, not {mesh_axis!r}")
+        if dim is None:
+            raise ValueError(f"MeshTensor.all_gather: the tensor is not cut along the mesh's {mesh_axis}")
+        out = self.cluster.all_gather_tensor(self.parts, axis=dim, layout=layout, memory=memory,
+                                             mesh_axis=mesh_axis, transport=transport)
+        if mesh_axis == "rows":
+            return MeshTensor(self.cluster, out, self.shape, self.row_dim, None)
+        return MeshTensor(self.cluster, out, self.shape, None, self.col_dim)
 
 
 class Cluster:

@@ -203,6 +203,19 @@ def test_each_row_and_each_column_of_a_mesh_gathers_and_reduces_its_own():
                     np.testing.assert_array_equal(parts[chip], np.split(total, len(g))[k])
         with pytest.raises(weft.Error, match="rows or cols, not 'diagonal'"):
             mesh.mesh_axis_groups("diagonal")
+        # One logical tensor over the mesh: rows cut over its rows, columns over its columns.
+        a = np.arange(64 * 64, dtype=np.int32).reshape(64, 64)
+        t = weft.MeshTensor.shard(mesh, a, row_dim=0, col_dim=1)
+        assert all(p.shape == (32, 32) for p in t.parts)
+        np.testing.assert_array_equal(t.to_array(), a)
+        rows = t.all_gather("rows", layout="tile")  # each row of chips now holds its rows of a, whole
+        assert all(p.shape == (32, 64) for p in rows.parts)
+        np.testing.assert_array_equal(rows.to_array(), a)
+        whole = rows.all_gather("cols", layout="tile", transport="edm")
+        for p in whole.parts:
+            np.testing.assert_array_equal(p, a)
+        with pytest.raises(ValueError, match="not cut along the mesh's rows"):
+            whole.all_gather("rows")
 
 
 def test_bad_input_is_refused_by_name_and_the_cluster_stays_usable(cluster):
