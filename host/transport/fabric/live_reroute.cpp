@@ -90,6 +90,13 @@ void send_round(Machine& m, const FabricRouterPlan& a, const FabricRouterPlan& b
     if (wake) wake(a.chip, a.core), wake(b.chip, b.core);
 }
 
+// The same for the cable `move` is round.
+void send_round(Machine& m, const FabricBuilder& fabric, const PendingMove& move,
+                const std::function<void(uint32_t chip, uint32_t core)>& wake) {
+    const FabricRouterPlan& a = *router_on(fabric, move.chip, move.port);
+    send_round(m, a, peer_router(fabric, a), wake);
+}
+
 // The routers of `fabric` an earlier move routed round their cables (all
 // but a and b), with the detour tables they hold: read back, since what they
 // route by is what the check must cover. A router given none holds its chip's
@@ -326,13 +333,23 @@ bool escape_drained(Machine& machine, const FabricBuilder& fabric, uint64_t& see
     return drained;
 }
 
+namespace {
+
+// A return between meshes ends, either way: the lanes it held go again.
+void release_lanes(Machine& m, const FabricBuilder& fabric, PendingReturn& back,
+                   const std::function<void(uint32_t chip, uint32_t core)>& wake) {
+    if (back.holding) hold_lanes(m, fabric, 0, wake);
+    back.holding = false;
+}
+
+}  // namespace
+
 void resume_detours(Machine& machine, const FabricBuilder& fabric, uint32_t chip, uint32_t port, PendingReturn& back,
                     const std::function<void(uint32_t chip, uint32_t core)>& wake) {
     const FabricRouterPlan* a = router_on(fabric, chip, port);
     if (!a) return;
     tell_both(machine, *a, peer_router(fabric, *a), abi::kFabricReroute, wake);  // its path stays round: it may send
-    if (back.holding) hold_lanes(machine, fabric, 0, wake);
-    back.holding = false;
+    release_lanes(machine, fabric, back, wake);
 }
 
 namespace {
@@ -395,8 +412,7 @@ ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, Co
     }
     tell_both(machine, *a, b, abi::kFabricRejoin, wake);
     control.cable_up(chip, port);
-    if (back.holding) hold_lanes(machine, fabric, 0, wake);
-    back.holding = false;
+    release_lanes(machine, fabric, back, wake);
     return ReturnStep::kRejoined;
 }
 
@@ -472,23 +488,18 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     return d;
 }
 
-}  // namespace weft::transport
-
-namespace weft::transport {
-
 bool settle_move(Machine& machine, const FabricBuilder& fabric, PendingMove& move,
                  const std::function<void(uint32_t chip, uint32_t core)>& wake, const AllRanks& all) {
     if (move.phase == PendingMove::kNone) return false;
     const bool settled = move.watch.look(machine, fabric, all);
-    if (settled && move.phase == PendingMove::kCrossing) {
-        const FabricRouterPlan& a = *router_on(fabric, move.chip, move.port);
-        send_round(machine, a, peer_router(fabric, a), wake);
+    if (settled && move.phase == PendingMove::kGoingRound) {
+        end_move(machine, fabric, move, wake);
+        return false;
+    }
+    if (settled) {
+        send_round(machine, fabric, move, wake);
         move.phase = PendingMove::kGoingRound;
         move.watch.reset();
-    } else if (settled) {
-        move.phase = PendingMove::kNone;
-        hold_lanes(machine, fabric, 0, wake);
-        return false;
     }
     hold_lanes(machine, fabric, 1, wake);  // rings every router: each polls before the next look
     return true;
@@ -496,10 +507,7 @@ bool settle_move(Machine& machine, const FabricBuilder& fabric, PendingMove& mov
 
 void end_move(Machine& machine, const FabricBuilder& fabric, PendingMove& move,
               const std::function<void(uint32_t chip, uint32_t core)>& wake) {
-    if (move.phase == PendingMove::kCrossing) {
-        const FabricRouterPlan& a = *router_on(fabric, move.chip, move.port);
-        send_round(machine, a, peer_router(fabric, a), wake);
-    }
+    if (move.phase == PendingMove::kCrossing) send_round(machine, fabric, move, wake);
     if (move.phase != PendingMove::kNone) hold_lanes(machine, fabric, 0, wake);
     move.phase = PendingMove::kNone;
 }
