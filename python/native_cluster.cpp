@@ -275,12 +275,9 @@ Bytes NativeCluster::get_tensor(const PlacedTensor& t) {
     return tensor::read_tensor(c.chip(t.chip), t.at);
 }
 
-// The runners a tensor reduction runs on: the cached one over every chip,
-// or, along a mesh axis, one a row (or column) for this call alone (the
-// cached runner's transport stops first: it holds the cores they take).
-NativeCluster::GroupRunners NativeCluster::group_runners(const std::string& transport, const std::string& axis) {
-    GroupRunners g;
+tensor::GroupRunners NativeCluster::group_runners(const std::string& transport, const std::string& axis) {
     if (axis.empty()) {
+        tensor::GroupRunners g;
         g.runners.push_back(&runner(transport, {}));
         return g;
     }
@@ -289,11 +286,7 @@ NativeCluster::GroupRunners NativeCluster::group_runners(const std::string& tran
     ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
     o.transport = transport;
     o.interrupted = [this] { return interrupted(); };
-    for (const std::vector<uint32_t>& chips : groups) {
-        g.own.push_back(std::make_unique<ccl::CollectiveRunner>(machine(), chips, o));
-        g.runners.push_back(g.own.back().get());
-    }
-    return g;
+    return tensor::runners_over(machine(), groups, o);
 }
 
 std::vector<Bytes> NativeCluster::all_reduce_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype,
@@ -307,7 +300,7 @@ std::vector<Bytes> NativeCluster::all_reduce_tensor(const std::array<uint32_t, 4
     const abi::TensorAt at = tensor::placed(board, spec_of(shape, dtype, call, call.memory), 0);
     check_parts("all_reduce_tensor", parts, ranks, at.spec);
     const abi::MathOp op = ccl::parse_redop(redop);
-    const GroupRunners run_on = group_runners(transport, call.mesh_axis);
+    const tensor::GroupRunners run_on = group_runners(transport, call.mesh_axis);
     new_op();
     const Claimed claimed(c, "all_reduce_tensor");
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), at, parts[chip].data());
@@ -339,7 +332,7 @@ std::vector<Bytes> NativeCluster::reduce_scatter_tensor(const std::array<uint32_
         spec_of(part_shape, dtype, call, call.out_memory.empty() ? call.memory : call.out_memory);
     const auto [in, out] = tensor::place_both(board, whole, part);
     const abi::MathOp op = ccl::parse_redop(redop);
-    const GroupRunners run_on = group_runners(transport, call.mesh_axis);
+    const tensor::GroupRunners run_on = group_runners(transport, call.mesh_axis);
     new_op();
     const Claimed claimed(c, "reduce_scatter_tensor");
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
@@ -381,7 +374,7 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
     const auto [in, out] = tensor::place_both(board, part, whole);
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
     if (transport == "edm") {  // the fabric's kernel cannot: through the flat all-gather
-        const GroupRunners run_on = group_runners(transport, call.mesh_axis);
+        const tensor::GroupRunners run_on = group_runners(transport, call.mesh_axis);
         new_op();
         const Claimed claimed(c, "all_gather_tensor");
         for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());

@@ -15,6 +15,7 @@
 #include "driver/cluster.h"
 #include "driver/cluster_file.h"
 #include "model/host_cluster.h"
+#include "tensor/tensor_flat.h"
 #include "tensor/tensor_io.h"
 
 namespace weft::python {
@@ -154,11 +155,10 @@ private:
     std::map<std::pair<uint32_t, bool>, std::vector<std::pair<uint64_t, uint64_t>>> placed_;
     std::string runner_key_;
     std::function<bool()> interrupted_;
-    struct GroupRunners {
-        std::vector<ccl::CollectiveRunner*> runners;
-        std::vector<std::unique_ptr<ccl::CollectiveRunner>> own;
-    };
-    GroupRunners group_runners(const std::string& transport, const std::string& axis);
+    // The runners a tensor op runs on: the cached one over every chip, or,
+    // along a mesh axis, one a row (or column) for this call alone (the
+    // cached runner's transport stops first: it holds the cores they take).
+    tensor::GroupRunners group_runners(const std::string& transport, const std::string& axis);
     bool interrupted() const { return interrupted_ && interrupted_(); }
     // Throws "interrupted: ..." once interrupted() says so.
     void stop_if_interrupted(const char* while_doing) const;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <random>
 #include <vector>
@@ -109,30 +110,42 @@ namespace {
 // A runner a group of --mesh-axis (one over every chip without it).
 struct Groups {
     std::vector<std::vector<uint32_t>> chips;
-    std::vector<std::unique_ptr<ccl::CollectiveRunner>> runs;
-    std::vector<ccl::CollectiveRunner*> runners() const {
-        std::vector<ccl::CollectiveRunner*> v;
-        for (const auto& r : runs) v.push_back(r.get());
-        return v;
-    }
+    tensor::GroupRunners run;
 };
 Groups runners_for(const TensorRunArgs& t, Cluster& cluster, const ccl::RunnerOptions& options) {
     Groups g;
     g.chips = groups_of(t.mesh_axis, cluster);
-    for (const std::vector<uint32_t>& chips : g.chips)
-        g.runs.push_back(std::make_unique<ccl::CollectiveRunner>(cluster, chips, options));
+    g.run = tensor::runners_over(cluster, g.chips, options);
     return g;
+}
+
+// Each group's flat op r: its layout and inputs (seeded by group), for the
+// host reference; `write(chip, vector)` puts a chip's input in its tensor.
+struct FlatData {
+    std::vector<ccl::OpLayout> layouts;
+    std::vector<ccl::OpData> inputs;
+};
+FlatData write_flat_inputs(const Groups& g, const ccl::OpRequest& r,
+                           const std::function<void(uint32_t chip, const std::vector<uint8_t>& flat)>& write) {
+    FlatData d;
+    for (size_t i = 0; i < g.chips.size(); ++i) {
+        d.layouts.push_back(g.run.runners[i]->layout(r));
+        d.inputs.push_back(ccl::make_inputs(r, d.layouts.back(), uint32_t(1 + i)));
+        for (size_t rank = 0; rank < g.chips[i].size(); ++rank) write(g.chips[i][rank], d.inputs.back().input[rank]);
+    }
+    return d;
 }
 
 // Each group's outputs at `at`, in rank order, checked against its flat
 // reference; prints and returns the verdict.
-int check_groups(const Groups& g, const ccl::OpRequest& r, const std::vector<ccl::OpLayout>& layouts,
-                 const std::vector<ccl::OpData>& inputs, Cluster& cluster, const abi::TensorAt& at) {
+int check_groups(const Groups& g, const ccl::OpRequest& r, const FlatData& flat, Cluster& cluster,
+                 const abi::TensorAt& at) {
     uint64_t checked = 0;
     for (size_t i = 0; i < g.chips.size(); ++i) {
         std::vector<std::vector<uint8_t>> out;
         for (uint32_t chip : g.chips[i]) out.push_back(tensor::read_tensor(cluster.chip(chip), at));
-        const ccl::CheckResult c = ccl::check_outputs(r, layouts[i], inputs[i], out, g.runs[i]->ring());
+        const ccl::CheckResult c =
+            ccl::check_outputs(r, flat.layouts[i], flat.inputs[i], out, g.run.runners[i]->ring());
         if (c.wrong) {
             std::printf("  check: %llu of %llu elements WRONG%s; first: %s\n", (unsigned long long)c.wrong,
                         (unsigned long long)c.checked,
@@ -170,7 +183,7 @@ int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>&
     std::string how = "over the fabric";
     if (options.transport == "edm") {  // the fabric's kernel cannot: through the flat all-gather
         const Groups g = runners_for(t, cluster, options);
-        tensor::all_gather(cluster, g.runners(), in, out, dim, core, std::chrono::milliseconds(60000));
+        tensor::all_gather(cluster, g.run.runners, in, out, dim, core, std::chrono::milliseconds(60000));
         how = "through the flat all-gather over the EDM";
     } else {
         auto fabric = transport::Fabric::start(cluster,
@@ -260,23 +273,18 @@ int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>&
     const abi::TensorAt at = tensor::placed(board, spec, 0);
     const ccl::OpRequest r = tensor::flat_op(ccl::Collective::kAllReduce, dtype, algo,
                                              tensor::elements(spec) * abi::dtype_size(dtype), redop);
-    std::vector<ccl::OpLayout> layouts;  // the flat op's, for its inputs and the host reference
-    std::vector<ccl::OpData> inputs;
-    for (size_t i = 0; i < g.chips.size(); ++i) {
-        layouts.push_back(g.runs[i]->layout(r));
-        inputs.push_back(ccl::make_inputs(r, layouts.back(), uint32_t(1 + i)));
-        for (size_t rank = 0; rank < g.chips[i].size(); ++rank)
-            tensor::write_tensor(cluster.chip(g.chips[i][rank]), at, inputs.back().input[rank].data());
-    }
+    const FlatData flat = write_flat_inputs(g, r, [&](uint32_t chip, const std::vector<uint8_t>& v) {
+        tensor::write_tensor(cluster.chip(chip), at, v.data());
+    });
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
     const auto t0 = std::chrono::steady_clock::now();
-    tensor::all_reduce(cluster, g.runners(), at, redop, core, std::chrono::milliseconds(60000), algo);
+    tensor::all_reduce(cluster, g.run.runners, at, redop, core, std::chrono::milliseconds(60000), algo);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("all_reduce (%s) of %s in place on %s, through the flat all-reduce over %s\n",
                 ccl::redop_name(redop).c_str(), tensor::describe(spec).c_str(), groups_text(g).c_str(),
-                g.runs[0]->transport_name().c_str());
+                g.run.runners[0]->transport_name().c_str());
     std::printf("  time %.3f ms, algbw %.3f GB/s\n", seconds * 1e3, seconds > 0 ? r.bytes / seconds / 1e9 : 0);
-    return check_groups(g, r, layouts, inputs, cluster, at);
+    return check_groups(g, r, flat, cluster, at);
 }
 
 int run_tensor_reduce_scatter(const TensorRunArgs& t, const std::array<uint64_t, 4>& shape, uint32_t dim,
@@ -301,29 +309,22 @@ int run_tensor_reduce_scatter(const TensorRunArgs& t, const std::array<uint64_t,
     const ccl::OpRequest r = tensor::flat_op(ccl::Collective::kReduceScatter, dtype, algo,
                                              tensor::elements(whole) * abi::dtype_size(dtype), redop);
     const uint64_t part_bytes = tensor::elements(part) * abi::dtype_size(dtype);
-    std::vector<ccl::OpLayout> layouts;
-    std::vector<ccl::OpData> inputs;
-    for (size_t i = 0; i < g.chips.size(); ++i) {
-        layouts.push_back(g.runs[i]->layout(r));
-        inputs.push_back(ccl::make_inputs(r, layouts.back(), uint32_t(1 + i)));
-        for (size_t rank = 0; rank < n; ++rank) {
-            const std::vector<uint8_t>& flat = inputs.back().input[rank];
-            std::vector<std::vector<uint8_t>> parts;
-            for (uint32_t k = 0; k < n; ++k)
-                parts.emplace_back(flat.begin() + k * part_bytes, flat.begin() + (k + 1) * part_bytes);
-            tensor::write_tensor(cluster.chip(g.chips[i][rank]), in, tensor::concatenate(part, dim, parts).data());
-        }
-    }
+    const FlatData flat = write_flat_inputs(g, r, [&](uint32_t chip, const std::vector<uint8_t>& v) {
+        std::vector<std::vector<uint8_t>> parts;
+        for (uint32_t k = 0; k < n; ++k)
+            parts.emplace_back(v.begin() + k * part_bytes, v.begin() + (k + 1) * part_bytes);
+        tensor::write_tensor(cluster.chip(chip), in, tensor::concatenate(part, dim, parts).data());
+    });
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
     const auto t0 = std::chrono::steady_clock::now();
-    tensor::reduce_scatter(cluster, g.runners(), in, out, dim, redop, core, std::chrono::milliseconds(60000), algo);
+    tensor::reduce_scatter(cluster, g.run.runners, in, out, dim, redop, core, std::chrono::milliseconds(60000), algo);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("reduce_scatter (%s) of %s along dimension %u into %s on %s, through the flat reduce-scatter over "
                 "%s\n",
                 ccl::redop_name(redop).c_str(), tensor::describe(whole).c_str(), dim, tensor::describe(part).c_str(),
-                groups_text(g).c_str(), g.runs[0]->transport_name().c_str());
+                groups_text(g).c_str(), g.run.runners[0]->transport_name().c_str());
     std::printf("  time %.3f ms, algbw %.3f GB/s\n", seconds * 1e3, seconds > 0 ? r.bytes / seconds / 1e9 : 0);
-    return check_groups(g, r, layouts, inputs, cluster, out);
+    return check_groups(g, r, flat, cluster, out);
 }
 
 }  // namespace weft::cli

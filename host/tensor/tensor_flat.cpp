@@ -79,6 +79,16 @@ uint32_t group_size(const std::vector<ccl::CollectiveRunner*>& runners, const ch
 
 }  // namespace
 
+GroupRunners runners_over(Machine& machine, const std::vector<std::vector<uint32_t>>& groups,
+                          const ccl::RunnerOptions& options) {
+    GroupRunners g;
+    for (const std::vector<uint32_t>& chips : groups) {
+        g.owned.push_back(std::make_unique<ccl::CollectiveRunner>(machine, chips, options));
+        g.runners.push_back(g.owned.back().get());
+    }
+    return g;
+}
+
 ccl::OpRequest flat_op(ccl::Collective op, abi::DataType dtype, const std::string& algo, uint64_t bytes,
                        abi::MathOp redop) {
     ccl::OpRequest r;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,15 @@
 #include "weft/abi/tensor.h"
 
 namespace weft::tensor {
+
+// A runner (a communicator) a group of chips, as the ops over several
+// groups at once take them: `runners`, and those made here, `owned`.
+struct GroupRunners {
+    std::vector<std::unique_ptr<ccl::CollectiveRunner>> owned;
+    std::vector<ccl::CollectiveRunner*> runners;
+};
+GroupRunners runners_over(Machine& machine, const std::vector<std::vector<uint32_t>>& groups,
+                          const ccl::RunnerOptions& options);
 
 // The flat op a tensor op runs through: `op` of `bytes` of `dtype` by
 // `algo`, a reduction by `redop`. The tensor calls add where its vector

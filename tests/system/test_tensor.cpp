@@ -322,12 +322,8 @@ void test_reductions_along_each_mesh_axis_at_once(void**) {
     for (tensor::MeshAxis axis : {tensor::MeshAxis::kRows, tensor::MeshAxis::kColumns}) {
         const auto groups = tensor::mesh_axis_groups(c.topology(), axis);
         const uint32_t n = uint32_t(groups[0].size());
-        std::vector<std::unique_ptr<ccl::CollectiveRunner>> runs;
-        std::vector<ccl::CollectiveRunner*> runners;
-        for (const std::vector<uint32_t>& g : groups) {
-            runs.push_back(std::make_unique<ccl::CollectiveRunner>(c, g, ccl::RunnerOptions::from_env()));
-            runners.push_back(runs.back().get());
-        }
+        const tensor::GroupRunners run = tensor::runners_over(c, groups, ccl::RunnerOptions::from_env());
+        const std::vector<ccl::CollectiveRunner*>& runners = run.runners;
         const abi::TensorSpec whole =
             tensor::in_memory(tensor::matrix(32 * n, 64, abi::kI32, abi::kTilePages), abi::kInterleaved, {2, 1});
         const abi::TensorSpec part =
