@@ -1,12 +1,9 @@
 #include "transport/fabric/fabric_settle.h"
 
+#include "common/fnv1a.h"
+
 namespace weft::transport {
 namespace {
-
-struct Fold {
-    uint64_t value = 0;
-    void operator()(uint64_t x) { value = (value ^ x) * 0x100000001b3ull + 1; }
-};
 
 uint32_t word_at(Machine& m, uint32_t chip, uint64_t address) {
     uint32_t w = 0;
@@ -16,26 +13,26 @@ uint32_t word_at(Machine& m, uint32_t chip, uint64_t address) {
 
 // The words other cores write into the router's L1: the packets written
 // into its channels, and what its peer sent and freed.
-void fold_written(Machine& m, const FabricRouterPlan& p, Fold& fold) {
+void fold_written(Machine& m, const FabricRouterPlan& p, Fnv1a& fold) {
     const abi::FabricRouterConfig& c = p.config;
     for (uint32_t i = 0; i < c.num_senders; ++i)
-        if (c.senders[i].slots) fold(word_at(m, p.chip, c.senders[i].written));
+        if (c.senders[i].slots) fold.add_word(word_at(m, p.chip, c.senders[i].written));
     for (const abi::FabricRing& in : c.fallback_in)
-        if (in.slots) fold(word_at(m, p.chip, in.written));
+        if (in.slots) fold.add_word(word_at(m, p.chip, in.written));
     abi::FabricLinkWords link{};
     m.read(p.chip, c.link_words, &link, sizeof link);
-    for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) fold(link.filled[v]), fold(link.acked[v]);
+    for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) fold.add_word(link.filled[v]), fold.add_word(link.acked[v]);
 }
 
 // The router's own counts; returns whether a receiver's NoC write is in flight.
-bool fold_status(const abi::FabricRouterStatus& s, const abi::FabricRouterConfig& c, Fold& fold) {
+bool fold_status(const abi::FabricRouterStatus& s, const abi::FabricRouterConfig& c, Fnv1a& fold) {
     bool writing = false;
-    fold(s.delivered), fold(s.forwarded), fold(s.dropped), fold(s.resent);
+    for (uint64_t w : {s.delivered, s.forwarded, s.dropped, s.resent}) fold.add_word(w);
     for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) {
-        fold(s.vc_packets_sent[v]), fold(s.receivers[v].done), fold(s.receivers[v].freed);
+        for (uint64_t w : {s.vc_packets_sent[v], s.receivers[v].done, s.receivers[v].freed}) fold.add_word(w);
         writing |= s.receivers[v].done != s.receivers[v].freed;
     }
-    for (uint32_t i = 0; i < c.num_senders; ++i) fold(s.senders[i].done), fold(s.senders[i].freed);
+    for (uint32_t i = 0; i < c.num_senders; ++i) fold.add_word(s.senders[i].done), fold.add_word(s.senders[i].freed);
     return writing;
 }
 
@@ -51,7 +48,7 @@ bool SettleWatch::look(Machine& machine, const FabricBuilder& fabric, const AllR
     const std::vector<FabricRouterPlan>& routers = fabric.routers();
     const bool first = polls_.empty();
     polls_.resize(routers.size());
-    Fold fold;
+    Fnv1a fold;
     bool polled = !first, writing = false;
     for (size_t r = 0; r < routers.size(); ++r) {
         const FabricRouterPlan& p = routers[r];
@@ -65,8 +62,8 @@ bool SettleWatch::look(Machine& machine, const FabricBuilder& fabric, const AllR
         writing |= fold_status(s, p.config, fold);
         fold_written(machine, p, fold);
     }
-    const bool still = polled && !writing && fold.value == counts_;
-    counts_ = fold.value;
+    const bool still = polled && !writing && fold.value() == counts_;
+    counts_ = fold.value();
     still_ = still ? still_ + 1 : 0;
     const bool settled = still_ >= 2;
     return all ? all(settled) : settled;
