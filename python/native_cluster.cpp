@@ -161,14 +161,20 @@ void NativeCluster::close() {
     spec_.reset();
 }
 
+// A runner's options: the environment's, over `transport`, stopped by Ctrl-C.
+ccl::RunnerOptions NativeCluster::options_for(const std::string& transport) {
+    ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
+    o.transport = transport;
+    o.interrupted = [this] { return interrupted(); };
+    return o;
+}
+
 ccl::CollectiveRunner& NativeCluster::runner(const std::string& transport, const std::vector<uint32_t>& chips) {
     std::string key = transport;
     for (uint32_t c : chips) key += " " + std::to_string(c);
     if (runner_ && key == runner_key_) return *runner_;
     runner_.reset();  // its fabric stops before another starts
-    ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
-    o.transport = transport;
-    o.interrupted = [this] { return interrupted(); };
+    const ccl::RunnerOptions o = options_for(transport);
     runner_ = chips.empty() ? std::make_unique<ccl::CollectiveRunner>(machine(), o)
                             : std::make_unique<ccl::CollectiveRunner>(machine(), chips, o);
     runner_key_ = key;
@@ -283,10 +289,7 @@ tensor::GroupRunners NativeCluster::group_runners(const std::string& transport, 
     }
     const std::vector<std::vector<uint32_t>> groups = mesh_axis_groups(axis);
     runner_.reset();
-    ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
-    o.transport = transport;
-    o.interrupted = [this] { return interrupted(); };
-    return tensor::runners_over(machine(), groups, o);
+    return tensor::runners_over(machine(), groups, options_for(transport));
 }
 
 std::vector<Bytes> NativeCluster::all_reduce_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype,
@@ -373,19 +376,19 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
                                                     call.grid);
     const auto [in, out] = tensor::place_both(board, part, whole);
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
-    if (transport == "edm") {  // the fabric's kernel cannot: through the flat all-gather
-        const tensor::GroupRunners run_on = group_runners(transport, call.mesh_axis);
-        new_op();
-        const Claimed claimed(c, "all_gather_tensor");
-        for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
+    const bool flat = transport == "edm";  // the fabric's kernel cannot: through the flat all-gather
+    if (!flat && transport != "fabric" && transport != "auto")
+        throw Error("all_gather_tensor runs over the fabric or the EDM, not '" + transport + "'");
+    tensor::GroupRunners run_on;
+    if (flat) run_on = group_runners(transport, call.mesh_axis);
+    else
+        runner_.reset();  // a collective's fabric holds the routers' cores: this op starts its own
+    new_op();
+    const Claimed claimed(c, "all_gather_tensor");
+    for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
+    if (flat) {
         tensor::all_gather(c, run_on.runners, in, out, dim, core, kTensorOpTimeout);
     } else {
-        if (transport != "fabric" && transport != "auto")
-            throw Error("all_gather_tensor runs over the fabric or the EDM, not '" + transport + "'");
-        runner_.reset();  // a collective's fabric holds the routers' cores: this op starts its own
-        new_op();
-        const Claimed claimed(c, "all_gather_tensor");
-        for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
         auto fabric = transport::Fabric::start(c, transport::cluster_fabric(board, c.topology(), FabricSpec{}),
                                                std::chrono::milliseconds(10000));
         tensor::all_gather_groups(c, *fabric, groups, in, out, dim, core, kTensorOpTimeout);

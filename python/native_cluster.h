@@ -159,6 +159,7 @@ private:
     // along a mesh axis, one a row (or column) for this call alone (the
     // cached runner's transport stops first: it holds the cores they take).
     tensor::GroupRunners group_runners(const std::string& transport, const std::string& axis);
+    ccl::RunnerOptions options_for(const std::string& transport);
     bool interrupted() const { return interrupted_ && interrupted_(); }
     // Throws "interrupted: ..." once interrupted() says so.
     void stop_if_interrupted(const char* while_doing) const;
