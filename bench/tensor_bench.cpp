@@ -94,8 +94,10 @@ double tensor_reduce_seconds(Cluster& c, ccl::CollectiveRunner& run, uint64_t by
     const abi::TensorSpec t = tensor::in_memory(tensor::matrix(512, cols, abi::kF32, l.pages), l.memory, {3, 1});
     const abi::TensorSpec part =
         tensor::in_memory(tensor::matrix(scatter ? 512 / n : 512, cols, abi::kF32, l.pages), l.memory, {3, 1});
-    const auto [at, out] = scatter ? tensor::place_both(c.board(), t, part)
-                                   : tensor::PlacedPair{tensor::placed(c.board(), t, 0), {}};
+    // Named, not bound: the lambdas below take them (clang refuses a captured binding).
+    const tensor::PlacedPair placed = scatter ? tensor::place_both(c.board(), t, part)
+                                              : tensor::PlacedPair{tensor::placed(c.board(), t, 0), {}};
+    const abi::TensorAt &at = placed.in, &out = placed.out;
     std::vector<float> want(tensor::elements(t), 0.0f), mine(want.size());
     const auto put = [&] {
         for (uint32_t chip = 0; chip < n; ++chip) {

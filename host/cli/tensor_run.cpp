@@ -303,7 +303,9 @@ int run_tensor_reduce_scatter(const TensorRunArgs& t, const std::array<uint64_t,
     abi::TensorSpec part_rows = rows;
     part_rows.shape[dim] /= n;
     const abi::TensorSpec part = tensor::in_memory(part_rows, out_memory_of(t), grid);
-    const auto [in, out] = tensor::place_both(board, whole, part);
+    // Named, not bound: a lambda below takes `in` (clang refuses a captured binding).
+    const tensor::PlacedPair placed = tensor::place_both(board, whole, part);
+    const abi::TensorAt &in = placed.in, &out = placed.out;
     // The flat op's inputs and reference: a chip's vector is its parts one
     // after another, so the flat op's block k is part k of the tensor.
     const ccl::OpRequest r = tensor::flat_op(ccl::Collective::kReduceScatter, dtype, algo,
