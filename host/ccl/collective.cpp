@@ -142,8 +142,9 @@ public:
         for (const auto& [name, a, z] : taken_)
             if (addr < z && a < addr + bytes)
                 throw Error(std::string(what) + " buffer [" + hex(addr) + ", " + hex(addr + bytes) + ") overlaps the " +
-                            name + " buffer [" + hex(a) + ", " + hex(z) +
-                            ") (the same address for both runs the op in place)");
+                            name + " buffer [" + hex(a) + ", " + hex(z) + ")" +
+                            (name == "kept" ? " of a tensor the op must leave alone"
+                                            : " (the same address for both runs the op in place)"));
         taken_.push_back({what, addr, addr + bytes});
     }
     // The lowest page-aligned gap of at least `bytes`, up to `most` of it taken. 0 if none.
@@ -178,6 +179,7 @@ private:
 // up to 64 MiB of scratch (at least 1 MiB).
 void place_buffers(const OpRequest& r, OpLayout& l, const Pages& dram) {
     DramGaps gaps(dram);
+    for (const Pages& kept : r.keep) gaps.take_user("kept", kept.base, kept.bytes(), 1);
     if (r.in_place()) {
         if (r.op == Collective::kSendRecv)
             throw Error("send_recv cannot run in place: each chip receives while it sends (give send != recv)");

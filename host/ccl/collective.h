@@ -55,6 +55,10 @@ struct OpRequest {
     // send, the other ops overwrite the input with the result.
     uint64_t send = 0, recv = 0;
     bool in_place() const { return send != 0 && send == recv; }
+    // DRAM the op leaves alone, the same on every chip (tensors that outlive
+    // it): the buffers weft places go round it, and send or recv inside it
+    // is refused.
+    std::vector<Pages> keep;
 };
 
 // Where an op's buffers are, the same addresses on every chip, and how the

@@ -25,7 +25,7 @@ uint64_t end_in_bank0(const BoardInfo& board, const abi::TensorAt& at) {
 // `copies` runs of `t`'s pages in order, one after another in DRAM bank 0,
 // past what `clear_of` hold of the bank.
 abi::TensorAt staging_for(const BoardInfo& board, abi::TensorSpec t, uint32_t copies,
-                          std::initializer_list<abi::TensorAt> clear_of) {
+                          const std::vector<abi::TensorAt>& clear_of) {
     uint64_t offset = 0;
     for (const abi::TensorAt& at : clear_of) offset = std::max(offset, end_in_bank0(board, at));
     t.memory = abi::kInterleaved;
@@ -67,6 +67,18 @@ void check_moves(const std::string& why, std::initializer_list<std::pair<abi::Te
     }
 }
 
+// `keep` and the op's own tensors: what its staging goes past.
+std::vector<abi::TensorAt> with(std::vector<abi::TensorAt> keep, std::initializer_list<abi::TensorAt> own) {
+    keep.insert(keep.end(), own);
+    return keep;
+}
+
+// The flat op leaves the kept tensors' DRAM alone.
+void keep_clear(ccl::OpRequest& r, const std::vector<abi::TensorAt>& keep) {
+    for (const abi::TensorAt& at : keep)
+        for (const abi::Pages& range : dram_ranges(at)) r.keep.push_back(range);
+}
+
 // The chips of each group (all of one size), for `op`'s message.
 uint32_t group_size(const std::vector<ccl::CollectiveRunner*>& runners, const char* op) {
     const auto ranks = static_cast<uint32_t>(runners.at(0)->chips().size());
@@ -106,9 +118,10 @@ void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::Tens
 }
 
 void all_reduce(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& at,
-                abi::MathOp op, uint32_t core, std::chrono::milliseconds timeout, const std::string& algo) {
+                abi::MathOp op, uint32_t core, std::chrono::milliseconds timeout, const std::string& algo,
+                const std::vector<abi::TensorAt>& keep) {
     const BoardInfo& board = cluster.board();
-    const abi::TensorAt staging = staging_for(board, at.spec, 1, {at});
+    const abi::TensorAt staging = staging_for(board, at.spec, 1, with(keep, {at}));
     try {
         check_reshard(at, staging);
     } catch (const Error& e) {
@@ -124,6 +137,7 @@ void all_reduce(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& run
     ccl::OpRequest r = flat_op(ccl::Collective::kAllReduce, abi::DataType(at.spec.dtype), algo,
                                abi::tensor_unit_bytes(staging.spec), op);
     r.send = r.recv = staging.base;
+    keep_clear(r, keep);
     through_flat(cluster, runners, there, r, back, timeout);
 }
 
@@ -135,11 +149,12 @@ void reduce_scatter(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::
 
 void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& input,
                     const abi::TensorAt& output, uint32_t dim, abi::MathOp op, uint32_t core,
-                    std::chrono::milliseconds timeout, const std::string& algo) {
+                    std::chrono::milliseconds timeout, const std::string& algo,
+                    const std::vector<abi::TensorAt>& keep) {
     const BoardInfo& board = cluster.board();
     const uint32_t ranks = group_size(runners, "reduce_scatter");
     check_reduce_scatter(input.spec, output.spec, dim, ranks);
-    const abi::TensorAt staging = staging_for(board, output.spec, ranks, {input, output});
+    const abi::TensorAt staging = staging_for(board, output.spec, ranks, with(keep, {input, output}));
     const uint64_t stride = abi::tensor_unit_bytes(staging.spec);
     check_moves("a tensor's reduce_scatter moves each chip's part out of one run of DRAM, page for page",
                 {{staging, output}});
@@ -159,16 +174,17 @@ void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>&
     ccl::OpRequest r =
         flat_op(ccl::Collective::kReduceScatter, abi::DataType(input.spec.dtype), algo, stride * ranks, op);
     r.send = r.recv = staging.base;
+    keep_clear(r, keep);
     through_flat(cluster, runners, split, r, back, timeout);
 }
 
 void all_gather(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& input,
                 const abi::TensorAt& output, uint32_t dim, uint32_t core, std::chrono::milliseconds timeout,
-                const std::string& algo) {
+                const std::string& algo, const std::vector<abi::TensorAt>& keep) {
     const BoardInfo& board = cluster.board();
     const uint32_t ranks = group_size(runners, "all_gather");
     check_all_gather(input.spec, output.spec, dim, ranks);
-    const abi::TensorAt staging = staging_for(board, input.spec, ranks, {input, output});
+    const abi::TensorAt staging = staging_for(board, input.spec, ranks, with(keep, {input, output}));
     const uint64_t stride = abi::tensor_unit_bytes(staging.spec);
     check_moves("a tensor's all_gather through the flat one moves each chip's part into one run of DRAM, page for "
                 "page",
@@ -186,6 +202,7 @@ void all_gather(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& run
     // Rank k's block is its run: the runs are equal and whole elements.
     ccl::OpRequest r = flat_op(ccl::Collective::kAllGather, abi::DataType(input.spec.dtype), algo, stride * ranks);
     r.send = r.recv = staging.base;
+    keep_clear(r, keep);
     through_flat(cluster, runners, there, r, join, timeout);
 }
 

@@ -47,9 +47,11 @@ void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::Tens
                 std::chrono::milliseconds timeout, const std::string& algo = "auto");
 // The same in several groups of chips at once, a runner each (a communicator
 // a row, or a column, of a mesh: tensor::mesh_axis_groups), their flat ops
-// started together.
+// started together. `keep`: tensors the op must leave alone (the flat op's
+// buffers and the staging go round their DRAM), so they outlive it.
 void all_reduce(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& at,
-                abi::MathOp op, uint32_t core, std::chrono::milliseconds timeout, const std::string& algo = "auto");
+                abi::MathOp op, uint32_t core, std::chrono::milliseconds timeout, const std::string& algo = "auto",
+                const std::vector<abi::TensorAt>& keep = {});
 
 // Reduce-scatter of a tensor in any layout through the flat one: the tensor
 // at `input` on every chip of `runner` reduced element-wise by `op` and cut
@@ -67,10 +69,11 @@ void reduce_scatter(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::
                     const abi::TensorAt& output, uint32_t dim, abi::MathOp op, uint32_t core,
                     std::chrono::milliseconds timeout, const std::string& algo = "auto");
 // The same in several groups of chips at once, a runner each (of one size),
-// each group's part k going to its k-th chip.
+// each group's part k going to its k-th chip; `keep` as all_reduce's.
 void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& input,
                     const abi::TensorAt& output, uint32_t dim, abi::MathOp op, uint32_t core,
-                    std::chrono::milliseconds timeout, const std::string& algo = "auto");
+                    std::chrono::milliseconds timeout, const std::string& algo = "auto",
+                    const std::vector<abi::TensorAt>& keep = {});
 
 // All-gather of a tensor in any layout through the flat one, over any
 // transport: each chip's part at `input` (the same place on each) is
@@ -81,10 +84,10 @@ void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>&
 // another past both tensors); the flat all-gather fills every run in place;
 // tensor_split, joining, moves the runs into `output`. Throws weft::Error
 // for parts that do not land page by page in the whole (check_all_gather's
-// rule), TimeoutError / FaultError if a step fails.
+// rule), TimeoutError / FaultError if a step fails. `keep` as all_reduce's.
 void all_gather(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& runners, const abi::TensorAt& input,
                 const abi::TensorAt& output, uint32_t dim, uint32_t core, std::chrono::milliseconds timeout,
-                const std::string& algo = "auto");
+                const std::string& algo = "auto", const std::vector<abi::TensorAt>& keep = {});
 
 // Send/recv of a tensor in any layout through the flat one, over any
 // transport: every chip's tensor at `input` to the next chip round the

@@ -90,6 +90,14 @@ PlacedPair place_both(const BoardInfo& board, const abi::TensorSpec& in, const a
     return {placed(board, in, 0), placed(board, out, after)};
 }
 
+std::vector<abi::Pages> dram_ranges(const abi::TensorAt& at) {
+    std::vector<abi::Pages> ranges;
+    if (abi::tensor_sharded(at.spec)) return ranges;
+    for (uint32_t u = 0; u < abi::tensor_units(at.spec); ++u)
+        ranges.push_back(abi::Pages::run(unit_address(at, u), abi::tensor_unit_bytes(at.spec)));
+    return ranges;
+}
+
 void write_tensor(Chip& chip, const abi::TensorAt& at, const void* data) {
     const UnitImages units = place(at.spec, data);
     for (uint32_t u = 0; u < units.size(); ++u) chip.write(unit_address(at, u), units[u].data(), units[u].size());

@@ -13,6 +13,7 @@
 #include "driver/board.h"
 #include "driver/chip.h"
 #include "driver/cluster.h"
+#include "weft/abi/pages.h"
 #include "weft/abi/tensor.h"
 
 namespace weft::tensor {
@@ -44,6 +45,10 @@ struct PlacedPair {
     abi::TensorAt in, out;
 };
 PlacedPair place_both(const BoardInfo& board, const abi::TensorSpec& in, const abi::TensorSpec& out);
+
+// The DRAM `at` takes, a range a bank (none where it lives in L1): what an
+// op that must leave the tensor alone keeps clear of (ccl::OpRequest::keep).
+std::vector<abi::Pages> dram_ranges(const abi::TensorAt& at);
 
 void write_tensor(Chip& chip, const abi::TensorAt& at, const void* data);
 std::vector<uint8_t> read_tensor(Chip& chip, const abi::TensorAt& at);

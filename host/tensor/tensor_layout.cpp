@@ -144,6 +144,26 @@ std::vector<uint8_t> concatenate(const abi::TensorSpec& part, uint32_t dim,
     return out;
 }
 
+std::vector<uint8_t> cut(const abi::TensorSpec& whole, uint32_t dim, uint32_t parts, uint32_t k, const void* data) {
+    if (dim >= abi::kTensorDims) throw Error("cut: dimension " + std::to_string(dim) + " of a 4-D tensor");
+    if (parts == 0 || k >= parts || whole.shape[dim] % parts)
+        throw Error("cut: " + describe(whole) + " does not cut into " + std::to_string(parts) +
+                    " equal parts along dimension " + std::to_string(dim));
+    uint64_t step = abi::dtype_size(whole.dtype);
+    for (uint32_t d = dim + 1; d < abi::kTensorDims; ++d) step *= whole.shape[d];
+    uint64_t outer = 1;
+    for (uint32_t d = 0; d < dim; ++d) outer *= whole.shape[d];
+    const uint64_t block = step * (whole.shape[dim] / parts);
+    const auto* in = static_cast<const uint8_t*>(data);
+    std::vector<uint8_t> out;
+    out.reserve(outer * block);
+    for (uint64_t o = 0; o < outer; ++o) {
+        const uint8_t* from = in + o * block * parts + k * block;
+        out.insert(out.end(), from, from + block);
+    }
+    return out;
+}
+
 std::vector<uint8_t> tilize(const void* rows, uint32_t elem_bytes) {
     std::vector<uint8_t> tile(abi::kTileSide * abi::kTileSide * elem_bytes);
     const auto* in = static_cast<const uint8_t*>(rows);

@@ -35,6 +35,11 @@ std::vector<uint8_t> gather(const abi::TensorSpec& t, const UnitImages& units);
 std::vector<uint8_t> concatenate(const abi::TensorSpec& part, uint32_t dim,
                                  const std::vector<std::vector<uint8_t>>& parts);
 
+// The inverse: part k of `parts` equal ones that `whole` (row-major
+// elements of its shape) cuts into along shape[dim]. Throws weft::Error if
+// they do not divide it.
+std::vector<uint8_t> cut(const abi::TensorSpec& whole, uint32_t dim, uint32_t parts, uint32_t k, const void* data);
+
 // One 32x32 tile: row-major elements to the four-face order and back.
 std::vector<uint8_t> tilize(const void* rows, uint32_t elem_bytes);
 std::vector<uint8_t> untilize(const void* tile, uint32_t elem_bytes);

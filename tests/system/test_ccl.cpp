@@ -526,7 +526,9 @@ void test_calls_on_user_buffers(void**) {
     r.send = r.recv = base;
     expect_error(r, "send_recv cannot run in place");
     // The runner is still good after the refusals.
-    assert_string_equal(run_one(ccl::OpRequest{.bytes = 4096}, 7).c_str(), "");
+    ccl::OpRequest plain;
+    plain.bytes = 4096;
+    assert_string_equal(run_one(plain, 7).c_str(), "");
 }
 
 // ncclCommSplit: the cluster cut into two halves by colour, an all-reduce on

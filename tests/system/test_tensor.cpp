@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "system_test.h"
+#include "tensor/mesh_tensor.h"
 #include "tensor/tensor_flat.h"
 #include "tensor/tensor_io.h"
 #include "tensor/tensor_layout.h"
@@ -487,6 +488,94 @@ void test_reduce_scatter_in_any_layout_through_the_flat_one(void**) {
     }
 }
 
+std::vector<uint8_t> bytes_of(const std::vector<int32_t>& v) { return bytes_of(v.data(), v.size()); }
+
+// A mesh tensor's parts stay on the chips from op to op: a 96 x 96 tensor cut
+// over mesh3x3's rows and columns gathers along the rows, then the columns,
+// with no trip through the host, until every chip holds the whole; partial
+// values reduce-scatter and all-reduce along the rows. A tensor kept beside
+// them, and each op's input, still read back as they were at the end.
+void test_mesh_tensors_outlive_ops(void**) {
+    using tensor::MeshAxis;
+    using tensor::MeshPlacement;
+    using tensor::MeshTensor;
+    Cluster& c = *g_cluster;
+    auto mesh = tensor::Mesh::over(c, ccl::RunnerOptions::from_env());
+    const uint32_t side = mesh->cols();
+    abi::TensorSpec whole = tensor::matrix(32 * side, 32 * side, abi::kF32, abi::kTilePages);
+    const std::vector<uint8_t> data = some_data(whole, 5);
+    const std::vector<uint8_t> other_data = some_data(whole, 6);
+    const MeshTensor bystander =
+        MeshTensor::from_host(mesh, whole, other_data.data(), MeshPlacement::replicate(), MeshPlacement::replicate());
+    const MeshTensor t =
+        MeshTensor::from_host(mesh, whole, data.data(), MeshPlacement::shard(2), MeshPlacement::shard(3));
+    assert_true(t.to_host() == data);
+    const MeshTensor rows = t.all_gather(MeshAxis::kRows);  // each row holds its band of rows
+    assert_int_equal(rows.by_col().kind, MeshPlacement::kReplicate);
+    assert_true(rows.to_host() == data);
+    const MeshTensor all = rows.all_gather(MeshAxis::kColumns);
+    for (uint32_t chip = 0; chip < c.size(); ++chip)
+        if (all.part(chip) != data) fail_msg("chip %u: the twice-gathered tensor is not the whole", chip);
+    // Partial values, the same in every row: chip (y, x) holds f(x).
+    const abi::TensorSpec part = tensor::matrix(32, 32 * side, abi::kI32, abi::kRowMajorPages);
+    std::vector<std::vector<int32_t>> values(c.size(), std::vector<int32_t>(tensor::elements(part)));
+    std::vector<int32_t> sum(tensor::elements(part), 0);
+    std::vector<const void*> parts(c.size());
+    for (uint32_t y = 0; y < mesh->rows(); ++y)
+        for (uint32_t x = 0; x < side; ++x) {
+            const uint32_t chip = mesh->chip_at(y, x);
+            for (size_t i = 0; i < values[chip].size(); ++i) values[chip][i] = int32_t((i * 3 + x * 11) % 101) - 50;
+            parts[chip] = values[chip].data();
+            if (y == 0)
+                for (size_t i = 0; i < sum.size(); ++i) sum[i] += values[chip][i];
+        }
+    const MeshTensor partial =
+        MeshTensor::from_parts(mesh, part, parts, MeshPlacement::replicate(), MeshPlacement::partial());
+    const MeshTensor scattered = partial.reduce_scatter(MeshAxis::kRows, 3);
+    assert_int_equal(scattered.at().spec.shape[3], 32);
+    assert_true(scattered.to_host() == bytes_of(sum));
+    const MeshTensor reduced = partial.all_reduce(MeshAxis::kRows);
+    for (uint32_t chip = 0; chip < c.size(); ++chip)
+        if (reduced.part(chip) != bytes_of(sum)) fail_msg("chip %u: its row's all-reduce differs", chip);
+    for (uint32_t chip = 0; chip < c.size(); ++chip) {
+        if (bystander.part(chip) != other_data) fail_msg("chip %u: the tensor kept beside the ops changed", chip);
+        if (partial.part(chip) != bytes_of(values[chip])) fail_msg("chip %u: the all-reduce's input changed", chip);
+    }
+    assert_true(t.to_host() == data);
+}
+
+// Mesh tensor ops on the wrong placement, and cuts that do not divide, are
+// refused by name.
+void test_mesh_tensor_misuse_is_refused(void**) {
+    using tensor::MeshAxis;
+    using tensor::MeshPlacement;
+    using tensor::MeshTensor;
+    auto mesh = tensor::Mesh::over(*g_cluster, ccl::RunnerOptions::from_env());
+    const abi::TensorSpec whole = tensor::matrix(32 * mesh->rows(), 64, abi::kF32, abi::kRowMajorPages);
+    const std::vector<uint8_t> data = some_data(whole, 7);
+    const MeshTensor t =
+        MeshTensor::from_host(mesh, whole, data.data(), MeshPlacement::shard(2), MeshPlacement::replicate());
+    const auto refused = [](const std::function<void()>& f, const char* needle) {
+        try {
+            f();
+        } catch (const Error& e) {
+            if (strstr(e.what(), needle)) return;
+            fail_msg("'%s' does not say '%s'", e.what(), needle);
+        }
+        fail_msg("not refused: %s", needle);
+    };
+    refused([&] { t.all_gather(MeshAxis::kRows); }, "gathers a shard, but the tensor is replicate there");
+    refused([&] { t.all_reduce(MeshAxis::kColumns); }, "reduces partial values, but the tensor is shard(2) there");
+    refused([&] { MeshTensor::from_host(mesh, whole, data.data(), MeshPlacement::shard(2), MeshPlacement::shard(2)); },
+            "across both the mesh's rows and its columns");
+    refused([&] { MeshTensor::from_host(mesh, whole, data.data(), MeshPlacement::shard(3), MeshPlacement::shard(2)); },
+            "does not cut evenly across the mesh's");  // 64 columns over 3 rows
+    std::vector<const void*> parts(g_cluster->size(), data.data());
+    const MeshTensor p = MeshTensor::from_parts(mesh, whole, parts, MeshPlacement::partial(), MeshPlacement::shard(2));
+    refused([&] { p.to_host(); }, "has no whole until its parts are reduced");
+    refused([&] { p.reduce_scatter(MeshAxis::kColumns, 2); }, "cuts dimension 2, which");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -505,6 +594,8 @@ int main(int argc, char** argv) {
     const struct CMUnitTest on_a_mesh[] = {
         cmocka_unit_test(test_all_gather_along_each_mesh_axis_at_once),
         cmocka_unit_test(test_reductions_along_each_mesh_axis_at_once),
+        cmocka_unit_test(test_mesh_tensors_outlive_ops),
+        cmocka_unit_test(test_mesh_tensor_misuse_is_refused),
     };
     const int failed = cmocka_run_group_tests(tests, setup, teardown);
     // A mesh's axes: on a cluster of one 2D mesh only.

@@ -587,6 +587,33 @@ void test_2d_all_reduce_sums_once_in_one_order(void**) {
     }
 }
 
+// Kept DRAM (tensors that outlive an op) is left alone: the buffers weft
+// places go round it, and a caller's buffer inside it is refused by name.
+void test_kept_dram_is_left_alone(void**) {
+    const Pages dram = Pages::run(0x81000000, 64 << 20);
+    OpRequest r;
+    r.op = Collective::kAllReduce;
+    r.bytes = 1 << 20;
+    r.keep = {Pages::run(dram.base, 3 << 20), Pages::run(dram.base + (5 << 20), 1 << 20)};
+    const OpLayout l = layout_op(r, 4, dram);
+    const std::vector<Pages> placed = {Pages::run(l.input, l.input_bytes), Pages::run(l.output, l.output_bytes),
+                                       Pages::run(l.work, l.work_bytes), l.scratch};
+    for (const Pages& p : placed)
+        for (const Pages& k : r.keep)
+            if (p.bytes() && p.base < k.end() && k.base < p.end())
+                fail_msg("a buffer at 0x%llx overlaps kept DRAM at 0x%llx", (unsigned long long)p.base,
+                         (unsigned long long)k.base);
+    assert_true(l.input >= dram.base + (3 << 20));  // the lowest gap past the first kept range
+    r.send = r.recv = dram.base + (5 << 20) + 4096;
+    try {
+        layout_op(r, 4, dram);
+        fail_msg("an op ran in kept DRAM");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "overlaps the kept buffer"));
+        assert_non_null(strstr(e.what(), "a tensor the op must leave alone"));
+    }
+}
+
 // Swing on meshes and tori whose sides are powers of two: every step within
 // one row or one column, and on a square one in every round both
 // dimensions carry data (the parts start on different dimensions); on
@@ -874,6 +901,7 @@ int main() {
         cmocka_unit_test(test_ring_all_gather_stripes_every_hop_over_both_planes),
         cmocka_unit_test(test_lanes_go_where_cores_are_spare),
         cmocka_unit_test(test_too_many_workers_per_link_is_refused),
+        cmocka_unit_test(test_kept_dram_is_left_alone),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "tensor/tensor_layout.h"
 #include "tensor/tensor_ops.h"
+#include "tensor/tensor_space.h"
 
 // cmocka last: its fail() macro would clash with the C++ headers.
 #include <setjmp.h>
@@ -290,6 +291,57 @@ void test_specs_that_cannot_fit_are_refused_by_name(void**) {
     expect_refused(bad, "unknown dtype 99");
 }
 
+// A tensor cut into parts along each dimension and concatenated back is
+// itself; a cut that does not divide the dimension is refused.
+void test_cut_undoes_concatenate(void**) {
+    TensorSpec whole = tensor::matrix(6, 10, abi::kI32, abi::kRowMajorPages);
+    whole.shape[1] = 4;
+    std::vector<int32_t> data(tensor::elements(whole));
+    for (size_t i = 0; i < data.size(); ++i) data[i] = int32_t(i * 7 + 3);
+    const std::vector<uint8_t> bytes(reinterpret_cast<const uint8_t*>(data.data()),
+                                     reinterpret_cast<const uint8_t*>(data.data() + data.size()));
+    for (uint32_t dim = 1; dim < 4; ++dim) {
+        const uint32_t parts = 2;
+        TensorSpec part = whole;
+        part.shape[dim] /= parts;
+        std::vector<std::vector<uint8_t>> cuts;
+        for (uint32_t k = 0; k < parts; ++k) cuts.push_back(tensor::cut(whole, dim, parts, k, data.data()));
+        if (tensor::concatenate(part, dim, cuts) != bytes) fail_msg("dimension %u: the parts do not join back", dim);
+    }
+    try {
+        tensor::cut(whole, 3, 3, 0, data.data());
+        fail_msg("10 columns cut in 3");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "does not cut into 3 equal parts along dimension 3"));
+    }
+}
+
+// The space for tensors that outlive ops hands out the lowest gap clear of
+// what it holds, in whole pages, takes back what it gave, and refuses a
+// tensor no gap holds, saying how much is taken.
+void test_the_tensor_space_keeps_tensors_apart(void**) {
+    BoardInfo board;
+    board.name = "test";
+    board.dram = Region{0x81800000, 8 * (64 << 10)};
+    board.dram_banks = 8;
+    tensor::TensorSpace space(board, 4096);
+    const TensorSpec small = tensor::matrix(32, 32, abi::kF32, abi::kTilePages);  // 8 tiles: one a bank
+    const abi::TensorAt a = space.take(small), b = space.take(small), c = space.take(small);
+    assert_int_equal(a.base, board.dram.base + 4096);
+    assert_int_equal(b.base, a.base + 4096);
+    assert_int_equal(c.base, b.base + 4096);
+    space.give_back(b);
+    assert_int_equal(space.take(small).base, b.base);  // the gap it left
+    assert_int_equal(space.taken().size(), 3);
+    try {
+        space.take(tensor::matrix(512, 256, abi::kF32, abi::kTilePages));  // 64 KiB a bank: all of it
+        fail_msg("a tensor past the banks was placed");
+    } catch (const Error& e) {
+        assert_non_null(strstr(e.what(), "does not fit beside the 3 tensor(s) kept"));
+        assert_non_null(strstr(e.what(), "12288 of the 61440"));
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -303,6 +355,8 @@ int main() {
         cmocka_unit_test(test_all_gather_pages_land_where_the_concatenation_says),
         cmocka_unit_test(test_an_all_gather_that_would_split_pages_is_refused),
         cmocka_unit_test(test_an_all_gather_spans_2_to_64_chips),
+        cmocka_unit_test(test_cut_undoes_concatenate),
+        cmocka_unit_test(test_the_tensor_space_keeps_tensors_apart),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
