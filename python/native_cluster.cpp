@@ -156,6 +156,7 @@ const std::string& NativeCluster::run_dir() const { return run_dir_; }
 
 void NativeCluster::close() {
     runner_.reset();  // its fabric stops first
+    if (mesh_) mesh_->close();  // its tensors' ops refuse from now on
     cluster_.reset();
     model_.reset();
     spec_.reset();
@@ -204,6 +205,8 @@ std::vector<Bytes> NativeCluster::collective(const OpCall& call, const std::vect
     r.root = call.root;
     r.shape = call.shape;
     r.dim = call.dim;
+    for (const abi::TensorAt& k : kept())
+        for (const abi::Pages& range : tensor::dram_ranges(k)) r.keep.push_back(range);
     ccl::CollectiveRunner& run = runner(call.transport, call.chips);
     const uint32_t ranks = uint32_t(run.chips().size());
     if (inputs.size() != ranks)
@@ -257,6 +260,7 @@ PlacedTensor NativeCluster::put_tensor(uint32_t chip, const std::array<uint32_t,
                         std::to_string(chip) + " at offset " + std::to_string(a) + " (" + std::to_string(z - a) +
                         " bytes): leave the offset out and weft places it clear");
     const abi::TensorAt at = tensor::placed(c.board(), spec, offset);
+    check_clear_of_kept(at, "put_tensor");
     const uint64_t want = tensor::elements(at.spec) * abi::dtype_size(dtype);
     if (data.size() != want)
         throw Error(tensor::describe(at.spec) + " holds " + std::to_string(want) + " bytes, not " +
@@ -302,13 +306,14 @@ std::vector<Bytes> NativeCluster::all_reduce_tensor(const std::array<uint32_t, 4
     check_grid_leaves_a_core(board, call.grid, "all_reduce_tensor");
     const abi::TensorAt at = tensor::placed(board, spec_of(shape, dtype, call, call.memory), 0);
     check_parts("all_reduce_tensor", parts, ranks, at.spec);
+    check_clear_of_kept(at, "all_reduce_tensor");
     const abi::MathOp op = ccl::parse_redop(redop);
     const tensor::GroupRunners run_on = group_runners(transport, call.mesh_axis);
     new_op();
     const Claimed claimed(c, "all_reduce_tensor");
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), at, parts[chip].data());
     tensor::all_reduce(c, run_on.runners, at, op, board.cores_with_role(CoreRole::kWorker).back(), kTensorOpTimeout,
-                       algo);
+                       algo, kept());
     std::vector<Bytes> out(ranks);
     for (uint32_t chip = 0; chip < ranks; ++chip) out[chip] = tensor::read_tensor(c.chip(chip), at);
     return out;
@@ -334,13 +339,15 @@ std::vector<Bytes> NativeCluster::reduce_scatter_tensor(const std::array<uint32_
     const abi::TensorSpec part =
         spec_of(part_shape, dtype, call, call.out_memory.empty() ? call.memory : call.out_memory);
     const auto [in, out] = tensor::place_both(board, whole, part);
+    check_clear_of_kept(in, "reduce_scatter_tensor");
+    check_clear_of_kept(out, "reduce_scatter_tensor");
     const abi::MathOp op = ccl::parse_redop(redop);
     const tensor::GroupRunners run_on = group_runners(transport, call.mesh_axis);
     new_op();
     const Claimed claimed(c, "reduce_scatter_tensor");
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
     tensor::reduce_scatter(c, run_on.runners, in, out, dim, op, board.cores_with_role(CoreRole::kWorker).back(),
-                           kTensorOpTimeout, algo);
+                           kTensorOpTimeout, algo, kept());
     std::vector<Bytes> result(ranks);
     for (uint32_t chip = 0; chip < ranks; ++chip) result[chip] = tensor::read_tensor(c.chip(chip), out);
     return result;
@@ -375,6 +382,8 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
                                                     memory_named("the gathered tensor's memory", out_memory),
                                                     call.grid);
     const auto [in, out] = tensor::place_both(board, part, whole);
+    check_clear_of_kept(in, "all_gather_tensor");
+    check_clear_of_kept(out, "all_gather_tensor");
     const uint32_t core = board.cores_with_role(CoreRole::kWorker).back();
     const bool flat = transport == "edm";  // the fabric's kernel cannot: through the flat all-gather
     if (!flat && transport != "fabric" && transport != "auto")
@@ -387,7 +396,7 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
     const Claimed claimed(c, "all_gather_tensor");
     for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
     if (flat) {
-        tensor::all_gather(c, run_on.runners, in, out, dim, core, kTensorOpTimeout);
+        tensor::all_gather(c, run_on.runners, in, out, dim, core, kTensorOpTimeout, "auto", kept());
     } else {
         auto fabric = transport::Fabric::start(c, transport::cluster_fabric(board, c.topology(), FabricSpec{}),
                                                std::chrono::milliseconds(10000));
@@ -397,6 +406,107 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
     std::vector<Bytes> gathered(ranks);
     for (uint32_t chip = 0; chip < ranks; ++chip) gathered[chip] = tensor::read_tensor(c.chip(chip), out);
     return gathered;
+}
+
+}  // namespace weft::python
+
+namespace weft::python {
+namespace {
+
+tensor::MeshPlacement placement_named(const std::string& name) {
+    if (name == "replicate") return tensor::MeshPlacement::replicate();
+    const size_t colon = name.find(':');
+    const std::string kind = name.substr(0, colon), arg = colon == std::string::npos ? "" : name.substr(colon + 1);
+    if (kind == "partial") return tensor::MeshPlacement::partial(ccl::parse_redop(arg.empty() ? "sum" : arg));
+    if (kind == "shard" && arg.size() == 1 && arg[0] >= '0' && arg[0] <= '3')
+        return tensor::MeshPlacement::shard(uint32_t(arg[0] - '0'));
+    throw Error("a mesh tensor's placement is replicate, shard:<dimension 0-3> or partial:<op>, not '" + name + "'");
+}
+
+tensor::MeshAxis axis_named(const std::string& axis) {
+    if (axis == "rows") return tensor::MeshAxis::kRows;
+    if (axis == "cols") return tensor::MeshAxis::kColumns;
+    throw Error("a mesh axis is rows or cols, not '" + axis + "'");
+}
+
+abi::TensorSpec mesh_spec(const std::array<uint32_t, 4>& shape, abi::DataType dtype, const std::string& layout) {
+    abi::TensorSpec t{};
+    for (uint32_t d = 0; d < 4; ++d) t.shape[d] = shape[d];
+    t.dtype = uint16_t(dtype);
+    if (layout != "row" && layout != "tile") throw Error("a tensor's layout is row or tile, not '" + layout + "'");
+    t.layout = uint8_t(layout == "tile" ? abi::kTilePages : abi::kRowMajorPages);
+    return t;
+}
+
+}  // namespace
+
+std::shared_ptr<tensor::Mesh> NativeCluster::mesh() {
+    if (!mesh_) mesh_ = tensor::Mesh::over(cluster(), options_for("auto"), cluster().board().dram_bank(0).size / 2);
+    return mesh_;
+}
+
+std::vector<abi::TensorAt> NativeCluster::kept() const {
+    return mesh_ ? mesh_->space().taken() : std::vector<abi::TensorAt>{};
+}
+
+void NativeCluster::check_clear_of_kept(const abi::TensorAt& at, const std::string& what) const {
+    for (const abi::Pages& mine : tensor::dram_ranges(at))
+        for (const abi::TensorAt& k : kept())
+            for (const abi::Pages& theirs : tensor::dram_ranges(k))
+                if (mine.base < theirs.end() && theirs.base < mine.end())
+                    throw Error(what + ": " + tensor::describe(at.spec) + " would take DRAM a mesh tensor holds (" +
+                                tensor::describe(k.spec) + "): drop the mesh tensors, or make this one smaller");
+}
+
+std::shared_ptr<tensor::MeshTensor> NativeCluster::mesh_tensor_from_host(const std::array<uint32_t, 4>& shape,
+                                                                         abi::DataType dtype, const std::string& layout,
+                                                                         const std::string& by_row,
+                                                                         const std::string& by_col, const Bytes& data) {
+    const abi::TensorSpec whole = mesh_spec(shape, dtype, layout);
+    if (data.size() != tensor::elements(whole) * abi::dtype_size(dtype))
+        throw Error(tensor::describe(whole) + " holds " +
+                    std::to_string(tensor::elements(whole) * abi::dtype_size(dtype)) + " bytes, not " +
+                    std::to_string(data.size()));
+    const tensor::MeshPlacement rows = placement_named(by_row), cols = placement_named(by_col);
+    const std::shared_ptr<tensor::Mesh> m = mesh();
+    const Claimed claimed(cluster(), "MeshTensor");
+    return std::make_shared<tensor::MeshTensor>(tensor::MeshTensor::from_host(m, whole, data.data(), rows, cols));
+}
+
+std::shared_ptr<tensor::MeshTensor> NativeCluster::mesh_tensor_from_parts(
+    const std::array<uint32_t, 4>& shape, abi::DataType dtype, const std::string& layout, const std::string& by_row,
+    const std::string& by_col, const std::vector<Bytes>& parts) {
+    const abi::TensorSpec part = mesh_spec(shape, dtype, layout);
+    check_parts("MeshTensor.from_parts", parts, chips(), part);
+    std::vector<const void*> each;
+    for (const Bytes& p : parts) each.push_back(p.data());
+    const tensor::MeshPlacement rows = placement_named(by_row), cols = placement_named(by_col);
+    const std::shared_ptr<tensor::Mesh> m = mesh();
+    const Claimed claimed(cluster(), "MeshTensor");
+    return std::make_shared<tensor::MeshTensor>(tensor::MeshTensor::from_parts(m, part, each, rows, cols));
+}
+
+std::shared_ptr<tensor::MeshTensor> NativeCluster::mesh_tensor_op(const tensor::MeshTensor& t, const std::string& op,
+                                                                  const std::string& axis, uint32_t dim) {
+    const tensor::MeshAxis a = axis_named(axis);
+    Cluster& c = cluster();
+    runner_.reset();  // the ops' runners take the cores a cached runner holds
+    new_op();
+    const Claimed claimed(c, "MeshTensor." + op);
+    if (op == "all_gather") return std::make_shared<tensor::MeshTensor>(t.all_gather(a));
+    if (op == "reduce_scatter") return std::make_shared<tensor::MeshTensor>(t.reduce_scatter(a, dim));
+    if (op == "all_reduce") return std::make_shared<tensor::MeshTensor>(t.all_reduce(a));
+    throw Error("a mesh tensor runs all_gather, reduce_scatter or all_reduce, not '" + op + "'");
+}
+
+Bytes NativeCluster::mesh_tensor_part(const tensor::MeshTensor& t, uint32_t chip) {
+    const Claimed claimed(cluster(), "MeshTensor.parts");
+    return t.part(chip);
+}
+
+Bytes NativeCluster::mesh_tensor_whole(const tensor::MeshTensor& t) {
+    const Claimed claimed(cluster(), "MeshTensor.to_array");
+    return t.to_host();
 }
 
 }  // namespace weft::python

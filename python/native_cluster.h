@@ -15,6 +15,7 @@
 #include "driver/cluster.h"
 #include "driver/cluster_file.h"
 #include "model/host_cluster.h"
+#include "tensor/mesh_tensor.h"
 #include "tensor/tensor_flat.h"
 #include "tensor/tensor_io.h"
 
@@ -132,6 +133,27 @@ public:
                                          const TensorCall& call, const std::vector<Bytes>& parts,
                                          const std::string& transport = "fabric");
 
+    // Mesh tensors (tensor/mesh_tensor.h) over the cluster's one 2D mesh:
+    // parts that stay on the chips from op to op, kept in the upper half of
+    // each DRAM bank, which the calls above keep clear of (refusing a tensor
+    // they would place there). A placement is "replicate", "shard:<dim>" or
+    // "partial:<redop>". from_host cuts `data` (row-major, `shape`); from
+    // parts takes a part a chip, each `shape`.
+    std::shared_ptr<tensor::MeshTensor> mesh_tensor_from_host(const std::array<uint32_t, 4>& shape, abi::DataType dtype,
+                                                              const std::string& layout, const std::string& by_row,
+                                                              const std::string& by_col, const Bytes& data);
+    std::shared_ptr<tensor::MeshTensor> mesh_tensor_from_parts(const std::array<uint32_t, 4>& shape,
+                                                               abi::DataType dtype, const std::string& layout,
+                                                               const std::string& by_row, const std::string& by_col,
+                                                               const std::vector<Bytes>& parts);
+    // `op` (all_gather, reduce_scatter along `dim`, all_reduce) along `axis`
+    // ("rows" or "cols"): the mesh tensor that leaves.
+    std::shared_ptr<tensor::MeshTensor> mesh_tensor_op(const tensor::MeshTensor& t, const std::string& op,
+                                                       const std::string& axis, uint32_t dim);
+    Bytes mesh_tensor_part(const tensor::MeshTensor& t, uint32_t chip);
+    // The logical tensor, row-major.
+    Bytes mesh_tensor_whole(const tensor::MeshTensor& t);
+
 private:
     explicit NativeCluster(std::unique_ptr<Cluster> cluster);
     NativeCluster(std::unique_ptr<ClusterSpec> spec, std::unique_ptr<model::HostCluster> model);
@@ -163,6 +185,13 @@ private:
     bool interrupted() const { return interrupted_ && interrupted_(); }
     // Throws "interrupted: ..." once interrupted() says so.
     void stop_if_interrupted(const char* while_doing) const;
+    // The mesh tensors' mesh, made by the first; closed with the cluster.
+    std::shared_ptr<tensor::Mesh> mesh_;
+    std::shared_ptr<tensor::Mesh> mesh();
+    // The mesh tensors, which the other calls keep clear of.
+    std::vector<abi::TensorAt> kept() const;
+    // Throws weft::Error if `at` would take DRAM a mesh tensor holds.
+    void check_clear_of_kept(const abi::TensorAt& at, const std::string& what) const;
     std::unique_ptr<ccl::CollectiveRunner> runner_;  // declared last: it goes first
 };
 

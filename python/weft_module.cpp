@@ -21,6 +21,7 @@ using weft::python::NativeCluster;
 using weft::python::OpCall;
 using weft::python::PlacedTensor;
 using weft::python::TensorCall;
+using weft::tensor::MeshTensor;
 
 namespace {
 
@@ -275,5 +276,60 @@ PYBIND11_MODULE(_weft, m) {
             py::arg("transport") = "auto", py::arg("layout") = "row", py::arg("memory") = "interleaved",
             py::arg("out_memory") = "", py::arg("grid") = std::pair<uint16_t, uint16_t>{2, 1},
             py::arg("mesh_axis") = "")
-        .def("mesh_axis_groups", &NativeCluster::mesh_axis_groups, py::arg("axis"));
+        .def("mesh_axis_groups", &NativeCluster::mesh_axis_groups, py::arg("axis"))
+        .def(
+            "mesh_tensor_from_host",
+            [](NativeCluster& c, const py::array& data, const std::string& layout, const std::string& by_row,
+               const std::string& by_col) {
+                const std::vector<uint64_t> shape(data.shape(), data.shape() + data.ndim());
+                const Bytes bytes = bytes_of(data);
+                const weft::abi::DataType t = dtype_of(data.dtype());
+                return interruptible(c, [&] {
+                    return c.mesh_tensor_from_host(shape4(shape), t, layout, by_row, by_col, bytes);
+                });
+            },
+            py::arg("data"), py::arg("layout"), py::arg("by_row"), py::arg("by_col"))
+        .def(
+            "mesh_tensor_from_parts",
+            [](NativeCluster& c, const py::list& parts, const std::string& layout, const std::string& by_row,
+               const std::string& by_col) {
+                const TensorParts in = tensor_parts(parts);
+                return interruptible(c, [&] {
+                    return c.mesh_tensor_from_parts(shape4(in.shape), in.dtype, layout, by_row, by_col, in.bytes);
+                });
+            },
+            py::arg("parts"), py::arg("layout"), py::arg("by_row"), py::arg("by_col"))
+        .def(
+            "mesh_tensor_op",
+            [](NativeCluster& c, const MeshTensor& t, const std::string& op, const std::string& axis, uint32_t dim) {
+                return interruptible(c, [&] { return c.mesh_tensor_op(t, op, axis, dim); });
+            },
+            py::arg("tensor"), py::arg("op"), py::arg("axis"), py::arg("dim") = 0)
+        .def(
+            "mesh_tensor_part",
+            [](NativeCluster& c, const MeshTensor& t, uint32_t chip) {
+                return array_of(interruptible(c, [&] { return c.mesh_tensor_part(t, chip); }),
+                                weft::abi::DataType(t.at().spec.dtype));
+            },
+            py::arg("tensor"), py::arg("chip"))
+        .def(
+            "mesh_tensor_whole",
+            [](NativeCluster& c, const MeshTensor& t) {
+                return array_of(interruptible(c, [&] { return c.mesh_tensor_whole(t); }),
+                                weft::abi::DataType(t.at().spec.dtype));
+            },
+            py::arg("tensor"));
+    // A mesh tensor's native half: where its parts are and how they lie.
+    py::class_<MeshTensor, std::shared_ptr<MeshTensor>>(m, "NativeMeshTensor")
+        .def_property_readonly("part_shape",
+                               [](const MeshTensor& t) {
+                                   return std::vector<uint32_t>(t.at().spec.shape, t.at().spec.shape + 4);
+                               })
+        .def_property_readonly("whole_shape",
+                               [](const MeshTensor& t) {
+                                   const weft::abi::TensorSpec w = t.whole();
+                                   return std::vector<uint32_t>(w.shape, w.shape + 4);
+                               })
+        .def_property_readonly("by_row", [](const MeshTensor& t) { return weft::tensor::describe(t.by_row()); })
+        .def_property_readonly("by_col", [](const MeshTensor& t) { return weft::tensor::describe(t.by_col()); });
 }

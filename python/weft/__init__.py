@@ -63,50 +63,108 @@ class Tensor:
         return f"weft.Tensor(chip={self.chip}, shape={self.shape}, layout={self.layout!r}, memory={self.memory!r})"
 
 
-class MeshTensor:
-    """One logical tensor sharded over a cluster's one 2D mesh: its dimension `row_dim` is cut over
-    the mesh's rows and `col_dim` over its columns (None: whole along that axis of the mesh), so the
-    chip at row y, column x holds part (y, x). `parts` is by chip. Ops along one axis of the mesh
-    run every row (or column) at once."""
+def _placement(p, ndim, what):
+    """A placement as the native module names it: None or "replicate", a dimension (cut along it), or
+    "partial" / "partial:<op>" (max, min, prod)."""
+    if p is None or p == "replicate":
+        return "replicate"
+    if isinstance(p, str) and (p == "partial" or p.startswith("partial:")):
+        return p
+    if isinstance(p, int) and not isinstance(p, bool):
+        if not -ndim <= p < ndim:
+            raise ValueError(f"MeshTensor: {what} {p} is not a dimension of a {ndim}-D tensor")
+        return f"shard:{p % ndim + 4 - ndim}"
+    raise ValueError(f"MeshTensor: {what} is a dimension, None, 'replicate' or 'partial[:op]', not {p!r}")
 
-    def __init__(self, cluster, parts, shape, row_dim=None, col_dim=None):
-        self.cluster, self.parts, self.shape = cluster, list(parts), tuple(shape)
-        self.row_dim, self.col_dim = row_dim, col_dim
+
+class MeshTensor:
+    """One logical tensor over a cluster's one 2D mesh, its parts on the chips: they stay there from op
+    to op until the mesh tensor is dropped. Along each axis of the mesh the parts are cut along a
+    dimension (a shard), the same (replicate), or partial values whose element-wise reduction is the
+    whole ("partial", or "partial:max", "partial:min", "partial:prod"): `by_row` says how they differ
+    from one row of chips to the next, `by_col` from one column to the next. An op along "rows" runs in
+    every row of chips at once (on by_col), along "cols" in every column (on by_row)."""
+
+    def __init__(self, cluster, native, ndim):
+        self.cluster, self._native, self._ndim = cluster, native, ndim
 
     @classmethod
-    def shard(cls, cluster, array, row_dim=None, col_dim=None):
-        """`array` cut into a part a chip: along `row_dim` over the mesh's rows, `col_dim` over its
-        columns (each must divide evenly, and the two must differ)."""
-        array = np.asarray(array)
-        if row_dim is not None and row_dim == col_dim:
-            raise ValueError("MeshTensor.shard: row_dim and col_dim must differ")
-        rows = cluster.mesh_axis_groups("rows")
-        parts = [None] * cluster.chips
-        for y, row in enumerate(rows):
-            across = np.split(array, len(rows), axis=row_dim)[y] if row_dim is not None else array
-            for x, chip in enumerate(row):
-                parts[chip] = np.split(across, len(row), axis=col_dim)[x] if col_dim is not None else across
-        return cls(cluster, parts, array.shape, row_dim, col_dim)
+    def shard(cls, cluster, array, row_dim=None, col_dim=None, layout="row"):
+        """`array` cut into a part a chip, written to the chips: its dimension `row_dim` across the
+        mesh's rows, `col_dim` across its columns (None: whole along that axis); pages in `layout`
+        ("row" or "tile")."""
+        array = np.ascontiguousarray(array)
+        if not 1 <= array.ndim <= 4:
+            raise ValueError("MeshTensor.shard: arrays of 1 to 4 dimensions")
+        native = cluster._native.mesh_tensor_from_host(array, layout, _placement(row_dim, array.ndim, "row_dim"),
+                                                       _placement(col_dim, array.ndim, "col_dim"))
+        return cls(cluster, native, array.ndim)
+
+    @classmethod
+    def from_parts(cls, cluster, parts, by_row=None, by_col=None, layout="row"):
+        """A part a chip (`parts`, by chip, one shape), written to the chips, related along each axis
+        as `by_row` and `by_col` say (a dimension, None for replicate, or "partial[:op]")."""
+        parts = _arrays(parts, cluster.chips, "MeshTensor.from_parts")
+        shape = _same_shape(parts, "MeshTensor.from_parts")
+        if not 1 <= len(shape) <= 4:
+            raise ValueError("MeshTensor.from_parts: parts of 1 to 4 dimensions")
+        native = cluster._native.mesh_tensor_from_parts(parts, layout, _placement(by_row, len(shape), "by_row"),
+                                                        _placement(by_col, len(shape), "by_col"))
+        return cls(cluster, native, len(shape))
+
+    def _dims(self, shape4):
+        return tuple(shape4[4 - self._ndim:])
+
+    def _placement_of(self, native):
+        if native.startswith("shard("):
+            return int(native[6:-1]) - (4 - self._ndim)
+        return native  # "replicate", "partial(sum)"
+
+    @property
+    def shape(self):
+        """The logical tensor's shape."""
+        return self._dims(self._native.whole_shape)
+
+    @property
+    def placements(self):
+        """(by_row, by_col): a dimension cut, "replicate", or "partial(<op>)"."""
+        return self._placement_of(self._native.by_row), self._placement_of(self._native.by_col)
+
+    @property
+    def parts(self):
+        """Each chip's part (by chip), read back from it."""
+        shape = self._dims(self._native.part_shape)
+        return [self.cluster._native.mesh_tensor_part(self._native, chip).reshape(shape)
+                for chip in range(self.cluster.chips)]
 
     def to_array(self):
-        """The whole tensor, put back together from the parts."""
-        rows = [[self.parts[c] for c in row] for row in self.cluster.mesh_axis_groups("rows")]
-        joined = [np.concatenate(r, axis=self.col_dim) if self.col_dim is not None else r[0] for r in rows]
-        return np.concatenate(joined, axis=self.row_dim) if self.row_dim is not None else joined[0]
+        """The whole tensor, put back together from the parts on the chips (refused while partial)."""
+        return self.cluster._native.mesh_tensor_whole(self._native).reshape(self.shape)
 
-    def all_gather(self, mesh_axis, layout="row", memory="interleaved", transport="fabric"):
-        """Every row ("rows": the dimension cut over the columns) or every column ("cols": the one
-        cut over the rows) gathers its parts at once; returns the mesh tensor that leaves."""
-        dim = {"rows": self.col_dim, "cols": self.row_dim}.get(mesh_axis, -1)
-        if dim == -1:
-            raise ValueError(f"MeshTensor.all_gather: a mesh axis is rows or cols, not {mesh_axis!r}")
-        if dim is None:
-            raise ValueError(f"MeshTensor.all_gather: the tensor is not cut along the mesh's {mesh_axis}")
-        out = self.cluster.all_gather_tensor(self.parts, axis=dim, layout=layout, memory=memory,
-                                             mesh_axis=mesh_axis, transport=transport)
-        if mesh_axis == "rows":
-            return MeshTensor(self.cluster, out, self.shape, self.row_dim, None)
-        return MeshTensor(self.cluster, out, self.shape, None, self.col_dim)
+    def _op(self, op, mesh_axis, dim=0):
+        return MeshTensor(self.cluster, self.cluster._native.mesh_tensor_op(self._native, op, mesh_axis, dim),
+                          self._ndim)
+
+    def all_gather(self, mesh_axis):
+        """Every row ("rows": the dimension cut across columns) or column ("cols") of chips gathers its
+        parts at once, on the chips; returns the mesh tensor that leaves (replicate along that axis)."""
+        return self._op("all_gather", mesh_axis)
+
+    def reduce_scatter(self, mesh_axis, dim):
+        """Every row ("rows") or column ("cols") of chips reduces its partial parts and cuts the result
+        along `dim`, a piece a chip; returns the mesh tensor that leaves (cut along `dim` there)."""
+        if not -self._ndim <= dim < self._ndim:
+            raise ValueError(f"MeshTensor.reduce_scatter: dim {dim} of a {self._ndim}-D tensor")
+        return self._op("reduce_scatter", mesh_axis, dim % self._ndim + 4 - self._ndim)
+
+    def all_reduce(self, mesh_axis):
+        """Every row ("rows") or column ("cols") of chips reduces its partial parts into each chip's;
+        returns the mesh tensor that leaves (replicate along that axis)."""
+        return self._op("all_reduce", mesh_axis)
+
+    def __repr__(self):
+        by_row, by_col = self.placements
+        return f"weft.MeshTensor(shape={self.shape}, by_row={by_row!r}, by_col={by_col!r})"
 
 
 class Cluster:

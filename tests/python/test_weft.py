@@ -203,19 +203,37 @@ def test_each_row_and_each_column_of_a_mesh_gathers_and_reduces_its_own():
                     np.testing.assert_array_equal(parts[chip], np.split(total, len(g))[k])
         with pytest.raises(weft.Error, match="rows or cols, not 'diagonal'"):
             mesh.mesh_axis_groups("diagonal")
-        # One logical tensor over the mesh: rows cut over its rows, columns over its columns.
+        # One logical tensor over the mesh: rows cut over its rows, columns over its columns. Its parts
+        # stay on the chips from op to op, and the other calls keep clear of them.
         a = np.arange(64 * 64, dtype=np.int32).reshape(64, 64)
-        t = weft.MeshTensor.shard(mesh, a, row_dim=0, col_dim=1)
+        t = weft.MeshTensor.shard(mesh, a, row_dim=0, col_dim=1, layout="tile")
+        assert t.shape == (64, 64) and t.placements == (0, 1)
         assert all(p.shape == (32, 32) for p in t.parts)
         np.testing.assert_array_equal(t.to_array(), a)
-        rows = t.all_gather("rows", layout="tile")  # each row of chips now holds its rows of a, whole
+        rows = t.all_gather("rows")  # each row of chips now holds its rows of a, whole
+        assert rows.placements == (0, "replicate")
         assert all(p.shape == (32, 64) for p in rows.parts)
+        mesh.all_reduce(x)  # a plain collective between mesh tensor ops leaves them alone
         np.testing.assert_array_equal(rows.to_array(), a)
-        whole = rows.all_gather("cols", layout="tile", transport="edm")
+        whole = rows.all_gather("cols")
         for p in whole.parts:
             np.testing.assert_array_equal(p, a)
-        with pytest.raises(ValueError, match="not cut along the mesh's rows"):
+        np.testing.assert_array_equal(t.to_array(), a)  # the first ops' input, still on the chips
+        with pytest.raises(weft.Error, match="gathers a shard, but the tensor is replicate there"):
             whole.all_gather("rows")
+        # Partial values: each row's sum reduce-scattered and all-reduced among its chips.
+        partial = weft.MeshTensor.from_parts(mesh, x, by_row=None, by_col="partial")
+        with pytest.raises(weft.Error, match="has no whole until its parts are reduced"):
+            partial.to_array()
+        groups = mesh.mesh_axis_groups("rows")
+        total = sum(x[c] for c in groups[0])
+        for g in groups[1:]:  # a replicate by_row: the same sum in every row
+            for k, chip in enumerate(g):
+                x[chip] = x[groups[0][k]]
+        partial = weft.MeshTensor.from_parts(mesh, x, by_row=None, by_col="partial")
+        np.testing.assert_array_equal(partial.reduce_scatter("rows", 1).to_array(), total)
+        for p in partial.all_reduce("rows").parts:
+            np.testing.assert_array_equal(p, total)
 
 
 def test_bad_input_is_refused_by_name_and_the_cluster_stays_usable(cluster):
