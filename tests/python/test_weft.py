@@ -221,6 +221,9 @@ def test_each_row_and_each_column_of_a_mesh_gathers_and_reduces_its_own():
         np.testing.assert_array_equal(t.to_array(), a)  # the first ops' input, still on the chips
         with pytest.raises(weft.Error, match="gathers a shard, but the tensor is replicate there"):
             whole.all_gather("rows")
+        half_a_bank = 0x1E600000 // 8 // 2  # qemu-virt's DRAM in 8 banks: mesh tensors take the upper halves
+        with pytest.raises(weft.Error, match="would take DRAM a mesh tensor holds"):
+            mesh.put_tensor(0, a, offset=half_a_bank)
         # Partial values: each row's sum reduce-scattered and all-reduced among its chips.
         partial = weft.MeshTensor.from_parts(mesh, x, by_row=None, by_col="partial")
         with pytest.raises(weft.Error, match="has no whole until its parts are reduced"):
