@@ -67,6 +67,37 @@ void check_moves(const std::string& why, std::initializer_list<std::pair<abi::Te
     }
 }
 
+// Whether `at`'s pages move page for page into one run of DRAM.
+bool lines_up_in_one_run(const BoardInfo& board, const abi::TensorAt& at) {
+    try {
+        check_reshard(at, staging_for(board, at.spec, 1, {at}));
+        return true;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+// A sharded tensor's shard buffers as they lie, a row of raw elements a
+// core (a height-sharded view of it): an element-wise op needs only that an
+// element sits in the same place on every chip, not the pages' order, and
+// the padding is zero on every chip.
+abi::TensorAt unit_rows(const abi::TensorAt& at) {
+    abi::TensorAt rows = at;
+    abi::TensorSpec& t = rows.spec;
+    const uint32_t units = abi::tensor_units(at.spec);
+    const auto elements = uint32_t(abi::tensor_unit_bytes(at.spec) / abi::dtype_size(at.spec.dtype));
+    t.shape[0] = t.shape[1] = 1;
+    t.shape[2] = units;
+    t.shape[3] = elements;
+    t.layout = abi::kRowMajorPages;
+    t.memory = abi::kHeightSharded;
+    t.grid_x = uint16_t(units);
+    t.grid_y = 1;
+    t.shard_rows = 1;
+    t.shard_cols = elements;
+    return rows;
+}
+
 // `keep` and the op's own tensors: what its staging goes past.
 std::vector<abi::TensorAt> with(std::vector<abi::TensorAt> keep, std::initializer_list<abi::TensorAt> own) {
     keep.insert(keep.end(), own);
@@ -121,18 +152,16 @@ void all_reduce(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& run
                 abi::MathOp op, uint32_t core, std::chrono::milliseconds timeout, const std::string& algo,
                 const std::vector<abi::TensorAt>& keep) {
     const BoardInfo& board = cluster.board();
-    const abi::TensorAt staging = staging_for(board, at.spec, 1, with(keep, {at}));
-    try {
-        check_reshard(at, staging);
-    } catch (const Error& e) {
-        throw Error(std::string("a tensor's all_reduce runs its pages through one run of DRAM, page for page: ") +
-                    e.what() + " (tiles line up in any memory, rows of the whole width in interleaved or height-sharded)");
-    }
+    // Where its pages do not line up in one run (rows cut by width shards),
+    // its shards go through DRAM as they lie.
+    const abi::TensorAt from = lines_up_in_one_run(board, at) ? at : unit_rows(at);
+    const abi::TensorAt staging = staging_for(board, from.spec, 1, with(keep, {at}));
+    check_reshard(from, staging);
     std::vector<Launch> there, back;
     for (const ccl::CollectiveRunner* run : runners)
         for (uint32_t chip : run->chips()) {
-            there.push_back(reshard_launch(board, chip, core, at, staging));
-            back.push_back(reshard_launch(board, chip, core, staging, at));
+            there.push_back(reshard_launch(board, chip, core, from, staging));
+            back.push_back(reshard_launch(board, chip, core, staging, from));
         }
     ccl::OpRequest r = flat_op(ccl::Collective::kAllReduce, abi::DataType(at.spec.dtype), algo,
                                abi::tensor_unit_bytes(staging.spec), op);

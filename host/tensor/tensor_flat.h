@@ -37,12 +37,12 @@ ccl::OpRequest flat_op(ccl::Collective op, abi::DataType dtype, const std::strin
 
 // The tensor at `at` on every chip of `runner` (the same place on each)
 // reduced element-wise by `op` into every chip's copy, in place. Its pages
-// run through DRAM bank 0, past the tensor's own share of it; the kernel
-// runs on `core` of each chip (a worker holding no shard). `algo`: the flat
-// all-reduce's algorithm (weft run's names, or auto). Throws weft::Error for
-// a layout whose pages cannot line up in one run (row-major pages cut by
-// width shards) or a tensor the bank cannot hold twice, TimeoutError /
-// FaultError if a step fails.
+// run through DRAM bank 0, past the tensor's own share of it (row-major
+// pages cut by width shards, which cannot line up in one run, go through
+// shard by shard as they lie); the kernel runs on `core` of each chip (a
+// worker holding no shard). `algo`: the flat all-reduce's algorithm (weft
+// run's names, or auto). Throws weft::Error for a tensor the bank cannot
+// hold twice, TimeoutError / FaultError if a step fails.
 void all_reduce(Cluster& cluster, ccl::CollectiveRunner& runner, const abi::TensorAt& at, abi::MathOp op, uint32_t core,
                 std::chrono::milliseconds timeout, const std::string& algo = "auto");
 // The same in several groups of chips at once, a runner each (a communicator

@@ -387,8 +387,9 @@ void test_what_does_not_fit_is_refused(void**) {
 }
 
 // Each chip's tensor reduced into every chip's copy, in place, through the
-// flat all-reduce over the EDM and over whatever auto picks: tiles in the
-// banks and in width shards, rows in height shards, sum and max.
+// flat all-reduce over the EDM and over whatever auto picks: tiles and rows
+// in the banks and in height, width and block shards, sum, max and min.
+// Rows cut by width shards go through DRAM shard by shard, as they lie.
 void test_all_reduce_in_any_layout_through_the_flat_one(void**) {
     Cluster& c = *g_cluster;
     const uint32_t n = uint32_t(c.size()), core = c.board().cores_with_role(CoreRole::kWorker).back();
@@ -398,16 +399,25 @@ void test_all_reduce_in_any_layout_through_the_flat_one(void**) {
         abi::MathOp op;
         const char* transport;
     };
+    // Every row of the CCL document's op table: both page layouts in every memory.
     for (const Case& k : {Case{abi::kTilePages, abi::kInterleaved, abi::kMathSum, "edm"},
                           Case{abi::kTilePages, abi::kWidthSharded, abi::kMathMax, "auto"},
-                          Case{abi::kRowMajorPages, abi::kHeightSharded, abi::kMathSum, "auto"}}) {
-        const abi::TensorSpec t = tensor::in_memory(tensor::matrix(40, 70, abi::kI32, k.pages), k.memory, {2, 1});
+                          Case{abi::kTilePages, abi::kHeightSharded, abi::kMathSum, "auto"},
+                          Case{abi::kTilePages, abi::kBlockSharded, abi::kMathMin, "auto"},
+                          Case{abi::kRowMajorPages, abi::kInterleaved, abi::kMathSum, "auto"},
+                          Case{abi::kRowMajorPages, abi::kHeightSharded, abi::kMathSum, "auto"},
+                          Case{abi::kRowMajorPages, abi::kWidthSharded, abi::kMathMax, "edm"},
+                          Case{abi::kRowMajorPages, abi::kBlockSharded, abi::kMathSum, "auto"}}) {
+        const abi::TensorSpec t = tensor::in_memory(tensor::matrix(40, 70, abi::kI32, k.pages), k.memory, {3, 1});
         const abi::TensorAt at = tensor::placed(c.board(), t, 0);
-        std::vector<int32_t> want(tensor::elements(t), k.op == abi::kMathMax ? INT32_MIN : 0), mine(want.size());
+        const int32_t first = k.op == abi::kMathMax ? INT32_MIN : k.op == abi::kMathMin ? INT32_MAX : 0;
+        std::vector<int32_t> want(tensor::elements(t), first), mine(want.size());
         for (uint32_t chip = 0; chip < n; ++chip) {
             for (size_t i = 0; i < mine.size(); ++i) {
                 mine[i] = int32_t((i * 7 + chip * 13) % 101) - 50;
-                want[i] = k.op == abi::kMathMax ? std::max(want[i], mine[i]) : want[i] + mine[i];
+                want[i] = k.op == abi::kMathMax   ? std::max(want[i], mine[i])
+                          : k.op == abi::kMathMin ? std::min(want[i], mine[i])
+                                                  : want[i] + mine[i];
             }
             tensor::write_tensor(c.chip(chip), at, mine.data());
         }
