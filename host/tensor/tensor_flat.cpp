@@ -22,22 +22,41 @@ uint64_t end_in_bank0(const BoardInfo& board, const abi::TensorAt& at) {
     return (at.base - bank.base + abi::tensor_unit_bytes(at.spec) + 4095) & ~4095ull;
 }
 
+// Where `bytes` of runs of `what` start in DRAM bank 0, past what
+// `clear_of` hold of the bank.
+uint64_t run_in_bank0(const BoardInfo& board, uint64_t bytes, const std::vector<abi::TensorAt>& clear_of,
+                      const std::string& what) {
+    uint64_t offset = 0;
+    for (const abi::TensorAt& at : clear_of) offset = std::max(offset, end_in_bank0(board, at));
+    const Region bank = board.dram_bank(0);
+    if (offset > bank.size || bytes > bank.size - offset)
+        throw Error(what + " do not fit board " + board.name + "'s DRAM bank 0: they take " + std::to_string(bytes) +
+                    " bytes from byte " + std::to_string(offset) + " of a bank of " + std::to_string(bank.size));
+    return bank.base + offset;
+}
+
 // `copies` runs of `t`'s pages in order, one after another in DRAM bank 0,
 // past what `clear_of` hold of the bank.
 abi::TensorAt staging_for(const BoardInfo& board, abi::TensorSpec t, uint32_t copies,
                           const std::vector<abi::TensorAt>& clear_of) {
-    uint64_t offset = 0;
-    for (const abi::TensorAt& at : clear_of) offset = std::max(offset, end_in_bank0(board, at));
     t.memory = abi::kInterleaved;
     t.banks = 1;
     check_spec(t);
-    const Region bank = board.dram_bank(0);
     const uint64_t bytes = abi::tensor_unit_bytes(t) * copies;
-    if (offset > bank.size || bytes > bank.size - offset)
-        throw Error(std::to_string(copies) + " run(s) of " + describe(t) + " do not fit board " + board.name +
-                    "'s DRAM bank 0: they take " + std::to_string(bytes) + " bytes from byte " +
-                    std::to_string(offset) + " of a bank of " + std::to_string(bank.size));
-    return {t, bank.base + offset, bank.size};
+    const std::string what = std::to_string(copies) + " run(s) of " + describe(t);
+    return {t, run_in_bank0(board, bytes, clear_of, what), board.dram_bank(0).size};
+}
+
+// `copies` runs of `t` as its memory lays it out, its units' buffers one
+// right after another, in DRAM bank 0: `t`'s own grid of pages, so every
+// page moves to and from `t` page for page (rows cut by width shards too).
+// A run is tensor_units(t) * unit_stride bytes.
+abi::TensorAt packed_for(const BoardInfo& board, const abi::TensorSpec& t, uint32_t copies,
+                         const std::vector<abi::TensorAt>& clear_of) {
+    check_spec(t);
+    const uint64_t unit = abi::tensor_unit_bytes(t);
+    const std::string what = std::to_string(copies) + " packed run(s) of " + describe(t);
+    return {t, run_in_bank0(board, unit * abi::tensor_units(t) * copies, clear_of, what), unit};
 }
 
 // Every runner's flat op r at once: a group a runner (the rows of a mesh).
@@ -183,10 +202,9 @@ void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>&
     const BoardInfo& board = cluster.board();
     const uint32_t ranks = group_size(runners, "reduce_scatter");
     check_reduce_scatter(input.spec, output.spec, dim, ranks);
-    const abi::TensorAt staging = staging_for(board, output.spec, ranks, with(keep, {input, output}));
-    const uint64_t stride = abi::tensor_unit_bytes(staging.spec);
-    check_moves("a tensor's reduce_scatter moves each chip's part out of one run of DRAM, page for page",
-                {{staging, output}});
+    // Each part's run laid out as the output: it moves into it page for page.
+    const abi::TensorAt staging = packed_for(board, output.spec, ranks, with(keep, {input, output}));
+    const uint64_t stride = abi::tensor_units(staging.spec) * staging.unit_stride;
     std::vector<Launch> split, back;
     for (const ccl::CollectiveRunner* run : runners)
         for (uint32_t k = 0; k < ranks; ++k) {

@@ -436,8 +436,8 @@ void test_all_reduce_in_any_layout_through_the_flat_one(void**) {
 // Every chip's tensor reduced and cut along a dimension, chip k left with
 // part k, through the flat reduce-scatter over the EDM, the fabric and
 // whatever auto picks: tiles cut by rows and by columns, rows cut by rows
-// and by columns, from and into banks and shards, sum and max. Each part
-// is checked against the host's reduction.
+// and by columns, from and into banks and every kind of shard, sum and
+// max. Each part is checked against the host's reduction.
 void test_reduce_scatter_in_any_layout_through_the_flat_one(void**) {
     Cluster& c = *g_cluster;
     const uint32_t n = uint32_t(c.size()), core = c.board().cores_with_role(CoreRole::kWorker).back();
@@ -452,7 +452,11 @@ void test_reduce_scatter_in_any_layout_through_the_flat_one(void**) {
          {Case{abi::kTilePages, 32 * n, 64, 2, abi::kInterleaved, abi::kWidthSharded, abi::kMathSum, "edm"},
           Case{abi::kTilePages, 64, 32 * n, 3, abi::kBlockSharded, abi::kInterleaved, abi::kMathMax, "auto"},
           Case{abi::kRowMajorPages, 3 * n, 70, 2, abi::kHeightSharded, abi::kHeightSharded, abi::kMathSum, "fabric"},
-          Case{abi::kRowMajorPages, 6, 5 * n, 3, abi::kInterleaved, abi::kInterleaved, abi::kMathSum, "auto"}}) {
+          Case{abi::kRowMajorPages, 6, 5 * n, 3, abi::kInterleaved, abi::kInterleaved, abi::kMathSum, "auto"},
+          // Rows cut by width (block) shards: each part's run is laid out as the output's shards.
+          Case{abi::kRowMajorPages, 4 * n, 64, 2, abi::kWidthSharded, abi::kWidthSharded, abi::kMathSum, "auto"},
+          Case{abi::kRowMajorPages, 8, 64 * n, 3, abi::kBlockSharded, abi::kBlockSharded, abi::kMathMax, "edm"},
+          Case{abi::kTilePages, 32 * n, 64, 2, abi::kHeightSharded, abi::kHeightSharded, abi::kMathSum, "auto"}}) {
         const uint32_t pr = k.dim == 2 ? k.rows / n : k.rows, pc = k.dim == 3 ? k.cols / n : k.cols;
         const abi::TensorSpec whole =
             tensor::in_memory(tensor::matrix(k.rows, k.cols, abi::kI32, k.pages), k.in, {2, 1});
