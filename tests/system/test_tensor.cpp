@@ -130,6 +130,45 @@ void test_all_gather_reshards_in_flight(void**) {
     fabric->stop();
 }
 
+// Every row of the CCL document's op table over the fabric's kernels: in
+// both page layouts and every memory, each chip's part gathered along the
+// height into the same memory, then each chip's part sent to the next chip,
+// every element checked.
+void test_every_layout_gathers_and_shifts(void**) {
+    Cluster& c = *g_cluster;
+    const uint32_t n = c.size(), core = c.board().cores_with_role(CoreRole::kWorker).back();
+    std::vector<uint32_t> chips(n);
+    std::vector<std::pair<uint32_t, uint32_t>> shift;
+    for (uint32_t i = 0; i < n; ++i) chips[i] = i, shift.push_back({i, (i + 1) % n});
+    auto fabric = transport::Fabric::start(c, transport::cluster_fabric(c.board(), c.topology(), FabricSpec{}),
+                                           milliseconds(10000));
+    for (abi::TensorLayout pages : {abi::kTilePages, abi::kRowMajorPages})
+        for (abi::TensorMemory memory :
+             {abi::kInterleaved, abi::kHeightSharded, abi::kWidthSharded, abi::kBlockSharded}) {
+            const abi::TensorSpec part = tensor::in_memory(tensor::matrix(32, 64, abi::kF32, pages), memory, {2, 1});
+            const abi::TensorSpec whole = tensor::in_memory(tensor::gathered(part, 2, n, part), memory, {2, 1});
+            const auto [in, out] = tensor::place_both(c.board(), part, whole);
+            std::vector<std::vector<uint8_t>> parts;
+            for (uint32_t chip = 0; chip < n; ++chip) {
+                parts.push_back(some_data(part, 80 + chip));
+                tensor::write_tensor(c.chip(chip), in, parts.back().data());
+            }
+            tensor::all_gather(c, *fabric, chips, in, out, 2, core, milliseconds(30000));
+            const std::vector<uint8_t> want = tensor::concatenate(part, 2, parts);
+            for (uint32_t chip = 0; chip < n; ++chip)
+                if (tensor::read_tensor(c.chip(chip), out) != want)
+                    fail_msg("chip %u: the all-gather of %s differs", chip, tensor::describe(part).c_str());
+            const auto [sent, received] = tensor::place_both(c.board(), part, part);
+            for (uint32_t chip = 0; chip < n; ++chip) tensor::write_tensor(c.chip(chip), sent, parts[chip].data());
+            tensor::send_recv(c, *fabric, shift, sent, received, core, milliseconds(30000));
+            for (uint32_t chip = 0; chip < n; ++chip)
+                if (tensor::read_tensor(c.chip((chip + 1) % n), received) != parts[chip])
+                    fail_msg("chip %u did not receive chip %u's %s", (chip + 1) % n, chip,
+                             tensor::describe(part).c_str());
+        }
+    fabric->stop();
+}
+
 // The same gathers through the flat all-gather, over the EDM and over what
 // auto picks (the fabric's kernel is not used): each chip's part moved into
 // its run, the runs gathered, joined into the whole's memory.
@@ -599,6 +638,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_rows_move_between_dram_banks_and_height_shards),
         cmocka_unit_test(test_what_does_not_fit_is_refused),
         cmocka_unit_test(test_all_gather_reshards_in_flight),
+        cmocka_unit_test(test_every_layout_gathers_and_shifts),
         cmocka_unit_test(test_all_gather_over_any_transport_through_the_flat_one),
         cmocka_unit_test(test_send_recv_reshards_in_flight),
         cmocka_unit_test(test_send_recv_over_the_edm_through_the_flat_one),
