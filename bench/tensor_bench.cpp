@@ -157,7 +157,9 @@ void reduce_table(Cluster& c, uint64_t bytes, ccl::Collective op) {
     const std::vector<Layout> layouts = {{"tiles, interleaved", abi::kTilePages, abi::kInterleaved},
                                          {"tiles, width-sharded on 3 cores", abi::kTilePages, abi::kWidthSharded},
                                          {"row-major, height-sharded on 3 cores", abi::kRowMajorPages,
-                                          abi::kHeightSharded}};
+                                          abi::kHeightSharded},
+                                         {"row-major, width-sharded on 3 cores", abi::kRowMajorPages,
+                                          abi::kWidthSharded}};
     for (const Layout& l : layouts) {
         double s[2];
         for (int half = 0; half < 2; ++half) {
