@@ -78,8 +78,9 @@ inline constexpr Knob kKnobs[] = {
      .meaning = "idle engine passes the bridge spins before it naps",
      .fallback = 256, .min = 0, .max = UINT32_MAX},
     {.name = "WEFT_BRIDGE_NAP_US", .type = Type::kInteger, .reader = Reader::kBridge,
-     .meaning = "the bridge engine's nap in us while an op is likely still going (0: no naps)",
-     .fallback = 10, .min = 0, .max = 1000000},
+     .meaning = "the bridge engine's nap in us while an op is likely still going, cut short when a frame on a "
+                "shaped wire is due (0: no naps)",
+     .fallback = 50, .min = 0, .max = 1000000},
     {.name = "WEFT_CCL_CONFIG", .type = Type::kPath, .reader = Reader::kCcl,
      .meaning = "a YAML tuning file for the tunables that list a tuning file key (a set variable wins)"},
     {.name = "WEFT_CCL_TRACE", .type = Type::kText, .reader = Reader::kCcl,

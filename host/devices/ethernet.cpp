@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 
 #include "devices/devices.h"
 
@@ -70,6 +72,15 @@ bool Ethernet::in_flight() const {
     for (const auto& l : links_)
         if (l->cable->plugged() && !l->cable->quiet()) return true;
     return false;
+}
+
+long Ethernet::until_frame_due_us() const {
+    const uint64_t now = now_us_();
+    double due = std::numeric_limits<double>::infinity();
+    for (const auto& l : links_)
+        if (l->cable->plugged()) due = std::min(due, l->cable->next_due_us(now));
+    if (due == std::numeric_limits<double>::infinity()) return -1;
+    return due <= double(now) ? 0 : long(std::ceil(due - double(now)));
 }
 
 int Ethernet::peer_chip(uint32_t chip, uint32_t port) const {

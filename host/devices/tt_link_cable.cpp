@@ -1,8 +1,9 @@
 #include "devices/tt_link_cable.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <memory>
 
 #include "common/error.h"
@@ -323,6 +324,25 @@ void TtLinkCable::publish() {
                          : mac_[0]->retraining() || mac_[1]->retraining() ? CableState::kRetraining
                                                                           : CableState::kUp;
     state_.store(static_cast<uint32_t>(s), kRelaxed);
+}
+
+double TtLinkCable::next_due_us(uint64_t now_us) const {
+    // Only times still ahead: a frame already due that the last pump did not
+    // deliver waits for its receiver, not for the clock.
+    double due = std::numeric_limits<double>::infinity();
+    const auto ahead = [&](double at) {
+        if (at > double(now_us)) due = std::min(due, at);
+    };
+    for (int d = 0; d < 2; ++d) {
+        for (const InTransit& t : transit_[d])
+            if (t.arrive_us > double(now_us)) {
+                ahead(t.arrive_us);
+                break;
+            }
+        if (!acks_ahead_[d].empty()) ahead(acks_ahead_[d].front().arrive_us);
+        ahead(wire_free_us_[d] - kWireQueueUs);
+    }
+    return due;
 }
 
 }  // namespace weft

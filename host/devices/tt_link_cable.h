@@ -77,6 +77,10 @@ public:
                !faults_changed_.load(std::memory_order_relaxed) && !mode_change_pending();
     }
 
+    // When, after now_us, the next frame on a shaped wire arrives or a busy
+    // serialiser takes the next, in the engine's µs; infinity if never.
+    double next_due_us(uint64_t now_us) const;
+
     // --- any thread ---
     void set_plugged(bool plugged) { plugged_.store(plugged, std::memory_order_release); }
     bool plugged() const { return plugged_.load(std::memory_order_acquire); }
