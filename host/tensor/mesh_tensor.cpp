@@ -44,6 +44,15 @@ std::vector<uint8_t> join(const abi::TensorSpec& part, const MeshPlacement& p,
     return p.kind == MeshPlacement::kShard ? concatenate(part, p.dim, parts) : parts.at(0);
 }
 
+// What chip k of `chips` along an axis placed `p` holds of `t` (row-major
+// `data`): its cut of a shard, all of a replica.
+std::vector<uint8_t> piece(const abi::TensorSpec& t, const MeshPlacement& p, uint32_t chips, uint32_t k,
+                           const void* data) {
+    if (p.kind == MeshPlacement::kShard) return cut(t, p.dim, chips, k, data);
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    return std::vector<uint8_t>(bytes, bytes + elements(t) * abi::dtype_size(t.dtype));
+}
+
 abi::TensorSpec times(abi::TensorSpec t, const MeshPlacement& p, uint32_t chips) {
     if (p.kind == MeshPlacement::kShard) t.shape[p.dim] *= chips;
     return t;
@@ -93,14 +102,10 @@ MeshTensor MeshTensor::from_host(std::shared_ptr<Mesh> mesh, const abi::TensorSp
     std::vector<std::vector<uint8_t>> bytes(size_t(rows) * cols);
     std::vector<const void*> parts(bytes.size());
     for (uint32_t y = 0; y < rows; ++y) {
-        const std::vector<uint8_t> row = by_row.kind == MeshPlacement::kShard
-                                             ? cut(whole, by_row.dim, rows, y, data)
-                                             : std::vector<uint8_t>(static_cast<const uint8_t*>(data),
-                                                                    static_cast<const uint8_t*>(data) +
-                                                                        elements(whole) * abi::dtype_size(whole.dtype));
+        const std::vector<uint8_t> row = piece(whole, by_row, rows, y, data);
         for (uint32_t x = 0; x < cols; ++x) {
             const uint32_t chip = mesh->chip_at(y, x);
-            bytes.at(chip) = by_col.kind == MeshPlacement::kShard ? cut(across, by_col.dim, cols, x, row.data()) : row;
+            bytes.at(chip) = piece(across, by_col, cols, x, row.data());
             parts[chip] = bytes[chip].data();
         }
     }
