@@ -116,9 +116,12 @@ class MeshTensor:
         return tuple(shape4[4 - self._ndim:])
 
     def _placement_of(self, native):
+        """The native module's "shard(D)", "replicate" or "partial(OP)" as from_parts takes it."""
         if native.startswith("shard("):
             return int(native[6:-1]) - (4 - self._ndim)
-        return native  # "replicate", "partial(sum)"
+        if native.startswith("partial("):
+            return "partial:" + native[8:-1]
+        return native
 
     @property
     def shape(self):
@@ -127,7 +130,7 @@ class MeshTensor:
 
     @property
     def placements(self):
-        """(by_row, by_col): a dimension cut, "replicate", or "partial(<op>)"."""
+        """(by_row, by_col) as from_parts takes them: a dimension cut, "replicate" or "partial:<op>"."""
         return self._placement_of(self._native.by_row), self._placement_of(self._native.by_col)
 
     @property

@@ -226,6 +226,7 @@ def test_each_row_and_each_column_of_a_mesh_gathers_and_reduces_its_own():
             mesh.put_tensor(0, a, offset=half_a_bank)
         # Partial values: each row's sum reduce-scattered and all-reduced among its chips.
         partial = weft.MeshTensor.from_parts(mesh, x, by_row=None, by_col="partial")
+        assert partial.placements == ("replicate", "partial:sum")
         with pytest.raises(weft.Error, match="has no whole until its parts are reduced"):
             partial.to_array()
         groups = mesh.mesh_axis_groups("rows")
