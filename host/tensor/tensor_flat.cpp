@@ -35,12 +35,18 @@ uint64_t run_in_bank0(const BoardInfo& board, uint64_t bytes, const std::vector<
     return bank.base + offset;
 }
 
-// `copies` runs of `t`'s pages in order, one after another in DRAM bank 0,
-// past what `clear_of` hold of the bank.
-abi::TensorAt staging_for(const BoardInfo& board, abi::TensorSpec t, uint32_t copies,
-                          const std::vector<abi::TensorAt>& clear_of) {
+// `t`'s pages in order in one run: interleaved over a single bank.
+abi::TensorSpec one_run(abi::TensorSpec t) {
     t.memory = abi::kInterleaved;
     t.banks = 1;
+    return t;
+}
+
+// `copies` runs of `t`'s pages in order, one after another in DRAM bank 0,
+// past what `clear_of` hold of the bank.
+abi::TensorAt staging_for(const BoardInfo& board, const abi::TensorSpec& tensor, uint32_t copies,
+                          const std::vector<abi::TensorAt>& clear_of) {
+    const abi::TensorSpec t = one_run(tensor);
     check_spec(t);
     const uint64_t bytes = abi::tensor_unit_bytes(t) * copies;
     const std::string what = std::to_string(copies) + " run(s) of " + describe(t);
@@ -87,9 +93,9 @@ void check_moves(const std::string& why, std::initializer_list<std::pair<abi::Te
 }
 
 // Whether `at`'s pages move page for page into one run of DRAM.
-bool lines_up_in_one_run(const BoardInfo& board, const abi::TensorAt& at) {
+bool lines_up_in_one_run(const abi::TensorAt& at) {
     try {
-        check_reshard(at, staging_for(board, at.spec, 1, {at}));
+        check_reshard(at, {one_run(at.spec), 0, 0});
         return true;
     } catch (const Error&) {
         return false;
@@ -173,7 +179,7 @@ void all_reduce(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& run
     const BoardInfo& board = cluster.board();
     // Where its pages do not line up in one run (rows cut by width shards),
     // its shards go through DRAM as they lie.
-    const abi::TensorAt from = lines_up_in_one_run(board, at) ? at : unit_rows(at);
+    const abi::TensorAt from = !abi::tensor_sharded(at.spec) || lines_up_in_one_run(at) ? at : unit_rows(at);
     const abi::TensorAt staging = staging_for(board, from.spec, 1, with(keep, {at}));
     check_reshard(from, staging);
     std::vector<Launch> there, back;
