@@ -205,8 +205,7 @@ std::vector<Bytes> NativeCluster::collective(const OpCall& call, const std::vect
     r.root = call.root;
     r.shape = call.shape;
     r.dim = call.dim;
-    for (const abi::TensorAt& k : kept())
-        for (const abi::Pages& range : tensor::dram_ranges(k)) r.keep.push_back(range);
+    r.keep = tensor::dram_ranges(kept());
     ccl::CollectiveRunner& run = runner(call.transport, call.chips);
     const uint32_t ranks = uint32_t(run.chips().size());
     if (inputs.size() != ranks)

@@ -129,12 +129,6 @@ std::vector<abi::TensorAt> with(std::vector<abi::TensorAt> keep, std::initialize
     return keep;
 }
 
-// The flat op leaves the kept tensors' DRAM alone.
-void keep_clear(ccl::OpRequest& r, const std::vector<abi::TensorAt>& keep) {
-    for (const abi::TensorAt& at : keep)
-        for (const abi::Pages& range : dram_ranges(at)) r.keep.push_back(range);
-}
-
 // The chips of each group (all of one size), for `op`'s message.
 uint32_t group_size(const std::vector<ccl::CollectiveRunner*>& runners, const char* op) {
     const auto ranks = static_cast<uint32_t>(runners.at(0)->chips().size());
@@ -191,7 +185,7 @@ void all_reduce(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& run
     ccl::OpRequest r = flat_op(ccl::Collective::kAllReduce, abi::DataType(at.spec.dtype), algo,
                                abi::tensor_unit_bytes(staging.spec), op);
     r.send = r.recv = staging.base;
-    keep_clear(r, keep);
+    r.keep = dram_ranges(keep);
     through_flat(cluster, runners, there, r, back, timeout);
 }
 
@@ -227,7 +221,7 @@ void reduce_scatter(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>&
     ccl::OpRequest r =
         flat_op(ccl::Collective::kReduceScatter, abi::DataType(input.spec.dtype), algo, stride * ranks, op);
     r.send = r.recv = staging.base;
-    keep_clear(r, keep);
+    r.keep = dram_ranges(keep);
     through_flat(cluster, runners, split, r, back, timeout);
 }
 
@@ -255,7 +249,7 @@ void all_gather(Cluster& cluster, const std::vector<ccl::CollectiveRunner*>& run
     // Rank k's block is its run: the runs are equal and whole elements.
     ccl::OpRequest r = flat_op(ccl::Collective::kAllGather, abi::DataType(input.spec.dtype), algo, stride * ranks);
     r.send = r.recv = staging.base;
-    keep_clear(r, keep);
+    r.keep = dram_ranges(keep);
     through_flat(cluster, runners, there, r, join, timeout);
 }
 

@@ -98,6 +98,13 @@ std::vector<abi::Pages> dram_ranges(const abi::TensorAt& at) {
     return ranges;
 }
 
+std::vector<abi::Pages> dram_ranges(const std::vector<abi::TensorAt>& tensors) {
+    std::vector<abi::Pages> ranges;
+    for (const abi::TensorAt& at : tensors)
+        for (const abi::Pages& range : dram_ranges(at)) ranges.push_back(range);
+    return ranges;
+}
+
 void write_tensor(Chip& chip, const abi::TensorAt& at, const void* data) {
     const UnitImages units = place(at.spec, data);
     for (uint32_t u = 0; u < units.size(); ++u) chip.write(unit_address(at, u), units[u].data(), units[u].size());

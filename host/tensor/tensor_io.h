@@ -49,6 +49,8 @@ PlacedPair place_both(const BoardInfo& board, const abi::TensorSpec& in, const a
 // The DRAM `at` takes, a range a bank (none where it lives in L1): what an
 // op that must leave the tensor alone keeps clear of (ccl::OpRequest::keep).
 std::vector<abi::Pages> dram_ranges(const abi::TensorAt& at);
+// Every tensor's, one after another.
+std::vector<abi::Pages> dram_ranges(const std::vector<abi::TensorAt>& tensors);
 
 void write_tensor(Chip& chip, const abi::TensorAt& at, const void* data);
 std::vector<uint8_t> read_tensor(Chip& chip, const abi::TensorAt& at);
