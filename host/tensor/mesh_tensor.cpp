@@ -231,9 +231,7 @@ const MeshPlacement& MeshTensor::partial_along(MeshAxis axis, const char* op) co
     const MeshPlacement& p = along(axis);
     if (p.kind != MeshPlacement::kPartial)
         throw Error(std::string(op) + " along the mesh's " + axis_name(axis) +
-                    " reduces partial values, but the "
-                    "tensor is " +
-                    describe(p) + " there");
+                    " reduces partial values, but the tensor is " + describe(p) + " there");
     return p;
 }
 
