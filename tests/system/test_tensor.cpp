@@ -83,6 +83,33 @@ void test_rows_move_between_dram_banks_and_height_shards(void**) {
     reshard(shards, banks, data);
 }
 
+// Each chip's own data for `at`'s tensor (seeded from `seed` and the chip),
+// written there; by chip.
+std::vector<std::vector<uint8_t>> write_parts(const abi::TensorAt& at, uint32_t seed) {
+    std::vector<std::vector<uint8_t>> parts;
+    for (uint32_t chip = 0; chip < g_cluster->size(); ++chip) {
+        parts.push_back(some_data(at.spec, seed + chip));
+        tensor::write_tensor(g_cluster->chip(chip), at, parts.back().data());
+    }
+    return parts;
+}
+
+// What the all-gather tests gather on `n` chips, each part from the DRAM
+// banks: tiles along the width into block shards, bf16 rows along the
+// height into height shards.
+struct GatherCase {
+    abi::TensorSpec part, memory;
+    uint32_t dim;
+};
+std::vector<GatherCase> gather_cases(uint32_t n) {
+    abi::TensorSpec tiles_out{}, rows_out{};
+    tiles_out.memory = abi::kBlockSharded, tiles_out.grid_x = 2, tiles_out.grid_y = 1, tiles_out.shard_rows = 64;
+    tiles_out.shard_cols = 32 * ((n + 1) / 2);  // two blocks across, whole tiles
+    rows_out.memory = abi::kHeightSharded, rows_out.grid_x = 2, rows_out.grid_y = 1, rows_out.shard_rows = 3 * n;
+    return {{tensor::matrix(64, 32, abi::kF32, abi::kTilePages), tiles_out, 3},
+            {tensor::matrix(6, 24, abi::kBF16, abi::kRowMajorPages), rows_out, 2}};
+}
+
 // All-gather over the fabric on every chip of the cluster: each chip's part,
 // in DRAM banks, gathered into another memory (block shards of tiles along
 // the width; height shards of bf16 rows along the height) on every chip,
@@ -103,23 +130,10 @@ void test_all_gather_reshards_in_flight(void**) {
                                                               : abi::kGatherDirect);
     const std::vector<uint32_t> workers = c.board().cores_with_role(CoreRole::kWorker);
     const uint32_t core = workers.back();  // holds no shard: the grids below use the first two workers
-    struct Case {
-        abi::TensorSpec part, memory;
-        uint32_t dim;
-    };
-    abi::TensorSpec tiles_out{}, rows_out{};
-    tiles_out.memory = abi::kBlockSharded, tiles_out.grid_x = 2, tiles_out.grid_y = 1, tiles_out.shard_rows = 64;
-    tiles_out.shard_cols = 32 * ((n + 1) / 2);  // two blocks across, whole tiles
-    rows_out.memory = abi::kHeightSharded, rows_out.grid_x = 2, rows_out.grid_y = 1, rows_out.shard_rows = 3 * n;
-    for (const Case& k : {Case{tensor::matrix(64, 32, abi::kF32, abi::kTilePages), tiles_out, 3},
-                          Case{tensor::matrix(6, 24, abi::kBF16, abi::kRowMajorPages), rows_out, 2}}) {
+    for (const GatherCase& k : gather_cases(n)) {
         const abi::TensorAt in = tensor::interleaved_at(c.board(), k.part, 4 << 20);
         const abi::TensorAt out = tensor::sharded_at(c.board(), tensor::gathered(k.part, k.dim, n, k.memory), 0);
-        std::vector<std::vector<uint8_t>> parts;
-        for (uint32_t chip = 0; chip < n; ++chip) {
-            parts.push_back(some_data(k.part, 10 + chip));
-            tensor::write_tensor(c.chip(chip), in, parts.back().data());
-        }
+        const std::vector<std::vector<uint8_t>> parts = write_parts(in, 10);
         tensor::all_gather(c, *fabric, chips, in, out, k.dim, core, milliseconds(30000));
         const std::vector<uint8_t> want = tensor::concatenate(k.part, k.dim, parts);
         for (uint32_t chip = 0; chip < n; ++chip)
@@ -149,11 +163,7 @@ void test_every_layout_gathers_and_shifts(void**) {
             const abi::TensorSpec part = tensor::in_memory(tensor::matrix(32, 64, abi::kF32, pages), memory, {2, 1});
             const abi::TensorSpec whole = tensor::in_memory(tensor::gathered(part, 2, n, part), memory, {2, 1});
             const auto [in, out] = tensor::place_both(c.board(), part, whole);
-            std::vector<std::vector<uint8_t>> parts;
-            for (uint32_t chip = 0; chip < n; ++chip) {
-                parts.push_back(some_data(part, 80 + chip));
-                tensor::write_tensor(c.chip(chip), in, parts.back().data());
-            }
+            const std::vector<std::vector<uint8_t>> parts = write_parts(in, 80);
             tensor::all_gather(c, *fabric, chips, in, out, 2, core, milliseconds(30000));
             const std::vector<uint8_t> want = tensor::concatenate(part, 2, parts);
             for (uint32_t chip = 0; chip < n; ++chip)
@@ -176,33 +186,22 @@ void test_every_layout_gathers_and_shifts(void**) {
 void test_all_gather_over_any_transport_through_the_flat_one(void**) {
     Cluster& c = *g_cluster;
     const uint32_t n = c.size(), core = c.board().cores_with_role(CoreRole::kWorker).back();
-    abi::TensorSpec tiles_out{}, rows_out{};
-    tiles_out.memory = abi::kBlockSharded, tiles_out.grid_x = 2, tiles_out.grid_y = 1, tiles_out.shard_rows = 64;
-    tiles_out.shard_cols = 32 * ((n + 1) / 2);
-    rows_out.memory = abi::kHeightSharded, rows_out.grid_x = 2, rows_out.grid_y = 1, rows_out.shard_rows = 3 * n;
-    struct Case {
-        abi::TensorSpec part, memory;
-        uint32_t dim;
-        const char* transport;
-    };
-    for (const Case& k : {Case{tensor::matrix(64, 32, abi::kF32, abi::kTilePages), tiles_out, 3, "edm"},
-                          Case{tensor::matrix(6, 24, abi::kBF16, abi::kRowMajorPages), rows_out, 2, "auto"}}) {
+    const std::vector<GatherCase> cases = gather_cases(n);
+    const char* transports[] = {"edm", "auto"};  // one a case
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const GatherCase& k = cases[i];
         const abi::TensorAt in = tensor::interleaved_at(c.board(), k.part, 4 << 20);
         const abi::TensorAt out = tensor::sharded_at(c.board(), tensor::gathered(k.part, k.dim, n, k.memory), 0);
-        std::vector<std::vector<uint8_t>> parts;
-        for (uint32_t chip = 0; chip < n; ++chip) {
-            parts.push_back(some_data(k.part, 40 + chip));
-            tensor::write_tensor(c.chip(chip), in, parts.back().data());
-        }
+        const std::vector<std::vector<uint8_t>> parts = write_parts(in, 40);
         ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
-        o.transport = k.transport;
+        o.transport = transports[i];
         ccl::CollectiveRunner runner(c, o);
         tensor::all_gather(c, {&runner}, in, out, k.dim, core, milliseconds(60000));
         const std::vector<uint8_t> want = tensor::concatenate(k.part, k.dim, parts);
         for (uint32_t chip = 0; chip < n; ++chip)
             if (tensor::read_tensor(c.chip(chip), out) != want)
                 fail_msg("chip %u: %s gathered along %u over %s differs", chip, tensor::describe(k.part).c_str(), k.dim,
-                         k.transport);
+                         transports[i]);
     }
 }
 
@@ -211,7 +210,7 @@ void test_all_gather_over_any_transport_through_the_flat_one(void**) {
 // rows from height shards into the banks; every element checked.
 void test_send_recv_over_the_edm_through_the_flat_one(void**) {
     Cluster& c = *g_cluster;
-    const uint32_t n = c.size(), core = c.board().cores_with_role(CoreRole::kWorker).back();
+    const uint32_t core = c.board().cores_with_role(CoreRole::kWorker).back();
     ccl::RunnerOptions o = ccl::RunnerOptions::from_env();
     o.transport = "edm";
     ccl::CollectiveRunner runner(c, o);
@@ -225,11 +224,7 @@ void test_send_recv_over_the_edm_through_the_flat_one(void**) {
           Case{tensor::matrix(8, 40, abi::kBF16, abi::kRowMajorPages), abi::kHeightSharded, abi::kInterleaved}}) {
         const auto [in, out] =
             tensor::place_both(c.board(), tensor::in_memory(k.t, k.from, {2, 1}), tensor::in_memory(k.t, k.to, {2, 1}));
-        std::vector<std::vector<uint8_t>> sent(n);
-        for (uint32_t chip = 0; chip < n; ++chip) {
-            sent[chip] = some_data(k.t, 60 + chip);
-            tensor::write_tensor(c.chip(chip), in, sent[chip].data());
-        }
+        const std::vector<std::vector<uint8_t>> sent = write_parts(in, 60);
         tensor::send_recv(c, runner, in, out, core, milliseconds(60000));
         for (size_t i = 0; i < ring.size(); ++i) {
             const uint32_t from = ring[i], to = ring[(i + 1) % ring.size()];
