@@ -1463,28 +1463,12 @@ void test_a_cable_between_meshes_pulled_under_an_op_is_routed_round_live(void**)
     pulled_under_an_op_are_routed_round_live({{t.chip_at(0, 0, 1), "E"}, {t.chip_at(0, 0, 2), "S"}});
 }
 
-// Between meshes, the control plane will not move a running fabric onto
-// tables it cannot prove safe to move to: for mesh 0's cable to mesh 1, old
-// and new exits together could deadlock. The op under the pulled cable fails
-// fast saying so, and the next op, planned without the cable, is right.
-void test_an_inter_mesh_cable_pulled_under_an_op(void**) {
-    g_fabric.reset();
-    const uint32_t east = static_cast<uint32_t>(port_named(g_cluster->board(), "E"));
-    {
-        ccl::CollectiveRunner run(*g_cluster, over_fabric());
-        warm_up(run);
-        const auto [e, seconds] = failure_of(run, [&] { g_cluster->set_link(5, east, false); });
-        fprintf(stderr, "failed in %.1f s: %s\n", seconds, e.substr(0, e.find('\n')).c_str());
-        assert_true(contains(e, "the fabric cannot route round it: moving the running fabric's traffic"));
-        assert_true(contains(e, "could deadlock: chip"));
-        assert_true(seconds < kLeastDeadlineSeconds);
-        ccl::OpRequest r;
-        r.op = ccl::Collective::kAllReduce;
-        r.bytes = 256 * 1024;
-        const ccl::CaseResult res = ccl::run_case(run, *g_cluster, r, 4);  // planned without the cable
-        assert_int_equal(res.check.wrong, 0);
-    }
-    g_cluster->set_link(5, east, true);
+// Mesh 0's one cable to mesh 1, pulled under an op: its detours go round
+// by meshes 2 and 3 on VC 2, which they keep into the next mesh (they fell
+// back to VC 1 there, beside the old exits still in use, and the control
+// plane refused the move as one that could deadlock: the op failed).
+void test_the_one_cable_between_two_meshes_pulled_under_an_op(void**) {
+    pulled_under_an_op_are_routed_round_live({{g_cluster->topology().chip_at(0, 2, 1), "E"}});
 }
 
 // Every router publishes its state, counters and time in its own L1, where
@@ -2116,7 +2100,7 @@ int main(int argc, char** argv) {
         healed_test(test_a_cable_inside_a_mesh_pulled_under_an_op_is_routed_round_live),
         healed_test(test_a_cable_between_meshes_pulled_under_an_op_is_routed_round_live),
         healed_test(test_a_cable_between_meshes_returns_under_a_stream),
-        healed_test(test_an_inter_mesh_cable_pulled_under_an_op),
+        healed_test(test_the_one_cable_between_two_meshes_pulled_under_an_op),
         healed_test(test_collectives_run_over_every_mesh),
         healed_test(test_each_mesh_runs_its_own_op_at_once),
         healed_test(test_a_meshs_own_fabric_is_rerouted_live),

@@ -216,16 +216,13 @@ void test_every_cable_of_a_ring_fails_under_traffic_and_nothing_is_lost(void**) 
 }
 
 // Between meshes the detours travel on VC 2, the escape class above both
-// meshes' classes: every cable of 4mesh3x3 fails in turn under all-to-all
-// traffic, and each move the control plane makes loses nothing. It refuses
-// one, mesh 0's cable to mesh 1, whose old and new exits together could
-// deadlock; every other cable (48 inside meshes, 4 between) is routed round.
+// meshes' classes, and keep it into the next mesh: every cable of 4mesh3x3
+// fails in turn under all-to-all traffic, and the control plane routes round
+// each one (48 inside meshes, 5 between), losing nothing. Mesh 0's one cable
+// to mesh 1 was refused while the detours fell back to VC 1 on leaving their
+// mesh: there, beside the old exits still in use, they closed a cycle.
 void test_every_cable_of_four_meshes_fails_under_traffic(void**) {
-    const auto mesh_0_to_1 = [](const LinkInfo& cable, const transport::RerouteDecision& d) {
-        return d.kind == transport::RerouteDecision::kRefused && cable.chip_a == 5 && cable.chip_b == 12 &&
-               d.why.find("could deadlock: chip") != std::string::npos;
-    };
-    assert_int_equal(fail_every_cable("4mesh3x3", mesh_0_to_1), 52);
+    assert_int_equal(fail_every_cable("4mesh3x3", none_refused), 53);
 }
 
 // A move between meshes rewrites every chip's tables, so a later move is
@@ -363,15 +360,20 @@ std::pair<uint32_t, uint32_t> fail_pairs(const char* cluster,
 // pairs with any cable between meshes second, 28 were; now 13, 12 of them
 // mesh 0's one cable to mesh 1, refused alone too). Every pair of a cable
 // inside mesh 0 of the spec's 4mesh3x3 and one of its two cables to mesh
-// 2, under all-to-all traffic: all 24 move.
+// 2, under all-to-all traffic: 22 move. Two are refused (chip 3's or 4's
+// cable east, then chip 8's south): the detours from mesh 2 keep VC 2 into
+// mesh 0, where the first cable's detours turn the other way round on it.
+// Before detours kept VC 2 between meshes these 24 all moved, but of all
+// 240 pairs of a cable inside a mesh and then one between meshes 185 did
+// (now 221), and mesh 0's one cable to mesh 1 was refused alone.
 void test_a_cable_between_meshes_after_one_inside_a_mesh(void**) {
     const auto mesh_of = [](uint32_t chip) { return chip / 9; };
     const auto [twice, refused] = fail_pairs("4mesh3x3", [&](const LinkInfo& first, const LinkInfo& second) {
         return mesh_of(first.chip_a) == 0 && mesh_of(first.chip_b) == 0 && mesh_of(second.chip_a) == 0 &&
                mesh_of(second.chip_b) == 2;
     });
-    assert_int_equal(twice, 24);
-    assert_int_equal(refused, 0);
+    assert_int_equal(twice, 22);
+    assert_int_equal(refused, 2);
 }
 
 // On a mesh (one escape class, VC 1): every ordered pair of mesh3x3's cables.
@@ -478,20 +480,21 @@ void test_a_cable_and_its_fallback_relays_cable_both_die(void**) {
     }
 }
 
-// A cable the control plane would not route round (seed 11 fails mesh 0's
-// cable to mesh 1, whose old and new exits together could deadlock) leaves
-// packets waiting on it. That is said so,
-// with the refusal, and not called a deadlock of the tables.
+// A cable the control plane will not route round (a ring under bubble flow
+// control has no VC to send packets back round on) leaves packets waiting
+// on it. That is said so, with the refusal, and not called a deadlock of
+// the tables.
 void test_packets_stuck_on_an_unrouted_cable_are_told_from_a_deadlock(void**) {
     ModelOptions o;
-    o.cluster = "4mesh3x3";
+    o.cluster = "ring8";
+    o.fabric.bubble = true;
     try {
         random_traffic(o, 11, 500, 1);
         fail_msg("the writes over a refused cable arrived");
     } catch (const Error& e) {
         const std::string what = e.what();
         if (what.find("packets wait on cables that died and were not routed round") == std::string::npos ||
-            what.find("chip 5 port 1: moving the running fabric's traffic onto tables without it could deadlock") ==
+            what.find("a ring under bubble flow control has no VC to send packets back round on") ==
                 std::string::npos ||
             what.find("the fabric deadlocked") != std::string::npos)
             fail_msg("%s", what.c_str());

@@ -11,7 +11,8 @@
 // has an escape class (abi::kFabricEscapeVc), and only the cable's two
 // routers take them, as detour tables; their detours travel on the escape
 // VC (VC 1 on one mesh, VC 2 between meshes or on a torus) to the end of
-// their mesh while every other packet keeps its old route. Old routes and
+// their way, into other meshes too, while every other packet keeps its old
+// route. Old routes and
 // detours mixed on one VC close cycles of turns (8 of mesh3x3's 12
 // single-cable moves), and apart they cannot.
 // A cable between meshes changes every mesh's exits: every chip takes new

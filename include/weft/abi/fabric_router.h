@@ -63,9 +63,9 @@ enum FabricRouterFlags : uint32_t {
     // dead cable's router sends round it by the new tables (VC 1 on one mesh;
     // VC 2 between meshes, above both classes, and on a torus, above its
     // datelines' two: fabric_escape_vc). They keep it to the end of their
-    // mesh, through turns and datelines, so the detours never wait on the old
-    // routes still in use on the other VCs (the mixes that close a cycle of
-    // turns: live_reroute.h).
+    // way, through turns, datelines and the cables into other meshes, so the
+    // detours never wait on the old routes still in use on the other VCs
+    // (the mixes that close a cycle of turns: live_reroute.h).
     kFabricEscapeVc = 32,
     // Some route is longer than a header holds (kFabricMaxRouteHops): its
     // table entry holds the first cables, and a packet whose route ends
@@ -89,9 +89,10 @@ constexpr uint32_t fabric_escape_vc(uint32_t flags) {
 }
 
 // Whether a packet on `vc` leaving on a router's dateline cable moves to VC 1
-// (a ring's escape class keeps VC 2).
+// (the escape class VC 2, of a ring or between meshes, keeps its VC).
 constexpr bool fabric_crosses_dateline(bool dateline, uint32_t flags, uint32_t vc = 0) {
-    return dateline && !(flags & (kFabricNoDateline | kFabricBubble)) && !((flags & kFabricRingEscape) && vc == 2);
+    return dateline && !(flags & (kFabricNoDateline | kFabricBubble)) &&
+           !((flags & (kFabricRingEscape | kFabricEscapeVc)) && vc == 2);
 }
 
 // A router's pass-through channels come in groups of one per VC: 1D one
