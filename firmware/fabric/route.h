@@ -117,7 +117,8 @@ constexpr uint32_t vc_after_turn(uint32_t vc, uint32_t next, uint32_t compass, u
 
 // The VC a packet on `vc` takes when the router of a dead cable gives it a
 // new route round it: the escape class, if the fabric has one (it keeps it
-// to the end, across the cables into other meshes too);
+// to the end of its mesh, and into the next meshes if its router was told
+// to: FabricPacketHeader::keeps_escape);
 // else between meshes its class's (a packet never leaves it for a lower
 // one); else VC 0, as a fresh packet.
 constexpr uint32_t vc_round_dead_cable(uint32_t vc, uint32_t flags) {

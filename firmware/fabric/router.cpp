@@ -311,7 +311,7 @@ bool Router::poll_rejoin() {
 // first when it returns) and reads that VC off the cable from there.
 bool Router::push_mark(uint32_t vc) {
     abi::FabricPacketHeader mark = note(config_.self, abi::kFabricRejoinMark, peer_sent_);
-    mark.vc = static_cast<uint16_t>(vc);
+    mark.vc = static_cast<uint8_t>(vc);
     if (!tell_peer(mark, vc)) return false;
     marks_ |= 1u << vc;
     return true;
@@ -396,7 +396,8 @@ bool Router::route_unicast_round(Sender& s, abi::FabricPacketHeader& h, uint64_t
     const abi::FabricPacketHeader was = h;
     h.hops = e.hops;
     h.route = e.route;
-    h.vc = static_cast<uint16_t>(vc);
+    h.vc = static_cast<uint8_t>(vc);
+    h.keeps_escape = status_.detours_keep_vc ? 1 : 0;
     if (!forward(config_.forward[e.first][vc], slot, abi::kFabricHeaderBytes + h.payload_bytes)) {
         h = was;  // as it came: tried again later, round or (the cable back) over it
         return false;
@@ -469,9 +470,9 @@ bool Router::send_back(Sender& s, abi::FabricPacketHeader& h, uint64_t slot) {
         return drop_sent(s, h);
     const uint32_t command = noc::issued();
     const uint8_t hops = h.hops;
-    const uint16_t vc = h.vc;
+    const uint8_t vc = h.vc;
     h.hops = static_cast<uint8_t>(config_.ring_chips - far_end);
-    h.vc = static_cast<uint16_t>(config_.num_vcs - 1);
+    h.vc = static_cast<uint8_t>(config_.num_vcs - 1);
     if (!forward(back, slot, abi::kFabricHeaderBytes + h.payload_bytes)) {
         h.hops = hops, h.vc = vc;  // tried again at the next poll, from the packet as it was
         return false;
@@ -575,13 +576,13 @@ bool Router::send_head(Sender& s, uint64_t now) {
     if (path_ == Path::kSyncing) return false;  // until the peer says what arrived
     const uint64_t slot = slot_of(r, config_.slot_size, s.sent);
     abi::FabricPacketHeader& h = header_at(slot);
-    const bool cross = abi::fabric_crosses_dateline(config_.dateline, config_.flags, r.vc);
+    const bool cross = abi::fabric_crosses_dateline(config_.dateline, config_.flags, r.vc, h.keeps_escape);
     const uint32_t vc = cross ? 1 : r.vc;
     if (path_ != Path::kCable && !(path_ == Path::kRejoining && marked(vc))) {
         // round the dead cable: by the new tables, or over the fallback relay
         if (path_ != Path::kRouted) {
             cross_cable(h, cross);
-            h.vc = static_cast<uint16_t>(vc);
+            h.vc = static_cast<uint8_t>(vc);
         }
         const bool went = path_ == Path::kRouted
                               ? route_round(s, h, slot)

@@ -1411,8 +1411,10 @@ void test_a_cut_mesh_fails_the_op_naming_the_chips(void**) {
 // Cables (chip, port), pulled one after the other under a ring all-reduce
 // over all 36 chips of 4mesh3x3 (the first slowed to a crawl, so packets
 // wait on it): the control plane routes round each live, the op is right,
-// and only the cables' end routers are rerouted.
-void pulled_under_an_op_are_routed_round_live(const std::vector<std::pair<uint32_t, const char*>>& cables) {
+// and only the cables' end routers are rerouted. `keeps`: whether each
+// cable's detours keep the escape VC into the next meshes, as expected.
+void pulled_under_an_op_are_routed_round_live(const std::vector<std::pair<uint32_t, const char*>>& cables,
+                                              const std::vector<bool>& keeps = {}) {
     g_fabric.reset();
     const ClusterTopology t = g_cluster->topology();
     const auto [first, first_name] = cables.front();
@@ -1442,6 +1444,11 @@ void pulled_under_an_op_are_routed_round_live(const std::vector<std::pair<uint32
             if (v.status.state != abi::kFabricRouterRerouted) continue;
             ++rerouted;
             if (!ends.count(v.chip)) fail_msg("chip %u's router was rerouted", v.chip);
+            for (size_t k = 0; k < keeps.size(); ++k)
+                if (v.chip == cables[k].first && v.way == cables[k].second &&
+                    (v.status.detours_keep_vc != 0) != keeps[k])
+                    fail_msg("chip %u's router %s: its detours %s VC 2 into the next meshes", v.chip, v.way.c_str(),
+                             keeps[k] ? "should keep" : "should not keep");
         }
         assert_int_equal(rerouted, 2 * cables.size());  // both ends of each cable
     }
@@ -1455,12 +1462,13 @@ void test_a_cable_inside_a_mesh_pulled_under_an_op_is_routed_round_live(void**) 
 }
 // Between meshes every chip also takes new exits, reached along the routes
 // it holds inside its mesh: here after a cable inside that mesh died too
-// (mesh 0's chip 3 east, then chip 6's cable south to mesh 2), where
-// writing the control plane's routes round the first cable into every chip
-// closed cycles on VC 0 and the second move was refused.
+// (mesh 0's chip 3 east, then chip 8's cable south to mesh 2). Writing the
+// control plane's routes round the first cable into every chip closed
+// cycles on VC 0 (such second moves were refused), and so would the second
+// cable's detours kept on VC 2 into mesh 0: they fall back to VC 1 there.
 void test_a_cable_between_meshes_pulled_under_an_op_is_routed_round_live(void**) {
     const ClusterTopology& t = g_cluster->topology();
-    pulled_under_an_op_are_routed_round_live({{t.chip_at(0, 0, 1), "E"}, {t.chip_at(0, 0, 2), "S"}});
+    pulled_under_an_op_are_routed_round_live({{t.chip_at(0, 0, 1), "E"}, {t.chip_at(0, 2, 2), "S"}}, {true, false});
 }
 
 // Mesh 0's one cable to mesh 1, pulled under an op: its detours go round
@@ -1468,7 +1476,7 @@ void test_a_cable_between_meshes_pulled_under_an_op_is_routed_round_live(void**)
 // back to VC 1 there, beside the old exits still in use, and the control
 // plane refused the move as one that could deadlock: the op failed).
 void test_the_one_cable_between_two_meshes_pulled_under_an_op(void**) {
-    pulled_under_an_op_are_routed_round_live({{g_cluster->topology().chip_at(0, 2, 1), "E"}});
+    pulled_under_an_op_are_routed_round_live({{g_cluster->topology().chip_at(0, 2, 1), "E"}}, {true});
 }
 
 // Every router publishes its state, counters and time in its own L1, where

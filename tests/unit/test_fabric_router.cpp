@@ -652,44 +652,44 @@ void test_a_move_onto_cables_the_fabric_lacks_is_refused(void**) {
     assert_true(d.why.find("cables the running fabric does not use") != std::string::npos);
 }
 
-// Between meshes the move itself is checked. Mesh 0's chip 3 loses its
-// cable east (its routers detour round it on VC 2), then chip 8 its cable
-// south to mesh 2: the new exits send mesh 0's traffic for mesh 2 the long
-// way, and the detours from mesh 2's end keep VC 2 into mesh 0, where they
-// and the first cable's detours together close a cycle. So the control
-// plane refuses to move the running fabric, naming the cycle, and writes no
-// table and no detour (the op fails; the next fabric is planned without
-// the cables, whose own tables cannot deadlock).
+// Between meshes the move itself is checked. Mesh 2's chip 4 (chip 22)
+// loses its cable east (its routers detour round it on VC 2), then chip 8
+// (26) its cable east to mesh 3: the new exits send mesh 2's traffic for
+// mesh 3 the long way, and whether the detours keep VC 2 into the next
+// meshes or fall back to VC 1 there, with the first cable's detours they
+// could close a cycle. So the control plane refuses to move the running
+// fabric, naming the cycle, and writes no table and no detour (the op
+// fails; the next fabric is planned without the cables, whose own tables
+// cannot deadlock).
 void test_an_inter_mesh_move_that_could_deadlock_is_refused(void**) {
     FabricModel m("4mesh3x3", small_options());
     const BoardInfo& board = m.cluster().board();
     const auto east = static_cast<uint32_t>(board.port_for(abi::kFabricEast, 0));
-    const auto south = static_cast<uint32_t>(board.port_for(abi::kFabricSouth, 0));
     transport::ControlPlane control(board, m.cluster().topology());
     Ethernet& eth = m.cluster().devices().ethernet();
     HostMoves moves;
-    eth.set_link_up(size_t(eth.link_index(3, east)), false);
-    assert_int_equal(moves.reroute(m, control, 3, east).kind, transport::RerouteDecision::kNewTables);
+    eth.set_link_up(size_t(eth.link_index(22, east)), false);
+    assert_int_equal(moves.reroute(m, control, 22, east).kind, transport::RerouteDecision::kNewTables);
     moves.settle(m);
-    eth.set_link_up(size_t(eth.link_index(8, south)), false);
+    eth.set_link_up(size_t(eth.link_index(26, east)), false);
     const abi::FabricRouteTable before = m.fabric().table(0);
-    const transport::RerouteDecision d = moves.reroute(m, control, 8, south);
+    const transport::RerouteDecision d = moves.reroute(m, control, 26, east);
     assert_int_equal(d.kind, transport::RerouteDecision::kRefused);
     assert_true(d.why.find("could deadlock: chip") != std::string::npos);
     const auto& route_table = m.fabric().routers()[size_t(m.fabric().router_index(0, FabricDirection::kEast))];
     const auto* written = reinterpret_cast<const abi::FabricRouteTable*>(
         m.bytes(0, route_table.config.route_table, sizeof(abi::FabricRouteTable)));
     assert_memory_equal(written, &before, sizeof before);
-    const auto& dead = m.fabric().routers()[size_t(m.fabric().router_index(8, FabricDirection::kSouth))];
+    const auto& dead = m.fabric().routers()[size_t(m.fabric().router_index(26, FabricDirection::kEast))];
     assert_int_equal(reinterpret_cast<const abi::FabricRouteTable*>(
-                         m.bytes(8, dead.config.detour_table, sizeof(abi::FabricRouteTable)))
+                         m.bytes(26, dead.config.detour_table, sizeof(abi::FabricRouteTable)))
                          ->meshes,
                      0);
     // The fabric the next op plans, without the cables, passes the check on its own.
     ClusterTopology t = m.cluster().topology();
     std::vector<LinkInfo> links = t.links();
     for (LinkInfo& l : links)
-        l.up = l.up && !(l.chip_a == 3 && l.port_a == east) && !(l.chip_a == 8 && l.port_a == south);
+        l.up = l.up && !(l.chip_a == 22 && l.port_a == east) && !(l.chip_a == 26 && l.port_a == east);
     assert_int_equal(transport::multi_mesh_fabric(board, t.with_links(links), small_options()).routers().size(),
                      m.fabric().routers().size() - 4);
 }

@@ -116,8 +116,8 @@ else
     echo "FAIL --pull 5.E@3000 on torus4x4: $(cat "$TMP/out" "$TMP/err")"
 fi
 # Mesh 0's one cable to mesh 1, pulled: the detours go round by meshes 2
-# and 3. Then a move the control plane will not make: chip 3's cable east,
-# then chip 8's south (their detours together could close a cycle).
+# and 3. Then a move the control plane will not make: chip 22's cable east,
+# then chip 26's (their detours together could close a cycle).
 "$MODEL" run all_reduce --algo all_reduce/ring --cluster 4mesh3x3 --size 1M --pull 5.E@3000 >"$TMP/out" 2>"$TMP/err"
 if grep -q "pulled 5.E at 3000 ns: rerouted live: new L1 exits between meshes" "$TMP/out" &&
     grep -q "check: every element matches" "$TMP/out"; then
@@ -127,8 +127,8 @@ else
     failed=$((failed + 1))
     echo "FAIL --pull 5.E@3000 on 4mesh3x3: $(cat "$TMP/out" "$TMP/err")"
 fi
-refuses "chip 8 port 2: moving the running fabric's traffic onto tables without it could deadlock" \
-    run all_reduce --algo all_reduce/ring --cluster 4mesh3x3 --size 1M --pull 3.E@3000 --pull 8.S@200000
+refuses "chip 26 port 1: moving the running fabric's traffic onto tables without it could deadlock" \
+    run all_reduce --algo all_reduce/ring --cluster 4mesh3x3 --size 1M --pull 22.E@3000 --pull 26.E@200000
 refuses "--pull 5.E: give CHIP.PORT@NS" run all_gather --pull 5.E
 refuses "'99.E' is not a cable end of this cluster" run all_gather --plug 99.E@10
 if "$MODEL" run shift --meshes 4 --shape 2x2 --size 64 | grep -q "shift on 16 chips, 64 bytes"; then

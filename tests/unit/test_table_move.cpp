@@ -39,7 +39,8 @@ namespace {
 // (only by the old where the new are only the dead cable's routers' detour
 // tables); at every router it may be routed by either (old before new: once it took a
 // new route it meets no old table again); where it meets the dead cable its
-// chip's new table sends it on. Each channel it holds is joined to the next.
+// chip's new table sends it on, on the escape VC, which it keeps into the
+// next meshes if the move says so. Each channel it holds is joined to the next.
 class PairWalker {
 public:
     PairWalker(const FabricBuilder& f, const TableMove& move) : f_(f), move_(move), next_(graph_size(f), 0) {}
@@ -52,7 +53,7 @@ public:
                 abi::fabric_route_entry(table ? move_.next(from) : f_.table(from), h.src.mesh, h.dst);
             if (e.hops == 0) continue;
             h.hops = e.hops, h.route = e.route;
-            go(h, from, e.first, 0, UINT32_MAX, table == 1, 0);
+            go(h, from, e.first, 0, UINT32_MAX, table == 1, false, 0);
         }
     }
     const std::vector<transport::ChannelBits>& graph() const { return next_; }
@@ -73,7 +74,8 @@ private:
     bool dead(uint32_t chip, uint32_t dir) const {
         return (chip == move_.chip && dir == move_.dir) || (chip == move_.peer_chip && dir == (move_.dir ^ 2));
     }
-    void go(abi::FabricPacketHeader h, uint32_t chip, uint32_t dir, uint32_t vc, uint32_t held, bool moved, int depth) {
+    void go(abi::FabricPacketHeader h, uint32_t chip, uint32_t dir, uint32_t vc, uint32_t held, bool moved, bool keeps,
+            int depth) {
         if (depth > 1000) {  // round a loop until the TTL would end it (it counts routes, not cables)
             looped_ = true;
             return;
@@ -82,14 +84,15 @@ private:
             const abi::FabricRouteEntry e = abi::fabric_route_entry(move_.next(chip), f_.node(chip).mesh, h.dst);
             if (e.hops == 0 || e.first == dir) return;
             h.hops = e.hops, h.route = e.route;
-            return go(h, chip, e.first, fabric::vc_round_dead_cable(vc, f_.spec().flags), held, true, depth + 1);
+            return go(h, chip, e.first, fabric::vc_round_dead_cable(vc, f_.spec().flags), held, true, move_.keep_escape,
+                      depth + 1);
         }
         const int r = f_.router_index(chip, transport::compass_direction(dir));
         assert_true(r >= 0);
         const transport::FabricRouterPlan& out = f_.routers()[size_t(r)];
         const uint32_t channel = transport::channel_id(chip, dir, vc);
         if (held != UINT32_MAX) next_[held] |= transport::channel_bit(dir, vc);
-        if (abi::fabric_crosses_dateline(out.config.dateline, f_.spec().flags, vc)) vc = 1;
+        if (abi::fabric_crosses_dateline(out.config.dateline, f_.spec().flags, vc, keeps)) vc = 1;
         const uint32_t at = out.peer_chip, compass = dir ^ 2;
         for (int table : tables_on_the_way(moved)) {
             abi::FabricPacketHeader next = h;
@@ -101,7 +104,7 @@ private:
             }
             if (d.lost || !d.forward) continue;
             go(next, at, d.next, fabric::vc_after_turn(vc, d.next, compass, f_.spec().flags), channel,
-               moved || table == 1, depth + 1);
+               moved || table == 1, keeps, depth + 1);
         }
     }
 
@@ -114,6 +117,44 @@ private:
 struct Compared {
     size_t moves = 0, adding_edges = 0, made = 0, looped = 0;
 };
+
+struct Walked {
+    bool adding_edges = false, made = false, looped = false;
+};
+
+// One move's graph by the check and by every pair's walk, which must be
+// equal; if a packet loops, both must find it and the check refuse the move.
+Walked compare_move(const ClusterSpec& spec, const FabricBuilder& fabric, const TableMove& move, const LinkSpec& l,
+                    const std::vector<transport::ChannelBits>& still) {
+    Walked w;
+    PairWalker reference(fabric, move);
+    for (uint32_t from : fabric.order())
+        for (uint32_t to : fabric.order())
+            if (from != to) reference.walk(from, to);
+    if (reference.looped()) {
+        bool refused = false;
+        try {
+            transport::table_move_dependencies(fabric, move);
+        } catch (const Error& e) {
+            refused = std::string(e.what()).find("TTL runs out") != std::string::npos;
+        }
+        if (!refused)
+            fail_msg("%s, cable %s.%u down: a packet loops, yet the move's walk went through", spec.name.c_str(),
+                     chip_name(l.a.chip).c_str(), l.a.port);
+        w.looped = true;
+        return w;
+    }
+    const std::vector<transport::ChannelBits> got = transport::table_move_dependencies(fabric, move);
+    for (size_t c = 0; c < got.size(); ++c)
+        if (got[c] != reference.graph()[c])
+            fail_msg("%s, cable %s.%u down%s: channel %s waits on 0x%04x, by every pair's walk 0x%04x",
+                     spec.name.c_str(), chip_name(l.a.chip).c_str(), l.a.port,
+                     move.keep_escape ? " (detours keeping VC 2)" : "", transport::channel_name(uint32_t(c)).c_str(),
+                     got[c], reference.graph()[c]);
+    w.adding_edges = got != still;
+    w.made = transport::check_table_move(fabric, move).acyclic;
+    return w;
+}
 
 // Every plane-0 cable of the cluster failed in turn: where the control
 // plane gives new tables the fabric can take, both graphs must be equal.
@@ -139,35 +180,24 @@ Compared compare_every_move(const ClusterSpec& spec) {
         } catch (const Error&) {
             continue;
         }
-        const TableMove move{[&](uint32_t c) -> const abi::FabricRouteTable& { return next[fabric.position(c)]; },
-                             l.a.chip, static_cast<uint32_t>(end->direction), l.b.chip,
-                             transport::moves_every_table(fabric, l.a.chip, l.b.chip)};
-        PairWalker reference(fabric, move);
-        for (uint32_t from : fabric.order())
-            for (uint32_t to : fabric.order())
-                if (from != to) reference.walk(from, to);
-        if (reference.looped()) {  // both walks must find the loop, and the check refuse the move
-            bool refused = false;
-            try {
-                transport::table_move_dependencies(fabric, move);
-            } catch (const Error& e) {
-                refused = std::string(e.what()).find("TTL runs out") != std::string::npos;
-            }
-            if (!refused)
-                fail_msg("%s, cable %s.%u down: a packet loops, yet the move's walk went through", spec.name.c_str(),
-                         chip_name(l.a.chip).c_str(), l.a.port);
-            ++seen.moves, ++seen.looped;
-            continue;
+        TableMove move{[&](uint32_t c) -> const abi::FabricRouteTable& { return next[fabric.position(c)]; }, l.a.chip,
+                       static_cast<uint32_t>(end->direction), l.b.chip,
+                       transport::moves_every_table(fabric, l.a.chip, l.b.chip)};
+        // Between meshes the detours may keep the escape VC into the next
+        // meshes or fall back to VC 1: both graphs are compared, and the
+        // move is made if either is acyclic, as the control plane does.
+        const bool keeps_too = fabric.meshes().size() > 1;
+        bool made = false, looped = false;
+        for (bool keep : {false, true}) {
+            if (keep && !keeps_too) break;
+            move.keep_escape = keep;
+            const Walked w = compare_move(spec, fabric, move, l, still);
+            made |= w.made, looped |= w.looped;
+            seen.adding_edges += !keep && w.adding_edges;
         }
-        const std::vector<transport::ChannelBits> got = transport::table_move_dependencies(fabric, move);
-        for (size_t c = 0; c < got.size(); ++c)
-            if (got[c] != reference.graph()[c])
-                fail_msg("%s, cable %s.%u down: channel %s waits on 0x%04x, by every pair's walk 0x%04x",
-                         spec.name.c_str(), chip_name(l.a.chip).c_str(), l.a.port,
-                         transport::channel_name(uint32_t(c)).c_str(), got[c], reference.graph()[c]);
         ++seen.moves;
-        if (got != still) ++seen.adding_edges;
-        if (transport::check_table_move(fabric, move).acyclic) ++seen.made;
+        seen.made += made;
+        seen.looped += looped;
     }
     return seen;
 }
@@ -193,11 +223,11 @@ void test_torus4x4(void**) { assert_int_equal(check(file("torus4x4"), 32), 32); 
 void test_mesh3x3(void**) { assert_int_equal(check(file("mesh3x3"), 12), 12); }
 // Between meshes the escape class is VC 2: every move inside a mesh is
 // deadlock-free (only the cable's routers take detours), and so is every
-// move of a cable between meshes (every chip takes the new exits), the
-// detours keeping VC 2 into the next mesh. Mesh 0's one cable to mesh 1 was
-// not while they fell back to VC 1 there: with the old exits still in use
-// they closed a cycle through all four meshes. Without VC 2, 20 of the 53
-// moves were deadlock-free.
+// move of a cable between meshes (every chip takes the new exits), with its
+// detours keeping VC 2 into the next meshes where falling back to VC 1
+// there is not: mesh 0's one cable to mesh 1, whose detours on VC 1, with
+// the old exits still in use, close a cycle through all four meshes.
+// Without VC 2, 20 of the 53 moves were deadlock-free.
 void test_4mesh3x3(void**) { assert_int_equal(check(file("4mesh3x3"), 53), 53); }
 void test_a_grid_of_six_meshes(void**) {
     assert_int_equal(check(fabric_model::grid_cluster_spec(fabric_model::GridCluster{6, 3, 3, 2}), 86), 86);

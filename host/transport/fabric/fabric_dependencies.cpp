@@ -62,9 +62,10 @@ private:
     // compass, the VC the packet is on there and the channel it holds;
     // `moved`: it took a route from the new tables on its way. `dropped`: it
     // never lands (the dead cable's router found no new route for it).
+    // `keeps`: a detour that keeps the escape VC into other meshes.
     struct Landing {
         uint32_t chip, compass, vc, channel;
-        bool moved = false, dropped = false;
+        bool moved = false, dropped = false, keeps = false;
     };
     static constexpr uint32_t kNone = UINT32_MAX;
     static constexpr uint32_t kWalking = UINT32_MAX;  // a landing's walk not finished yet
@@ -91,6 +92,15 @@ private:
             for (const EarlierDetour& e : *earlier_)
                 if (e.chip == chip && e.dir == dir) return &e.table;
         return nullptr;
+    }
+    // Whether the packets that router sends round keep the escape VC into other meshes.
+    bool detour_keeps(uint32_t chip, uint32_t dir) const {
+        if ((chip == move_->chip && dir == move_->dir) || (chip == move_->peer_chip && dir == (move_->dir ^ 2)))
+            return move_->keep_escape;
+        if (earlier_)
+            for (const EarlierDetour& e : *earlier_)
+                if (e.chip == chip && e.dir == dir) return e.keeps;
+        return false;
     }
     // The tables a packet may be routed by where a route ends at a chip: the
     // old (unless it moved already) and, during a move, the new; `is_new`
@@ -127,7 +137,7 @@ private:
     void walk_route(const abi::FabricPacketHeader& h, const abi::FabricRouteTable& table, uint32_t from, bool moved,
                     const std::vector<uint16_t>& meshes);
     Landing follow(abi::FabricPacketHeader& h, uint32_t chip, uint32_t dir, uint32_t vc, uint32_t held, bool any_chip,
-                   bool moved);
+                   bool moved, bool keeps);
     uint32_t land(const abi::FabricPacketHeader& h, const Landing& l);
     uint32_t land_bound_elsewhere(const abi::FabricPacketHeader& h, const Landing& l);
 
@@ -136,7 +146,7 @@ private:
     const std::vector<EarlierDetour>* earlier_;
     std::vector<ChannelBits> next_;
     std::vector<uint32_t> mesh_index_;  // by mesh id
-    // Per (channel, destination mesh, moved) a packet bound for another mesh
+    // Per (channel, destination mesh, keeps, moved) a packet bound for another mesh
     // landed on at a route's end: the TTL its way on uses at most, or kWalking.
     std::unordered_map<uint64_t, uint32_t> landed_;
 };
@@ -145,7 +155,7 @@ private:
 // holding `held` (kNone at its source), joining each channel to the next;
 // h is updated as each router updates it, up to its last cable.
 RouteWalker::Landing RouteWalker::follow(abi::FabricPacketHeader& h, uint32_t chip, uint32_t dir, uint32_t vc,
-                                         uint32_t held, bool any_chip, bool moved) {
+                                         uint32_t held, bool any_chip, bool moved, bool keeps) {
     const uint32_t flags = f_.spec().flags;
     uint32_t detours_here = 0;  // new routes given on this chip without crossing a cable
     for (;;) {
@@ -155,7 +165,7 @@ RouteWalker::Landing RouteWalker::follow(abi::FabricPacketHeader& h, uint32_t ch
             if (++detours_here > 4)  // more new routes on one chip than it has cables: they lead into each other
                 throw Error(pair(h, any_chip) + " is sent round between " + chip_name(chip) +
                             "'s dead cables: their detours have a loop");
-            h.hops = e.hops, h.route = e.route;
+            h.hops = e.hops, h.route = e.route, keeps = detour_keeps(chip, dir);
             dir = e.first, vc = fabric::vc_round_dead_cable(vc, f_.spec().flags), moved = true;
             continue;
         }
@@ -165,10 +175,10 @@ RouteWalker::Landing RouteWalker::follow(abi::FabricPacketHeader& h, uint32_t ch
                         ", which the fabric does not have");
         const uint32_t channel = channel_id(chip, dir, vc);
         if (held != kNone) next_[held] |= channel_bit(dir, vc);
-        if (abi::fabric_crosses_dateline(out->config.dateline, flags, vc)) vc = 1;
+        if (abi::fabric_crosses_dateline(out->config.dateline, flags, vc, keeps)) vc = 1;
         const uint32_t at = out->peer_chip, compass = dir ^ 2;
         detours_here = 0;
-        if (h.hops <= 1) return {at, compass, vc, channel, moved};
+        if (h.hops <= 1) return {at, compass, vc, channel, moved, false, keeps};
         // On along its route: a table only says how the TTL counts (routes, not receptions).
         const fabric::Decision d =
             fabric::on_receive(h, fabric::Hop{2, compass, f_.node(at), tables() ? &table_now(at) : nullptr});
@@ -196,7 +206,7 @@ uint32_t RouteWalker::land(const abi::FabricPacketHeader& at_landing, const Land
             continue;
         }
         const uint32_t vc = fabric::vc_after_turn(l.vc, d.next, l.compass, f_.spec().flags);
-        const Landing next = follow(h, l.chip, d.next, vc, l.channel, false, l.moved || is_new);
+        const Landing next = follow(h, l.chip, d.next, vc, l.channel, false, l.moved || is_new, l.keeps);
         used = std::max(used, at_landing.ttl - h.ttl + land(h, next));
     }
     return used;
@@ -207,7 +217,7 @@ uint32_t RouteWalker::land(const abi::FabricPacketHeader& at_landing, const Land
 // whether it moved.
 uint32_t RouteWalker::land_bound_elsewhere(const abi::FabricPacketHeader& h, const Landing& l) {
     if (l.dropped) return 0;
-    const uint64_t key = uint64_t(l.channel) << 17 | uint64_t(h.dst.mesh) << 1 | l.moved;
+    const uint64_t key = uint64_t(l.channel) << 18 | uint64_t(h.dst.mesh) << 2 | uint64_t(l.keeps) << 1 | l.moved;
     const auto [it, fresh] = landed_.emplace(key, kWalking);
     if (!fresh) {
         if (it->second == kWalking || it->second > h.ttl)
@@ -230,7 +240,7 @@ uint32_t RouteWalker::land_bound_elsewhere(const abi::FabricPacketHeader& h, con
             if (d.lost || !d.forward)
                 throw Error(pair(h, true) + " reaches " + chip_name(l.chip) + ", whose tables do not route it on");
             const uint32_t vc = fabric::vc_after_turn(l.vc, d.next, l.compass, f_.spec().flags);
-            const Landing next = follow(on, l.chip, d.next, vc, l.channel, true, l.moved || is_new);
+            const Landing next = follow(on, l.chip, d.next, vc, l.channel, true, l.moved || is_new, l.keeps);
             used = std::max(used, h.ttl - on.ttl + land_bound_elsewhere(on, next));
         }
     }
@@ -247,8 +257,8 @@ void RouteWalker::walk_route(const abi::FabricPacketHeader& h0, const abi::Fabri
     const abi::FabricRouteEntry e = abi::fabric_route_entry(table, f_.node(from).mesh, h.dst);
     if (e.hops == 0) return;  // a pair with no route exchanges no traffic (a chip taken out)
     h.hops = e.hops, h.route = e.route;
-    if (meshes.empty()) return (void)land(h, follow(h, from, e.first, 0, kNone, false, moved));
-    const Landing l = follow(h, from, e.first, 0, kNone, true, moved);
+    if (meshes.empty()) return (void)land(h, follow(h, from, e.first, 0, kNone, false, moved, false));
+    const Landing l = follow(h, from, e.first, 0, kNone, true, moved, false);
     for (uint16_t m : meshes) {
         h.dst.mesh = m;
         if (land_bound_elsewhere(h, l) > h.ttl)

@@ -53,6 +53,9 @@ struct TableMove {
     // routes inside their mesh (only their exits change), and the detours
     // route round every dead cable. Empty: `next`.
     std::function<const abi::FabricRouteTable&(uint32_t chip)> detours = {};
+    // The detours keep the escape VC into the next meshes
+    // (abi::FabricPacketHeader::keeps_escape), not VC 1 there.
+    bool keep_escape = false;
 };
 // Whether a move round the cable between `chip` and `peer_chip` rewrites
 // every chip's tables: without an escape class (a torus under bubble flow
@@ -63,6 +66,7 @@ bool moves_every_table(const FabricBuilder& fabric, uint32_t chip, uint32_t peer
 struct EarlierDetour {
     uint32_t chip = 0, dir = 0;  // the router's cable, from its end
     abi::FabricRouteTable table{};
+    bool keeps = false;  // its detours keep the escape VC into the next meshes
 };
 DependencyVerdict check_table_move(const FabricBuilder& fabric, const TableMove& move,
                                    const std::vector<EarlierDetour>& earlier = {});

@@ -28,7 +28,7 @@ std::string describe_packet(const MachineChip& chip, uint64_t slot, uint32_t dim
     o << "head packet #" << h.seq << " from chip " << h.src.chip << " (mesh " << h.src.mesh << ") to chip "
       << h.dst.chip << ": " << command_name(h.noc_command) << ", " << h.payload_bytes << " B, "
       << (h.send_type == abi::kFabricMulticast ? "multicast to " + std::to_string(h.mcast_count) + " chips, " : "")
-      << int(h.hops) << " hop(s) to go, TTL " << int(h.ttl) << ", VC " << h.vc;
+      << int(h.hops) << " hop(s) to go, TTL " << int(h.ttl) << ", VC " << int(h.vc);
     if (dims == 2 && h.hops > 1) {
         o << ", then";
         for (uint32_t k = 0, r = h.route; k + 1 < h.hops && k < 16; ++k, r >>= 2) o << " " << abi::fabric_letter(r);

@@ -111,6 +111,7 @@ std::vector<EarlierDetour> earlier_detours(Machine& m, const FabricBuilder& fabr
         EarlierDetour e;
         e.chip = p.chip, e.dir = static_cast<uint32_t>(p.direction);
         m.read(p.chip, p.config.detour_table, &e.table, abi::kFabricDetourTableBytes);
+        e.keeps = status_of(m, p).detours_keep_vc != 0;
         if (e.table.chips == 0) continue;  // never written (a model rank's copy of another's router)
         if (many) {
             if (e.table.meshes == 0) continue;
@@ -184,6 +185,18 @@ std::vector<abi::FabricRouteTable> exits_by_held_routes(const FabricBuilder& fab
     tables.reserve(fabric.order().size());
     for (uint32_t c : fabric.order()) tables.push_back(fabric.table_with(c, held, exits));
     return tables;
+}
+
+// Why moving the running fabric by `move` could deadlock or lose packets, or "" if it cannot.
+std::string unsafe_move(const FabricBuilder& fabric, const TableMove& move, const std::vector<EarlierDetour>& earlier) {
+    try {
+        std::string unsafe;
+        const DependencyVerdict v = check_table_move(fabric, move, earlier);
+        for (const std::string& c : v.cycle) unsafe += (unsafe.empty() ? "could deadlock: " : " -> ") + c;
+        return unsafe;
+    } catch (const Error& e) {
+        return std::string("could lose packets: ") + e.what();
+    }
 }
 
 // Whether the control plane already sent router p's traffic round its cable.
@@ -470,18 +483,24 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     // check walks a router's one table.
     std::vector<EarlierDetour> earlier;
     if (escape) earlier = earlier_detours(machine, fabric, *a, b);
-    std::string unsafe;
-    try {
-        const DependencyVerdict v = check_table_move(fabric, move, earlier);
-        for (const std::string& c : v.cycle) unsafe += (unsafe.empty() ? "could deadlock: " : " -> ") + c;
-    } catch (const Error& e) {
-        unsafe = std::string("could lose packets: ") + e.what();
+    // Between meshes the detours keep the escape VC into the next meshes, or
+    // else fall back to VC 1 there: some moves are safe one way only.
+    move.keep_escape = escape && fabric.meshes().size() > 1;
+    std::string unsafe = unsafe_move(fabric, move, earlier);
+    if (!unsafe.empty() && move.keep_escape) {
+        move.keep_escape = false;
+        if (unsafe_move(fabric, move, earlier).empty()) unsafe.clear();
     }
     if (!unsafe.empty()) {
         d.kind = RerouteDecision::kRefused;
         d.why = "moving the running fabric's traffic onto tables without it " + unsafe +
                 "; the next fabric is planned without it";
         return d;
+    }
+    for (const FabricRouterPlan* end : {a, &b}) {
+        const uint32_t keep = move.keep_escape;
+        machine.write(end->chip, end->config.status + offsetof(abi::FabricRouterStatus, detours_keep_vc), &keep,
+                      sizeof keep);
     }
     write_tables(machine, fabric, next, main, move, *a, b);
     start_move(machine, fabric, *a, pending, wake);

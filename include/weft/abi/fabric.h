@@ -69,7 +69,11 @@ struct FabricPacketHeader {
     uint8_t hops;            // 11: cables still to cross to the (first) destination
     uint8_t mcast_count;     // 12: multicast: chips that deliver, from the first on
     uint8_t dst_core;        // 13: the destination core (its L1), or 0xff: chip DRAM
-    uint16_t vc;             // 14: virtual channel; 1 once it crossed a ring's dateline
+    uint8_t vc;              // 14: virtual channel; 1 once it crossed a ring's dateline
+    // 15: 1: sent round a dead cable on the escape VC by a router told to
+    // keep it across the cables into other meshes (FabricRouterStatus::
+    // detours_keep_vc); 0: it falls back to VC 1 there, as any packet entering a mesh
+    uint8_t keeps_escape;
     uint32_t payload_bytes;  // 16
     uint32_t inc_value;      // 20: the increment, or the inline write's value
     uint64_t dst_address;    // 24

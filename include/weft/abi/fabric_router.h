@@ -63,9 +63,11 @@ enum FabricRouterFlags : uint32_t {
     // dead cable's router sends round it by the new tables (VC 1 on one mesh;
     // VC 2 between meshes, above both classes, and on a torus, above its
     // datelines' two: fabric_escape_vc). They keep it to the end of their
-    // way, through turns, datelines and the cables into other meshes, so the
-    // detours never wait on the old routes still in use on the other VCs
-    // (the mixes that close a cycle of turns: live_reroute.h).
+    // mesh, through turns and datelines, so the detours never wait on the old
+    // routes still in use on the other VCs (the mixes that close a cycle of
+    // turns: live_reroute.h). Between meshes the control plane chooses, per
+    // move, whether they keep it into the next meshes too
+    // (FabricPacketHeader::keeps_escape) or fall back to VC 1 there.
     kFabricEscapeVc = 32,
     // Some route is longer than a header holds (kFabricMaxRouteHops): its
     // table entry holds the first cables, and a packet whose route ends
@@ -89,10 +91,11 @@ constexpr uint32_t fabric_escape_vc(uint32_t flags) {
 }
 
 // Whether a packet on `vc` leaving on a router's dateline cable moves to VC 1
-// (the escape class VC 2, of a ring or between meshes, keeps its VC).
-constexpr bool fabric_crosses_dateline(bool dateline, uint32_t flags, uint32_t vc = 0) {
+// (a ring's escape class keeps VC 2, and so does a detour between meshes
+// that `keeps_escape`).
+constexpr bool fabric_crosses_dateline(bool dateline, uint32_t flags, uint32_t vc = 0, bool keeps_escape = false) {
     return dateline && !(flags & (kFabricNoDateline | kFabricBubble)) &&
-           !((flags & (kFabricRingEscape | kFabricEscapeVc)) && vc == 2);
+           !((flags & kFabricRingEscape || keeps_escape) && vc == 2);
 }
 
 // A router's pass-through channels come in groups of one per VC: 1D one
@@ -205,10 +208,15 @@ struct FabricRouterStatus {
     // cable (its worker lanes wait, as Draining, whatever the command).
     volatile uint32_t hold_lanes;
     volatile uint32_t polls;  // every poll, whether it moved anything or not
+    // Host, with kFabricReroute between meshes: non-zero, the packets this
+    // router sends round its dead cable keep the escape VC into the next
+    // meshes (FabricPacketHeader::keeps_escape).
+    volatile uint32_t detours_keep_vc;
+    uint32_t reserved;
 };
-static_assert((3 * kFabricMaxVcs + 3) % 2 == 0, "FabricRouterStatus: its words end on an 8-byte boundary");
+static_assert((3 * kFabricMaxVcs + 5) % 2 == 0, "FabricRouterStatus: its words end on an 8-byte boundary");
 static_assert(sizeof(FabricRouterStatus) ==
-                  16 * (kFabricMaxSenders + kFabricMaxVcs) + 72 + 16 * kFabricMaxVcs + 4 * (3 * kFabricMaxVcs + 3),
+                  16 * (kFabricMaxSenders + kFabricMaxVcs) + 72 + 16 * kFabricMaxVcs + 4 * (3 * kFabricMaxVcs + 5),
               "FabricRouterStatus layout");
 
 struct FabricRouterConfig {
