@@ -1,5 +1,7 @@
 #include "transport/fabric/fabric_settle.h"
 
+#include <utility>
+
 #include "common/fnv1a.h"
 
 namespace weft::transport {
@@ -42,6 +44,7 @@ void SettleWatch::reset() {
     polls_.clear();
     counts_ = 0;
     still_ = 0;
+    rings_due_ = true;
 }
 
 bool SettleWatch::look(Machine& machine, const FabricBuilder& fabric, const AllRanks& all) {
@@ -50,6 +53,7 @@ bool SettleWatch::look(Machine& machine, const FabricBuilder& fabric, const AllR
     polls_.resize(routers.size());
     Fnv1a fold;
     bool polled = !first, writing = false;
+    std::vector<uint32_t> polls(routers.size());
     for (size_t r = 0; r < routers.size(); ++r) {
         const FabricRouterPlan& p = routers[r];
         if (!machine.alive(p.chip)) continue;
@@ -58,10 +62,13 @@ bool SettleWatch::look(Machine& machine, const FabricBuilder& fabric, const AllR
         // Never polled here: on the fabric model's ranks, another rank's router.
         if (s.polls == 0) continue;
         polled &= s.polls != polls_[r];
-        polls_[r] = s.polls;
+        polls[r] = s.polls;
         writing |= fold_status(s, p.config, fold);
         fold_written(machine, p, fold);
     }
+    rings_due_ = first || polled;
+    if (!rings_due_) return all ? all(false) : false;  // a router rung at the last look has not polled yet
+    polls_ = std::move(polls);
     const bool still = polled && !writing && fold.value() == counts_;
     counts_ = fold.value();
     still_ = still ? still_ + 1 : 0;

@@ -413,7 +413,7 @@ ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, Co
     if (!escape_drained(machine, fabric, back.seen)) return ReturnStep::kWaiting;
     if (back.holding) {
         const bool settled = back.watch.look(machine, fabric);
-        hold_lanes(machine, fabric, 1, wake);  // rings every router: each polls before the next look
+        if (back.watch.rings_due()) hold_lanes(machine, fabric, 1, wake);  // each router polls before the next look
         if (!settled) return ReturnStep::kWaiting;
         write_built_tables(machine, fabric);
     }
@@ -520,7 +520,7 @@ bool settle_move(Machine& machine, const FabricBuilder& fabric, PendingMove& mov
         move.phase = PendingMove::kGoingRound;
         move.watch.reset();
     }
-    hold_lanes(machine, fabric, 1, wake);  // rings every router: each polls before the next look
+    if (move.watch.rings_due()) hold_lanes(machine, fabric, 1, wake);  // each router polls before the next look
     return true;
 }
 
