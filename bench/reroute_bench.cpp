@@ -237,6 +237,17 @@ std::string reroute_table(bool quick) {
          [](const transport::FabricRouterPlan& p) {
              return p.chip == 5 && p.direction == FabricDirection::kEast;  // its route_round forwards
          }},
+        // Mesh 0's chip 5 to mesh 1's chip 3 (12) over the one cable between
+        // them: without it, through meshes 2 and 3 (S S, E E E, N N N, W W).
+        {"4mesh3x3",
+         "through meshes 2 and 3 by detours on VC 2",
+         5,
+         12,
+         FabricDirection::kEast,
+         "E",
+         {"E", "S"},
+         [=](Cluster& c) { return transport::multi_mesh_fabric(c.board(), c.topology(), o); },
+         [](const transport::FabricRouterPlan& p) { return p.chip == 5 && p.direction == FabricDirection::kEast; }},
     };
     std::ostringstream t;
     t << "\nA stream across a cable pulled under it (4 KiB packets; the cable and the first cable of its detour shaped "
@@ -245,7 +256,8 @@ std::string reroute_table(bool quick) {
          "routers leave the relays, or pause until their detours drain, live), and on the next fabric, as "
          "fractions of the clean rate (a clean stream at half the link rate shows whether the link is the "
          "bottleneck: 0.50); the pause from the pull to the first packet round it (host-polled every 0.2 ms; on "
-         "torus4x4 it includes the control plane's new tables, written by the host) and from the return to the "
+         "torus4x4 and 4mesh3x3 it includes the control plane's new tables, written by the host) and from the return "
+         "to the "
          "router running on its cable again; packets sent again (on the wire when it died)\n\n"
       << "| cluster | traffic goes | clean MB/s | at half rate | before | rerouted | back, live | next fabric | "
          "pause ms | back in ms | sent again |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
