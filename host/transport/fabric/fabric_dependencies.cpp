@@ -82,16 +82,26 @@ private:
     // Routers that route a packet on by their tables where its route ends
     // short of its destination: between meshes, or past a header's hops.
     bool tables() const { return f_.spec().flags & (abi::kFabricMeshClasses | abi::kFabricLongRoutes); }
-    // The tables the router on (chip, dir) routes a packet for its cable by,
-    // if the cable is dead: this move's new ones, or an earlier detour's.
-    const abi::FabricRouteTable* detour(uint32_t chip, uint32_t dir) const {
-        if (!move_) return nullptr;
-        if ((chip == move_->chip && dir == move_->dir) || (chip == move_->peer_chip && dir == (move_->dir ^ 2)))
-            return move_->detours ? &move_->detours(chip) : &move_->next(chip);
+    // The tables the router on (chip, dir) may route a packet for its cable
+    // by, if the cable is dead, into `out`; how many. This move's new ones,
+    // or an earlier detour's: if this move rewrites its exits, the new ones
+    // and, for a packet that took no new route yet, the old (it may have
+    // come by before the move; once round, it took a new route).
+    size_t detours(uint32_t chip, uint32_t dir, bool moved, const abi::FabricRouteTable* out[2]) const {
+        if (!move_) return 0;
+        if ((chip == move_->chip && dir == move_->dir) || (chip == move_->peer_chip && dir == (move_->dir ^ 2))) {
+            out[0] = move_->detours ? &move_->detours(chip) : &move_->next(chip);
+            return 1;
+        }
         if (earlier_)
             for (const EarlierDetour& e : *earlier_)
-                if (e.chip == chip && e.dir == dir) return &e.table;
-        return nullptr;
+                if (e.chip == chip && e.dir == dir) {
+                    out[0] = e.rewritten && moved ? &*e.rewritten : &e.table;
+                    if (!e.rewritten || moved) return 1;
+                    out[1] = &*e.rewritten;
+                    return 2;
+                }
+        return 0;
     }
     // Whether the packets that router sends round keep the escape VC into other meshes.
     bool detour_keeps(uint32_t chip, uint32_t dir) const {
@@ -138,6 +148,16 @@ private:
                     const std::vector<uint16_t>& meshes);
     Landing follow(abi::FabricPacketHeader& h, uint32_t chip, uint32_t dir, uint32_t vc, uint32_t held, bool any_chip,
                    bool moved, bool keeps);
+    // Where a router holds two detour tables, follow walks the first and
+    // leaves the second's landing (with the header as it lands) in forks_;
+    // its caller goes on from each fork as from the first landing.
+    struct Fork {
+        abi::FabricPacketHeader h;
+        Landing l;
+    };
+    void fork(const abi::FabricPacketHeader& h, uint32_t chip, uint32_t dir, uint32_t vc, uint32_t held, bool any_chip,
+              const abi::FabricRouteTable& table);
+    std::vector<Fork> take_forks() { return std::exchange(forks_, {}); }
     uint32_t land(const abi::FabricPacketHeader& h, const Landing& l);
     uint32_t land_bound_elsewhere(const abi::FabricPacketHeader& h, const Landing& l);
 
@@ -149,6 +169,8 @@ private:
     // Per (channel, destination mesh, keeps, moved) a packet bound for another mesh
     // landed on at a route's end: the TTL its way on uses at most, or kWalking.
     std::unordered_map<uint64_t, uint32_t> landed_;
+    std::vector<Fork> forks_;
+    uint32_t fork_depth_ = 0;
 };
 
 // Crosses the cables of h's route from `chip`'s router facing `dir`, on `vc`,
@@ -159,8 +181,10 @@ RouteWalker::Landing RouteWalker::follow(abi::FabricPacketHeader& h, uint32_t ch
     const uint32_t flags = f_.spec().flags;
     uint32_t detours_here = 0;  // new routes given on this chip without crossing a cable
     for (;;) {
-        if (const abi::FabricRouteTable* round = detour(chip, dir)) {  // a new route from its router (route_round)
-            const abi::FabricRouteEntry e = abi::fabric_route_entry(*round, f_.node(chip).mesh, h.dst);
+        const abi::FabricRouteTable* round[2];
+        if (const size_t tables = detours(chip, dir, moved, round)) {  // a new route from its router (route_round)
+            if (tables > 1) fork(h, chip, dir, vc, held, any_chip, *round[1]);
+            const abi::FabricRouteEntry e = abi::fabric_route_entry(*round[0], f_.node(chip).mesh, h.dst);
             if (e.hops == 0 || e.first == dir) return {chip, 0, vc, held, true, true};  // dropped, holding nothing more
             if (++detours_here > 4)  // more new routes on one chip than it has cables: they lead into each other
                 throw Error(pair(h, any_chip) + " is sent round between " + chip_name(chip) +
@@ -187,6 +211,20 @@ RouteWalker::Landing RouteWalker::follow(abi::FabricPacketHeader& h, uint32_t ch
     }
 }
 
+void RouteWalker::fork(const abi::FabricPacketHeader& at, uint32_t chip, uint32_t dir, uint32_t vc, uint32_t held,
+                       bool any_chip, const abi::FabricRouteTable& table) {
+    const abi::FabricRouteEntry e = abi::fabric_route_entry(table, f_.node(chip).mesh, at.dst);
+    if (e.hops == 0 || e.first == dir) return;  // dropped, as follow drops it
+    if (++fork_depth_ > 8)
+        throw Error(pair(at, any_chip) + " is sent round dead cables by their detours without end: they have a loop");
+    abi::FabricPacketHeader h = at;
+    h.hops = e.hops, h.route = e.route;
+    const Landing l = follow(h, chip, e.first, fabric::vc_round_dead_cable(vc, f_.spec().flags), held, any_chip, true,
+                             detour_keeps(chip, dir));
+    --fork_depth_;
+    forks_.push_back({h, l});
+}
+
 // The rest of the way of a packet bound for one chip, from where a route
 // landed it; returns the TTL it uses.
 uint32_t RouteWalker::land(const abi::FabricPacketHeader& at_landing, const Landing& l) {
@@ -207,7 +245,9 @@ uint32_t RouteWalker::land(const abi::FabricPacketHeader& at_landing, const Land
         }
         const uint32_t vc = fabric::vc_after_turn(l.vc, d.next, l.compass, f_.spec().flags);
         const Landing next = follow(h, l.chip, d.next, vc, l.channel, false, l.moved || is_new, l.keeps);
+        std::vector<Fork> forks = take_forks();
         used = std::max(used, at_landing.ttl - h.ttl + land(h, next));
+        for (const Fork& f : forks) used = std::max(used, at_landing.ttl - f.h.ttl + land(f.h, f.l));
     }
     return used;
 }
@@ -241,7 +281,9 @@ uint32_t RouteWalker::land_bound_elsewhere(const abi::FabricPacketHeader& h, con
                 throw Error(pair(h, true) + " reaches " + chip_name(l.chip) + ", whose tables do not route it on");
             const uint32_t vc = fabric::vc_after_turn(l.vc, d.next, l.compass, f_.spec().flags);
             const Landing next = follow(on, l.chip, d.next, vc, l.channel, true, l.moved || is_new, l.keeps);
+            std::vector<Fork> forks = take_forks();
             used = std::max(used, h.ttl - on.ttl + land_bound_elsewhere(on, next));
+            for (const Fork& f : forks) used = std::max(used, h.ttl - f.h.ttl + land_bound_elsewhere(f.h, f.l));
         }
     }
     landed_[key] = used;  // not `it`: the walk may have grown the map
@@ -257,13 +299,22 @@ void RouteWalker::walk_route(const abi::FabricPacketHeader& h0, const abi::Fabri
     const abi::FabricRouteEntry e = abi::fabric_route_entry(table, f_.node(from).mesh, h.dst);
     if (e.hops == 0) return;  // a pair with no route exchanges no traffic (a chip taken out)
     h.hops = e.hops, h.route = e.route;
-    if (meshes.empty()) return (void)land(h, follow(h, from, e.first, 0, kNone, false, moved, false));
-    const Landing l = follow(h, from, e.first, 0, kNone, true, moved, false);
-    for (uint16_t m : meshes) {
-        h.dst.mesh = m;
-        if (land_bound_elsewhere(h, l) > h.ttl)
-            throw Error(pair(h, true) + " circles until its TTL runs out: the tables have a loop");
+    if (meshes.empty()) {
+        const Landing l = follow(h, from, e.first, 0, kNone, false, moved, false);
+        std::vector<Fork> forks = take_forks();
+        land(h, l);
+        for (const Fork& f : forks) land(f.h, f.l);
+        return;
     }
+    const Landing l = follow(h, from, e.first, 0, kNone, true, moved, false);
+    std::vector<Fork> forks = take_forks();
+    forks.push_back({h, l});
+    for (uint16_t m : meshes)
+        for (Fork& f : forks) {
+            f.h.dst.mesh = m;
+            if (land_bound_elsewhere(f.h, f.l) > f.h.ttl)
+                throw Error(pair(f.h, true) + " circles until its TTL runs out: the tables have a loop");
+        }
 }
 
 void RouteWalker::walk_from(uint32_t from) {

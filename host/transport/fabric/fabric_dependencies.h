@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "transport/fabric/routing2d.h"
@@ -67,6 +68,10 @@ struct EarlierDetour {
     uint32_t chip = 0, dir = 0;  // the router's cable, from its end
     abi::FabricRouteTable table{};
     bool keeps = false;  // its detours keep the escape VC into the next meshes
+    // The detour table this move gives it in place of `table` (a move
+    // between meshes gives it the new exits); the packets it sent round
+    // before are still on their way by `table`.
+    std::optional<abi::FabricRouteTable> rewritten;
 };
 DependencyVerdict check_table_move(const FabricBuilder& fabric, const TableMove& move,
                                    const std::vector<EarlierDetour>& earlier = {});

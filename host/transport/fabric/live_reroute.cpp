@@ -199,6 +199,60 @@ std::string unsafe_move(const FabricBuilder& fabric, const TableMove& move, cons
     }
 }
 
+// A move between meshes gives the earlier detours the new exits too: they
+// held the exits of their own move, and one that now leads back the way the
+// new exits came would send its packets round a loop. Their routes inside
+// their meshes stay.
+// `earlier` with the new exits where they differ; empty if none do.
+std::vector<EarlierDetour> give_new_exits(const FabricBuilder& fabric, const std::vector<abi::FabricRouteTable>& next,
+                                          std::vector<EarlierDetour> earlier) {
+    bool any = false;
+    for (EarlierDetour& e : earlier) {
+        const abi::FabricRouteTable& exits = next[fabric.position(e.chip)];
+        if (std::memcmp(&e.table.to_mesh, &exits.to_mesh, sizeof exits.to_mesh) == 0) continue;
+        e.rewritten = e.table;
+        e.rewritten->meshes = exits.meshes;
+        std::memcpy(&e.rewritten->to_mesh, &exits.to_mesh, sizeof exits.to_mesh);
+        any = true;
+    }
+    if (!any) earlier.clear();
+    return earlier;
+}
+
+void write_new_exits(Machine& m, const FabricBuilder& fabric, const std::vector<EarlierDetour>& earlier) {
+    for (const EarlierDetour& e : earlier) {
+        if (!e.rewritten) continue;
+        const int r = fabric.router_index(e.chip, compass_direction(e.dir));
+        write_detour_table(m, fabric.routers()[size_t(r)], *e.rewritten, true);
+    }
+}
+
+// The first way of making `move` that cannot deadlock or lose packets,
+// set in move.keep_escape and, if the earlier detours take new exits, left
+// in `with_new_exits` (else that is emptied); or why the first way tried
+// could. Between meshes the detours keep the escape VC into the next meshes
+// or fall back to VC 1 there, and the earlier detours keep their exits or
+// take the new ones: some moves are safe one way only.
+std::string choose_way(const FabricBuilder& fabric, TableMove& move, const std::vector<EarlierDetour>& earlier,
+                       std::vector<EarlierDetour>& with_new_exits) {
+    const bool escape = fabric.spec().flags & abi::kFabricEscapeVc, many = fabric.meshes().size() > 1;
+    std::string first;
+    for (const bool new_exits : {false, true}) {
+        if (new_exits && with_new_exits.empty()) break;
+        for (const bool keep : {true, false}) {
+            if (keep && !(escape && many)) continue;
+            move.keep_escape = keep;
+            const std::string why = unsafe_move(fabric, move, new_exits ? with_new_exits : earlier);
+            if (why.empty()) {
+                if (!new_exits) with_new_exits.clear();
+                return "";
+            }
+            if (first.empty()) first = why;
+        }
+    }
+    return first;
+}
+
 // Whether the control plane already sent router p's traffic round its cable.
 bool sent_round(Machine& m, const FabricRouterPlan& p) {
     uint32_t command = 0;
@@ -478,19 +532,14 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     };
     TableMove move{at(main), chip, static_cast<uint32_t>(a->direction), b.chip, everywhere, at(now)};
     if (keep_inside) move.detours = at(next);
-    // Earlier detours keep the tables they were given (their exits may be
-    // the old ones): packets they sent already carry those routes, and the
-    // check walks a router's one table.
+    // Earlier detours keep the tables they were given, or between meshes
+    // may take the new exits too (give_new_exits); the check walks what
+    // each holds, and the packets they sent already carry their routes.
     std::vector<EarlierDetour> earlier;
     if (escape) earlier = earlier_detours(machine, fabric, *a, b);
-    // Between meshes the detours keep the escape VC into the next meshes, or
-    // else fall back to VC 1 there: some moves are safe one way only.
-    move.keep_escape = escape && fabric.meshes().size() > 1;
-    std::string unsafe = unsafe_move(fabric, move, earlier);
-    if (!unsafe.empty() && move.keep_escape) {
-        move.keep_escape = false;
-        if (unsafe_move(fabric, move, earlier).empty()) unsafe.clear();
-    }
+    std::vector<EarlierDetour> with_new_exits;
+    if (keep_inside) with_new_exits = give_new_exits(fabric, next, earlier);
+    const std::string unsafe = choose_way(fabric, move, earlier, with_new_exits);
     if (!unsafe.empty()) {
         d.kind = RerouteDecision::kRefused;
         d.why = "moving the running fabric's traffic onto tables without it " + unsafe +
@@ -503,6 +552,7 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
                       sizeof keep);
     }
     write_tables(machine, fabric, next, main, move, *a, b);
+    if (!with_new_exits.empty()) write_new_exits(machine, fabric, with_new_exits);
     start_move(machine, fabric, *a, pending, wake);
     return d;
 }

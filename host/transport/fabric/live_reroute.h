@@ -19,7 +19,8 @@
 // exits, reached along the routes inside its mesh it holds now, which stay.
 // A later cable's move is checked with the detours the earlier ones gave
 // and the tables the chips hold (both read back from their routers), since
-// a packet one of them carries may meet it. A torus's escape class is VC 2,
+// a packet one of them carries may meet it; a move between meshes may give
+// those earlier detours its new exits, where their own would now loop. A torus's escape class is VC 2,
 // above its datelines' two; under bubble flow control (one VC, no escape
 // class) every router of the fabric takes the new tables. Either way check_table_move refuses a move that
 // could deadlock.
