@@ -199,11 +199,10 @@ std::string unsafe_move(const FabricBuilder& fabric, const TableMove& move, cons
     }
 }
 
-// A move between meshes gives the earlier detours the new exits too: they
-// held the exits of their own move, and one that now leads back the way the
-// new exits came would send its packets round a loop. Their routes inside
-// their meshes stay.
-// `earlier` with the new exits where they differ; empty if none do.
+// `earlier` with the move's new exits where theirs differ (their routes
+// inside their meshes stay); empty if none do. An earlier detour holds the
+// exits of its own move, which after a move between meshes may lead back
+// the way the new exits came: a loop.
 std::vector<EarlierDetour> give_new_exits(const FabricBuilder& fabric, const std::vector<abi::FabricRouteTable>& next,
                                           std::vector<EarlierDetour> earlier) {
     bool any = false;
