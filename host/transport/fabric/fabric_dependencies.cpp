@@ -82,6 +82,17 @@ private:
     // Routers that route a packet on by their tables where its route ends
     // short of its destination: between meshes, or past a header's hops.
     bool tables() const { return f_.spec().flags & (abi::kFabricMeshClasses | abi::kFabricLongRoutes); }
+    // Whether the router on (chip, dir) is one of this move's dead cable's two.
+    bool moving(uint32_t chip, uint32_t dir) const {
+        return (chip == move_->chip && dir == move_->dir) || (chip == move_->peer_chip && dir == (move_->dir ^ 2));
+    }
+    // The earlier detour the router on (chip, dir) holds, if any.
+    const EarlierDetour* earlier_at(uint32_t chip, uint32_t dir) const {
+        if (earlier_)
+            for (const EarlierDetour& e : *earlier_)
+                if (e.chip == chip && e.dir == dir) return &e;
+        return nullptr;
+    }
     // The tables the router on (chip, dir) may route a packet for its cable
     // by, if the cable is dead, into `out`; how many. This move's new ones,
     // or an earlier detour's: if this move rewrites its exits, the new ones
@@ -89,28 +100,22 @@ private:
     // come by before the move; once round, it took a new route).
     size_t detours(uint32_t chip, uint32_t dir, bool moved, const abi::FabricRouteTable* out[2]) const {
         if (!move_) return 0;
-        if ((chip == move_->chip && dir == move_->dir) || (chip == move_->peer_chip && dir == (move_->dir ^ 2))) {
+        if (moving(chip, dir)) {
             out[0] = move_->detours ? &move_->detours(chip) : &move_->next(chip);
             return 1;
         }
-        if (earlier_)
-            for (const EarlierDetour& e : *earlier_)
-                if (e.chip == chip && e.dir == dir) {
-                    out[0] = e.rewritten && moved ? &*e.rewritten : &e.table;
-                    if (!e.rewritten || moved) return 1;
-                    out[1] = &*e.rewritten;
-                    return 2;
-                }
-        return 0;
+        const EarlierDetour* e = earlier_at(chip, dir);
+        if (!e) return 0;
+        out[0] = e->rewritten && moved ? &*e->rewritten : &e->table;
+        if (!e->rewritten || moved) return 1;
+        out[1] = &*e->rewritten;
+        return 2;
     }
     // Whether the packets that router sends round keep the escape VC into other meshes.
     bool detour_keeps(uint32_t chip, uint32_t dir) const {
-        if ((chip == move_->chip && dir == move_->dir) || (chip == move_->peer_chip && dir == (move_->dir ^ 2)))
-            return move_->keep_escape;
-        if (earlier_)
-            for (const EarlierDetour& e : *earlier_)
-                if (e.chip == chip && e.dir == dir) return e.keeps;
-        return false;
+        if (moving(chip, dir)) return move_->keep_escape;
+        const EarlierDetour* e = earlier_at(chip, dir);
+        return e && e->keeps;
     }
     // The tables a packet may be routed by where a route ends at a chip: the
     // old (unless it moved already) and, during a move, the new; `is_new`
