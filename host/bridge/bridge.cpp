@@ -265,7 +265,7 @@ void Bridge::engine_loop(uint32_t spin_passes, long nap_us) {
             // and each costs a pass over every chip: beside another cluster
             // on the host's cores, 10 µs naps took ~15% of the tests' CPU.
             const long due = devices_->ethernet().until_frame_due_us();
-            sleep_until_woken(due < 0 ? nap_us : std::clamp(due, 1L, nap_us));
+            sleep_until_woken(due < 0 ? nap_us : std::min(due, nap_us));
             continue;
         }
         // Announce the deep sleep, then make one more pass: a core that queued

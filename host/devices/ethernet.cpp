@@ -80,7 +80,7 @@ long Ethernet::until_frame_due_us() const {
     for (const auto& l : links_)
         if (l->cable->plugged()) due = std::min(due, l->cable->next_due_us(now));
     if (due == std::numeric_limits<double>::infinity()) return -1;
-    return due <= double(now) ? 0 : long(std::ceil(due - double(now)));
+    return long(std::ceil(due - double(now)));  // next_due_us gives only times ahead
 }
 
 int Ethernet::peer_chip(uint32_t chip, uint32_t port) const {

@@ -58,8 +58,8 @@ public:
     // A plugged cable still has frames to deliver or acknowledge: its
     // retransmit timer needs the engine awake (a pulled one waits for a plug).
     bool in_flight() const;
-    // µs until a plugged shaped cable's next frame is due (tt_link_cable.h's
-    // next_due_us), 0 if one is already; -1 if none is on a wire.
+    // µs (at least 1) until a plugged shaped cable's next frame is due
+    // (tt_link_cable.h's next_due_us); -1 if none is on a wire.
     long until_frame_due_us() const;
     // The cores of `chip` whose L1 frames landed in since the last call.
     CoreTouches take_landed(uint32_t chip);
