@@ -127,13 +127,26 @@ std::vector<uint8_t> gather(const abi::TensorSpec& t, const UnitImages& units) {
     return out;
 }
 
+namespace {
+
+// `t` row-major seen along `dim`: `outer` blocks, one per index of the
+// dimensions before it, each of shape[dim] steps of `step` bytes.
+struct AlongDim {
+    uint64_t outer = 1, step;
+};
+AlongDim along_dim(const abi::TensorSpec& t, uint32_t dim) {
+    AlongDim a{1, abi::dtype_size(t.dtype)};
+    for (uint32_t d = dim + 1; d < abi::kTensorDims; ++d) a.step *= t.shape[d];
+    for (uint32_t d = 0; d < dim; ++d) a.outer *= t.shape[d];
+    return a;
+}
+
+}  // namespace
+
 std::vector<uint8_t> concatenate(const abi::TensorSpec& part, uint32_t dim,
                                  const std::vector<std::vector<uint8_t>>& parts) {
     if (dim >= abi::kTensorDims) throw Error("concatenate: dimension " + std::to_string(dim) + " of a 4-D tensor");
-    uint64_t step = abi::dtype_size(part.dtype);  // bytes of one step along dim
-    for (uint32_t d = dim + 1; d < abi::kTensorDims; ++d) step *= part.shape[d];
-    uint64_t outer = 1;
-    for (uint32_t d = 0; d < dim; ++d) outer *= part.shape[d];
+    const auto [outer, step] = along_dim(part, dim);
     const uint64_t block = step * part.shape[dim];
     for (const std::vector<uint8_t>& p : parts)
         if (p.size() != outer * block) throw Error("concatenate: a part is not " + describe(part));
@@ -149,10 +162,7 @@ std::vector<uint8_t> cut(const abi::TensorSpec& whole, uint32_t dim, uint32_t pa
     if (parts == 0 || k >= parts || whole.shape[dim] % parts)
         throw Error("cut: " + describe(whole) + " does not cut into " + std::to_string(parts) +
                     " equal parts along dimension " + std::to_string(dim));
-    uint64_t step = abi::dtype_size(whole.dtype);
-    for (uint32_t d = dim + 1; d < abi::kTensorDims; ++d) step *= whole.shape[d];
-    uint64_t outer = 1;
-    for (uint32_t d = 0; d < dim; ++d) outer *= whole.shape[d];
+    const auto [outer, step] = along_dim(whole, dim);
     const uint64_t block = step * (whole.shape[dim] / parts);
     const auto* in = static_cast<const uint8_t*>(data);
     std::vector<uint8_t> out;
