@@ -102,6 +102,14 @@ void check_parts(const std::string& op, const std::vector<Bytes>& parts, uint32_
                         " bytes; " + tensor::describe(spec) + " holds " + std::to_string(bytes));
 }
 
+// Throws unless `data` is as many bytes as `spec` holds.
+void check_bytes(const abi::TensorSpec& spec, const Bytes& data) {
+    const uint64_t want = tensor::elements(spec) * abi::dtype_size(spec.dtype);
+    if (data.size() != want)
+        throw Error(tensor::describe(spec) + " holds " + std::to_string(want) + " bytes, not " +
+                    std::to_string(data.size()));
+}
+
 }  // namespace
 
 NativeCluster::NativeCluster(std::unique_ptr<Cluster> cluster)
@@ -260,10 +268,7 @@ PlacedTensor NativeCluster::put_tensor(uint32_t chip, const std::array<uint32_t,
                         " bytes): leave the offset out and weft places it clear");
     const abi::TensorAt at = tensor::placed(c.board(), spec, offset);
     check_clear_of_kept(at, "put_tensor");
-    const uint64_t want = tensor::elements(at.spec) * abi::dtype_size(dtype);
-    if (data.size() != want)
-        throw Error(tensor::describe(at.spec) + " holds " + std::to_string(want) + " bytes, not " +
-                    std::to_string(data.size()));
+    check_bytes(at.spec, data);
     const Claimed claimed(c, "put_tensor");
     tensor::write_tensor(c.chip(chip), at, data.data());
     taken.push_back({offset, offset + bytes});
@@ -462,10 +467,7 @@ std::shared_ptr<tensor::MeshTensor> NativeCluster::mesh_tensor_from_host(const s
                                                                          const std::string& by_row,
                                                                          const std::string& by_col, const Bytes& data) {
     const abi::TensorSpec whole = mesh_spec(shape, dtype, layout);
-    if (data.size() != tensor::elements(whole) * abi::dtype_size(dtype))
-        throw Error(tensor::describe(whole) + " holds " +
-                    std::to_string(tensor::elements(whole) * abi::dtype_size(dtype)) + " bytes, not " +
-                    std::to_string(data.size()));
+    check_bytes(whole, data);
     const tensor::MeshPlacement rows = placement_named(by_row), cols = placement_named(by_col);
     const std::shared_ptr<tensor::Mesh> m = mesh();
     const Claimed claimed(cluster(), "MeshTensor");
