@@ -32,8 +32,9 @@ Ethernet::Ethernet(const ClusterSpec& spec, std::vector<DeviceChip*> chips, Cloc
     : spec_(spec),
       chips_(std::move(chips)),
       now_us_(std::move(now_us)),
-      link_of_port_(spec.num_chips * abi::kMaxPorts, -1),
-      tx_(spec.num_chips * abi::kMaxPorts),
+      ports_(static_cast<uint32_t>(spec.board.ports.size())),
+      link_of_port_(spec.num_chips * ports_, -1),
+      tx_(spec.num_chips * ports_),
       frame_payload_(std::min<uint32_t>(spec.link_model.mtu ? spec.link_model.mtu : 16384, abi::kTtLinkMaxPayload)) {
     for (uint32_t c = 0; c < spec.num_chips; ++c) landed_.push_back(CoreTouches{&spec.board, &chips_[c]->memory()});
     for (const LinkSpec& l : spec.links) {
@@ -57,15 +58,15 @@ Ethernet::Ethernet(const ClusterSpec& spec, std::vector<DeviceChip*> chips, Cloc
             f.latency_us = o.latency_us;
             link->cable->set_faults(f);  // values the cluster file parser already checked
         }
-        link_of_port_[l.a.chip * abi::kMaxPorts + l.a.port] = static_cast<int>(links_.size());
-        link_of_port_[l.b.chip * abi::kMaxPorts + l.b.port] = static_cast<int>(links_.size());
+        link_of_port_[l.a.chip * ports_ + l.a.port] = static_cast<int>(links_.size());
+        link_of_port_[l.b.chip * ports_ + l.b.port] = static_cast<int>(links_.size());
         links_.push_back(std::move(link));
     }
 }
 
 int Ethernet::link_index(uint32_t chip, uint32_t port) const {
-    if (chip >= spec_.num_chips || port >= abi::kMaxPorts) return -1;
-    return link_of_port_[chip * abi::kMaxPorts + port];
+    if (chip >= spec_.num_chips || port >= ports_) return -1;
+    return link_of_port_[chip * ports_ + port];
 }
 
 bool Ethernet::in_flight() const {
@@ -219,7 +220,7 @@ uint32_t Ethernet::run_port(uint32_t chip, uint32_t port, uint32_t budget) {
     Link& link = *links_[li];
     const int side = link.side(chip, port);
     if (!chips_[link.end[1 - side].chip]->alive()) return refuse_all();  // a dead peer never comes back
-    TxPort& tx = tx_[chip * abi::kMaxPorts + port];
+    TxPort& tx = tx_[chip * ports_ + port];
 
     const uint32_t reset = load_acquire(ring.reset_seq);
     if (reset != ring.reset_ack) {

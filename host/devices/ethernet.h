@@ -81,8 +81,9 @@ private:
     std::vector<DeviceChip*> chips_;
     Clock now_us_;
     std::vector<std::unique_ptr<Link>> links_;
-    std::vector<int> link_of_port_;    // chip * kMaxPorts + port -> link index or -1
-    std::vector<TxPort> tx_;           // chip * kMaxPorts + port
+    uint32_t ports_;                   // the board's, per chip
+    std::vector<int> link_of_port_;    // chip * ports_ + port -> link index or -1
+    std::vector<TxPort> tx_;           // chip * ports_ + port
     uint32_t frame_payload_;           // payload bytes per frame: the link model's mtu
     std::vector<CoreTouches> landed_;  // per chip
 };

@@ -38,6 +38,10 @@ struct FabricSpec {
     // (abi::FabricPacketRecord): a packet log, as `weft run --record` asks
     // for and the fabric model replays. 0: none. Not in the file.
     uint32_t record_packets = 0;
+    // The fabric model's: a chip's routers all read one copy of its tables,
+    // its first router's, as flat host memory lets them; on silicon and QEMU
+    // each router keeps its own in its L1. Not in the file.
+    bool table_per_chip = false;
     int line = 0;        // of the file's section, 0: none
 
     static constexpr uint32_t kDefaultPacketBytes = 4096;

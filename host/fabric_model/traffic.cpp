@@ -62,6 +62,7 @@ model::FabricModel::Plan plan_for(const ModelOptions& o) {
         spec.bubble |= o.fabric.bubble;
         spec.fallback |= o.fabric.fallback;
         spec.record_packets = o.fabric.record_packets;
+        spec.table_per_chip = true;
         // As weft run plans it: a plane that lost a cable its ring needs
         // has no fabric, and the next plane's runs the op.
         const uint32_t planes = spec.record_packets ? 1 : spec.planes_on(cluster.board().planes());

@@ -60,12 +60,19 @@ public:
     // Host bytes of [addr, addr + len) of the board's memory map on `chip`.
     uint8_t* bytes(uint32_t chip, uint64_t addr, uint64_t len) { return memory(chip).at(addr, len); }
     // Where a host builder (EdmLinkBuilder::write) puts device configuration.
+    // Bytes that already read as written are not stored again: a page of the
+    // arena nobody wrote reads as zeros without being backed, and a model of
+    // thousands of chips would otherwise back every page a clear reaches.
     void write(uint32_t chip, uint64_t addr, const void* data, size_t len) override {
-        if (len) std::memcpy(bytes(chip, addr, len), data, len);  // an empty vector's data() may be null
+        if (len) {  // an empty vector's data() may be null
+            uint8_t* at = bytes(chip, addr, len);
+            if (std::memcmp(at, data, len) != 0) std::memcpy(at, data, len);
+        }
         touched_.at(chip) = Touched::everything();  // as the host rings whom it configures
     }
     void clear(uint32_t chip, uint64_t addr, size_t len) override {
-        std::memset(bytes(chip, addr, len), 0, len);
+        uint8_t* at = bytes(chip, addr, len);
+        if (len && (at[0] != 0 || std::memcmp(at, at + 1, len - 1) != 0)) std::memset(at, 0, len);
         touched_.at(chip) = Touched::everything();
     }
     void read(uint32_t chip, uint64_t addr, void* data, size_t len) override {

@@ -182,6 +182,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
                     .end +
                 record_bytes();
     router_at_.assign(size_t(order_.back() + 1) * 4, -1);
+    routers_.reserve(2 * cables_.size());  // a router at each end (relays after): no copies of thousands
     for (const Hop& c : cables_) add_cable_2d(c);
     const size_t primaries = routers_.size();
     if (fallback_) add_relays(fallbacks);
@@ -192,6 +193,7 @@ FabricBuilder::FabricBuilder(const BoardInfo& board, std::vector<Mesh> meshes, s
     if (!many) check_deadlock(route);
     fill_tables(route, exits);
     for (FabricRouterPlan& r : routers_) place(r);
+    if (spec_.table_per_chip) share_tables();
     for (size_t r = 0; r < primaries; ++r) link_2d(routers_[r]);
     for (size_t r = primaries; r < routers_.size(); r += 2) link_relays(r);
     if (many) check_deadlock(route);
@@ -573,12 +575,23 @@ void FabricBuilder::link(FabricRouterPlan& r, const FabricRouterPlan* peer, Fabr
     for (uint32_t v = 0; v < num_vcs_; ++v) opposite->config.senders[spec_.lanes + v].freed = c.forward[0][v].freed;
 }
 
+// Every router of a chip reads the first's copy of its tables.
+void FabricBuilder::share_tables() {
+    std::vector<uint64_t> first(order_.size(), 0);
+    for (FabricRouterPlan& r : routers_) {
+        if (!r.config.route_table) continue;
+        uint64_t& at = first[position(r.chip)];
+        if (!at) at = r.config.route_table;
+        r.config.route_table = at;
+    }
+}
+
 void FabricBuilder::write_router(ChipWriter& memory, size_t index) const {
     const FabricRouterPlan& r = routers_.at(index);
     memory.write(r.chip, r.config_address, &r.config, sizeof r.config);
     const Layout l = layout_of(num_vcs_, r.config.num_senders, {});
     memory.clear(r.chip, r.l1.base + l.link_words, l.route_table - l.link_words);
-    if (r.config.route_table) memory.write(r.chip, r.config.route_table, &table(r.chip), sizeof(abi::FabricRouteTable));
+    if (holds_table(r)) memory.write(r.chip, r.config.route_table, &table(r.chip), sizeof(abi::FabricRouteTable));
     // On one mesh the detour table starts as the chip's own. Between meshes
     // a move writes all of it (its L1 entries too) before the router reads
     // it; until then it holds no meshes, so the control plane knows it for

@@ -116,6 +116,12 @@ public:
     // into a running fabric's routers. Throws weft::Error for a route over a
     // cable the fabric does not have.
     abi::FabricRouteTable table_with(uint32_t chip, const RouteOf& routes, const ExitOf& exits = {}) const;
+    // Whether router r keeps its chip's tables in its own L1, where they are
+    // written: every 2D router, or with FabricSpec::table_per_chip the first
+    // of its chip's (the others read that copy).
+    bool holds_table(const FabricRouterPlan& r) const {
+        return r.config.route_table && r.l1.contains(r.config.route_table, sizeof(abi::FabricRouteTable));
+    }
     // L1 each router keeps (the resident image's share included).
     uint64_t l1_bytes() const { return l1_bytes_; }
     // Router r's configuration and the words it starts from.
@@ -164,6 +170,7 @@ private:
     void check_deadlock(const RouteOf& routes) const;
     void link_2d(FabricRouterPlan& r);
     void use_vcs(uint32_t vcs);
+    void share_tables();
     uint32_t senders_of(const FabricRouterPlan& r) const;
 
     const BoardInfo& board_;

@@ -140,7 +140,7 @@ void write_tables(Machine& m, const FabricBuilder& fabric, const std::vector<abi
             write_detour_table(m, *end, detours[fabric.position(end->chip)], fabric.meshes().size() > 1);
     if (!move.everywhere) return;
     for (const FabricRouterPlan& p : fabric.routers())
-        if (p.config.route_table)
+        if (fabric.holds_table(p))
             m.write(p.chip, p.config.route_table, &main[fabric.position(p.chip)], sizeof(abi::FabricRouteTable));
 }
 
@@ -434,7 +434,7 @@ bool only_cable_round(Machine& m, const FabricBuilder& fabric, const FabricRoute
 // Every chip's tables as the fabric was built.
 void write_built_tables(Machine& m, const FabricBuilder& fabric) {
     for (const FabricRouterPlan& p : fabric.routers())
-        if (p.config.route_table && m.alive(p.chip))
+        if (fabric.holds_table(p) && m.alive(p.chip))
             m.write(p.chip, p.config.route_table, &fabric.table(p.chip), sizeof(abi::FabricRouteTable));
 }
 
