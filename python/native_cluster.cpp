@@ -275,6 +275,26 @@ PlacedTensor NativeCluster::put_tensor(uint32_t chip, const std::array<uint32_t,
     return {chip, at, ops_};
 }
 
+// A Ctrl-C is heard between chips, as the flat ops hear it: the op's own
+// waits are not its only long part (a tensor of MBs per chip is laid out).
+void NativeCluster::write_parts(const abi::TensorAt& at, const std::vector<Bytes>& parts) {
+    Cluster& c = cluster();
+    for (uint32_t chip = 0; chip < parts.size(); ++chip) {
+        stop_if_interrupted("while its inputs were written");
+        tensor::write_tensor(c.chip(chip), at, parts[chip].data());
+    }
+}
+
+std::vector<Bytes> NativeCluster::read_parts(const abi::TensorAt& at) {
+    Cluster& c = cluster();
+    std::vector<Bytes> out(c.size());
+    for (uint32_t chip = 0; chip < out.size(); ++chip) {
+        stop_if_interrupted("while its outputs were read");
+        out[chip] = tensor::read_tensor(c.chip(chip), at);
+    }
+    return out;
+}
+
 void NativeCluster::new_op() {
     ++ops_;
     placed_.clear();  // what was placed may be overwritten now (get_tensor refuses it)
@@ -315,12 +335,10 @@ std::vector<Bytes> NativeCluster::all_reduce_tensor(const std::array<uint32_t, 4
     const tensor::GroupRunners run_on = group_runners(transport, call.mesh_axis);
     new_op();
     const Claimed claimed(c, "all_reduce_tensor");
-    for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), at, parts[chip].data());
+    write_parts(at, parts);
     tensor::all_reduce(c, run_on.runners, at, op, board.cores_with_role(CoreRole::kWorker).back(), kTensorOpTimeout,
                        algo, kept());
-    std::vector<Bytes> out(ranks);
-    for (uint32_t chip = 0; chip < ranks; ++chip) out[chip] = tensor::read_tensor(c.chip(chip), at);
-    return out;
+    return read_parts(at);
 }
 
 std::vector<Bytes> NativeCluster::reduce_scatter_tensor(const std::array<uint32_t, 4>& shape, abi::DataType dtype,
@@ -349,12 +367,10 @@ std::vector<Bytes> NativeCluster::reduce_scatter_tensor(const std::array<uint32_
     const tensor::GroupRunners run_on = group_runners(transport, call.mesh_axis);
     new_op();
     const Claimed claimed(c, "reduce_scatter_tensor");
-    for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
+    write_parts(in, parts);
     tensor::reduce_scatter(c, run_on.runners, in, out, dim, op, board.cores_with_role(CoreRole::kWorker).back(),
                            kTensorOpTimeout, algo, kept());
-    std::vector<Bytes> result(ranks);
-    for (uint32_t chip = 0; chip < ranks; ++chip) result[chip] = tensor::read_tensor(c.chip(chip), out);
-    return result;
+    return read_parts(out);
 }
 
 std::vector<std::vector<uint32_t>> NativeCluster::mesh_axis_groups(const std::string& axis) {
@@ -398,7 +414,7 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
         runner_.reset();  // a collective's fabric holds the routers' cores: this op starts its own
     new_op();
     const Claimed claimed(c, "all_gather_tensor");
-    for (uint32_t chip = 0; chip < ranks; ++chip) tensor::write_tensor(c.chip(chip), in, parts[chip].data());
+    write_parts(in, parts);
     if (flat) {
         tensor::all_gather(c, run_on.runners, in, out, dim, core, kTensorOpTimeout, "auto", kept());
     } else {
@@ -407,9 +423,7 @@ std::vector<Bytes> NativeCluster::all_gather_tensor(const std::array<uint32_t, 4
         tensor::all_gather_groups(c, *fabric, groups, in, out, dim, core, kTensorOpTimeout);
         fabric->stop();
     }
-    std::vector<Bytes> gathered(ranks);
-    for (uint32_t chip = 0; chip < ranks; ++chip) gathered[chip] = tensor::read_tensor(c.chip(chip), out);
-    return gathered;
+    return read_parts(out);
 }
 
 }  // namespace weft::python

@@ -185,6 +185,10 @@ private:
     bool interrupted() const { return interrupted_ && interrupted_(); }
     // Throws "interrupted: ..." once interrupted() says so.
     void stop_if_interrupted(const char* while_doing) const;
+    // Each chip's part of a tensor op's input written at `at`, and each one's
+    // output read from it, a Ctrl-C heard between chips.
+    void write_parts(const abi::TensorAt& at, const std::vector<Bytes>& parts);
+    std::vector<Bytes> read_parts(const abi::TensorAt& at);
     // The mesh tensors' mesh, made by the first; closed with the cluster.
     std::shared_ptr<tensor::Mesh> mesh_;
     std::shared_ptr<tensor::Mesh> mesh();
