@@ -95,7 +95,7 @@ void check_parts(const std::string& op, const std::vector<Bytes>& parts, uint32_
     if (parts.size() != chips)
         throw Error(op + " takes one tensor per chip: " + std::to_string(chips) + ", not " +
                     std::to_string(parts.size()));
-    const uint64_t bytes = tensor::elements(spec) * abi::dtype_size(spec.dtype);
+    const uint64_t bytes = tensor::host_bytes(spec);
     for (uint32_t chip = 0; chip < chips; ++chip)
         if (parts[chip].size() != bytes)
             throw Error("chip " + std::to_string(chip) + "'s tensor is " + std::to_string(parts[chip].size()) +
@@ -104,7 +104,7 @@ void check_parts(const std::string& op, const std::vector<Bytes>& parts, uint32_
 
 // Throws unless `data` is as many bytes as `spec` holds.
 void check_bytes(const abi::TensorSpec& spec, const Bytes& data) {
-    const uint64_t want = tensor::elements(spec) * abi::dtype_size(spec.dtype);
+    const uint64_t want = tensor::host_bytes(spec);
     if (data.size() != want)
         throw Error(tensor::describe(spec) + " holds " + std::to_string(want) + " bytes, not " +
                     std::to_string(data.size()));

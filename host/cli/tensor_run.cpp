@@ -37,7 +37,7 @@ tensor::CoreGrid grid_of(const std::string& text) {
 
 std::vector<uint8_t> random_bytes(const abi::TensorSpec& t, uint32_t seed) {
     std::mt19937 gen(seed);
-    std::vector<uint8_t> d(tensor::elements(t) * abi::dtype_size(t.dtype));
+    std::vector<uint8_t> d(tensor::host_bytes(t));
     for (uint8_t& b : d) b = uint8_t(gen());
     return d;
 }
@@ -196,7 +196,7 @@ int run_tensor_all_gather(const TensorRunArgs& t, const std::array<uint64_t, 4>&
     std::printf("all_gather of %s along dimension %u into %s, %s: %zu group(s) of %u chips at once\n",
                 tensor::describe(part).c_str(), dim, tensor::describe(whole).c_str(), how.c_str(), groups.size(),
                 ranks);
-    const uint64_t bytes = tensor::elements(whole) * abi::dtype_size(dtype);
+    const uint64_t bytes = tensor::host_bytes(whole);
     std::printf("  time %.3f ms, algbw %.3f GB/s per group\n", seconds * 1e3, seconds > 0 ? bytes / seconds / 1e9 : 0);
     uint32_t chips = 0;
     for (const std::vector<uint32_t>& g : groups) {
@@ -248,7 +248,7 @@ int run_tensor_send_recv(const TensorRunArgs& t, const std::array<uint64_t, 4>& 
     std::printf("sendrecv of %s into %s, %s: each of %zu chips to the next round the ring\n",
                 tensor::describe(sent).c_str(), tensor::describe(received).c_str(),
                 flat ? "through the flat sendrecv over the EDM" : "over the fabric", shift.size());
-    const uint64_t bytes = tensor::elements(sent) * abi::dtype_size(dtype);
+    const uint64_t bytes = tensor::host_bytes(sent);
     std::printf("  time %.3f ms, algbw %.3f GB/s per chip\n", seconds * 1e3, seconds > 0 ? bytes / seconds / 1e9 : 0);
     for (const auto& [from, to] : shift)
         if (tensor::read_tensor(cluster.chip(to), out) != data[from]) {
@@ -271,8 +271,7 @@ int run_tensor_all_reduce(const TensorRunArgs& t, const std::array<uint64_t, 4>&
     const abi::TensorSpec spec =
         tensor::in_memory(tensor_of(t, shape, dtype), memory_named("--memory", t.memory), grid);
     const abi::TensorAt at = tensor::placed(board, spec, 0);
-    const ccl::OpRequest r = tensor::flat_op(ccl::Collective::kAllReduce, dtype, algo,
-                                             tensor::elements(spec) * abi::dtype_size(dtype), redop);
+    const ccl::OpRequest r = tensor::flat_op(ccl::Collective::kAllReduce, dtype, algo, tensor::host_bytes(spec), redop);
     const FlatData flat = write_flat_inputs(g, r, [&](uint32_t chip, const std::vector<uint8_t>& v) {
         tensor::write_tensor(cluster.chip(chip), at, v.data());
     });
@@ -308,9 +307,9 @@ int run_tensor_reduce_scatter(const TensorRunArgs& t, const std::array<uint64_t,
     const abi::TensorAt &in = placed.in, &out = placed.out;
     // The flat op's inputs and reference: a chip's vector is its parts one
     // after another, so the flat op's block k is part k of the tensor.
-    const ccl::OpRequest r = tensor::flat_op(ccl::Collective::kReduceScatter, dtype, algo,
-                                             tensor::elements(whole) * abi::dtype_size(dtype), redop);
-    const uint64_t part_bytes = tensor::elements(part) * abi::dtype_size(dtype);
+    const ccl::OpRequest r =
+        tensor::flat_op(ccl::Collective::kReduceScatter, dtype, algo, tensor::host_bytes(whole), redop);
+    const uint64_t part_bytes = tensor::host_bytes(part);
     const FlatData flat = write_flat_inputs(g, r, [&](uint32_t chip, const std::vector<uint8_t>& v) {
         std::vector<std::vector<uint8_t>> parts;
         for (uint32_t k = 0; k < n; ++k)

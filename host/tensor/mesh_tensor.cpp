@@ -50,7 +50,7 @@ std::vector<uint8_t> piece(const abi::TensorSpec& t, const MeshPlacement& p, uin
                            const void* data) {
     if (p.kind == MeshPlacement::kShard) return cut(t, p.dim, chips, k, data);
     const auto* bytes = static_cast<const uint8_t*>(data);
-    return std::vector<uint8_t>(bytes, bytes + elements(t) * abi::dtype_size(t.dtype));
+    return std::vector<uint8_t>(bytes, bytes + host_bytes(t));
 }
 
 abi::TensorSpec times(abi::TensorSpec t, const MeshPlacement& p, uint32_t chips) {

@@ -95,6 +95,8 @@ uint64_t elements(const abi::TensorSpec& t) {
     return uint64_t(t.shape[0]) * t.shape[1] * t.shape[2] * t.shape[3];
 }
 
+uint64_t host_bytes(const abi::TensorSpec& t) { return elements(t) * abi::dtype_size(t.dtype); }
+
 UnitImages place(const abi::TensorSpec& t, const void* data) {
     check_spec(t);
     const uint32_t eb = abi::dtype_size(t.dtype);

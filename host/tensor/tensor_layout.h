@@ -24,6 +24,8 @@ void check_spec(const abi::TensorSpec& t);
 abi::TensorSpec matrix(uint32_t rows, uint32_t cols, abi::DataType dtype, abi::TensorLayout layout);
 // Its elements, shape[0] * ... * shape[3].
 uint64_t elements(const abi::TensorSpec& t);
+// Its bytes as a row-major host array: elements(t) of its dtype's size.
+uint64_t host_bytes(const abi::TensorSpec& t);
 std::string describe(const abi::TensorSpec& t);
 
 // `data`: the tensor's elements row-major, elements(t) of dtype_size each.

@@ -32,7 +32,7 @@ int teardown(void**) {
 }
 
 std::vector<uint8_t> some_data(const abi::TensorSpec& t, uint32_t seed) {
-    std::vector<uint8_t> d(tensor::elements(t) * abi::dtype_size(t.dtype));
+    std::vector<uint8_t> d(tensor::host_bytes(t));
     for (size_t i = 0; i < d.size(); ++i) d[i] = uint8_t((i * 131 + seed * 7 + (i >> 8)) ^ (i >> 13));
     return d;
 }
