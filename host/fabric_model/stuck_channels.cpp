@@ -52,8 +52,13 @@ std::vector<HeldChannel> held_channels(model::FabricModel& model) {
         const auto& link = *reinterpret_cast<const abi::FabricLinkWords*>(c.link_words);
         const uint32_t chip = model.fabric().routers()[r].chip;
         for (uint32_t v = 0; v < c.num_vcs; ++v) {
-            const uint32_t held = link.filled[v] - s.receivers[v].done;
-            if (!held) continue;
+            // Signed, as the router reads it: back on its cable after the
+            // control plane routed round it, a receiver reads on from the
+            // peer's count, past packets the dead cable never brought, so
+            // the count trails until the peer's next packet.
+            const int32_t ahead = static_cast<int32_t>(link.filled[v] - s.receivers[v].done);
+            if (ahead <= 0) continue;
+            const uint32_t held = static_cast<uint32_t>(ahead);
             const abi::FabricRing& ring = c.receivers[v];
             const uint64_t head = ring.buffer + uint64_t(c.slot_size) * (s.receivers[v].done % ring.slots);
             const auto& h = *reinterpret_cast<const abi::FabricPacketHeader*>(head);

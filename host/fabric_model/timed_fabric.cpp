@@ -328,8 +328,9 @@ void TimedFabric::eth_acked(uint32_t slot, uint32_t cable_life) {
 
 void TimedFabric::deliver(uint32_t index) {
     Delivery& d = deliveries_[index];
+    const uint32_t slot = d.from_chip * ports_ + d.port;
+    if (d.cable_life != failures_[slot]) return held_[slot].push_back(index);  // the cable failed on its way
     free_deliveries_.push_back(index);
-    if (d.cable_life != failures_[size_t(d.from_chip) * ports_ + d.port]) return;  // lost when the cable failed
     uint8_t* dst = model_.cluster().memory(d.chip).memory().at(d.dst, d.bytes.size());
     if (dst) std::memcpy(dst, d.bytes.data(), d.bytes.size());
     check_watches(d.chip);
@@ -393,10 +394,26 @@ void TimedFabric::set_cable(uint32_t chip, uint32_t port, bool up) {
     cb.port[port].state = state;
     control(peer).port[peer_port].state = state;
     for (const auto& [c, p] : {std::pair{chip, port}, std::pair{peer, peer_port}}) {
+        if (up) deliver_held(c * ports_ + p);
         if (!owns(c)) continue;
         wake_chip(c, now_);
         kick_eth(c, p, now_);
     }
+}
+
+// What the cable from `slot` held when it failed arrives now it is back, in
+// the order sent, and each command completes once acknowledged, as the
+// TT-link endpoints resend from where they stand (devices/tt_link_cable.h):
+// the routers count on it when they take the cable again.
+void TimedFabric::deliver_held(uint32_t slot) {
+    const auto it = held_.find(slot);
+    if (it == held_.end()) return;
+    for (uint32_t index : it->second) {
+        deliveries_[index].cable_life = failures_[slot];
+        schedule(now_ + costs_.cable_latency_ns, deliveries_[index].chip, kDeliver, index);
+        schedule(now_ + 2 * costs_.cable_latency_ns, slot / ports_, kEthAcked, slot, failures_[slot]);
+    }
+    held_.erase(it);
 }
 
 bool TimedFabric::owned_rings_idle() {

@@ -138,6 +138,7 @@ private:
     void schedule(uint64_t t, uint32_t chip, Kind kind, uint32_t a, uint32_t b = 0);
     void run_event(const Event& e);
     void send_across(const Delivery& d, uint64_t t, uint32_t chip);
+    void deliver_held(uint32_t slot);
     void take_across(const std::vector<uint8_t>& in);
     bool owned_rings_idle();
     void add_pollers();
@@ -189,6 +190,10 @@ private:
     std::vector<uint32_t> failures_;                      // chip * ports + port: times its cable failed
     std::vector<Delivery> deliveries_;
     std::vector<uint32_t> free_deliveries_;
+    // By the sending port (chip * ports + port): deliveries its cable held
+    // when it failed, in order. A TT-link cable keeps what it had not had
+    // acknowledged and delivers it once it is plugged back in.
+    std::unordered_map<uint32_t, std::vector<uint32_t>> held_;
     struct Watch {
         const volatile uint32_t* word;
         uint32_t value;

@@ -126,10 +126,7 @@ Simulation::Simulation(const ModelOptions& options)
 void Simulation::disrupt(const Scheduled& e) {
     const std::string when = e.end + " at " + std::to_string(e.at_ns) + " ns";
     if (e.up) {
-        restore_cable(e.chip, e.port);
-        disruptions_.push_back("plugged " + when +
-                               " back in: it is up, and the routers keep their way round it "
-                               "until the next fabric, as weft run's do");
+        disruptions_.push_back("plugged " + when + " back in: " + restore_cable(e.chip, e.port));
         return;
     }
     const transport::RerouteDecision d = fail_cable(e.chip, e.port);
@@ -276,11 +273,48 @@ void Simulation::settle_move() {
     }
 }
 
-void Simulation::restore_cable(uint32_t chip, uint32_t port) {
+std::string Simulation::restore_cable(uint32_t chip, uint32_t port) {
     const CableEnds ends = ends_of(chip, port);
     std::erase_if(unrouted_, [&](const Unrouted& u) { return u.ends[0] == ends[0] || u.ends[0] == ends[1]; });
     engine_->set_cable(chip, port, true);
-    control_->cable_up(chip, port);
+    for (const transport::FabricRouterPlan& p : model_->fabric().routers()) {
+        if (p.chip != chip || p.port != port || p.relay_for >= 0) continue;
+        uint32_t command = 0;
+        model_->cluster().read(chip, p.config.status + offsetof(abi::FabricRouterStatus, command), &command,
+                               sizeof command);
+        if (command == abi::kFabricReroute) return return_from_detours(chip, port);
+    }
+    const std::string why = transport::rejoin_live(model_->cluster(), model_->fabric(), *control_, chip, port);
+    engine_->wake_routers();
+    if (why.empty()) return "its routers leave their fallback relays for it";
+    control_->cable_up(chip, port);  // its routers never left it
+    return "it is up";
+}
+
+// As weft run's control plane takes such a cable back: its routers pause
+// until what they sent round is delivered (and, between meshes, the fabric
+// settles), then take it again; a look every few cable latencies.
+std::string Simulation::return_from_detours(uint32_t chip, uint32_t port) {
+    if (engine_->ranks().size() > 1) return "on MPI ranks its routers keep their way round it until the next fabric";
+    const uint64_t look_ns = std::max<uint64_t>(2000, 4 * engine_->costs().cable_latency_ns);
+    transport::PendingReturn back;
+    uint64_t t = engine_->now_ns();
+    for (int looks = 0;; ++looks) {
+        const transport::ReturnStep step =
+            transport::return_from_detours(model_->cluster(), model_->fabric(), *control_, chip, port, back);
+        engine_->wake_routers(t);  // the host wrote their commands (and tables)
+        if (step == transport::ReturnStep::kRejoined) return "its routers leave their detours for it";
+        if (step == transport::ReturnStep::kRefused)
+            return "another cable is still routed round, so its detours stay until the next fabric, as weft run's do";
+        if (looks == kSettleLooks) {
+            transport::resume_detours(model_->cluster(), model_->fabric(), chip, port, back);
+            engine_->wake_routers(t);
+            return "the detours round it did not drain in " + std::to_string(kSettleLooks) +
+                   " looks: they stay until the next fabric";
+        }
+        t += look_ns;
+        engine_->run(t);
+    }
 }
 
 namespace {

@@ -81,8 +81,11 @@ public:
     // Virtual time passes while the move settles (a lane's packets keep
     // their order: transport::settle_move).
     transport::RerouteDecision fail_cable(uint32_t chip, uint32_t port);
-    // It returns: its ends see it up; the tables keep their way round it.
-    void restore_cable(uint32_t chip, uint32_t port);
+    // It returns: its ends see it up, and its routers take it again, as on a
+    // QEMU cluster (off their relays, or back from their detours once those
+    // have drained); returns what became of it, or why they keep their way
+    // round it until the next fabric.
+    std::string restore_cable(uint32_t chip, uint32_t port);
     transport::ControlPlane& control() { return *control_; }
 
 private:
@@ -101,6 +104,7 @@ private:
     transport::PendingMove moving_;
     static constexpr int kSettleLooks = 1000;
     void settle_move();
+    std::string return_from_detours(uint32_t chip, uint32_t port);
     // Cables that died and were not routed round (refused, or a mesh cut):
     // packets waiting on one are stuck, which finish() tells from a deadlock.
     struct Unrouted {

@@ -395,6 +395,88 @@ void test_an_earlier_detour_takes_the_new_exits(void**) {
     assert_int_equal(refused, 0);
 }
 
+// Packets the routers at both ends of the cable on (chip, port) have sent
+// on it so far, and whether both run on it (neither routes round it).
+std::pair<uint64_t, bool> over_the_cable(Simulation& sim, uint32_t chip, uint32_t port) {
+    const abi::PortState& end = sim.model().cluster().memory(chip).control().port[port];
+    uint64_t sent = 0;
+    bool on_it = true;
+    for (size_t r = 0; r < sim.model().router_count(); ++r) {
+        const transport::FabricRouterPlan& p = sim.model().fabric().routers()[r];
+        if (p.relay_for >= 0 ||
+            !((p.chip == chip && p.port == port) || (p.chip == end.peer_chip && p.port == end.peer_port)))
+            continue;
+        const abi::FabricRouterStatus& st = sim.model().router_status(r);
+        for (uint32_t v = 0; v < abi::kFabricMaxVcs; ++v) sent += st.vc_packets_sent[v];
+        on_it &= st.state == abi::kFabricRouterRunning && st.command != abi::kFabricReroute;
+    }
+    return {sent, on_it};
+}
+
+// A cable pulled under all-to-all traffic and plugged back in later: its
+// routers take it again as on a QEMU cluster (off their relays, or back
+// from their detours once those drained), traffic crosses it again and
+// every byte arrives once. The model's routers kept their way round it
+// until the next fabric. `how`: what the return says became of it.
+void a_cable_returns_under_traffic(ModelOptions o, uint32_t chip, uint32_t port, const char* how) {
+    uint64_t clean_ns = 0;
+    {
+        Simulation clean(o);
+        all_to_all(clean, kAllToAllBytes);
+        clean_ns = clean.finish().end_ns;
+    }
+    Simulation sim(o);
+    all_to_all(sim, kAllToAllBytes);
+    sim.engine().run(clean_ns / 5);
+    const transport::RerouteDecision d = sim.fail_cable(chip, port);
+    if (d.kind != transport::RerouteDecision::kNewTables && d.kind != transport::RerouteDecision::kFallback)
+        fail_msg("chip %u port %u: %s", chip, port, d.why.c_str());
+    sim.engine().run(sim.engine().now_ns() + clean_ns / 5);
+    const std::string back = sim.restore_cable(chip, port);
+    if (back.find(how) == std::string::npos) fail_msg("chip %u port %u back: %s", chip, port, back.c_str());
+    const uint64_t at_return = over_the_cable(sim, chip, port).first;
+    sim.finish();
+    check_all_to_all(sim, kAllToAllBytes);
+    const auto [at_end, on_it] = over_the_cable(sim, chip, port);
+    assert_true(on_it);
+    assert_true(at_end > at_return);
+}
+
+void test_a_cable_that_returns_under_traffic_is_taken_again(void**) {
+    ModelOptions torus;
+    torus.cluster = "torus4x4";
+    torus.fabric.packet_bytes = 1024;
+    a_cable_returns_under_traffic(torus, 5, abi::kFabricEast, "leave their detours");
+    ModelOptions meshes = torus;
+    meshes.cluster = "4mesh3x3";
+    a_cable_returns_under_traffic(meshes, 5, abi::kFabricEast, "leave their detours");  // mesh 0's one to mesh 1
+    ModelOptions planes = torus;
+    planes.cluster = "mesh2x2-rv32";
+    planes.fabric.fallback = true;
+    a_cable_returns_under_traffic(planes, 1, abi::kFabricSouth, "leave their fallback relays");
+}
+
+// A cable between meshes that returns while another is still routed round
+// keeps its detours (the tables the fabric was built with count on every
+// cable), as on a QEMU cluster, and every byte still arrives once.
+void test_a_cable_between_meshes_back_while_another_is_round_keeps_its_detours(void**) {
+    ModelOptions o;
+    o.cluster = "4mesh3x3";
+    o.fabric.packet_bytes = 1024;
+    Simulation sim(o);
+    all_to_all(sim, kAllToAllBytes);
+    sim.engine().run(2000);
+    for (const auto& [chip, port] : {std::pair{3u, uint32_t(abi::kFabricEast)}, {8u, uint32_t(abi::kFabricSouth)}})
+        if (const transport::RerouteDecision d = sim.fail_cable(chip, port);
+            d.kind != transport::RerouteDecision::kNewTables)
+            fail_msg("chip %u port %u: %s", chip, port, d.why.c_str());
+    const std::string back = sim.restore_cable(8, abi::kFabricSouth);
+    if (back.find("another cable is still routed round") == std::string::npos) fail_msg("back: %s", back.c_str());
+    assert_false(over_the_cable(sim, 8, abi::kFabricSouth).second);
+    sim.finish();
+    check_all_to_all(sim, kAllToAllBytes);
+}
+
 // On a mesh (one escape class, VC 1): every ordered pair of mesh3x3's cables.
 void test_cables_of_a_mesh_fail_one_after_another_under_traffic(void**) {
     const auto [twice, refused] = fail_pairs("mesh3x3", [](const LinkInfo&, const LinkInfo&) { return true; });
@@ -633,6 +715,8 @@ int main() {
         cmocka_unit_test(test_a_plane_that_lost_a_cable_leaves_the_fabric_to_the_next),
         cmocka_unit_test(test_a_cable_between_meshes_after_one_inside_a_mesh),
         cmocka_unit_test(test_an_earlier_detour_takes_the_new_exits),
+        cmocka_unit_test(test_a_cable_that_returns_under_traffic_is_taken_again),
+        cmocka_unit_test(test_a_cable_between_meshes_back_while_another_is_round_keeps_its_detours),
         cmocka_unit_test(test_cables_of_a_mesh_fail_one_after_another_under_traffic),
         cmocka_unit_test(test_two_cables_of_a_torus_ring_fail_one_after_another_under_traffic),
         cmocka_unit_test(test_random_traffic_with_a_failure_is_reproducible),

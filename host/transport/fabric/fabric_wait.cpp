@@ -95,10 +95,13 @@ std::string describe_receivers(const MachineChip& chip, const abi::FabricRouterC
     std::ostringstream o;
     for (uint32_t v = 0; v < c.num_vcs && v < abi::kFabricMaxVcs; ++v) {
         const uint32_t filled = lw.filled[v], handled = st.receivers[v].done, freed = st.receivers[v].freed;
-        if (filled == freed) continue;
+        // Signed, as the router reads them: back on its cable from detours,
+        // it reads on from the peer's count, which `filled` trails until
+        // the peer's next packet (what the dead cable never brought went round).
+        if (static_cast<int32_t>(filled - freed) <= 0) continue;
         o << "\n        receiver VC " << v << ": " << filled - freed << "/" << c.receivers[v].slots << " slots used, "
           << filled << " arrived, " << handled << " handled";
-        if (filled != handled)
+        if (static_cast<int32_t>(filled - handled) > 0)
             o << "; " << describe_packet(chip, slot_at(c.receivers[v], c.slot_size, handled), c.dims) << ", still for "
               << st.receivers[v].stuck_us << " us";
         if (const uint32_t w = st.receivers[v].waits_for)  // its route is decided: where it waits for room
