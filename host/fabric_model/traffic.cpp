@@ -305,7 +305,7 @@ std::string Simulation::return_from_detours(uint32_t chip, uint32_t port) {
         engine_->wake_routers(t);  // the host wrote their commands (and tables)
         if (step == transport::ReturnStep::kRejoined) return "its routers leave their detours for it";
         if (step == transport::ReturnStep::kRefused)
-            return "another cable is still routed round, so its detours stay until the next fabric, as weft run's do";
+            return "its detours stay until the next fabric, as weft run's do: taking it again " + back.why;
         if (looks == kSettleLooks) {
             transport::resume_detours(model_->cluster(), model_->fabric(), chip, port, back);
             engine_->wake_routers(t);

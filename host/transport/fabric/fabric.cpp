@@ -401,9 +401,8 @@ void Fabric::return_from_tables(Machine& machine, size_t r) {
             returning_.erase(r);
             return;
         case ReturnStep::kRefused:
-            WEFT_INFO("fabric",
-                      "%s is back, but another cable is still routed round: its detours stay until the next fabric",
-                      cable.c_str());
+            WEFT_INFO("fabric", "%s is back, but its detours stay until the next fabric: taking it again %s",
+                      cable.c_str(), back.back.why.c_str());
             break;
     }
     returning_.erase(r);

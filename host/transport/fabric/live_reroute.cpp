@@ -438,6 +438,67 @@ void write_built_tables(Machine& m, const FabricBuilder& fabric) {
             m.write(p.chip, p.config.route_table, &fabric.table(p.chip), sizeof(abi::FabricRouteTable));
 }
 
+// The cable of a and b, between meshes, returns while other cables are
+// routed round by tables: every chip takes the exits the control plane
+// picks with it up and the others still dead, reached along the routes it
+// holds inside its mesh, and the others' detours take those exits too. The
+// fabric has settled before they are written (nothing of the old exits on
+// its way), so the check walks the tables after alone: as a move round the
+// first other cable whose old and new tables are the same. Fills back.after
+// and back.exits; returns why it could deadlock, or "".
+std::string plan_return(Machine& m, const FabricBuilder& fabric, const ControlPlane& control, const FabricRouterPlan& a,
+                        const FabricRouterPlan& b, PendingReturn& back) {
+    const char* built = "needs the tables the fabric was built with, which count on a cable still routed round";
+    if (!(fabric.spec().flags & abi::kFabricEscapeVc) || (fabric.spec().flags & abi::kFabricLongRoutes)) return built;
+    for (const FabricRouterPlan& p : fabric.routers())
+        if (&p != &a && &p != &b && m.alive(p.chip) && !sent_round(m, p) &&
+            status_of(m, p).state == abi::kFabricRouterRerouted)
+            return "beside a cable whose routers are on their fallback relays is left to the next fabric";
+    std::vector<EarlierDetour> round = earlier_detours(m, fabric, a, b);
+    if (round.empty()) return built;
+    ControlPlane after = control;
+    after.cable_up(a.chip, a.port);
+    std::vector<abi::FabricRouteTable> round_all;  // the detours' exits route round every dead cable, as a move's
+    try {
+        round_all = control_plane_tables(fabric, after);
+    } catch (const Error& e) {
+        return std::string("needs cables the running fabric does not use: ") + e.what();
+    }
+    back.after = exits_by_held_routes(fabric, after, held_tables(m, fabric));
+    back.exits = give_new_exits(fabric, round_all, round);
+    const std::vector<EarlierDetour>& others = back.exits.empty() ? round : back.exits;
+    const EarlierDetour& first = others.front();
+    const FabricRouterPlan& d = fabric.routers()[size_t(fabric.router_index(first.chip, compass_direction(first.dir)))];
+    const FabricRouterPlan& e = peer_router(fabric, d);
+    std::vector<EarlierDetour> rest;
+    const abi::FabricRouteTable* detour_at[2] = {nullptr, nullptr};
+    for (const EarlierDetour& x : others) {
+        const bool at_d = x.chip == d.chip && x.dir == uint32_t(d.direction);
+        const bool at_e = x.chip == e.chip && x.dir == uint32_t(e.direction);
+        if (at_d || at_e) detour_at[at_d ? 0 : 1] = x.rewritten ? &*x.rewritten : &x.table;
+        else
+            rest.push_back(x);
+    }
+    if (!detour_at[0] || !detour_at[1]) return built;  // a cable routed round at one end only: none is
+    const auto tables = [&fabric, &back](uint32_t c) -> const abi::FabricRouteTable& {
+        return back.after[fabric.position(c)];
+    };
+    TableMove move{tables, d.chip, static_cast<uint32_t>(d.direction), e.chip, true, tables};
+    move.detours = [&](uint32_t c) -> const abi::FabricRouteTable& { return *detour_at[c == d.chip ? 0 : 1]; };
+    move.keep_escape = first.keeps;
+    const std::string unsafe = unsafe_move(fabric, move, rest);
+    if (!unsafe.empty()) back.after.clear(), back.exits.clear();
+    return unsafe;
+}
+
+// Every chip's tables after a return beside other dead cables (plan_return).
+void write_return_tables(Machine& m, const FabricBuilder& fabric, const PendingReturn& back) {
+    for (const FabricRouterPlan& p : fabric.routers())
+        if (fabric.holds_table(p) && m.alive(p.chip))
+            m.write(p.chip, p.config.route_table, &back.after[fabric.position(p.chip)], sizeof(abi::FabricRouteTable));
+    write_new_exits(m, fabric, back.exits);
+}
+
 }  // namespace
 
 ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
@@ -446,18 +507,28 @@ ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, Co
     const FabricRouterPlan* a = router_on(fabric, chip, port);
     if (!a || a->relay_for >= 0) return ReturnStep::kRefused;
     const FabricRouterPlan& b = peer_router(fabric, *a);
-    if (sent_round(machine, *a)) {
+    if (!back.started) {
+        if (!sent_round(machine, *a)) return ReturnStep::kRefused;
         back = PendingReturn{};
+        back.started = true;
         back.holding = fabric.dims() == 2 && moves_every_table(fabric, a->chip, b.chip);
-        if (back.holding && !only_cable_round(machine, fabric, *a, b)) return ReturnStep::kRefused;
-        tell_both(machine, *a, b, abi::kFabricPause, wake);
+        if (back.holding && !only_cable_round(machine, fabric, *a, b)) {
+            back.why = plan_return(machine, fabric, control, *a, b, back);
+            if (!back.why.empty()) return ReturnStep::kRefused;
+        }
+        // Holding every lane, the two go on sending round until the fabric
+        // has settled: paused, they held what the other cables' detours
+        // sent their way, and the detours never drained.
         if (back.holding) hold_lanes(machine, fabric, 1, wake);
+        else
+            tell_both(machine, *a, b, abi::kFabricPause, wake);
         return ReturnStep::kPaused;
     }
-    // Paused, the two send nothing more, so one read of each serves: what
-    // they sent round is in another router's channel only once their NoC
-    // has written it there (every slot they sent from given back), and their
-    // packets sent on the cable per VC say where each one's sending stands.
+    // Paused (or every lane held, and the fabric settling), the two send
+    // nothing more, so one read of each serves: what they sent round is in
+    // another router's channel only once their NoC has written it there
+    // (every slot they sent from given back), and their packets sent on the
+    // cable per VC say where each one's sending stands.
     const FabricRouterPlan* ends[2] = {a, &b};
     const abi::FabricRouterStatus at[2] = {status_of(machine, *a), status_of(machine, b)};
     for (size_t e = 0; e < 2; ++e)
@@ -468,7 +539,9 @@ ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, Co
         const bool settled = back.watch.look(machine, fabric);
         if (back.watch.rings_due()) hold_lanes(machine, fabric, 1, wake);  // each router polls before the next look
         if (!settled) return ReturnStep::kWaiting;
-        write_built_tables(machine, fabric);
+        if (back.after.empty()) write_built_tables(machine, fabric);
+        else
+            write_return_tables(machine, fabric, back);
     }
     for (size_t e = 0; e < 2; ++e) {  // each receives from where the other's sending stands
         std::array<uint32_t, abi::kFabricMaxVcs> sent{};

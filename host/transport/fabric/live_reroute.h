@@ -45,11 +45,13 @@
 #include <stdint.h>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "driver/machine.h"
 #include "transport/fabric/control_plane.h"
 #include "transport/fabric/fabric_builder.h"
+#include "transport/fabric/fabric_dependencies.h"
 #include "transport/fabric/fabric_settle.h"
 
 namespace weft::transport {
@@ -107,19 +109,29 @@ std::string rejoin_live(Machine& machine, const FabricBuilder& fabric, ControlPl
 // kWaiting while any packet they sent round is undelivered (escape_drained);
 // then kRejoined, both told where the other's sending stands and to take
 // the cable again (kFabricRejoin), and the control plane has the cable back.
-// A cable between meshes moved every chip's exits: its return also holds
-// every worker lane from kPaused and waits for the fabric to settle, so no
-// packet is on its way when the chips take back the tables the fabric was
-// built with; the lanes go with kRejoined. Only the last dead cable of the
-// fabric returns so (the built tables assume every other cable is up):
-// while another is routed round, kRefused, and its detours stay until the
-// next fabric. A caller that gives up waiting resumes the detours with
-// resume_detours. `back` is the caller's, fresh for each return.
+// A cable between meshes moved every chip's exits: its return instead
+// holds every worker lane from kPaused (its routers go on sending round)
+// and waits for the fabric to settle, so no packet is on its way when the
+// chips take back the tables the fabric was built with; the lanes go with
+// kRejoined. While other cables are routed round, the chips take the exits
+// the control plane picks with this one back and those still dead (along
+// the routes they hold) and the others' detours take them too, where the
+// deadlock check passes that state (plan_return); else kRefused (back.why),
+// and its detours stay until the next fabric. A caller that gives up
+// waiting resumes the detours with resume_detours. `back` is the caller's,
+// fresh for each return.
 enum class ReturnStep { kPaused, kWaiting, kRejoined, kRefused };
 struct PendingReturn {
+    bool started = false;  // the first step was taken
     uint64_t seen = 0;     // escape_drained's last look
     bool holding = false;  // every lane held: a cable between meshes
     SettleWatch watch;
+    // Between meshes, beside other cables still routed round: every chip's
+    // tables after the return (by position) and the others' detours with
+    // those exits. Empty: the tables the fabric was built with.
+    std::vector<abi::FabricRouteTable> after;
+    std::vector<EarlierDetour> exits;
+    std::string why;  // kRefused: why its detours stay
 };
 ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, ControlPlane& control, uint32_t chip,
                                uint32_t port, PendingReturn& back,
