@@ -121,9 +121,10 @@ double clean_rate(Cluster& c, const Case& k, double gbps, milliseconds window) {
 }
 
 // Ms from the cable's return until the router it left runs on it again (the
-// control plane, tended every 0.2 ms, tells both ends); -1 if not in 5 s; -2
-// for a cable routed round by tables, which keeps its detours until the
-// next fabric.
+// control plane, tended every 0.2 ms, tells both ends); -2 if not in 5 s
+// and still routed round by tables (it keeps its detours until the next
+// fabric; a return between meshes sends round until the fabric settles);
+// else -1.
 double back_on_cable(Cluster& c, transport::Fabric& f, const Case& k, uint32_t port) {
     const transport::FabricRouterPlan* router = nullptr;
     for (const transport::FabricRouterPlan& p : f.builder().routers())
@@ -133,12 +134,12 @@ double back_on_cable(Cluster& c, transport::Fabric& f, const Case& k, uint32_t p
     };
     const auto returned = Clock::now();
     f.tend();
-    if (status_word(c, *router, offsetof(abi::FabricRouterStatus, command)) == abi::kFabricReroute) return -2;
     while (!running() && Clock::now() - returned < std::chrono::seconds(5)) {
         f.tend();
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    return running() ? duration<double, std::milli>(Clock::now() - returned).count() : -1;
+    if (running()) return duration<double, std::milli>(Clock::now() - returned).count();
+    return status_word(c, *router, offsetof(abi::FabricRouterStatus, command)) == abi::kFabricReroute ? -2 : -1;
 }
 
 std::string fixed2(double v) {
@@ -253,7 +254,8 @@ std::string reroute_table(bool quick) {
     t << "\nA stream across a cable pulled under it (4 KiB packets; the cable and the first cable of its detour shaped "
          "to 0.05 GB/s, the rest of the detour not): its "
          "rate before the pull, while its traffic goes round, once the cable is back under the same stream (its "
-         "routers leave the relays, or pause until their detours drain, live), and on the next fabric, as "
+         "routers leave the relays, or pause until their detours drain (between meshes: every lane held until the "
+         "fabric settles), live), and on the next fabric, as "
          "fractions of the clean rate (a clean stream at half the link rate shows whether the link is the "
          "bottleneck: 0.50); the pause from the pull to the first packet round it (host-polled every 0.2 ms; on "
          "torus4x4 and 4mesh3x3 it includes the control plane's new tables, written by the host) and from the return "

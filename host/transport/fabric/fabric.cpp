@@ -352,6 +352,10 @@ void Fabric::rejoin_returned_cables(Machine& machine) {
             continue;
         }
         if (command == abi::kFabricReroute || returning_.count(r)) {
+            // One return per cable: while a return between meshes holds the
+            // lanes, both its routers still go round (commanded kFabricReroute).
+            const size_t peer = size_t(&peer_router(builder_, plan) - builder_.routers().data());
+            if (!returning_.count(r) && returning_.count(peer)) continue;
             return_from_tables(machine, r);
             continue;
         }
