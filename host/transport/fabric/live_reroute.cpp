@@ -125,6 +125,20 @@ std::vector<EarlierDetour> earlier_detours(Machine& m, const FabricBuilder& fabr
     return earlier;
 }
 
+using TableOf = std::function<const abi::FabricRouteTable&(uint32_t chip)>;
+
+// `tables` (one per chip, by position) as a chip's lookup.
+TableOf by_position(const FabricBuilder& fabric, const std::vector<abi::FabricRouteTable>& tables) {
+    return [&fabric, &tables](uint32_t c) -> const abi::FabricRouteTable& { return tables[fabric.position(c)]; };
+}
+
+// Every living chip's tables, as `table_of` gives them, into the router that holds them.
+void write_chip_tables(Machine& m, const FabricBuilder& fabric, const TableOf& table_of) {
+    for (const FabricRouterPlan& p : fabric.routers())
+        if (fabric.holds_table(p) && m.alive(p.chip))
+            m.write(p.chip, p.config.route_table, &table_of(p.chip), sizeof(abi::FabricRouteTable));
+}
+
 // With an escape class the dead cable's two routers take the new tables as
 // their detour tables: inside a mesh every other route stays as it was, so
 // no new route mixes with the old ones. A cable between meshes changes every
@@ -138,10 +152,7 @@ void write_tables(Machine& m, const FabricBuilder& fabric, const std::vector<abi
     if (fabric.spec().flags & abi::kFabricEscapeVc)
         for (const FabricRouterPlan* end : {&a, &b})
             write_detour_table(m, *end, detours[fabric.position(end->chip)], fabric.meshes().size() > 1);
-    if (!move.everywhere) return;
-    for (const FabricRouterPlan& p : fabric.routers())
-        if (fabric.holds_table(p))
-            m.write(p.chip, p.config.route_table, &main[fabric.position(p.chip)], sizeof(abi::FabricRouteTable));
+    if (move.everywhere) write_chip_tables(m, fabric, by_position(fabric, main));
 }
 
 // The tables each chip of `fabric` routes by now (by position), read back
@@ -431,13 +442,6 @@ bool only_cable_round(Machine& m, const FabricBuilder& fabric, const FabricRoute
     return true;
 }
 
-// Every chip's tables as the fabric was built.
-void write_built_tables(Machine& m, const FabricBuilder& fabric) {
-    for (const FabricRouterPlan& p : fabric.routers())
-        if (fabric.holds_table(p) && m.alive(p.chip))
-            m.write(p.chip, p.config.route_table, &fabric.table(p.chip), sizeof(abi::FabricRouteTable));
-}
-
 // The cable of a and b, between meshes, returns while other cables are
 // routed round by tables: every chip takes the exits the control plane
 // picks with it up and the others still dead, reached along the routes it
@@ -480,23 +484,13 @@ std::string plan_return(Machine& m, const FabricBuilder& fabric, const ControlPl
             rest.push_back(x);
     }
     if (!detour_at[0] || !detour_at[1]) return built;  // a cable routed round at one end only: none is
-    const auto tables = [&fabric, &back](uint32_t c) -> const abi::FabricRouteTable& {
-        return back.after[fabric.position(c)];
-    };
+    const TableOf tables = by_position(fabric, back.after);
     TableMove move{tables, d.chip, static_cast<uint32_t>(d.direction), e.chip, true, tables};
     move.detours = [&](uint32_t c) -> const abi::FabricRouteTable& { return *detour_at[c == d.chip ? 0 : 1]; };
     move.keep_escape = first.keeps;
     const std::string unsafe = unsafe_move(fabric, move, rest);
     if (!unsafe.empty()) back.after.clear(), back.exits.clear();
     return unsafe;
-}
-
-// Every chip's tables after a return beside other dead cables (plan_return).
-void write_return_tables(Machine& m, const FabricBuilder& fabric, const PendingReturn& back) {
-    for (const FabricRouterPlan& p : fabric.routers())
-        if (fabric.holds_table(p) && m.alive(p.chip))
-            m.write(p.chip, p.config.route_table, &back.after[fabric.position(p.chip)], sizeof(abi::FabricRouteTable));
-    write_new_exits(m, fabric, back.exits);
 }
 
 }  // namespace
@@ -539,9 +533,13 @@ ReturnStep return_from_detours(Machine& machine, const FabricBuilder& fabric, Co
         const bool settled = back.watch.look(machine, fabric);
         if (back.watch.rings_due()) hold_lanes(machine, fabric, 1, wake);  // each router polls before the next look
         if (!settled) return ReturnStep::kWaiting;
-        if (back.after.empty()) write_built_tables(machine, fabric);
-        else
-            write_return_tables(machine, fabric, back);
+        if (back.after.empty()) {
+            write_chip_tables(machine, fabric,
+                              [&fabric](uint32_t c) -> const abi::FabricRouteTable& { return fabric.table(c); });
+        } else {
+            write_chip_tables(machine, fabric, by_position(fabric, back.after));
+            write_new_exits(machine, fabric, back.exits);
+        }
     }
     for (size_t e = 0; e < 2; ++e) {  // each receives from where the other's sending stands
         std::array<uint32_t, abi::kFabricMaxVcs> sent{};
@@ -597,13 +595,9 @@ RerouteDecision reroute_live(Machine& machine, const FabricBuilder& fabric, Cont
     std::vector<abi::FabricRouteTable> kept;
     if (keep_inside) kept = exits_by_held_routes(fabric, control, now);
     const std::vector<abi::FabricRouteTable>& main = keep_inside ? kept : next;
-    const auto at = [&fabric](const std::vector<abi::FabricRouteTable>& t) {
-        return [&fabric, tables = &t](uint32_t c) -> const abi::FabricRouteTable& {
-            return (*tables)[fabric.position(c)];
-        };
-    };
-    TableMove move{at(main), chip, static_cast<uint32_t>(a->direction), b.chip, everywhere, at(now)};
-    if (keep_inside) move.detours = at(next);
+    TableMove move{by_position(fabric, main), chip, static_cast<uint32_t>(a->direction), b.chip, everywhere,
+                   by_position(fabric, now)};
+    if (keep_inside) move.detours = by_position(fabric, next);
     // Earlier detours keep the tables they were given, or between meshes
     // may take the new exits too (give_new_exits); the check walks what
     // each holds, and the packets they sent already carry their routes.
