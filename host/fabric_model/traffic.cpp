@@ -277,6 +277,10 @@ std::string Simulation::restore_cable(uint32_t chip, uint32_t port) {
     const CableEnds ends = ends_of(chip, port);
     std::erase_if(unrouted_, [&](const Unrouted& u) { return u.ends[0] == ends[0] || u.ends[0] == ends[1]; });
     engine_->set_cable(chip, port, true);
+    if (engine_->ranks().size() > 1) {  // a return reads both ends' routers, which two ranks may run
+        control_->cable_up(chip, port);
+        return "on MPI ranks its routers keep their way round it until the next fabric";
+    }
     for (const transport::FabricRouterPlan& p : model_->fabric().routers()) {
         if (p.chip != chip || p.port != port || p.relay_for >= 0) continue;
         uint32_t command = 0;
@@ -292,10 +296,10 @@ std::string Simulation::restore_cable(uint32_t chip, uint32_t port) {
 }
 
 // As weft run's control plane takes such a cable back: its routers pause
-// until what they sent round is delivered (and, between meshes, the fabric
-// settles), then take it again; a look every few cable latencies.
+// (between meshes every lane waits instead) until what they sent round is
+// delivered and, between meshes, the fabric has settled, then take it
+// again; a look every few cable latencies.
 std::string Simulation::return_from_detours(uint32_t chip, uint32_t port) {
-    if (engine_->ranks().size() > 1) return "on MPI ranks its routers keep their way round it until the next fabric";
     const uint64_t look_ns = std::max<uint64_t>(2000, 4 * engine_->costs().cable_latency_ns);
     transport::PendingReturn back;
     uint64_t t = engine_->now_ns();
