@@ -142,14 +142,19 @@ void check_all_to_all(Simulation& sim, uint32_t bytes) {
 // All-to-all of 2 KiB in packets of 1 KiB on `cluster`, and how long it
 // takes with every cable working (checked).
 constexpr uint32_t kAllToAllBytes = 2 * 1024;
+// How long the all-to-all takes on `o`'s cluster with every cable working (checked).
+uint64_t clean_all_to_all_ns(const ModelOptions& o) {
+    Simulation sim(o);
+    all_to_all(sim, kAllToAllBytes);
+    const uint64_t ns = sim.finish().end_ns;
+    check_all_to_all(sim, kAllToAllBytes);
+    return ns;
+}
 ModelOptions all_to_all_on(const char* cluster, uint64_t* clean_ns) {
     ModelOptions o;
     o.cluster = cluster;
     o.fabric.packet_bytes = 1024;
-    Simulation sim(o);
-    all_to_all(sim, kAllToAllBytes);
-    *clean_ns = sim.finish().end_ns;
-    check_all_to_all(sim, kAllToAllBytes);
+    *clean_ns = clean_all_to_all_ns(o);
     return o;
 }
 
@@ -236,12 +241,7 @@ void test_a_move_after_moves_between_meshes_is_checked_against_the_tables_held(v
     o.cluster = "grid4x3x3";
     o.grid = GridCluster{4, 3, 3, 2};
     o.fabric.packet_bytes = 1024;
-    uint64_t clean_ns = 0;
-    {
-        Simulation clean(o);
-        all_to_all(clean, kAllToAllBytes);
-        clean_ns = clean.finish().end_ns;
-    }
+    const uint64_t clean_ns = clean_all_to_all_ns(o);
     Simulation sim(o);
     all_to_all(sim, kAllToAllBytes);
     sim.engine().run(clean_ns / 4);
@@ -423,12 +423,7 @@ std::pair<uint64_t, bool> over_the_cable(Simulation& sim, uint32_t chip, uint32_
 // every byte arrives once. The model's routers kept their way round it
 // until the next fabric. `how`: what the return says became of it.
 void a_cable_returns_under_traffic(ModelOptions o, uint32_t chip, uint32_t port, const char* how) {
-    uint64_t clean_ns = 0;
-    {
-        Simulation clean(o);
-        all_to_all(clean, kAllToAllBytes);
-        clean_ns = clean.finish().end_ns;
-    }
+    const uint64_t clean_ns = clean_all_to_all_ns(o);
     Simulation sim(o);
     all_to_all(sim, kAllToAllBytes);
     sim.engine().run(clean_ns / 10);
