@@ -9,18 +9,22 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 passed=0
 failed=0
+tally() {  # tally STATUS "WHAT PASSED" "WHAT FAILED": a check passes on STATUS 0
+    if [ "$1" -eq 0 ]; then
+        passed=$((passed + 1))
+        echo "ok   $2"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $3"
+    fi
+}
 refuses() {  # refuses "WORDS IT MUST SAY" ARGS...
     local says=$1
     shift
     timeout 60 "$MODEL" "$@" >"$TMP/out" 2>"$TMP/err"  # a refusal, never a hang
     local rc=$?
-    if [ $rc -eq 1 ] && grep -qF -- "$says" "$TMP/err" && [ ! -s "$TMP/out" ]; then
-        passed=$((passed + 1))
-        echo "ok   $* -> $says"
-    else
-        failed=$((failed + 1))
-        echo "FAIL $*: exit $rc, stderr: $(cat "$TMP/err"), stdout: $(head -c 200 "$TMP/out")"
-    fi
+    [ $rc -eq 1 ] && grep -qF -- "$says" "$TMP/err" && [ ! -s "$TMP/out" ]
+    tally $? "$* -> $says" "$*: exit $rc, stderr: $(cat "$TMP/err"), stdout: $(head -c 200 "$TMP/out")"
 }
 refuses "'8by8' is not a mesh shape" cluster --shape 8by8
 refuses "between 1 and 2 cables join neighbouring meshes of 2x2" cluster --meshes 4 --shape 2x2 --cables 3
@@ -68,13 +72,8 @@ misused() {  # misused "WORDS IT MUST SAY" ARGS...: a usage error, exit 2
     shift
     timeout 60 "$MODEL" "$@" >"$TMP/out" 2>"$TMP/err"
     local rc=$?
-    if [ $rc -eq 2 ] && grep -qF -- "$says" "$TMP/err"; then
-        passed=$((passed + 1))
-        echo "ok   $* -> $says"
-    else
-        failed=$((failed + 1))
-        echo "FAIL $*: exit $rc, stderr: $(cat "$TMP/err")"
-    fi
+    [ $rc -eq 2 ] && grep -qF -- "$says" "$TMP/err"
+    tally $? "$* -> $says" "$*: exit $rc, stderr: $(cat "$TMP/err")"
 }
 misused "--every-ns requires --occupancy" run all_gather --every-ns 100
 misused "--at-ns requires --op" state --at-ns 100
@@ -94,91 +93,49 @@ refuses "packet 0 of the log carries 100000 bytes" replay "$TMP/huge.json"
 # A cable out from the start: the fabric is planned without it, 1D and 2D,
 # on one plane or two (each deadlocked or refused when moved onto at time 0).
 for args in "--cluster ring8 --fail 5.E" "--cluster mesh2x2-rv32 --fail 0.E" "--cluster 4mesh3x3 --fail 5.W"; do
-    if "$MODEL" run all_gather --size 64K $args 2>"$TMP/err" | grep -q "all_gather on" &&
-        grep -q "is out: the fabric is planned without it" "$TMP/err"; then
-        passed=$((passed + 1))
-        echo "ok   run all_gather $args runs round the cable"
-    else
-        failed=$((failed + 1))
-        echo "FAIL run all_gather $args: $(cat "$TMP/err")"
-    fi
+    "$MODEL" run all_gather --size 64K $args 2>"$TMP/err" | grep -q "all_gather on" &&
+        grep -q "is out: the fabric is planned without it" "$TMP/err"
+    tally $? "run all_gather $args runs round the cable" "run all_gather $args: $(cat "$TMP/err")"
 done
 # Disruptors under an op: a cable pulled at a virtual time is rerouted
 # live, and plugged back in its routers take it again; the op's every
 # element is still checked.
 "$MODEL" run all_gather --algo all_gather/ring --cluster torus4x4 --size 1M --pull 5.E@3000 --plug 5.E@9000 \
     >"$TMP/out" 2>"$TMP/err"
-if grep -q "pulled 5.E at 3000 ns: rerouted live: new tables for mesh 0" "$TMP/out" &&
+grep -q "pulled 5.E at 3000 ns: rerouted live: new tables for mesh 0" "$TMP/out" &&
     grep -q "plugged 5.E at 9000 ns back in: its routers leave their detours for it" "$TMP/out" &&
-    grep -q "check: every element matches" "$TMP/out"; then
-    passed=$((passed + 1))
-    echo "ok   --pull and --plug under an all-gather on torus4x4: rerouted live, taken again, every element right"
-else
-    failed=$((failed + 1))
-    echo "FAIL --pull 5.E@3000 on torus4x4: $(cat "$TMP/out" "$TMP/err")"
-fi
+    grep -q "check: every element matches" "$TMP/out"
+tally $? "--pull and --plug under an all-gather on torus4x4: rerouted live, taken again, every element right" \
+    "--pull 5.E@3000 on torus4x4: $(cat "$TMP/out" "$TMP/err")"
 # Mesh 0's one cable to mesh 1, pulled: the detours go round by meshes 2
 # and 3. Then a move the control plane will not make: chip 22's cable east,
 # then chip 26's (their detours together could close a cycle).
 "$MODEL" run all_reduce --algo all_reduce/ring --cluster 4mesh3x3 --size 1M --pull 5.E@3000 >"$TMP/out" 2>"$TMP/err"
-if grep -q "pulled 5.E at 3000 ns: rerouted live: new L1 exits between meshes" "$TMP/out" &&
-    grep -q "check: every element matches" "$TMP/out"; then
-    passed=$((passed + 1))
-    echo "ok   --pull 5.E under an all-reduce on 4mesh3x3: rerouted live between meshes, every element right"
-else
-    failed=$((failed + 1))
-    echo "FAIL --pull 5.E@3000 on 4mesh3x3: $(cat "$TMP/out" "$TMP/err")"
-fi
+grep -q "pulled 5.E at 3000 ns: rerouted live: new L1 exits between meshes" "$TMP/out" &&
+    grep -q "check: every element matches" "$TMP/out"
+tally $? "--pull 5.E under an all-reduce on 4mesh3x3: rerouted live between meshes, every element right" \
+    "--pull 5.E@3000 on 4mesh3x3: $(cat "$TMP/out" "$TMP/err")"
 refuses "chip 26 port 1: moving the running fabric's traffic onto tables without it could deadlock" \
     run all_reduce --algo all_reduce/ring --cluster 4mesh3x3 --size 1M --pull 22.E@3000 --pull 26.E@200000
 refuses "--pull 5.E: give CHIP.PORT@NS" run all_gather --pull 5.E
 refuses "'99.E' is not a cable end of this cluster" run all_gather --plug 99.E@10
-if "$MODEL" run shift --meshes 4 --shape 2x2 --size 64 | grep -q "shift on 16 chips, 64 bytes"; then
-    passed=$((passed + 1))
-    echo "ok   a grid made in memory (--meshes) runs"
-else
-    failed=$((failed + 1))
-    echo "FAIL run shift --meshes 4 --shape 2x2"
-fi
+"$MODEL" run shift --meshes 4 --shape 2x2 --size 64 | grep -q "shift on 16 chips, 64 bytes"
+tally $? "a grid made in memory (--meshes) runs" "run shift --meshes 4 --shape 2x2"
 # The grid made in memory is the one its cluster file describes: the same run, event for event.
 "$MODEL" cluster --meshes 4 --shape 4x4 >"$TMP/grid.yaml"
-if [ "$("$MODEL" run all_gather --meshes 4 --shape 4x4 --size 64K)" = \
-    "$("$MODEL" run all_gather --cluster "$TMP/grid.yaml" --size 64K)" ]; then
-    passed=$((passed + 1))
-    echo "ok   --meshes runs as the cluster file of the same grid"
-else
-    failed=$((failed + 1))
-    echo "FAIL --meshes 4 --shape 4x4 differs from its cluster file"
-fi
+[ "$("$MODEL" run all_gather --meshes 4 --shape 4x4 --size 64K)" = \
+    "$("$MODEL" run all_gather --cluster "$TMP/grid.yaml" --size 64K)" ]
+tally $? "--meshes runs as the cluster file of the same grid" "--meshes 4 --shape 4x4 differs from its cluster file"
 # --algo as the help lists it (op/algorithm) or bare.
-if "$MODEL" run all_reduce --algo all_reduce/swing --cluster ring8 --size 4K | grep -q "all_reduce/swing on 8 chips"; then
-    passed=$((passed + 1))
-    echo "ok   --algo all_reduce/swing runs"
-else
-    failed=$((failed + 1))
-    echo "FAIL run all_reduce --algo all_reduce/swing"
-fi
-if "$MODEL" latency --cluster ring8 --from 0 --to 4 | grep -q "4 hops"; then
-    passed=$((passed + 1))
-    echo "ok   a good command answers"
-else
-    failed=$((failed + 1))
-    echo "FAIL latency 0 -> 4 on ring8"
-fi
+"$MODEL" run all_reduce --algo all_reduce/swing --cluster ring8 --size 4K | grep -q "all_reduce/swing on 8 chips"
+tally $? "--algo all_reduce/swing runs" "run all_reduce --algo all_reduce/swing"
+"$MODEL" latency --cluster ring8 --from 0 --to 4 | grep -q "4 hops"
+tally $? "a good command answers" "latency 0 -> 4 on ring8"
 # Between meshes a hop count is the cables crossed, not the first mesh's leg.
-if "$MODEL" latency --meshes 4 --shape 4x4 --from 0 --to 63 | grep -q "chip 0 -> chip 63, 14 hops"; then
-    passed=$((passed + 1))
-    echo "ok   corner to corner of 4 meshes of 4x4 is 14 hops"
-else
-    failed=$((failed + 1))
-    echo "FAIL latency 0 -> 63 on 4 meshes of 4x4: $("$MODEL" latency --meshes 4 --shape 4x4 --from 0 --to 63)"
-fi
-if "$MODEL" run gather --cluster ring8 --size 64K | grep -q "gather/direct on 8 chips"; then
-    passed=$((passed + 1))
-    echo "ok   gather runs from its plan"
-else
-    failed=$((failed + 1))
-    echo "FAIL run gather on ring8"
-fi
+corner=$("$MODEL" latency --meshes 4 --shape 4x4 --from 0 --to 63)
+grep -q "chip 0 -> chip 63, 14 hops" <<<"$corner"
+tally $? "corner to corner of 4 meshes of 4x4 is 14 hops" "latency 0 -> 63 on 4 meshes of 4x4: $corner"
+"$MODEL" run gather --cluster ring8 --size 64K | grep -q "gather/direct on 8 chips"
+tally $? "gather runs from its plan" "run gather on ring8"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]
